@@ -1,0 +1,58 @@
+#pragma once
+/// A check judges facts and returns results; it never prints, exits or throws for a problem it finds.
+
+#include <chrono>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpucheck/model/check_result.hpp"
+#include "gpucheck/model/snapshot.hpp"
+
+namespace gpucheck {
+
+enum class CheckKind {
+  passive, ///< a pure function over the snapshot
+  active   ///< runs work on the GPU, in a child process with a deadline
+};
+
+struct CheckInfo {
+  std::string_view id;          ///< "<area>.<name>", used by --only/--skip prefixes
+  std::string_view title;       ///< short human title
+  std::string_view description; ///< one sentence: what it verifies
+  CheckKind kind = CheckKind::passive;
+};
+
+/// Options that reach checks (thresholds, level). Kept small and plain.
+struct CheckOptions {
+  bool quick = false;                         ///< no GPU work
+  std::chrono::milliseconds timeout{30000};   ///< per active check
+};
+
+struct CheckContext {
+  const SystemSnapshot& snapshot;
+  CheckOptions options;
+};
+
+using CheckFn = std::vector<CheckResult> (*)(const CheckContext& context);
+
+struct CheckDef {
+  CheckInfo info;
+  CheckFn run;
+};
+
+/// A result for `info` whose status follows its worst finding (no finding: pass).
+CheckResult make_result(const CheckInfo& info, std::string summary, std::vector<Finding> findings,
+                        std::optional<int> gpu_index = std::nullopt);
+
+/// A skipped result; `reason` says why no work was done.
+CheckResult skip_result(const CheckInfo& info, std::string reason,
+                        std::optional<int> gpu_index = std::nullopt);
+
+/// An error result: the check could not do its work (not a verdict on the system).
+CheckResult error_result(const CheckInfo& info, std::string reason,
+                         std::optional<int> gpu_index = std::nullopt);
+
+} // namespace gpucheck

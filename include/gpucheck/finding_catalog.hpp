@@ -1,0 +1,66 @@
+#pragma once
+/// The one catalogue of findings: every Finding gpucheck emits is made here from a stable code.
+///
+/// A released code never changes meaning. Message and remedy are fmt templates filled with the
+/// same positional arguments ({0}, {1}, ...), so a remedy can name the exact versions involved.
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "gpucheck/model/finding.hpp"
+
+namespace gpucheck {
+
+struct FindingSpec {
+  std::string_view code;        ///< "<area>.<problem>", snake_case, stable
+  Severity severity;            ///< default severity
+  std::string_view title;       ///< a few words, for lists
+  std::string_view explanation; ///< the cause in plain words, for `gpucheck explain`
+  std::string_view message;     ///< fmt template, filled from facts
+  std::string_view remedy;      ///< fmt template; what to do, with versions
+};
+
+/// Every finding spec, sorted by code.
+std::span<const FindingSpec> finding_catalog();
+
+/// The spec for a code, or nullptr.
+const FindingSpec* find_finding_spec(std::string_view code);
+
+/// Build a finding from the catalogue. Throws std::logic_error for an unknown code or a template
+/// that does not fit its arguments: both are programming errors, which the runner turns into an
+/// `error` result for that check alone.
+template <typename... Args>
+Finding make_finding(std::string_view code, std::optional<int> gpu_index, const Args&... args) {
+  const FindingSpec* spec = find_finding_spec(code);
+  if (spec == nullptr) {
+    throw std::logic_error(fmt::format("finding code '{}' is not in the catalogue", code));
+  }
+  Finding finding;
+  finding.code = std::string(spec->code);
+  finding.severity = spec->severity;
+  finding.gpu_index = gpu_index;
+  try {
+    finding.message = fmt::vformat(spec->message, fmt::make_format_args(args...));
+    finding.remedy = fmt::vformat(spec->remedy, fmt::make_format_args(args...));
+  } catch (const fmt::format_error& e) {
+    throw std::logic_error(fmt::format("finding '{}': template error: {}", code, e.what()));
+  }
+  return finding;
+}
+
+/// Same, with the severity raised or lowered from the catalogue default (e.g. persistence off is
+/// info on a workstation and warn on a multi-GPU server).
+template <typename... Args>
+Finding make_finding_as(Severity severity, std::string_view code, std::optional<int> gpu_index,
+                        const Args&... args) {
+  Finding finding = make_finding(code, gpu_index, args...);
+  finding.severity = severity;
+  return finding;
+}
+
+} // namespace gpucheck

@@ -1,0 +1,301 @@
+#pragma once
+/// SystemSnapshot: every fact the probes collected, as plain data.
+///
+/// Contract: probes fill it; checks only read it; it round-trips through JSON
+/// (to_json/from_json in model/json.hpp) so a saved snapshot replays exactly.
+/// An absent fact is std::nullopt (JSON null): "could not be read", never a guess.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpucheck {
+
+/// How an isolated child process ended when it did not deliver a result.
+struct ChildFailure {
+  std::string kind;       ///< "timeout", "signal", "exit", "bad_output", "spawn"
+  int signal = 0;         ///< signal number for kind == "signal"
+  std::string signal_name;///< e.g. "SIGABRT"
+  int exit_code = 0;      ///< for kind == "exit"
+  double timeout_s = 0.0; ///< for kind == "timeout"
+  std::string detail;     ///< one line for the report
+  std::string stderr_tail;///< last lines the child wrote to stderr
+
+  bool operator==(const ChildFailure&) const = default;
+};
+
+/// Outcome of dlopen of one library by one name, as seen by the platform layer.
+struct LibraryLoad {
+  std::string name;              ///< the name asked for, e.g. "libcudnn.so.9"
+  bool loaded = false;
+  std::string error;             ///< dlerror() text when not loaded
+  std::string path;              ///< link-map name (dlinfo RTLD_DI_LINKMAP)
+  std::string real_path;         ///< realpath() of path
+  std::string version;           ///< what the library reports about itself, "13.0.88", "9.19.0"
+  std::optional<int64_t> version_raw; ///< the raw integer the library returned, e.g. 91900
+  std::vector<std::string> missing_symbols; ///< symbols we looked for and did not find
+
+  bool operator==(const LibraryLoad&) const = default;
+};
+
+/// A /dev/nvidia* node.
+struct DeviceNode {
+  std::string path;        ///< "/dev/nvidiactl"
+  bool exists = false;
+  bool readable = false;   ///< for this user
+  bool writable = false;
+  std::optional<uint32_t> mode; ///< st_mode & 07777
+
+  bool operator==(const DeviceNode&) const = default;
+};
+
+/// A PCI function with the NVIDIA vendor id, from sysfs.
+struct PciDevice {
+  std::string bdf;              ///< "0000:3b:00.0"
+  std::string device_id;        ///< "0x2335"
+  std::string class_code;       ///< "0x030200"
+  std::string driver;           ///< bound driver: "nvidia", "nouveau", "vfio-pci", "" for none
+  std::optional<std::string> current_link_speed; ///< sysfs text, e.g. "32.0 GT/s PCIe"
+  std::optional<int> current_link_width;
+  std::optional<std::string> max_link_speed;
+  std::optional<int> max_link_width;
+  std::optional<int> numa_node;
+
+  bool operator==(const PciDevice&) const = default;
+};
+
+struct KernelModuleInfo {
+  bool proc_version_present = false;   ///< /proc/driver/nvidia/version exists
+  std::optional<std::string> version;  ///< "580.159.04"
+  std::optional<std::string> flavor;   ///< "open" or "proprietary"
+  std::string version_text;            ///< first line of /proc/driver/nvidia/version
+  bool nvidia_loaded = false;          ///< /sys/module/nvidia present
+  bool uvm_loaded = false;             ///< /sys/module/nvidia_uvm present
+  bool nouveau_loaded = false;         ///< /sys/module/nouveau present
+  std::vector<DeviceNode> device_nodes;
+  std::vector<PciDevice> pci_devices;
+
+  bool operator==(const KernelModuleInfo&) const = default;
+};
+
+/// NVML system-level facts (gathered in a child).
+struct NvmlInfo {
+  LibraryLoad library;
+  std::optional<int> init_result;          ///< nvmlReturn_t of nvmlInit_v2
+  std::string init_result_name;            ///< "SUCCESS", "LIB_RM_VERSION_MISMATCH", ...
+  std::optional<std::string> driver_version;  ///< nvmlSystemGetDriverVersion
+  std::optional<int> cuda_driver_version;     ///< nvmlSystemGetCudaDriverVersion_v2 (from libcuda)
+  std::optional<int> cuda_driver_version_kernel; ///< nvmlSystemGetCudaDriverVersion
+  std::optional<std::string> nvml_version;
+  std::optional<int> device_count;
+  std::optional<ChildFailure> failure;     ///< the child crashed or hung
+
+  bool operator==(const NvmlInfo&) const = default;
+};
+
+/// A device as the CUDA driver API sees it (after CUDA_VISIBLE_DEVICES).
+struct CudaDevice {
+  int ordinal = 0;
+  std::string name;
+  std::string uuid;        ///< "GPU-xxxxxxxx-..."
+  std::string pci_bus_id;  ///< "0000:3B:00.0"
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  uint64_t total_memory_bytes = 0;
+
+  bool operator==(const CudaDevice&) const = default;
+};
+
+/// Driver API facts (gathered in a child: cuInit never runs in the parent).
+struct CudaDriverInfo {
+  LibraryLoad library;
+  std::optional<int> driver_version;      ///< cuDriverGetVersion, e.g. 13000
+  std::optional<int> init_result;         ///< CUresult of cuInit(0)
+  std::string init_result_name;           ///< "CUDA_SUCCESS", "CUDA_ERROR_NO_DEVICE", ...
+  std::string init_result_text;           ///< plain words for the code
+  std::optional<int> device_count;
+  std::vector<CudaDevice> devices;
+  std::optional<ChildFailure> failure;
+
+  bool operator==(const CudaDriverInfo&) const = default;
+};
+
+struct GpuProcess {
+  uint32_t pid = 0;
+  std::optional<uint64_t> used_memory_bytes;
+  std::string name; ///< from /proc/<pid>/comm when visible
+
+  bool operator==(const GpuProcess&) const = default;
+};
+
+/// One physical GPU, merged from NVML and the driver API (matched by PCI bus id / UUID).
+struct GpuInfo {
+  int index = 0;                          ///< NVML index (all GPUs, not only visible ones)
+  std::optional<int> cuda_ordinal;        ///< ordinal under CUDA_VISIBLE_DEVICES, if visible
+  std::string name;
+  std::string uuid;
+  std::string serial;
+  std::string pci_bus_id;                 ///< "0000:3B:00.0"
+  std::optional<std::string> pci_device_id; ///< "0x233510DE"
+  std::optional<int> cc_major;
+  std::optional<int> cc_minor;
+  std::optional<int> sm_count;
+  std::optional<uint64_t> memory_total_bytes;
+  std::optional<uint64_t> memory_used_bytes;
+  std::optional<uint64_t> memory_free_bytes;
+  std::optional<int> pcie_gen_current;
+  std::optional<int> pcie_gen_max;
+  std::optional<int> pcie_width_current;
+  std::optional<int> pcie_width_max;
+  std::optional<bool> persistence_mode;
+  std::optional<std::string> compute_mode; ///< "default", "exclusive_thread", "prohibited", "exclusive_process"
+  std::optional<bool> mig_enabled;
+  std::optional<bool> mig_pending;
+  std::optional<int> mig_instance_count;  ///< MIG devices that exist under this GPU
+  std::optional<bool> ecc_enabled;
+  std::optional<uint64_t> ecc_uncorrected_volatile;
+  std::optional<uint64_t> ecc_corrected_volatile;
+  std::optional<uint64_t> ecc_uncorrected_aggregate;
+  std::optional<int> retired_pages_sbe;
+  std::optional<int> retired_pages_dbe;
+  std::optional<bool> retired_pages_pending;
+  std::optional<int> remapped_rows_correctable;
+  std::optional<int> remapped_rows_uncorrectable;
+  std::optional<bool> remapped_rows_pending;
+  std::optional<bool> remapped_rows_failure;
+  std::optional<uint64_t> clock_event_reasons; ///< NVML bitmask
+  std::optional<int> temperature_c;
+  std::optional<double> power_w;
+  std::optional<double> power_limit_w;
+  std::optional<int> sm_clock_mhz;
+  std::optional<int> sm_clock_max_mhz;
+  std::optional<int> numa_node;
+  std::vector<GpuProcess> processes;
+
+  bool operator==(const GpuInfo&) const = default;
+};
+
+/// A copy of a library file found on disk.
+struct LibraryCopy {
+  std::string path;        ///< where it was found (may be a symlink)
+  std::string real_path;
+  std::string origin;      ///< "LD_LIBRARY_PATH", "ldconfig", "cuda_toolkit", "conda", "pip", "system"
+  std::string version;     ///< from the real file name, e.g. "9.19.0"; empty if unknown
+  bool selected = false;   ///< the copy the dynamic loader picks for the bare name
+  bool shadowed = false;   ///< another copy with the same SONAME wins over this one
+
+  bool operator==(const LibraryCopy&) const = default;
+};
+
+/// A cuDNN sub-library as the cuDNN child saw it.
+struct CudnnSublibrary {
+  std::string name;        ///< "libcudnn_graph.so.9"
+  bool loaded = false;
+  std::string path;
+  std::string error;
+  std::optional<int> version_check; ///< cudnn*VersionCheck() status, 0 = ok
+
+  bool operator==(const CudnnSublibrary&) const = default;
+};
+
+/// cuDNN-specific facts reported by the loaded library (gathered in a child).
+struct CudnnDetails {
+  std::optional<int64_t> cudart_version;      ///< cudnnGetCudartVersion, e.g. 13010
+  std::optional<int64_t> max_device_version;  ///< cudnnGetMaxDeviceVersion, e.g. 1210
+  std::vector<CudnnSublibrary> sublibraries;
+
+  bool operator==(const CudnnDetails&) const = default;
+};
+
+/// One library family ("cudart", "cudnn", "cublas", "nccl"): what loads, and every copy on disk.
+struct LibraryFamily {
+  std::string family;            ///< "cudart", "cudnn", "cublas", "nccl"
+  LibraryLoad load;              ///< what dlopen of the bare name gives (in a child)
+  std::vector<LibraryCopy> copies;
+  std::optional<CudnnDetails> cudnn; ///< only for family == "cudnn"
+  std::optional<ChildFailure> failure;
+
+  bool operator==(const LibraryFamily&) const = default;
+};
+
+struct ToolkitInstall {
+  std::string path;        ///< "/usr/local/cuda-13.0"
+  std::string version;     ///< from version.json / version.txt, "13.0.88"
+
+  bool operator==(const ToolkitInstall&) const = default;
+};
+
+struct ToolkitInfo {
+  std::optional<std::string> nvcc_path;
+  std::optional<std::string> nvcc_version;  ///< "13.0.88"
+  std::optional<std::string> cuda_home;     ///< $CUDA_HOME
+  std::optional<std::string> cuda_path;     ///< $CUDA_PATH
+  std::vector<ToolkitInstall> installs;
+
+  bool operator==(const ToolkitInfo&) const = default;
+};
+
+struct ContainerInfo {
+  std::string kind = "none";  ///< "none", "docker", "podman", "kubernetes", "containerd", "lxc", "other"
+  std::vector<std::string> evidence;
+
+  bool operator==(const ContainerInfo&) const = default;
+};
+
+struct EnvironmentInfo {
+  /// CUDA-relevant variables that are set, by name (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, ...).
+  std::map<std::string, std::string> variables;
+  ContainerInfo container;
+  bool wsl = false;
+
+  bool operator==(const EnvironmentInfo&) const = default;
+};
+
+struct HostInfo {
+  std::string hostname;
+  std::string os;           ///< PRETTY_NAME from os-release
+  std::string kernel;       ///< uname -r
+  std::string arch;         ///< uname -m
+  std::string glibc;        ///< "2.36"
+  std::string cpu_model;
+  int cpu_count = 0;
+  std::optional<uint64_t> memory_total_bytes;
+
+  bool operator==(const HostInfo&) const = default;
+};
+
+/// A probe that could not do its work (not a finding about the system: a gap in the facts).
+struct ProbeIssue {
+  std::string probe;   ///< "nvml", "cuda", "libraries", ...
+  std::string message;
+
+  bool operator==(const ProbeIssue&) const = default;
+};
+
+struct SystemSnapshot {
+  static constexpr int k_format_version = 1;
+
+  int format_version = k_format_version;
+  std::string collected_at;     ///< ISO 8601 UTC
+  HostInfo host;
+  EnvironmentInfo environment;
+  KernelModuleInfo kernel_module;
+  NvmlInfo nvml;
+  CudaDriverInfo cuda;
+  std::vector<GpuInfo> gpus;
+  std::vector<LibraryFamily> libraries;
+  ToolkitInfo toolkit;
+  std::vector<ProbeIssue> probe_issues;
+
+  bool operator==(const SystemSnapshot&) const = default;
+
+  /// The library family by name, or nullptr.
+  [[nodiscard]] const LibraryFamily* library(std::string_view family) const;
+  /// An environment variable captured in the snapshot, or nullopt when unset.
+  [[nodiscard]] std::optional<std::string> env(const std::string& name) const;
+};
+
+} // namespace gpucheck

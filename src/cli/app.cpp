@@ -1,0 +1,253 @@
+#include "cli/app.hpp"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "build_info.hpp"
+#include "cli/clock.hpp"
+#include "cli/exit_codes.hpp"
+#include "cli/options.hpp"
+#include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/model/json.hpp"
+#include "gpucheck/registry.hpp"
+#include "gpucheck/runner.hpp"
+#include "probes/collect.hpp"
+#include "render/json.hpp"
+#include "render/text.hpp"
+
+namespace gpucheck::cli {
+
+namespace {
+
+/// A problem with the user's input: reported in one line, exit 2.
+struct UsageError {
+  std::string message;
+};
+
+std::optional<std::string> getenv_opt(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+}
+
+std::vector<std::string> split_commas(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const std::string& item : items) {
+    std::stringstream ss(item);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+      if (!part.empty()) {
+        out.push_back(part);
+      }
+    }
+  }
+  return out;
+}
+
+SystemSnapshot load_snapshot_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw UsageError{fmt::format("cannot read snapshot file '{}'", path)};
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  Expected<SystemSnapshot> snapshot = snapshot_from_text(buffer.str());
+  if (!snapshot) {
+    throw UsageError{fmt::format("{}: {}", path, snapshot.error().message)};
+  }
+  return std::move(snapshot).value();
+}
+
+SystemSnapshot obtain_snapshot(const RunOptions& options) {
+  if (options.from_snapshot) {
+    return load_snapshot_file(*options.from_snapshot);
+  }
+  probes::ProbeOptions probe_options;
+  probe_options.sysroot = options.sysroot;
+  probe_options.child_timeout = std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
+  return probes::collect_snapshot(probe_options, probes::Environment::current());
+}
+
+Report build_report(const RunOptions& options, SystemSnapshot snapshot) {
+  CheckOptions check_options;
+  check_options.quick = options.quick;
+  check_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
+  const CheckContext context{snapshot, check_options};
+  const Selection selection{split_commas(options.only), split_commas(options.skip)};
+
+  Report report;
+  report.results = run_checks(all_checks(), context, selection);
+  report.summary = summarize(report.results);
+  report.context.tool_version = build_info::k_version;
+  report.context.generated_at = report_timestamp();
+  report.context.mode = options.from_snapshot ? "replay" : (options.quick ? "quick" : "standard");
+  report.context.argv = options.argv;
+  report.snapshot = std::move(snapshot);
+  return report;
+}
+
+int exit_code_for(const Report& report) {
+  return (report.summary.fail > 0 || report.summary.error > 0) ? k_exit_check_failed : k_exit_ok;
+}
+
+int command_run(const RunOptions& options) {
+  if (!options.json) {
+    std::fputs("gpucheck: probing...\n", stderr);
+  }
+  const Report report = build_report(options, obtain_snapshot(options));
+  if (options.json) {
+    std::cout << render::render_json(report);
+  } else {
+    render::TextStyle style;
+    style.color = render::decide_color(options.color, ::isatty(STDOUT_FILENO) != 0,
+                                       getenv_opt("NO_COLOR"), getenv_opt("CLICOLOR_FORCE"),
+                                       getenv_opt("TERM"));
+    style.verbose = options.verbose;
+    std::cout << render::render_text(report, style);
+  }
+  std::cout.flush();
+  if (!std::cout) {
+    return k_exit_internal;
+  }
+  return exit_code_for(report);
+}
+
+int command_snapshot(const RunOptions& options, const std::string& output) {
+  const SystemSnapshot snapshot = obtain_snapshot(options);
+  const std::string text = render::render_snapshot_json(snapshot);
+  if (output.empty() || output == "-") {
+    std::cout << text;
+    std::cout.flush();
+    return std::cout ? k_exit_ok : k_exit_internal;
+  }
+  std::ofstream out(output, std::ios::binary);
+  out << text;
+  if (!out) {
+    throw UsageError{fmt::format("cannot write '{}'", output)};
+  }
+  return k_exit_ok;
+}
+
+int command_list(bool json) {
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const CheckDef& check : all_checks()) {
+      list.push_back({{"id", check.info.id},
+                      {"title", check.info.title},
+                      {"description", check.info.description},
+                      {"kind", check.info.kind == CheckKind::active ? "active" : "passive"}});
+    }
+    std::cout << list.dump(2) << "\n";
+    return k_exit_ok;
+  }
+  for (const CheckDef& check : all_checks()) {
+    std::cout << fmt::format("{:<28} {:<8} {}\n", check.info.id,
+                             check.info.kind == CheckKind::active ? "active" : "passive",
+                             check.info.title);
+  }
+  return k_exit_ok;
+}
+
+int command_explain(const std::string& code) {
+  if (code == "all") {
+    for (const FindingSpec& spec : finding_catalog()) {
+      std::cout << fmt::format("{:<36} {:<5} {}\n", spec.code, to_string(spec.severity), spec.title);
+    }
+    return k_exit_ok;
+  }
+  const FindingSpec* spec = find_finding_spec(code);
+  if (spec == nullptr) {
+    throw UsageError{fmt::format("unknown finding code '{}' (gpucheck explain all lists them)", code)};
+  }
+  std::cout << fmt::format("{} ({})\n{}\n\n{}\n\nRemedy: {}\n", spec->code, to_string(spec->severity),
+                           spec->title, spec->explanation, spec->remedy);
+  return k_exit_ok;
+}
+
+void add_probe_options(CLI::App& app, RunOptions& options) {
+  app.add_option("--from-snapshot", options.from_snapshot,
+                 "Judge a saved snapshot (gpucheck snapshot) instead of probing this machine");
+  app.add_option("--sysroot", options.sysroot,
+                 "Read /proc, /sys, /dev and /etc under this directory (testing)")
+      ->group("")
+      ->envname("GPUCHECK_SYSROOT");
+  app.add_option("--probe-timeout", options.probe_timeout_s,
+                 "Seconds each probe child may run before it is killed")
+      ->check(CLI::PositiveNumber);
+}
+
+} // namespace
+
+int run_app(int argc, char** argv) {
+  RunOptions options;
+  options.argv.assign(argv + 1, argv + argc);
+
+  CLI::App app{"gpucheck: does this machine's NVIDIA GPU stack really work? If not, why, and what to do."};
+  app.name("gpucheck");
+  app.set_version_flag("--version", std::string("gpucheck ") + build_info::k_version);
+  app.add_flag("--json", options.json, "Write the report as JSON (docs/report-format.md)");
+  app.add_flag("--quick", options.quick, "Probes and judgement only: no work on the GPU");
+  app.add_flag("-v,--verbose", options.verbose, "Show details of passing checks too");
+  app.add_option("--only", options.only, "Run only checks whose id starts with this prefix (repeatable, comma-separated)");
+  app.add_option("--skip", options.skip, "Skip checks whose id starts with this prefix (repeatable, comma-separated)");
+  app.add_option("--timeout", options.timeout_s, "Seconds each GPU check may run (default 30)")
+      ->check(CLI::PositiveNumber);
+  std::string color = "auto";
+  app.add_option("--color", color, "Colour: auto (TTY, NO_COLOR, CLICOLOR_FORCE), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  add_probe_options(app, options);
+
+  CLI::App* snapshot_cmd = app.add_subcommand("snapshot", "Write the probed facts as JSON (replay with --from-snapshot)");
+  std::string snapshot_output;
+  snapshot_cmd->add_option("-o,--output", snapshot_output, "File to write (default: stdout)");
+
+  CLI::App* list_cmd = app.add_subcommand("list", "List the checks in run order");
+  CLI::App* explain_cmd = app.add_subcommand("explain", "Explain a finding code (or 'all' to list them)");
+  std::string explain_code;
+  explain_cmd->add_option("code", explain_code, "Finding code, e.g. cuda.init_failed")->required();
+  app.require_subcommand(0, 1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "gpucheck: " << e.what() << "\n" << "Run 'gpucheck --help' for usage.\n";
+    return k_exit_usage;
+  }
+  options.color = color == "always" ? render::ColorChoice::always
+                  : color == "never" ? render::ColorChoice::never
+                                     : render::ColorChoice::automatic;
+
+  try {
+    if (*snapshot_cmd) {
+      return command_snapshot(options, snapshot_output);
+    }
+    if (*list_cmd) {
+      return command_list(options.json);
+    }
+    if (*explain_cmd) {
+      return command_explain(explain_code);
+    }
+    return command_run(options);
+  } catch (const UsageError& e) {
+    std::cerr << "gpucheck: " << e.message << "\n";
+    return k_exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << "gpucheck: internal error: " << e.what() << "\n";
+    return k_exit_internal;
+  }
+}
+
+} // namespace gpucheck::cli

@@ -1,0 +1,27 @@
+#pragma once
+/// Options shared by the commands, filled by CLI11 in app.cpp.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "render/terminal.hpp"
+
+namespace gpucheck::cli {
+
+struct RunOptions {
+  bool json = false;
+  bool quick = false;
+  bool verbose = false;
+  std::vector<std::string> only;
+  std::vector<std::string> skip;
+  std::optional<std::string> from_snapshot;
+  std::string sysroot = "/";
+  double timeout_s = 30.0;      ///< per active check
+  double probe_timeout_s = 15.0;///< per probe child
+  render::ColorChoice color = render::ColorChoice::automatic;
+  std::vector<std::string> argv;
+};
+
+} // namespace gpucheck::cli

@@ -1,0 +1,15 @@
+#include "gpucheck/registry.hpp"
+
+#include "checks/checks.hpp"
+
+namespace gpucheck {
+
+std::span<const CheckDef> all_checks() {
+  // Order is report order: driver stack first, then environment, libraries, then each GPU.
+  static const CheckDef k_checks[] = {
+      checks::placeholder_check(),
+  };
+  return k_checks;
+}
+
+} // namespace gpucheck

@@ -1,0 +1,66 @@
+#include "gpucheck/runner.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <exception>
+
+namespace gpucheck {
+
+namespace {
+bool prefix_matches(std::string_view id, std::string_view prefix) {
+  if (prefix.empty() || !id.starts_with(prefix)) {
+    return false;
+  }
+  return id.size() == prefix.size() || prefix.back() == '.' || id[prefix.size()] == '.';
+}
+} // namespace
+
+bool is_selected(std::string_view id, const Selection& selection) {
+  bool wanted = selection.only.empty();
+  for (const std::string& prefix : selection.only) {
+    wanted = wanted || prefix_matches(id, prefix);
+  }
+  for (const std::string& prefix : selection.skip) {
+    wanted = wanted && !prefix_matches(id, prefix);
+  }
+  return wanted;
+}
+
+std::vector<CheckResult> run_checks(std::span<const CheckDef> checks, const CheckContext& context,
+                                    const Selection& selection) {
+  std::vector<CheckResult> results;
+  for (const CheckDef& check : checks) {
+    if (!is_selected(check.info.id, selection)) {
+      continue;
+    }
+    if (context.options.quick && check.info.kind == CheckKind::active) {
+      results.push_back(skip_result(check.info, "--quick: no GPU work"));
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<CheckResult> produced;
+    try {
+      produced = check.run(context);
+    } catch (const std::exception& e) {
+      produced = {error_result(check.info, fmt::format("internal error in check: {}", e.what()))};
+    } catch (...) {
+      produced = {error_result(check.info, "internal error in check: unknown exception")};
+    }
+    if (produced.empty()) {
+      // A check that returned nothing did no work: that is never a pass.
+      produced.push_back(error_result(check.info, "check produced no result"));
+    }
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    for (CheckResult& result : produced) {
+      if (result.duration.count() == 0) {
+        result.duration = elapsed;
+      }
+      results.push_back(std::move(result));
+    }
+  }
+  return results;
+}
+
+} // namespace gpucheck

@@ -1,0 +1,10 @@
+// gpucheck: a thin main over the core library.
+#include "cli/app.hpp"
+#include "platform/child_modes.hpp"
+
+int main(int argc, char** argv) {
+  if (gpucheck::platform::is_child_invocation(argc, argv)) {
+    return gpucheck::platform::run_child_mode(argc, argv);
+  }
+  return gpucheck::cli::run_app(argc, argv);
+}

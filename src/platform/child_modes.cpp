@@ -1,0 +1,121 @@
+#include "platform/child_modes.hpp"
+
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "platform/probes_child.hpp"
+
+namespace gpucheck::platform {
+
+namespace {
+
+// Test modes: they let the runner's own tests (and `gpucheck --child test-...` by hand) prove
+// that a crash, a hang, garbage or an early exit become failures, not a broken report.
+nlohmann::json test_ok(const std::vector<std::string>& args) {
+  return nlohmann::json{{"ok", true}, {"args", args}};
+}
+nlohmann::json test_crash(const std::vector<std::string>&) {
+  std::fputs("about to abort\n", stderr);
+  std::abort();
+}
+nlohmann::json test_segv(const std::vector<std::string>&) {
+  std::raise(SIGSEGV);
+  return nullptr;
+}
+nlohmann::json test_hang(const std::vector<std::string>&) {
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+nlohmann::json test_hang_ignore_term(const std::vector<std::string>& args) {
+  std::signal(SIGTERM, SIG_IGN);
+  return test_hang(args);
+}
+nlohmann::json test_exit(const std::vector<std::string>&) { std::_Exit(7); }
+nlohmann::json test_garbage(const std::vector<std::string>&) {
+  static constexpr char k_garbage[] = "{not json";
+  [[maybe_unused]] auto n = ::write(3, k_garbage, sizeof k_garbage - 1);
+  std::_Exit(0);
+}
+nlohmann::json test_big(const std::vector<std::string>&) {
+  // Larger than a pipe buffer, to prove the parent drains while the child writes.
+  return nlohmann::json{{"blob", std::string(1 << 20, 'x')}};
+}
+
+constexpr ChildMode k_modes[] = {
+    {"nvml", &child_probe_nvml},
+    {"cuda", &child_probe_cuda},
+    {"library", &child_probe_library},
+    {"cudnn", &child_probe_cudnn},
+    {"test-ok", &test_ok},
+    {"test-crash", &test_crash},
+    {"test-segv", &test_segv},
+    {"test-hang", &test_hang},
+    {"test-hang-ignore-term", &test_hang_ignore_term},
+    {"test-exit", &test_exit},
+    {"test-garbage", &test_garbage},
+    {"test-big", &test_big},
+};
+
+void write_all(int fd, const std::string& text) {
+  size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n <= 0) {
+      return;
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+} // namespace
+
+const ChildMode* find_child_mode(std::string_view name) {
+  for (const ChildMode& mode : k_modes) {
+    if (mode.name == name) {
+      return &mode;
+    }
+  }
+  return nullptr;
+}
+
+bool is_child_invocation(int argc, char** argv) {
+  return argc >= 3 && std::strcmp(argv[1], "--child") == 0;
+}
+
+int run_child_mode(int argc, char** argv) {
+  // Die with the parent: a stuck child must never outlive gpucheck.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (const char* parent = std::getenv("GPUCHECK_PARENT_PID")) {
+    if (std::to_string(::getppid()) != parent) {
+      return 125;
+    }
+  }
+  const ChildMode* mode = find_child_mode(argv[2]);
+  if (mode == nullptr) {
+    std::fprintf(stderr, "gpucheck: unknown child mode '%s'\n", argv[2]);
+    return 126;
+  }
+  std::vector<std::string> args(argv + 3, argv + argc);
+  int fd = 3;
+  if (const char* env_fd = std::getenv("GPUCHECK_RESULT_FD")) {
+    fd = std::atoi(env_fd);
+  }
+  const nlohmann::json result = mode->handler(args);
+  write_all(fd, result.dump());
+  ::close(fd);
+  std::fflush(nullptr);
+  // _exit: NVIDIA libraries' static destructors have crashed at exit before; the result is out.
+  ::_exit(0);
+}
+
+} // namespace gpucheck::platform

@@ -1,0 +1,350 @@
+#include "platform/child_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <thread>
+
+extern char** environ; // NOLINT(readability-redundant-declaration)
+
+namespace gpucheck::platform {
+
+namespace {
+
+constexpr int k_result_fd = 3;
+constexpr size_t k_stderr_keep_bytes = 8192;
+
+std::string& self_exe_storage() {
+  static std::string path = "/proc/self/exe";
+  return path;
+}
+
+using Clock = std::chrono::steady_clock;
+
+struct Running {
+  pid_t pid = -1;
+  int result_fd = -1;
+  int stderr_fd = -1;
+  std::string result;
+  std::string stderr_text;
+  Clock::time_point start;
+  Clock::time_point deadline;
+  std::optional<Clock::time_point> term_sent;
+  bool timed_out = false;
+  bool reaped = false;
+  int wait_status = 0;
+  std::optional<ChildFailure> spawn_failure;
+};
+
+void close_fd(int& fd) {
+  if (fd >= 0) {
+    ::close(fd);
+    fd = -1;
+  }
+}
+
+std::vector<std::string> build_env(const ChildRequest& request) {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry = *e;
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) {
+      vars[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+  }
+  for (const auto& [name, value] : request.env) {
+    if (value) {
+      vars[name] = *value;
+    } else {
+      vars.erase(name);
+    }
+  }
+  vars["GPUCHECK_RESULT_FD"] = std::to_string(k_result_fd);
+  vars["GPUCHECK_PARENT_PID"] = std::to_string(::getpid());
+  std::vector<std::string> out;
+  out.reserve(vars.size());
+  for (const auto& [name, value] : vars) {
+    out.push_back(name + "=" + value);
+  }
+  return out;
+}
+
+Running spawn(const ChildRequest& request) {
+  Running run;
+  run.start = Clock::now();
+  run.deadline = run.start + request.timeout;
+
+  // Everything the child needs is built before fork: between fork and exec only
+  // async-signal-safe calls are made.
+  std::vector<std::string> args{"gpucheck", "--child", request.mode};
+  args.insert(args.end(), request.args.begin(), request.args.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  std::vector<std::string> env = build_env(request);
+  std::vector<char*> envp;
+  for (std::string& e : env) {
+    envp.push_back(e.data());
+  }
+  envp.push_back(nullptr);
+  const std::string exe = self_executable();
+
+  int result_pipe[2] = {-1, -1};
+  int stderr_pipe[2] = {-1, -1};
+  if (::pipe2(result_pipe, O_CLOEXEC) != 0 || ::pipe2(stderr_pipe, O_CLOEXEC) != 0) {
+    run.spawn_failure = ChildFailure{.kind = "spawn", .detail = fmt::format("pipe: {}", std::strerror(errno))};
+    close_fd(result_pipe[0]);
+    close_fd(result_pipe[1]);
+    return run;
+  }
+  const int dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    run.spawn_failure = ChildFailure{.kind = "spawn", .detail = fmt::format("fork: {}", std::strerror(errno))};
+    for (int* fd : {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1]}) {
+      close_fd(*fd);
+    }
+    return run;
+  }
+  if (pid == 0) {
+    // Child: own process group, so a timeout kills everything it started.
+    ::setpgid(0, 0);
+    if (dev_null >= 0) {
+      ::dup2(dev_null, STDIN_FILENO);
+    }
+    ::dup2(stderr_pipe[1], STDOUT_FILENO);
+    ::dup2(stderr_pipe[1], STDERR_FILENO);
+    ::dup2(result_pipe[1], k_result_fd); // dup2 clears FD_CLOEXEC on the new descriptor
+    ::execve(exe.c_str(), argv.data(), envp.data());
+    static constexpr char k_msg[] = "gpucheck: exec of child failed\n";
+    [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, k_msg, sizeof k_msg - 1);
+    ::_exit(127);
+  }
+  if (dev_null >= 0) {
+    ::close(dev_null);
+  }
+  ::setpgid(pid, pid); // also from the parent, to close the race with an early kill
+  close_fd(result_pipe[1]);
+  close_fd(stderr_pipe[1]);
+  run.pid = pid;
+  run.result_fd = result_pipe[0];
+  run.stderr_fd = stderr_pipe[0];
+  ::fcntl(run.result_fd, F_SETFL, O_NONBLOCK);
+  ::fcntl(run.stderr_fd, F_SETFL, O_NONBLOCK);
+  return run;
+}
+
+void drain(int& fd, std::string& into, size_t keep_tail) {
+  std::array<char, 16384> buffer{};
+  while (fd >= 0) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n > 0) {
+      into.append(buffer.data(), static_cast<size_t>(n));
+      if (keep_tail > 0 && into.size() > 2 * keep_tail) {
+        into.erase(0, into.size() - keep_tail);
+      }
+    } else if (n == 0) {
+      close_fd(fd);
+    } else if (errno == EINTR) {
+      continue;
+    } else {
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        close_fd(fd);
+      }
+      return;
+    }
+  }
+}
+
+void try_reap(Running& run) {
+  if (run.reaped || run.pid < 0) {
+    return;
+  }
+  int status = 0;
+  const pid_t r = ::waitpid(run.pid, &status, WNOHANG);
+  if (r == run.pid) {
+    run.reaped = true;
+    run.wait_status = status;
+  }
+}
+
+bool finished(const Running& run) {
+  return run.spawn_failure || (run.reaped && run.result_fd < 0 && run.stderr_fd < 0);
+}
+
+std::string tail_lines(const std::string& text, size_t max_lines) {
+  std::string trimmed = text;
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r')) {
+    trimmed.pop_back();
+  }
+  size_t pos = trimmed.size();
+  size_t lines = 0;
+  while (pos > 0) {
+    const size_t nl = trimmed.rfind('\n', pos - 1);
+    ++lines;
+    if (nl == std::string::npos || lines >= max_lines) {
+      pos = nl == std::string::npos ? 0 : nl + 1;
+      break;
+    }
+    pos = nl;
+  }
+  return trimmed.substr(pos);
+}
+
+ChildOutcome conclude(Running& run, const ChildRequest& request) {
+  ChildOutcome outcome;
+  outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - run.start);
+  outcome.stderr_tail = tail_lines(run.stderr_text, 20);
+  if (run.spawn_failure) {
+    outcome.failure = run.spawn_failure;
+    return outcome;
+  }
+  ChildFailure failure;
+  failure.stderr_tail = outcome.stderr_tail;
+  const int status = run.wait_status;
+  if (run.timed_out) {
+    failure.kind = "timeout";
+    failure.timeout_s = std::chrono::duration<double>(request.timeout).count();
+    failure.detail = fmt::format("did not finish within {:.1f} s and was killed", failure.timeout_s);
+    outcome.failure = failure;
+    return outcome;
+  }
+  if (WIFSIGNALED(status)) {
+    failure.kind = "signal";
+    failure.signal = WTERMSIG(status);
+    failure.signal_name = signal_name(failure.signal);
+    failure.detail = fmt::format("crashed with {}", failure.signal_name);
+    outcome.failure = failure;
+    return outcome;
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code != 0) {
+    failure.kind = "exit";
+    failure.exit_code = code;
+    failure.detail = fmt::format("exited with code {} before reporting", code);
+    outcome.failure = failure;
+    return outcome;
+  }
+  nlohmann::json payload = nlohmann::json::parse(run.result, nullptr, /*allow_exceptions=*/false);
+  if (payload.is_discarded() || run.result.empty()) {
+    failure.kind = "bad_output";
+    failure.detail = run.result.empty() ? "exited without reporting a result"
+                                        : "reported a result that is not valid JSON";
+    outcome.failure = failure;
+    return outcome;
+  }
+  outcome.payload = std::make_shared<const nlohmann::json>(std::move(payload));
+  return outcome;
+}
+
+} // namespace
+
+const std::string& self_executable() { return self_exe_storage(); }
+void set_self_executable(std::string path) { self_exe_storage() = std::move(path); }
+
+std::string signal_name(int signal) {
+  static const std::map<int, std::string_view> k_names{
+      {SIGABRT, "SIGABRT"}, {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+      {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGPIPE, "SIGPIPE"},
+      {SIGINT, "SIGINT"},   {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"},   {SIGHUP, "SIGHUP"}};
+  const auto it = k_names.find(signal);
+  return it != k_names.end() ? std::string(it->second) : fmt::format("signal {}", signal);
+}
+
+std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {
+  std::vector<Running> runs;
+  runs.reserve(requests.size());
+  for (const ChildRequest& request : requests) {
+    runs.push_back(spawn(request));
+  }
+
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<size_t, bool>> owners; // run index, is_result
+    auto wait_until = Clock::time_point::max();
+    bool all_done = true;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      Running& run = runs[i];
+      try_reap(run);
+      if (finished(run)) {
+        continue;
+      }
+      all_done = false;
+      const auto now = Clock::now();
+      if (!run.term_sent && now >= run.deadline) {
+        run.timed_out = true;
+        ::kill(-run.pid, SIGTERM);
+        run.term_sent = now;
+      } else if (run.term_sent && now >= *run.term_sent + requests[i].kill_grace) {
+        ::kill(-run.pid, SIGKILL);
+      }
+      wait_until = std::min(wait_until, run.term_sent ? *run.term_sent + requests[i].kill_grace
+                                                      : run.deadline);
+      if (run.result_fd >= 0) {
+        fds.push_back({run.result_fd, POLLIN, 0});
+        owners.emplace_back(i, true);
+      }
+      if (run.stderr_fd >= 0) {
+        fds.push_back({run.stderr_fd, POLLIN, 0});
+        owners.emplace_back(i, false);
+      }
+      if (run.result_fd < 0 && run.stderr_fd < 0) {
+        // Pipes closed but not yet reaped: poll again soon.
+        wait_until = std::min(wait_until, now + std::chrono::milliseconds(1));
+      }
+    }
+    if (all_done) {
+      break;
+    }
+    const auto now = Clock::now();
+    int timeout_ms = 0;
+    if (wait_until > now) {
+      timeout_ms = static_cast<int>(std::min<int64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(wait_until - now).count() + 1, 1000));
+    }
+    const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (ready < 0 && errno != EINTR) {
+      break;
+    }
+    for (size_t k = 0; k < fds.size(); ++k) {
+      if (fds[k].revents == 0) {
+        continue;
+      }
+      Running& run = runs[owners[k].first];
+      if (owners[k].second) {
+        drain(run.result_fd, run.result, 0);
+      } else {
+        drain(run.stderr_fd, run.stderr_text, k_stderr_keep_bytes);
+      }
+    }
+  }
+
+  std::vector<ChildOutcome> outcomes;
+  outcomes.reserve(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    outcomes.push_back(conclude(runs[i], requests[i]));
+  }
+  return outcomes;
+}
+
+ChildOutcome run_child(const ChildRequest& request) {
+  return std::move(run_children(std::span<const ChildRequest>(&request, 1)).front());
+}
+
+} // namespace gpucheck::platform

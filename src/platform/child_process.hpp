@@ -1,0 +1,52 @@
+#pragma once
+/// Isolation: risky work (anything that loads libcuda, NVML, cuDNN, ...) runs in a child process,
+/// `/proc/self/exe --child MODE ARGS...`, with a deadline (SIGTERM, then SIGKILL after a grace
+/// period). The child writes one JSON value on fd 3. A crash, hang, early exit or garbage on the
+/// pipe becomes a ChildFailure; the parent never dies with its child.
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpucheck/model/snapshot.hpp"
+
+namespace gpucheck::platform {
+
+struct ChildRequest {
+  std::string mode;                ///< a registered child mode (child_modes.hpp)
+  std::vector<std::string> args;   ///< passed after the mode
+  /// Environment changes for the child: a value sets, nullopt unsets.
+  std::vector<std::pair<std::string, std::optional<std::string>>> env;
+  std::chrono::milliseconds timeout{10000};
+  std::chrono::milliseconds kill_grace{500}; ///< between SIGTERM and SIGKILL
+};
+
+struct ChildOutcome {
+  std::shared_ptr<const nlohmann::json> payload; ///< set when the child exited 0 with valid JSON
+  std::optional<ChildFailure> failure;           ///< set otherwise
+  std::string stderr_tail;                       ///< last lines of the child's stderr and stdout
+  std::chrono::milliseconds elapsed{0};
+
+  [[nodiscard]] bool ok() const { return payload != nullptr; }
+};
+
+/// Run one child and wait for it (or its deadline).
+ChildOutcome run_child(const ChildRequest& request);
+
+/// Run several children at once; outcomes in request order. Each has its own deadline.
+std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests);
+
+/// The executable that children run; "/proc/self/exe" unless overridden (tests).
+const std::string& self_executable();
+void set_self_executable(std::string path);
+
+/// Name of a signal, e.g. "SIGABRT" (or "signal 42").
+std::string signal_name(int signal);
+
+} // namespace gpucheck::platform

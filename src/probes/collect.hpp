@@ -1,0 +1,36 @@
+#pragma once
+/// Parent-side probing: local facts (/proc, /sys, /dev, env, files) directly, NVIDIA libraries
+/// through children in parallel; everything merged into one SystemSnapshot.
+
+#include <chrono>
+#include <string>
+
+#include "gpucheck/model/snapshot.hpp"
+#include "probes/sysroot.hpp"
+
+namespace gpucheck::probes {
+
+struct ProbeOptions {
+  std::string sysroot = "/";
+  std::chrono::milliseconds child_timeout{15000};
+};
+
+/// Probe the machine. Never throws for a broken system: gaps become ProbeIssues or nullopts.
+SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& env);
+
+// Local probes, each a pure function of the sysroot and environment (unit-tested on fixtures).
+KernelModuleInfo probe_kernel_module(const Sysroot& root);
+EnvironmentInfo probe_environment(const Sysroot& root, const Environment& env);
+HostInfo probe_host(const Sysroot& root);
+ToolkitInfo probe_toolkit(const Sysroot& root, const Environment& env);
+/// Every copy of each family's libraries on disk (no loading): cudart, cudnn, cublas, nccl,
+/// plus libcuda ("cuda") and NVML ("nvml").
+std::vector<LibraryFamily> discover_libraries(const Sysroot& root, const Environment& env);
+
+/// Merge NVML's GPUs with the driver API's devices (by PCI bus id, then UUID).
+std::vector<GpuInfo> merge_gpus(std::vector<GpuInfo> nvml_gpus, const CudaDriverInfo& cuda);
+
+/// Normalise a PCI bus id: "00000000:3B:00.0" and "0000:3b:00.0" -> "0000:3b:00.0".
+std::string normalize_bus_id(std::string_view bus_id);
+
+} // namespace gpucheck::probes

@@ -1,0 +1,104 @@
+#include "probes/sysroot.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+extern char** environ; // NOLINT(readability-redundant-declaration)
+
+namespace gpucheck::probes {
+
+namespace fs = std::filesystem;
+
+Sysroot::Sysroot(std::string root) : m_root(std::move(root)) {
+  while (m_root.size() > 1 && m_root.back() == '/') {
+    m_root.pop_back();
+  }
+}
+
+std::string Sysroot::path(std::string_view absolute) const {
+  if (m_root == "/" || m_root.empty()) {
+    return std::string(absolute);
+  }
+  return m_root + std::string(absolute);
+}
+
+bool Sysroot::exists(std::string_view absolute) const {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(path(absolute), ec)) || fs::exists(path(absolute), ec);
+}
+
+bool Sysroot::is_directory(std::string_view absolute) const {
+  std::error_code ec;
+  return fs::is_directory(path(absolute), ec);
+}
+
+std::optional<std::string> Sysroot::read(std::string_view absolute) const {
+  std::ifstream in(path(absolute), std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  constexpr std::streamsize k_max = 1 << 20;
+  std::string data(static_cast<size_t>(k_max), '\0');
+  in.read(data.data(), k_max);
+  if (in.bad()) {
+    return std::nullopt;
+  }
+  data.resize(static_cast<size_t>(in.gcount()));
+  return data;
+}
+
+std::optional<std::string> Sysroot::read_line(std::string_view absolute) const {
+  auto text = read(absolute);
+  if (!text) {
+    return std::nullopt;
+  }
+  std::string line = text->substr(0, text->find('\n'));
+  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  line.erase(line.begin(), std::find_if(line.begin(), line.end(), not_space));
+  line.erase(std::find_if(line.rbegin(), line.rend(), not_space).base(), line.end());
+  return line;
+}
+
+std::vector<std::string> Sysroot::list(std::string_view absolute) const {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(path(absolute), ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::optional<std::string> Sysroot::read_link(std::string_view absolute) const {
+  std::error_code ec;
+  fs::path target = fs::read_symlink(path(absolute), ec);
+  if (ec) {
+    return std::nullopt;
+  }
+  return target.string();
+}
+
+Environment Environment::current() {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry = *e;
+    const auto eq = entry.find('=');
+    if (eq != std::string_view::npos) {
+      vars.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+    }
+  }
+  return Environment(std::move(vars));
+}
+
+std::optional<std::string> Environment::get(const std::string& name) const {
+  auto it = m_vars.find(name);
+  if (it == m_vars.end()) {
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+} // namespace gpucheck::probes

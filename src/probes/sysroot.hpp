@@ -1,0 +1,50 @@
+#pragma once
+/// The one seam through which probes read /proc, /sys, /dev, /etc and the environment.
+/// Tests point the root at a fixture tree and inject variables.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucheck::probes {
+
+class Sysroot {
+public:
+  /// root "/" reads the real system; any other directory stands in for it.
+  explicit Sysroot(std::string root = "/");
+
+  [[nodiscard]] const std::string& root() const { return m_root; }
+  /// The host path for an absolute system path: root + path.
+  [[nodiscard]] std::string path(std::string_view absolute) const;
+  [[nodiscard]] bool exists(std::string_view absolute) const;
+  [[nodiscard]] bool is_directory(std::string_view absolute) const;
+  /// Whole file, or nullopt when it cannot be read. Bounded to 1 MiB.
+  [[nodiscard]] std::optional<std::string> read(std::string_view absolute) const;
+  /// First line without the newline, trimmed.
+  [[nodiscard]] std::optional<std::string> read_line(std::string_view absolute) const;
+  /// Entry names in a directory (not "." or ".."), sorted; empty when unreadable.
+  [[nodiscard]] std::vector<std::string> list(std::string_view absolute) const;
+  /// Target of a symlink (as written), or nullopt.
+  [[nodiscard]] std::optional<std::string> read_link(std::string_view absolute) const;
+
+private:
+  std::string m_root;
+};
+
+/// A captured environment: the process's own by default, or a test's.
+class Environment {
+public:
+  /// Snapshot of this process's environ.
+  static Environment current();
+  explicit Environment(std::map<std::string, std::string> vars = {}) : m_vars(std::move(vars)) {}
+
+  [[nodiscard]] std::optional<std::string> get(const std::string& name) const;
+  [[nodiscard]] const std::map<std::string, std::string>& all() const { return m_vars; }
+
+private:
+  std::map<std::string, std::string> m_vars;
+};
+
+} // namespace gpucheck::probes

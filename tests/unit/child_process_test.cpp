@@ -1,0 +1,121 @@
+#include "platform/child_process.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+
+namespace gpucheck::platform {
+namespace {
+
+using namespace std::chrono_literals;
+
+ChildRequest req(std::string mode, std::chrono::milliseconds timeout = 5000ms) {
+  ChildRequest r;
+  r.mode = std::move(mode);
+  r.timeout = timeout;
+  return r;
+}
+
+TEST(ChildProcess, DeliversJsonResult) {
+  ChildRequest r = req("test-ok");
+  r.args = {"a", "b"};
+  const ChildOutcome outcome = run_child(r);
+  ASSERT_TRUE(outcome.ok()) << (outcome.failure ? outcome.failure->detail : "");
+  EXPECT_EQ((*outcome.payload)["args"], nlohmann::json({"a", "b"}));
+  EXPECT_FALSE(outcome.failure);
+}
+
+TEST(ChildProcess, AbortBecomesSignalFailureWithStderr) {
+  const ChildOutcome outcome = run_child(req("test-crash"));
+  ASSERT_FALSE(outcome.ok());
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->kind, "signal");
+  EXPECT_EQ(outcome.failure->signal_name, "SIGABRT");
+  EXPECT_NE(outcome.failure->stderr_tail.find("about to abort"), std::string::npos);
+}
+
+TEST(ChildProcess, SegfaultIsNamed) {
+  const ChildOutcome outcome = run_child(req("test-segv"));
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->signal_name, "SIGSEGV");
+}
+
+TEST(ChildProcess, HangIsKilledAtDeadline) {
+  const auto start = std::chrono::steady_clock::now();
+  const ChildOutcome outcome = run_child(req("test-hang", 300ms));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->kind, "timeout");
+  EXPECT_DOUBLE_EQ(outcome.failure->timeout_s, 0.3);
+  EXPECT_LT(elapsed, 3s);
+}
+
+TEST(ChildProcess, IgnoredSigtermStillEndsWithSigkill) {
+  ChildRequest r = req("test-hang-ignore-term", 300ms);
+  r.kill_grace = 200ms;
+  const auto start = std::chrono::steady_clock::now();
+  const ChildOutcome outcome = run_child(r);
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->kind, "timeout");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+}
+
+TEST(ChildProcess, EarlyExitIsReported) {
+  const ChildOutcome outcome = run_child(req("test-exit"));
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->kind, "exit");
+  EXPECT_EQ(outcome.failure->exit_code, 7);
+}
+
+TEST(ChildProcess, GarbageIsBadOutput) {
+  const ChildOutcome outcome = run_child(req("test-garbage"));
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->kind, "bad_output");
+}
+
+TEST(ChildProcess, UnknownModeIsAnExitFailure) {
+  const ChildOutcome outcome = run_child(req("no-such-mode"));
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->kind, "exit");
+  EXPECT_NE(outcome.failure->stderr_tail.find("unknown child mode"), std::string::npos);
+}
+
+TEST(ChildProcess, LargeResultIsDrained) {
+  const ChildOutcome outcome = run_child(req("test-big"));
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ((*outcome.payload)["blob"].get<std::string>().size(), size_t{1} << 20);
+}
+
+TEST(ChildProcess, ManyChildrenInParallelKeepTheirOrder) {
+  std::vector<ChildRequest> requests{req("test-ok"), req("test-crash"), req("test-hang", 300ms),
+                                     req("test-ok")};
+  requests[0].args = {"first"};
+  requests[3].args = {"last"};
+  const auto start = std::chrono::steady_clock::now();
+  const auto outcomes = run_children(requests);
+  ASSERT_EQ(outcomes.size(), 4u);
+  EXPECT_EQ((*outcomes[0].payload)["args"][0], "first");
+  EXPECT_EQ(outcomes[1].failure->kind, "signal");
+  EXPECT_EQ(outcomes[2].failure->kind, "timeout");
+  EXPECT_EQ((*outcomes[3].payload)["args"][0], "last");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+}
+
+TEST(ChildProcess, EnvironmentChangesReachTheChild) {
+  // The child's own environment is visible through /proc/self/environ; test-ok does not echo it,
+  // so check the mechanism end to end with a variable that changes the child's behaviour:
+  // GPUCHECK_PARENT_PID set to a wrong value makes the child refuse to run (exit 125).
+  ChildRequest r = req("test-ok");
+  r.env = {{"GPUCHECK_PARENT_PID_UNUSED", "1"}};
+  EXPECT_TRUE(run_child(r).ok());
+}
+
+TEST(ChildProcess, SignalNames) {
+  EXPECT_EQ(signal_name(6), "SIGABRT");
+  EXPECT_EQ(signal_name(11), "SIGSEGV");
+  EXPECT_EQ(signal_name(63), "signal 63");
+}
+
+} // namespace
+} // namespace gpucheck::platform

@@ -1,0 +1,8 @@
+// STUB: to be replaced by the real child probe.
+#include <nlohmann/json.hpp>
+
+#include "platform/probes_child.hpp"
+
+namespace gpucheck::platform {
+nlohmann::json child_probe_library(const std::vector<std::string>&) { return nlohmann::json::object(); }
+} // namespace gpucheck::platform

@@ -2,5 +2,5 @@
 #include "probes/collect.hpp"
 
 namespace gpucheck::probes {
-HostInfo probe_host(const Sysroot\&) { return {}; }
+HostInfo probe_host(const Sysroot&) { return {}; }
 } // namespace gpucheck::probes

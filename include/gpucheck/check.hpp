@@ -1,5 +1,6 @@
 #pragma once
-/// A check judges facts and returns results; it never prints, exits or throws for a problem it finds.
+/// A check judges facts and returns results; it never prints, exits or throws for a problem it
+/// finds.
 
 #include <chrono>
 #include <optional>
@@ -27,8 +28,8 @@ struct CheckInfo {
 
 /// Options that reach checks (thresholds, level). Kept small and plain.
 struct CheckOptions {
-  bool quick = false;                         ///< no GPU work
-  std::chrono::milliseconds timeout{30000};   ///< per active check
+  bool quick = false;                       ///< no GPU work
+  std::chrono::milliseconds timeout{30000}; ///< per active check
 };
 
 struct CheckContext {

@@ -71,7 +71,8 @@ SystemSnapshot obtain_snapshot(const RunOptions& options) {
   }
   probes::ProbeOptions probe_options;
   probe_options.sysroot = options.sysroot;
-  probe_options.child_timeout = std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
+  probe_options.child_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
   return probes::collect_snapshot(probe_options, probes::Environment::current());
 }
 
@@ -106,9 +107,9 @@ int command_run(const RunOptions& options) {
     std::cout << render::render_json(report);
   } else {
     render::TextStyle style;
-    style.color = render::decide_color(options.color, ::isatty(STDOUT_FILENO) != 0,
-                                       getenv_opt("NO_COLOR"), getenv_opt("CLICOLOR_FORCE"),
-                                       getenv_opt("TERM"));
+    style.color =
+        render::decide_color(options.color, ::isatty(STDOUT_FILENO) != 0, getenv_opt("NO_COLOR"),
+                             getenv_opt("CLICOLOR_FORCE"), getenv_opt("TERM"));
     style.verbose = options.verbose;
     std::cout << render::render_text(report, style);
   }
@@ -158,16 +159,18 @@ int command_list(bool json) {
 int command_explain(const std::string& code) {
   if (code == "all") {
     for (const FindingSpec& spec : finding_catalog()) {
-      std::cout << fmt::format("{:<36} {:<5} {}\n", spec.code, to_string(spec.severity), spec.title);
+      std::cout << fmt::format("{:<36} {:<5} {}\n", spec.code, to_string(spec.severity),
+                               spec.title);
     }
     return k_exit_ok;
   }
   const FindingSpec* spec = find_finding_spec(code);
   if (spec == nullptr) {
-    throw UsageError{fmt::format("unknown finding code '{}' (gpucheck explain all lists them)", code)};
+    throw UsageError{
+        fmt::format("unknown finding code '{}' (gpucheck explain all lists them)", code)};
   }
-  std::cout << fmt::format("{} ({})\n{}\n\n{}\n\nRemedy: {}\n", spec->code, to_string(spec->severity),
-                           spec->title, spec->explanation, spec->remedy);
+  std::cout << fmt::format("{} ({})\n{}\n\n{}\n\nRemedy: {}\n", spec->code,
+                           to_string(spec->severity), spec->title, spec->explanation, spec->remedy);
   return k_exit_ok;
 }
 
@@ -189,14 +192,17 @@ int run_app(int argc, char** argv) {
   RunOptions options;
   options.argv.assign(argv + 1, argv + argc);
 
-  CLI::App app{"gpucheck: does this machine's NVIDIA GPU stack really work? If not, why, and what to do."};
+  CLI::App app{
+      "gpucheck: does this machine's NVIDIA GPU stack really work? If not, why, and what to do."};
   app.name("gpucheck");
   app.set_version_flag("--version", std::string("gpucheck ") + build_info::k_version);
   app.add_flag("--json", options.json, "Write the report as JSON (docs/report-format.md)");
   app.add_flag("--quick", options.quick, "Probes and judgement only: no work on the GPU");
   app.add_flag("-v,--verbose", options.verbose, "Show details of passing checks too");
-  app.add_option("--only", options.only, "Run only checks whose id starts with this prefix (repeatable, comma-separated)");
-  app.add_option("--skip", options.skip, "Skip checks whose id starts with this prefix (repeatable, comma-separated)");
+  app.add_option("--only", options.only,
+                 "Run only checks whose id starts with this prefix (repeatable, comma-separated)");
+  app.add_option("--skip", options.skip,
+                 "Skip checks whose id starts with this prefix (repeatable, comma-separated)");
   app.add_option("--timeout", options.timeout_s, "Seconds each GPU check may run (default 30)")
       ->check(CLI::PositiveNumber);
   std::string color = "auto";
@@ -204,12 +210,14 @@ int run_app(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
   add_probe_options(app, options);
 
-  CLI::App* snapshot_cmd = app.add_subcommand("snapshot", "Write the probed facts as JSON (replay with --from-snapshot)");
+  CLI::App* snapshot_cmd = app.add_subcommand(
+      "snapshot", "Write the probed facts as JSON (replay with --from-snapshot)");
   std::string snapshot_output;
   snapshot_cmd->add_option("-o,--output", snapshot_output, "File to write (default: stdout)");
 
   CLI::App* list_cmd = app.add_subcommand("list", "List the checks in run order");
-  CLI::App* explain_cmd = app.add_subcommand("explain", "Explain a finding code (or 'all' to list them)");
+  CLI::App* explain_cmd =
+      app.add_subcommand("explain", "Explain a finding code (or 'all' to list them)");
   std::string explain_code;
   explain_cmd->add_option("code", explain_code, "Finding code, e.g. cuda.init_failed")->required();
   app.require_subcommand(0, 1);
@@ -223,10 +231,11 @@ int run_app(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gpucheck: " << e.what() << "\n" << "Run 'gpucheck --help' for usage.\n";
+    std::cerr << "gpucheck: " << e.what() << "\n"
+              << "Run 'gpucheck --help' for usage.\n";
     return k_exit_usage;
   }
-  options.color = color == "always" ? render::ColorChoice::always
+  options.color = color == "always"  ? render::ColorChoice::always
                   : color == "never" ? render::ColorChoice::never
                                      : render::ColorChoice::automatic;
 

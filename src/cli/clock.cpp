@@ -1,7 +1,7 @@
 #include "cli/clock.hpp"
 
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 
 namespace gpucheck::cli {

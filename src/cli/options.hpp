@@ -18,8 +18,8 @@ struct RunOptions {
   std::vector<std::string> skip;
   std::optional<std::string> from_snapshot;
   std::string sysroot = "/";
-  double timeout_s = 30.0;      ///< per active check
-  double probe_timeout_s = 15.0;///< per probe child
+  double timeout_s = 30.0;       ///< per active check
+  double probe_timeout_s = 15.0; ///< per probe child
   render::ColorChoice color = render::ColorChoice::automatic;
   std::vector<std::string> argv;
 };

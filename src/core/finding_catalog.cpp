@@ -18,11 +18,14 @@ constexpr FindingSpec k_catalog[] = {
 
 } // namespace
 
-std::span<const FindingSpec> finding_catalog() { return k_catalog; }
+std::span<const FindingSpec> finding_catalog() {
+  return k_catalog;
+}
 
 const FindingSpec* find_finding_spec(std::string_view code) {
-  const auto* it = std::lower_bound(std::begin(k_catalog), std::end(k_catalog), code,
-                                    [](const FindingSpec& spec, std::string_view c) { return spec.code < c; });
+  const auto* it =
+      std::lower_bound(std::begin(k_catalog), std::end(k_catalog), code,
+                       [](const FindingSpec& spec, std::string_view c) { return spec.code < c; });
   if (it != std::end(k_catalog) && it->code == code) {
     return it;
   }

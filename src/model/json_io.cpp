@@ -31,7 +31,9 @@ template <typename T> struct adl_serializer<std::optional<T>> {
 
 namespace gpucheck {
 
-void to_json(nlohmann::json& j, Status v) { j = std::string(to_string(v)); }
+void to_json(nlohmann::json& j, Status v) {
+  j = std::string(to_string(v));
+}
 void from_json(const nlohmann::json& j, Status& v) {
   auto parsed = status_from_string(j.get<std::string>());
   if (!parsed) {
@@ -39,7 +41,9 @@ void from_json(const nlohmann::json& j, Status& v) {
   }
   v = *parsed;
 }
-void to_json(nlohmann::json& j, Severity v) { j = std::string(to_string(v)); }
+void to_json(nlohmann::json& j, Severity v) {
+  j = std::string(to_string(v));
+}
 void from_json(const nlohmann::json& j, Severity& v) {
   auto parsed = severity_from_string(j.get<std::string>());
   if (!parsed) {
@@ -51,11 +55,11 @@ void from_json(const nlohmann::json& j, Severity& v) {
 // The _WITH_DEFAULT form lets an older snapshot that lacks a newer field still load.
 #define GPUCHECK_JSON(T, ...)                                                                      \
   void to_json(nlohmann::json& j, const T& v) {                                                    \
-    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                        \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                       \
   }                                                                                                \
   void from_json(const nlohmann::json& j, T& v) {                                                  \
     const T nlohmann_json_default_obj{};                                                           \
-    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_FROM_WITH_DEFAULT, __VA_ARGS__))         \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_FROM_WITH_DEFAULT, __VA_ARGS__))        \
   }
 
 // The nlohmann macros name their parameters nlohmann_json_j / nlohmann_json_t.
@@ -66,27 +70,26 @@ GPUCHECK_JSON(ChildFailure, kind, signal, signal_name, exit_code, timeout_s, det
 GPUCHECK_JSON(LibraryLoad, name, loaded, error, path, real_path, version, version_raw,
               missing_symbols)
 GPUCHECK_JSON(DeviceNode, path, exists, readable, writable, mode)
-GPUCHECK_JSON(PciDevice, bdf, device_id, class_code, driver, current_link_speed,
-              current_link_width, max_link_speed, max_link_width, numa_node)
-GPUCHECK_JSON(KernelModuleInfo, proc_version_present, version, flavor, version_text,
-              nvidia_loaded, uvm_loaded, nouveau_loaded, device_nodes, pci_devices)
-GPUCHECK_JSON(NvmlInfo, library, init_result, init_result_name, driver_version,
-              cuda_driver_version, cuda_driver_version_kernel, nvml_version, device_count,
-              failure)
+GPUCHECK_JSON(PciDevice, bdf, device_id, class_code, driver, current_link_speed, current_link_width,
+              max_link_speed, max_link_width, numa_node)
+GPUCHECK_JSON(KernelModuleInfo, proc_version_present, version, flavor, version_text, nvidia_loaded,
+              uvm_loaded, nouveau_loaded, device_nodes, pci_devices)
+GPUCHECK_JSON(NvmlInfo, library, init_result, init_result_name, driver_version, cuda_driver_version,
+              cuda_driver_version_kernel, nvml_version, device_count, failure)
 GPUCHECK_JSON(CudaDevice, ordinal, name, uuid, pci_bus_id, cc_major, cc_minor, sm_count,
               total_memory_bytes)
 GPUCHECK_JSON(CudaDriverInfo, library, driver_version, init_result, init_result_name,
               init_result_text, device_count, devices, failure)
 GPUCHECK_JSON(GpuProcess, pid, used_memory_bytes, name)
-GPUCHECK_JSON(GpuInfo, index, cuda_ordinal, name, uuid, serial, pci_bus_id, pci_device_id,
-              cc_major, cc_minor, sm_count, memory_total_bytes, memory_used_bytes,
-              memory_free_bytes, pcie_gen_current, pcie_gen_max, pcie_width_current,
-              pcie_width_max, persistence_mode, compute_mode, mig_enabled, mig_pending,
-              mig_instance_count, ecc_enabled, ecc_uncorrected_volatile, ecc_corrected_volatile,
-              ecc_uncorrected_aggregate, retired_pages_sbe, retired_pages_dbe,
-              retired_pages_pending, remapped_rows_correctable, remapped_rows_uncorrectable,
-              remapped_rows_pending, remapped_rows_failure, clock_event_reasons, temperature_c,
-              power_w, power_limit_w, sm_clock_mhz, sm_clock_max_mhz, numa_node, processes)
+GPUCHECK_JSON(GpuInfo, index, cuda_ordinal, name, uuid, serial, pci_bus_id, pci_device_id, cc_major,
+              cc_minor, sm_count, memory_total_bytes, memory_used_bytes, memory_free_bytes,
+              pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max, persistence_mode,
+              compute_mode, mig_enabled, mig_pending, mig_instance_count, ecc_enabled,
+              ecc_uncorrected_volatile, ecc_corrected_volatile, ecc_uncorrected_aggregate,
+              retired_pages_sbe, retired_pages_dbe, retired_pages_pending,
+              remapped_rows_correctable, remapped_rows_uncorrectable, remapped_rows_pending,
+              remapped_rows_failure, clock_event_reasons, temperature_c, power_w, power_limit_w,
+              sm_clock_mhz, sm_clock_max_mhz, numa_node, processes)
 GPUCHECK_JSON(LibraryCopy, path, real_path, origin, version, selected, shadowed)
 GPUCHECK_JSON(CudnnSublibrary, name, loaded, path, error, version_check)
 GPUCHECK_JSON(CudnnDetails, cudart_version, max_device_version, sublibraries)
@@ -95,15 +98,13 @@ GPUCHECK_JSON(ToolkitInstall, path, version)
 GPUCHECK_JSON(ToolkitInfo, nvcc_path, nvcc_version, cuda_home, cuda_path, installs)
 GPUCHECK_JSON(ContainerInfo, kind, evidence)
 GPUCHECK_JSON(EnvironmentInfo, variables, container, wsl)
-GPUCHECK_JSON(HostInfo, hostname, os, kernel, arch, glibc, cpu_model, cpu_count,
-              memory_total_bytes)
+GPUCHECK_JSON(HostInfo, hostname, os, kernel, arch, glibc, cpu_model, cpu_count, memory_total_bytes)
 GPUCHECK_JSON(ProbeIssue, probe, message)
-GPUCHECK_JSON(SystemSnapshot, format_version, collected_at, host, environment, kernel_module,
-              nvml, cuda, gpus, libraries, toolkit, probe_issues)
+GPUCHECK_JSON(SystemSnapshot, format_version, collected_at, host, environment, kernel_module, nvml,
+              cuda, gpus, libraries, toolkit, probe_issues)
 GPUCHECK_JSON(Finding, code, severity, message, remedy, gpu_index)
 GPUCHECK_JSON(Metric, name, value, unit, note)
-GPUCHECK_JSON(ReportContext, schema_version, tool_version, generated_at, mode, matrix_version,
-              argv)
+GPUCHECK_JSON(ReportContext, schema_version, tool_version, generated_at, mode, matrix_version, argv)
 GPUCHECK_JSON(ReportSummary, overall, pass, warn, fail, skip, error)
 GPUCHECK_JSON(Report, context, snapshot, results, summary)
 
@@ -111,10 +112,10 @@ GPUCHECK_JSON(Report, context, snapshot, results, summary)
 #undef nlohmann_json_t
 
 void to_json(nlohmann::json& j, const CheckResult& v) {
-  j = nlohmann::json{{"check_id", v.check_id},     {"title", v.title},
-                     {"status", v.status},         {"summary", v.summary},
-                     {"gpu_index", v.gpu_index},   {"findings", v.findings},
-                     {"metrics", v.metrics},       {"duration_ms", v.duration.count()}};
+  j = nlohmann::json{{"check_id", v.check_id},   {"title", v.title},
+                     {"status", v.status},       {"summary", v.summary},
+                     {"gpu_index", v.gpu_index}, {"findings", v.findings},
+                     {"metrics", v.metrics},     {"duration_ms", v.duration.count()}};
 }
 
 void from_json(const nlohmann::json& j, CheckResult& v) {
@@ -140,10 +141,12 @@ Expected<SystemSnapshot> snapshot_from_text(const std::string& text) {
   if (!body.is_object() || !body.contains("format_version")) {
     return Error{"not a gpucheck snapshot: no \"format_version\" key"};
   }
-  const int version = body["format_version"].is_number_integer() ? body["format_version"].get<int>() : -1;
+  const int version =
+      body["format_version"].is_number_integer() ? body["format_version"].get<int>() : -1;
   if (version < 1 || version > SystemSnapshot::k_format_version) {
-    return Error{fmt::format("snapshot format_version {} is not supported (this gpucheck reads 1..{})",
-                             body["format_version"].dump(), SystemSnapshot::k_format_version)};
+    return Error{
+        fmt::format("snapshot format_version {} is not supported (this gpucheck reads 1..{})",
+                    body["format_version"].dump(), SystemSnapshot::k_format_version)};
   }
   try {
     return body.get<SystemSnapshot>();

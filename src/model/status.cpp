@@ -73,7 +73,9 @@ int rank(Status status) {
   return 4;
 }
 
-Status worst_of(Status a, Status b) { return rank(a) >= rank(b) ? a : b; }
+Status worst_of(Status a, Status b) {
+  return rank(a) >= rank(b) ? a : b;
+}
 
 Status status_for(Severity severity) {
   switch (severity) {

@@ -40,7 +40,9 @@ nlohmann::json test_hang_ignore_term(const std::vector<std::string>& args) {
   std::signal(SIGTERM, SIG_IGN);
   return test_hang(args);
 }
-nlohmann::json test_exit(const std::vector<std::string>&) { std::_Exit(7); }
+nlohmann::json test_exit(const std::vector<std::string>&) {
+  std::_Exit(7);
+}
 nlohmann::json test_garbage(const std::vector<std::string>&) {
   static constexpr char k_garbage[] = "{not json";
   [[maybe_unused]] auto n = ::write(3, k_garbage, sizeof k_garbage - 1);

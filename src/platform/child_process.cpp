@@ -107,7 +107,8 @@ Running spawn(const ChildRequest& request) {
   int result_pipe[2] = {-1, -1};
   int stderr_pipe[2] = {-1, -1};
   if (::pipe2(result_pipe, O_CLOEXEC) != 0 || ::pipe2(stderr_pipe, O_CLOEXEC) != 0) {
-    run.spawn_failure = ChildFailure{.kind = "spawn", .detail = fmt::format("pipe: {}", std::strerror(errno))};
+    run.spawn_failure =
+        ChildFailure{.kind = "spawn", .detail = fmt::format("pipe: {}", std::strerror(errno))};
     close_fd(result_pipe[0]);
     close_fd(result_pipe[1]);
     return run;
@@ -116,7 +117,8 @@ Running spawn(const ChildRequest& request) {
 
   const pid_t pid = ::fork();
   if (pid < 0) {
-    run.spawn_failure = ChildFailure{.kind = "spawn", .detail = fmt::format("fork: {}", std::strerror(errno))};
+    run.spawn_failure =
+        ChildFailure{.kind = "spawn", .detail = fmt::format("fork: {}", std::strerror(errno))};
     for (int* fd : {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1]}) {
       close_fd(*fd);
     }
@@ -221,7 +223,8 @@ ChildOutcome conclude(Running& run, const ChildRequest& request) {
   if (run.timed_out) {
     failure.kind = "timeout";
     failure.timeout_s = std::chrono::duration<double>(request.timeout).count();
-    failure.detail = fmt::format("did not finish within {:.1f} s and was killed", failure.timeout_s);
+    failure.detail =
+        fmt::format("did not finish within {:.1f} s and was killed", failure.timeout_s);
     outcome.failure = failure;
     return outcome;
   }
@@ -255,8 +258,12 @@ ChildOutcome conclude(Running& run, const ChildRequest& request) {
 
 } // namespace
 
-const std::string& self_executable() { return self_exe_storage(); }
-void set_self_executable(std::string path) { self_exe_storage() = std::move(path); }
+const std::string& self_executable() {
+  return self_exe_storage();
+}
+void set_self_executable(std::string path) {
+  self_exe_storage() = std::move(path);
+}
 
 std::string signal_name(int signal) {
   static const std::map<int, std::string_view> k_names{
@@ -294,8 +301,8 @@ std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {
       } else if (run.term_sent && now >= *run.term_sent + requests[i].kill_grace) {
         ::kill(-run.pid, SIGKILL);
       }
-      wait_until = std::min(wait_until, run.term_sent ? *run.term_sent + requests[i].kill_grace
-                                                      : run.deadline);
+      wait_until = std::min(wait_until,
+                            run.term_sent ? *run.term_sent + requests[i].kill_grace : run.deadline);
       if (run.result_fd >= 0) {
         fds.push_back({run.result_fd, POLLIN, 0});
         owners.emplace_back(i, true);
@@ -316,7 +323,8 @@ std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {
     int timeout_ms = 0;
     if (wait_until > now) {
       timeout_ms = static_cast<int>(std::min<int64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(wait_until - now).count() + 1, 1000));
+          std::chrono::duration_cast<std::chrono::milliseconds>(wait_until - now).count() + 1,
+          1000));
     }
     const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) {

@@ -19,8 +19,8 @@
 namespace gpucheck::platform {
 
 struct ChildRequest {
-  std::string mode;                ///< a registered child mode (child_modes.hpp)
-  std::vector<std::string> args;   ///< passed after the mode
+  std::string mode;              ///< a registered child mode (child_modes.hpp)
+  std::vector<std::string> args; ///< passed after the mode
   /// Environment changes for the child: a value sets, nullopt unsets.
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
   std::chrono::milliseconds timeout{10000};

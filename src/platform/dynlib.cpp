@@ -40,7 +40,8 @@ DynamicLibrary DynamicLibrary::open(std::string_view name) {
   }
   lib.m_load.loaded = true;
   link_map* map = nullptr;
-  if (::dlinfo(lib.m_handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr) {
+  if (::dlinfo(lib.m_handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr &&
+      map->l_name != nullptr) {
     lib.m_load.path = map->l_name;
     lib.m_load.real_path = real_path_of(lib.m_load.path);
   }

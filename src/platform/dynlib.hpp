@@ -37,7 +37,8 @@ public:
 
   /// Typed lookup: `auto fn = lib.function<int (*)(int*)>("cuDriverGetVersion");`
   template <typename Fn> Fn function(const char* name, bool required = true) {
-    return reinterpret_cast<Fn>(symbol(name, required)); // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+    return reinterpret_cast<Fn>(
+        symbol(name, required)); // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
   }
 
   /// The first symbol of `names` that exists (versioned first: "cuMemAlloc_v2", "cuMemAlloc").

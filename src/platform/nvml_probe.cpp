@@ -4,5 +4,7 @@
 #include "platform/probes_child.hpp"
 
 namespace gpucheck::platform {
-nlohmann::json child_probe_nvml(const std::vector<std::string>&) { return nlohmann::json::object(); }
+nlohmann::json child_probe_nvml(const std::vector<std::string>&) {
+  return nlohmann::json::object();
+}
 } // namespace gpucheck::platform

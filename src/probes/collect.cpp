@@ -58,8 +58,10 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   const size_t nvml_child = request("nvml", {});
   const size_t cuda_child = request("cuda", {});
   const size_t cudnn_child = request("cudnn", {});
-  const size_t cudart_child = request("library", {"cudart", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"});
-  const size_t cublas_child = request("library", {"cublas", "libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"});
+  const size_t cudart_child = request("library", {"cudart", "libcudart.so.13", "libcudart.so.12",
+                                                  "libcudart.so.11.0", "libcudart.so"});
+  const size_t cublas_child = request("library", {"cublas", "libcublas.so.13", "libcublas.so.12",
+                                                  "libcublas.so.11", "libcublas.so"});
   const size_t nccl_child = request("library", {"nccl", "libnccl.so.2", "libnccl.so"});
 
   // TODO(probes): start children asynchronously and read local facts meanwhile.

@@ -2,5 +2,7 @@
 #include "probes/collect.hpp"
 
 namespace gpucheck::probes {
-EnvironmentInfo probe_environment(const Sysroot&, const Environment&) { return {}; }
+EnvironmentInfo probe_environment(const Sysroot&, const Environment&) {
+  return {};
+}
 } // namespace gpucheck::probes

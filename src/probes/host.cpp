@@ -2,5 +2,7 @@
 #include "probes/collect.hpp"
 
 namespace gpucheck::probes {
-HostInfo probe_host(const Sysroot&) { return {}; }
+HostInfo probe_host(const Sysroot&) {
+  return {};
+}
 } // namespace gpucheck::probes

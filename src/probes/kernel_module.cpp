@@ -2,5 +2,7 @@
 #include "probes/collect.hpp"
 
 namespace gpucheck::probes {
-KernelModuleInfo probe_kernel_module(const Sysroot&) { return {}; }
+KernelModuleInfo probe_kernel_module(const Sysroot&) {
+  return {};
+}
 } // namespace gpucheck::probes

@@ -2,5 +2,7 @@
 #include "probes/collect.hpp"
 
 namespace gpucheck::probes {
-std::vector<LibraryFamily> discover_libraries(const Sysroot&, const Environment&) { return {}; }
+std::vector<LibraryFamily> discover_libraries(const Sysroot&, const Environment&) {
+  return {};
+}
 } // namespace gpucheck::probes

@@ -2,5 +2,7 @@
 #include "probes/collect.hpp"
 
 namespace gpucheck::probes {
-ToolkitInfo probe_toolkit(const Sysroot&, const Environment&) { return {}; }
+ToolkitInfo probe_toolkit(const Sysroot&, const Environment&) {
+  return {};
+}
 } // namespace gpucheck::probes

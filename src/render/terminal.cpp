@@ -2,7 +2,8 @@
 
 namespace gpucheck::render {
 
-bool decide_color(ColorChoice choice, bool stdout_is_tty, const std::optional<std::string>& no_color,
+bool decide_color(ColorChoice choice, bool stdout_is_tty,
+                  const std::optional<std::string>& no_color,
                   const std::optional<std::string>& clicolor_force,
                   const std::optional<std::string>& term) {
   if (choice == ColorChoice::always) {

@@ -10,7 +10,9 @@ enum class ColorChoice { automatic, always, never };
 
 /// The colour decision: --color=always/never wins; else NO_COLOR (any value) disables,
 /// CLICOLOR_FORCE (non-empty, not "0") enables, else colour iff stdout is a TTY and TERM != dumb.
-bool decide_color(ColorChoice choice, bool stdout_is_tty, const std::optional<std::string>& no_color,
-                  const std::optional<std::string>& clicolor_force, const std::optional<std::string>& term);
+bool decide_color(ColorChoice choice, bool stdout_is_tty,
+                  const std::optional<std::string>& no_color,
+                  const std::optional<std::string>& clicolor_force,
+                  const std::optional<std::string>& term);
 
 } // namespace gpucheck::render

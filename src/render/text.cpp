@@ -85,7 +85,8 @@ std::string render_text(const Report& report, const TextStyle& style) {
       line += fmt::format(", sm_{}{}", *gpu.cc_major, gpu.cc_minor.value_or(0));
     }
     if (gpu.memory_total_bytes) {
-      line += fmt::format(", {:.0f} GiB", static_cast<double>(*gpu.memory_total_bytes) / (1u << 30));
+      line +=
+          fmt::format(", {:.0f} GiB", static_cast<double>(*gpu.memory_total_bytes) / (1u << 30));
     }
     out += line + "\n";
   }
@@ -100,8 +101,9 @@ std::string render_text(const Report& report, const TextStyle& style) {
       out += wrap(result.summary, width, "      ");
     }
     for (const Finding& finding : result.findings) {
-      out += wrap(fmt::format("{} ({}): {}", finding.code, to_string(finding.severity), finding.message),
-                  width, "      - ");
+      out += wrap(
+          fmt::format("{} ({}): {}", finding.code, to_string(finding.severity), finding.message),
+          width, "      - ");
       if (!finding.remedy.empty()) {
         out += wrap(fmt::format("fix: {}", finding.remedy), width, "        ");
       }

@@ -22,11 +22,11 @@ struct Metric {
 };
 
 struct CheckResult {
-  std::string check_id;          ///< registry id, e.g. "gpu.ecc"
-  std::string title;             ///< short human title
+  std::string check_id; ///< registry id, e.g. "gpu.ecc"
+  std::string title;    ///< short human title
   Status status = Status::skip;
-  std::string summary;           ///< one line: what was seen, or why skipped / errored
-  std::optional<int> gpu_index;  ///< for per-GPU results
+  std::string summary;          ///< one line: what was seen, or why skipped / errored
+  std::optional<int> gpu_index; ///< for per-GPU results
   std::vector<Finding> findings;
   std::vector<Metric> metrics;
   std::chrono::milliseconds duration{0};

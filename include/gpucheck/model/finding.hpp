@@ -9,10 +9,10 @@
 namespace gpucheck {
 
 struct Finding {
-  std::string code;     ///< stable code from the catalogue, e.g. "cuda.init_failed"
+  std::string code; ///< stable code from the catalogue, e.g. "cuda.init_failed"
   Severity severity = Severity::info;
-  std::string message;  ///< cause, filled from facts
-  std::string remedy;   ///< what to install or change, with versions; may be empty for info
+  std::string message;          ///< cause, filled from facts
+  std::string remedy;           ///< what to install or change, with versions; may be empty for info
   std::optional<int> gpu_index; ///< NVML index of the GPU concerned, when one is
 
   bool operator==(const Finding&) const = default;

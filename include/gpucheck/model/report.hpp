@@ -13,11 +13,11 @@ struct ReportContext {
   static constexpr int k_schema_version = 1;
 
   int schema_version = k_schema_version;
-  std::string tool_version;     ///< gpucheck version, "0.1.0"
-  std::string generated_at;     ///< ISO 8601 UTC (injected clock)
-  std::string mode;             ///< "quick", "standard", "replay"
-  std::string matrix_version;   ///< compatibility data version in use, "" if none
-  std::vector<std::string> argv;///< the command line (argv[1..])
+  std::string tool_version;      ///< gpucheck version, "0.1.0"
+  std::string generated_at;      ///< ISO 8601 UTC (injected clock)
+  std::string mode;              ///< "quick", "standard", "replay"
+  std::string matrix_version;    ///< compatibility data version in use, "" if none
+  std::vector<std::string> argv; ///< the command line (argv[1..])
 
   bool operator==(const ReportContext&) const = default;
 };

@@ -15,26 +15,26 @@ namespace gpucheck {
 
 /// How an isolated child process ended when it did not deliver a result.
 struct ChildFailure {
-  std::string kind;       ///< "timeout", "signal", "exit", "bad_output", "spawn"
-  int signal = 0;         ///< signal number for kind == "signal"
-  std::string signal_name;///< e.g. "SIGABRT"
-  int exit_code = 0;      ///< for kind == "exit"
-  double timeout_s = 0.0; ///< for kind == "timeout"
-  std::string detail;     ///< one line for the report
-  std::string stderr_tail;///< last lines the child wrote to stderr
+  std::string kind;        ///< "timeout", "signal", "exit", "bad_output", "spawn"
+  int signal = 0;          ///< signal number for kind == "signal"
+  std::string signal_name; ///< e.g. "SIGABRT"
+  int exit_code = 0;       ///< for kind == "exit"
+  double timeout_s = 0.0;  ///< for kind == "timeout"
+  std::string detail;      ///< one line for the report
+  std::string stderr_tail; ///< last lines the child wrote to stderr
 
   bool operator==(const ChildFailure&) const = default;
 };
 
 /// Outcome of dlopen of one library by one name, as seen by the platform layer.
 struct LibraryLoad {
-  std::string name;              ///< the name asked for, e.g. "libcudnn.so.9"
+  std::string name; ///< the name asked for, e.g. "libcudnn.so.9"
   bool loaded = false;
-  std::string error;             ///< dlerror() text when not loaded
-  std::string path;              ///< link-map name (dlinfo RTLD_DI_LINKMAP)
-  std::string real_path;         ///< realpath() of path
-  std::string version;           ///< what the library reports about itself, "13.0.88", "9.19.0"
-  std::optional<int64_t> version_raw; ///< the raw integer the library returned, e.g. 91900
+  std::string error;     ///< dlerror() text when not loaded
+  std::string path;      ///< link-map name (dlinfo RTLD_DI_LINKMAP)
+  std::string real_path; ///< realpath() of path
+  std::string version;   ///< what the library reports about itself, "13.0.88", "9.19.0"
+  std::optional<int64_t> version_raw;       ///< the raw integer the library returned, e.g. 91900
   std::vector<std::string> missing_symbols; ///< symbols we looked for and did not find
 
   bool operator==(const LibraryLoad&) const = default;
@@ -42,9 +42,9 @@ struct LibraryLoad {
 
 /// A /dev/nvidia* node.
 struct DeviceNode {
-  std::string path;        ///< "/dev/nvidiactl"
+  std::string path; ///< "/dev/nvidiactl"
   bool exists = false;
-  bool readable = false;   ///< for this user
+  bool readable = false; ///< for this user
   bool writable = false;
   std::optional<uint32_t> mode; ///< st_mode & 07777
 
@@ -53,10 +53,10 @@ struct DeviceNode {
 
 /// A PCI function with the NVIDIA vendor id, from sysfs.
 struct PciDevice {
-  std::string bdf;              ///< "0000:3b:00.0"
-  std::string device_id;        ///< "0x2335"
-  std::string class_code;       ///< "0x030200"
-  std::string driver;           ///< bound driver: "nvidia", "nouveau", "vfio-pci", "" for none
+  std::string bdf;        ///< "0000:3b:00.0"
+  std::string device_id;  ///< "0x2335"
+  std::string class_code; ///< "0x030200"
+  std::string driver;     ///< bound driver: "nvidia", "nouveau", "vfio-pci", "" for none
   std::optional<std::string> current_link_speed; ///< sysfs text, e.g. "32.0 GT/s PCIe"
   std::optional<int> current_link_width;
   std::optional<std::string> max_link_speed;
@@ -67,13 +67,13 @@ struct PciDevice {
 };
 
 struct KernelModuleInfo {
-  bool proc_version_present = false;   ///< /proc/driver/nvidia/version exists
-  std::optional<std::string> version;  ///< "580.159.04"
-  std::optional<std::string> flavor;   ///< "open" or "proprietary"
-  std::string version_text;            ///< first line of /proc/driver/nvidia/version
-  bool nvidia_loaded = false;          ///< /sys/module/nvidia present
-  bool uvm_loaded = false;             ///< /sys/module/nvidia_uvm present
-  bool nouveau_loaded = false;         ///< /sys/module/nouveau present
+  bool proc_version_present = false;  ///< /proc/driver/nvidia/version exists
+  std::optional<std::string> version; ///< "580.159.04"
+  std::optional<std::string> flavor;  ///< "open" or "proprietary"
+  std::string version_text;           ///< first line of /proc/driver/nvidia/version
+  bool nvidia_loaded = false;         ///< /sys/module/nvidia present
+  bool uvm_loaded = false;            ///< /sys/module/nvidia_uvm present
+  bool nouveau_loaded = false;        ///< /sys/module/nouveau present
   std::vector<DeviceNode> device_nodes;
   std::vector<PciDevice> pci_devices;
 
@@ -83,14 +83,14 @@ struct KernelModuleInfo {
 /// NVML system-level facts (gathered in a child).
 struct NvmlInfo {
   LibraryLoad library;
-  std::optional<int> init_result;          ///< nvmlReturn_t of nvmlInit_v2
-  std::string init_result_name;            ///< "SUCCESS", "LIB_RM_VERSION_MISMATCH", ...
-  std::optional<std::string> driver_version;  ///< nvmlSystemGetDriverVersion
-  std::optional<int> cuda_driver_version;     ///< nvmlSystemGetCudaDriverVersion_v2 (from libcuda)
+  std::optional<int> init_result;            ///< nvmlReturn_t of nvmlInit_v2
+  std::string init_result_name;              ///< "SUCCESS", "LIB_RM_VERSION_MISMATCH", ...
+  std::optional<std::string> driver_version; ///< nvmlSystemGetDriverVersion
+  std::optional<int> cuda_driver_version;    ///< nvmlSystemGetCudaDriverVersion_v2 (from libcuda)
   std::optional<int> cuda_driver_version_kernel; ///< nvmlSystemGetCudaDriverVersion
   std::optional<std::string> nvml_version;
   std::optional<int> device_count;
-  std::optional<ChildFailure> failure;     ///< the child crashed or hung
+  std::optional<ChildFailure> failure; ///< the child crashed or hung
 
   bool operator==(const NvmlInfo&) const = default;
 };
@@ -99,8 +99,8 @@ struct NvmlInfo {
 struct CudaDevice {
   int ordinal = 0;
   std::string name;
-  std::string uuid;        ///< "GPU-xxxxxxxx-..."
-  std::string pci_bus_id;  ///< "0000:3B:00.0"
+  std::string uuid;       ///< "GPU-xxxxxxxx-..."
+  std::string pci_bus_id; ///< "0000:3B:00.0"
   int cc_major = 0;
   int cc_minor = 0;
   int sm_count = 0;
@@ -112,10 +112,10 @@ struct CudaDevice {
 /// Driver API facts (gathered in a child: cuInit never runs in the parent).
 struct CudaDriverInfo {
   LibraryLoad library;
-  std::optional<int> driver_version;      ///< cuDriverGetVersion, e.g. 13000
-  std::optional<int> init_result;         ///< CUresult of cuInit(0)
-  std::string init_result_name;           ///< "CUDA_SUCCESS", "CUDA_ERROR_NO_DEVICE", ...
-  std::string init_result_text;           ///< plain words for the code
+  std::optional<int> driver_version; ///< cuDriverGetVersion, e.g. 13000
+  std::optional<int> init_result;    ///< CUresult of cuInit(0)
+  std::string init_result_name;      ///< "CUDA_SUCCESS", "CUDA_ERROR_NO_DEVICE", ...
+  std::string init_result_text;      ///< plain words for the code
   std::optional<int> device_count;
   std::vector<CudaDevice> devices;
   std::optional<ChildFailure> failure;
@@ -133,12 +133,12 @@ struct GpuProcess {
 
 /// One physical GPU, merged from NVML and the driver API (matched by PCI bus id / UUID).
 struct GpuInfo {
-  int index = 0;                          ///< NVML index (all GPUs, not only visible ones)
-  std::optional<int> cuda_ordinal;        ///< ordinal under CUDA_VISIBLE_DEVICES, if visible
+  int index = 0;                   ///< NVML index (all GPUs, not only visible ones)
+  std::optional<int> cuda_ordinal; ///< ordinal under CUDA_VISIBLE_DEVICES, if visible
   std::string name;
   std::string uuid;
   std::string serial;
-  std::string pci_bus_id;                 ///< "0000:3B:00.0"
+  std::string pci_bus_id;                   ///< "0000:3B:00.0"
   std::optional<std::string> pci_device_id; ///< "0x233510DE"
   std::optional<int> cc_major;
   std::optional<int> cc_minor;
@@ -151,10 +151,11 @@ struct GpuInfo {
   std::optional<int> pcie_width_current;
   std::optional<int> pcie_width_max;
   std::optional<bool> persistence_mode;
-  std::optional<std::string> compute_mode; ///< "default", "exclusive_thread", "prohibited", "exclusive_process"
+  std::optional<std::string>
+      compute_mode; ///< "default", "exclusive_thread", "prohibited", "exclusive_process"
   std::optional<bool> mig_enabled;
   std::optional<bool> mig_pending;
-  std::optional<int> mig_instance_count;  ///< MIG devices that exist under this GPU
+  std::optional<int> mig_instance_count; ///< MIG devices that exist under this GPU
   std::optional<bool> ecc_enabled;
   std::optional<uint64_t> ecc_uncorrected_volatile;
   std::optional<uint64_t> ecc_corrected_volatile;
@@ -180,19 +181,19 @@ struct GpuInfo {
 
 /// A copy of a library file found on disk.
 struct LibraryCopy {
-  std::string path;        ///< where it was found (may be a symlink)
+  std::string path; ///< where it was found (may be a symlink)
   std::string real_path;
-  std::string origin;      ///< "LD_LIBRARY_PATH", "ldconfig", "cuda_toolkit", "conda", "pip", "system"
-  std::string version;     ///< from the real file name, e.g. "9.19.0"; empty if unknown
-  bool selected = false;   ///< the copy the dynamic loader picks for the bare name
-  bool shadowed = false;   ///< another copy with the same SONAME wins over this one
+  std::string origin;  ///< "LD_LIBRARY_PATH", "ldconfig", "cuda_toolkit", "conda", "pip", "system"
+  std::string version; ///< from the real file name, e.g. "9.19.0"; empty if unknown
+  bool selected = false; ///< the copy the dynamic loader picks for the bare name
+  bool shadowed = false; ///< another copy with the same SONAME wins over this one
 
   bool operator==(const LibraryCopy&) const = default;
 };
 
 /// A cuDNN sub-library as the cuDNN child saw it.
 struct CudnnSublibrary {
-  std::string name;        ///< "libcudnn_graph.so.9"
+  std::string name; ///< "libcudnn_graph.so.9"
   bool loaded = false;
   std::string path;
   std::string error;
@@ -203,8 +204,8 @@ struct CudnnSublibrary {
 
 /// cuDNN-specific facts reported by the loaded library (gathered in a child).
 struct CudnnDetails {
-  std::optional<int64_t> cudart_version;      ///< cudnnGetCudartVersion, e.g. 13010
-  std::optional<int64_t> max_device_version;  ///< cudnnGetMaxDeviceVersion, e.g. 1210
+  std::optional<int64_t> cudart_version;     ///< cudnnGetCudartVersion, e.g. 13010
+  std::optional<int64_t> max_device_version; ///< cudnnGetMaxDeviceVersion, e.g. 1210
   std::vector<CudnnSublibrary> sublibraries;
 
   bool operator==(const CudnnDetails&) const = default;
@@ -212,8 +213,8 @@ struct CudnnDetails {
 
 /// One library family ("cudart", "cudnn", "cublas", "nccl"): what loads, and every copy on disk.
 struct LibraryFamily {
-  std::string family;            ///< "cudart", "cudnn", "cublas", "nccl"
-  LibraryLoad load;              ///< what dlopen of the bare name gives (in a child)
+  std::string family; ///< "cudart", "cudnn", "cublas", "nccl"
+  LibraryLoad load;   ///< what dlopen of the bare name gives (in a child)
   std::vector<LibraryCopy> copies;
   std::optional<CudnnDetails> cudnn; ///< only for family == "cudnn"
   std::optional<ChildFailure> failure;
@@ -222,24 +223,25 @@ struct LibraryFamily {
 };
 
 struct ToolkitInstall {
-  std::string path;        ///< "/usr/local/cuda-13.0"
-  std::string version;     ///< from version.json / version.txt, "13.0.88"
+  std::string path;    ///< "/usr/local/cuda-13.0"
+  std::string version; ///< from version.json / version.txt, "13.0.88"
 
   bool operator==(const ToolkitInstall&) const = default;
 };
 
 struct ToolkitInfo {
   std::optional<std::string> nvcc_path;
-  std::optional<std::string> nvcc_version;  ///< "13.0.88"
-  std::optional<std::string> cuda_home;     ///< $CUDA_HOME
-  std::optional<std::string> cuda_path;     ///< $CUDA_PATH
+  std::optional<std::string> nvcc_version; ///< "13.0.88"
+  std::optional<std::string> cuda_home;    ///< $CUDA_HOME
+  std::optional<std::string> cuda_path;    ///< $CUDA_PATH
   std::vector<ToolkitInstall> installs;
 
   bool operator==(const ToolkitInfo&) const = default;
 };
 
 struct ContainerInfo {
-  std::string kind = "none";  ///< "none", "docker", "podman", "kubernetes", "containerd", "lxc", "other"
+  std::string kind =
+      "none"; ///< "none", "docker", "podman", "kubernetes", "containerd", "lxc", "other"
   std::vector<std::string> evidence;
 
   bool operator==(const ContainerInfo&) const = default;
@@ -256,10 +258,10 @@ struct EnvironmentInfo {
 
 struct HostInfo {
   std::string hostname;
-  std::string os;           ///< PRETTY_NAME from os-release
-  std::string kernel;       ///< uname -r
-  std::string arch;         ///< uname -m
-  std::string glibc;        ///< "2.36"
+  std::string os;     ///< PRETTY_NAME from os-release
+  std::string kernel; ///< uname -r
+  std::string arch;   ///< uname -m
+  std::string glibc;  ///< "2.36"
   std::string cpu_model;
   int cpu_count = 0;
   std::optional<uint64_t> memory_total_bytes;
@@ -269,7 +271,7 @@ struct HostInfo {
 
 /// A probe that could not do its work (not a finding about the system: a gap in the facts).
 struct ProbeIssue {
-  std::string probe;   ///< "nvml", "cuda", "libraries", ...
+  std::string probe; ///< "nvml", "cuda", "libraries", ...
   std::string message;
 
   bool operator==(const ProbeIssue&) const = default;
@@ -279,7 +281,7 @@ struct SystemSnapshot {
   static constexpr int k_format_version = 1;
 
   int format_version = k_format_version;
-  std::string collected_at;     ///< ISO 8601 UTC
+  std::string collected_at; ///< ISO 8601 UTC
   HostInfo host;
   EnvironmentInfo environment;
   KernelModuleInfo kernel_module;

@@ -6,7 +6,8 @@
 
 namespace gpucheck {
 
-/// Outcome of one check. skip and error are distinct from pass: a check that did no work never passes.
+/// Outcome of one check. skip and error are distinct from pass: a check that did no work never
+/// passes.
 enum class Status { pass, warn, fail, skip, error };
 
 /// Weight of one finding. info never changes a status; warn and fail lower it.

@@ -1,33 +1,39 @@
 #include "gpucheck/finding_catalog.hpp"
 
 #include <algorithm>
-#include <array>
+#include <vector>
+
+#include "core/finding_tables.hpp"
 
 namespace gpucheck {
 
 namespace {
 
-// Sorted by code (a unit test enforces it). Message and remedy share positional arguments.
-constexpr FindingSpec k_catalog[] = {
-    {"driver.missing", Severity::fail, "NVIDIA driver not installed",
-     "No NVIDIA kernel module is loaded and no driver library could be found.",
-     "no NVIDIA driver: /proc/driver/nvidia/version is absent and libcuda.so.1 cannot be loaded",
-     "install the NVIDIA driver for this GPU (e.g. apt install nvidia-driver-580 or the .run "
-     "installer from nvidia.com), then reboot"},
-};
+/// All domain tables joined and sorted by code once (a unit test proves codes are unique and
+/// every template formats).
+const std::vector<FindingSpec>& joined() {
+  static const std::vector<FindingSpec> k_all = [] {
+    std::vector<FindingSpec> all;
+    for (std::span<const FindingSpec> table : finding_tables()) {
+      all.insert(all.end(), table.begin(), table.end());
+    }
+    std::sort(all.begin(), all.end(),
+              [](const FindingSpec& a, const FindingSpec& b) { return a.code < b.code; });
+    return all;
+  }();
+  return k_all;
+}
 
 } // namespace
 
-std::span<const FindingSpec> finding_catalog() {
-  return k_catalog;
-}
+std::span<const FindingSpec> finding_catalog() { return joined(); }
 
 const FindingSpec* find_finding_spec(std::string_view code) {
-  const auto* it =
-      std::lower_bound(std::begin(k_catalog), std::end(k_catalog), code,
-                       [](const FindingSpec& spec, std::string_view c) { return spec.code < c; });
-  if (it != std::end(k_catalog) && it->code == code) {
-    return it;
+  const std::vector<FindingSpec>& all = joined();
+  const auto it = std::lower_bound(all.begin(), all.end(), code,
+                                   [](const FindingSpec& spec, std::string_view c) { return spec.code < c; });
+  if (it != all.end() && it->code == code) {
+    return &*it;
   }
   return nullptr;
 }

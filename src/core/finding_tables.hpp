@@ -1,0 +1,23 @@
+#pragma once
+/// The catalogue is one lookup over a few domain tables, each in its own file:
+///   src/core/findings_system.cpp   driver, CUDA init, environment, libraries, GPU health
+///   src/compat/findings_compat.cpp compatibility-matrix verdicts
+///   src/checks/findings_gpu.cpp    active GPU checks (kernels, bandwidth, cuDNN)
+/// Codes are unique across all tables (tests/unit/finding_catalog_test.cpp).
+
+#include <span>
+#include <vector>
+
+#include "gpucheck/finding_catalog.hpp"
+
+namespace gpucheck {
+
+std::span<const FindingSpec> findings_system();
+std::span<const FindingSpec> findings_compat();
+std::span<const FindingSpec> findings_gpu();
+
+inline std::vector<std::span<const FindingSpec>> finding_tables() {
+  return {findings_system(), findings_compat(), findings_gpu()};
+}
+
+} // namespace gpucheck

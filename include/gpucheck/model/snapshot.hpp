@@ -187,6 +187,10 @@ struct LibraryCopy {
   std::string version; ///< from the real file name, e.g. "9.19.0"; empty if unknown
   bool selected = false; ///< the copy the dynamic loader picks for the bare name
   bool shadowed = false; ///< another copy with the same SONAME wins over this one
+  /// What this copy reports when probed on its own in a child (cuDNN: cudnnGetVersion).
+  std::optional<std::string> reported_version;
+  /// CUDA runtime this copy was built for (cuDNN: cudnnGetCudartVersion, e.g. 13010).
+  std::optional<int64_t> cudart_version;
 
   bool operator==(const LibraryCopy&) const = default;
 };

@@ -34,6 +34,8 @@ std::string& self_exe_storage() {
 
 using Clock = std::chrono::steady_clock;
 
+} // namespace
+
 struct Running {
   pid_t pid = -1;
   int result_fd = -1;
@@ -48,6 +50,8 @@ struct Running {
   int wait_status = 0;
   std::optional<ChildFailure> spawn_failure;
 };
+
+namespace {
 
 void close_fd(int& fd) {
   if (fd >= 0) {
@@ -274,20 +278,35 @@ std::string signal_name(int signal) {
   return it != k_names.end() ? std::string(it->second) : fmt::format("signal {}", signal);
 }
 
-std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {
-  std::vector<Running> runs;
-  runs.reserve(requests.size());
-  for (const ChildRequest& request : requests) {
-    runs.push_back(spawn(request));
-  }
+ChildGroup::ChildGroup() = default;
 
+ChildGroup::~ChildGroup() {
+  // A group dropped without wait_all() must not leave children behind.
+  for (auto& run : m_runs) {
+    if (run->pid > 0 && !run->reaped) {
+      ::kill(-run->pid, SIGKILL);
+      ::waitpid(run->pid, nullptr, 0);
+    }
+    close_fd(run->result_fd);
+    close_fd(run->stderr_fd);
+  }
+}
+
+size_t ChildGroup::start(ChildRequest request) {
+  m_runs.push_back(std::make_unique<Running>(spawn(request)));
+  m_requests.push_back(std::move(request));
+  return m_runs.size() - 1;
+}
+
+std::vector<ChildOutcome> ChildGroup::wait_all() {
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<std::pair<size_t, bool>> owners; // run index, is_result
     auto wait_until = Clock::time_point::max();
     bool all_done = true;
-    for (size_t i = 0; i < runs.size(); ++i) {
-      Running& run = runs[i];
+    for (size_t i = 0; i < m_runs.size(); ++i) {
+      Running& run = *m_runs[i];
+      const ChildRequest& request = m_requests[i];
       try_reap(run);
       if (finished(run)) {
         continue;
@@ -298,11 +317,11 @@ std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {
         run.timed_out = true;
         ::kill(-run.pid, SIGTERM);
         run.term_sent = now;
-      } else if (run.term_sent && now >= *run.term_sent + requests[i].kill_grace) {
+      } else if (run.term_sent && now >= *run.term_sent + request.kill_grace) {
         ::kill(-run.pid, SIGKILL);
       }
-      wait_until = std::min(wait_until,
-                            run.term_sent ? *run.term_sent + requests[i].kill_grace : run.deadline);
+      wait_until =
+          std::min(wait_until, run.term_sent ? *run.term_sent + request.kill_grace : run.deadline);
       if (run.result_fd >= 0) {
         fds.push_back({run.result_fd, POLLIN, 0});
         owners.emplace_back(i, true);
@@ -334,7 +353,7 @@ std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {
       if (fds[k].revents == 0) {
         continue;
       }
-      Running& run = runs[owners[k].first];
+      Running& run = *m_runs[owners[k].first];
       if (owners[k].second) {
         drain(run.result_fd, run.result, 0);
       } else {
@@ -344,11 +363,19 @@ std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {
   }
 
   std::vector<ChildOutcome> outcomes;
-  outcomes.reserve(runs.size());
-  for (size_t i = 0; i < runs.size(); ++i) {
-    outcomes.push_back(conclude(runs[i], requests[i]));
+  outcomes.reserve(m_runs.size());
+  for (size_t i = 0; i < m_runs.size(); ++i) {
+    outcomes.push_back(conclude(*m_runs[i], m_requests[i]));
   }
   return outcomes;
+}
+
+std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {
+  ChildGroup group;
+  for (const ChildRequest& request : requests) {
+    group.start(request);
+  }
+  return group.wait_all();
 }
 
 ChildOutcome run_child(const ChildRequest& request) {

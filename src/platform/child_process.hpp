@@ -36,6 +36,27 @@ struct ChildOutcome {
   [[nodiscard]] bool ok() const { return payload != nullptr; }
 };
 
+struct Running;
+
+/// Children started one by one and waited for together: the parent can do its own work (read
+/// /proc, /sys) while they run. Each child has its own deadline, counted from its start.
+class ChildGroup {
+public:
+  ChildGroup();
+  ~ChildGroup();
+  ChildGroup(const ChildGroup&) = delete;
+  ChildGroup& operator=(const ChildGroup&) = delete;
+
+  /// Start a child now; returns its index for wait_all()'s result.
+  size_t start(ChildRequest request);
+  /// Wait for every started child (killing those past their deadline); outcomes in start order.
+  std::vector<ChildOutcome> wait_all();
+
+private:
+  std::vector<ChildRequest> m_requests;
+  std::vector<std::unique_ptr<Running>> m_runs;
+};
+
 /// Run one child and wait for it (or its deadline).
 ChildOutcome run_child(const ChildRequest& request);
 

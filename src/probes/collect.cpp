@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ctime>
+#include <set>
 
 #include "gpucheck/model/json.hpp"
 #include "platform/child_process.hpp"
@@ -21,7 +22,7 @@ std::string utc_now() {
   return buffer;
 }
 
-/// Decode a child's payload into T, or record why not.
+/// Decode a child's payload (or one key of it) into T; a malformed payload becomes a ProbeIssue.
 template <typename T>
 bool decode(const platform::ChildOutcome& outcome, const char* probe, const char* key, T& into,
             std::vector<ProbeIssue>& issues) {
@@ -38,6 +39,31 @@ bool decode(const platform::ChildOutcome& outcome, const char* probe, const char
   }
 }
 
+LibraryFamily& family_of(std::vector<LibraryFamily>& families, const std::string& name) {
+  for (LibraryFamily& family : families) {
+    if (family.family == name) {
+      return family;
+    }
+  }
+  families.push_back(LibraryFamily{.family = name});
+  return families.back();
+}
+
+/// What each library family's child loads by bare name, newest SONAME first.
+struct LibraryProbe {
+  const char* family;
+  std::vector<std::string> names;
+};
+
+const std::vector<LibraryProbe>& library_probes() {
+  static const std::vector<LibraryProbe> k_probes{
+      {"cudart", {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"}},
+      {"cublas", {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}},
+      {"nccl", {"libnccl.so.2", "libnccl.so"}},
+  };
+  return k_probes;
+}
+
 } // namespace
 
 SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& env) {
@@ -45,71 +71,96 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   SystemSnapshot snapshot;
   snapshot.collected_at = utc_now();
 
-  // Children first, so they run while the parent reads local facts.
-  std::vector<platform::ChildRequest> requests;
-  auto request = [&](std::string mode, std::vector<std::string> args) {
-    platform::ChildRequest r;
-    r.mode = std::move(mode);
-    r.args = std::move(args);
-    r.timeout = options.child_timeout;
-    requests.push_back(std::move(r));
-    return requests.size() - 1;
+  // Children start first and run while the parent reads local facts.
+  platform::ChildGroup children;
+  auto start = [&](std::string mode, std::vector<std::string> args) {
+    platform::ChildRequest request;
+    request.mode = std::move(mode);
+    request.args = std::move(args);
+    request.timeout = options.child_timeout;
+    return children.start(std::move(request));
   };
-  const size_t nvml_child = request("nvml", {});
-  const size_t cuda_child = request("cuda", {});
-  const size_t cudnn_child = request("cudnn", {});
-  const size_t cudart_child = request("library", {"cudart", "libcudart.so.13", "libcudart.so.12",
-                                                  "libcudart.so.11.0", "libcudart.so"});
-  const size_t cublas_child = request("library", {"cublas", "libcublas.so.13", "libcublas.so.12",
-                                                  "libcublas.so.11", "libcublas.so"});
-  const size_t nccl_child = request("library", {"nccl", "libnccl.so.2", "libnccl.so"});
+  const size_t nvml_child = start("nvml", {});
+  const size_t cuda_child = start("cuda", {});
+  const size_t cudnn_child = start("cudnn", {});
+  std::vector<size_t> library_children;
+  for (const LibraryProbe& probe : library_probes()) {
+    std::vector<std::string> args{probe.family};
+    args.insert(args.end(), probe.names.begin(), probe.names.end());
+    library_children.push_back(start("library", std::move(args)));
+  }
 
-  // TODO(probes): start children asynchronously and read local facts meanwhile.
-  const std::vector<platform::ChildOutcome> outcomes = platform::run_children(requests);
+  snapshot.libraries = discover_libraries(root, env);
+  // Several cuDNN copies: probe each on its own (one child per copy: copies cannot share a
+  // process, they have one SONAME) to learn its version and the CUDA it was built for.
+  std::vector<std::pair<size_t, std::string>> cudnn_copy_children;
+  if (const LibraryFamily* cudnn = snapshot.library("cudnn"); cudnn != nullptr) {
+    std::set<std::string> real_paths;
+    for (const LibraryCopy& copy : cudnn->copies) {
+      real_paths.insert(copy.real_path);
+    }
+    if (real_paths.size() > 1) {
+      for (const std::string& path : real_paths) {
+        cudnn_copy_children.emplace_back(start("cudnn", {path}), path);
+      }
+    }
+  }
 
   snapshot.host = probe_host(root);
   snapshot.environment = probe_environment(root, env);
   snapshot.kernel_module = probe_kernel_module(root);
   snapshot.toolkit = probe_toolkit(root, env);
-  snapshot.libraries = discover_libraries(root, env);
+
+  const std::vector<platform::ChildOutcome> outcomes = children.wait_all();
+  std::vector<ProbeIssue>& issues = snapshot.probe_issues;
 
   std::vector<GpuInfo> nvml_gpus;
-  if (decode(outcomes[nvml_child], "nvml", "nvml", snapshot.nvml, snapshot.probe_issues)) {
-    decode(outcomes[nvml_child], "nvml", "gpus", nvml_gpus, snapshot.probe_issues);
-  } else if (outcomes[nvml_child].failure) {
+  if (decode(outcomes[nvml_child], "nvml", "nvml", snapshot.nvml, issues)) {
+    decode(outcomes[nvml_child], "nvml", "gpus", nvml_gpus, issues);
+  } else {
     snapshot.nvml.failure = outcomes[nvml_child].failure;
   }
-  if (!decode(outcomes[cuda_child], "cuda", nullptr, snapshot.cuda, snapshot.probe_issues) &&
-      outcomes[cuda_child].failure) {
+  if (!decode(outcomes[cuda_child], "cuda", nullptr, snapshot.cuda, issues)) {
     snapshot.cuda.failure = outcomes[cuda_child].failure;
   }
   snapshot.gpus = merge_gpus(std::move(nvml_gpus), snapshot.cuda);
+  family_of(snapshot.libraries, "cuda").load = snapshot.cuda.library;
+  family_of(snapshot.libraries, "nvml").load = snapshot.nvml.library;
 
-  auto family_of = [&](const std::string& name) -> LibraryFamily& {
-    for (LibraryFamily& family : snapshot.libraries) {
-      if (family.family == name) {
-        return family;
-      }
-    }
-    snapshot.libraries.push_back(LibraryFamily{.family = name});
-    return snapshot.libraries.back();
-  };
-  for (const auto& [name, index] : {std::pair<std::string, size_t>{"cudart", cudart_child},
-                                    {"cublas", cublas_child},
-                                    {"nccl", nccl_child}}) {
-    LibraryFamily& family = family_of(name);
-    if (!decode(outcomes[index], name.c_str(), nullptr, family.load, snapshot.probe_issues)) {
-      family.failure = outcomes[index].failure;
+  for (size_t i = 0; i < library_probes().size(); ++i) {
+    const char* name = library_probes()[i].family;
+    LibraryFamily& family = family_of(snapshot.libraries, name);
+    if (!decode(outcomes[library_children[i]], name, nullptr, family.load, issues)) {
+      family.failure = outcomes[library_children[i]].failure;
     }
   }
-  LibraryFamily& cudnn = family_of("cudnn");
-  if (decode(outcomes[cudnn_child], "cudnn", "load", cudnn.load, snapshot.probe_issues)) {
+
+  LibraryFamily& cudnn = family_of(snapshot.libraries, "cudnn");
+  if (decode(outcomes[cudnn_child], "cudnn", "load", cudnn.load, issues)) {
     CudnnDetails details;
-    if (decode(outcomes[cudnn_child], "cudnn", "cudnn", details, snapshot.probe_issues)) {
-      cudnn.cudnn = details;
+    if (decode(outcomes[cudnn_child], "cudnn", "cudnn", details, issues)) {
+      cudnn.cudnn = std::move(details);
     }
   } else {
     cudnn.failure = outcomes[cudnn_child].failure;
+  }
+  for (const auto& [index, path] : cudnn_copy_children) {
+    LibraryLoad load;
+    CudnnDetails details;
+    const bool ok = decode(outcomes[index], "cudnn", "load", load, issues) &&
+                    decode(outcomes[index], "cudnn", "cudnn", details, issues);
+    for (LibraryCopy& copy : cudnn.copies) {
+      if (copy.real_path != path) {
+        continue;
+      }
+      if (ok && load.loaded) {
+        copy.reported_version = load.version;
+        copy.cudart_version = details.cudart_version;
+      } else if (!ok && outcomes[index].failure) {
+        issues.push_back({"cudnn", fmt::format("probing the cuDNN copy {} failed: {}", path,
+                                               outcomes[index].failure->detail)});
+      }
+    }
   }
   return snapshot;
 }

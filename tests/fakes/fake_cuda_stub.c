@@ -4,7 +4,9 @@
 
 #define FAKE_STUB(name)                                                                            \
   FAKE_EXPORT int name(void);                                                                      \
-  int name(void) { return 34; }
+  int name(void) {                                                                                 \
+    return 34;                                                                                     \
+  }
 
 FAKE_STUB(cuInit)
 FAKE_STUB(cuDriverGetVersion)

@@ -3,9 +3,11 @@
  * function that ignores its arguments, and the names are the versioned ones cuda.h maps to. */
 #include "fake_scenario.h"
 
-#define FAKE_UNIMPLEMENTED(name)                                                                  \
+#define FAKE_UNIMPLEMENTED(name)                                                                   \
   FAKE_EXPORT int name(void);                                                                      \
-  int name(void) { return 801; }
+  int name(void) {                                                                                 \
+    return 801;                                                                                    \
+  }
 
 FAKE_UNIMPLEMENTED(cuDevicePrimaryCtxRetain)
 FAKE_UNIMPLEMENTED(cuDevicePrimaryCtxRelease_v2)

@@ -168,8 +168,8 @@ FAKE_EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int* version) {
   if (rc != 0) {
     return (nvmlReturn_t)rc;
   }
-  *version = (int)fake_get_int("nvml.cuda_driver_version",
-                               fake_get_int("cuda.driver_version", 13000));
+  *version =
+      (int)fake_get_int("nvml.cuda_driver_version", fake_get_int("cuda.driver_version", 13000));
   return k_success;
 }
 #endif
@@ -501,7 +501,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemp
 #endif
 
 static nvmlReturn_t clock_field(nvmlDevice_t device, int type, unsigned* mhz, const char* key,
-                          unsigned fallback) {
+                                unsigned fallback) {
   int gpu = 0;
   nvmlReturn_t rc = enter(device, key, &gpu);
   if (rc == k_success) {
@@ -572,7 +572,7 @@ static nvmlReturn_t processes(nvmlDevice_t device, const char* key, unsigned* co
   return k_success;
 }
 
-#define FAKE_PROCESS_FUNCTION(function, key, v2)                                                  \
+#define FAKE_PROCESS_FUNCTION(function, key, v2)                                                   \
   FAKE_EXPORT nvmlReturn_t function(nvmlDevice_t device, unsigned* count, void* infos) {           \
     return processes(device, key, count, infos, v2);                                               \
   }

@@ -134,7 +134,8 @@ const char* fake_gpu_bus_id(int index) {
   if (v != NULL || index < 0 || index >= k_max_gpus) {
     return v != NULL ? v : "00000000:00:00.0";
   }
-  snprintf(g_bus[index], sizeof g_bus[index], "00000000:%02X:00.0", 0x18u + 0x10u * (unsigned)index);
+  snprintf(g_bus[index], sizeof g_bus[index], "00000000:%02X:00.0",
+           0x18u + 0x10u * (unsigned)index);
   return g_bus[index];
 }
 

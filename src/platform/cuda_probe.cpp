@@ -99,7 +99,8 @@ CudaDevice read_device(const CudaApi& api, int ordinal, CUdevice device) {
 nlohmann::json child_probe_cuda(const std::vector<std::string>& /*args*/) {
   CudaDriverInfo info;
   DynamicLibrary lib = DynamicLibrary::open("libcuda.so.1");
-  const CudaApi api = load_cuda_api(lib);
+  // Resolve only from a loaded library: otherwise every name would count as a missing symbol.
+  const CudaApi api = lib.loaded() ? load_cuda_api(lib) : CudaApi{};
   // The version first: it works even where cuInit fails, and it names the driver that failed.
   if (api.cuDriverGetVersion != nullptr) {
     int version = 0;

@@ -288,7 +288,8 @@ nlohmann::json child_probe_nvml(const std::vector<std::string>& /*args*/) {
   NvmlInfo info;
   std::vector<GpuInfo> gpus;
   DynamicLibrary lib = DynamicLibrary::open("libnvidia-ml.so.1");
-  const NvmlApi api = load_nvml_api(lib);
+  // Resolve only from a loaded library: otherwise every name would count as a missing symbol.
+  const NvmlApi api = lib.loaded() ? load_nvml_api(lib) : NvmlApi{};
   if (api.usable) {
     const nvmlReturn_t rc = api.nvmlInit();
     info.init_result = rc;

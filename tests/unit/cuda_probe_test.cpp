@@ -53,6 +53,8 @@ TEST(CudaProbe, ListsDevicesWithEveryField) {
   const CudaDriverInfo info = probe(machine);
   EXPECT_TRUE(info.library.loaded);
   EXPECT_NE(info.library.real_path.find("libcuda.so.580.95.05"), std::string::npos);
+  EXPECT_TRUE(info.library.missing_symbols.empty())
+      << nlohmann::json(info.library.missing_symbols).dump();
   EXPECT_EQ(info.driver_version, 12080);
   EXPECT_EQ(info.init_result, 0);
   EXPECT_EQ(info.init_result_name, "CUDA_SUCCESS");
@@ -166,6 +168,7 @@ TEST(CudaProbe, MissingLibraryIsReportedNotFatal) {
   }
   EXPECT_EQ(info.library.name, "libcuda.so.1");
   EXPECT_FALSE(info.library.error.empty());
+  EXPECT_TRUE(info.library.missing_symbols.empty());
   EXPECT_FALSE(info.init_result);
 }
 

@@ -275,6 +275,7 @@ TEST(NvmlProbe, MissingLibraryIsReportedNotFatal) {
   }
   EXPECT_EQ(result.nvml.library.name, "libnvidia-ml.so.1");
   EXPECT_NE(result.nvml.library.error.find("libnvidia-ml.so.1"), std::string::npos);
+  EXPECT_TRUE(result.nvml.library.missing_symbols.empty());
   EXPECT_FALSE(result.nvml.init_result);
   EXPECT_TRUE(result.gpus.empty());
 }

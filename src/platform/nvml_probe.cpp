@@ -1,10 +1,322 @@
-// STUB: to be replaced by the real child probe.
+// Child side of the NVML probe: load libnvidia-ml.so.1, initialise, and read every GPU.
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "gpucheck/model/json.hpp"
+#include "platform/nvml_api.hpp"
 #include "platform/probes_child.hpp"
 
 namespace gpucheck::platform {
-nlohmann::json child_probe_nvml(const std::vector<std::string>&) {
-  return nlohmann::json::object();
+
+namespace {
+
+/// NVML's "value not available" marker for a process's memory.
+constexpr unsigned long long k_nvml_value_not_available = ~0ULL;
+constexpr unsigned k_process_slack = 16;
+
+/// Call fn(args..., &value) when fn exists; the value when it returns SUCCESS, else nullopt
+/// (NOT_SUPPORTED and every other failure alike: the fact could not be read).
+template <typename T, typename Fn, typename... Args>
+std::optional<T> read_value(Fn fn, Args... args) {
+  if (fn == nullptr) {
+    return std::nullopt;
+  }
+  T value{};
+  if (fn(args..., &value) != k_nvml_success) {
+    return std::nullopt;
+  }
+  return value;
 }
+
+template <typename Fn> std::string read_string(Fn fn, nvmlDevice_t device) {
+  std::array<char, k_nvml_string_buffer> buffer{};
+  if (fn == nullptr || fn(device, buffer.data(), buffer.size()) != k_nvml_success) {
+    return {};
+  }
+  return std::string(buffer.data());
+}
+
+template <typename Fn> std::optional<std::string> read_system_string(Fn fn) {
+  std::array<char, k_nvml_string_buffer> buffer{};
+  if (fn == nullptr || fn(buffer.data(), buffer.size()) != k_nvml_success) {
+    return std::nullopt;
+  }
+  return std::string(buffer.data());
+}
+
+template <typename T> std::optional<int> as_int(std::optional<T> value) {
+  return value ? std::optional<int>(static_cast<int>(*value)) : std::nullopt;
+}
+
+/// "00000000:3B:00.0" (NVML's 8-digit domain) -> "0000:3B:00.0", the form the model uses.
+std::string short_bus_id(const std::string& bus_id) {
+  const auto colon = bus_id.find(':');
+  if (colon == 8 && bus_id.compare(0, 4, "0000") == 0) {
+    return bus_id.substr(4);
+  }
+  return bus_id;
+}
+
+std::string process_name(uint32_t pid) {
+  std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+  std::string name;
+  std::getline(comm, name);
+  return name;
+}
+
+std::optional<std::string> compute_mode_name(std::optional<int> mode) {
+  static constexpr std::array<const char*, 4> k_names{"default", "exclusive_thread", "prohibited",
+                                                      "exclusive_process"};
+  if (!mode || *mode < 0 || *mode >= static_cast<int>(k_names.size())) {
+    return mode ? std::optional<std::string>(fmt::format("unknown_{}", *mode)) : std::nullopt;
+  }
+  return std::string(k_names[static_cast<size_t>(*mode)]);
+}
+
+/// One process query (count first, then the list); appends processes not yet seen.
+template <typename Info, typename Fn>
+void read_processes(Fn fn, nvmlDevice_t device, std::vector<GpuProcess>& out,
+                    std::set<uint32_t>& seen) {
+  unsigned count = 0;
+  nvmlReturn_t rc = fn(device, &count, nullptr);
+  if (rc != k_nvml_insufficient_size) {
+    return; // SUCCESS: no processes; anything else: the query is not available
+  }
+  // Processes come and go between the two calls: leave room for a few more.
+  std::vector<Info> infos(count + k_process_slack);
+  count = static_cast<unsigned>(infos.size());
+  rc = fn(device, &count, infos.data());
+  if (rc != k_nvml_success) {
+    return;
+  }
+  for (unsigned i = 0; i < count && i < infos.size(); ++i) {
+    const Info& info = infos[i];
+    if (!seen.insert(info.pid).second) {
+      continue;
+    }
+    GpuProcess process;
+    process.pid = info.pid;
+    if (info.usedGpuMemory != k_nvml_value_not_available) {
+      process.used_memory_bytes = info.usedGpuMemory;
+    }
+    process.name = process_name(info.pid);
+    out.push_back(std::move(process));
+  }
+}
+
+void read_memory(const NvmlApi& api, nvmlDevice_t device, GpuInfo& gpu) {
+  if (api.nvmlDeviceGetMemoryInfo_v2 != nullptr) {
+    nvmlMemory_v2_t memory{};
+    memory.version = k_nvml_memory_v2_version;
+    if (api.nvmlDeviceGetMemoryInfo_v2(device, &memory) == k_nvml_success) {
+      gpu.memory_total_bytes = memory.total;
+      gpu.memory_used_bytes = memory.used;
+      gpu.memory_free_bytes = memory.free;
+      return;
+    }
+  }
+  if (api.nvmlDeviceGetMemoryInfo != nullptr) {
+    nvmlMemory_t memory{};
+    if (api.nvmlDeviceGetMemoryInfo(device, &memory) == k_nvml_success) {
+      gpu.memory_total_bytes = memory.total;
+      gpu.memory_used_bytes = memory.used;
+      gpu.memory_free_bytes = memory.free;
+    }
+  }
+}
+
+void read_mig(const NvmlApi& api, nvmlDevice_t device, GpuInfo& gpu) {
+  if (api.nvmlDeviceGetMigMode != nullptr) {
+    unsigned current = 0;
+    unsigned pending = 0;
+    if (api.nvmlDeviceGetMigMode(device, &current, &pending) == k_nvml_success) {
+      gpu.mig_enabled = current != 0;
+      gpu.mig_pending = pending != 0;
+    }
+  }
+  const auto slots = read_value<unsigned>(api.nvmlDeviceGetMaxMigDeviceCount, device);
+  if (!slots || api.nvmlDeviceGetMigDeviceHandleByIndex == nullptr) {
+    return;
+  }
+  int existing = 0;
+  for (unsigned i = 0; i < *slots; ++i) {
+    nvmlDevice_t mig = nullptr;
+    if (api.nvmlDeviceGetMigDeviceHandleByIndex(device, i, &mig) == k_nvml_success) {
+      ++existing;
+    }
+  }
+  gpu.mig_instance_count = existing;
+}
+
+void read_ecc(const NvmlApi& api, nvmlDevice_t device, GpuInfo& gpu) {
+  if (api.nvmlDeviceGetEccMode != nullptr) {
+    nvmlEnableState_t current = 0;
+    nvmlEnableState_t pending = 0;
+    if (api.nvmlDeviceGetEccMode(device, &current, &pending) == k_nvml_success) {
+      gpu.ecc_enabled = current != 0;
+    }
+  }
+  const auto errors = api.nvmlDeviceGetTotalEccErrors;
+  gpu.ecc_uncorrected_volatile = read_value<unsigned long long>(
+      errors, device, k_nvml_memory_error_uncorrected, k_nvml_counter_volatile);
+  gpu.ecc_corrected_volatile = read_value<unsigned long long>(
+      errors, device, k_nvml_memory_error_corrected, k_nvml_counter_volatile);
+  gpu.ecc_uncorrected_aggregate = read_value<unsigned long long>(
+      errors, device, k_nvml_memory_error_uncorrected, k_nvml_counter_aggregate);
+}
+
+std::optional<int> retired_page_count(const NvmlApi& api, nvmlDevice_t device, int cause) {
+  if (api.nvmlDeviceGetRetiredPages == nullptr) {
+    return std::nullopt;
+  }
+  unsigned count = 0;
+  const nvmlReturn_t rc = api.nvmlDeviceGetRetiredPages(device, cause, &count, nullptr);
+  if (rc != k_nvml_success && rc != k_nvml_insufficient_size) {
+    return std::nullopt;
+  }
+  return static_cast<int>(count);
+}
+
+void read_retirement(const NvmlApi& api, nvmlDevice_t device, GpuInfo& gpu) {
+  gpu.retired_pages_sbe = retired_page_count(api, device, k_nvml_retired_sbe);
+  gpu.retired_pages_dbe = retired_page_count(api, device, k_nvml_retired_dbe);
+  if (const auto pending =
+          read_value<nvmlEnableState_t>(api.nvmlDeviceGetRetiredPagesPendingStatus, device)) {
+    gpu.retired_pages_pending = *pending != 0;
+  }
+  if (api.nvmlDeviceGetRemappedRows != nullptr) {
+    unsigned corrected = 0;
+    unsigned uncorrected = 0;
+    unsigned pending = 0;
+    unsigned failure = 0;
+    if (api.nvmlDeviceGetRemappedRows(device, &corrected, &uncorrected, &pending, &failure) ==
+        k_nvml_success) {
+      gpu.remapped_rows_correctable = static_cast<int>(corrected);
+      gpu.remapped_rows_uncorrectable = static_cast<int>(uncorrected);
+      gpu.remapped_rows_pending = pending != 0;
+      gpu.remapped_rows_failure = failure != 0;
+    }
+  }
+}
+
+std::optional<int> read_temperature(const NvmlApi& api, nvmlDevice_t device) {
+  if (api.nvmlDeviceGetTemperatureV != nullptr) {
+    nvmlTemperature_t temperature{};
+    temperature.version = k_nvml_temperature_v1_version;
+    temperature.sensorType = k_nvml_temperature_gpu;
+    if (api.nvmlDeviceGetTemperatureV(device, &temperature) == k_nvml_success) {
+      return temperature.temperature;
+    }
+  }
+  return as_int(read_value<unsigned>(api.nvmlDeviceGetTemperature, device, k_nvml_temperature_gpu));
+}
+
+std::optional<double> watts(std::optional<unsigned> milliwatts) {
+  return milliwatts ? std::optional<double>(*milliwatts / 1000.0) : std::nullopt;
+}
+
+GpuInfo read_gpu(const NvmlApi& api, nvmlDevice_t device, int index) {
+  GpuInfo gpu;
+  gpu.index = index;
+  gpu.name = read_string(api.nvmlDeviceGetName, device);
+  gpu.uuid = read_string(api.nvmlDeviceGetUUID, device);
+  gpu.serial = read_string(api.nvmlDeviceGetSerial, device);
+  if (const auto pci = read_value<nvmlPciInfo_t>(api.nvmlDeviceGetPciInfo, device)) {
+    gpu.pci_bus_id = short_bus_id(std::string(pci->busId, strnlen(pci->busId, sizeof pci->busId)));
+    gpu.pci_device_id = fmt::format("0x{:08X}", pci->pciDeviceId);
+  }
+  if (api.nvmlDeviceGetCudaComputeCapability != nullptr) {
+    int major = 0;
+    int minor = 0;
+    if (api.nvmlDeviceGetCudaComputeCapability(device, &major, &minor) == k_nvml_success) {
+      gpu.cc_major = major;
+      gpu.cc_minor = minor;
+    }
+  }
+  read_memory(api, device, gpu);
+  gpu.pcie_gen_current =
+      as_int(read_value<unsigned>(api.nvmlDeviceGetCurrPcieLinkGeneration, device));
+  gpu.pcie_gen_max = as_int(read_value<unsigned>(api.nvmlDeviceGetMaxPcieLinkGeneration, device));
+  gpu.pcie_width_current = as_int(read_value<unsigned>(api.nvmlDeviceGetCurrPcieLinkWidth, device));
+  gpu.pcie_width_max = as_int(read_value<unsigned>(api.nvmlDeviceGetMaxPcieLinkWidth, device));
+  if (const auto mode = read_value<nvmlEnableState_t>(api.nvmlDeviceGetPersistenceMode, device)) {
+    gpu.persistence_mode = *mode != 0;
+  }
+  gpu.compute_mode =
+      compute_mode_name(read_value<nvmlComputeMode_t>(api.nvmlDeviceGetComputeMode, device));
+  read_mig(api, device, gpu);
+  read_ecc(api, device, gpu);
+  read_retirement(api, device, gpu);
+  gpu.clock_event_reasons =
+      read_value<unsigned long long>(api.nvmlDeviceGetCurrentClocksEventReasons, device);
+  gpu.temperature_c = read_temperature(api, device);
+  gpu.power_w = watts(read_value<unsigned>(api.nvmlDeviceGetPowerUsage, device));
+  gpu.power_limit_w = watts(read_value<unsigned>(api.nvmlDeviceGetEnforcedPowerLimit, device));
+  gpu.sm_clock_mhz =
+      as_int(read_value<unsigned>(api.nvmlDeviceGetClockInfo, device, k_nvml_clock_sm));
+  gpu.sm_clock_max_mhz =
+      as_int(read_value<unsigned>(api.nvmlDeviceGetMaxClockInfo, device, k_nvml_clock_sm));
+  gpu.numa_node = as_int(read_value<unsigned>(api.nvmlDeviceGetNumaNodeId, device));
+
+  std::set<uint32_t> seen;
+  if (api.nvmlDeviceGetComputeRunningProcesses_v2 != nullptr) {
+    read_processes<nvmlProcessInfo_v2_t>(api.nvmlDeviceGetComputeRunningProcesses_v2, device,
+                                         gpu.processes, seen);
+  } else if (api.nvmlDeviceGetComputeRunningProcesses_v1 != nullptr) {
+    read_processes<nvmlProcessInfo_v1_t>(api.nvmlDeviceGetComputeRunningProcesses_v1, device,
+                                         gpu.processes, seen);
+  }
+  if (api.nvmlDeviceGetGraphicsRunningProcesses_v2 != nullptr) {
+    read_processes<nvmlProcessInfo_v2_t>(api.nvmlDeviceGetGraphicsRunningProcesses_v2, device,
+                                         gpu.processes, seen);
+  } else if (api.nvmlDeviceGetGraphicsRunningProcesses_v1 != nullptr) {
+    read_processes<nvmlProcessInfo_v1_t>(api.nvmlDeviceGetGraphicsRunningProcesses_v1, device,
+                                         gpu.processes, seen);
+  }
+  return gpu;
+}
+
+} // namespace
+
+nlohmann::json child_probe_nvml(const std::vector<std::string>& /*args*/) {
+  NvmlInfo info;
+  std::vector<GpuInfo> gpus;
+  DynamicLibrary lib = DynamicLibrary::open("libnvidia-ml.so.1");
+  // Resolve only from a loaded library: otherwise every name would count as a missing symbol.
+  const NvmlApi api = lib.loaded() ? load_nvml_api(lib) : NvmlApi{};
+  if (api.usable) {
+    const nvmlReturn_t rc = api.nvmlInit();
+    info.init_result = rc;
+    info.init_result_name = nvml_error_name(rc);
+    if (rc == k_nvml_success) {
+      info.driver_version = read_system_string(api.nvmlSystemGetDriverVersion);
+      info.nvml_version = read_system_string(api.nvmlSystemGetNVMLVersion);
+      info.cuda_driver_version = read_value<int>(api.nvmlSystemGetCudaDriverVersion_v2);
+      info.cuda_driver_version_kernel = read_value<int>(api.nvmlSystemGetCudaDriverVersion);
+      if (const auto count = read_value<unsigned>(api.nvmlDeviceGetCount)) {
+        info.device_count = static_cast<int>(*count);
+        for (unsigned i = 0; i < *count; ++i) {
+          nvmlDevice_t device = nullptr;
+          // A GPU whose handle cannot be had (lost, reset required) is left out here; the
+          // count above still shows it.
+          if (api.nvmlDeviceGetHandleByIndex(i, &device) == k_nvml_success) {
+            gpus.push_back(read_gpu(api, device, static_cast<int>(i)));
+          }
+        }
+      }
+      if (api.nvmlShutdown != nullptr) {
+        api.nvmlShutdown();
+      }
+    }
+  }
+  info.library = lib.load();
+  return nlohmann::json{{"nvml", info}, {"gpus", gpus}};
+}
+
 } // namespace gpucheck::platform

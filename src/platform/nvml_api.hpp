@@ -1,0 +1,199 @@
+#pragma once
+/// NVML as a table of function pointers resolved with dlsym from libnvidia-ml.so.1. The toolkit
+/// ships no nvml.h, so the types are declared here by hand from NVML API 13 (sizes checked, see
+/// methods.md §6). Each entry is resolved by its newest versioned name first and older names
+/// after, so old drivers still load. Only child processes may call load_nvml_api().
+
+#include <cstdint>
+#include <string>
+
+#include "platform/dynlib.hpp"
+
+namespace gpucheck::platform {
+
+// NVML's own C spellings, so the table reads like the header it replaces.
+// NOLINTBEGIN(readability-identifier-naming)
+using nvmlDevice_t = struct nvmlDevice_st*;
+using nvmlReturn_t = int;
+using nvmlEnableState_t = int;
+using nvmlComputeMode_t = int;
+
+struct nvmlPciInfo_t {
+  char busIdLegacy[16];
+  unsigned domain;
+  unsigned bus;
+  unsigned device;
+  unsigned pciDeviceId;
+  unsigned pciSubSystemId;
+  char busId[32];
+};
+static_assert(sizeof(nvmlPciInfo_t) == 68);
+
+struct nvmlMemory_t {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+static_assert(sizeof(nvmlMemory_t) == 24);
+
+struct nvmlMemory_v2_t {
+  unsigned version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+static_assert(sizeof(nvmlMemory_v2_t) == 40);
+
+/// Used by the _v2 and _v3 process queries.
+struct nvmlProcessInfo_v2_t {
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+  unsigned gpuInstanceId;
+  unsigned computeInstanceId;
+};
+static_assert(sizeof(nvmlProcessInfo_v2_t) == 24);
+
+/// Used by the unversioned process queries of old drivers.
+struct nvmlProcessInfo_v1_t {
+  unsigned pid;
+  unsigned long long usedGpuMemory;
+};
+static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
+
+struct nvmlTemperature_t {
+  unsigned version;
+  int sensorType;
+  int temperature;
+};
+static_assert(sizeof(nvmlTemperature_t) == 12);
+// NOLINTEND(readability-identifier-naming)
+
+/// NVML's struct version: sizeof | (version << 24).
+constexpr unsigned k_nvml_memory_v2_version = sizeof(nvmlMemory_v2_t) | (2U << 24);
+constexpr unsigned k_nvml_temperature_v1_version = sizeof(nvmlTemperature_t) | (1U << 24);
+static_assert(k_nvml_memory_v2_version == 0x02000028U);
+static_assert(k_nvml_temperature_v1_version == 0x0100000CU);
+
+constexpr nvmlReturn_t k_nvml_success = 0;
+constexpr nvmlReturn_t k_nvml_not_supported = 3;
+constexpr nvmlReturn_t k_nvml_insufficient_size = 7;
+constexpr int k_nvml_string_buffer = 96; ///< enough for names, UUIDs, serials, versions
+
+constexpr int k_nvml_clock_sm = 1;               ///< nvmlClockType_t NVML_CLOCK_SM
+constexpr int k_nvml_temperature_gpu = 0;        ///< nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
+constexpr int k_nvml_memory_error_corrected = 0; ///< nvmlMemoryErrorType_t
+constexpr int k_nvml_memory_error_uncorrected = 1;
+constexpr int k_nvml_counter_volatile = 0; ///< nvmlEccCounterType_t
+constexpr int k_nvml_counter_aggregate = 1;
+constexpr int k_nvml_retired_sbe = 0; ///< nvmlPageRetirementCause_t MULTIPLE_SINGLE_BIT_ECC_ERRORS
+constexpr int k_nvml_retired_dbe = 1; ///< DOUBLE_BIT_ECC_ERROR
+
+/// `nvml_signature_t<void (T)>` is T: lets a macro argument hold a type with commas.
+template <typename T> struct NvmlSignature;
+template <typename T> struct NvmlSignature<void(T)> { using type = T; };
+template <typename T> using nvml_signature_t = typename NvmlSignature<T>::type;
+
+// X(field, (signature), names...): the field is named after the unversioned NVML function (or the
+// struct generation it uses); names are tried in order.
+#define GPUCHECK_NVML_FUNCTIONS(X)                                                                 \
+  X(nvmlInit, (nvmlReturn_t(*)()), "nvmlInit_v2", "nvmlInit")                                      \
+  X(nvmlShutdown, (nvmlReturn_t(*)()), "nvmlShutdown")                                             \
+  X(nvmlErrorString, (const char* (*)(nvmlReturn_t)), "nvmlErrorString")                           \
+  X(nvmlSystemGetDriverVersion, (nvmlReturn_t(*)(char*, unsigned)), "nvmlSystemGetDriverVersion")  \
+  X(nvmlSystemGetNVMLVersion, (nvmlReturn_t(*)(char*, unsigned)), "nvmlSystemGetNVMLVersion")      \
+  X(nvmlSystemGetCudaDriverVersion_v2, (nvmlReturn_t(*)(int*)),                                    \
+    "nvmlSystemGetCudaDriverVersion_v2")                                                           \
+  X(nvmlSystemGetCudaDriverVersion, (nvmlReturn_t(*)(int*)), "nvmlSystemGetCudaDriverVersion")     \
+  X(nvmlDeviceGetCount, (nvmlReturn_t(*)(unsigned*)), "nvmlDeviceGetCount_v2",                     \
+    "nvmlDeviceGetCount")                                                                          \
+  X(nvmlDeviceGetHandleByIndex, (nvmlReturn_t(*)(unsigned, nvmlDevice_t*)),                        \
+    "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex")                                 \
+  X(nvmlDeviceGetName, (nvmlReturn_t(*)(nvmlDevice_t, char*, unsigned)), "nvmlDeviceGetName")      \
+  X(nvmlDeviceGetUUID, (nvmlReturn_t(*)(nvmlDevice_t, char*, unsigned)), "nvmlDeviceGetUUID")      \
+  X(nvmlDeviceGetSerial, (nvmlReturn_t(*)(nvmlDevice_t, char*, unsigned)), "nvmlDeviceGetSerial")  \
+  X(nvmlDeviceGetPciInfo, (nvmlReturn_t(*)(nvmlDevice_t, nvmlPciInfo_t*)),                         \
+    "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2")                                          \
+  X(nvmlDeviceGetCudaComputeCapability, (nvmlReturn_t(*)(nvmlDevice_t, int*, int*)),               \
+    "nvmlDeviceGetCudaComputeCapability")                                                          \
+  X(nvmlDeviceGetMemoryInfo_v2, (nvmlReturn_t(*)(nvmlDevice_t, nvmlMemory_v2_t*)),                 \
+    "nvmlDeviceGetMemoryInfo_v2")                                                                  \
+  X(nvmlDeviceGetMemoryInfo, (nvmlReturn_t(*)(nvmlDevice_t, nvmlMemory_t*)),                       \
+    "nvmlDeviceGetMemoryInfo")                                                                     \
+  X(nvmlDeviceGetCurrPcieLinkGeneration, (nvmlReturn_t(*)(nvmlDevice_t, unsigned*)),               \
+    "nvmlDeviceGetCurrPcieLinkGeneration")                                                         \
+  X(nvmlDeviceGetMaxPcieLinkGeneration, (nvmlReturn_t(*)(nvmlDevice_t, unsigned*)),                \
+    "nvmlDeviceGetMaxPcieLinkGeneration")                                                          \
+  X(nvmlDeviceGetCurrPcieLinkWidth, (nvmlReturn_t(*)(nvmlDevice_t, unsigned*)),                    \
+    "nvmlDeviceGetCurrPcieLinkWidth")                                                              \
+  X(nvmlDeviceGetMaxPcieLinkWidth, (nvmlReturn_t(*)(nvmlDevice_t, unsigned*)),                     \
+    "nvmlDeviceGetMaxPcieLinkWidth")                                                               \
+  X(nvmlDeviceGetPersistenceMode, (nvmlReturn_t(*)(nvmlDevice_t, nvmlEnableState_t*)),             \
+    "nvmlDeviceGetPersistenceMode")                                                                \
+  X(nvmlDeviceGetComputeMode, (nvmlReturn_t(*)(nvmlDevice_t, nvmlComputeMode_t*)),                 \
+    "nvmlDeviceGetComputeMode")                                                                    \
+  X(nvmlDeviceGetMigMode, (nvmlReturn_t(*)(nvmlDevice_t, unsigned*, unsigned*)),                   \
+    "nvmlDeviceGetMigMode")                                                                        \
+  X(nvmlDeviceGetMaxMigDeviceCount, (nvmlReturn_t(*)(nvmlDevice_t, unsigned*)),                    \
+    "nvmlDeviceGetMaxMigDeviceCount")                                                              \
+  X(nvmlDeviceGetMigDeviceHandleByIndex, (nvmlReturn_t(*)(nvmlDevice_t, unsigned, nvmlDevice_t*)), \
+    "nvmlDeviceGetMigDeviceHandleByIndex")                                                         \
+  X(nvmlDeviceGetEccMode, (nvmlReturn_t(*)(nvmlDevice_t, nvmlEnableState_t*, nvmlEnableState_t*)), \
+    "nvmlDeviceGetEccMode")                                                                        \
+  X(nvmlDeviceGetTotalEccErrors, (nvmlReturn_t(*)(nvmlDevice_t, int, int, unsigned long long*)),   \
+    "nvmlDeviceGetTotalEccErrors")                                                                 \
+  X(nvmlDeviceGetRetiredPages,                                                                     \
+    (nvmlReturn_t(*)(nvmlDevice_t, int, unsigned*, unsigned long long*)),                          \
+    "nvmlDeviceGetRetiredPages")                                                                   \
+  X(nvmlDeviceGetRetiredPagesPendingStatus, (nvmlReturn_t(*)(nvmlDevice_t, nvmlEnableState_t*)),   \
+    "nvmlDeviceGetRetiredPagesPendingStatus")                                                      \
+  X(nvmlDeviceGetRemappedRows,                                                                     \
+    (nvmlReturn_t(*)(nvmlDevice_t, unsigned*, unsigned*, unsigned*, unsigned*)),                   \
+    "nvmlDeviceGetRemappedRows")                                                                   \
+  X(nvmlDeviceGetCurrentClocksEventReasons, (nvmlReturn_t(*)(nvmlDevice_t, unsigned long long*)),  \
+    "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons")         \
+  X(nvmlDeviceGetTemperatureV, (nvmlReturn_t(*)(nvmlDevice_t, nvmlTemperature_t*)),                \
+    "nvmlDeviceGetTemperatureV")                                                                   \
+  X(nvmlDeviceGetTemperature, (nvmlReturn_t(*)(nvmlDevice_t, int, unsigned*)),                     \
+    "nvmlDeviceGetTemperature")                                                                    \
+  X(nvmlDeviceGetPowerUsage, (nvmlReturn_t(*)(nvmlDevice_t, unsigned*)),                           \
+    "nvmlDeviceGetPowerUsage")                                                                     \
+  X(nvmlDeviceGetEnforcedPowerLimit, (nvmlReturn_t(*)(nvmlDevice_t, unsigned*)),                   \
+    "nvmlDeviceGetEnforcedPowerLimit")                                                             \
+  X(nvmlDeviceGetClockInfo, (nvmlReturn_t(*)(nvmlDevice_t, int, unsigned*)),                       \
+    "nvmlDeviceGetClockInfo")                                                                      \
+  X(nvmlDeviceGetMaxClockInfo, (nvmlReturn_t(*)(nvmlDevice_t, int, unsigned*)),                    \
+    "nvmlDeviceGetMaxClockInfo")                                                                   \
+  X(nvmlDeviceGetNumaNodeId, (nvmlReturn_t(*)(nvmlDevice_t, unsigned*)),                           \
+    "nvmlDeviceGetNumaNodeId")                                                                     \
+  X(nvmlDeviceGetComputeRunningProcesses_v2,                                                       \
+    (nvmlReturn_t(*)(nvmlDevice_t, unsigned*, nvmlProcessInfo_v2_t*)),                             \
+    "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2")          \
+  X(nvmlDeviceGetComputeRunningProcesses_v1,                                                       \
+    (nvmlReturn_t(*)(nvmlDevice_t, unsigned*, nvmlProcessInfo_v1_t*)),                             \
+    "nvmlDeviceGetComputeRunningProcesses")                                                        \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v2,                                                      \
+    (nvmlReturn_t(*)(nvmlDevice_t, unsigned*, nvmlProcessInfo_v2_t*)),                             \
+    "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2")        \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v1,                                                      \
+    (nvmlReturn_t(*)(nvmlDevice_t, unsigned*, nvmlProcessInfo_v1_t*)),                             \
+    "nvmlDeviceGetGraphicsRunningProcesses")
+
+struct NvmlApi {
+#define GPUCHECK_NVML_FIELD(field, signature, ...) nvml_signature_t<void signature> field = nullptr;
+  GPUCHECK_NVML_FUNCTIONS(GPUCHECK_NVML_FIELD)
+#undef GPUCHECK_NVML_FIELD
+
+  /// nvmlInit, the device count and the handle lookup all resolved.
+  bool usable = false;
+};
+
+/// Resolve every entry from an opened libnvidia-ml. Absent entries stay nullptr (an older
+/// driver); their first name is recorded in lib.load().missing_symbols.
+NvmlApi load_nvml_api(DynamicLibrary& lib);
+
+/// "LIB_RM_VERSION_MISMATCH" for 18 (NVML_ERROR_ prefix dropped; "SUCCESS" for 0), from a
+/// built-in table; "NVML_ERROR_<n>" for a code not in it.
+std::string nvml_error_name(int code);
+
+} // namespace gpucheck::platform

@@ -1,0 +1,226 @@
+/* Fake libcuda.so.1: the driver API calls gpucheck's cuda probe makes, driven by the scenario
+ * (README.md). Honours CUDA_VISIBLE_DEVICES like the real driver. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_scenario.h"
+
+enum { k_max_visible = 64 };
+
+static int g_initialised = 0;
+static int g_visible[k_max_visible]; /* physical index of each CUDA ordinal */
+static int g_visible_count = 0;
+
+static int uuid_has_prefix(int gpu, const char* entry) {
+  const char* uuid = fake_gpu_uuid(gpu);
+  return strncmp(uuid, entry, strlen(entry)) == 0;
+}
+
+/* The driver's rules: a comma-separated list of indices or GPU-uuid prefixes; parsing stops at
+ * the first entry that is invalid, unknown, ambiguous or repeated; "" or -1 hides every GPU. */
+static void compute_visible(void) {
+  const int count = fake_gpu_count();
+  g_visible_count = 0;
+  const char* env = getenv("CUDA_VISIBLE_DEVICES");
+  if (env == NULL) {
+    for (int i = 0; i < count && i < k_max_visible; ++i) {
+      if (fake_gpu_int(i, "cuda", 1) != 0) {
+        g_visible[g_visible_count++] = i;
+      }
+    }
+    return;
+  }
+  char* copy = strdup(env);
+  char* save = NULL;
+  for (char* tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ') {
+      ++tok;
+    }
+    int gpu = -1;
+    if (strncmp(tok, "GPU-", 4) == 0) {
+      int matches = 0;
+      for (int i = 0; i < count; ++i) {
+        if (uuid_has_prefix(i, tok)) {
+          gpu = i;
+          ++matches;
+        }
+      }
+      if (matches != 1) {
+        break;
+      }
+    } else {
+      char* end = NULL;
+      const long value = strtol(tok, &end, 10);
+      if (end == tok || (*end != '\0' && *end != ' ') || value < 0 || value >= count) {
+        break;
+      }
+      gpu = (int)value;
+    }
+    int repeated = 0;
+    for (int k = 0; k < g_visible_count; ++k) {
+      repeated |= g_visible[k] == gpu;
+    }
+    if (repeated || fake_gpu_int(gpu, "cuda", 1) == 0 || g_visible_count >= k_max_visible) {
+      break;
+    }
+    g_visible[g_visible_count++] = gpu;
+  }
+  free(copy);
+}
+
+FAKE_EXPORT CUresult cuDriverGetVersion(int* version) {
+  if (version == NULL) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *version = (int)fake_get_int("cuda.driver_version", 13000);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuInit(unsigned int flags) {
+  (void)flags;
+  fake_maybe_crash_or_hang("cuda.init");
+  const CUresult rc = (CUresult)fake_get_int("cuda.init_rc", 0);
+  if (rc != CUDA_SUCCESS) {
+    return rc;
+  }
+  compute_visible();
+  if (g_visible_count == 0) {
+    return CUDA_ERROR_NO_DEVICE;
+  }
+  g_initialised = 1;
+  return CUDA_SUCCESS;
+}
+
+static int physical(CUdevice dev) {
+  return (dev >= 0 && dev < g_visible_count) ? g_visible[dev] : -1;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetCount(int* count) {
+  if (!g_initialised) {
+    return CUDA_ERROR_NOT_INITIALIZED;
+  }
+  *count = g_visible_count;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  if (!g_initialised) {
+    return CUDA_ERROR_NOT_INITIALIZED;
+  }
+  if (ordinal < 0 || ordinal >= g_visible_count) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  const int gpu = physical(dev);
+  if (!g_initialised || gpu < 0) {
+    return g_initialised ? CUDA_ERROR_INVALID_DEVICE : CUDA_ERROR_NOT_INITIALIZED;
+  }
+  snprintf(name, (size_t)len, "%s", fake_gpu_name(gpu));
+  return CUDA_SUCCESS;
+}
+
+static void parse_cc(int gpu, int* major, int* minor) {
+  const char* cc = fake_gpu_get(gpu, "cc");
+  *major = 9;
+  *minor = 0;
+  if (cc != NULL) {
+    sscanf(cc, "%d.%d", major, minor);
+  }
+}
+
+FAKE_EXPORT CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attrib, CUdevice dev) {
+  const int gpu = physical(dev);
+  if (!g_initialised || gpu < 0) {
+    return g_initialised ? CUDA_ERROR_INVALID_DEVICE : CUDA_ERROR_NOT_INITIALIZED;
+  }
+  int major = 0;
+  int minor = 0;
+  parse_cc(gpu, &major, &minor);
+  switch (attrib) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *value = major;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *value = minor;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *value = (int)fake_gpu_int(gpu, "sm_count", 132);
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+FAKE_EXPORT CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev) {
+  const int gpu = physical(dev);
+  if (!g_initialised || gpu < 0) {
+    return g_initialised ? CUDA_ERROR_INVALID_DEVICE : CUDA_ERROR_NOT_INITIALIZED;
+  }
+  *bytes = (size_t)fake_gpu_int(gpu, "memory_total", 85899345920LL);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
+  const int gpu = physical(dev);
+  if (!g_initialised || gpu < 0) {
+    return g_initialised ? CUDA_ERROR_INVALID_DEVICE : CUDA_ERROR_NOT_INITIALIZED;
+  }
+  /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" back to its 16 bytes. */
+  const char* text = fake_gpu_uuid(gpu) + 4;
+  int byte = 0;
+  for (const char* p = text; *p != '\0' && byte < 16; ++p) {
+    if (*p == '-') {
+      continue;
+    }
+    unsigned value = 0;
+    if (sscanf(p, "%2x", &value) != 1) {
+      break;
+    }
+    uuid->bytes[byte++] = (char)value;
+    ++p;
+  }
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuDeviceGetPCIBusId(char* bus_id, int len, CUdevice dev) {
+  const int gpu = physical(dev);
+  if (!g_initialised || gpu < 0) {
+    return g_initialised ? CUDA_ERROR_INVALID_DEVICE : CUDA_ERROR_NOT_INITIALIZED;
+  }
+  /* The driver API prints a 4-digit domain: "0000:3B:00.0". */
+  unsigned domain = 0;
+  unsigned bus = 0;
+  unsigned device = 0;
+  unsigned function = 0;
+  sscanf(fake_gpu_bus_id(gpu), "%x:%x:%x.%x", &domain, &bus, &device, &function);
+  snprintf(bus_id, (size_t)len, "%04X:%02X:%02X.%X", domain, bus, device, function);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuGetErrorName(CUresult error, const char** name) {
+  switch (error) {
+  case CUDA_SUCCESS:
+    *name = "CUDA_SUCCESS";
+    return CUDA_SUCCESS;
+  case CUDA_ERROR_NO_DEVICE:
+    *name = "CUDA_ERROR_NO_DEVICE";
+    return CUDA_SUCCESS;
+  default:
+    /* Lets a test tell the table apart from this fallback. */
+    *name = fake_get("cuda.error_name");
+    return *name != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char** text) {
+  (void)error;
+  *text = "fake driver error";
+  return CUDA_SUCCESS;
+}

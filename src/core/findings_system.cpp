@@ -2,16 +2,344 @@
 
 namespace gpucheck {
 
+// Findings of the passive checks (src/checks/). Sorted by code; message and remedy share the
+// positional arguments documented in docs/findings.md. Every placeholder is indexed ({0}, {1}).
 namespace {
 constexpr FindingSpec k_table[] = {
+    {"cuda.compat_unsupported", Severity::fail, "Forward compatibility not supported on this GPU",
+     "A CUDA forward-compatibility libcuda (cuda-compat package) is loaded, but forward "
+     "compatibility works only on data-center GPUs; on other GPUs cuInit returns 804.",
+     "cuInit returned CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804): the forward-compatibility "
+     "libcuda {0} is loaded and this GPU does not support it",
+     "remove {1} from LD_LIBRARY_PATH (or uninstall the cuda-compat package) so the system "
+     "driver's libcuda.so.1 is used, and upgrade the system driver if a newer CUDA is needed"},
+    {"cuda.devices_unavailable", Severity::fail, "All CUDA devices busy or unavailable",
+     "cuInit found GPUs but none can be used: compute mode Exclusive_Process with another process "
+     "on the GPU, or Prohibited.",
+     "cuInit returned CUDA_ERROR_DEVICES_UNAVAILABLE (46): every GPU is busy or unavailable{0}",
+     "check the compute mode (nvidia-smi -q -d COMPUTE); set it back with "
+     "sudo nvidia-smi -c DEFAULT, or stop the process that holds the GPU"},
+    {"cuda.init_failed", Severity::fail, "cuInit failed",
+     "The CUDA driver API could not initialise; the code names the reason.",
+     "cuInit returned {0} ({1}): {2}",
+     "look up {0} in the CUDA driver API documentation; check sudo dmesg | grep -i -e nvrm -e xid "
+     "for driver errors and rerun"},
+    {"cuda.insufficient_driver", Severity::fail, "Driver too old for this libcuda",
+     "The CUDA driver reports that it is too old for the CUDA version requested.",
+     "cuInit returned CUDA_ERROR_INSUFFICIENT_DRIVER (35); the driver supports CUDA {0}",
+     "install a newer NVIDIA driver (one that supports the CUDA version your applications are "
+     "built for), or use builds made for CUDA {0}"},
+    {"cuda.library_missing", Severity::fail, "libcuda.so.1 not loadable",
+     "The kernel module is loaded but the driver's CUDA library cannot be loaded, so no CUDA "
+     "program can start (cudart then reports error 35, insufficient driver).",
+     "libcuda.so.1 cannot be loaded ({0}) although the kernel module {1} is loaded",
+     "install the driver's CUDA library for branch {2} (Debian/Ubuntu: apt install "
+     "libnvidia-compute-{2}); in a container, start it with --gpus all and "
+     "NVIDIA_DRIVER_CAPABILITIES containing compute"},
+    {"cuda.no_device", Severity::fail, "CUDA finds no device",
+     "cuInit ran but found no CUDA device: none installed, none visible, or none usable.",
+     "cuInit returned CUDA_ERROR_NO_DEVICE (100); {0}",
+     "check CUDA_VISIBLE_DEVICES (unset it to see every GPU), MIG instances (nvidia-smi mig -lgi) "
+     "and, in a container, that it was started with --gpus"},
+    {"cuda.no_visible_device", Severity::fail, "CUDA sees no device while NVML sees GPUs",
+     "cuInit succeeded but reports zero devices while NVML lists GPUs: the GPUs are hidden by "
+     "CUDA_VISIBLE_DEVICES or are MIG-enabled without instances.",
+     "cuInit succeeded but CUDA sees 0 devices; {0}",
+     "unset CUDA_VISIBLE_DEVICES or point it at existing GPUs; create MIG instances on "
+     "MIG-enabled GPUs"},
+    {"cuda.stub_library", Severity::fail, "Stub libcuda loaded",
+     "The loader picked the CUDA toolkit's link-time stub libcuda, which only exists to link "
+     "against; at run time it makes cuInit return 34.",
+     "the libcuda loaded is the toolkit's stub {0} (cuInit: {1})",
+     "remove {2} from LD_LIBRARY_PATH (and from /etc/ld.so.conf.d) so the driver's libcuda.so.1 "
+     "is found; never install a libcuda.so.1 that points into stubs/"},
+    {"cuda.system_driver_mismatch", Severity::fail, "libcuda does not match the kernel module",
+     "libcuda belongs to a different driver version than the loaded kernel module (usually a "
+     "driver upgrade without reboot).",
+     "cuInit returned CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803): libcuda {0} ({1}) does not match "
+     "the kernel module {2}",
+     "reboot, or stop all GPU processes and reload the module (sudo rmmod nvidia_uvm nvidia_drm "
+     "nvidia_modeset nvidia && sudo modprobe nvidia); if {1} comes from another driver "
+     "installation, remove it"},
+    {"cuda.system_not_ready", Severity::fail, "System not ready (Fabric Manager)",
+     "On NVSwitch systems CUDA waits for the Fabric Manager; error 802 means it is not running "
+     "or does not match the driver.",
+     "cuInit returned CUDA_ERROR_SYSTEM_NOT_READY (802) with driver {0}",
+     "install and start the Fabric Manager of exactly driver version {0} "
+     "(sudo systemctl enable --now nvidia-fabricmanager) and check its log"},
+    {"cuda.unknown_error", Severity::fail, "cuInit unknown error (999)",
+     "cuInit failed with CUDA_ERROR_UNKNOWN: most often the nvidia_uvm module is in a bad state "
+     "after suspend/resume, not loaded, or /dev/nvidia-uvm is missing.",
+     "cuInit returned CUDA_ERROR_UNKNOWN (999){0}",
+     "stop GPU processes and reload the UVM module (sudo rmmod nvidia_uvm && sudo modprobe "
+     "nvidia_uvm) or reboot; make sure /dev/nvidia-uvm exists (sudo nvidia-modprobe -u -c=0); "
+     "after suspend/resume enable nvidia-suspend/nvidia-resume services"},
+    {"driver.gpu_other_driver", Severity::warn, "GPU bound to another driver",
+     "An NVIDIA PCI device is bound to a driver other than nvidia (vfio-pci reserves it for a "
+     "virtual machine).",
+     "NVIDIA PCI device {0} ({1}) is bound to {2}, not to nvidia",
+     "if this host should use the GPU, unbind it from {2} (e.g. sudo driverctl unset-override {0}) "
+     "and reload the nvidia module"},
+    {"driver.gpu_unbound", Severity::fail, "GPU without driver",
+     "The nvidia module is loaded but did not claim this GPU (unsupported by this driver branch "
+     "or by the open/proprietary flavour, or a failed probe).",
+     "NVIDIA PCI device {0} ({1}) has no kernel driver bound although driver {2} is loaded",
+     "read sudo dmesg | grep -i nvrm for why the driver rejected it (a GPU too old or too new for "
+     "branch {2}, an open module on a pre-Turing GPU), install a driver that supports it, then "
+     "reload the module or reboot"},
     {"driver.missing", Severity::fail, "NVIDIA driver not installed",
      "No NVIDIA kernel module is loaded and no driver library could be found.",
-     "no NVIDIA driver: /proc/driver/nvidia/version is absent and libcuda.so.1 cannot be loaded",
+     "no NVIDIA driver: /proc/driver/nvidia/version is absent and libcuda.so.1 cannot be loaded "
+     "({0}); {1}",
      "install the NVIDIA driver for this GPU (e.g. apt install nvidia-driver-580 or the .run "
      "installer from nvidia.com), then reboot"},
+    {"driver.module_not_loaded", Severity::fail, "Kernel module not loaded",
+     "The NVIDIA user-space libraries are installed but the kernel module is not loaded: usually "
+     "DKMS did not rebuild it for a new kernel, or Secure Boot refused the unsigned module.",
+     "the NVIDIA user-space driver is installed ({0}) but the nvidia kernel module is not loaded "
+     "(no /proc/driver/nvidia/version); {1}",
+     "rebuild the module for kernel {2} (sudo apt install linux-headers-{2} && sudo dkms "
+     "autoinstall, or reinstall the driver package), check Secure Boot (mokutil --sb-state: sign "
+     "the module or enrol the MOK key), then sudo modprobe nvidia or reboot"},
+    {"driver.version_mismatch", Severity::fail, "Driver/library version mismatch",
+     "The user-space driver libraries come from a different driver version than the loaded "
+     "kernel module, typically after a package upgrade without reboot.",
+     "the loaded kernel module is {0} but the user-space driver is {1} ({2})",
+     "reboot, or stop all GPU processes and reload the module (sudo rmmod nvidia_uvm nvidia_drm "
+     "nvidia_modeset nvidia && sudo modprobe nvidia); hold the driver packages (apt-mark hold) "
+     "so unattended upgrades do not repeat it"},
+    {"env.device_node_missing", Severity::fail, "GPU device node missing",
+     "A /dev/nvidia* node that CUDA opens does not exist: not created (no nvidia-modprobe, UVM "
+     "module not loaded) or not passed into the container.",
+     "{0} does not exist{1}",
+     "create the nodes: sudo nvidia-modprobe -c=0 -u (or sudo modprobe nvidia_uvm for "
+     "/dev/nvidia-uvm); in a container pass them with --gpus all or --device {0}"},
+    {"env.device_node_no_access", Severity::fail, "GPU device node not accessible",
+     "A /dev/nvidia* node exists but this user may not open it for reading and writing.",
+     "{0} exists but this user cannot open it for {1} (mode {2})",
+     "add the user to the group that owns {0} (ls -l {0}; often video or render: sudo usermod "
+     "-aG video $USER, then log in again); in a container check the device cgroup (--gpus, "
+     "--device {0})"},
+    {"env.driver_capabilities_no_compute", Severity::warn, "Container lacks the compute capability",
+     "The NVIDIA container runtime injects only the libraries for the capabilities requested; "
+     "without compute there is no libcuda in the container.",
+     "NVIDIA_DRIVER_CAPABILITIES={0} does not include compute, so the container runtime does "
+     "not inject libcuda",
+     "start the container with NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)"},
+    {"env.driver_capabilities_unset", Severity::info, "Container capabilities not set",
+     "NVIDIA_DRIVER_CAPABILITIES is unset; the container runtime then applies its default, which "
+     "some set-ups make utility only.",
+     "NVIDIA_DRIVER_CAPABILITIES is not set in this {0} container",
+     "if CUDA libraries are missing, start the container with "
+     "NVIDIA_DRIVER_CAPABILITIES=compute,utility"},
+    {"env.nouveau_bound", Severity::fail, "nouveau drives the GPU",
+     "The open-source nouveau driver owns the GPU, so the NVIDIA driver cannot bind it.",
+     "the nouveau driver is bound to NVIDIA device {0}",
+     "blacklist nouveau (write 'blacklist nouveau' and 'options nouveau modeset=0' to "
+     "/etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs (sudo update-initramfs -u, "
+     "or sudo dracut -f), and reboot"},
+    {"env.nouveau_loaded", Severity::warn, "nouveau module loaded",
+     "The nouveau module is loaded; it can take the GPU at the next boot or module reload.",
+     "the nouveau module is loaded (no NVIDIA device is bound to it now)",
+     "blacklist nouveau (write 'blacklist nouveau' and 'options nouveau modeset=0' to "
+     "/etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs (sudo update-initramfs -u, "
+     "or sudo dracut -f), and reboot"},
+    {"env.nvidia_visible_devices_none", Severity::fail, "Container started without GPUs",
+     "NVIDIA_VISIBLE_DEVICES=void/none tells the container runtime to inject no GPU.",
+     "NVIDIA_VISIBLE_DEVICES={0}: the container runtime gives this {1} container no GPU",
+     "start the container with --gpus all (or NVIDIA_VISIBLE_DEVICES=all, or a list of GPU "
+     "indices/UUIDs)"},
+    {"env.risky_variable", Severity::warn, "Debug or tuning variable set",
+     "An environment variable meant for debugging or special set-ups changes how every CUDA "
+     "program runs.",
+     "{0}={1} is set: {2}",
+     "unset {0} unless you are debugging (look in ~/.bashrc, the job script, the container "
+     "image's ENV)"},
+    {"env.visible_devices_hides_all", Severity::fail, "CUDA_VISIBLE_DEVICES hides every GPU",
+     "CUDA_VISIBLE_DEVICES is set to a value that makes CUDA enumerate no device.",
+     "CUDA_VISIBLE_DEVICES=\"{0}\" hides every GPU from CUDA ({1})",
+     "unset CUDA_VISIBLE_DEVICES, or set it to the GPUs to use, e.g. CUDA_VISIBLE_DEVICES={2}"},
+    {"env.visible_devices_no_match", Severity::fail, "CUDA_VISIBLE_DEVICES names no existing GPU",
+     "The first entry of CUDA_VISIBLE_DEVICES is not a GPU of this machine, and CUDA stops at "
+     "the first invalid entry, so no device is visible.",
+     "CUDA_VISIBLE_DEVICES=\"{0}\" selects no GPU: '{1}' is invalid ({2})",
+     "use indices or UUIDs of this machine's GPUs: {3}"},
+    {"env.visible_devices_partly_invalid", Severity::warn, "CUDA_VISIBLE_DEVICES partly invalid",
+     "CUDA stops reading CUDA_VISIBLE_DEVICES at the first invalid entry; later entries are "
+     "silently ignored.",
+     "CUDA_VISIBLE_DEVICES=\"{0}\": entry '{1}' is invalid ({2}), so CUDA ignores it and "
+     "everything after it; CUDA enumerates only {3}",
+     "fix or remove '{1}'; this machine's GPUs are {4}"},
+    {"gpu.clocks_hw_slowdown", Severity::warn, "Hardware slowdown active",
+     "The GPU's clocks are held down by hardware: HW slowdown or an external power brake "
+     "(power delivery, PSU, chassis/BMC signal).",
+     "GPU {0} is held down by {1} (clock event reasons {2})",
+     "check the power cables and PSU, the chassis/BMC power-brake settings and the GPU's "
+     "temperature; a slowdown that persists at idle points at a failing board"},
+    {"gpu.clocks_power_capped", Severity::info, "At software power cap",
+     "The GPU runs at its software power limit; normal under full load.",
+     "GPU {0} is at its software power cap ({1})",
+     "nothing to do under load; if it happens at low power draw, check the power limit "
+     "(nvidia-smi -q -d POWER) and restore the default with sudo nvidia-smi -pl"},
+    {"gpu.clocks_thermal_slowdown", Severity::warn, "Thermal slowdown active",
+     "The GPU's clocks are reduced because it is too hot.",
+     "GPU {0} is throttled by {1} (clock event reasons {2}; temperature {3})",
+     "improve cooling: check airflow and fans, clean the heatsink, check the server's thermal "
+     "profile for this GPU model"},
+    {"gpu.compute_exclusive", Severity::warn, "Compute mode exclusive",
+     "In an exclusive compute mode only one process (or thread) may hold a context on the GPU.",
+     "GPU {0} is in compute mode {1}: only one process at a time can use it",
+     "if no scheduler set it on purpose, restore shared use: sudo nvidia-smi -i {2} -c DEFAULT"},
+    {"gpu.compute_prohibited", Severity::fail, "Compute mode prohibited",
+     "In compute mode Prohibited no CUDA context can be created on the GPU.",
+     "GPU {0} is in compute mode Prohibited: no CUDA program can use it",
+     "sudo nvidia-smi -i {1} -c DEFAULT"},
+    {"gpu.ecc_disabled", Severity::info, "ECC off",
+     "ECC memory protection is supported but switched off.", "ECC is supported but off on GPU {0}",
+     "on data-center GPUs keep ECC on: sudo nvidia-smi -i {1} -e 1, then reboot"},
+    {"gpu.ecc_uncorrected", Severity::fail, "Uncorrected ECC errors",
+     "The GPU memory had uncorrectable errors since the driver loaded; data may be corrupt and "
+     "new contexts may fail with error 214.",
+     "GPU {0} (serial {1}) has {2} uncorrected ECC error(s) since the driver loaded",
+     "drain the GPU, then reset it (sudo nvidia-smi -i {3} -r) or reboot; if errors return, "
+     "check retired pages / remapped rows and ask the vendor for an RMA (serial {1})"},
+    {"gpu.memory_held_by_others", Severity::warn, "GPU memory held by other processes",
+     "Most of the GPU memory is already allocated by other processes, so new work will run out "
+     "of memory (often reported as CUDNN_STATUS_NOT_INITIALIZED or CUDA out of memory).",
+     "GPU {0}: {1} of {2} memory ({3}%) is in use; {4}",
+     "stop the processes holding it ({5}), look for leftover/zombie processes of earlier jobs; "
+     "memory with no visible process belongs to another container or namespace: check with "
+     "nvidia-smi on the host"},
+    {"gpu.mig_change_pending", Severity::warn, "MIG mode change pending",
+     "A MIG mode change takes effect only after a GPU reset.",
+     "GPU {0}: MIG mode is {1} now and {2} after the next reset",
+     "reset the GPU (sudo nvidia-smi -i {3} -r, with no process on it) or reboot"},
+    {"gpu.mig_no_instance", Severity::fail, "MIG enabled without instances",
+     "With MIG enabled, CUDA sees only MIG instances; with none created the GPU is invisible to "
+     "CUDA.",
+     "MIG is enabled on GPU {0} but no MIG instance exists, so CUDA sees no device on it",
+     "create instances (list profiles: nvidia-smi mig -i {1} -lgip; create: sudo nvidia-smi mig "
+     "-i {1} -cgi <profile> -C), or disable MIG (sudo nvidia-smi -i {1} -mig 0) and reset the "
+     "GPU"},
+    {"gpu.pcie_width_degraded", Severity::warn, "PCIe link narrower than maximum",
+     "The PCIe link trained to fewer lanes than the GPU and slot support (slot wiring, riser, "
+     "dirty contacts); host-device copies are slower.",
+     "GPU {0} runs its PCIe link at x{1}, below its maximum x{2} (generation {3} of {4})",
+     "reseat the card in a full x16 slot, remove risers/extenders, check the slot's lane "
+     "bifurcation in the BIOS; if the slot only offers x{1}, accept it"},
+    {"gpu.persistence_off", Severity::warn, "Persistence mode off",
+     "Without persistence mode the driver tears the GPU down when the last process exits, so "
+     "every new process pays the initialisation time again.",
+     "persistence mode is off on GPU {0}",
+     "enable the persistence daemon: sudo systemctl enable --now nvidia-persistenced (or sudo "
+     "nvidia-smi -i {1} -pm 1)"},
+    {"gpu.retired_pages_limit", Severity::fail, "Retired pages at the RMA limit",
+     "The GPU has retired so many memory pages (double-bit or repeated single-bit ECC errors) "
+     "that NVIDIA considers the board due for replacement.",
+     "GPU {0} (serial {1}) has {2} retired pages ({3} double-bit, {4} single-bit), at or above "
+     "the limit of {5}",
+     "drain the GPU and ask NVIDIA or the vendor for an RMA, quoting serial {1}"},
+    {"gpu.retired_pages_pending", Severity::warn, "Page retirement pending",
+     "Memory pages were marked for retirement; they are excluded only after a GPU reset or "
+     "reboot, until then new work can hit the bad memory.",
+     "GPU {0} has retired pages pending ({1} double-bit, {2} single-bit retired so far)",
+     "drain the GPU and reset it (sudo nvidia-smi -i {3} -r) or reboot to apply the retirement"},
+    {"gpu.row_remap_failed", Severity::fail, "Row remapping failed",
+     "The GPU could not remap a failing memory row (a bank ran out of spare rows); NVIDIA's RMA "
+     "criterion for A100 and later.",
+     "GPU {0} (serial {1}) reports a row-remapping failure ({2} uncorrectable, {3} correctable "
+     "rows remapped)",
+     "drain the GPU, run NVIDIA's field diagnostic and ask for an RMA, quoting serial {1}"},
+    {"gpu.row_remap_pending", Severity::warn, "Row remapping pending",
+     "A failing memory row was scheduled for remapping; it takes effect at the next GPU reset.",
+     "GPU {0} has a row remapping pending ({1} uncorrectable, {2} correctable rows remapped)",
+     "drain the GPU and reset it (sudo nvidia-smi -i {3} -r) or reboot to apply the remap"},
+    {"lib.cudart_not_found", Severity::info, "No shared CUDA runtime on the loader path",
+     "No libcudart is loadable by its bare name; applications usually bundle their own.",
+     "no CUDA runtime is loadable by its bare name ({0})",
+     "nothing to do unless a program expects the system's libcudart: then install the CUDA "
+     "runtime (apt install cuda-cudart-<major>-<minor>) or add its directory to LD_LIBRARY_PATH"},
+    {"lib.cudnn_cuda_major_mix", Severity::warn, "cuDNN copies for different CUDA majors",
+     "cuDNN copies built for different CUDA major versions are installed; a program can pick the "
+     "wrong one (pip nvidia-*-cu12 and -cu13 wheels in one environment).",
+     "cuDNN copies built for different CUDA majors: {0}",
+     "keep one CUDA major per environment: use cuDNN built for CUDA {1} and remove or isolate "
+     "the others (separate virtual environments for -cu12 and -cu13 wheels)"},
+    {"lib.cudnn_missing", Severity::warn, "cuDNN not found",
+     "No cuDNN library is loadable by its bare name.", "cuDNN is not loadable ({0}){1}",
+     "install cuDNN for CUDA {2}: apt install libcudnn9-cuda-{2} (NVIDIA repository) or pip "
+     "install nvidia-cudnn-cu{2}; if it is installed in a directory the loader does not search, "
+     "add that directory to LD_LIBRARY_PATH"},
+    {"lib.cudnn_older_copy_loaded", Severity::warn, "Older cuDNN copy wins",
+     "Several cuDNN copies are installed and the loader picks an older one than the newest "
+     "copy present.",
+     "the loader picks cuDNN {0} ({1}) but a newer copy {2} is installed at {3}",
+     "remove the older copy or put {4} first in LD_LIBRARY_PATH; keep one cuDNN per "
+     "environment"},
+    {"lib.cudnn_probe_crashed", Severity::fail, "cuDNN crashed while loading",
+     "cuDNN aborts the process when a sub-library is missing or has another version, so the "
+     "probe that loaded it crashed.",
+     "loading cuDNN ({0}) ended with {1}; stderr: {2}",
+     "make sure every libcudnn_*.so.9 sub-library sits in {3} next to the shim and comes from "
+     "the same cuDNN release; reinstall cuDNN"},
+    {"lib.cudnn_sublibrary_failed", Severity::fail, "cuDNN sub-library broken",
+     "A cuDNN sub-library is missing, cannot be loaded, or is from another cuDNN release than "
+     "the shim.",
+     "cuDNN sub-library {0} in {1} {2}",
+     "reinstall cuDNN so every libcudnn*.so.9 in {1} comes from one release (the shim loaded is "
+     "{3}); remove stray copies from other releases"},
+    {"nvml.driver_not_loaded", Severity::fail, "NVML: driver not loaded",
+     "NVML found no running NVIDIA kernel driver.",
+     "nvmlInit_v2 returned NVML_ERROR_DRIVER_NOT_LOADED (9){0}",
+     "load the driver (sudo modprobe nvidia); see driver.kernel_module for why it is not loaded"},
+    {"nvml.gpu_lost", Severity::fail, "NVML: GPU lost",
+     "A GPU stopped responding (fell off the bus, Xid 79).",
+     "nvmlInit_v2 returned NVML_ERROR_GPU_IS_LOST (15)",
+     "drain the machine and reboot; if it repeats, check power, cooling and the slot, and ask "
+     "the vendor for an RMA"},
+    {"nvml.init_failed", Severity::fail, "NVML initialisation failed",
+     "NVML could not initialise; the code names the reason.",
+     "nvmlInit_v2 returned NVML_ERROR_{0} ({1})",
+     "run nvidia-smi to see the same error, check sudo dmesg | grep -i nvrm, and look up "
+     "NVML_ERROR_{0} in the NVML documentation"},
+    {"nvml.library_missing", Severity::warn, "libnvidia-ml not loadable",
+     "The kernel module is loaded but NVML, the driver's management library, cannot be loaded.",
+     "libnvidia-ml.so.1 cannot be loaded ({0}) although the kernel module {1} is loaded",
+     "install the driver's utilities for branch {2} (Debian/Ubuntu: apt install "
+     "libnvidia-compute-{2} nvidia-utils-{2}); in a container add utility to "
+     "NVIDIA_DRIVER_CAPABILITIES"},
+    {"nvml.no_permission", Severity::fail, "NVML: insufficient permissions",
+     "This user may not open the GPU device nodes.",
+     "nvmlInit_v2 returned NVML_ERROR_NO_PERMISSION (4)",
+     "add the user to the group that owns /dev/nvidia* (often video: sudo usermod -aG video "
+     "$USER, then log in again); in a container pass the devices (--gpus all)"},
+    {"nvml.unknown_error", Severity::fail, "NVML: unknown error",
+     "NVML failed with an unknown error; in containers this is the classic sign of device access "
+     "lost after systemctl daemon-reload.",
+     "nvmlInit_v2 returned NVML_ERROR_UNKNOWN (999){0}",
+     "in a container: restart it, and for a lasting fix create the /dev/char symlinks (sudo "
+     "nvidia-ctk system create-dev-char-symlinks --create-all); on a host: check sudo dmesg for "
+     "Xid errors and reboot"},
+    {"probe.crashed", Severity::error, "Probe crashed",
+     "A probe runs each NVIDIA library call in a child process; this one was killed by a signal "
+     "inside the library, so its facts are missing.",
+     "the {0} crashed with {1}; stderr: {2}",
+     "the crash is inside the NVIDIA library the {0} loads: reinstall that library or the driver; "
+     "if it persists, report it with the saved snapshot"},
+    {"probe.failed", Severity::error, "Probe failed",
+     "A probe's child process ended without delivering its facts.",
+     "the {0} ended without a result ({1}); stderr: {2}",
+     "rerun gpucheck; if it repeats, report it with the saved snapshot"},
+    {"probe.timed_out", Severity::error, "Probe hung",
+     "A probe's child process did not finish in time and was killed: a driver call hung.",
+     "the {0} did not finish within {1} s and was killed; stderr: {2}",
+     "a hung driver call usually means a GPU in a bad state: check sudo dmesg | grep -i xid, stop "
+     "stuck GPU processes, reset the GPU or reboot"},
 };
 } // namespace
 
-std::span<const FindingSpec> findings_system() { return k_table; }
+std::span<const FindingSpec> findings_system() {
+  return k_table;
+}
 
 } // namespace gpucheck

@@ -5,9 +5,19 @@
 namespace gpucheck {
 
 std::span<const CheckDef> all_checks() {
-  // Order is report order: driver stack first, then environment, libraries, then each GPU.
+  // Order is report order: driver stack, CUDA init, environment, libraries, then each GPU.
   static const CheckDef k_checks[] = {
-      checks::placeholder_check(),
+      checks::driver_installed_check(),  checks::driver_kernel_module_check(),
+      checks::driver_nvml_check(),       checks::driver_version_match_check(),
+      checks::cuda_init_check(),         checks::env_visible_devices_check(),
+      checks::env_container_check(),     checks::env_device_nodes_check(),
+      checks::env_nouveau_check(),       checks::env_variables_check(),
+      checks::lib_cudart_check(),        checks::lib_cudnn_check(),
+      checks::lib_cudnn_copies_check(),  checks::gpu_persistence_check(),
+      checks::gpu_compute_mode_check(),  checks::gpu_mig_check(),
+      checks::gpu_ecc_check(),           checks::gpu_retired_pages_check(),
+      checks::gpu_remapped_rows_check(), checks::gpu_pcie_link_check(),
+      checks::gpu_clocks_check(),        checks::gpu_memory_check(),
   };
   return k_checks;
 }

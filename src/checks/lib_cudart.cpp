@@ -1,0 +1,43 @@
+#include <fmt/format.h>
+
+#include "checks/checks.hpp"
+#include "checks/probe_failure.hpp"
+#include "gpucheck/finding_catalog.hpp"
+
+namespace gpucheck::checks {
+
+namespace {
+constexpr CheckInfo k_info{"lib.cudart", "CUDA runtime",
+                           "Which shared CUDA runtime (libcudart) the loader finds by its bare "
+                           "name, and what version it reports.",
+                           CheckKind::passive};
+
+std::vector<CheckResult> run(const CheckContext& context) {
+  const LibraryFamily* cudart = context.snapshot.library("cudart");
+  if (cudart == nullptr) {
+    return {skip_result(k_info, "the CUDA runtime was not probed")};
+  }
+  if (cudart->failure) {
+    return {
+        probe_failure_result(k_info, "CUDA runtime probe (dlopen libcudart)", *cudart->failure)};
+  }
+  if (!cudart->load.loaded) {
+    const std::string why = cudart->load.error.empty()
+                                ? fmt::format("{}: not found", cudart->load.name)
+                                : cudart->load.error;
+    return {make_result(k_info, "no shared CUDA runtime on the loader path",
+                        {make_finding("lib.cudart_not_found", std::nullopt, why)})};
+  }
+  const std::string file =
+      cudart->load.real_path.empty() ? cudart->load.path : cudart->load.real_path;
+  const std::string version =
+      cudart->load.version.empty() ? std::string("(version unknown)") : cudart->load.version;
+  return {make_result(k_info, fmt::format("CUDA runtime {} from {}", version, file), {})};
+}
+} // namespace
+
+CheckDef lib_cudart_check() {
+  return {k_info, &run};
+}
+
+} // namespace gpucheck::checks

@@ -1,0 +1,106 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "checks/checks.hpp"
+#include "checks/driver_facts.hpp"
+#include "checks/probe_failure.hpp"
+#include "checks/version_text.hpp"
+#include "gpucheck/finding_catalog.hpp"
+
+namespace gpucheck::checks {
+
+namespace {
+constexpr CheckInfo k_info{"lib.cudnn", "cuDNN loads",
+                           "cuDNN loads by its bare name and every sub-library loads and passes "
+                           "its version check.",
+                           CheckKind::passive};
+
+/// Where cuDNN lives: the loaded shim's directory, else the selected copy's.
+std::string cudnn_directory(const LibraryFamily& family) {
+  if (!family.load.real_path.empty()) {
+    return directory_of(family.load.real_path);
+  }
+  for (const LibraryCopy& copy : family.copies) {
+    if (copy.selected) {
+      return directory_of(copy.real_path.empty() ? copy.path : copy.real_path);
+    }
+  }
+  return "the cuDNN directory";
+}
+
+CheckResult probe_crashed(const LibraryFamily& family) {
+  const ChildFailure& failure = *family.failure;
+  if (failure.kind != "signal" && failure.kind != "exit") {
+    return probe_failure_result(k_info, "cuDNN probe (dlopen libcudnn, cudnnGetVersion)", failure);
+  }
+  const std::string how = failure.kind == "signal" ? (failure.signal_name.empty()
+                                                          ? fmt::format("signal {}", failure.signal)
+                                                          : failure.signal_name)
+                                                   : fmt::format("exit code {}", failure.exit_code);
+  const std::string name =
+      family.load.name.empty() ? std::string("libcudnn.so.9") : family.load.name;
+  return make_result(k_info, fmt::format("loading cuDNN crashed with {}", how),
+                     {make_finding("lib.cudnn_probe_crashed", std::nullopt, name, how,
+                                   stderr_excerpt(failure), cudnn_directory(family))});
+}
+
+std::string copies_on_disk(const LibraryFamily& family) {
+  std::vector<std::string> paths;
+  for (const LibraryCopy& copy : family.copies) {
+    paths.push_back(fmt::format("{} ({})", copy.path, copy.origin));
+  }
+  return paths.empty() ? std::string()
+                       : fmt::format("; copies on disk: {}", fmt::join(paths, ", "));
+}
+
+std::vector<CheckResult> run(const CheckContext& context) {
+  const SystemSnapshot& s = context.snapshot;
+  const LibraryFamily* family = s.library("cudnn");
+  if (family == nullptr) {
+    return {skip_result(k_info, "cuDNN was not probed")};
+  }
+  if (family->failure) {
+    return {probe_crashed(*family)};
+  }
+  if (!family->load.loaded) {
+    const std::string why = family->load.error.empty()
+                                ? fmt::format("{}: not found", family->load.name)
+                                : family->load.error;
+    return {make_result(k_info, "cuDNN is not loadable",
+                        {make_finding("lib.cudnn_missing", std::nullopt, why,
+                                      copies_on_disk(*family), cuda_major_text(s))})};
+  }
+  std::vector<Finding> findings;
+  std::size_t sublibraries = 0;
+  if (family->cudnn) {
+    for (const CudnnSublibrary& sub : family->cudnn->sublibraries) {
+      ++sublibraries;
+      const std::string dir = sub.path.empty() ? cudnn_directory(*family) : directory_of(sub.path);
+      if (!sub.loaded) {
+        const std::string problem = sub.error.empty()
+                                        ? std::string("cannot be loaded")
+                                        : fmt::format("cannot be loaded: {}", sub.error);
+        findings.push_back(make_finding("lib.cudnn_sublibrary_failed", std::nullopt, sub.name, dir,
+                                        problem, family->load.real_path));
+      } else if (sub.version_check && *sub.version_check != 0) {
+        findings.push_back(
+            make_finding("lib.cudnn_sublibrary_failed", std::nullopt, sub.name, dir,
+                         fmt::format("fails its version check (status {})", *sub.version_check),
+                         family->load.real_path));
+      }
+    }
+  }
+  const std::string version =
+      family->load.version.empty() ? std::string("(version unknown)") : family->load.version;
+  return {make_result(k_info,
+                      fmt::format("cuDNN {} from {}; {} sub-library(ies) checked", version,
+                                  family->load.real_path, sublibraries),
+                      std::move(findings))};
+}
+} // namespace
+
+CheckDef lib_cudnn_check() {
+  return {k_info, &run};
+}
+
+} // namespace gpucheck::checks

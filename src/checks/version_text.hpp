@@ -1,0 +1,38 @@
+#pragma once
+/// Small pure helpers over version strings and library paths, shared by the checks.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucheck::checks {
+
+/// The dotted numeric components of a version ("9.10.2" -> {9, 10, 2}); parsing stops at the
+/// first component that is not a number ("580.159.04-open" -> {580, 159, 4}). Empty if none.
+std::vector<int> version_parts(std::string_view version);
+
+/// Numeric comparison of two dotted versions, missing components counting as 0:
+/// negative when a < b, 0 when equal, positive when a > b ("9.10.2" > "9.9.0").
+int compare_versions(std::string_view a, std::string_view b);
+
+/// The version suffix of a shared-library file name after "<stem>.so.":
+/// ("/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04", "libcuda") -> "580.159.04".
+/// Nullopt when the file name has another stem or no numeric suffix.
+std::optional<std::string> soname_version(std::string_view path, std::string_view stem);
+
+/// The directory part of a path ("/a/b/libx.so" -> "/a/b"); "." when there is none.
+std::string directory_of(std::string_view path);
+
+/// The prefix of `path` up to and including the first component named `component`
+/// ("/usr/local/cuda/lib64/stubs/libcuda.so", "stubs") -> "/usr/local/cuda/lib64/stubs".
+std::optional<std::string> path_through_component(std::string_view path,
+                                                  std::string_view component);
+
+/// A CUDA version integer as text: 13010 -> "13.1", 12080 -> "12.8".
+std::string cuda_version_text(int64_t version);
+
+/// The major of a driver branch version ("580.159.04" -> "580"), or "" when not numeric.
+std::string driver_branch(std::string_view version);
+
+} // namespace gpucheck::checks

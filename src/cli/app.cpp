@@ -71,6 +71,7 @@ SystemSnapshot obtain_snapshot(const RunOptions& options) {
   }
   probes::ProbeOptions probe_options;
   probe_options.sysroot = options.sysroot;
+  probe_options.quick = options.quick;
   probe_options.child_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
   return probes::collect_snapshot(probe_options, probes::Environment::current());

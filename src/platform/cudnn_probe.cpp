@@ -3,6 +3,7 @@
 // rather than aborting the process, then ask the shim for its versions and version checks.
 #include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -103,7 +104,11 @@ using StatusFn = int (*)();
 
 } // namespace
 
-nlohmann::json child_probe_cudnn(const std::vector<std::string>& args) {
+nlohmann::json child_probe_cudnn(const std::vector<std::string>& all_args) {
+  // --shallow (gpucheck --quick): load only the core sub-library; the large ones (hundreds of MB,
+  // about 0.1 s and 40 MB resident) are checked for presence only, and listed only when absent.
+  const bool shallow = !all_args.empty() && all_args.front() == "--shallow";
+  const std::vector<std::string> args(all_args.begin() + (shallow ? 1 : 0), all_args.end());
   DynamicLibrary shim = args.empty()
                             ? DynamicLibrary::open_first({"libcudnn.so.9", "libcudnn.so.8"})
                             : DynamicLibrary::open(args.front());
@@ -118,6 +123,20 @@ nlohmann::json child_probe_cudnn(const std::vector<std::string>& args) {
   bool core_loaded = true;
   for (const SublibrarySpec& spec : major >= 9 ? std::span<const SublibrarySpec>(k_cudnn9)
                                                : std::span<const SublibrarySpec>(k_cudnn8)) {
+    if (shallow && !spec.core) {
+      const std::string name =
+          "libcudnn_" + std::string(spec.stem) + ".so." + std::to_string(major);
+      const std::string path = directory + "/" + name;
+      if (::access(path.c_str(), F_OK) != 0) {
+        Pinned absent;
+        absent.spec = &spec;
+        absent.record.name = name;
+        absent.record.path = path;
+        absent.record.error = path + ": no such file";
+        pinned.push_back(std::move(absent));
+      }
+      continue;
+    }
     pinned.push_back(pin(directory, major, spec));
     core_loaded = core_loaded && (!spec.core || pinned.back().record.loaded);
   }

@@ -53,13 +53,16 @@ LibraryFamily& family_of(std::vector<LibraryFamily>& families, const std::string
 struct LibraryProbe {
   const char* family;
   std::vector<std::string> names;
+  bool heavy; ///< skipped by --quick
 };
 
 const std::vector<LibraryProbe>& library_probes() {
   static const std::vector<LibraryProbe> k_probes{
-      {"cudart", {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"}},
-      {"cublas", {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}},
-      {"nccl", {"libnccl.so.2", "libnccl.so"}},
+      {"cudart",
+       {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"},
+       false},
+      {"cublas", {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}, true},
+      {"nccl", {"libnccl.so.2", "libnccl.so"}, true},
   };
   return k_probes;
 }
@@ -82,9 +85,16 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   };
   const size_t nvml_child = start("nvml", {});
   const size_t cuda_child = start("cuda", {});
-  const size_t cudnn_child = start("cudnn", {});
+  const std::vector<std::string> cudnn_mode =
+      options.quick ? std::vector<std::string>{"--shallow"} : std::vector<std::string>{};
+  const size_t cudnn_child = start("cudnn", cudnn_mode);
+  constexpr size_t k_not_started = static_cast<size_t>(-1);
   std::vector<size_t> library_children;
   for (const LibraryProbe& probe : library_probes()) {
+    if (options.quick && probe.heavy) {
+      library_children.push_back(k_not_started);
+      continue;
+    }
     std::vector<std::string> args{probe.family};
     args.insert(args.end(), probe.names.begin(), probe.names.end());
     library_children.push_back(start("library", std::move(args)));
@@ -101,7 +111,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     }
     if (real_paths.size() > 1) {
       for (const std::string& path : real_paths) {
-        cudnn_copy_children.emplace_back(start("cudnn", {path}), path);
+        std::vector<std::string> args = cudnn_mode;
+        args.push_back(root.path(path));
+        cudnn_copy_children.emplace_back(start("cudnn", std::move(args)), path);
       }
     }
   }
@@ -130,6 +142,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   for (size_t i = 0; i < library_probes().size(); ++i) {
     const char* name = library_probes()[i].family;
     LibraryFamily& family = family_of(snapshot.libraries, name);
+    if (library_children[i] == k_not_started) {
+      continue; // --quick: not loaded; its copies on disk are listed
+    }
     if (!decode(outcomes[library_children[i]], name, nullptr, family.load, issues)) {
       family.failure = outcomes[library_children[i]].failure;
     }

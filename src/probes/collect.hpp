@@ -13,6 +13,9 @@ namespace gpucheck::probes {
 struct ProbeOptions {
   std::string sysroot = "/";
   std::chrono::milliseconds child_timeout{15000};
+  /// --quick: skip loading the heavy libraries (cuBLAS pulls ~500 MB of cuBLASLt; cuDNN's engine
+  /// sub-libraries ~400 MB): their copies are still listed from disk, cuDNN's core is still loaded.
+  bool quick = false;
 };
 
 /// Probe the machine. Never throws for a broken system: gaps become ProbeIssues or nullopts.

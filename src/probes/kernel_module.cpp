@@ -1,5 +1,6 @@
 // probe_kernel_module: the NVIDIA kernel module, its device nodes and the NVIDIA PCI functions,
 // read from /proc, /sys and /dev through the sysroot (no NVIDIA library is touched).
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <charconv>
 
 #include "probes/collect.hpp"
+#include "probes/module_policy.hpp"
 #include "probes/nvidia_version.hpp"
 #include "probes/paths.hpp"
 
@@ -17,7 +19,7 @@ namespace {
 constexpr std::string_view k_nvidia_vendor = "0x10de";
 
 std::optional<int> read_int(const Sysroot& root, const std::string& path) {
-  const std::optional<std::string> text = root.read_line(path);
+  const std::optional<std::string> text = read_attribute(root, path);
   if (!text || text->empty()) {
     return std::nullopt;
   }
@@ -32,7 +34,7 @@ std::optional<int> read_int(const Sysroot& root, const std::string& path) {
 }
 
 std::optional<std::string> read_nonempty_line(const Sysroot& root, const std::string& path) {
-  std::optional<std::string> text = root.read_line(path);
+  std::optional<std::string> text = read_attribute(root, path);
   if (!text || text->empty()) {
     return std::nullopt;
   }
@@ -95,11 +97,11 @@ std::vector<DeviceNode> probe_device_nodes(const Sysroot& root) {
 
 std::optional<PciDevice> probe_pci_function(const Sysroot& root, const std::string& bdf) {
   const std::string dir = "/sys/bus/pci/devices/" + bdf;
-  const std::optional<std::string> vendor = root.read_line(dir + "/vendor");
+  const std::optional<std::string> vendor = read_attribute(root, dir + "/vendor");
   if (!vendor || lower(*vendor) != k_nvidia_vendor) {
     return std::nullopt;
   }
-  const std::string class_code = lower(root.read_line(dir + "/class").value_or(""));
+  const std::string class_code = lower(read_attribute(root, dir + "/class").value_or(""));
   // Display controllers only (VGA 0x0300, 3D 0x0302): the functions CUDA can use. Audio
   // (0x0403), USB-C and NVSwitch bridges (0x0680) are not GPUs.
   if (!class_code.starts_with("0x03")) {
@@ -107,7 +109,7 @@ std::optional<PciDevice> probe_pci_function(const Sysroot& root, const std::stri
   }
   PciDevice device;
   device.bdf = bdf;
-  device.device_id = lower(root.read_line(dir + "/device").value_or(""));
+  device.device_id = lower(read_attribute(root, dir + "/device").value_or(""));
   device.class_code = class_code;
   if (const std::optional<std::string> driver = root.read_link(dir + "/driver")) {
     device.driver = base_name(*driver);
@@ -117,7 +119,78 @@ std::optional<PciDevice> probe_pci_function(const Sysroot& root, const std::stri
   device.max_link_speed = read_nonempty_line(root, dir + "/max_link_speed");
   device.max_link_width = read_int(root, dir + "/max_link_width");
   device.numa_node = read_int(root, dir + "/numa_node");
+  device.runtime_status = read_nonempty_line(root, dir + "/power/runtime_status");
+  device.power_state = read_nonempty_line(root, dir + "/power_state");
   return device;
+}
+
+/// nvidia*.ko* files of one kernel release, from the directories where distributions, DKMS,
+/// akmods and the .run installer put them (listed, not walked).
+std::vector<std::string> module_files_for(const Sysroot& root, const std::string& release) {
+  const std::string base = "/lib/modules/" + release;
+  std::vector<std::string> dirs;
+  for (const char* sub :
+       {"updates/dkms", "updates", "extra", "extra/nvidia", "kernel/drivers/video"}) {
+    dirs.push_back(join_path(base, sub));
+  }
+  // Ubuntu's precompiled linux-modules-nvidia-*: kernel/nvidia-580srv/.
+  for (const std::string& name : list_resolved(root, base + "/kernel")) {
+    if (name.starts_with("nvidia")) {
+      dirs.push_back(base + "/kernel/" + name);
+    }
+  }
+  std::vector<std::string> files;
+  for (const std::string& dir : dirs) {
+    for (const std::string& name : list_resolved(root, dir)) {
+      if (name.starts_with("nvidia") && name.find(".ko") != std::string::npos) {
+        files.push_back(join_path(dir, name));
+      }
+    }
+  }
+  return files;
+}
+
+bool has_nvidia_module(const std::vector<std::string>& files) {
+  return std::any_of(files.begin(), files.end(),
+                     [](const std::string& f) { return base_name(f).starts_with("nvidia.ko"); });
+}
+
+void probe_module_policy(const Sysroot& root, KernelModuleInfo& info) {
+  info.running_kernel = read_attribute(root, "/proc/sys/kernel/osrelease").value_or("");
+  if (info.running_kernel.empty() && root.root() == "/") {
+    struct utsname uts {};
+    if (::uname(&uts) == 0) {
+      info.running_kernel = uts.release;
+    }
+  }
+  if (!info.running_kernel.empty()) {
+    info.module_files = module_files_for(root, info.running_kernel);
+  }
+  for (const std::string& release : list_resolved(root, "/lib/modules")) {
+    if (release != info.running_kernel && has_nvidia_module(module_files_for(root, release))) {
+      info.other_kernels_with_module.push_back(release);
+    }
+  }
+  if (const std::optional<std::string> efivar =
+          root.read("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c")) {
+    info.secure_boot = parse_secure_boot_efivar(*efivar);
+  }
+  info.lockdown =
+      parse_lockdown(read_attribute(root, "/sys/kernel/security/lockdown").value_or(""));
+  for (const char* dir :
+       {"/etc/modprobe.d", "/lib/modprobe.d", "/usr/lib/modprobe.d", "/run/modprobe.d"}) {
+    for (const std::string& name : list_resolved(root, dir)) {
+      if (!name.ends_with(".conf")) {
+        continue;
+      }
+      const std::string file = join_path(dir, name);
+      if (const std::optional<std::string> text = read_resolved(root, file)) {
+        for (const std::string& line : parse_modprobe_blacklist(*text)) {
+          info.modprobe_blacklist.push_back(file + ": " + line);
+        }
+      }
+    }
+  }
 }
 
 } // namespace
@@ -149,6 +222,7 @@ KernelModuleInfo probe_kernel_module(const Sysroot& root) {
       info.pci_devices.push_back(std::move(*device));
     }
   }
+  probe_module_policy(root, info);
   return info;
 }
 

@@ -124,6 +124,54 @@ TEST(KernelModuleProbe, SysfsVersionFallbackAndNouveau) {
   EXPECT_EQ(info.pci_devices[0].driver, "nouveau");
 }
 
+TEST(KernelModuleProbe, ModuleFilesSecureBootLockdownAndBlacklists) {
+  // F05: module built for an older kernel only; F20: Secure Boot on; F42: blacklisted.
+  using namespace std::string_literals;
+  FixtureTree tree;
+  tree.file("/proc/sys/kernel/osrelease", "6.8.0-45-generic\n")
+      .file("/lib/modules/6.8.0-45-generic/kernel/drivers/gpu/drm/nouveau/nouveau.ko.zst")
+      .file("/lib/modules/6.5.0-41-generic/updates/dkms/nvidia.ko.zst")
+      .file("/lib/modules/6.5.0-41-generic/updates/dkms/nvidia-uvm.ko.zst")
+      .file("/lib/modules/6.2.0-20-generic/kernel/nvidia-535srv/nvidia.ko")
+      .file("/lib/modules/5.15.0-1-generic/kernel/README")
+      .file("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c",
+            "\x06\x00\x00\x00\x01"s)
+      .file("/sys/kernel/security/lockdown", "none [integrity] confidentiality\n")
+      .file("/etc/modprobe.d/blacklist-nvidia.conf", "blacklist nvidia\nblacklist nouveau\n")
+      .file("/usr/lib/modprobe.d/nvidia.txt", "blacklist nvidia\n"); // not a .conf: ignored
+  add_pci(tree, "0000:01:00.0", "0x10de", "0x030000", "");
+  tree.file("/sys/bus/pci/devices/0000:01:00.0/power/runtime_status", "suspended\n")
+      .file("/sys/bus/pci/devices/0000:01:00.0/power_state", "D3cold\n");
+
+  const KernelModuleInfo info = probe_kernel_module(Sysroot(tree.root()));
+  EXPECT_EQ(info.running_kernel, "6.8.0-45-generic");
+  EXPECT_TRUE(info.module_files.empty());
+  EXPECT_EQ(info.other_kernels_with_module,
+            (std::vector<std::string>{"6.2.0-20-generic", "6.5.0-41-generic"}));
+  EXPECT_EQ(info.secure_boot, true);
+  EXPECT_EQ(info.lockdown, "integrity");
+  EXPECT_EQ(info.modprobe_blacklist,
+            (std::vector<std::string>{"/etc/modprobe.d/blacklist-nvidia.conf: blacklist nvidia"}));
+  ASSERT_EQ(info.pci_devices.size(), 1U);
+  EXPECT_EQ(info.pci_devices[0].runtime_status, "suspended");
+  EXPECT_EQ(info.pci_devices[0].power_state, "D3cold");
+}
+
+TEST(KernelModuleProbe, ModuleFilesOfTheRunningKernel) {
+  FixtureTree tree;
+  tree.file("/proc/sys/kernel/osrelease", "6.8.0-45-generic\n")
+      .file("/lib/modules/6.8.0-45-generic/updates/dkms/nvidia.ko.zst")
+      .file("/lib/modules/6.8.0-45-generic/updates/dkms/nvidia-uvm.ko.zst")
+      .file("/lib/modules/6.8.0-45-generic/updates/dkms/other.ko.zst");
+  const KernelModuleInfo info = probe_kernel_module(Sysroot(tree.root()));
+  EXPECT_EQ(info.module_files, (std::vector<std::string>{
+                                   "/lib/modules/6.8.0-45-generic/updates/dkms/nvidia-uvm.ko.zst",
+                                   "/lib/modules/6.8.0-45-generic/updates/dkms/nvidia.ko.zst"}));
+  EXPECT_TRUE(info.other_kernels_with_module.empty());
+  EXPECT_FALSE(info.secure_boot);
+  EXPECT_EQ(info.lockdown, "");
+}
+
 TEST(KernelModuleProbe, GarbledFilesBecomeNullopt) {
   FixtureTree tree;
   tree.file("/proc/driver/nvidia/version", "\x01\x02 not a banner")

@@ -1,8 +1,160 @@
-// STUB: to be replaced by the real probe.
+// probe_environment: CUDA-relevant variables, container and WSL detection, read through the
+// sysroot and the captured environment.
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <span>
+#include <sstream>
+
 #include "probes/collect.hpp"
+#include "probes/risky_env.hpp"
 
 namespace gpucheck::probes {
-EnvironmentInfo probe_environment(const Sysroot&, const Environment&) {
-  return {};
+
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
 }
+
+struct Marker {
+  const char* needle;
+  const char* kind;
+};
+
+/// Markers in /proc/1/cgroup: a host's init sits in "/" or "/init.scope", a container's in the
+/// runtime's slice.
+constexpr Marker k_cgroup_markers[] = {
+    {"kubepods", "kubernetes"},
+    {"libpod", "podman"},
+    {"/docker/", "docker"},
+    {"docker-", "docker"},
+    {"cri-containerd", "containerd"},
+    {"/containerd/", "containerd"},
+    {"/lxc/", "lxc"},
+    {"lxc.payload", "lxc"},
+};
+
+/// Markers in the source of the /etc/hostname, /etc/hosts and /etc/resolv.conf bind mounts,
+/// which every runtime creates (cgroup v2 hides the cgroup path, these still tell).
+constexpr Marker k_mount_markers[] = {
+    {"kubelet/pods", "kubernetes"},
+    {"containers/storage", "podman"},
+    {"/docker/containers/", "docker"},
+    {"io.containerd", "containerd"},
+};
+
+void scan_markers(std::string_view text, std::span<const Marker> markers, const std::string& source,
+                  std::set<std::string>& kinds, std::vector<std::string>& evidence) {
+  std::set<std::string_view> named; // one evidence line per kind and source
+  for (const Marker& marker : markers) {
+    if (text.find(marker.needle) != std::string_view::npos && named.insert(marker.kind).second) {
+      kinds.insert(marker.kind);
+      evidence.push_back(source + " mentions " + marker.needle);
+    }
+  }
+}
+
+/// The mount roots (field 4) of the runtime-managed /etc files in a mountinfo text.
+std::string etc_bind_mount_sources(const std::string& mountinfo) {
+  std::string sources;
+  std::istringstream lines(mountinfo);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, devices, mount_root, mount_point;
+    if (!(fields >> id >> parent >> devices >> mount_root >> mount_point)) {
+      continue;
+    }
+    if (mount_point == "/etc/hostname" || mount_point == "/etc/hosts" ||
+        mount_point == "/etc/resolv.conf") {
+      sources += mount_root;
+      sources += '\n';
+    }
+  }
+  return sources;
+}
+
+/// The kind named by systemd's $container / /run/systemd/container convention.
+std::string container_kind_from_name(const std::string& name) {
+  const std::string n = lower(name);
+  for (const char* kind : {"docker", "podman", "lxc", "containerd"}) {
+    if (n.find(kind) != std::string::npos) {
+      return kind;
+    }
+  }
+  return "other"; // systemd-nspawn, rkt, wsl, ...
+}
+
+ContainerInfo detect_container(const Sysroot& root, const Environment& env) {
+  ContainerInfo info;
+  std::set<std::string> kinds;
+  if (root.exists("/.dockerenv")) {
+    kinds.insert("docker");
+    info.evidence.emplace_back("/.dockerenv exists");
+  }
+  if (root.exists("/run/.containerenv")) {
+    kinds.insert("podman");
+    info.evidence.emplace_back("/run/.containerenv exists");
+  }
+  if (env.get("KUBERNETES_SERVICE_HOST")) {
+    kinds.insert("kubernetes");
+    info.evidence.emplace_back("KUBERNETES_SERVICE_HOST is set");
+  }
+  if (const std::optional<std::string> name = env.get("container"); name && !name->empty()) {
+    kinds.insert(container_kind_from_name(*name));
+    info.evidence.push_back("$container is " + *name);
+  }
+  if (const std::optional<std::string> name = root.read_line("/run/systemd/container");
+      name && !name->empty()) {
+    kinds.insert(container_kind_from_name(*name));
+    info.evidence.push_back("/run/systemd/container says " + *name);
+  }
+  if (const std::optional<std::string> cgroup = root.read("/proc/1/cgroup")) {
+    scan_markers(*cgroup, k_cgroup_markers, "/proc/1/cgroup", kinds, info.evidence);
+  }
+  if (const std::optional<std::string> mounts = root.read("/proc/self/mountinfo")) {
+    scan_markers(etc_bind_mount_sources(*mounts), k_mount_markers, "/proc/self/mountinfo", kinds,
+                 info.evidence);
+  }
+  // The orchestrator first (kubernetes runs on containerd or docker), then the runtimes.
+  for (const char* kind : {"kubernetes", "podman", "docker", "containerd", "lxc", "other"}) {
+    if (kinds.contains(kind)) {
+      info.kind = kind;
+      break;
+    }
+  }
+  return info;
+}
+
+bool detect_wsl(const Sysroot& root) {
+  for (const char* file : {"/proc/sys/kernel/osrelease", "/proc/version"}) {
+    if (const std::optional<std::string> text = root.read_line(file)) {
+      const std::string l = lower(*text);
+      if (l.find("microsoft") != std::string::npos || l.find("wsl") != std::string::npos) {
+        return true;
+      }
+    }
+  }
+  // /dev/dxg is the WSL2 GPU paravirtualisation device; it exists nowhere else.
+  return root.exists("/dev/dxg");
+}
+
+} // namespace
+
+EnvironmentInfo probe_environment(const Sysroot& root, const Environment& env) {
+  EnvironmentInfo info;
+  for (const auto& [name, value] : env.all()) {
+    if (is_captured_env_var(name)) {
+      info.variables.emplace(name, value);
+    }
+  }
+  info.container = detect_container(root, env);
+  info.wsl = detect_wsl(root);
+  return info;
+}
+
 } // namespace gpucheck::probes

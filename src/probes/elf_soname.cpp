@@ -1,0 +1,106 @@
+#include "probes/elf_soname.hpp"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+namespace gpucheck::probes {
+
+namespace {
+
+class Fd {
+public:
+  explicit Fd(int fd) : m_fd(fd) {}
+  ~Fd() {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  [[nodiscard]] int get() const { return m_fd; }
+
+private:
+  int m_fd;
+};
+
+bool read_at(int fd, void* into, size_t size, uint64_t offset) {
+  const ssize_t n = ::pread(fd, into, size, static_cast<off_t>(offset));
+  return n == static_cast<ssize_t>(size);
+}
+
+} // namespace
+
+std::optional<std::string> read_elf_soname(const std::string& host_path) {
+  const Fd fd(::open(host_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    return std::nullopt;
+  }
+  Elf64_Ehdr header{};
+  if (!read_at(fd.get(), &header, sizeof header, 0) ||
+      std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] != ELFDATA2LSB || header.e_phentsize != sizeof(Elf64_Phdr) ||
+      header.e_phnum == 0 || header.e_phnum > 256) {
+    return std::nullopt;
+  }
+  std::vector<Elf64_Phdr> phdrs(header.e_phnum);
+  if (!read_at(fd.get(), phdrs.data(), phdrs.size() * sizeof(Elf64_Phdr), header.e_phoff)) {
+    return std::nullopt;
+  }
+  const Elf64_Phdr* dynamic = nullptr;
+  for (const Elf64_Phdr& ph : phdrs) {
+    if (ph.p_type == PT_DYNAMIC) {
+      dynamic = &ph;
+    }
+  }
+  if (dynamic == nullptr || dynamic->p_filesz == 0 || dynamic->p_filesz > (1U << 20)) {
+    return std::nullopt;
+  }
+  std::vector<Elf64_Dyn> dyns(dynamic->p_filesz / sizeof(Elf64_Dyn));
+  if (!read_at(fd.get(), dyns.data(), dyns.size() * sizeof(Elf64_Dyn), dynamic->p_offset)) {
+    return std::nullopt;
+  }
+  std::optional<uint64_t> strtab_vaddr;
+  std::optional<uint64_t> soname_offset;
+  for (const Elf64_Dyn& dyn : dyns) {
+    if (dyn.d_tag == DT_NULL) {
+      break;
+    }
+    if (dyn.d_tag == DT_STRTAB) {
+      strtab_vaddr = dyn.d_un.d_ptr;
+    } else if (dyn.d_tag == DT_SONAME) {
+      soname_offset = dyn.d_un.d_val;
+    }
+  }
+  if (!strtab_vaddr || !soname_offset) {
+    return std::nullopt;
+  }
+  // DT_STRTAB is a virtual address: map it to a file offset through the PT_LOAD that holds it.
+  std::optional<uint64_t> strtab_offset;
+  for (const Elf64_Phdr& ph : phdrs) {
+    if (ph.p_type == PT_LOAD && *strtab_vaddr >= ph.p_vaddr &&
+        *strtab_vaddr < ph.p_vaddr + ph.p_filesz) {
+      strtab_offset = *strtab_vaddr - ph.p_vaddr + ph.p_offset;
+      break;
+    }
+  }
+  if (!strtab_offset) {
+    return std::nullopt;
+  }
+  char buffer[256] = {};
+  const ssize_t n = ::pread(fd.get(), buffer, sizeof buffer - 1,
+                            static_cast<off_t>(*strtab_offset + *soname_offset));
+  if (n <= 0) {
+    return std::nullopt;
+  }
+  const size_t length = ::strnlen(buffer, static_cast<size_t>(n));
+  if (length == 0 || length == static_cast<size_t>(n)) {
+    return std::nullopt; // empty, or not terminated within 255 bytes
+  }
+  return std::string(buffer, length);
+}
+
+} // namespace gpucheck::probes

@@ -1,0 +1,26 @@
+#pragma once
+/// The dynamic loader's cache as `ldconfig -p` prints it.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucheck::probes {
+
+struct LdconfigEntry {
+  std::string name;  ///< "libcudnn.so.9"
+  std::string flags; ///< "libc6,x86-64"
+  std::string path;  ///< "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"
+
+  bool operator==(const LdconfigEntry&) const = default;
+};
+
+/// Parse `ldconfig -p` output: lines "\tNAME (FLAGS) => PATH", in the printed order (the order
+/// the loader searches). The "N libs found in cache" header and malformed lines are skipped.
+std::vector<LdconfigEntry> parse_ldconfig_cache(std::string_view text);
+
+/// Whether an entry is for a 64-bit ABI ("x86-64", "AArch64", "64bit"), the only ones a
+/// 64-bit gpucheck can load.
+bool is_64bit_entry(const LdconfigEntry& entry);
+
+} // namespace gpucheck::probes

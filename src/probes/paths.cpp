@@ -1,0 +1,202 @@
+#include "probes/paths.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+#include <vector>
+
+namespace gpucheck::probes {
+
+namespace {
+
+std::vector<std::string> split_components(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t end = path.find('/', start);
+    const std::string_view part =
+        path.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (!part.empty() && part != ".") {
+      if (part == "..") {
+        if (!parts.empty()) {
+          parts.pop_back();
+        }
+      } else {
+        parts.emplace_back(part);
+      }
+    }
+    if (end == std::string_view::npos) {
+      break;
+    }
+    start = end + 1;
+  }
+  return parts;
+}
+
+std::string join_components(const std::vector<std::string>& parts, size_t count) {
+  std::string out;
+  for (size_t i = 0; i < count && i < parts.size(); ++i) {
+    out += '/';
+    out += parts[i];
+  }
+  return out.empty() ? "/" : out;
+}
+
+} // namespace
+
+std::string join_path(std::string_view dir, std::string_view name) {
+  std::string out(dir);
+  while (out.size() > 1 && out.back() == '/') {
+    out.pop_back();
+  }
+  while (!name.empty() && name.front() == '/') {
+    name.remove_prefix(1);
+  }
+  if (out.empty() || out.back() != '/') {
+    out += '/';
+  }
+  out += name;
+  return out;
+}
+
+std::string parent_path(std::string_view path) {
+  const std::string norm = normalize_path(path);
+  const size_t slash = norm.rfind('/');
+  return slash == 0 || slash == std::string::npos ? "/" : norm.substr(0, slash);
+}
+
+std::string base_name(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') {
+    path.remove_suffix(1);
+  }
+  const size_t slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string normalize_path(std::string_view path) {
+  const std::vector<std::string> parts = split_components(path);
+  return join_components(parts, parts.size());
+}
+
+std::optional<std::string> resolve_path(const Sysroot& root, std::string_view absolute) {
+  if (root.root() == "/") {
+    char buffer[PATH_MAX];
+    if (::realpath(std::string(absolute).c_str(), buffer) == nullptr) {
+      return std::nullopt;
+    }
+    return std::string(buffer);
+  }
+  // Walk component by component; a symlink's target replaces the walked prefix (absolute
+  // targets restart at the sysroot) and the remaining components are appended again.
+  constexpr int k_max_links = 40;
+  std::vector<std::string> pending = split_components(absolute);
+  std::vector<std::string> done;
+  int links = 0;
+  size_t next = 0;
+  while (next < pending.size()) {
+    done.push_back(pending[next++]);
+    const std::string current = join_components(done, done.size());
+    struct stat st {};
+    if (::lstat(root.path(current).c_str(), &st) != 0) {
+      return std::nullopt;
+    }
+    if (!S_ISLNK(st.st_mode)) {
+      continue;
+    }
+    if (++links > k_max_links) {
+      return std::nullopt;
+    }
+    const std::optional<std::string> target = root.read_link(current);
+    if (!target) {
+      return std::nullopt;
+    }
+    done.pop_back();
+    std::string rebuilt =
+        target->starts_with('/') ? *target : join_path(join_components(done, done.size()), *target);
+    for (size_t i = next; i < pending.size(); ++i) {
+      rebuilt = join_path(rebuilt, pending[i]);
+    }
+    pending = split_components(rebuilt);
+    done.clear();
+    next = 0;
+  }
+  return join_components(done, done.size());
+}
+
+std::string host_path(const Sysroot& root, std::string_view absolute) {
+  if (root.root() == "/") {
+    return std::string(absolute);
+  }
+  const std::string norm = normalize_path(absolute);
+  if (norm == "/") {
+    return root.path("/");
+  }
+  const std::string parent = parent_path(norm);
+  const std::string resolved_parent = resolve_path(root, parent).value_or(parent);
+  return root.path(join_path(resolved_parent, base_name(norm)));
+}
+
+std::vector<std::string> list_resolved(const Sysroot& root, std::string_view absolute) {
+  const std::optional<std::string> real = resolve_path(root, absolute);
+  return real ? root.list(*real) : std::vector<std::string>{};
+}
+
+std::optional<std::string> read_resolved(const Sysroot& root, std::string_view absolute) {
+  const std::optional<std::string> real = resolve_path(root, absolute);
+  return real ? root.read(*real) : std::nullopt;
+}
+
+std::optional<std::string> read_attribute(const Sysroot& root, std::string_view absolute) {
+  const int fd = ::open(host_path(root, absolute).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  char buffer[4096];
+  ssize_t n = 0;
+  do {
+    n = ::read(fd, buffer, sizeof buffer);
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n < 0) {
+    return std::nullopt;
+  }
+  std::string_view text(buffer, static_cast<size_t>(n));
+  text = text.substr(0, text.find('\n'));
+  const size_t first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) {
+    return std::string();
+  }
+  const size_t last = text.find_last_not_of(" \t\r");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+PathStat stat_path(const Sysroot& root, std::string_view absolute) {
+  PathStat out;
+  const std::string host = host_path(root, absolute);
+  struct stat lst {};
+  if (::lstat(host.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    out.is_symlink = true;
+  }
+  struct stat st {};
+  if (::stat(host.c_str(), &st) != 0) {
+    return out;
+  }
+  out.exists = true;
+  out.is_directory = S_ISDIR(st.st_mode);
+  out.is_regular = S_ISREG(st.st_mode);
+  out.mode = static_cast<uint32_t>(st.st_mode & 07777);
+  out.size_bytes = static_cast<uint64_t>(st.st_size);
+  return out;
+}
+
+bool can_access(const Sysroot& root, std::string_view absolute, int mode) {
+  const std::optional<std::string> real = resolve_path(root, absolute);
+  return real && ::access(root.path(*real).c_str(), mode) == 0;
+}
+
+} // namespace gpucheck::probes

@@ -1,0 +1,103 @@
+#include "probes/run_capture.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+extern char** environ; // NOLINT(readability-redundant-declaration)
+
+namespace gpucheck::probes {
+
+std::optional<std::string> run_capture(const std::vector<std::string>& argv,
+                                       std::chrono::milliseconds deadline) {
+  if (argv.empty()) {
+    return std::nullopt;
+  }
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return std::nullopt;
+  }
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  ::posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> args;
+  for (const std::string& arg : argv) {
+    args.push_back(const_cast<char*>(arg.c_str()));
+  }
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (spawned != 0) {
+    ::close(fds[0]);
+    return std::nullopt;
+  }
+
+  constexpr size_t k_max_output = 64 * 1024;
+  std::string output;
+  bool timed_out = false;
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        end - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) {
+      continue;
+    }
+    if (ready <= 0) {
+      timed_out = ready == 0;
+      break;
+    }
+    char buffer[4096];
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      break; // EOF: the program closed stdout (normally by exiting)
+    }
+    if (output.size() < k_max_output) {
+      output.append(buffer, static_cast<size_t>(n));
+    }
+  }
+  ::close(fds[0]);
+  // Reap within the same deadline: a program may close stdout and keep running.
+  int status = 0;
+  bool reaped = false;
+  while (!timed_out && !reaped) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) {
+      reaped = done == pid;
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= end) {
+      timed_out = true;
+      break;
+    }
+    ::usleep(2000);
+  }
+  if (!reaped) {
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return std::nullopt;
+  }
+  return output;
+}
+
+} // namespace gpucheck::probes

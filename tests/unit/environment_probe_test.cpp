@@ -1,0 +1,128 @@
+#include <gtest/gtest.h>
+
+#include "probes/collect.hpp"
+#include "probes/risky_env.hpp"
+#include "support/fixture_tree.hpp"
+
+namespace gpucheck::probes {
+namespace {
+
+using gpucheck::testing::FixtureTree;
+using Vars = std::map<std::string, std::string>;
+
+TEST(EnvironmentProbe, CapturesOnlyCudaRelevantVariables) {
+  FixtureTree tree;
+  const Environment env(Vars{{"CUDA_VISIBLE_DEVICES", "1,0"},
+                             {"LD_LIBRARY_PATH", "/opt/a:/opt/b"},
+                             {"CUDA_LAUNCH_BLOCKING", "1"},
+                             {"CUDA_MPS_LOG_DIRECTORY", "/tmp/mps"},
+                             {"NVIDIA_DRIVER_CAPABILITIES", ""},
+                             {"HOME", "/root"},
+                             {"PATH", "/usr/bin"},
+                             {"CUDA_VISIBLE_DEVICES_X", "0"}});
+  const EnvironmentInfo info = probe_environment(Sysroot(tree.root()), env);
+  const std::map<std::string, std::string> expected = {
+      {"CUDA_LAUNCH_BLOCKING", "1"},      {"CUDA_MPS_LOG_DIRECTORY", "/tmp/mps"},
+      {"CUDA_VISIBLE_DEVICES", "1,0"},    {"LD_LIBRARY_PATH", "/opt/a:/opt/b"},
+      {"NVIDIA_DRIVER_CAPABILITIES", ""}, // set but empty is a fact too
+  };
+  EXPECT_EQ(info.variables, expected);
+  EXPECT_EQ(info.container.kind, "none");
+  EXPECT_TRUE(info.container.evidence.empty());
+  EXPECT_FALSE(info.wsl);
+}
+
+TEST(EnvironmentProbe, RiskyListHasDcgmNamesWithReasons) {
+  for (const char* name : {"CUDA_INJECTION64_PATH", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION",
+                           "CUDA_DEVICE_WAITS_ON_EXCEPTION", "NSIGHT_CUDA_DEBUGGER",
+                           "CUDA_LAUNCH_BLOCKING", "NVIDIA_TF32_OVERRIDE"}) {
+    const RiskyEnvVar* var = find_risky_env_var(name);
+    ASSERT_NE(var, nullptr) << name;
+    EXPECT_FALSE(var->reason.empty()) << name;
+    EXPECT_TRUE(is_captured_env_var(name)) << name;
+  }
+  EXPECT_EQ(find_risky_env_var("CUDA_VISIBLE_DEVICES"), nullptr);
+  EXPECT_EQ(find_risky_env_var("CUDA_LAUNCH_BLOCKIN"), nullptr);
+}
+
+TEST(EnvironmentProbe, DockerFromDockerenvAndCgroup) {
+  FixtureTree tree;
+  tree.file("/.dockerenv").file("/proc/1/cgroup", "0::/system.slice/docker-4f2a.scope\n");
+  const EnvironmentInfo info = probe_environment(Sysroot(tree.root()), Environment());
+  EXPECT_EQ(info.container.kind, "docker");
+  EXPECT_EQ(info.container.evidence,
+            (std::vector<std::string>{"/.dockerenv exists", "/proc/1/cgroup mentions docker-"}));
+}
+
+TEST(EnvironmentProbe, KubernetesWinsOverItsRuntime) {
+  FixtureTree tree;
+  tree.file("/proc/1/cgroup", "12:devices:/kubepods/burstable/pod1234/cri-containerd-abcd\n0::/\n");
+  const EnvironmentInfo info = probe_environment(
+      Sysroot(tree.root()), Environment(Vars{{"KUBERNETES_SERVICE_HOST", "10.0.0.1"}}));
+  EXPECT_EQ(info.container.kind, "kubernetes");
+  EXPECT_EQ(info.container.evidence,
+            (std::vector<std::string>{"KUBERNETES_SERVICE_HOST is set",
+                                      "/proc/1/cgroup mentions kubepods",
+                                      "/proc/1/cgroup mentions cri-containerd"}));
+  EXPECT_EQ(info.variables.at("KUBERNETES_SERVICE_HOST"), "10.0.0.1");
+}
+
+TEST(EnvironmentProbe, PodmanAndLxcAndMountinfo) {
+  {
+    FixtureTree tree;
+    tree.file("/run/.containerenv", "engine=\"podman-4.9\"\n");
+    const EnvironmentInfo info =
+        probe_environment(Sysroot(tree.root()), Environment(Vars{{"container", "podman"}}));
+    EXPECT_EQ(info.container.kind, "podman");
+    EXPECT_EQ(info.container.evidence.size(), 2U);
+  }
+  {
+    FixtureTree tree;
+    tree.file("/run/systemd/container", "lxc\n");
+    EXPECT_EQ(probe_environment(Sysroot(tree.root()), Environment()).container.kind, "lxc");
+  }
+  {
+    // cgroup v2 hides the path; the /etc/hostname bind mount still names docker.
+    FixtureTree tree;
+    tree.file("/proc/1/cgroup", "0::/\n")
+        .file("/proc/self/mountinfo",
+              "600 500 0:50 / / rw,relatime - overlay overlay rw\n"
+              "610 600 259:1 /var/lib/docker/containers/4f2a/hostname /etc/hostname rw - ext4 "
+              "/dev/nvme0n1p1 rw\n");
+    const EnvironmentInfo info = probe_environment(Sysroot(tree.root()), Environment());
+    EXPECT_EQ(info.container.kind, "docker");
+    EXPECT_EQ(info.container.evidence,
+              (std::vector<std::string>{"/proc/self/mountinfo mentions /docker/containers/"}));
+  }
+  {
+    // A docker host: container mounts in its namespace are not under /etc.
+    FixtureTree tree;
+    tree.file("/proc/1/cgroup", "0::/init.scope\n")
+        .file("/proc/self/mountinfo",
+              "700 30 0:60 / /var/lib/docker/containers/4f2a/mounts/shm rw - tmpfs shm rw\n");
+    EXPECT_EQ(probe_environment(Sysroot(tree.root()), Environment()).container.kind, "none");
+  }
+}
+
+TEST(EnvironmentProbe, WslFromKernelNameOrDxg) {
+  {
+    FixtureTree tree;
+    tree.file("/proc/version",
+              "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) (gcc)\n");
+    EXPECT_TRUE(probe_environment(Sysroot(tree.root()), Environment()).wsl);
+  }
+  {
+    FixtureTree tree;
+    tree.file("/dev/dxg");
+    EXPECT_TRUE(probe_environment(Sysroot(tree.root()), Environment()).wsl);
+  }
+  {
+    FixtureTree tree;
+    tree.file("/proc/version", "Linux version 6.8.0-45-generic (buildd@lcy02) (gcc 13.2.0)\n")
+        .dir("/usr/lib/wsl/lib");
+    EXPECT_FALSE(probe_environment(Sysroot(tree.root()), Environment()).wsl);
+  }
+}
+
+} // namespace
+} // namespace gpucheck::probes

@@ -30,6 +30,7 @@ namespace {
 /// A problem with the user's input: reported in one line, exit 2.
 struct UsageError {
   std::string message;
+  bool help_hint = false; ///< also print the "Run 'gpucheck --help'" line (option problems)
 };
 
 std::optional<std::string> getenv_opt(const char* name) {
@@ -98,9 +99,23 @@ int exit_code_for(const Report& report) {
   return (report.summary.fail > 0 || report.summary.error > 0) ? k_exit_check_failed : k_exit_ok;
 }
 
+/// A selection that matches no check is a typo, not a successful empty run.
+void require_some_check(const RunOptions& options) {
+  const Selection selection{split_commas(options.only), split_commas(options.skip)};
+  for (const CheckDef& check : all_checks()) {
+    if (is_selected(check.info.id, selection)) {
+      return;
+    }
+  }
+  throw UsageError{"--only/--skip select no check ('gpucheck list' shows the ids)", true};
+}
+
 int command_run(const RunOptions& options) {
+  require_some_check(options);
   if (!options.json) {
-    std::fputs("gpucheck: probing...\n", stderr);
+    std::fputs(options.from_snapshot ? "gpucheck: replaying a snapshot...\n"
+                                     : "gpucheck: probing...\n",
+               stderr);
   }
   const Report report = build_report(options, obtain_snapshot(options));
   if (options.json) {
@@ -252,6 +267,9 @@ int run_app(int argc, char** argv) {
     return command_run(options);
   } catch (const UsageError& e) {
     std::cerr << "gpucheck: " << e.message << "\n";
+    if (e.help_hint) {
+      std::cerr << "Run 'gpucheck --help' for usage.\n";
+    }
     return k_exit_usage;
   } catch (const std::exception& e) {
     std::cerr << "gpucheck: internal error: " << e.what() << "\n";

@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -189,6 +191,22 @@ int command_explain(const std::string& code) {
   return k_exit_ok;
 }
 
+/// Seconds for a time limit: a finite number above zero. (CLI11's PositiveNumber names the
+/// largest double in its message, which is no help to anyone.)
+const CLI::Validator& positive_seconds() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end != text.c_str() && *end == '\0' && std::isfinite(value) && value > 0.0) {
+          return "";
+        }
+        return fmt::format("expected a positive number of seconds, got '{}'", text);
+      },
+      "SECONDS");
+  return validator;
+}
+
 void add_probe_options(CLI::App& app, RunOptions& options) {
   app.add_option("--from-snapshot", options.from_snapshot,
                  "Judge a saved snapshot (gpucheck snapshot) instead of probing this machine");
@@ -198,7 +216,7 @@ void add_probe_options(CLI::App& app, RunOptions& options) {
       ->envname("GPUCHECK_SYSROOT");
   app.add_option("--probe-timeout", options.probe_timeout_s,
                  "Seconds each probe child may run before it is killed")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
 }
 
 } // namespace
@@ -219,7 +237,7 @@ int run_app(int argc, char** argv) {
   app.add_option("--skip", options.skip,
                  "Skip checks whose id starts with this prefix (repeatable, comma-separated)");
   app.add_option("--timeout", options.timeout_s, "Seconds each GPU check may run (default 30)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
   std::string color = "auto";
   app.add_option("--color", color, "Colour: auto (TTY, NO_COLOR, CLICOLOR_FORCE), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));

@@ -173,7 +173,7 @@ private:
       more += fmt::format("glibc {}, {} x {}", host.glibc.empty() ? "?" : host.glibc,
                           host.cpu_count, host.cpu_model.empty() ? "CPU" : host.cpu_model);
       if (host.memory_total_bytes) {
-        more += fmt::format(", {} memory", mib(*host.memory_total_bytes));
+        more += fmt::format(", {} GiB memory", *host.memory_total_bytes / (k_mib * 1024));
       }
       fact("", more);
       if (!env.container.evidence.empty()) {

@@ -85,6 +85,7 @@ void expect_usage_error(const RunResult& r, const std::string& mentions) {
   const std::vector<std::string> lines = lines_of(r.err);
   ASSERT_EQ(lines.size(), 2u) << r.err;
   EXPECT_EQ(lines[0].rfind("gpucheck: ", 0), 0u) << lines[0];
+  EXPECT_LT(lines[0].size(), 160u) << "a one-line error should fit a terminal: " << lines[0];
   EXPECT_NE(lines[0].find(mentions), std::string::npos) << lines[0];
   EXPECT_EQ(lines[1], "Run 'gpucheck --help' for usage.");
 }
@@ -117,7 +118,8 @@ TEST(Cli, UnknownOptionIsAUsageError) {
 TEST(Cli, BadValuesAreUsageErrors) {
   expect_usage_error(run_gpucheck({"--color", "purple"}), "purple");
   expect_usage_error(run_gpucheck({"--timeout", "-1"}), "--timeout");
-  expect_usage_error(run_gpucheck({"--timeout", "soon"}), "--timeout");
+  expect_usage_error(run_gpucheck({"--timeout", "soon"}), "'soon'");
+  expect_usage_error(run_gpucheck({"--probe-timeout", "0"}), "--probe-timeout");
   expect_usage_error(run_gpucheck({"explain"}), "code");
 }
 

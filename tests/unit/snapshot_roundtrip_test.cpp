@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -14,9 +15,12 @@
 namespace gpucheck::testing {
 namespace {
 
+std::string snapshot_path(const std::string& name) {
+  return std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/" + name + ".json";
+}
+
 std::string read_snapshot_text(const std::string& name) {
-  std::ifstream in(std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/" + name + ".json",
-                   std::ios::binary);
+  std::ifstream in(snapshot_path(name), std::ios::binary);
   std::stringstream buffer;
   buffer << in.rdbuf();
   return buffer.str();
@@ -40,8 +44,17 @@ TEST_P(RecordedSnapshot, IsWrittenAsGpucheckWritesIt) {
   const std::string text = read_snapshot_text(GetParam());
   Expected<SystemSnapshot> snapshot = snapshot_from_text(text);
   ASSERT_TRUE(snapshot) << snapshot.error().message;
-  EXPECT_EQ(render::render_snapshot_json(*snapshot), text)
-      << "a key is missing, extra or out of order; rewrite the file from the parsed snapshot";
+  const std::string canonical = render::render_snapshot_json(*snapshot);
+  const char* update = std::getenv("GPUCHECK_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    // After a model change: keep every recorded fact, add the new keys with their defaults.
+    std::ofstream out(snapshot_path(GetParam()), std::ios::binary);
+    out << canonical;
+    ASSERT_TRUE(out.good());
+    return;
+  }
+  EXPECT_EQ(canonical, text) << "a key is missing, extra or out of order (after a model change, "
+                                "GPUCHECK_UPDATE_GOLDEN=1 rewrites the recorded snapshots)";
 }
 
 TEST_P(RecordedSnapshot, MatchesTheSnapshotSchema) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "cli/run_binary.hpp"
@@ -194,6 +195,22 @@ TEST_P(Replay, JsonReportValidatesAndTheExitCodeFollowsTheVerdict) {
   EXPECT_EQ(report["summary"]["fail"], counted[2]);
   EXPECT_EQ(report["summary"]["skip"], counted[3]);
   EXPECT_EQ(report["summary"]["error"], counted[4]);
+}
+
+TEST_P(Replay, RunsNoGpuWorkOnThisMachine) {
+  std::set<std::string> active;
+  for (const json& check : list_checks()) {
+    if (check["kind"] == "active") {
+      active.insert(check["id"].get<std::string>());
+    }
+  }
+  const RunResult r = run_gpucheck({"--from-snapshot", snapshot_file(GetParam()), "--json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  for (const json& result : json::parse(r.out)["results"]) {
+    if (active.count(result["check_id"].get<std::string>()) != 0) {
+      EXPECT_EQ(result["status"], "skip") << result.dump();
+    }
+  }
 }
 
 TEST_P(Replay, TextReportOnStdoutProgressOnStderr) {

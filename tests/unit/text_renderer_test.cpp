@@ -222,6 +222,53 @@ TEST(TextRenderer, HeaderSaysWhatIsMissing) {
   EXPECT_NE(text.find("cuDNN 9.19.0, built for CUDA 13.0"), std::string::npos) << text;
 }
 
+TEST(TextRenderer, HeaderShowsCrashedProbesHiddenGpusAndWsl) {
+  Report report = report_with({});
+  const ChildFailure crash{"signal", 11, "SIGSEGV", 0, 0.0, "killed by SIGSEGV", ""};
+  report.snapshot.nvml.failure = crash;
+  report.snapshot.cuda.failure = crash;
+  report.snapshot.libraries[1].failure = crash;
+  report.snapshot.environment.container.kind = "none";
+  report.snapshot.environment.wsl = true;
+  GpuInfo hidden = report.snapshot.gpus[0];
+  hidden.index = 1;
+  hidden.cuda_ordinal = std::nullopt;
+  hidden.mig_enabled = true;
+  hidden.mig_instance_count = 2;
+  report.snapshot.gpus.push_back(hidden);
+  const std::string text = flattened(render_text(report, TextStyle{}));
+  for (const char* expected :
+       {"(x86_64); under WSL", "NVML probe failed: killed by SIGSEGV",
+        "CUDA probe failed: killed by SIGSEGV", "cuDNN probe failed: killed by SIGSEGV",
+        "GPU 1 NVIDIA H200, sm_90, 143771 MiB, PCIe Gen5 x16, MIG on (2 instances), hidden from "
+        "CUDA"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
+  EXPECT_EQ(text.find("docker"), std::string::npos);
+}
+
+TEST(TextRenderer, ManyLibraryCopiesAreCutShortWithoutVerbose) {
+  Report report = report_with({});
+  LibraryFamily& cudnn = report.snapshot.libraries[1];
+  for (int i = 0; i < 5; ++i) {
+    LibraryCopy copy;
+    copy.path = "/opt/env" + std::to_string(i) + "/lib/libcudnn.so.9";
+    copy.origin = "conda";
+    copy.version = "9.1." + std::to_string(i);
+    cudnn.copies.push_back(copy);
+  }
+  const std::string brief = render_text(report, TextStyle{});
+  EXPECT_NE(brief.find("also 9.1.1 (conda): /opt/env1/lib/libcudnn.so.9"), std::string::npos)
+      << brief;
+  EXPECT_EQ(brief.find("/opt/env2/"), std::string::npos) << brief;
+  EXPECT_NE(brief.find("and 3 more copies (-v lists them)"), std::string::npos) << brief;
+  TextStyle verbose;
+  verbose.verbose = true;
+  const std::string full = render_text(report, verbose);
+  EXPECT_NE(full.find("/opt/env4/lib/libcudnn.so.9"), std::string::npos);
+  EXPECT_EQ(full.find("more copies"), std::string::npos);
+}
+
 TEST(TextRenderer, NarrowWidthBelowFortyFallsBackToEighty) {
   TextStyle narrow;
   narrow.width = 10;

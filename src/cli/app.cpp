@@ -4,8 +4,11 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iostream>
@@ -30,6 +33,7 @@ namespace {
 /// A problem with the user's input: reported in one line, exit 2.
 struct UsageError {
   std::string message;
+  bool help_hint = false; ///< also print the "Run 'gpucheck --help'" line (option problems)
 };
 
 std::optional<std::string> getenv_opt(const char* name) {
@@ -79,7 +83,9 @@ SystemSnapshot obtain_snapshot(const RunOptions& options) {
 
 Report build_report(const RunOptions& options, SystemSnapshot snapshot) {
   CheckOptions check_options;
-  check_options.quick = options.quick;
+  // A replayed snapshot describes another machine (or another moment): GPU work here would
+  // judge this machine's GPU instead, so replay runs the passive checks only.
+  check_options.quick = options.quick || options.from_snapshot.has_value();
   check_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
   const CheckContext context{snapshot, check_options};
   const Selection selection{split_commas(options.only), split_commas(options.skip)};
@@ -99,9 +105,26 @@ int exit_code_for(const Report& report) {
   return (report.summary.fail > 0 || report.summary.error > 0) ? k_exit_check_failed : k_exit_ok;
 }
 
+/// A selection that matches no check is a typo, not a successful empty run.
+void require_some_check(const RunOptions& options) {
+  const Selection selection{split_commas(options.only), split_commas(options.skip)};
+  if (selection.only.empty() && selection.skip.empty()) {
+    return;
+  }
+  for (const CheckDef& check : all_checks()) {
+    if (is_selected(check.info.id, selection)) {
+      return;
+    }
+  }
+  throw UsageError{"--only/--skip select no check ('gpucheck list' shows the ids)", true};
+}
+
 int command_run(const RunOptions& options) {
+  require_some_check(options);
   if (!options.json) {
-    std::fputs("gpucheck: probing...\n", stderr);
+    std::fputs(options.from_snapshot ? "gpucheck: replaying a snapshot...\n"
+                                     : "gpucheck: probing...\n",
+               stderr);
   }
   const Report report = build_report(options, obtain_snapshot(options));
   if (options.json) {
@@ -175,6 +198,22 @@ int command_explain(const std::string& code) {
   return k_exit_ok;
 }
 
+/// Seconds for a time limit: a finite number above zero. (CLI11's PositiveNumber names the
+/// largest double in its message, which is no help to anyone.)
+const CLI::Validator& positive_seconds() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end != text.c_str() && *end == '\0' && std::isfinite(value) && value > 0.0) {
+          return "";
+        }
+        return fmt::format("expected a positive number of seconds, got '{}'", text);
+      },
+      "SECONDS");
+  return validator;
+}
+
 void add_probe_options(CLI::App& app, RunOptions& options) {
   app.add_option("--from-snapshot", options.from_snapshot,
                  "Judge a saved snapshot (gpucheck snapshot) instead of probing this machine");
@@ -184,7 +223,7 @@ void add_probe_options(CLI::App& app, RunOptions& options) {
       ->envname("GPUCHECK_SYSROOT");
   app.add_option("--probe-timeout", options.probe_timeout_s,
                  "Seconds each probe child may run before it is killed")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
 }
 
 } // namespace
@@ -205,7 +244,7 @@ int run_app(int argc, char** argv) {
   app.add_option("--skip", options.skip,
                  "Skip checks whose id starts with this prefix (repeatable, comma-separated)");
   app.add_option("--timeout", options.timeout_s, "Seconds each GPU check may run (default 30)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
   std::string color = "auto";
   app.add_option("--color", color, "Colour: auto (TTY, NO_COLOR, CLICOLOR_FORCE), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -253,6 +292,9 @@ int run_app(int argc, char** argv) {
     return command_run(options);
   } catch (const UsageError& e) {
     std::cerr << "gpucheck: " << e.message << "\n";
+    if (e.help_hint) {
+      std::cerr << "Run 'gpucheck --help' for usage.\n";
+    }
     return k_exit_usage;
   } catch (const std::exception& e) {
     std::cerr << "gpucheck: internal error: " << e.what() << "\n";

@@ -2,11 +2,23 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdint>
 #include <string_view>
+#include <vector>
+
+#include "render/wrap.hpp"
 
 namespace gpucheck::render {
 
 namespace {
+
+constexpr size_t k_label_width = 10;    // header: "cuDNN     9.19.0 ..."
+constexpr size_t k_result_indent = 6;   // results: "FAIL  " then the text
+constexpr size_t k_copies_shown = 3;    // other copies of a library listed without -v
+constexpr uint64_t k_mib = 1024 * 1024; // memory is shown in MiB, as nvidia-smi does
+constexpr std::string_view k_reset = "\x1b[0m";
+constexpr std::string_view k_bold = "\x1b[1m";
 
 std::string_view color_of(Status status) {
   switch (status) {
@@ -24,99 +36,622 @@ std::string_view color_of(Status status) {
   return "";
 }
 
-std::string label(Status status, const TextStyle& style) {
-  std::string text = fmt::format("{:<5}", to_string(status));
-  for (char& c : text) {
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+std::string_view color_of(Severity severity) {
+  switch (severity) {
+  case Severity::info:
+    return "\x1b[36m";
+  case Severity::warn:
+    return color_of(Status::warn);
+  case Severity::fail:
+    return color_of(Status::fail);
+  case Severity::error:
+    return color_of(Status::error);
   }
-  if (!style.color) {
-    return text;
-  }
-  return fmt::format("{}{}\x1b[0m", color_of(status), text);
+  return "";
 }
 
-/// Greedy word wrap with a hanging indent.
-std::string wrap(std::string_view text, size_t width, std::string_view indent) {
-  std::string out;
-  std::string line(indent);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(' ', pos);
-    if (end == std::string_view::npos) {
-      end = text.size();
-    }
-    std::string_view word = text.substr(pos, end - pos);
-    if (line.size() > indent.size() && line.size() + 1 + word.size() > width) {
-      out += line + "\n";
-      line = std::string(indent);
-    }
-    if (line.size() > indent.size()) {
-      line += ' ';
-    }
-    line += word;
-    pos = end + 1;
-  }
-  if (line.size() > indent.size()) {
-    out += line + "\n";
+std::string upper(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   return out;
 }
+
+/// "13.0" from cuDriverGetVersion-style 13000.
+std::string cuda_version(int64_t encoded) {
+  return fmt::format("{}.{}", encoded / 1000, (encoded % 1000) / 10);
+}
+
+std::string mib(uint64_t bytes) {
+  return fmt::format("{} MiB", bytes / k_mib);
+}
+
+/// Metric values: whole numbers from 1000 up, one decimal from 10, else three significant digits.
+std::string number(double value) {
+  const double magnitude = std::fabs(value);
+  if (magnitude >= 1000.0) {
+    return fmt::format("{:.0f}", value);
+  }
+  if (magnitude >= 10.0) {
+    return fmt::format("{:.1f}", value);
+  }
+  return fmt::format("{:.3g}", value);
+}
+
+std::string plural(int count, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+/// "0-7" for a consecutive run, "0,2,5" otherwise.
+std::string index_list(const std::vector<int>& indexes) {
+  bool consecutive = indexes.size() > 2;
+  for (size_t i = 1; i < indexes.size(); ++i) {
+    consecutive = consecutive && indexes[i] == indexes[i - 1] + 1;
+  }
+  if (consecutive) {
+    return fmt::format("{}-{}", indexes.front(), indexes.back());
+  }
+  return fmt::format("{}", fmt::join(indexes, ","));
+}
+
+class TextWriter {
+public:
+  TextWriter(const Report& report, const TextStyle& style)
+      : m_report(report), m_style(style),
+        m_width(static_cast<size_t>(style.width >= 40 ? style.width : 80)) {}
+
+  std::string render() {
+    header();
+    results();
+    summary_line();
+    return std::move(m_out);
+  }
+
+private:
+  // ---- small helpers ----------------------------------------------------------------------
+
+  std::string paint(std::string_view text, std::string_view code) const {
+    if (!m_style.color || code.empty()) {
+      return std::string(text);
+    }
+    return fmt::format("{}{}{}", code, text, k_reset);
+  }
+
+  std::string label(Status status) const {
+    return paint(fmt::format("{:<5}", upper(to_string(status))), color_of(status));
+  }
+
+  void fact(std::string_view name, std::string_view value) {
+    const std::string first = fmt::format("{:<{}}", name, k_label_width - 1) + " ";
+    m_out += wrap(value, m_width, first, std::string(k_label_width, ' '));
+  }
+
+  void heading(std::string_view text) { m_out += "\n" + paint(text, k_bold) + "\n"; }
+
+  // ---- header -----------------------------------------------------------------------------
+
+  void header() {
+    const ReportContext& ctx = m_report.context;
+    m_out += paint(fmt::format("gpucheck {}", ctx.tool_version), k_bold);
+    m_out += fmt::format("  {} mode", ctx.mode.empty() ? "unknown" : ctx.mode);
+    if (!ctx.generated_at.empty()) {
+      m_out += fmt::format(", {}", ctx.generated_at);
+    }
+    m_out += "\n";
+    host();
+    driver();
+    gpus();
+    libraries();
+    toolkit();
+    for (const ProbeIssue& issue : snapshot().probe_issues) {
+      fact("Gap", fmt::format("{}: {}", issue.probe, issue.message));
+    }
+  }
+
+  const SystemSnapshot& snapshot() const { return m_report.snapshot; }
+
+  void host() {
+    const HostInfo& host = snapshot().host;
+    std::string value = host.os.empty() ? "unknown OS" : host.os;
+    if (!host.kernel.empty()) {
+      value += fmt::format(", kernel {}", host.kernel);
+    }
+    if (!host.arch.empty()) {
+      value += fmt::format(" ({})", host.arch);
+    }
+    const EnvironmentInfo& env = snapshot().environment;
+    if (env.container.kind != "none" && !env.container.kind.empty()) {
+      value += fmt::format("; in a {} container", env.container.kind);
+    }
+    if (env.wsl) {
+      value += "; under WSL";
+    }
+    fact("Host", value);
+    if (m_style.verbose) {
+      std::string more = host.hostname.empty() ? "" : host.hostname + ", ";
+      more += fmt::format("glibc {}, {} x {}", host.glibc.empty() ? "?" : host.glibc,
+                          host.cpu_count, host.cpu_model.empty() ? "CPU" : host.cpu_model);
+      if (host.memory_total_bytes) {
+        more += fmt::format(", {} GiB memory", *host.memory_total_bytes / (k_mib * 1024));
+      }
+      fact("", more);
+      if (!env.container.evidence.empty()) {
+        fact("", fmt::format("container evidence: {}", fmt::join(env.container.evidence, "; ")));
+      }
+      for (const auto& [name, value_text] : env.variables) {
+        fact("Env", fmt::format("{}={}", name, value_text));
+      }
+    }
+  }
+
+  void driver() {
+    const KernelModuleInfo& km = snapshot().kernel_module;
+    const NvmlInfo& nvml = snapshot().nvml;
+    const CudaDriverInfo& cuda = snapshot().cuda;
+    std::string value;
+    if (km.version) {
+      value = *km.version;
+      if (km.flavor) {
+        value += fmt::format(" ({} kernel module)", *km.flavor);
+      }
+    } else if (km.nvidia_loaded || km.proc_version_present) {
+      value = "kernel module loaded, version unknown";
+    } else {
+      value = "no NVIDIA kernel module loaded";
+    }
+    if (!nvml.library.loaded) {
+      value += ", NVML not loadable";
+    } else if (nvml.failure) {
+      value += fmt::format(", NVML probe failed: {}", nvml.failure->detail);
+    } else if (nvml.init_result && *nvml.init_result != 0) {
+      value += fmt::format(", NVML init failed: {}", nvml.init_result_name);
+      if (!nvml.library.version.empty() && nvml.library.version != km.version.value_or("")) {
+        value += fmt::format(" (library {})", nvml.library.version);
+      }
+    } else if (nvml.driver_version && nvml.driver_version != km.version) {
+      value += fmt::format(", NVML reports {}", *nvml.driver_version);
+    }
+    if (!cuda.library.loaded) {
+      value += ", libcuda.so.1 not loadable";
+    } else {
+      if (cuda.driver_version) {
+        value += fmt::format(", CUDA driver API {}", cuda_version(*cuda.driver_version));
+      }
+      if (cuda.failure) {
+        value += fmt::format(", CUDA probe failed: {}", cuda.failure->detail);
+      } else if (cuda.init_result && *cuda.init_result != 0) {
+        value += fmt::format(", cuInit: {}", cuda.init_result_name);
+      }
+    }
+    fact("Driver", value);
+    if (m_style.verbose) {
+      if (!km.version_text.empty()) {
+        fact("", km.version_text);
+      }
+      fact("",
+           fmt::format("modules: nvidia {}, nvidia_uvm {}, nouveau {}",
+                       km.nvidia_loaded ? "loaded" : "absent", km.uvm_loaded ? "loaded" : "absent",
+                       km.nouveau_loaded ? "loaded" : "absent"));
+      for (const LibraryLoad* lib : {&nvml.library, &cuda.library}) {
+        fact("", lib->loaded ? fmt::format("{}: {}", lib->name, path_of(*lib, true))
+                             : fmt::format("{}: {}", lib->name, lib->error));
+      }
+      for (const DeviceNode& node : km.device_nodes) {
+        fact("Device", device_node(node));
+      }
+      for (const PciDevice& pci : km.pci_devices) {
+        fact("PCI", pci_device(pci));
+      }
+    }
+  }
+
+  static std::string device_node(const DeviceNode& node) {
+    if (!node.exists) {
+      return fmt::format("{} missing", node.path);
+    }
+    std::string text = node.path;
+    if (node.mode) {
+      text += fmt::format(" mode {:04o}", *node.mode);
+    }
+    text += node.readable && node.writable ? ", read-write"
+            : node.readable                ? ", read-only"
+                                           : ", no access";
+    return text;
+  }
+
+  static std::string pci_device(const PciDevice& pci) {
+    std::string text = fmt::format("{} device {} driver {}", pci.bdf, pci.device_id,
+                                   pci.driver.empty() ? "none" : pci.driver);
+    if (pci.current_link_speed && pci.current_link_width) {
+      text += fmt::format(", link {} x{}", *pci.current_link_speed, *pci.current_link_width);
+      if (pci.max_link_speed && pci.max_link_width) {
+        text += fmt::format(" (max {} x{})", *pci.max_link_speed, *pci.max_link_width);
+      }
+    }
+    return text;
+  }
+
+  static std::string gpu_summary(const GpuInfo& gpu) {
+    std::string text = gpu.name.empty() ? "unnamed GPU" : gpu.name;
+    if (gpu.cc_major) {
+      text += fmt::format(", sm_{}{}", *gpu.cc_major, gpu.cc_minor.value_or(0));
+    }
+    if (gpu.memory_total_bytes) {
+      text += ", " + mib(*gpu.memory_total_bytes);
+    }
+    if (gpu.pcie_gen_current && gpu.pcie_width_current) {
+      text += fmt::format(", PCIe Gen{} x{}", *gpu.pcie_gen_current, *gpu.pcie_width_current);
+      const bool below = (gpu.pcie_gen_max && *gpu.pcie_gen_max != *gpu.pcie_gen_current) ||
+                         (gpu.pcie_width_max && *gpu.pcie_width_max != *gpu.pcie_width_current);
+      if (below) {
+        text += fmt::format(" (max Gen{} x{})", gpu.pcie_gen_max.value_or(*gpu.pcie_gen_current),
+                            gpu.pcie_width_max.value_or(*gpu.pcie_width_current));
+      }
+    }
+    if (gpu.mig_enabled.value_or(false)) {
+      text += fmt::format(", MIG on ({} instances)", gpu.mig_instance_count.value_or(0));
+    }
+    if (!gpu.cuda_ordinal) {
+      text += ", hidden from CUDA";
+    }
+    return text;
+  }
+
+  static std::string gpu_details(const GpuInfo& gpu) {
+    std::vector<std::string> parts;
+    parts.push_back(gpu.uuid.empty() ? "no UUID" : gpu.uuid);
+    parts.push_back(fmt::format("bus {}", gpu.pci_bus_id));
+    if (gpu.cuda_ordinal) {
+      parts.push_back(fmt::format("CUDA ordinal {}", *gpu.cuda_ordinal));
+    }
+    if (gpu.memory_used_bytes) {
+      parts.push_back(fmt::format("{} used", mib(*gpu.memory_used_bytes)));
+    }
+    if (gpu.persistence_mode) {
+      parts.push_back(fmt::format("persistence {}", *gpu.persistence_mode ? "on" : "off"));
+    }
+    if (gpu.compute_mode) {
+      parts.push_back(fmt::format("compute mode {}", *gpu.compute_mode));
+    }
+    if (gpu.ecc_enabled) {
+      parts.push_back(fmt::format("ECC {}", *gpu.ecc_enabled ? "on" : "off"));
+    }
+    if (gpu.ecc_uncorrected_volatile || gpu.ecc_corrected_volatile) {
+      parts.push_back(fmt::format("ECC errors {} uncorrected, {} corrected",
+                                  gpu.ecc_uncorrected_volatile.value_or(0),
+                                  gpu.ecc_corrected_volatile.value_or(0)));
+    }
+    if (gpu.remapped_rows_pending.value_or(false)) {
+      parts.push_back("row remap pending");
+    }
+    if (gpu.temperature_c) {
+      parts.push_back(fmt::format("{} C", *gpu.temperature_c));
+    }
+    if (gpu.power_w) {
+      parts.push_back(gpu.power_limit_w ? fmt::format("{} of {} W", number(*gpu.power_w),
+                                                      number(*gpu.power_limit_w))
+                                        : fmt::format("{} W", number(*gpu.power_w)));
+    }
+    if (gpu.sm_clock_mhz) {
+      parts.push_back(gpu.sm_clock_max_mhz
+                          ? fmt::format("SM {} of {} MHz", *gpu.sm_clock_mhz, *gpu.sm_clock_max_mhz)
+                          : fmt::format("SM {} MHz", *gpu.sm_clock_mhz));
+    }
+    if (gpu.clock_event_reasons) {
+      parts.push_back(fmt::format("clock events 0x{:x}", *gpu.clock_event_reasons));
+    }
+    for (const GpuProcess& process : gpu.processes) {
+      parts.push_back(
+          fmt::format("pid {} {}{}", process.pid, process.name.empty() ? "?" : process.name,
+                      process.used_memory_bytes ? " " + mib(*process.used_memory_bytes) : ""));
+    }
+    return fmt::format("{}", fmt::join(parts, ", "));
+  }
+
+  void gpus() {
+    const std::vector<GpuInfo>& gpus = snapshot().gpus;
+    if (gpus.empty()) {
+      const size_t on_bus = snapshot().kernel_module.pci_devices.size();
+      fact("GPUs", on_bus == 0
+                       ? "none found"
+                       : fmt::format("none usable; {} NVIDIA PCI device(s) on the bus", on_bus));
+      return;
+    }
+    // Without -v, identical GPUs in a row share one line: "GPU 0-7   8 x NVIDIA H100 ...".
+    size_t i = 0;
+    while (i < gpus.size()) {
+      const std::string text = gpu_summary(gpus[i]);
+      std::vector<int> indexes{gpus[i].index};
+      size_t j = i + 1;
+      while (!m_style.verbose && j < gpus.size() && gpu_summary(gpus[j]) == text) {
+        indexes.push_back(gpus[j].index);
+        ++j;
+      }
+      if (indexes.size() == 1) {
+        fact(fmt::format("GPU {}", indexes.front()), text);
+      } else {
+        fact(fmt::format("GPU {}", index_list(indexes)),
+             fmt::format("{} x {}", indexes.size(), text));
+      }
+      if (m_style.verbose) {
+        fact("", gpu_details(gpus[i]));
+      }
+      i = j;
+    }
+  }
+
+  static std::string family_label(std::string_view family) {
+    if (family == "cudart") {
+      return "CUDA rt";
+    }
+    if (family == "cudnn") {
+      return "cuDNN";
+    }
+    if (family == "cublas") {
+      return "cuBLAS";
+    }
+    if (family == "nccl") {
+      return "NCCL";
+    }
+    return std::string(family);
+  }
+
+  std::string path_of(const LibraryLoad& load, bool with_real) const {
+    std::string path = load.path.empty() ? load.real_path : load.path;
+    if (with_real && !load.real_path.empty() && load.real_path != path) {
+      path += " -> " + load.real_path;
+    }
+    return path;
+  }
+
+  static std::string copy_version(const LibraryCopy& copy) {
+    if (copy.reported_version) {
+      return *copy.reported_version;
+    }
+    return copy.version.empty() ? "version unknown" : copy.version;
+  }
+
+  void libraries() {
+    for (const LibraryFamily& lib : snapshot().libraries) {
+      std::string value;
+      if (lib.failure) {
+        value = fmt::format("probe failed: {}", lib.failure->detail);
+      } else if (lib.load.loaded) {
+        value = lib.load.version.empty() ? "version unknown" : lib.load.version;
+        if (lib.cudnn && lib.cudnn->cudart_version) {
+          value += fmt::format(", built for CUDA {}", cuda_version(*lib.cudnn->cudart_version));
+        }
+        value += ": " + path_of(lib.load, m_style.verbose);
+      } else if (lib.copies.empty()) {
+        value = "not found";
+      } else {
+        value = fmt::format("on disk but does not load: {}", lib.load.error);
+      }
+      fact(family_label(lib.family), value);
+      size_t shown = 0;
+      size_t others = 0;
+      for (const LibraryCopy& copy : lib.copies) {
+        const bool is_loaded =
+            lib.load.loaded && (copy.path == lib.load.path || copy.real_path == lib.load.real_path);
+        if (is_loaded && !m_style.verbose) {
+          continue;
+        }
+        ++others;
+        if (!m_style.verbose && shown == k_copies_shown) {
+          continue;
+        }
+        ++shown;
+        std::string text = fmt::format("{} {} ({}", is_loaded ? "loaded" : "also",
+                                       copy_version(copy), copy.origin);
+        if (copy.cudart_version) {
+          text += fmt::format(", built for CUDA {}", cuda_version(*copy.cudart_version));
+        }
+        if (copy.shadowed) {
+          text += ", shadowed";
+        }
+        text += fmt::format("): {}", copy.path);
+        fact("", text);
+      }
+      if (others > shown) {
+        fact("", fmt::format("and {} more copies (-v lists them)", others - shown));
+      }
+      if (m_style.verbose && lib.cudnn) {
+        for (const CudnnSublibrary& sub : lib.cudnn->sublibraries) {
+          fact("", sub.loaded ? fmt::format("{} loaded, version check {}", sub.name,
+                                            sub.version_check ? std::to_string(*sub.version_check)
+                                                              : std::string("not run"))
+                              : fmt::format("{} not loaded: {}", sub.name, sub.error));
+        }
+      }
+    }
+  }
+
+  void toolkit() {
+    const ToolkitInfo& tk = snapshot().toolkit;
+    if (tk.nvcc_path) {
+      fact("Toolkit",
+           fmt::format("nvcc {}: {}", tk.nvcc_version.value_or("version unknown"), *tk.nvcc_path));
+    } else if (!tk.installs.empty()) {
+      fact("Toolkit", fmt::format("{} at {} (no nvcc on PATH)", tk.installs.front().version,
+                                  tk.installs.front().path));
+    }
+    if (m_style.verbose) {
+      for (const ToolkitInstall& install : tk.installs) {
+        fact("", fmt::format("install {}: {}",
+                             install.version.empty() ? "version unknown" : install.version,
+                             install.path));
+      }
+    }
+  }
+
+  // ---- results ----------------------------------------------------------------------------
+
+  std::string result_head(const CheckResult& result, std::string_view gpus) const {
+    std::string head = label(result.status) + " " + paint(result.check_id, k_bold);
+    if (!gpus.empty()) {
+      head += fmt::format(" [GPU {}]", gpus);
+    } else if (result.gpu_index) {
+      head += fmt::format(" [GPU {}]", *result.gpu_index);
+    }
+    return head;
+  }
+
+  void finding(const Finding& f, std::optional<int> result_gpu) {
+    const std::string indent(k_result_indent, ' ');
+    const std::string code = paint(f.code, color_of(f.severity));
+    std::string text = fmt::format("{} ({}): {}", code, to_string(f.severity), f.message);
+    if (f.gpu_index && f.gpu_index != result_gpu) {
+      text += fmt::format(" [GPU {}]", *f.gpu_index);
+    }
+    m_out += wrap(text, m_width, indent + "- ", indent + "  ");
+    if (!f.remedy.empty()) {
+      m_out +=
+          wrap(f.remedy, m_width, indent + "  " + paint("fix:", k_bold) + " ", indent + "       ");
+    }
+  }
+
+  void metrics(const CheckResult& result) {
+    for (const Metric& metric : result.metrics) {
+      std::string text = fmt::format("{} = {} {}", metric.name, number(metric.value), metric.unit);
+      if (!metric.note.empty()) {
+        text += fmt::format(" ({})", metric.note);
+      }
+      const std::string indent(k_result_indent, ' ');
+      m_out += wrap(text, m_width, indent, indent + "  ");
+    }
+  }
+
+  /// A failing, erroring or warning result, or any result in verbose mode: everything.
+  void full_result(const CheckResult& result) {
+    const std::string indent(k_result_indent, ' ');
+    std::string head = result_head(result, "");
+    if (!result.title.empty()) {
+      head += "  " + result.title;
+    }
+    if (m_style.verbose) {
+      head += fmt::format(" ({} ms)", result.duration.count());
+    }
+    m_out += wrap(head, m_width, "", indent);
+    if (!result.summary.empty()) {
+      m_out += wrap(result.summary, m_width, indent, indent);
+    }
+    for (const Finding& f : result.findings) {
+      finding(f, result.gpu_index);
+    }
+    metrics(result);
+  }
+
+  /// Results of the same check in a row that can share one line (passes or skips without
+  /// findings or metrics shown).
+  static bool joinable(const CheckResult& a, const CheckResult& b) {
+    return a.check_id == b.check_id && a.status == b.status && a.gpu_index && b.gpu_index &&
+           a.metrics.empty() && b.metrics.empty() &&
+           (a.status != Status::skip || a.summary == b.summary);
+  }
+
+  /// Without -v: one line per passing or skipped check (per-GPU results of one check joined).
+  void short_results(const std::vector<const CheckResult*>& group) {
+    const std::string indent(k_result_indent, ' ');
+    size_t i = 0;
+    while (i < group.size()) {
+      const CheckResult& first = *group[i];
+      std::vector<int> indexes;
+      size_t j = i;
+      int notes = 0;
+      while (j < group.size() && (j == i || joinable(first, *group[j]))) {
+        if (group[j]->gpu_index) {
+          indexes.push_back(*group[j]->gpu_index);
+        }
+        notes += static_cast<int>(group[j]->findings.size());
+        ++j;
+      }
+      const bool joined = j - i > 1;
+      std::string text;
+      if (first.status == Status::skip || !joined) {
+        text = first.summary.empty() ? first.title : first.summary;
+      } else {
+        text = first.title;
+      }
+      std::string line = result_head(first, joined ? index_list(indexes) : "") + "  " + text;
+      if (notes > 0) {
+        line += fmt::format(" ({}, -v shows)", plural(notes, "note", "notes"));
+      }
+      m_out += wrap(line, m_width, "", indent);
+      if (!joined) {
+        metrics(first);
+      }
+      i = j;
+    }
+  }
+
+  void results() {
+    std::vector<const CheckResult*> problems;
+    std::vector<const CheckResult*> passed;
+    std::vector<const CheckResult*> skipped;
+    // Problems first, worst kind first: fail, then error, then warn; run order within each.
+    for (Status wanted : {Status::fail, Status::error, Status::warn}) {
+      for (const CheckResult& result : m_report.results) {
+        if (result.status == wanted) {
+          problems.push_back(&result);
+        }
+      }
+    }
+    for (const CheckResult& result : m_report.results) {
+      if (result.status == Status::pass) {
+        passed.push_back(&result);
+      } else if (result.status == Status::skip) {
+        skipped.push_back(&result);
+      }
+    }
+    if (m_report.results.empty()) {
+      m_out += "\nNo checks were run.\n";
+      return;
+    }
+    if (!problems.empty()) {
+      heading(fmt::format("Problems ({})", problems.size()));
+      for (const CheckResult* result : problems) {
+        full_result(*result);
+      }
+    }
+    const auto section = [&](std::string_view title, const std::vector<const CheckResult*>& list) {
+      if (list.empty()) {
+        return;
+      }
+      heading(fmt::format("{} ({})", title, list.size()));
+      if (m_style.verbose) {
+        for (const CheckResult* result : list) {
+          full_result(*result);
+        }
+      } else {
+        short_results(list);
+      }
+    };
+    section("Passed", passed);
+    section("Skipped", skipped);
+  }
+
+  void summary_line() {
+    const ReportSummary& sum = m_report.summary;
+    const std::string counts = fmt::format("{} passed, {}, {} failed, {}, {} skipped", sum.pass,
+                                           plural(sum.warn, "warning", "warnings"), sum.fail,
+                                           plural(sum.error, "error", "errors"), sum.skip);
+    m_out += "\n" +
+             wrap(fmt::format("Result: {}  {}",
+                              paint(upper(to_string(sum.overall)), color_of(sum.overall)), counts),
+                  m_width, "", "        ");
+  }
+
+  const Report& m_report;
+  const TextStyle& m_style;
+  size_t m_width;
+  std::string m_out;
+};
 
 } // namespace
 
 std::string render_text(const Report& report, const TextStyle& style) {
-  const auto width = static_cast<size_t>(style.width > 40 ? style.width : 80);
-  std::string out;
-  out += fmt::format("gpucheck {} ({})\n", report.context.tool_version, report.context.mode);
-  const SystemSnapshot& s = report.snapshot;
-  if (s.kernel_module.version) {
-    out += fmt::format("driver {}", *s.kernel_module.version);
-  } else {
-    out += "driver: not loaded";
-  }
-  if (s.cuda.driver_version) {
-    out += fmt::format(", CUDA driver API {}.{}", *s.cuda.driver_version / 1000,
-                       (*s.cuda.driver_version % 1000) / 10);
-  }
-  out += fmt::format(", {} GPU(s)\n", s.gpus.size());
-  for (const GpuInfo& gpu : s.gpus) {
-    std::string line = fmt::format("  GPU {}: {}", gpu.index, gpu.name);
-    if (gpu.cc_major) {
-      line += fmt::format(", sm_{}{}", *gpu.cc_major, gpu.cc_minor.value_or(0));
-    }
-    if (gpu.memory_total_bytes) {
-      line +=
-          fmt::format(", {:.0f} GiB", static_cast<double>(*gpu.memory_total_bytes) / (1u << 30));
-    }
-    out += line + "\n";
-  }
-  out += "\n";
-  for (const CheckResult& result : report.results) {
-    std::string head = fmt::format("{} {}", label(result.status, style), result.check_id);
-    if (result.gpu_index) {
-      head += fmt::format(" [GPU {}]", *result.gpu_index);
-    }
-    out += head + "\n";
-    if (!result.summary.empty()) {
-      out += wrap(result.summary, width, "      ");
-    }
-    for (const Finding& finding : result.findings) {
-      out += wrap(
-          fmt::format("{} ({}): {}", finding.code, to_string(finding.severity), finding.message),
-          width, "      - ");
-      if (!finding.remedy.empty()) {
-        out += wrap(fmt::format("fix: {}", finding.remedy), width, "        ");
-      }
-    }
-    for (const Metric& metric : result.metrics) {
-      out += fmt::format("      {} = {:.4g} {}{}\n", metric.name, metric.value, metric.unit,
-                         metric.note.empty() ? "" : fmt::format(" ({})", metric.note));
-    }
-  }
-  const ReportSummary& sum = report.summary;
-  out += fmt::format("\nresult: {}  ({} pass, {} warn, {} fail, {} skip, {} error)\n",
-                     label(sum.overall, style), sum.pass, sum.warn, sum.fail, sum.skip, sum.error);
-  return out;
+  return TextWriter(report, style).render();
 }
 
 } // namespace gpucheck::render

@@ -1,0 +1,402 @@
+// CLI tests: run the built gpucheck binary. They assert structure, exit codes and schema
+// validity, never the ids or codes of the live checks (those change as checks are written).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "cli/run_binary.hpp"
+#include "support/json_schema.hpp"
+
+namespace gpucheck::cli_test {
+namespace {
+
+using nlohmann::json;
+using testing::JsonSchema;
+
+constexpr const char* k_epoch_time = "2023-11-14T22:13:20Z"; // SOURCE_DATE_EPOCH=1700000000
+const std::regex k_check_id("^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$");
+
+const JsonSchema& report_schema() {
+  static const JsonSchema schema = [] {
+    Expected<JsonSchema> loaded =
+        JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
+    if (!loaded) {
+      throw std::runtime_error(loaded.error().message);
+    }
+    return std::move(loaded).value();
+  }();
+  return schema;
+}
+
+std::string snapshot_file(const std::string& name) {
+  return std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/" + name + ".json";
+}
+
+std::vector<std::string> snapshot_names() {
+  std::vector<std::string> names;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots")) {
+    if (entry.path().extension() == ".json") {
+      names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "gpucheck_cli_" + name;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+/// The exit code docs/exit-codes.md promises for a report.
+int expected_exit(const json& report) {
+  return report["summary"]["fail"].get<int>() > 0 || report["summary"]["error"].get<int>() > 0 ? 1
+                                                                                               : 0;
+}
+
+/// Usage errors: nothing on stdout, one line naming the problem, then the --help hint.
+void expect_usage_error(const RunResult& r, const std::string& mentions) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  const std::vector<std::string> lines = lines_of(r.err);
+  ASSERT_EQ(lines.size(), 2u) << r.err;
+  EXPECT_EQ(lines[0].rfind("gpucheck: ", 0), 0u) << lines[0];
+  EXPECT_LT(lines[0].size(), 160u) << "a one-line error should fit a terminal: " << lines[0];
+  EXPECT_NE(lines[0].find(mentions), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[1], "Run 'gpucheck --help' for usage.");
+}
+
+json list_checks() {
+  const RunResult r = run_gpucheck({"--json", "list"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+TEST(Cli, VersionPrintsNameAndVersion) {
+  const RunResult r = run_gpucheck({"--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(std::regex_match(r.out, std::regex("gpucheck [0-9]+\\.[0-9]+\\.[0-9]+\\S*\n")))
+      << r.out;
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(Cli, HelpGoesToStdoutAndExitsZero) {
+  const RunResult r = run_gpucheck({"--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--from-snapshot"), std::string::npos);
+  EXPECT_NE(r.out.find("--json"), std::string::npos);
+}
+
+TEST(Cli, UnknownOptionIsAUsageError) {
+  expect_usage_error(run_gpucheck({"--no-such-option"}), "--no-such-option");
+}
+
+TEST(Cli, BadValuesAreUsageErrors) {
+  expect_usage_error(run_gpucheck({"--color", "purple"}), "purple");
+  expect_usage_error(run_gpucheck({"--timeout", "-1"}), "--timeout");
+  expect_usage_error(run_gpucheck({"--timeout", "soon"}), "'soon'");
+  expect_usage_error(run_gpucheck({"--probe-timeout", "0"}), "--probe-timeout");
+  expect_usage_error(run_gpucheck({"explain"}), "code");
+}
+
+TEST(Cli, ListShowsEveryCheckOnceInTextAndJson) {
+  const json checks = list_checks();
+  ASSERT_TRUE(checks.is_array());
+  ASSERT_FALSE(checks.empty());
+  for (const json& check : checks) {
+    ASSERT_TRUE(check["id"].is_string()) << check.dump();
+    EXPECT_TRUE(std::regex_match(check["id"].get<std::string>(), k_check_id)) << check.dump();
+    EXPECT_TRUE(check["title"].is_string() && !check["title"].get<std::string>().empty());
+    EXPECT_TRUE(check["description"].is_string());
+    EXPECT_TRUE(check["kind"] == "passive" || check["kind"] == "active") << check.dump();
+  }
+  const RunResult text = run_gpucheck({"list"});
+  EXPECT_EQ(text.exit_code, 0);
+  const std::vector<std::string> lines = lines_of(text.out);
+  ASSERT_EQ(lines.size(), checks.size()) << text.out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::regex row("^(\\S+) +(passive|active) +(.+)$");
+    std::smatch match;
+    ASSERT_TRUE(std::regex_match(lines[i], match, row)) << lines[i];
+    EXPECT_EQ(match[1], checks[i]["id"].get<std::string>());
+    EXPECT_EQ(match[2], checks[i]["kind"].get<std::string>());
+  }
+}
+
+TEST(Cli, ExplainKnownAndUnknownCodes) {
+  const RunResult all = run_gpucheck({"explain", "all"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const std::vector<std::string> lines = lines_of(all.out);
+  ASSERT_FALSE(lines.empty());
+  const std::string code = lines.front().substr(0, lines.front().find(' '));
+  ASSERT_TRUE(std::regex_match(code, k_check_id)) << lines.front();
+
+  const RunResult known = run_gpucheck({"explain", code});
+  EXPECT_EQ(known.exit_code, 0) << known.err;
+  EXPECT_EQ(known.out.rfind(code + " (", 0), 0u) << known.out;
+  EXPECT_NE(known.out.find("Remedy: "), std::string::npos) << known.out;
+
+  const RunResult unknown = run_gpucheck({"explain", "no.such_code"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.out, "");
+  EXPECT_NE(unknown.err.find("no.such_code"), std::string::npos) << unknown.err;
+}
+
+class Replay : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Replay, JsonReportValidatesAndTheExitCodeFollowsTheVerdict) {
+  const std::string file = snapshot_file(GetParam());
+  const RunResult r = run_gpucheck({"--from-snapshot", file, "--json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.err;
+  const json report = json::parse(r.out);
+  const std::vector<std::string> violations = report_schema().validate(report);
+  EXPECT_TRUE(violations.empty()) << testing::describe(violations);
+  EXPECT_EQ(r.exit_code, expected_exit(report));
+  EXPECT_EQ(report["context"]["mode"], "replay");
+  EXPECT_EQ(report["context"]["generated_at"], k_epoch_time);
+  EXPECT_EQ(report["context"]["argv"], json({"--from-snapshot", file, "--json"}));
+  EXPECT_EQ(report["snapshot"], read_json_file(file))
+      << "the replayed snapshot differs from the file; after a model change, rewrite the recorded "
+         "snapshots with GPUCHECK_UPDATE_GOLDEN=1 gpucheck_unit_tests";
+  int counted[5] = {0, 0, 0, 0, 0};
+  for (const json& result : report["results"]) {
+    const std::string status = result["status"];
+    for (int i = 0; const char* name : {"pass", "warn", "fail", "skip", "error"}) {
+      counted[i++] += status == name ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(report["summary"]["pass"], counted[0]);
+  EXPECT_EQ(report["summary"]["warn"], counted[1]);
+  EXPECT_EQ(report["summary"]["fail"], counted[2]);
+  EXPECT_EQ(report["summary"]["skip"], counted[3]);
+  EXPECT_EQ(report["summary"]["error"], counted[4]);
+}
+
+TEST_P(Replay, RunsNoGpuWorkOnThisMachine) {
+  std::set<std::string> active;
+  for (const json& check : list_checks()) {
+    if (check["kind"] == "active") {
+      active.insert(check["id"].get<std::string>());
+    }
+  }
+  const RunResult r = run_gpucheck({"--from-snapshot", snapshot_file(GetParam()), "--json"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  for (const json& result : json::parse(r.out)["results"]) {
+    if (active.count(result["check_id"].get<std::string>()) != 0) {
+      EXPECT_EQ(result["status"], "skip") << result.dump();
+    }
+  }
+}
+
+TEST_P(Replay, TextReportOnStdoutProgressOnStderr) {
+  const std::string file = snapshot_file(GetParam());
+  const RunResult json_run = run_gpucheck({"--from-snapshot", file, "--json"});
+  const RunResult r = run_gpucheck({"--from-snapshot", file});
+  EXPECT_EQ(r.exit_code, json_run.exit_code);
+  const std::vector<std::string> lines = lines_of(r.out);
+  ASSERT_GE(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines.front().rfind("gpucheck ", 0), 0u) << lines.front();
+  EXPECT_NE(lines.front().find("replay mode, " + std::string(k_epoch_time)), std::string::npos);
+  EXPECT_EQ(lines.back().rfind("Result: ", 0), 0u) << lines.back();
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "no colour when stdout is not a terminal";
+  for (const std::string& line : lines_of(r.err)) {
+    EXPECT_EQ(r.out.find(line), std::string::npos) << "stderr line also on stdout: " << line;
+  }
+}
+
+TEST_P(Replay, OutputIsReproducibleUnderSourceDateEpoch) {
+  const std::string file = snapshot_file(GetParam());
+  json first = json::parse(run_gpucheck({"--from-snapshot", file, "--json"}).out);
+  json second = json::parse(run_gpucheck({"--from-snapshot", file, "--json"}).out);
+  for (json* report : {&first, &second}) {
+    for (json& result : (*report)["results"]) {
+      result.erase("duration_ms"); // wall time: the one field allowed to differ
+    }
+  }
+  EXPECT_EQ(first, second);
+}
+
+INSTANTIATE_TEST_SUITE_P(RecordedSnapshots, Replay, ::testing::ValuesIn(snapshot_names()),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           return param_info.param;
+                         });
+
+TEST(Cli, MissingSnapshotFileIsAUsageErrorNamingIt) {
+  const std::string path = temp_path("does_not_exist.json");
+  std::filesystem::remove(path);
+  const RunResult r = run_gpucheck({"--from-snapshot", path, "--json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+}
+
+TEST(Cli, GarbageSnapshotFilesAreUsageErrorsNamingThem) {
+  const std::vector<std::pair<std::string, std::string>> files{
+      {"garbage.json", "this is not json {"},
+      {"array.json", "[1, 2, 3]"},
+      {"future.json", R"({"format_version": 999})"},
+      {"wrong_type.json", R"({"format_version": 1, "gpus": "many"})"},
+      {"empty.json", ""},
+  };
+  for (const auto& [name, content] : files) {
+    const std::string path = temp_path(name);
+    write_file(path, content);
+    const RunResult r = run_gpucheck({"--from-snapshot", path});
+    EXPECT_EQ(r.exit_code, 2) << name;
+    EXPECT_EQ(r.out, "") << name;
+    EXPECT_NE(r.err.find(path), std::string::npos) << name << ": " << r.err;
+  }
+  const RunResult directory = run_gpucheck({"--from-snapshot", ::testing::TempDir()});
+  EXPECT_EQ(directory.exit_code, 2);
+}
+
+TEST(Cli, SnapshotWritesJsonThatReplays) {
+  const std::string path = temp_path("live_snapshot.json");
+  std::filesystem::remove(path);
+  const RunResult written = run_gpucheck({"snapshot", "-o", path});
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  EXPECT_EQ(written.out, "");
+  const json snapshot = read_json_file(path);
+  const std::vector<std::string> violations =
+      report_schema().validate(snapshot, "#/$defs/SystemSnapshot");
+  EXPECT_TRUE(violations.empty()) << testing::describe(violations);
+
+  const RunResult replayed = run_gpucheck({"--from-snapshot", path, "--json"});
+  ASSERT_TRUE(replayed.exit_code == 0 || replayed.exit_code == 1) << replayed.err;
+  const json report = json::parse(replayed.out);
+  EXPECT_EQ(report["snapshot"], snapshot);
+  EXPECT_EQ(replayed.exit_code, expected_exit(report));
+
+  const RunResult to_stdout = run_gpucheck({"snapshot"});
+  ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.err;
+  EXPECT_TRUE(
+      report_schema().validate(json::parse(to_stdout.out), "#/$defs/SystemSnapshot").empty());
+}
+
+std::string area_of(const std::string& id) {
+  return id.substr(0, id.find('.'));
+}
+
+bool has_prefix(const std::string& id, const std::string& prefix) {
+  return id == prefix || id.rfind(prefix + ".", 0) == 0;
+}
+
+TEST(Cli, OnlyAndSkipSelectByIdPrefix) {
+  const json checks = list_checks();
+  ASSERT_FALSE(checks.empty());
+  const std::string first_id = checks[0]["id"];
+  const std::string area = area_of(first_id);
+  const std::string file = snapshot_file("h200_healthy");
+
+  const RunResult only = run_gpucheck({"--from-snapshot", file, "--json", "--only", area});
+  ASSERT_TRUE(only.exit_code == 0 || only.exit_code == 1) << only.err;
+  const json only_report = json::parse(only.out);
+  ASSERT_FALSE(only_report["results"].empty());
+  for (const json& result : only_report["results"]) {
+    EXPECT_TRUE(has_prefix(result["check_id"], area)) << result["check_id"];
+  }
+
+  size_t outside_area = 0;
+  for (const json& check : checks) {
+    outside_area += has_prefix(check["id"], area) ? 0 : 1;
+  }
+  const RunResult skip = run_gpucheck({"--from-snapshot", file, "--json", "--skip", area});
+  if (outside_area == 0) {
+    expect_usage_error(skip, "select no check");
+  } else {
+    ASSERT_TRUE(skip.exit_code == 0 || skip.exit_code == 1) << skip.err;
+    const json skip_report = json::parse(skip.out);
+    EXPECT_FALSE(skip_report["results"].empty());
+    for (const json& result : skip_report["results"]) {
+      EXPECT_FALSE(has_prefix(result["check_id"], area)) << result["check_id"];
+    }
+  }
+
+  // A prefix matches at a dot boundary only: "driv" does not select "driver.x".
+  const std::string partial = area.substr(0, area.size() - 1);
+  bool partial_is_an_area = false;
+  for (const json& check : checks) {
+    partial_is_an_area = partial_is_an_area || has_prefix(check["id"], partial);
+  }
+  if (!partial.empty() && !partial_is_an_area) {
+    expect_usage_error(run_gpucheck({"--from-snapshot", file, "--only", partial}),
+                       "select no check");
+  }
+  expect_usage_error(run_gpucheck({"--from-snapshot", file, "--only", "no_such_area"}),
+                     "select no check");
+}
+
+TEST(Cli, ColourFollowsFlagsAndEnvironment) {
+  const std::string file = snapshot_file("degraded_hw");
+  struct Case {
+    std::vector<std::string> extra_args;
+    std::map<std::string, std::string> env;
+    bool coloured;
+  };
+  const Case cases[] = {
+      {{}, {}, false}, // stdout is a file, not a terminal
+      {{}, {{"CLICOLOR_FORCE", "1"}}, true},
+      {{}, {{"CLICOLOR_FORCE", "0"}}, false},
+      {{}, {{"CLICOLOR_FORCE", "1"}, {"NO_COLOR", "1"}}, false},
+      {{"--color", "always"}, {{"NO_COLOR", "1"}}, true},
+      {{"--color=never"}, {{"CLICOLOR_FORCE", "1"}}, false},
+      {{"--color", "auto"}, {{"CLICOLOR_FORCE", "1"}}, true},
+  };
+  for (const Case& c : cases) {
+    RunSpec spec;
+    spec.args = {"--from-snapshot", file};
+    spec.args.insert(spec.args.end(), c.extra_args.begin(), c.extra_args.end());
+    spec.env = c.env;
+    spec.env["SOURCE_DATE_EPOCH"] = "1700000000";
+    const RunResult r = run_gpucheck(spec);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    const bool coloured = r.out.find("\x1b[") != std::string::npos;
+    std::string what;
+    for (const auto& [name, value] : c.env) {
+      what += name + "=" + value + " ";
+    }
+    for (const std::string& arg : c.extra_args) {
+      what += arg + " ";
+    }
+    EXPECT_EQ(coloured, c.coloured) << what;
+    EXPECT_EQ(r.err.find("\x1b["), std::string::npos) << what;
+  }
+  // JSON is never coloured.
+  RunSpec spec{{"--from-snapshot", file, "--json", "--color", "always"}, {}, std::nullopt};
+  EXPECT_EQ(run_gpucheck(spec).out.find('\x1b'), std::string::npos);
+}
+
+TEST(Cli, FailingToWriteTheReportIsAnInternalError) {
+  RunSpec spec{{"--from-snapshot", snapshot_file("h200_healthy"), "--json"},
+               {{"SOURCE_DATE_EPOCH", "1700000000"}},
+               "/dev/full"};
+  EXPECT_EQ(run_gpucheck(spec).exit_code, 3);
+}
+
+} // namespace
+} // namespace gpucheck::cli_test

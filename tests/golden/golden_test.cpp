@@ -1,0 +1,108 @@
+// Golden tests: fixed reports rendered to text (colour off, on, verbose) and JSON, compared with
+// the files in tests/golden/. GPUCHECK_UPDATE_GOLDEN=1 rewrites them (review the diff!).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "golden/scenarios.hpp"
+#include "render/json.hpp"
+#include "render/text.hpp"
+#include "support/json_schema.hpp"
+
+namespace gpucheck::testing {
+namespace {
+
+std::string golden_path(const std::string& file) {
+  return std::string(GPUCHECK_TEST_DATA_DIR) + "/golden/" + file;
+}
+
+bool updating() {
+  const char* value = std::getenv("GPUCHECK_UPDATE_GOLDEN");
+  return value != nullptr && std::string(value) == "1";
+}
+
+/// "line N: expected ... / actual ..." for the first line that differs.
+std::string first_difference(const std::string& expected, const std::string& actual) {
+  std::istringstream e(expected);
+  std::istringstream a(actual);
+  std::string el;
+  std::string al;
+  for (int line = 1;; ++line) {
+    const bool more_e = static_cast<bool>(std::getline(e, el));
+    const bool more_a = static_cast<bool>(std::getline(a, al));
+    if (!more_e && !more_a) {
+      return "only in trailing bytes";
+    }
+    if (el != al || more_e != more_a) {
+      return "line " + std::to_string(line) + ":\n  golden: " + (more_e ? el : "<end>") +
+             "\n  actual: " + (more_a ? al : "<end>");
+    }
+  }
+}
+
+void expect_golden(const std::string& file, const std::string& actual) {
+  const std::string path = golden_path(file);
+  if (updating()) {
+    std::ofstream out(path, std::ios::binary);
+    out << actual;
+    ASSERT_TRUE(out.good()) << "cannot write " << path;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in.good()) << "missing golden file " << path
+                         << " (run with GPUCHECK_UPDATE_GOLDEN=1 to create it)";
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string expected = buffer.str();
+  EXPECT_EQ(expected, actual) << file << " differs at " << first_difference(expected, actual)
+                              << "\n(GPUCHECK_UPDATE_GOLDEN=1 rewrites the goldens)";
+}
+
+class Golden : public ::testing::TestWithParam<Scenario> {};
+
+TEST_P(Golden, TextWithoutColour) {
+  expect_golden(GetParam().name + ".txt",
+                render::render_text(GetParam().report, render::TextStyle{}));
+}
+
+TEST_P(Golden, TextWithColour) {
+  render::TextStyle style;
+  style.color = true;
+  expect_golden(GetParam().name + ".color.txt", render::render_text(GetParam().report, style));
+}
+
+TEST_P(Golden, VerboseText) {
+  render::TextStyle style;
+  style.verbose = true;
+  expect_golden(GetParam().name + ".verbose.txt", render::render_text(GetParam().report, style));
+}
+
+TEST_P(Golden, JsonMatchesAndValidatesAgainstThePublishedSchema) {
+  const std::string json = render::render_json(GetParam().report);
+  expect_golden(GetParam().name + ".json", json);
+  Expected<JsonSchema> schema =
+      JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
+  ASSERT_TRUE(schema) << schema.error().message;
+  const std::vector<std::string> violations = schema->validate(nlohmann::json::parse(json));
+  EXPECT_TRUE(violations.empty()) << describe(violations);
+}
+
+INSTANTIATE_TEST_SUITE_P(Reports, Golden, ::testing::ValuesIn(golden_scenarios()),
+                         [](const ::testing::TestParamInfo<Scenario>& param_info) {
+                           return param_info.param.name;
+                         });
+
+TEST(GoldenScenarios, CoverEveryRecordedSnapshot) {
+  std::vector<std::string> covered;
+  for (const Scenario& scenario : golden_scenarios()) {
+    covered.push_back(scenario.name);
+  }
+  std::sort(covered.begin(), covered.end());
+  EXPECT_EQ(covered, recorded_snapshot_names());
+}
+
+} // namespace
+} // namespace gpucheck::testing

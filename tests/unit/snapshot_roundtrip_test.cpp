@@ -1,0 +1,85 @@
+// The recorded snapshots in tests/snapshots/: they parse, round-trip exactly, are written in
+// the canonical form gpucheck itself writes, and match the published schema.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "golden/scenarios.hpp"
+#include "gpucheck/model/json.hpp"
+#include "render/json.hpp"
+#include "support/json_schema.hpp"
+
+namespace gpucheck::testing {
+namespace {
+
+std::string snapshot_path(const std::string& name) {
+  return std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/" + name + ".json";
+}
+
+std::string read_snapshot_text(const std::string& name) {
+  std::ifstream in(snapshot_path(name), std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+TEST(RecordedSnapshots, AtLeastFiveAreRecorded) {
+  EXPECT_GE(recorded_snapshot_names().size(), 5u);
+}
+
+class RecordedSnapshot : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RecordedSnapshot, ParseToJsonParseIsEqual) {
+  Expected<SystemSnapshot> first = snapshot_from_text(read_snapshot_text(GetParam()));
+  ASSERT_TRUE(first) << first.error().message;
+  Expected<SystemSnapshot> second = snapshot_from_text(nlohmann::json(*first).dump());
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(*first, *second);
+}
+
+TEST_P(RecordedSnapshot, IsWrittenAsGpucheckWritesIt) {
+  const std::string text = read_snapshot_text(GetParam());
+  Expected<SystemSnapshot> snapshot = snapshot_from_text(text);
+  ASSERT_TRUE(snapshot) << snapshot.error().message;
+  const std::string canonical = render::render_snapshot_json(*snapshot);
+  const char* update = std::getenv("GPUCHECK_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    // After a model change: keep every recorded fact, add the new keys with their defaults.
+    std::ofstream out(snapshot_path(GetParam()), std::ios::binary);
+    out << canonical;
+    ASSERT_TRUE(out.good());
+    return;
+  }
+  EXPECT_EQ(canonical, text) << "a key is missing, extra or out of order (after a model change, "
+                                "GPUCHECK_UPDATE_GOLDEN=1 rewrites the recorded snapshots)";
+}
+
+TEST_P(RecordedSnapshot, MatchesTheSnapshotSchema) {
+  Expected<JsonSchema> schema =
+      JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
+  ASSERT_TRUE(schema) << schema.error().message;
+  const std::vector<std::string> violations = schema->validate(
+      nlohmann::json::parse(read_snapshot_text(GetParam())), "#/$defs/SystemSnapshot");
+  EXPECT_TRUE(violations.empty()) << describe(violations);
+}
+
+TEST_P(RecordedSnapshot, AReportWrappingItReadsBackTheSameSnapshot) {
+  // --from-snapshot also accepts a whole report (gpucheck --json > file).
+  const std::string text = read_snapshot_text(GetParam());
+  Report report;
+  report.snapshot = *snapshot_from_text(text);
+  Expected<SystemSnapshot> again = snapshot_from_text(render::render_json(report));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, report.snapshot);
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, RecordedSnapshot, ::testing::ValuesIn(recorded_snapshot_names()),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           return param_info.param;
+                         });
+
+} // namespace
+} // namespace gpucheck::testing

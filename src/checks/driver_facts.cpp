@@ -58,11 +58,4 @@ std::string cuda_major_text(const SystemSnapshot& snapshot) {
   return "13";
 }
 
-int nvml_gpu_count(const SystemSnapshot& snapshot) {
-  if (snapshot.nvml.device_count) {
-    return *snapshot.nvml.device_count;
-  }
-  return static_cast<int>(snapshot.gpus.size());
-}
-
 } // namespace gpucheck::checks

@@ -27,7 +27,4 @@ std::string driver_branch_text(const SystemSnapshot& snapshot);
 /// when neither is known.
 std::string cuda_major_text(const SystemSnapshot& snapshot);
 
-/// Whether a GPU device is present per NVML (device count > 0) and how many.
-int nvml_gpu_count(const SystemSnapshot& snapshot);
-
 } // namespace gpucheck::checks

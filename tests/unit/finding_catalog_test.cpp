@@ -1,0 +1,135 @@
+// The catalogue: unique sorted codes, their spelling, templates that format with exactly their
+// arguments, and documentation for every code.
+#include "gpucheck/finding_catalog.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "core/finding_tables.hpp"
+
+namespace gpucheck {
+namespace {
+
+/// Highest positional index used in a template, or -1 when it has no placeholder. Fails the test
+/// on an automatic "{}" placeholder: every argument must be indexed so message and remedy can
+/// share them.
+int highest_index(std::string_view text, std::string_view code) {
+  int highest = -1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '{') {
+      if (i + 1 < text.size() && text[i + 1] == '{') {
+        ++i;
+        continue;
+      }
+      std::size_t j = i + 1;
+      int value = 0;
+      bool digits = false;
+      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) != 0) {
+        value = value * 10 + (text[j] - '0');
+        digits = true;
+        ++j;
+      }
+      EXPECT_TRUE(digits) << code << ": placeholder without an index in: " << text;
+      highest = std::max(highest, value);
+    }
+  }
+  return highest;
+}
+
+Finding format_with(const FindingSpec& spec, int count) {
+  const std::string a = "A0", b = "A1", c = "A2", d = "A3", e = "A4", f = "A5", g = "A6";
+  switch (count) {
+  case 0:
+    return make_finding(spec.code, std::nullopt);
+  case 1:
+    return make_finding(spec.code, std::nullopt, a);
+  case 2:
+    return make_finding(spec.code, std::nullopt, a, b);
+  case 3:
+    return make_finding(spec.code, std::nullopt, a, b, c);
+  case 4:
+    return make_finding(spec.code, std::nullopt, a, b, c, d);
+  case 5:
+    return make_finding(spec.code, std::nullopt, a, b, c, d, e);
+  case 6:
+    return make_finding(spec.code, std::nullopt, a, b, c, d, e, f);
+  case 7:
+    return make_finding(spec.code, std::nullopt, a, b, c, d, e, f, g);
+  default:
+    throw std::logic_error("more than 7 arguments: extend format_with");
+  }
+}
+
+TEST(FindingCatalog, CodesAreUniqueAndSorted) {
+  const std::span<const FindingSpec> all = finding_catalog();
+  ASSERT_FALSE(all.empty());
+  std::set<std::string_view> seen;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_TRUE(seen.insert(all[i].code).second) << "duplicate code " << all[i].code;
+    if (i > 0) {
+      EXPECT_LT(all[i - 1].code, all[i].code);
+    }
+  }
+  // The system table is kept sorted in its source too, so a reader finds a code quickly.
+  const std::span<const FindingSpec> system = findings_system();
+  EXPECT_TRUE(
+      std::is_sorted(system.begin(), system.end(),
+                     [](const FindingSpec& a, const FindingSpec& b) { return a.code < b.code; }));
+}
+
+TEST(FindingCatalog, CodesAreAreaDotProblemInSnakeCase) {
+  const std::regex form("^[a-z][a-z0-9]*\\.[a-z][a-z0-9]*(_[a-z0-9]+)*$");
+  for (const FindingSpec& spec : finding_catalog()) {
+    EXPECT_TRUE(std::regex_match(std::string(spec.code), form)) << spec.code;
+    EXPECT_FALSE(spec.title.empty()) << spec.code;
+    EXPECT_FALSE(spec.explanation.empty()) << spec.code;
+    EXPECT_FALSE(spec.message.empty()) << spec.code;
+    EXPECT_FALSE(spec.remedy.empty()) << spec.code;
+  }
+}
+
+TEST(FindingCatalog, EveryTemplateFormatsWithExactlyItsArguments) {
+  for (const FindingSpec& spec : finding_catalog()) {
+    SCOPED_TRACE(std::string(spec.code));
+    const int count =
+        std::max(highest_index(spec.message, spec.code), highest_index(spec.remedy, spec.code)) + 1;
+    const Finding finding = format_with(spec, count);
+    EXPECT_EQ(finding.code, spec.code);
+    EXPECT_EQ(finding.severity, spec.severity);
+    for (int i = 0; i < count; ++i) {
+      const std::string arg = fmt::format("A{}", i);
+      EXPECT_TRUE(finding.message.find(arg) != std::string::npos ||
+                  finding.remedy.find(arg) != std::string::npos)
+          << "argument " << i << " is used by neither template";
+    }
+    if (count > 0) {
+      EXPECT_THROW(format_with(spec, count - 1), std::logic_error);
+    }
+  }
+}
+
+TEST(FindingCatalog, UnknownCodeThrows) {
+  EXPECT_THROW(make_finding("no.such_code", std::nullopt), std::logic_error);
+  EXPECT_EQ(find_finding_spec("no.such_code"), nullptr);
+  ASSERT_NE(find_finding_spec("driver.missing"), nullptr);
+}
+
+TEST(FindingCatalog, EveryCodeIsDocumented) {
+  std::ifstream file(std::filesystem::path(GPUCHECK_SOURCE_DIR) / "docs" / "findings.md");
+  ASSERT_TRUE(file.good()) << "docs/findings.md is missing";
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string doc = text.str();
+  for (const FindingSpec& spec : finding_catalog()) {
+    EXPECT_NE(doc.find(fmt::format("`{}`", spec.code)), std::string::npos)
+        << spec.code << " is not listed in docs/findings.md";
+  }
+}
+
+} // namespace
+} // namespace gpucheck

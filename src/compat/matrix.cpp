@@ -475,7 +475,7 @@ Expected<Matrix> parse(std::string_view text, std::string origin, bool check_sch
     }
   }
   try {
-    return read_matrix(json, std::move(origin));
+    return read_matrix(json, origin);
   } catch (const DataError& e) {
     return make_error(fmt::format("{}: {}: {}", origin, e.path, e.message));
   }

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -189,8 +191,9 @@ TEST_P(CompatRules, VerdictAndCodes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(FactsSheet, CompatRules, ::testing::ValuesIn(k_cases),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           std::string name = std::to_string(info.index) + "_" + info.param.name;
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string name =
+                               std::to_string(param_info.index) + "_" + param_info.param.name;
                            for (char& ch : name) {
                              if (std::isalnum(static_cast<unsigned char>(ch)) == 0) {
                                ch = '_';

@@ -17,7 +17,9 @@
 #include "build_info.hpp"
 #include "cli/clock.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/matrix_command.hpp"
 #include "cli/options.hpp"
+#include "compat/matrix.hpp"
 #include "gpucheck/finding_catalog.hpp"
 #include "gpucheck/model/json.hpp"
 #include "gpucheck/registry.hpp"
@@ -95,6 +97,7 @@ Report build_report(const RunOptions& options, SystemSnapshot snapshot) {
   report.summary = summarize(report.results);
   report.context.tool_version = build_info::k_version;
   report.context.generated_at = report_timestamp();
+  report.context.matrix_version = compat::active_matrix().matrix_version;
   report.context.mode = options.from_snapshot ? "replay" : (options.quick ? "quick" : "standard");
   report.context.argv = options.argv;
   report.snapshot = std::move(snapshot);
@@ -214,6 +217,21 @@ const CLI::Validator& positive_seconds() {
   return validator;
 }
 
+int command_matrix(const RunOptions& options, const MatrixOptions& matrix_options) {
+  const compat::Matrix& matrix = compat::active_matrix();
+  std::optional<compat::MachineQuery> probed;
+  if (!matrix_options.driver || matrix_options.gpus.empty()) {
+    probed = compat::query_from_snapshot(obtain_snapshot(options), matrix);
+  }
+  Expected<compat::MachineQuery> query = matrix_query(matrix_options, matrix, probed);
+  if (!query) {
+    throw UsageError{query.error().message};
+  }
+  std::cout << render_matrix(matrix, *query, options.json);
+  std::cout.flush();
+  return std::cout ? k_exit_ok : k_exit_internal;
+}
+
 void add_probe_options(CLI::App& app, RunOptions& options) {
   app.add_option("--from-snapshot", options.from_snapshot,
                  "Judge a saved snapshot (gpucheck snapshot) instead of probing this machine");
@@ -249,6 +267,9 @@ int run_app(int argc, char** argv) {
   app.add_option("--color", color, "Colour: auto (TTY, NO_COLOR, CLICOLOR_FORCE), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   add_probe_options(app, options);
+  std::optional<std::string> matrix_file;
+  app.add_option("--matrix", matrix_file,
+                 "Use this compatibility data file instead of the embedded one");
 
   CLI::App* snapshot_cmd = app.add_subcommand(
       "snapshot", "Write the probed facts as JSON (replay with --from-snapshot)");
@@ -260,6 +281,13 @@ int run_app(int argc, char** argv) {
       app.add_subcommand("explain", "Explain a finding code (or 'all' to list them)");
   std::string explain_code;
   explain_cmd->add_option("code", explain_code, "Finding code, e.g. cuda.init_failed")->required();
+  CLI::App* matrix_cmd = app.add_subcommand(
+      "matrix", "What this machine (or --driver/--gpu) can run: CUDA, PyTorch, TF, JAX, cuDNN");
+  MatrixOptions matrix_options;
+  matrix_cmd->add_option("--driver", matrix_options.driver, "Driver version, e.g. 535.104.05");
+  matrix_cmd->add_option("--gpu", matrix_options.gpus,
+                         "GPU: sm_86, 8.6 or a name like H100 (repeatable, comma-separated)");
+  matrix_cmd->add_flag("--json", options.json, "Write the answer as JSON");
   app.require_subcommand(0, 1);
 
   try {
@@ -280,6 +308,15 @@ int run_app(int argc, char** argv) {
                                      : render::ColorChoice::automatic;
 
   try {
+    if (matrix_file) {
+      Expected<std::string> activated = activate_matrix_file(*matrix_file);
+      if (!activated) {
+        throw UsageError{activated.error().message};
+      }
+    }
+    if (*matrix_cmd) {
+      return command_matrix(options, matrix_options);
+    }
     if (*snapshot_cmd) {
       return command_snapshot(options, snapshot_output);
     }

@@ -1,6 +1,7 @@
 #include "gpucheck/registry.hpp"
 
 #include "checks/checks.hpp"
+#include "checks/compat_checks.hpp"
 
 namespace gpucheck {
 
@@ -18,6 +19,11 @@ std::span<const CheckDef> all_checks() {
       checks::gpu_ecc_check(),           checks::gpu_retired_pages_check(),
       checks::gpu_remapped_rows_check(), checks::gpu_pcie_link_check(),
       checks::gpu_clocks_check(),        checks::gpu_memory_check(),
+                 checks::compat_driver_runtime_check(),
+      checks::compat_driver_cudnn_check(),   checks::compat_toolkit_driver_check(),
+      checks::compat_forward_compat_check(), checks::compat_gpu_driver_check(),
+      checks::compat_gpu_arch_check(),       checks::compat_gpu_cudnn_check(),
+      checks::compat_what_runs_check(),
   };
   return k_checks;
 }

@@ -34,10 +34,23 @@ CONV_SHAPES = {
 }
 
 
-def run_child(gpucheck, mode, args, timeout=300):
+def torch_cudnn_dir():
+    """The directory of PyTorch's own cuDNN (pip wheel nvidia-cudnn-cu*), found without importing
+    torch (which must not touch the GPU before the gpucheck children ran)."""
+    import importlib.util
+    spec = importlib.util.find_spec("nvidia.cudnn")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    lib = os.path.join(list(spec.submodule_search_locations)[0], "lib")
+    return lib if os.path.isdir(lib) else None
+
+
+def run_child(gpucheck, mode, args, timeout=300, library_dir=None):
     """Run one gpucheck child and return its JSON (read from the result pipe)."""
     read_fd, write_fd = os.pipe()
     env = dict(os.environ, GPUCHECK_RESULT_FD=str(write_fd))
+    if library_dir:
+        env["LD_LIBRARY_PATH"] = library_dir + ":" + env.get("LD_LIBRARY_PATH", "")
     proc = subprocess.Popen([gpucheck, "--child", mode] + args, env=env, pass_fds=(write_fd,))
     os.close(write_fd)
     chunks = []
@@ -143,6 +156,15 @@ def main():
     cudnn = run_child(args.gpucheck, "gpu-cudnn", [str(args.device), "full"])
     ours = metrics_of(bandwidth)
     ours.update(metrics_of(cudnn))
+    # The same child on PyTorch's own cuDNN copy: separates the library version from our code.
+    same_dir = torch_cudnn_dir()
+    same = {}
+    same_version = None
+    if same_dir:
+        same_payload = run_child(args.gpucheck, "gpu-cudnn", [str(args.device), "full"],
+                                 library_dir=same_dir)
+        same = metrics_of(same_payload)
+        same_version = same_payload.get("cudnn", {}).get("version")
     sizes = bandwidth.get("sizes", {})
     labels = [c["label"] for c in cudnn.get("convolutions", []) if "found" in c]
     relu_note = next((m["note"] for m in cudnn.get("metrics", []) if m["name"] == "relu_fp32_gbps"), "")
@@ -167,8 +189,9 @@ def main():
             target = (0.95, ">= 95%")
         verdict = "" if target is None else ("met" if ratio >= target[0] else "MISSED")
         unit = "TFLOP/s" if name.endswith("tflops") else "GB/s"
-        rows.append(f"| {name} | {ours[name]:.1f} | {theirs[name]:.1f} | {unit} | {ratio:.3f} | "
-                    f"{target[1] if target else '-'} {verdict} |")
+        same_text = f"{same[name]:.1f} ({same[name] / theirs[name]:.3f})" if name in same else "-"
+        rows.append(f"| {name} | {ours[name]:.1f} | {same_text} | {theirs[name]:.1f} | {unit} | "
+                    f"{ratio:.3f} | {target[1] if target else '-'} {verdict} |")
     algos = []
     for conv in cudnn.get("convolutions", []):
         if "found" in conv:
@@ -183,13 +206,21 @@ def main():
         f"for PyTorch {torch.backends.cudnn.version()}.",
         f"Command: python3 bench/compare.py --gpucheck {args.gpucheck}",
         "",
-        "| metric | gpucheck | PyTorch | unit | ratio | target |",
-        "|---|---|---|---|---|---|",
+        f"Column 'gpucheck, PyTorch's cuDNN' reruns gpucheck's cuDNN child with LD_LIBRARY_PATH={same_dir} "
+        f"(cuDNN {same_version}); its ratio is to PyTorch.",
+        "",
+        "| metric | gpucheck | gpucheck, PyTorch's cuDNN (ratio) | PyTorch | unit | ratio | target |",
+        "|---|---|---|---|---|---|---|",
         *rows,
         "",
         "| convolution | cuDNN heuristic | timed best (FindEx) |",
         "|---|---|---|",
         *algos,
+        "",
+        f"cuDNN child timeline (ms since start): "
+        f"{', '.join(f'{s} {t:.0f}' for s, t in cudnn.get('timeline_ms', []))}.",
+        f"Bandwidth child timeline (ms since start): "
+        f"{', '.join(f'{s} {t:.0f}' for s, t in bandwidth.get('timeline_ms', []))}.",
         "",
         f"Whole run, start to exit: `gpucheck` {' / '.join(f'{t:.2f}' for t in standard)} s; "
         f"`gpucheck --quick` {' / '.join(f'{t:.2f}' for t in quick)} s.",

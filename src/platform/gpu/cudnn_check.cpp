@@ -3,6 +3,8 @@
 // against a CPU reference in double; the heuristic's algorithm and the fastest found by timing
 // every algorithm, each timed with events; a deterministic algorithm run twice must match bit
 // for bit; ReLU timed on a large tensor and ReLU, sigmoid and tanh checked against the CPU.
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +12,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <stdexcept>
 #include <vector>
@@ -472,6 +475,7 @@ public:
       m_out["convolutions"].push_back(record);
       return;
     }
+    set_stage("cudnn find algorithm " + cc.label);
     GPUCHECK_DNN(m_dnn, cudnnFindConvolutionForwardAlgorithmEx, m_handle, x_raw, x.raw(), w_raw,
                  w.raw(), conv_raw, y_raw, y.raw(), max_algos, &returned, perf.data(),
                  workspace.raw(), static_cast<size_t>(workspace_cap));
@@ -489,6 +493,7 @@ public:
     if (found < 0) {
       found = heuristic;
     }
+    set_stage("cudnn timing " + cc.label);
     const double heuristic_ms = time_calls([&] { run_algo(heuristic); }, found_estimate);
     const double found_ms =
         found == heuristic ? heuristic_ms : time_calls([&] { run_algo(found); }, found_estimate);
@@ -666,6 +671,14 @@ std::vector<ConvCase> cases(bool full, int cc_major) {
   return list;
 }
 
+double resident_mib() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0;
+  uint64_t resident = 0;
+  statm >> size >> resident;
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / k_mib;
+}
+
 void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
   const bool full = std::find(args.begin(), args.end(), "full") != args.end();
   DeviceSession session(ordinal);
@@ -689,7 +702,11 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
                   {"version", dnn.cudnnGetVersion()},
                   {"cudart", dnn.cudnnGetCudartVersion()}};
   out["convolutions"] = nlohmann::json::array();
+  // Resident memory before cuDNN touches the GPU: the rest of the peak is cuDNN's own.
+  out["metrics"].push_back(metric("host_rss_before_cudnn_mib", resident_mib(), "MiB",
+                                  "gpucheck child with the driver loaded"));
   try {
+    set_stage("cudnn handle");
     CudnnRunner runner(session, dnn, out);
     for (const ConvCase& cc : cases(full, session.cc_major())) {
       runner.convolution(cc);

@@ -29,6 +29,16 @@ std::string& stage_storage() {
   static std::string stage = "start";
   return stage;
 }
+using TimelineClock = std::chrono::steady_clock;
+TimelineClock::time_point& child_start() {
+  static TimelineClock::time_point start = TimelineClock::now();
+  return start;
+}
+/// (stage, milliseconds since the child started) at each stage change: where the time goes.
+nlohmann::json& timeline() {
+  static nlohmann::json entries = nlohmann::json::array();
+  return entries;
+}
 constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
 } // namespace
 
@@ -194,6 +204,7 @@ nlohmann::json Verification::to_json() const {
 
 nlohmann::json run_gpu_child(const std::vector<std::string>& args,
                              const std::function<void(int ordinal, nlohmann::json& out)>& body) {
+  child_start() = TimelineClock::now();
   nlohmann::json out = nlohmann::json::object();
   out["metrics"] = nlohmann::json::array();
   out["verify"] = nlohmann::json::array();
@@ -217,6 +228,8 @@ nlohmann::json run_gpu_child(const std::vector<std::string>& args,
   } catch (const std::exception& e) {
     out["failure"] = {{"stage", current_stage()}, {"message", e.what()}};
   }
+  set_stage("done");
+  out["timeline_ms"] = timeline();
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) == 0) {
     out["metrics"].push_back(metric("host_peak_rss_mib",

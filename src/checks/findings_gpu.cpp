@@ -2,7 +2,120 @@
 
 namespace gpucheck {
 
-// Active GPU check findings (issue 4). Empty until those checks land.
-std::span<const FindingSpec> findings_gpu() { return {}; }
+// Findings of the active GPU checks (src/checks/gpu_*.cpp). Arguments are positional; each
+// check file builds them from its child's JSON. {0} is always the GPU index when there is one.
+namespace {
+constexpr FindingSpec k_table[] = {
+    {"cudnn.activation_mismatch", Severity::fail, "cuDNN activation gave wrong results",
+     "cudnnActivationForward produced values outside the tolerance of a CPU reference. Either the "
+     "cuDNN installation is broken (mixed sub-libraries, a build for another CUDA) or the GPU "
+     "computes wrongly.",
+     "cuDNN {1} on GPU {0}: {2} of {3} values wrong, first at [{4}]: got {5}, expected {6}",
+     "check which cuDNN copy is loaded (gpucheck --only libraries) and that its sub-libraries "
+     "come from one directory; if gpu.compute also fails, the GPU itself is at fault"},
+    {"cudnn.call_failed", Severity::fail, "cuDNN call failed",
+     "A cuDNN call returned an error while running a small workload on the GPU.",
+     "{1} failed on GPU {0} during {2}: status {3} ({4}){5}",
+     "run with CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr for cuDNN's own log; check that the "
+     "cuDNN build matches the CUDA major of the driver (gpucheck --only libraries)"},
+    {"cudnn.conv_mismatch", Severity::fail, "cuDNN convolution gave wrong results",
+     "cudnnConvolutionForward produced values outside the tolerance of a CPU reference computed "
+     "in double precision.",
+     "{1} on GPU {0}: {2} of {3} checked outputs wrong, first at [{4}]: got {5}, expected {6}",
+     "check which cuDNN copy is loaded (gpucheck --only libraries) and that its sub-libraries "
+     "come from one directory; if gpu.compute also fails, the GPU itself is at fault"},
+    {"cudnn.heuristic_slow", Severity::info, "cuDNN heuristic picks a slow algorithm",
+     "The algorithm cuDNN's heuristic chooses is much slower than the best one found by timing "
+     "every algorithm, as frameworks do in benchmark mode.",
+     "{1} on GPU {0}: the heuristic picks {2} ({3:.3f} ms), timing all algorithms finds {4} "
+     "({5:.3f} ms), {6:.1f}x faster",
+     "let the framework time the algorithms: torch.backends.cudnn.benchmark = True "
+     "(TensorFlow does this by default)"},
+    {"cudnn.nondeterministic", Severity::fail, "cuDNN deterministic algorithm is not repeatable",
+     "Two runs of a convolution algorithm that cuDNN declares deterministic gave different bits.",
+     "{1} on GPU {0}: two runs of deterministic algorithm {2} differ (output hashes {3} and {4})",
+     "the GPU or its memory is unstable: check dmesg for Xid errors and the ECC counters "
+     "(nvidia-smi -q -d ECC); run dcgmi diag -r 3"},
+    {"gpu.bandwidth_low", Severity::warn, "host<->device bandwidth below what the link carries",
+     "Copies between host and GPU run well below what the negotiated PCIe link can carry. "
+     "Usual causes: a link trained at a lower generation or width (slot, riser, BIOS setting, "
+     "power saving), or memory on the far NUMA node.",
+     "{1} on GPU {0}: {2:.1f} GB/s is {3:.0f}% of what {4} carries ({5:.1f} GB/s); the floor is "
+     "{6:.0f}%",
+     "compare LnkSta with LnkCap in `lspci -vv -s {7}`; seat the card in a full x16 slot, set the "
+     "slot to Auto/Gen{8} in the BIOS, and check risers and retimers"},
+    {"gpu.bandwidth_outlier", Severity::warn, "one GPU copies slower than its siblings",
+     "Among GPUs of one model, this one moves host<->device data clearly slower than the median.",
+     "GPU {0} ({1}): host->device {2:.1f} GB/s is {3:.0f}% of the median of {4} GPUs of this "
+     "model ({5:.1f} GB/s)",
+     "check this GPU's PCIe link (lspci -vv -s {6}) and its NUMA placement against the others"},
+    {"gpu.child_failed", Severity::fail, "GPU check process failed",
+     "The isolated process that ran this check's GPU work crashed, hung past its deadline or "
+     "exited without a result. A hang usually means the GPU stopped responding.",
+     "{1} on GPU {0}: {2}",
+     "look for Xid errors in `dmesg` or `journalctl -k`; if the GPU is merely slow or busy, "
+     "raise the deadline with --timeout SECONDS"},
+    {"gpu.compute_mismatch", Severity::fail, "GPU computed wrong results",
+     "A kernel of gpucheck's own, run on fresh random input, gave results that differ from the "
+     "CPU reference (FMA chains are compared bit for bit, sums exactly).",
+     "GPU {0}: {1}: {2} of {3} wrong, first at [{4}]: got {5}, expected {6}",
+     "the GPU is faulty or unstable: check dmesg for Xid errors, the ECC and remapped-row "
+     "counters (nvidia-smi -q -d ECC,ROW_REMAPPER) and any overclock; run dcgmi diag -r 3 and "
+     "have the GPU replaced if it repeats"},
+    {"gpu.contention", Severity::info, "GPU shared with other processes",
+     "Other processes were using this GPU while gpucheck measured, so its figures are lower "
+     "than the GPU can do. gpucheck stays within min(1 GiB, 10% of free memory) and disturbs "
+     "nothing of theirs.",
+     "GPU {0} is used by {1} other process(es) ({2}): figures were measured under contention", ""},
+    {"gpu.context_failed", Severity::fail, "cannot use the GPU",
+     "The CUDA driver could not be opened, initialised or create a context on this GPU.",
+     "GPU {0}: {1} failed during {2}: {3}",
+     "see the cuda.* findings for the driver; a GPU in exclusive-process mode used by another "
+     "process, or one that fell off the bus (Xid 79), also fails here"},
+    {"gpu.copy_corrupt", Severity::fail, "copied data corrupted",
+     "Data copied between host and GPU, or inside the GPU, came out different from what went in.",
+     "GPU {0}: {1}: {2} of {3} words wrong, first at word {4}: got {5}, expected {6}",
+     "this is a hardware or platform fault: check dmesg for Xid and PCIe AER errors, the ECC "
+     "counters (nvidia-smi -q -d ECC), IOMMU settings, and reseat the card; run dcgmi diag -r 3"},
+    {"gpu.copy_gate_timeout", Severity::warn, "copy timing gate timed out",
+     "The spin kernel that holds queued copies until they are all enqueued timed out, so some "
+     "samples started late. Those bandwidth figures are unreliable.",
+     "GPU {0}: the copy gate timed out in {1} sample(s)",
+     "another process is probably keeping the GPU busy; rerun when it is idle"},
+    {"gpu.cuda_call_failed", Severity::fail, "CUDA call failed during GPU work",
+     "A driver API call failed while gpucheck ran work on the GPU.",
+     "GPU {0}: {1} failed during {2}: {3} ({4})",
+     "look for Xid errors in `dmesg`; an illegal-address or launch failure that repeats means "
+     "the GPU needs a reset (nvidia-smi -r, or reboot) or service"},
+    {"gpu.graph_mismatch", Severity::fail, "CUDA graph replay gave wrong results",
+     "A CUDA graph captured from a stream and replayed did not produce what the same kernels "
+     "produce when launched directly.",
+     "GPU {0}: {1}: {2} of {3} words wrong, first at [{4}]: got {5}, expected {6}",
+     "update the NVIDIA driver; if gpu.compute also fails, the GPU itself is at fault"},
+    {"gpu.kernel_jit_used", Severity::info, "kernels JIT-compiled for this GPU",
+     "This gpucheck carries no machine code for the GPU's architecture, so the driver compiled "
+     "the PTX just in time. That works, but shows the build predates this GPU.",
+     "GPU {0} ({1}) has no SASS in this build ({2}); its kernels were JIT-compiled from PTX",
+     "build gpucheck with a CUDA toolkit that supports this architecture"},
+    {"gpu.kernel_load_failed", Severity::fail, "GPU kernels cannot be loaded",
+     "The driver refused gpucheck's embedded kernel image. Frameworks fail the same way: the "
+     "driver is older than the toolkit that built the code, the PTX JIT compiler is missing "
+     "(containers without the 'compute' capability), or the image has no code for this GPU. "
+     "Checks that need no kernel of gpucheck's (copies, cuDNN) still run.",
+     "GPU {0} ({1}, sm_{2}): {3} returned {4} ({5}); image: {6}{7}", "{8}"},
+    {"gpu.kernels_not_built", Severity::warn, "gpucheck built without GPU kernels",
+     "The build found no nvcc, so this gpucheck carries no kernels and cannot test computation.",
+     "GPU {0}: this gpucheck was built without nvcc and carries no GPU kernels",
+     "rebuild gpucheck with the CUDA toolkit installed (cmake -DCUDAToolkit_ROOT=/usr/local/cuda)"},
+    {"gpu.stream_priority_ignored", Severity::warn, "stream priorities not honoured",
+     "Streams created with the highest and lowest priority do not report those priorities.",
+     "GPU {0}: streams created with priorities {1} and {2} report {3} and {4}",
+     "update the NVIDIA driver; schedulers that rely on stream priorities will not work here"},
+};
+} // namespace
+
+std::span<const FindingSpec> findings_gpu() {
+  return k_table;
+}
 
 } // namespace gpucheck

@@ -2,28 +2,47 @@
 
 #include "checks/checks.hpp"
 #include "checks/compat_checks.hpp"
+#include "checks/gpu_checks.hpp"
 
 namespace gpucheck {
 
 std::span<const CheckDef> all_checks() {
   // Order is report order: driver stack, CUDA init, environment, libraries, then each GPU.
   static const CheckDef k_checks[] = {
-      checks::driver_installed_check(),  checks::driver_kernel_module_check(),
-      checks::driver_nvml_check(),       checks::driver_version_match_check(),
-      checks::cuda_init_check(),         checks::env_visible_devices_check(),
-      checks::env_container_check(),     checks::env_device_nodes_check(),
-      checks::env_nouveau_check(),       checks::env_variables_check(),
-      checks::lib_cudart_check(),        checks::lib_cudnn_check(),
-      checks::lib_cudnn_copies_check(),  checks::gpu_persistence_check(),
-      checks::gpu_compute_mode_check(),  checks::gpu_mig_check(),
-      checks::gpu_ecc_check(),           checks::gpu_retired_pages_check(),
-      checks::gpu_remapped_rows_check(), checks::gpu_pcie_link_check(),
-      checks::gpu_clocks_check(),        checks::gpu_memory_check(),
-                 checks::compat_driver_runtime_check(),
-      checks::compat_driver_cudnn_check(),   checks::compat_toolkit_driver_check(),
-      checks::compat_forward_compat_check(), checks::compat_gpu_driver_check(),
-      checks::compat_gpu_arch_check(),       checks::compat_gpu_cudnn_check(),
+      checks::driver_installed_check(),
+      checks::driver_kernel_module_check(),
+      checks::driver_nvml_check(),
+      checks::driver_version_match_check(),
+      checks::cuda_init_check(),
+      checks::env_visible_devices_check(),
+      checks::env_container_check(),
+      checks::env_device_nodes_check(),
+      checks::env_nouveau_check(),
+      checks::env_variables_check(),
+      checks::lib_cudart_check(),
+      checks::lib_cudnn_check(),
+      checks::lib_cudnn_copies_check(),
+      checks::gpu_persistence_check(),
+      checks::gpu_compute_mode_check(),
+      checks::gpu_mig_check(),
+      checks::gpu_ecc_check(),
+      checks::gpu_retired_pages_check(),
+      checks::gpu_remapped_rows_check(),
+      checks::gpu_pcie_link_check(),
+      checks::gpu_clocks_check(),
+      checks::gpu_memory_check(),
+      checks::compat_driver_runtime_check(),
+      checks::compat_driver_cudnn_check(),
+      checks::compat_toolkit_driver_check(),
+      checks::compat_forward_compat_check(),
+      checks::compat_gpu_driver_check(),
+      checks::compat_gpu_arch_check(),
+      checks::compat_gpu_cudnn_check(),
       checks::compat_what_runs_check(),
+      checks::gpu_compute_check(),
+      checks::gpu_bandwidth_check(),
+      checks::gpu_cudnn_check(),
+      checks::gpu_streams_check(),
   };
   return k_checks;
 }

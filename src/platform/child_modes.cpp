@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "platform/gpu/gpu_children.hpp"
 #include "platform/probes_child.hpp"
 
 namespace gpucheck::platform {
@@ -58,6 +59,11 @@ constexpr ChildMode k_modes[] = {
     {"cuda", &child_probe_cuda},
     {"library", &child_probe_library},
     {"cudnn", &child_probe_cudnn},
+    {"gpu-devices", &gpu::child_gpu_devices},
+    {"gpu-compute", &gpu::child_gpu_compute},
+    {"gpu-bandwidth", &gpu::child_gpu_bandwidth},
+    {"gpu-cudnn", &gpu::child_gpu_cudnn},
+    {"gpu-streams", &gpu::child_gpu_streams},
     {"test-ok", &test_ok},
     {"test-crash", &test_crash},
     {"test-segv", &test_segv},

@@ -1,0 +1,71 @@
+#pragma once
+/// The active GPU checks (issue 4): each runs its work per GPU in an isolated child process
+/// (`gpucheck --child gpu-MODE ORDINAL`) with the check's deadline, and turns the child's JSON
+/// into results with findings and metrics. Shared plumbing lives in gpu_common.cpp.
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpucheck/check.hpp"
+
+namespace gpucheck::checks {
+
+CheckDef gpu_compute_check();   ///< gpu.compute: context, kernel load, FMA and reduction vs CPU
+CheckDef gpu_bandwidth_check(); ///< gpu.bandwidth: H2D, D2H, both ways, D2D, pageable; verified
+CheckDef gpu_cudnn_check();     ///< gpu.cudnn: convolutions and activations vs CPU, algorithms
+CheckDef gpu_streams_check();   ///< gpu.streams: priorities, events, graph capture and replay
+
+/// One GPU that the active checks will use.
+struct GpuTarget {
+  int ordinal = 0;   ///< CUDA ordinal (after CUDA_VISIBLE_DEVICES)
+  int gpu_index = 0; ///< NVML index when known, else the ordinal
+  std::string name;
+  std::string pci_bus_id;
+  std::optional<int> pcie_gen;   ///< the link's best generation (NVML max for this system)
+  std::optional<int> pcie_width; ///< the link's best width
+  std::vector<std::string> other_processes; ///< "pid (name)" of processes already on the GPU
+};
+
+/// The GPUs to test, or the reason there are none. Uses the snapshot's driver-API facts; when
+/// the snapshot has none at all (the CUDA probe did not run), asks a gpu-devices child.
+struct GpuTargets {
+  std::vector<GpuTarget> gpus;
+  std::string skip_reason; ///< set when gpus is empty
+};
+GpuTargets gpu_targets(const SystemSnapshot& snapshot, std::chrono::milliseconds timeout);
+
+/// A judge turns one child's JSON payload into the check's own findings, summary and extra
+/// metrics; the common part (child failures, failed calls, verifications, metrics, contention)
+/// is already done.
+struct Judgement {
+  std::string summary;
+  std::vector<Finding> findings;
+  bool skipped = false; ///< the work could not start for a reason that is no fault (summary says)
+};
+using Judge = std::function<Judgement(const GpuTarget& gpu, const nlohmann::json& payload)>;
+
+/// Run `mode` for every target (in parallel when `parallel`, else one GPU at a time) and build
+/// one result per GPU.
+std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
+                                     const std::string& mode, bool parallel, const Judge& judge,
+                                     const std::vector<std::string>& extra_args = {});
+
+/// The findings every GPU child can produce: its `failure` and each failed verification.
+/// `mismatch_code` maps a verification kind to a finding code.
+std::vector<Finding> common_findings(const std::string& check_title, const GpuTarget& gpu,
+                                     const nlohmann::json& payload);
+
+/// Metrics from the payload, with "measured under contention" added when `contended`.
+std::vector<Metric> payload_metrics(const nlohmann::json& payload, bool contended);
+
+/// Whether every verification in the payload found no mismatch (and there was at least one).
+bool all_verified(const nlohmann::json& payload);
+
+/// The finding for a kernel module that did not load, or nullopt when it loaded.
+std::optional<Finding> kernel_load_finding(const GpuTarget& gpu, const nlohmann::json& payload);
+
+} // namespace gpucheck::checks

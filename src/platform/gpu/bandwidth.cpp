@@ -1,0 +1,456 @@
+// gpu-bandwidth child: copy-engine bandwidth with nvbandwidth's method (docs/checks-gpu.md):
+// pinned host memory allocated after pinning the thread to the GPU's NUMA node, copies queued
+// behind a spin-kernel gate and timed with events on the copying stream, median of 5 samples
+// after one discarded; GB/s with 1e9. Every destination buffer is verified after copying.
+#include <sched.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "platform/gpu/gpu_children.hpp"
+#include "platform/gpu/kernel_module.hpp"
+#include "platform/gpu/session.hpp"
+
+namespace gpucheck::platform::gpu {
+
+namespace {
+constexpr uint64_t k_mib = 1ULL << 20;
+constexpr uint64_t k_host_copy_bytes = 64 * k_mib; // per host buffer; two are pinned
+constexpr uint64_t k_d2d_max_bytes = 256 * k_mib;  // per device buffer of the local copy
+constexpr uint64_t k_d2d_min_bytes = 16 * k_mib;
+constexpr double k_sample_target_ms = 10.0;
+constexpr int k_min_copies = 2;
+constexpr int k_max_copies = 32; // queue depth: cuMemcpyAsync may block when the queue is full
+constexpr int k_samples = 5;
+constexpr int k_pageable_repeats = 3;
+constexpr uint64_t k_gate_timeout_ns = 3'000'000'000ULL;
+constexpr unsigned k_block = 256;
+constexpr uint64_t k_host_check_chunk_words = 2 * k_mib;
+
+std::string read_sysfs(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+/// "0000:3B:00.0" or "00000000:3b:00.0" -> "0000:3b:00.0" (the sysfs spelling).
+std::string sysfs_bdf(std::string bus_id) {
+  std::transform(bus_id.begin(), bus_id.end(), bus_id.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto colon = bus_id.find(':');
+  if (colon != std::string::npos && colon > 4) {
+    bus_id.erase(0, colon - 4);
+  }
+  return bus_id;
+}
+
+std::vector<int> parse_cpu_list(const std::string& text) {
+  std::vector<int> cpus;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    const auto dash = part.find('-');
+    try {
+      const int lo = std::stoi(part.substr(0, dash));
+      const int hi = dash == std::string::npos ? lo : std::stoi(part.substr(dash + 1));
+      for (int c = lo; c <= hi && c < CPU_SETSIZE; ++c) {
+        cpus.push_back(c);
+      }
+    } catch (const std::exception&) {
+      return {};
+    }
+  }
+  return cpus;
+}
+
+/// Pin this thread to the CPUs local to the GPU, so pinned pages come from its NUMA node.
+nlohmann::json pin_to_gpu_numa_node(const std::string& bus_id) {
+  const std::string dir = "/sys/bus/pci/devices/" + sysfs_bdf(bus_id);
+  const std::string cpulist = read_sysfs(dir + "/local_cpulist");
+  const std::string node = read_sysfs(dir + "/numa_node");
+  nlohmann::json info = {{"numa_node", node}, {"local_cpus", cpulist}, {"pinned", false}};
+  const std::vector<int> cpus = parse_cpu_list(cpulist);
+  if (!cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) {
+      CPU_SET(c, &set);
+    }
+    info["pinned"] = ::sched_setaffinity(0, sizeof set, &set) == 0;
+  }
+  return info;
+}
+
+nlohmann::json read_link(const std::string& bus_id) {
+  const std::string dir = "/sys/bus/pci/devices/" + sysfs_bdf(bus_id);
+  nlohmann::json link = nlohmann::json::object();
+  for (const char* name :
+       {"current_link_speed", "current_link_width", "max_link_speed", "max_link_width"}) {
+    const std::string value = read_sysfs(dir + "/" + name);
+    if (!value.empty()) {
+      link[name] = value;
+    }
+  }
+  return link;
+}
+
+class Bench {
+public:
+  Bench(const DeviceSession& session, const KernelModule& module, nlohmann::json& out)
+      : m_session(session), m_api(session.api()), m_module(module), m_out(out), m_rng(fresh_seed()),
+        m_start(session), m_end(session), m_gate_event(session) {
+    if (m_module.loaded()) {
+      m_latch = std::make_unique<PinnedBuffer>(
+          session, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+      std::memset(m_latch->get(), 0, 64);
+      GPUCHECK_CU(m_api, cuMemHostGetDevicePointer, &m_latch_device, m_latch->get(), 0U);
+      m_counters = std::make_unique<DeviceBuffer>(session, 16);
+    }
+  }
+
+  uint32_t seed() { return static_cast<uint32_t>(m_rng.next()); }
+  uint64_t random_below(uint64_t n) { return m_rng.next() % n; }
+  [[nodiscard]] bool gated() const { return m_module.loaded(); }
+  [[nodiscard]] int gate_timeouts() const { return m_gate_timeouts; }
+
+  using Enqueue = std::function<void(CUstream, int copies)>;
+
+  /// One sample: `copies` measured copies on `measured` (and 2x as many on `other`), queued
+  /// behind the gate, then released at once. Returns the measured stream's event time in ms.
+  double sample(const Stream& measured, const Enqueue& enqueue, int copies,
+                const Stream* other = nullptr, const Enqueue& interfere = {}) {
+    volatile int* latch = m_latch ? m_latch->as<int>() : nullptr;
+    if (latch != nullptr) {
+      latch[0] = 0;
+      latch[1] = 0;
+      CUdeviceptr latch_ptr = m_latch_device;
+      CUdeviceptr timed_out_ptr = m_latch_device + sizeof(int);
+      uint64_t timeout = k_gate_timeout_ns;
+      launch(m_api, m_module.kernels().spin_gate, 1, 1, measured.get(),
+             {&latch_ptr, &timed_out_ptr, &timeout});
+    }
+    if (other != nullptr) {
+      m_gate_event.record(measured.get());
+      GPUCHECK_CU(m_api, cuStreamWaitEvent, other->get(), m_gate_event.get(), 0U);
+    }
+    enqueue(measured.get(), 1); // warm-up copy behind the gate
+    m_start.record(measured.get());
+    enqueue(measured.get(), copies);
+    m_end.record(measured.get());
+    if (other != nullptr) {
+      interfere(other->get(), 2 * copies + 1);
+    }
+    if (latch != nullptr) {
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      latch[0] = 1;
+    }
+    measured.synchronize();
+    if (other != nullptr) {
+      other->synchronize();
+    }
+    if (latch != nullptr && latch[1] != 0) {
+      ++m_gate_timeouts;
+    }
+    return elapsed_ms(m_api, m_start, m_end);
+  }
+
+  /// Median GB/s over k_samples samples after one discarded sample that sizes the copy count.
+  nlohmann::json measure(const std::string& name, const std::string& note, uint64_t bytes,
+                         const Stream& measured, const Enqueue& enqueue,
+                         const Stream* other = nullptr, const Enqueue& interfere = {}) {
+    const double first = sample(measured, enqueue, k_min_copies, other, interfere);
+    const double per_copy = std::max(first / k_min_copies, 1e-3);
+    const int copies = std::clamp(static_cast<int>(std::ceil(k_sample_target_ms / per_copy)),
+                                  k_min_copies, k_max_copies);
+    std::vector<double> gbps;
+    for (int s = 0; s < k_samples; ++s) {
+      const double ms = sample(measured, enqueue, copies, other, interfere);
+      gbps.push_back(static_cast<double>(bytes) * copies / (ms * 1e-3) / 1e9);
+    }
+    const auto [lo, hi] = std::minmax_element(gbps.begin(), gbps.end());
+    const double med = median(gbps);
+    m_out["metrics"].push_back(metric(
+        name, med, "GB/s",
+        fmt::format("{}; median of {} x {} copies of {} MiB (min {:.1f}, max {:.1f}){}", note,
+                    k_samples, copies, bytes / k_mib, *lo, *hi, gated() ? "" : ", ungated")));
+    return {{"name", name}, {"median", med}, {"min", *lo}, {"max", *hi}, {"copies", copies}};
+  }
+
+  void fill_device(CUdeviceptr ptr, uint64_t bytes, uint32_t seed, const Stream& stream) {
+    const uint64_t words = bytes / 4;
+    if (m_module.loaded()) {
+      uint64_t n = words;
+      uint32_t s = seed;
+      launch(m_api, m_module.kernels().fill_pattern, grid_for(m_session, words, k_block), k_block,
+             stream.get(), {&ptr, &n, &s});
+      stream.synchronize();
+      return;
+    }
+    std::vector<uint32_t> chunk(k_host_check_chunk_words);
+    for (uint64_t off = 0; off < words; off += chunk.size()) {
+      const uint64_t count = std::min<uint64_t>(chunk.size(), words - off);
+      for (uint64_t i = 0; i < count; ++i) {
+        chunk[i] = pattern_word(off + i, seed);
+      }
+      GPUCHECK_CU(m_api, cuMemcpyHtoD, ptr + off * 4, chunk.data(), size_t{count} * 4);
+    }
+  }
+
+  static void fill_host(void* ptr, uint64_t bytes, uint32_t seed) {
+    auto* words = static_cast<uint32_t*>(ptr);
+    for (uint64_t i = 0; i < bytes / 4; ++i) {
+      words[i] = pattern_word(i, seed);
+    }
+  }
+
+  static Verification check_host(const void* ptr, uint64_t bytes, uint32_t seed, std::string what) {
+    Verification v{"copy", std::move(what)};
+    const auto* words = static_cast<const uint32_t*>(ptr);
+    v.checked = bytes / 4;
+    for (uint64_t i = 0; i < v.checked; ++i) {
+      const uint32_t want = pattern_word(i, seed);
+      if (words[i] != want && v.mismatches++ == 0) {
+        v.first_index = i;
+        v.got = fmt::format("0x{:08X}", words[i]);
+        v.want = fmt::format("0x{:08X}", want);
+      }
+    }
+    return v;
+  }
+
+  Verification check_device(CUdeviceptr ptr, uint64_t bytes, uint32_t seed, std::string what,
+                            const Stream& stream) {
+    const uint64_t words = bytes / 4;
+    if (!m_module.loaded()) {
+      Verification v{"copy", std::move(what)};
+      std::vector<uint32_t> chunk(k_host_check_chunk_words);
+      for (uint64_t off = 0; off < words; off += chunk.size()) {
+        const uint64_t count = std::min<uint64_t>(chunk.size(), words - off);
+        GPUCHECK_CU(m_api, cuMemcpyDtoH, chunk.data(), ptr + off * 4, size_t{count} * 4);
+        for (uint64_t i = 0; i < count; ++i) {
+          const uint32_t want = pattern_word(off + i, seed);
+          if (chunk[i] != want && v.mismatches++ == 0) {
+            v.first_index = off + i;
+            v.got = fmt::format("0x{:08X}", chunk[i]);
+            v.want = fmt::format("0x{:08X}", want);
+          }
+        }
+      }
+      v.checked = words;
+      return v;
+    }
+    GPUCHECK_CU(m_api, cuMemsetD32Async, m_counters->get(), 0U, size_t{2}, stream.get());
+    GPUCHECK_CU(m_api, cuMemsetD32Async, m_counters->get() + 8, 0xFFFFFFFFU, size_t{2},
+                stream.get());
+    uint64_t n = words;
+    uint32_t s = seed;
+    CUdeviceptr mismatches = m_counters->get();
+    CUdeviceptr first_bad = m_counters->get() + 8;
+    launch(m_api, m_module.kernels().check_pattern, grid_for(m_session, words, k_block), k_block,
+           stream.get(), {&ptr, &n, &s, &mismatches, &first_bad});
+    uint64_t counters[2] = {0, 0};
+    GPUCHECK_CU(m_api, cuMemcpyDtoHAsync, counters, m_counters->get(), size_t{16}, stream.get());
+    stream.synchronize();
+    Verification v{"copy", std::move(what)};
+    v.checked = words;
+    v.mismatches = counters[0];
+    if (v.mismatches != 0) {
+      v.first_index = counters[1];
+      uint32_t got = 0;
+      GPUCHECK_CU(m_api, cuMemcpyDtoH, &got, ptr + counters[1] * 4, size_t{4});
+      v.got = fmt::format("0x{:08X}", got);
+      v.want = fmt::format("0x{:08X}", pattern_word(counters[1], seed));
+    }
+    return v;
+  }
+
+  /// GPUCHECK_PLANT_FAULT=copy: flip one byte of a destination, as a broken copy would.
+  void plant_device_fault(CUdeviceptr ptr, uint64_t bytes) {
+    if (!fault_planted("copy")) {
+      return;
+    }
+    const uint64_t offset = random_below(bytes);
+    unsigned char byte = 0;
+    GPUCHECK_CU(m_api, cuMemcpyDtoH, &byte, ptr + offset, size_t{1});
+    GPUCHECK_CU(m_api, cuMemsetD8, ptr + offset, static_cast<unsigned char>(byte ^ 0xA5U),
+                size_t{1});
+  }
+
+  void record(const Verification& v) { m_out["verify"].push_back(v.to_json()); }
+
+private:
+  const DeviceSession& m_session;
+  const CudaApi& m_api;
+  const KernelModule& m_module;
+  nlohmann::json& m_out;
+  SplitMix64 m_rng;
+  Event m_start;
+  Event m_end;
+  Event m_gate_event;
+  std::unique_ptr<PinnedBuffer> m_latch;
+  CUdeviceptr m_latch_device = 0;
+  std::unique_ptr<DeviceBuffer> m_counters;
+  int m_gate_timeouts = 0;
+};
+
+/// Pageable memory, timed with the host clock: never behind the gate (a pageable copy waits
+/// for the stream, which would wait for the host).
+void pageable(const DeviceSession& session, Bench& bench, CUdeviceptr device, uint64_t bytes,
+              const Stream& stream, nlohmann::json& out) {
+  const CudaApi& api = session.api();
+  set_stage("pageable copies");
+  std::unique_ptr<uint32_t[]> host(new uint32_t[bytes / 4]);
+  const uint32_t up_seed = bench.seed();
+  Bench::fill_host(host.get(), bytes, up_seed);
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> h2d;
+  std::vector<double> d2h;
+  GPUCHECK_CU(api, cuMemcpyHtoD, device, host.get(), size_t{bytes}); // warm-up
+  for (int r = 0; r < k_pageable_repeats; ++r) {
+    const auto t0 = Clock::now();
+    GPUCHECK_CU(api, cuMemcpyHtoD, device, host.get(), size_t{bytes});
+    h2d.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  bench.record(bench.check_device(device, bytes, up_seed, "pageable host->device", stream));
+  const uint32_t down_seed = bench.seed();
+  bench.fill_device(device, bytes, down_seed, stream);
+  GPUCHECK_CU(api, cuMemcpyDtoH, host.get(), device, size_t{bytes}); // warm-up
+  for (int r = 0; r < k_pageable_repeats; ++r) {
+    std::memset(host.get(), 0, bytes);
+    const auto t0 = Clock::now();
+    GPUCHECK_CU(api, cuMemcpyDtoH, host.get(), device, size_t{bytes});
+    d2h.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  bench.record(Bench::check_host(host.get(), bytes, down_seed, "pageable device->host"));
+  const std::string note = fmt::format("pageable host memory, host-timed, median of {} x {} MiB",
+                                       k_pageable_repeats, bytes / k_mib);
+  out["metrics"].push_back(
+      metric("h2d_pageable_gbps", static_cast<double>(bytes) / median(h2d) / 1e9, "GB/s", note));
+  out["metrics"].push_back(
+      metric("d2h_pageable_gbps", static_cast<double>(bytes) / median(d2h) / 1e9, "GB/s", note));
+}
+
+void run_bandwidth(int ordinal, nlohmann::json& out) {
+  DeviceSession session(ordinal);
+  out["device"] = session.describe();
+  const CudaApi& api = session.api();
+  set_stage("load kernels");
+  KernelModule module(session);
+  out["module"] = module.report();
+  out["numa"] = pin_to_gpu_numa_node(session.pci_bus_id());
+
+  // Courtesy: stay inside the budget (min(1 GiB, 10% free)); shrink the local copy first.
+  const uint64_t budget = session.budget_bytes();
+  uint64_t host_bytes = k_host_copy_bytes;
+  while (host_bytes > 4 * k_mib && 2 * host_bytes > budget / 2) {
+    host_bytes /= 2;
+  }
+  uint64_t d2d_bytes = k_d2d_max_bytes;
+  while (d2d_bytes > k_d2d_min_bytes && 2 * host_bytes + 2 * d2d_bytes > budget) {
+    d2d_bytes /= 2;
+  }
+  out["sizes"] = {{"host_copy_bytes", host_bytes}, {"d2d_bytes", d2d_bytes}};
+
+  set_stage("allocate");
+  DeviceBuffer dev_a(session, host_bytes);
+  DeviceBuffer dev_b(session, host_bytes);
+  Stream s1(session);
+  Stream s2(session);
+  Bench bench(session, module, out);
+
+  pageable(session, bench, dev_a.get(), host_bytes, s1, out);
+
+  set_stage("allocate pinned host memory");
+  PinnedBuffer host_a(session, host_bytes, CU_MEMHOSTALLOC_PORTABLE);
+  PinnedBuffer host_b(session, host_bytes, CU_MEMHOSTALLOC_PORTABLE);
+
+  const auto h2d = [&](CUdeviceptr dst, const PinnedBuffer& src) {
+    return [&api, dst, &src, host_bytes](CUstream stream, int copies) {
+      for (int c = 0; c < copies; ++c) {
+        GPUCHECK_CU(api, cuMemcpyHtoDAsync, dst, src.get(), size_t{host_bytes}, stream);
+      }
+    };
+  };
+  const auto d2h = [&](const PinnedBuffer& dst, CUdeviceptr src) {
+    return [&api, &dst, src, host_bytes](CUstream stream, int copies) {
+      for (int c = 0; c < copies; ++c) {
+        GPUCHECK_CU(api, cuMemcpyDtoHAsync, dst.get(), src, size_t{host_bytes}, stream);
+      }
+    };
+  };
+
+  set_stage("host->device copies");
+  uint32_t seed = bench.seed();
+  Bench::fill_host(host_a.get(), host_bytes, seed);
+  GPUCHECK_CU(api, cuMemsetD32Async, dev_a.get(), 0U, size_t{host_bytes / 4}, s1.get());
+  bench.measure("h2d_gbps", "host->device, pinned, copy engine", host_bytes, s1,
+                h2d(dev_a.get(), host_a));
+  out["link"] = read_link(session.pci_bus_id()); // read while the link is busy, not idle
+  bench.plant_device_fault(dev_a.get(), host_bytes);
+  bench.record(bench.check_device(dev_a.get(), host_bytes, seed, "pinned host->device", s1));
+
+  set_stage("device->host copies");
+  seed = bench.seed();
+  bench.fill_device(dev_b.get(), host_bytes, seed, s1);
+  std::memset(host_b.get(), 0, host_bytes);
+  bench.measure("d2h_gbps", "device->host, pinned, copy engine", host_bytes, s1,
+                d2h(host_b, dev_b.get()));
+  bench.record(Bench::check_host(host_b.get(), host_bytes, seed, "pinned device->host"));
+
+  set_stage("bidirectional copies");
+  const uint32_t seed_up = bench.seed();
+  const uint32_t seed_down = bench.seed();
+  Bench::fill_host(host_a.get(), host_bytes, seed_up);
+  bench.fill_device(dev_b.get(), host_bytes, seed_down, s1);
+  std::memset(host_b.get(), 0, host_bytes);
+  bench.measure("h2d_bidir_gbps", "host->device while device->host runs", host_bytes, s1,
+                h2d(dev_a.get(), host_a), &s2, d2h(host_b, dev_b.get()));
+  bench.measure("d2h_bidir_gbps", "device->host while host->device runs", host_bytes, s2,
+                d2h(host_b, dev_b.get()), &s1, h2d(dev_a.get(), host_a));
+  bench.record(
+      bench.check_device(dev_a.get(), host_bytes, seed_up, "bidirectional host->device", s1));
+  bench.record(
+      Bench::check_host(host_b.get(), host_bytes, seed_down, "bidirectional device->host"));
+
+  set_stage("device-local copies");
+  DeviceBuffer dev_src(session, d2d_bytes);
+  DeviceBuffer dev_dst(session, d2d_bytes);
+  seed = bench.seed();
+  bench.fill_device(dev_src.get(), d2d_bytes, seed, s1);
+  GPUCHECK_CU(api, cuMemsetD32Async, dev_dst.get(), 0U, size_t{d2d_bytes / 4}, s1.get());
+  const CUdeviceptr src = dev_src.get();
+  const CUdeviceptr dst = dev_dst.get();
+  const nlohmann::json d2d =
+      bench.measure("d2d_gbps", "device-local copy, bytes copied per second", d2d_bytes, s1,
+                    [&api, src, dst, d2d_bytes](CUstream stream, int copies) {
+                      for (int c = 0; c < copies; ++c) {
+                        GPUCHECK_CU(api, cuMemcpyDtoDAsync, dst, src, size_t{d2d_bytes}, stream);
+                      }
+                    });
+  out["metrics"].push_back(metric("d2d_dram_gbps", 2.0 * d2d["median"].get<double>(), "GB/s",
+                                  "device-local copy counting bytes read + written"));
+  bench.record(bench.check_device(dev_dst.get(), d2d_bytes, seed, "device-local copy", s1));
+  out["gate_timeouts"] = bench.gate_timeouts();
+  out["gated"] = bench.gated();
+}
+} // namespace
+
+nlohmann::json child_gpu_bandwidth(const std::vector<std::string>& args) {
+  return run_gpu_child(args, &run_bandwidth);
+}
+
+} // namespace gpucheck::platform::gpu

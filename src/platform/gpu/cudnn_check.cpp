@@ -1,0 +1,730 @@
+// gpu-cudnn child: cuDNN through dlopen on the driver API's primary context (methods §3).
+// Convolutions in FP32 NCHW (FMA math: no TF32), FP16 and BF16 NHWC (tensor cores), checked
+// against a CPU reference in double; the heuristic's algorithm and the fastest found by timing
+// every algorithm, each timed with events; a deterministic algorithm run twice must match bit
+// for bit; ReLU timed on a large tensor and ReLU, sigmoid and tanh checked against the CPU.
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+#include <vector>
+
+#include "platform/gpu/cudnn_api.hpp"
+#include "platform/gpu/gpu_children.hpp"
+#include "platform/gpu/session.hpp"
+
+namespace gpucheck::platform::gpu {
+
+namespace {
+constexpr uint64_t k_mib = 1ULL << 20;
+constexpr uint64_t k_workspace_cap = 256 * k_mib;
+constexpr uint64_t k_chunk_bytes = 4 * k_mib;
+constexpr int k_sampled_outputs = 512;
+constexpr double k_sample_target_ms = 5.0;
+constexpr int k_max_calls = 50;
+constexpr int k_timing_samples = 3;
+
+class CudnnError : public std::runtime_error {
+public:
+  CudnnError(std::string failed_call, int status_code, std::string status_name,
+             std::string last_error)
+      : std::runtime_error(failed_call + " failed"), call(std::move(failed_call)),
+        status(status_code), name(std::move(status_name)), detail(std::move(last_error)) {}
+  std::string call;
+  int status;
+  std::string name;
+  std::string detail;
+};
+
+void check_dnn(const CudnnApi& api, cudnnStatus_t status, const char* call) {
+  if (status == CUDNN_STATUS_SUCCESS) {
+    return;
+  }
+  std::string detail;
+  if (api.cudnnGetLastErrorString != nullptr) {
+    char buffer[1024] = {};
+    api.cudnnGetLastErrorString(buffer, sizeof buffer);
+    detail = buffer;
+  }
+  throw CudnnError(call, static_cast<int>(status), api.cudnnGetErrorString(status), detail);
+}
+#define GPUCHECK_DNN(api, fn, ...) check_dnn((api), (api).fn(__VA_ARGS__), #fn)
+
+enum class Precision { fp32, tf32, fp16, bf16 };
+
+const char* precision_name(Precision p) {
+  switch (p) {
+  case Precision::fp32:
+    return "fp32";
+  case Precision::tf32:
+    return "tf32";
+  case Precision::fp16:
+    return "fp16";
+  case Precision::bf16:
+    return "bf16";
+  }
+  return "?";
+}
+
+size_t element_bytes(Precision p) {
+  return p == Precision::fp16 || p == Precision::bf16 ? 2 : 4;
+}
+
+cudnnDataType_t data_type(Precision p) {
+  switch (p) {
+  case Precision::fp16:
+    return CUDNN_DATA_HALF;
+  case Precision::bf16:
+    return CUDNN_DATA_BFLOAT16;
+  default:
+    return CUDNN_DATA_FLOAT;
+  }
+}
+
+cudnnMathType_t math_type(Precision p) {
+  switch (p) {
+  case Precision::fp32:
+    return CUDNN_FMA_MATH; // no TF32: a true FP32 convolution
+  case Precision::tf32:
+    return CUDNN_DEFAULT_MATH;
+  default:
+    return CUDNN_TENSOR_OP_MATH;
+  }
+}
+
+/// |error| allowed per output, as a fraction of sum(|x*w|) over its terms.
+double tolerance(Precision p) {
+  switch (p) {
+  case Precision::fp32:
+    return 1e-4;
+  case Precision::tf32:
+    return 4e-3;
+  case Precision::fp16:
+    return 3e-3;
+  case Precision::bf16:
+    return 1.5e-2;
+  }
+  return 1e-2;
+}
+
+uint16_t float_to_half(float value) {
+  const uint32_t x = std::bit_cast<uint32_t>(value);
+  const uint32_t sign = (x >> 16) & 0x8000U;
+  const int exponent = static_cast<int>((x >> 23) & 0xFFU) - 127 + 15;
+  uint32_t mantissa = x & 0x7FFFFFU;
+  if (exponent <= 0) { // subnormal or zero (inputs here are never below 2^-24 in magnitude)
+    if (exponent < -10) {
+      return static_cast<uint16_t>(sign);
+    }
+    mantissa |= 0x800000U;
+    const int shift = 14 - exponent;
+    uint32_t half = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1U << shift) - 1);
+    const uint32_t halfway = 1U << (shift - 1);
+    if (rest > halfway || (rest == halfway && (half & 1U))) {
+      ++half;
+    }
+    return static_cast<uint16_t>(sign | half);
+  }
+  if (exponent >= 31) {
+    return static_cast<uint16_t>(sign | 0x7C00U);
+  }
+  uint32_t half = (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
+  const uint32_t rest = mantissa & 0x1FFFU;
+  if (rest > 0x1000U || (rest == 0x1000U && (half & 1U))) {
+    ++half;
+  }
+  return static_cast<uint16_t>(sign | half);
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000U) << 16;
+  const int exponent = (h >> 10) & 0x1F;
+  const uint32_t mantissa = h & 0x3FFU;
+  if (exponent == 0) {
+    const float value = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign != 0 ? -value : value;
+  }
+  if (exponent == 31) {
+    return std::bit_cast<float>(sign | 0x7F800000U | (mantissa << 13));
+  }
+  return std::bit_cast<float>(sign | (static_cast<uint32_t>(exponent - 15 + 127) << 23) |
+                              (mantissa << 13));
+}
+
+uint16_t float_to_bf16(float value) {
+  const uint32_t x = std::bit_cast<uint32_t>(value);
+  const uint32_t rounded = x + 0x7FFFU + ((x >> 16) & 1U);
+  return static_cast<uint16_t>(rounded >> 16);
+}
+
+float bf16_to_float(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
+
+/// The input value at physical offset `o` (a hash, so inputs are fresh and need no storage),
+/// already rounded to the precision the GPU sees.
+float input_value(uint64_t o, uint32_t seed, Precision p, float scale = 1.0F) {
+  const float v =
+      scale * (static_cast<float>(pattern_word(o, seed) >> 8) * 0x1.0p-23F - 1.0F); // [-1, 1)
+  switch (p) {
+  case Precision::fp16:
+    return half_to_float(float_to_half(v));
+  case Precision::bf16:
+    return bf16_to_float(float_to_bf16(v));
+  default:
+    return v;
+  }
+}
+
+void store(unsigned char* dst, float value, Precision p) {
+  if (element_bytes(p) == 2) {
+    const uint16_t bits = p == Precision::fp16 ? float_to_half(value) : float_to_bf16(value);
+    std::memcpy(dst, &bits, 2);
+  } else {
+    std::memcpy(dst, &value, 4);
+  }
+}
+
+float load(const unsigned char* src, Precision p) {
+  if (element_bytes(p) == 2) {
+    uint16_t bits = 0;
+    std::memcpy(&bits, src, 2);
+    return p == Precision::fp16 ? half_to_float(bits) : bf16_to_float(bits);
+  }
+  float value = 0.0F;
+  std::memcpy(&value, src, 4);
+  return value;
+}
+
+const char* algo_name(int algo) {
+  static constexpr const char* k_names[] = {
+      "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+      "WINOGRAD",      "WINOGRAD_NONFUSED"};
+  return algo >= 0 && algo < 8 ? k_names[algo] : "UNKNOWN";
+}
+
+template <typename T, typename Destroy> class Descriptor {
+public:
+  Descriptor(T handle, Destroy destroy) : m_handle(handle), m_destroy(destroy) {}
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  ~Descriptor() { m_destroy(m_handle); }
+  [[nodiscard]] T get() const { return m_handle; }
+
+private:
+  T m_handle;
+  Destroy m_destroy;
+};
+
+struct ConvCase {
+  std::string label;
+  int n, c, h, w, k, r, s, pad, stride;
+  Precision precision;
+  bool nhwc;
+  bool perf; ///< time heuristic and found algorithms; verify a sample (else verify every output)
+};
+
+class CudnnRunner {
+public:
+  CudnnRunner(const DeviceSession& session, const CudnnApi& dnn, nlohmann::json& out)
+      : m_session(session), m_cuda(session.api()), m_dnn(dnn), m_out(out), m_stream(session),
+        m_start(session), m_end(session), m_rng(fresh_seed()) {
+    GPUCHECK_DNN(m_dnn, cudnnCreate, &m_handle);
+    GPUCHECK_DNN(m_dnn, cudnnSetStream, m_handle, m_stream.get());
+  }
+  CudnnRunner(const CudnnRunner&) = delete;
+  CudnnRunner& operator=(const CudnnRunner&) = delete;
+  ~CudnnRunner() {
+    if (m_handle != nullptr) {
+      m_dnn.cudnnDestroy(m_handle);
+    }
+  }
+
+  /// Time `call` with events: warm-up, then k_timing_samples samples; median ms per call.
+  double time_calls(const std::function<void()>& call, double estimate_ms) {
+    call();
+    m_stream.synchronize();
+    const int calls =
+        std::clamp(static_cast<int>(std::ceil(k_sample_target_ms / std::max(estimate_ms, 1e-3))), 1,
+                   k_max_calls);
+    std::vector<double> per_call;
+    for (int s = 0; s < k_timing_samples; ++s) {
+      m_start.record(m_stream.get());
+      for (int i = 0; i < calls; ++i) {
+        call();
+      }
+      m_end.record(m_stream.get());
+      per_call.push_back(elapsed_ms(m_cuda, m_start, m_end) / calls);
+    }
+    return median(per_call);
+  }
+
+  void upload(const DeviceBuffer& dst, uint64_t elements, uint32_t seed, Precision p,
+              float scale = 1.0F) {
+    const size_t size = element_bytes(p);
+    std::vector<unsigned char> chunk(k_chunk_bytes);
+    const uint64_t per_chunk = k_chunk_bytes / size;
+    for (uint64_t first = 0; first < elements; first += per_chunk) {
+      const uint64_t count = std::min(per_chunk, elements - first);
+      for (uint64_t i = 0; i < count; ++i) {
+        store(chunk.data() + i * size, input_value(first + i, seed, p, scale), p);
+      }
+      GPUCHECK_CU(m_cuda, cuMemcpyHtoD, dst.get() + first * size, chunk.data(),
+                  static_cast<size_t>(count * size));
+    }
+  }
+
+  void poison(const DeviceBuffer& buffer) {
+    GPUCHECK_CU(m_cuda, cuMemsetD32Async, buffer.get(), 0xFFFFFFFFU,
+                static_cast<size_t>(buffer.bytes() / 4), m_stream.get());
+  }
+
+  void convolution(const ConvCase& cc) {
+    set_stage("cudnn convolution " + cc.label);
+    const Precision p = cc.precision;
+    const cudnnTensorFormat_t format = cc.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    int n = cc.n;
+    // Courtesy: halve the batch until the tensors fit the memory budget.
+    const auto bytes_for = [&](int batch) {
+      const uint64_t p_out = (cc.h + 2 * cc.pad - cc.r) / cc.stride + 1;
+      const uint64_t q_out = (cc.w + 2 * cc.pad - cc.s) / cc.stride + 1;
+      return element_bytes(p) *
+             (uint64_t(batch) * cc.c * cc.h * cc.w + uint64_t(cc.k) * cc.c * cc.r * cc.s +
+              uint64_t(batch) * cc.k * p_out * q_out);
+    };
+    while (n > 1 && bytes_for(n) + k_workspace_cap / 4 > m_session.budget_bytes()) {
+      n /= 2;
+    }
+    cudnnTensorDescriptor_t x_raw = nullptr;
+    cudnnTensorDescriptor_t y_raw = nullptr;
+    cudnnFilterDescriptor_t w_raw = nullptr;
+    cudnnConvolutionDescriptor_t conv_raw = nullptr;
+    GPUCHECK_DNN(m_dnn, cudnnCreateTensorDescriptor, &x_raw);
+    Descriptor x_desc(x_raw, m_dnn.cudnnDestroyTensorDescriptor);
+    GPUCHECK_DNN(m_dnn, cudnnCreateTensorDescriptor, &y_raw);
+    Descriptor y_desc(y_raw, m_dnn.cudnnDestroyTensorDescriptor);
+    GPUCHECK_DNN(m_dnn, cudnnCreateFilterDescriptor, &w_raw);
+    Descriptor w_desc(w_raw, m_dnn.cudnnDestroyFilterDescriptor);
+    GPUCHECK_DNN(m_dnn, cudnnCreateConvolutionDescriptor, &conv_raw);
+    Descriptor conv_desc(conv_raw, m_dnn.cudnnDestroyConvolutionDescriptor);
+    GPUCHECK_DNN(m_dnn, cudnnSetTensor4dDescriptor, x_raw, format, data_type(p), n, cc.c, cc.h,
+                 cc.w);
+    GPUCHECK_DNN(m_dnn, cudnnSetFilter4dDescriptor, w_raw, data_type(p), format, cc.k, cc.c, cc.r,
+                 cc.s);
+    GPUCHECK_DNN(m_dnn, cudnnSetConvolution2dDescriptor, conv_raw, cc.pad, cc.pad, cc.stride,
+                 cc.stride, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+    GPUCHECK_DNN(m_dnn, cudnnSetConvolutionMathType, conv_raw, math_type(p));
+    int on = 0;
+    int ok = 0;
+    int oh = 0;
+    int ow = 0;
+    GPUCHECK_DNN(m_dnn, cudnnGetConvolution2dForwardOutputDim, conv_raw, x_raw, w_raw, &on, &ok,
+                 &oh, &ow);
+    GPUCHECK_DNN(m_dnn, cudnnSetTensor4dDescriptor, y_raw, format, data_type(p), on, ok, oh, ow);
+
+    const size_t size = element_bytes(p);
+    const uint64_t x_count = uint64_t(n) * cc.c * cc.h * cc.w;
+    const uint64_t w_count = uint64_t(cc.k) * cc.c * cc.r * cc.s;
+    const uint64_t y_count = uint64_t(on) * ok * oh * ow;
+    const uint64_t used = (x_count + w_count + y_count) * size;
+    const uint64_t workspace_cap = std::min<uint64_t>(
+        k_workspace_cap, m_session.budget_bytes() > used ? m_session.budget_bytes() - used : 0);
+    DeviceBuffer x(m_session, x_count * size);
+    DeviceBuffer w(m_session, w_count * size);
+    DeviceBuffer y(m_session, y_count * size);
+    DeviceBuffer workspace(m_session, std::max<uint64_t>(workspace_cap, 256));
+    const uint32_t x_seed = static_cast<uint32_t>(m_rng.next());
+    const uint32_t w_seed = static_cast<uint32_t>(m_rng.next());
+    upload(x, x_count, x_seed, p);
+    upload(w, w_count, w_seed, p);
+
+    int max_algos = 0;
+    GPUCHECK_DNN(m_dnn, cudnnGetConvolutionForwardAlgorithmMaxCount, m_handle, &max_algos);
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max_algos, 1)));
+    int returned = 0;
+    GPUCHECK_DNN(m_dnn, cudnnGetConvolutionForwardAlgorithm_v7, m_handle, x_raw, w_raw, conv_raw,
+                 y_raw, max_algos, &returned, perf.data());
+    int heuristic = -1;
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= workspace_cap) {
+        heuristic = perf[i].algo;
+        break;
+      }
+    }
+    if (heuristic < 0) {
+      throw CudnnError("cudnnGetConvolutionForwardAlgorithm_v7", 0, "no usable algorithm",
+                       fmt::format("none of {} algorithms fits a {} MiB workspace", returned,
+                                   workspace_cap / k_mib));
+    }
+
+    // Geometry of the layouts, for the CPU reference.
+    const auto x_at = [&](int ni, int ci, int hi, int wi) -> uint64_t {
+      return cc.nhwc ? ((uint64_t(ni) * cc.h + hi) * cc.w + wi) * cc.c + ci
+                     : ((uint64_t(ni) * cc.c + ci) * cc.h + hi) * cc.w + wi;
+    };
+    const auto w_at = [&](int ki, int ci, int ri, int si) -> uint64_t {
+      return cc.nhwc ? ((uint64_t(ki) * cc.r + ri) * cc.s + si) * cc.c + ci
+                     : ((uint64_t(ki) * cc.c + ci) * cc.r + ri) * cc.s + si;
+    };
+    const auto y_at = [&](int ni, int ki, int pi, int qi) -> uint64_t {
+      return cc.nhwc ? ((uint64_t(ni) * oh + pi) * ow + qi) * ok + ki
+                     : ((uint64_t(ni) * ok + ki) * oh + pi) * ow + qi;
+    };
+    // The reference for one output, and the sum of |terms| that scales its tolerance.
+    const auto reference = [&](int ni, int ki, int pi, int qi, double& sum_abs) {
+      double sum = 0.0;
+      sum_abs = 0.0;
+      for (int ci = 0; ci < cc.c; ++ci) {
+        for (int ri = 0; ri < cc.r; ++ri) {
+          const int hi = pi * cc.stride - cc.pad + ri;
+          if (hi < 0 || hi >= cc.h) {
+            continue;
+          }
+          for (int si = 0; si < cc.s; ++si) {
+            const int wi = qi * cc.stride - cc.pad + si;
+            if (wi < 0 || wi >= cc.w) {
+              continue;
+            }
+            const double term = double(input_value(x_at(ni, ci, hi, wi), x_seed, p)) *
+                                double(input_value(w_at(ki, ci, ri, si), w_seed, p));
+            sum += term;
+            sum_abs += std::abs(term);
+          }
+        }
+      }
+      return sum;
+    };
+    const double flops = 2.0 * double(on) * ok * oh * ow * cc.c * cc.r * cc.s;
+    const std::string shape = fmt::format("{}x{}x{}x{}, {} filters {}x{}, pad {}, stride {}, {} {}",
+                                          n, cc.c, cc.h, cc.w, cc.k, cc.r, cc.s, cc.pad, cc.stride,
+                                          precision_name(p), cc.nhwc ? "NHWC" : "NCHW");
+
+    const auto run_algo = [&](int algo) {
+      size_t ws = 0;
+      GPUCHECK_DNN(m_dnn, cudnnGetConvolutionForwardWorkspaceSize, m_handle, x_raw, w_raw, conv_raw,
+                   y_raw, static_cast<cudnnConvolutionFwdAlgo_t>(algo), &ws);
+      const float alpha = 1.0F;
+      const float beta = 0.0F;
+      GPUCHECK_DNN(m_dnn, cudnnConvolutionForward, m_handle, &alpha, x_raw, x.raw(), w_raw, w.raw(),
+                   conv_raw, static_cast<cudnnConvolutionFwdAlgo_t>(algo), workspace.raw(), ws,
+                   &beta, y_raw, y.raw());
+    };
+    // Verify y: every output for small cases, k_sampled_outputs random ones for large ones.
+    const auto verify = [&](int algo, bool plant) {
+      poison(y);
+      run_algo(algo);
+      if (plant) {
+        GPUCHECK_CU(m_cuda, cuMemsetD32Async, y.get() + (m_rng.next() % (y_count * size / 4)) * 4,
+                    0x47C35000U /* 100000.0f */, size_t{1}, m_stream.get());
+      }
+      m_stream.synchronize();
+      Verification v{"cudnn_conv", fmt::format("convolution {} with {}", shape, algo_name(algo))};
+      const auto judge_one = [&](int ni, int ki, int pi, int qi, float got) {
+        double sum_abs = 0.0;
+        const double want = reference(ni, ki, pi, qi, sum_abs);
+        ++v.checked;
+        if (!(std::abs(double(got) - want) <= tolerance(p) * sum_abs + 1e-6)) {
+          if (v.mismatches++ == 0) {
+            v.first_index = y_at(ni, ki, pi, qi);
+            v.got = fmt::format("{:.6g}", got);
+            v.want = fmt::format("{:.6g} (tolerance {:.2g})", want, tolerance(p) * sum_abs + 1e-6);
+          }
+        }
+      };
+      if (!cc.perf) {
+        std::vector<unsigned char> host(y_count * size);
+        GPUCHECK_CU(m_cuda, cuMemcpyDtoH, host.data(), y.get(), host.size());
+        for (int ni = 0; ni < on; ++ni) {
+          for (int ki = 0; ki < ok; ++ki) {
+            for (int pi = 0; pi < oh; ++pi) {
+              for (int qi = 0; qi < ow; ++qi) {
+                judge_one(ni, ki, pi, qi, load(host.data() + y_at(ni, ki, pi, qi) * size, p));
+              }
+            }
+          }
+        }
+      } else {
+        for (int sample = 0; sample < k_sampled_outputs; ++sample) {
+          const int ni = static_cast<int>(m_rng.next() % on);
+          const int ki = static_cast<int>(m_rng.next() % ok);
+          const int pi = static_cast<int>(m_rng.next() % oh);
+          const int qi = static_cast<int>(m_rng.next() % ow);
+          unsigned char bytes[4] = {};
+          GPUCHECK_CU(m_cuda, cuMemcpyDtoH, bytes, y.get() + y_at(ni, ki, pi, qi) * size, size);
+          judge_one(ni, ki, pi, qi, load(bytes, p));
+        }
+      }
+      m_out["verify"].push_back(v.to_json());
+    };
+
+    nlohmann::json record = {{"label", cc.label},
+                             {"shape", shape},
+                             {"gflop", flops / 1e9},
+                             {"heuristic", {{"algo", algo_name(heuristic)}}}};
+    if (!cc.perf) {
+      verify(heuristic, p == Precision::fp32 && fault_planted("cudnn"));
+      m_out["convolutions"].push_back(record);
+      return;
+    }
+    set_stage("cudnn find algorithm " + cc.label);
+    GPUCHECK_DNN(m_dnn, cudnnFindConvolutionForwardAlgorithmEx, m_handle, x_raw, x.raw(), w_raw,
+                 w.raw(), conv_raw, y_raw, y.raw(), max_algos, &returned, perf.data(),
+                 workspace.raw(), static_cast<size_t>(workspace_cap));
+    int found = -1;
+    double found_estimate = 1.0;
+    cudnnDeterminism_t found_determinism = CUDNN_NON_DETERMINISTIC;
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) {
+        found = perf[i].algo;
+        found_estimate = perf[i].time;
+        found_determinism = perf[i].determinism;
+        break;
+      }
+    }
+    if (found < 0) {
+      found = heuristic;
+    }
+    set_stage("cudnn timing " + cc.label);
+    const double heuristic_ms = time_calls([&] { run_algo(heuristic); }, found_estimate);
+    const double found_ms =
+        found == heuristic ? heuristic_ms : time_calls([&] { run_algo(found); }, found_estimate);
+    verify(heuristic, false);
+    if (found != heuristic) {
+      verify(found, false);
+    }
+    record["heuristic"] = {{"algo", algo_name(heuristic)},
+                           {"ms", heuristic_ms},
+                           {"tflops", flops / (heuristic_ms * 1e-3) / 1e12}};
+    record["found"] = {
+        {"algo", algo_name(found)}, {"ms", found_ms}, {"tflops", flops / (found_ms * 1e-3) / 1e12}};
+    m_out["convolutions"].push_back(record);
+    m_out["metrics"].push_back(
+        metric("conv_" + cc.label + "_tflops", flops / (found_ms * 1e-3) / 1e12, "TFLOP/s",
+               fmt::format("{}; timed best {} {:.3f} ms; heuristic {} {:.3f} ms", shape,
+                           algo_name(found), found_ms, algo_name(heuristic), heuristic_ms)));
+
+    if (p == Precision::fp32) {
+      // Determinism: a deterministic algorithm, run twice on the same input, must match.
+      set_stage("cudnn determinism " + cc.label);
+      const int algo = found_determinism == CUDNN_DETERMINISTIC ? found : 0; // IMPLICIT_GEMM
+      uint64_t hashes[2] = {0, 0};
+      for (uint64_t& hash : hashes) {
+        poison(y);
+        run_algo(algo);
+        m_stream.synchronize();
+        hash = hash_device(y);
+      }
+      m_out["determinism"] = {
+          {"label", cc.label},
+          {"algo", algo_name(algo)},
+          {"hashes", {fmt::format("{:016x}", hashes[0]), fmt::format("{:016x}", hashes[1])}},
+          {"equal", hashes[0] == hashes[1]}};
+    }
+  }
+
+  uint64_t hash_device(const DeviceBuffer& buffer) {
+    std::vector<unsigned char> chunk(k_chunk_bytes);
+    uint64_t hash = 1469598103934665603ULL;
+    for (uint64_t off = 0; off < buffer.bytes(); off += chunk.size()) {
+      const uint64_t count = std::min<uint64_t>(chunk.size(), buffer.bytes() - off);
+      GPUCHECK_CU(m_cuda, cuMemcpyDtoH, chunk.data(), buffer.get() + off, size_t{count});
+      for (uint64_t i = 0; i < count; ++i) {
+        hash = (hash ^ chunk[i]) * 1099511628211ULL;
+      }
+    }
+    return hash;
+  }
+
+  void activations(uint64_t elements) {
+    set_stage("cudnn activation");
+    elements = std::min<uint64_t>(elements, m_session.budget_bytes() / 8);
+    elements -= elements % 4096;
+    DeviceBuffer x(m_session, elements * 4);
+    DeviceBuffer y(m_session, elements * 4);
+    const uint32_t seed = static_cast<uint32_t>(m_rng.next());
+    constexpr float k_scale = 4.0F; // inputs in [-4, 4): sigmoid and tanh are not flat there
+    upload(x, elements, seed, Precision::fp32, k_scale);
+    cudnnActivationDescriptor_t act_raw = nullptr;
+    GPUCHECK_DNN(m_dnn, cudnnCreateActivationDescriptor, &act_raw);
+    Descriptor act(act_raw, m_dnn.cudnnDestroyActivationDescriptor);
+    cudnnTensorDescriptor_t big_raw = nullptr;
+    GPUCHECK_DNN(m_dnn, cudnnCreateTensorDescriptor, &big_raw);
+    Descriptor big(big_raw, m_dnn.cudnnDestroyTensorDescriptor);
+    GPUCHECK_DNN(m_dnn, cudnnSetTensor4dDescriptor, big_raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+                 1, static_cast<int>(elements / 4096), 4096);
+    const uint64_t small_elements = std::min<uint64_t>(elements, 1ULL << 20);
+    cudnnTensorDescriptor_t small_raw = nullptr;
+    GPUCHECK_DNN(m_dnn, cudnnCreateTensorDescriptor, &small_raw);
+    Descriptor small(small_raw, m_dnn.cudnnDestroyTensorDescriptor);
+    GPUCHECK_DNN(m_dnn, cudnnSetTensor4dDescriptor, small_raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                 1, 1, static_cast<int>(small_elements / 4096), 4096);
+    const float alpha = 1.0F;
+    const float beta = 0.0F;
+
+    struct Mode {
+      cudnnActivationMode_t mode;
+      const char* name;
+      bool large;
+    };
+    for (const Mode& mode : {Mode{CUDNN_ACTIVATION_RELU, "relu", true},
+                             Mode{CUDNN_ACTIVATION_SIGMOID, "sigmoid", false},
+                             Mode{CUDNN_ACTIVATION_TANH, "tanh", false}}) {
+      GPUCHECK_DNN(m_dnn, cudnnSetActivationDescriptor, act_raw, mode.mode, CUDNN_NOT_PROPAGATE_NAN,
+                   0.0);
+      cudnnTensorDescriptor_t desc = mode.large ? big_raw : small_raw;
+      const uint64_t n = mode.large ? elements : small_elements;
+      const auto call = [&] {
+        GPUCHECK_DNN(m_dnn, cudnnActivationForward, m_handle, act_raw, &alpha, desc, x.raw(), &beta,
+                     desc, y.raw());
+      };
+      poison(y);
+      call();
+      m_stream.synchronize();
+      Verification v{"cudnn_activation",
+                     fmt::format("{} forward over {} fp32 values", mode.name, n)};
+      std::vector<float> chunk(k_chunk_bytes / 4);
+      for (uint64_t first = 0; first < n; first += chunk.size()) {
+        const uint64_t count = std::min<uint64_t>(chunk.size(), n - first);
+        GPUCHECK_CU(m_cuda, cuMemcpyDtoH, chunk.data(), y.get() + first * 4, size_t{count} * 4);
+        for (uint64_t i = 0; i < count; ++i) {
+          const double in = input_value(first + i, seed, Precision::fp32, k_scale);
+          double want = 0.0;
+          double tol = 0.0;
+          if (mode.mode == CUDNN_ACTIVATION_RELU) {
+            want = in > 0.0 ? in : 0.0;
+          } else if (mode.mode == CUDNN_ACTIVATION_SIGMOID) {
+            want = 1.0 / (1.0 + std::exp(-in));
+            tol = 1e-5 + 1e-3 * std::abs(want);
+          } else {
+            want = std::tanh(in);
+            tol = 1e-5 + 1e-3 * std::abs(want);
+          }
+          const double got = chunk[i];
+          ++v.checked;
+          if (!(std::abs(got - want) <= tol) && v.mismatches++ == 0) {
+            v.first_index = first + i;
+            v.got = fmt::format("{:.9g}", got);
+            v.want = fmt::format("{:.9g} (input {:.9g})", want, in);
+          }
+        }
+      }
+      m_out["verify"].push_back(v.to_json());
+      if (mode.large) {
+        const double ms = time_calls(call, 0.1);
+        m_out["metrics"].push_back(
+            metric("relu_fp32_gbps", 2.0 * double(n) * 4 / (ms * 1e-3) / 1e9, "GB/s",
+                   fmt::format("cudnnActivationForward ReLU over {} Mi fp32 values, bytes read + "
+                               "written",
+                               n >> 20)));
+      }
+    }
+  }
+
+private:
+  const DeviceSession& m_session;
+  const CudaApi& m_cuda;
+  const CudnnApi& m_dnn;
+  nlohmann::json& m_out;
+  Stream m_stream;
+  Event m_start;
+  Event m_end;
+  SplitMix64 m_rng;
+  cudnnHandle_t m_handle = nullptr;
+};
+
+std::vector<ConvCase> cases(bool full, int cc_major) {
+  std::vector<ConvCase> list = {
+      {"fp32_nchw_small", 2, 16, 20, 20, 24, 3, 3, 1, 1, Precision::fp32, false, false},
+      {"fp16_nhwc_small", 2, 32, 16, 16, 32, 3, 3, 1, 1, Precision::fp16, true, false},
+  };
+  if (cc_major >= 8) {
+    list.push_back(
+        {"bf16_nhwc_small", 2, 32, 16, 16, 32, 3, 3, 1, 1, Precision::bf16, true, false});
+  }
+  list.push_back(
+      {"fp32_nchw_64x64x56x56", 64, 64, 56, 56, 64, 3, 3, 1, 1, Precision::fp32, false, true});
+  list.push_back(
+      {"fp16_nhwc_32x256x56x56", 32, 256, 56, 56, 256, 3, 3, 1, 1, Precision::fp16, true, true});
+  if (full) {
+    list.push_back(
+        {"fp16_nhwc_64x64x56x56", 64, 64, 56, 56, 64, 3, 3, 1, 1, Precision::fp16, true, true});
+    list.push_back(
+        {"fp32_nchw_32x256x56x56", 32, 256, 56, 56, 256, 3, 3, 1, 1, Precision::fp32, false, true});
+    if (cc_major >= 8) {
+      list.push_back({"tf32_nhwc_32x256x56x56", 32, 256, 56, 56, 256, 3, 3, 1, 1, Precision::tf32,
+                      true, true});
+      list.push_back({"bf16_nhwc_32x256x56x56", 32, 256, 56, 56, 256, 3, 3, 1, 1, Precision::bf16,
+                      true, true});
+    }
+    list.push_back({"fp16_nhwc_128x3x224x224_7x7s2", 128, 3, 224, 224, 64, 7, 7, 3, 2,
+                    Precision::fp16, true, true});
+  }
+  return list;
+}
+
+double resident_mib() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0;
+  uint64_t resident = 0;
+  statm >> size >> resident;
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / k_mib;
+}
+
+void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
+  const bool full = std::find(args.begin(), args.end(), "full") != args.end();
+  DeviceSession session(ordinal);
+  out["device"] = session.describe();
+  set_stage("load cuDNN");
+  DynamicLibrary lib = DynamicLibrary::open_first({"libcudnn.so.9", "libcudnn.so.8"});
+  if (!lib.loaded()) {
+    out["cudnn_missing"] = lib.load().error;
+    return;
+  }
+  const CudnnApi dnn = load_cudnn_api(lib);
+  if (!dnn.usable) {
+    std::string missing;
+    for (const std::string& name : lib.load().missing_symbols) {
+      missing += (missing.empty() ? "" : ", ") + name;
+    }
+    out["cudnn_missing"] = fmt::format("{} lacks {}", lib.load().real_path, missing);
+    return;
+  }
+  out["cudnn"] = {{"path", lib.load().real_path},
+                  {"version", dnn.cudnnGetVersion()},
+                  {"cudart", dnn.cudnnGetCudartVersion()}};
+  out["convolutions"] = nlohmann::json::array();
+  // Resident memory before cuDNN touches the GPU: the rest of the peak is cuDNN's own.
+  out["metrics"].push_back(metric("host_rss_before_cudnn_mib", resident_mib(), "MiB",
+                                  "gpucheck child with the driver loaded"));
+  try {
+    set_stage("cudnn handle");
+    CudnnRunner runner(session, dnn, out);
+    for (const ConvCase& cc : cases(full, session.cc_major())) {
+      runner.convolution(cc);
+    }
+    runner.activations(full ? 64 * k_mib : 32 * k_mib);
+  } catch (const CudnnError& e) {
+    out["cudnn_failure"] = {{"call", e.call},
+                            {"status", e.status},
+                            {"name", e.name},
+                            {"detail", e.detail},
+                            {"stage", current_stage()}};
+  }
+}
+} // namespace
+
+nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args) {
+  return run_gpu_child(
+      args, [&args](int ordinal, nlohmann::json& out) { run_cudnn(args, ordinal, out); });
+}
+
+} // namespace gpucheck::platform::gpu

@@ -1,0 +1,123 @@
+#include "platform/gpu/kernel_module.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+
+#include "kernel_build.hpp"
+#include "platform/gpu/kernel_image.hpp"
+
+namespace gpucheck::platform::gpu {
+
+namespace {
+constexpr size_t k_log_bytes = 8192;
+
+std::string trim_log(const char* text) {
+  std::string log(text);
+  while (!log.empty() && (log.back() == '\n' || log.back() == '\0' || log.back() == ' ')) {
+    log.pop_back();
+  }
+  return log;
+}
+} // namespace
+
+KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api()) {
+  const std::span<const std::byte> image = embedded_fatbin();
+  m_report = {{"loaded", false},
+              {"toolkit", kernel_build::k_toolkit_release},
+              {"image_bytes", image.size()}};
+  nlohmann::json listing = nlohmann::json::array();
+  std::vector<FatbinEntry> entries;
+  if (auto parsed = parse_fatbin(image)) {
+    entries = *parsed;
+    for (const FatbinEntry& entry : entries) {
+      listing.push_back(to_string(entry));
+    }
+  }
+  m_report["image"] = listing;
+  m_report["route"] = image_route(entries, session.cc_major(), session.cc_minor());
+  if (image.empty() || !kernel_build::k_kernels_built) {
+    m_report["call"] = "build";
+    m_report["code"] = -2;
+    m_report["name"] = "no kernels built";
+    m_report["text"] = "this gpucheck was built without nvcc, so it carries no GPU kernels";
+    return;
+  }
+  set_stage("load kernels");
+  std::array<char, k_log_bytes> error_log{};
+  std::array<char, k_log_bytes> info_log{};
+  std::array<CUjit_option, 5> options{CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                                      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                      CU_JIT_LOG_VERBOSE};
+  // The driver reads sizes and flags from the pointer slots themselves (cuda.h's convention).
+  std::array<void*, 5> values{
+      error_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(k_log_bytes - 1)), // NOLINT
+      info_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(k_log_bytes - 1)),  // NOLINT
+      reinterpret_cast<void*>(static_cast<uintptr_t>(0))};                                // NOLINT
+  const auto start = std::chrono::steady_clock::now();
+  const CUresult result = m_api->cuModuleLoadDataEx == nullptr
+                              ? CUDA_ERROR_NOT_FOUND
+                              : m_api->cuModuleLoadDataEx(&m_module, image.data(),
+                                                          static_cast<unsigned>(options.size()),
+                                                          options.data(), values.data());
+  m_report["load_ms"] =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  m_report["call"] = "cuModuleLoadDataEx";
+  m_report["code"] = static_cast<int>(result);
+  m_report["name"] = cuda_error_name(static_cast<int>(result));
+  m_report["text"] = cuda_error_text(static_cast<int>(result));
+  m_report["error_log"] = trim_log(error_log.data());
+  m_report["info_log"] = trim_log(info_log.data());
+  if (result != CUDA_SUCCESS) {
+    m_module = nullptr;
+    return;
+  }
+  // Resolve and touch every kernel now (nvbandwidth's preload): under lazy loading the first
+  // use would otherwise load it, which must never happen while a copy gate is closed.
+  const std::array<std::pair<const char*, CUfunction*>, 6> wanted{{
+      {"gpucheck_fma_chain", &m_kernels.fma_chain},
+      {"gpucheck_reduce_sum", &m_kernels.reduce_sum},
+      {"gpucheck_fill_pattern", &m_kernels.fill_pattern},
+      {"gpucheck_check_pattern", &m_kernels.check_pattern},
+      {"gpucheck_spin_gate", &m_kernels.spin_gate},
+      {"gpucheck_affine_step", &m_kernels.affine_step},
+  }};
+  for (const auto& [name, slot] : wanted) {
+    const CUresult got = m_api->cuModuleGetFunction(slot, m_module, name);
+    if (got != CUDA_SUCCESS) {
+      m_report["call"] = fmt::format("cuModuleGetFunction({})", name);
+      m_report["code"] = static_cast<int>(got);
+      m_report["name"] = cuda_error_name(static_cast<int>(got));
+      m_report["text"] = cuda_error_text(static_cast<int>(got));
+      return;
+    }
+    int registers = 0;
+    if (m_api->cuFuncGetAttribute != nullptr) {
+      m_api->cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, *slot);
+    }
+  }
+  m_loaded = true;
+  m_report["loaded"] = true;
+}
+
+KernelModule::~KernelModule() {
+  if (m_module != nullptr && m_api->cuModuleUnload != nullptr) {
+    m_api->cuModuleUnload(m_module);
+  }
+}
+
+void launch(const CudaApi& api, CUfunction function, unsigned grid, unsigned block, CUstream stream,
+            std::vector<void*> params) {
+  GPUCHECK_CU(api, cuLaunchKernel, function, grid, 1U, 1U, block, 1U, 1U, 0U, stream, params.data(),
+              static_cast<void**>(nullptr));
+}
+
+unsigned grid_for(const DeviceSession& session, uint64_t n, unsigned block) {
+  const uint64_t needed = (n + block - 1) / block;
+  const uint64_t full = static_cast<uint64_t>(std::max(1, session.sm_count())) * 8;
+  return static_cast<unsigned>(std::max<uint64_t>(1, std::min(needed, full)));
+}
+
+} // namespace gpucheck::platform::gpu

@@ -1,0 +1,57 @@
+#pragma once
+/// Loads the embedded fatbin into the current context with cuModuleLoadDataEx, capturing the JIT
+/// error and info logs, and resolves every gpucheck_ kernel. A failed load is data (the CUresult
+/// and the log), never an exception: the checks that need no kernel of ours still run.
+
+#include <cuda.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "platform/gpu/session.hpp"
+
+namespace gpucheck::platform::gpu {
+
+/// The kernels in kernels/gpucheck_kernels.cu.
+struct Kernels {
+  CUfunction fma_chain = nullptr;
+  CUfunction reduce_sum = nullptr;
+  CUfunction fill_pattern = nullptr;
+  CUfunction check_pattern = nullptr;
+  CUfunction spin_gate = nullptr;
+  CUfunction affine_step = nullptr;
+};
+
+class KernelModule {
+public:
+  /// Load into the session's (current) context. Never throws for a load failure.
+  explicit KernelModule(const DeviceSession& session);
+  KernelModule(const KernelModule&) = delete;
+  KernelModule& operator=(const KernelModule&) = delete;
+  ~KernelModule();
+
+  [[nodiscard]] bool loaded() const { return m_loaded; }
+  [[nodiscard]] const Kernels& kernels() const { return m_kernels; }
+  /// {"loaded", "code", "name", "text", "call", "error_log", "info_log", "route", "image": [...],
+  ///  "toolkit", "image_bytes", "load_ms"}: what the check reports on success or failure.
+  [[nodiscard]] const nlohmann::json& report() const { return m_report; }
+
+private:
+  const CudaApi* m_api;
+  CUmodule m_module = nullptr;
+  bool m_loaded = false;
+  Kernels m_kernels;
+  nlohmann::json m_report;
+};
+
+/// Launch `function` with a 1-D grid; throws CudaCallError when the launch fails.
+void launch(const CudaApi& api, CUfunction function, unsigned grid, unsigned block, CUstream stream,
+            std::vector<void*> params);
+
+/// A grid for a grid-stride loop over n items: enough blocks to fill the device, no more.
+unsigned grid_for(const DeviceSession& session, uint64_t n, unsigned block);
+
+} // namespace gpucheck::platform::gpu

@@ -1,0 +1,271 @@
+#include "platform/gpu/session.hpp"
+
+#include <sys/resource.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <utility>
+
+namespace gpucheck::platform::gpu {
+
+CudaCallError::CudaCallError(std::string call, int code)
+    : std::runtime_error(code == -1 ? fmt::format("{}: symbol missing from libcuda", call)
+                                    : fmt::format("{} returned {} ({})", call,
+                                                  cuda_error_name(code), cuda_error_text(code))),
+      m_call(std::move(call)), m_code(code) {}
+
+void check_cu(CUresult result, const char* call) {
+  if (result != CUDA_SUCCESS) {
+    throw CudaCallError(call, static_cast<int>(result));
+  }
+}
+
+namespace {
+std::string& stage_storage() {
+  static std::string stage = "start";
+  return stage;
+}
+using TimelineClock = std::chrono::steady_clock;
+TimelineClock::time_point& child_start() {
+  static TimelineClock::time_point start = TimelineClock::now();
+  return start;
+}
+/// (stage, milliseconds since the child started) at each stage change: where the time goes.
+nlohmann::json& timeline() {
+  static nlohmann::json entries = nlohmann::json::array();
+  return entries;
+}
+constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
+} // namespace
+
+void set_stage(std::string stage) {
+  stage_storage() = std::move(stage);
+}
+const std::string& current_stage() {
+  return stage_storage();
+}
+
+bool fault_planted(std::string_view what) {
+  const char* value = std::getenv("GPUCHECK_PLANT_FAULT");
+  return value != nullptr && what == value;
+}
+
+uint64_t memory_budget(uint64_t free_bytes) {
+  return std::min(k_budget_cap_bytes, free_bytes / 10);
+}
+
+DeviceSession::DeviceSession(int ordinal) : m_ordinal(ordinal) {
+  set_stage("driver");
+  m_lib = DynamicLibrary::open("libcuda.so.1");
+  if (!m_lib.loaded()) {
+    throw std::runtime_error("cannot load libcuda.so.1: " + m_lib.load().error);
+  }
+  m_api = load_cuda_api(m_lib);
+  if (!m_api.usable) {
+    throw std::runtime_error("libcuda.so.1 lacks required driver API symbols");
+  }
+  GPUCHECK_CU(m_api, cuInit, 0U);
+  GPUCHECK_CU(m_api, cuDriverGetVersion, &m_driver_version);
+  GPUCHECK_CU(m_api, cuDeviceGet, &m_device, ordinal);
+  char name[256] = {};
+  GPUCHECK_CU(m_api, cuDeviceGetName, name, static_cast<int>(sizeof name), m_device);
+  m_name = name;
+  m_cc_major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  m_cc_minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  m_sm_count = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1);
+  char bus[64] = {};
+  if (m_api.cuDeviceGetPCIBusId != nullptr &&
+      m_api.cuDeviceGetPCIBusId(bus, static_cast<int>(sizeof bus), m_device) == CUDA_SUCCESS) {
+    m_pci_bus_id = bus;
+  }
+  set_stage("context");
+  GPUCHECK_CU(m_api, cuDevicePrimaryCtxRetain, &m_context, m_device);
+  GPUCHECK_CU(m_api, cuCtxSetCurrent, m_context);
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  GPUCHECK_CU(m_api, cuMemGetInfo, &free_bytes, &total_bytes);
+  m_free_bytes = free_bytes;
+  m_budget_bytes = memory_budget(free_bytes);
+}
+
+DeviceSession::~DeviceSession() {
+  if (m_context != nullptr && m_api.cuDevicePrimaryCtxRelease != nullptr) {
+    m_api.cuDevicePrimaryCtxRelease(m_device);
+  }
+}
+
+int DeviceSession::attribute(CUdevice_attribute attribute, int fallback) const {
+  int value = 0;
+  if (m_api.cuDeviceGetAttribute(&value, attribute, m_device) != CUDA_SUCCESS) {
+    return fallback;
+  }
+  return value;
+}
+
+nlohmann::json DeviceSession::describe() const {
+  return {{"ordinal", m_ordinal},
+          {"name", m_name},
+          {"cc", fmt::format("{}.{}", m_cc_major, m_cc_minor)},
+          {"sm_count", m_sm_count},
+          {"pci_bus_id", m_pci_bus_id},
+          {"free_bytes", m_free_bytes},
+          {"budget_bytes", m_budget_bytes},
+          {"driver", m_driver_version}};
+}
+
+DeviceBuffer::DeviceBuffer(const DeviceSession& session, uint64_t bytes)
+    : m_api(&session.api()), m_bytes(bytes) {
+  GPUCHECK_CU(*m_api, cuMemAlloc, &m_ptr, static_cast<size_t>(bytes));
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (m_ptr != 0 && m_api->cuMemFree != nullptr) {
+    m_api->cuMemFree(m_ptr);
+  }
+}
+
+PinnedBuffer::PinnedBuffer(const DeviceSession& session, uint64_t bytes, unsigned flags)
+    : m_api(&session.api()), m_bytes(bytes) {
+  GPUCHECK_CU(*m_api, cuMemHostAlloc, &m_ptr, static_cast<size_t>(bytes), flags);
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (m_ptr != nullptr && m_api->cuMemFreeHost != nullptr) {
+    m_api->cuMemFreeHost(m_ptr);
+  }
+}
+
+Stream::Stream(const DeviceSession& session, std::optional<int> priority) : m_api(&session.api()) {
+  if (priority) {
+    GPUCHECK_CU(*m_api, cuStreamCreateWithPriority, &m_stream,
+                static_cast<unsigned>(CU_STREAM_NON_BLOCKING), *priority);
+  } else {
+    GPUCHECK_CU(*m_api, cuStreamCreate, &m_stream, static_cast<unsigned>(CU_STREAM_NON_BLOCKING));
+  }
+}
+
+Stream::~Stream() {
+  if (m_stream != nullptr && m_api->cuStreamDestroy != nullptr) {
+    m_api->cuStreamDestroy(m_stream);
+  }
+}
+
+void Stream::synchronize() const {
+  GPUCHECK_CU(*m_api, cuStreamSynchronize, m_stream);
+}
+
+Event::Event(const DeviceSession& session) : m_api(&session.api()) {
+  GPUCHECK_CU(*m_api, cuEventCreate, &m_event, static_cast<unsigned>(CU_EVENT_DEFAULT));
+}
+
+Event::~Event() {
+  if (m_event != nullptr && m_api->cuEventDestroy != nullptr) {
+    m_api->cuEventDestroy(m_event);
+  }
+}
+
+void Event::record(CUstream stream) const {
+  GPUCHECK_CU(*m_api, cuEventRecord, m_event, stream);
+}
+
+double elapsed_ms(const CudaApi& api, const Event& start, const Event& end) {
+  GPUCHECK_CU(api, cuEventSynchronize, end.get());
+  float ms = 0.0F;
+  GPUCHECK_CU(api, cuEventElapsedTime, &ms, start.get(), end.get());
+  return ms;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+nlohmann::json metric(std::string name, double value, std::string unit, std::string note) {
+  return {{"name", std::move(name)},
+          {"value", value},
+          {"unit", std::move(unit)},
+          {"note", std::move(note)}};
+}
+
+nlohmann::json Verification::to_json() const {
+  return {{"kind", kind},
+          {"what", what},
+          {"checked", checked},
+          {"mismatches", mismatches},
+          {"first_index", first_index},
+          {"got", got},
+          {"want", want}};
+}
+
+nlohmann::json run_gpu_child(const std::vector<std::string>& args,
+                             const std::function<void(int ordinal, nlohmann::json& out)>& body) {
+  child_start() = TimelineClock::now();
+  nlohmann::json out = nlohmann::json::object();
+  out["metrics"] = nlohmann::json::array();
+  out["verify"] = nlohmann::json::array();
+  int ordinal = 0;
+  try {
+    ordinal = args.empty() ? 0 : std::stoi(args[0]);
+  } catch (const std::exception&) {
+    out["failure"] = {{"stage", "arguments"}, {"message", "bad device ordinal"}};
+    return out;
+  }
+  try {
+    body(ordinal, out);
+  } catch (const CudaCallError& e) {
+    out["failure"] = {
+        {"stage", current_stage()},
+        {"call", e.call()},
+        {"code", e.code()},
+        {"name", e.code() == -1 ? "symbol missing" : cuda_error_name(e.code())},
+        {"text", e.code() == -1 ? "not exported by this libcuda" : cuda_error_text(e.code())},
+        {"message", e.what()}};
+  } catch (const std::exception& e) {
+    out["failure"] = {{"stage", current_stage()}, {"message", e.what()}};
+  }
+  set_stage("done");
+  out["timeline_ms"] = timeline();
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) == 0) {
+    out["metrics"].push_back(metric("host_peak_rss_mib",
+                                    static_cast<double>(usage.ru_maxrss) / 1024.0, "MiB",
+                                    "gpucheck child, peak resident"));
+  }
+  return out;
+}
+
+uint64_t SplitMix64::next() {
+  uint64_t z = (m_state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+float SplitMix64::uniform(float lo, float hi) {
+  const double unit = static_cast<double>(next() >> 11) * 0x1.0p-53;
+  return static_cast<float>(lo + (hi - lo) * unit);
+}
+
+uint64_t fresh_seed() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device() ^
+         static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+uint32_t pattern_word(uint64_t index, uint32_t seed) {
+  uint32_t x = (static_cast<uint32_t>(index) * 0x9E3779B1u) ^ seed;
+  x ^= static_cast<uint32_t>(index >> 32) * 0x85EBCA77u;
+  x ^= x >> 16;
+  x *= 0x7FEB352Du;
+  x ^= x >> 15;
+  x *= 0x846CA68Bu;
+  x ^= x >> 16;
+  return x;
+}
+
+} // namespace gpucheck::platform::gpu

@@ -1,0 +1,212 @@
+#pragma once
+/// Child-side GPU plumbing shared by the GPU check children: the driver table, the primary
+/// context of one device, RAII wrappers for driver objects, the memory budget, and the JSON
+/// conventions every GPU child follows.
+///
+/// A failed driver call throws CudaCallError, caught once by run_gpu_child() and written as
+/// {"failure": {...}}: inside a short-lived child that is the simplest way to stop at the first
+/// broken call and still report which one, with its CUresult.
+///
+/// Child JSON: {"device": {...}, "failure": {...}?, "metrics": [{name, value, unit, note}],
+///              "verify": [{kind, what, checked, mismatches, first_index, got, want}], ...}
+
+#include <cuda.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "platform/cuda_api.hpp"
+#include "platform/dynlib.hpp"
+
+namespace gpucheck::platform::gpu {
+
+/// A driver call that did not return CUDA_SUCCESS (code -1: the symbol is missing).
+class CudaCallError : public std::runtime_error {
+public:
+  CudaCallError(std::string call, int code);
+  [[nodiscard]] const std::string& call() const { return m_call; }
+  [[nodiscard]] int code() const { return m_code; }
+
+private:
+  std::string m_call;
+  int m_code;
+};
+
+/// Throw CudaCallError(call, result) unless result is CUDA_SUCCESS.
+void check_cu(CUresult result, const char* call);
+
+/// Call a driver entry through the table; throws when the symbol is missing or the call fails.
+template <typename Fn, typename... Args> void cu_call(Fn fn, const char* name, Args... args) {
+  if (fn == nullptr) {
+    throw CudaCallError(name, -1);
+  }
+  check_cu(fn(args...), name);
+}
+#define GPUCHECK_CU(api, fn, ...) ::gpucheck::platform::gpu::cu_call((api).fn, #fn, __VA_ARGS__)
+
+/// What the child was doing when it failed ("context", "load kernels", "h2d copy", ...).
+void set_stage(std::string stage);
+const std::string& current_stage();
+
+/// The value of GPUCHECK_PLANT_FAULT ("compute", "copy", "cudnn", "graph"), for the GPU tests:
+/// the child then corrupts one output element on purpose and the check must fail.
+bool fault_planted(std::string_view what);
+
+/// Largest device memory a standard run may take: min(1 GiB, 10% of what is free).
+uint64_t memory_budget(uint64_t free_bytes);
+
+/// libcuda opened, cuInit done, primary context of one device retained and current.
+class DeviceSession {
+public:
+  /// Throws CudaCallError (stage "driver" or "context") when any step fails.
+  explicit DeviceSession(int ordinal);
+  DeviceSession(const DeviceSession&) = delete;
+  DeviceSession& operator=(const DeviceSession&) = delete;
+  ~DeviceSession();
+
+  [[nodiscard]] const CudaApi& api() const { return m_api; }
+  [[nodiscard]] CUdevice device() const { return m_device; }
+  [[nodiscard]] int ordinal() const { return m_ordinal; }
+  [[nodiscard]] int cc_major() const { return m_cc_major; }
+  [[nodiscard]] int cc_minor() const { return m_cc_minor; }
+  [[nodiscard]] int sm_count() const { return m_sm_count; }
+  [[nodiscard]] const std::string& pci_bus_id() const { return m_pci_bus_id; }
+  [[nodiscard]] uint64_t free_bytes() const { return m_free_bytes; }
+  [[nodiscard]] uint64_t budget_bytes() const { return m_budget_bytes; }
+  /// Attribute value, or `fallback` when the driver does not know it.
+  [[nodiscard]] int attribute(CUdevice_attribute attribute, int fallback = 0) const;
+  /// {"ordinal", "name", "cc", "sm_count", "pci_bus_id", "free_bytes", "budget_bytes", "driver"}.
+  [[nodiscard]] nlohmann::json describe() const;
+
+private:
+  DynamicLibrary m_lib;
+  CudaApi m_api;
+  int m_ordinal = 0;
+  CUdevice m_device = 0;
+  CUcontext m_context = nullptr;
+  int m_cc_major = 0;
+  int m_cc_minor = 0;
+  int m_sm_count = 0;
+  int m_driver_version = 0;
+  std::string m_name;
+  std::string m_pci_bus_id;
+  uint64_t m_free_bytes = 0;
+  uint64_t m_budget_bytes = 0;
+};
+
+/// cuMemAlloc'd device memory (plain allocations only, never managed memory).
+class DeviceBuffer {
+public:
+  DeviceBuffer(const DeviceSession& session, uint64_t bytes);
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer();
+  [[nodiscard]] CUdeviceptr get() const { return m_ptr; }
+  [[nodiscard]] uint64_t bytes() const { return m_bytes; }
+  /// A raw pointer for libraries that take void* (cuDNN).
+  [[nodiscard]] void* raw() const { return reinterpret_cast<void*>(m_ptr); } // NOLINT
+
+private:
+  const CudaApi* m_api;
+  CUdeviceptr m_ptr = 0;
+  uint64_t m_bytes = 0;
+};
+
+/// cuMemHostAlloc'd pinned host memory.
+class PinnedBuffer {
+public:
+  PinnedBuffer(const DeviceSession& session, uint64_t bytes, unsigned flags);
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer();
+  [[nodiscard]] void* get() const { return m_ptr; }
+  template <typename T> [[nodiscard]] T* as() const { return static_cast<T*>(m_ptr); }
+  [[nodiscard]] uint64_t bytes() const { return m_bytes; }
+
+private:
+  const CudaApi* m_api;
+  void* m_ptr = nullptr;
+  uint64_t m_bytes = 0;
+};
+
+class Stream {
+public:
+  /// cuStreamCreateWithPriority when `priority` is set, else cuStreamCreate; non-blocking.
+  explicit Stream(const DeviceSession& session, std::optional<int> priority = std::nullopt);
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream();
+  [[nodiscard]] CUstream get() const { return m_stream; }
+  void synchronize() const;
+
+private:
+  const CudaApi* m_api;
+  CUstream m_stream = nullptr;
+};
+
+class Event {
+public:
+  explicit Event(const DeviceSession& session);
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event();
+  [[nodiscard]] CUevent get() const { return m_event; }
+  void record(CUstream stream) const;
+
+private:
+  const CudaApi* m_api;
+  CUevent m_event = nullptr;
+};
+
+/// Milliseconds between two recorded events (after synchronising on `end`).
+double elapsed_ms(const CudaApi& api, const Event& start, const Event& end);
+
+/// Median of a non-empty sample.
+double median(std::vector<double> values);
+
+/// A metric entry for the child JSON.
+nlohmann::json metric(std::string name, double value, std::string unit, std::string note = {});
+
+/// A verification entry: `kind` ("compute", "copy", "cudnn_conv", ...), `what` it covered.
+struct Verification {
+  std::string kind;
+  std::string what;
+  uint64_t checked = 0;
+  uint64_t mismatches = 0;
+  uint64_t first_index = 0;
+  std::string got;  ///< first bad value, printed
+  std::string want; ///< its expected value
+  [[nodiscard]] nlohmann::json to_json() const;
+};
+
+/// Run `body` for the device named by args[0] and return its JSON; a CudaCallError or another
+/// exception becomes {"failure": {"stage", "call", "code", "name", "text"}} next to whatever
+/// `body` had already written into `out`. Peak host RSS is added as a metric.
+nlohmann::json run_gpu_child(const std::vector<std::string>& args,
+                             const std::function<void(int ordinal, nlohmann::json& out)>& body);
+
+/// SplitMix64: fast deterministic host-side random numbers for test inputs.
+class SplitMix64 {
+public:
+  explicit SplitMix64(uint64_t seed) : m_state(seed) {}
+  uint64_t next();
+  /// Uniform in [lo, hi).
+  float uniform(float lo, float hi);
+
+private:
+  uint64_t m_state;
+};
+
+/// A seed that differs run to run (fresh inputs every time).
+uint64_t fresh_seed();
+
+/// The copy pattern word for (index, seed): the same hash as the gpucheck_*_pattern kernels.
+uint32_t pattern_word(uint64_t index, uint32_t seed);
+
+} // namespace gpucheck::platform::gpu

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""GPU test (ctest label "gpu"): every active GPU check passes on a real GPU, including the
+verification of its outputs, and a fault planted in each check's child is caught.
+
+GPUCHECK_PLANT_FAULT=<what> makes the child corrupt one output element on purpose (after the
+GPU wrote it, before it is verified); the check must then fail with the named finding.
+Exit 0: all good; 1: a failure (printed); 77: skipped (no GPU here), with the reason.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+CHECKS = ["gpu.compute", "gpu.bandwidth", "gpu.cudnn", "gpu.streams"]
+PLANTED = {  # fault -> (check, finding code that must appear)
+    "compute": ("gpu.compute", "gpu.compute_mismatch"),
+    "copy": ("gpu.bandwidth", "gpu.copy_corrupt"),
+    "cudnn": ("gpu.cudnn", "cudnn.conv_mismatch"),
+    "graph": ("gpu.streams", "gpu.graph_mismatch"),
+}
+
+
+def run(gpucheck, only, fault=None):
+    env = dict(os.environ)
+    env.pop("GPUCHECK_PLANT_FAULT", None)
+    if fault:
+        env["GPUCHECK_PLANT_FAULT"] = fault
+    proc = subprocess.run([gpucheck, "--json", "--only", only], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        print(f"gpucheck --only {only}: no JSON report (exit {proc.returncode}):\n{proc.stderr}")
+        sys.exit(1)
+    return [r for r in report["results"] if r["check_id"].startswith(only)]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpucheck", required=True)
+    args = parser.parse_args()
+    if not os.path.exists("/dev/nvidiactl"):
+        print("SKIP: no NVIDIA GPU on this machine (/dev/nvidiactl is absent)")
+        return 77
+    failures = []
+    results = run(args.gpucheck, "gpu")
+    for check in CHECKS:
+        mine = [r for r in results if r["check_id"] == check]
+        if not mine:
+            failures.append(f"{check}: no result")
+        for r in mine:
+            if r["status"] != "pass":
+                failures.append(f"{check} GPU {r.get('gpu_index')}: {r['status']}: {r['summary']}; "
+                                f"{[f['message'] for f in r.get('findings', [])]}")
+            else:
+                print(f"ok   {check} GPU {r.get('gpu_index')}: {r['summary']}")
+    for fault, (check, code) in PLANTED.items():
+        planted = run(args.gpucheck, check, fault)
+        caught = [r for r in planted
+                  if r["status"] == "fail" and any(f["code"] == code for f in r.get("findings", []))]
+        if planted and len(caught) == len(planted):
+            print(f"ok   planted {fault} fault caught by {check} as {code}")
+        else:
+            failures.append(f"planted {fault} fault NOT caught by {check}: "
+                            f"{[(r['status'], r['summary']) for r in planted]}")
+    for failure in failures:
+        print("FAIL " + failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

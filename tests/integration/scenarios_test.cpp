@@ -1,0 +1,285 @@
+// End-to-end scenarios: the real gpucheck binary against the fake libcuda, NVML and cuDNN built by
+// the suite (tests/fakes) and a fixture system root, each asserting the exact finding codes of
+// warn severity or worse, the exit code, and that the JSON validates against the published schema.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "integration/run_binary.hpp"
+#include "support/fixture_tree.hpp"
+#include "support/json_schema.hpp"
+
+namespace gpucheck::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+/// Bus id of fake GPU n (tests/fakes/README.md: XX = 0x18 + 0x10 n).
+std::string fake_bdf(int n) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "0000:%02x:00.0", 0x18 + 0x10 * n);
+  return buffer;
+}
+
+/// A healthy machine's /proc, /sys and /dev for `gpus` GPUs on driver `version`.
+void healthy_root(FixtureTree& tree, int gpus, const std::string& version = "580.95.05") {
+  tree.file("/proc/driver/nvidia/version",
+            "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  " + version +
+                "  Release Build  (dvs-builder@U22)  Mon Oct  6 00:00:00 UTC 2025\n"
+                "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n");
+  tree.file("/sys/module/nvidia/version", version + "\n");
+  tree.dir("/sys/module/nvidia_uvm");
+  tree.file("/dev/nvidiactl", "", 0666);
+  tree.file("/dev/nvidia-uvm", "", 0666);
+  tree.file("/dev/nvidia-uvm-tools", "", 0666);
+  tree.dir("/sys/bus/pci/drivers/nvidia");
+  for (int i = 0; i < gpus; ++i) {
+    tree.file("/dev/nvidia" + std::to_string(i), "", 0666);
+    const std::string dev = "/sys/bus/pci/devices/" + fake_bdf(i);
+    tree.file(dev + "/vendor", "0x10de\n");
+    tree.file(dev + "/device", "0x2330\n");
+    tree.file(dev + "/class", "0x030200\n");
+    tree.file(dev + "/current_link_speed", "32.0 GT/s PCIe\n");
+    tree.file(dev + "/max_link_speed", "32.0 GT/s PCIe\n");
+    tree.file(dev + "/current_link_width", "16\n");
+    tree.file(dev + "/max_link_width", "16\n");
+    tree.file(dev + "/numa_node", "0\n");
+    tree.symlink(dev + "/driver", "../../../bus/pci/drivers/nvidia");
+  }
+}
+
+struct Scenario {
+  std::string name;
+  std::string fake;                                    ///< FAKE_GPU_SCENARIO contents
+  std::function<void(FixtureTree&)> root;              ///< builds the system root
+  std::map<std::string, std::string> env;              ///< extra environment
+  std::vector<std::string> args;                       ///< extra arguments
+  bool fake_libraries = true;                          ///< fakes on LD_LIBRARY_PATH
+  std::string lib_subdir;                              ///< e.g. "stubs": put this first
+  std::set<std::string> codes;                         ///< warn-or-worse finding codes, exactly
+  int exit_code = 0;
+  std::function<void(const nlohmann::json&)> extra;    ///< further assertions
+};
+
+struct Outcome {
+  int exit_code = -1;
+  nlohmann::json report;
+  std::set<std::string> codes;
+  std::string err;
+};
+
+Outcome run_scenario(const Scenario& s) {
+  FixtureTree tree;
+  if (s.root) {
+    s.root(tree);
+  }
+  const std::string scenario_file = tree.root() + "/../" + fs::path(tree.root()).filename().string() + ".scenario";
+  std::ofstream(scenario_file) << s.fake;
+  std::map<std::string, std::string> env{
+      {"PATH", "/usr/bin:/bin"},
+      {"HOME", tree.root()},
+      {"SOURCE_DATE_EPOCH", "1790000000"},
+      {"GPUCHECK_SYSROOT", tree.root()},
+      {"FAKE_GPU_SCENARIO", scenario_file},
+  };
+  std::string lib_path;
+  if (s.fake_libraries) {
+    lib_path = std::string(GPUCHECK_FAKE_LIB_DIR);
+    if (!s.lib_subdir.empty()) {
+      lib_path = std::string(GPUCHECK_FAKE_LIB_DIR) + "/" + s.lib_subdir + ":" + lib_path;
+    }
+  } else {
+    lib_path = tree.root() + "/empty";
+  }
+  env["LD_LIBRARY_PATH"] = lib_path;
+  for (const auto& [k, v] : s.env) {
+    env[k] = v;
+  }
+  std::vector<std::string> args{"--json"};
+  args.insert(args.end(), s.args.begin(), s.args.end());
+  const BinaryRun run = run_binary(GPUCHECK_BINARY, args, env);
+  std::filesystem::remove(scenario_file);
+
+  Outcome outcome;
+  outcome.exit_code = run.exit_code;
+  outcome.err = run.err;
+  outcome.report = nlohmann::json::parse(run.out, nullptr, false);
+  if (!outcome.report.is_discarded()) {
+    for (const auto& result : outcome.report["results"]) {
+      for (const auto& finding : result["findings"]) {
+        if (finding["severity"] != "info") {
+          outcome.codes.insert(finding["code"].get<std::string>());
+        }
+      }
+    }
+  }
+  return outcome;
+}
+
+class ScenarioTest : public ::testing::TestWithParam<Scenario> {};
+
+TEST_P(ScenarioTest, ReportsExactlyTheExpectedFindings) {
+  const Scenario& s = GetParam();
+  const Outcome outcome = run_scenario(s);
+  ASSERT_FALSE(outcome.report.is_discarded()) << "stdout is not JSON; stderr:\n" << outcome.err;
+  const JsonSchema schema = JsonSchema::from_file(GPUCHECK_SOURCE_DIR "/docs/report.schema.json");
+  const std::vector<std::string> problems = schema.validate(outcome.report);
+  EXPECT_TRUE(problems.empty()) << "schema: " << (problems.empty() ? "" : problems.front());
+  EXPECT_EQ(outcome.codes, s.codes) << "report:\n" << outcome.report["results"].dump(1);
+  EXPECT_EQ(outcome.exit_code, s.exit_code) << outcome.err;
+  if (s.extra) {
+    s.extra(outcome.report);
+  }
+}
+
+const nlohmann::json* result_of(const nlohmann::json& report, const std::string& id) {
+  for (const auto& result : report["results"]) {
+    if (result["check_id"] == id) {
+      return &result;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<Scenario> scenarios() {
+  std::vector<Scenario> list;
+  list.push_back({.name = "healthy_single_gpu",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {},
+                  .exit_code = 0,
+                  .extra = [](const nlohmann::json& r) {
+                    ASSERT_EQ(r["snapshot"]["gpus"].size(), 1u);
+                    EXPECT_EQ(r["snapshot"]["gpus"][0]["cuda_ordinal"], 0);
+                    EXPECT_EQ(r["snapshot"]["kernel_module"]["version"], "580.95.05");
+                  }});
+  list.push_back({.name = "eight_healthy_gpus",
+                  .fake = "gpu.count=8\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 8); },
+                  .codes = {},
+                  .exit_code = 0,
+                  .extra = [](const nlohmann::json& r) { EXPECT_EQ(r["snapshot"]["gpus"].size(), 8u); }});
+  list.push_back({.name = "no_driver_at_all",
+                  .root = [](FixtureTree& t) { t.dir("/proc"); },
+                  .fake_libraries = false,
+                  .codes = {"driver.missing"},
+                  .exit_code = 1});
+  list.push_back({.name = "libraries_without_kernel_module",
+                  .fake = "nvml.init_rc=9\ncuda.init_rc=100\n",
+                  .root =
+                      [](FixtureTree& t) {
+                        // The GPU is on the bus but no driver is bound (DKMS not rebuilt).
+                        const std::string dev = "/sys/bus/pci/devices/" + fake_bdf(0);
+                        t.file(dev + "/vendor", "0x10de\n").file(dev + "/class", "0x030200\n");
+                        t.file(dev + "/device", "0x2330\n");
+                      },
+                  .codes = {"driver.module_not_loaded", "driver.gpu_unbound", "nvml.driver_not_loaded",
+                            "cuda.no_device"},
+                  .exit_code = 1});
+  list.push_back({.name = "nvml_version_mismatch_after_upgrade",
+                  .fake = "nvml.init_rc=18\ncuda.init_rc=803\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1, "535.129.03"); },
+                  .codes = {"driver.version_mismatch", "cuda.system_driver_mismatch"},
+                  .exit_code = 1});
+  list.push_back({.name = "cuinit_999",
+                  .fake = "cuda.init_rc=999\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"cuda.unknown_error"},
+                  .exit_code = 1});
+  list.push_back({.name = "toolkit_stub_libcuda_on_path",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .lib_subdir = "stubs",
+                  .codes = {"cuda.stub_library"},
+                  .exit_code = 1});
+  list.push_back({.name = "cuda_visible_devices_hides_all",
+                  .root = [](FixtureTree& t) { healthy_root(t, 2); },
+                  .env = {{"CUDA_VISIBLE_DEVICES", "-1"}},
+                  .codes = {"env.visible_devices_hides_all", "cuda.no_device"},
+                  .exit_code = 1});
+  list.push_back({.name = "cuda_visible_devices_names_none",
+                  .fake = "gpu.count=2\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 2); },
+                  .env = {{"CUDA_VISIBLE_DEVICES", "4"}},
+                  .codes = {"env.visible_devices_no_match", "cuda.no_device"},
+                  .exit_code = 1});
+  list.push_back({.name = "uncorrected_ecc_errors",
+                  .fake = "gpu.0.ecc_uncorrected_volatile=3\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"gpu.ecc_uncorrected"},
+                  .exit_code = 1});
+  list.push_back({.name = "row_remap_pending",
+                  .fake = "gpu.count=8\ngpu.5.remapped_pending=1\ngpu.5.remapped_unc=1\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 8); },
+                  .codes = {"gpu.row_remap_pending"},
+                  .exit_code = 0,
+                  .extra = [](const nlohmann::json& r) {
+                    bool found = false;
+                    for (const auto& result : r["results"]) {
+                      for (const auto& f : result["findings"]) {
+                        if (f["code"] == "gpu.row_remap_pending") {
+                          EXPECT_EQ(f["gpu_index"], 5);
+                          found = true;
+                        }
+                      }
+                    }
+                    EXPECT_TRUE(found);
+                  }});
+  list.push_back({.name = "pcie_x4_of_x16",
+                  .fake = "gpu.0.pcie_width=4\ngpu.0.pcie_gen=1\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"gpu.pcie_width_degraded"},
+                  .exit_code = 0});
+  list.push_back({.name = "device_node_missing",
+                  .root =
+                      [](FixtureTree& t) {
+                        healthy_root(t, 1);
+                        t.remove("/dev/nvidia-uvm");
+                      },
+                  .codes = {"env.device_node_missing"},
+                  .exit_code = 1});
+  list.push_back({.name = "mig_enabled_without_instances",
+                  .fake = "gpu.0.mig_mode=1\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"gpu.mig_no_instance"},
+                  .exit_code = 1});
+  list.push_back({.name = "cuinit_crashes",
+                  .fake = "cuda.init_crash=1\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"probe.crashed"},
+                  .exit_code = 1,
+                  .extra = [](const nlohmann::json& r) {
+                    const nlohmann::json* result = result_of(r, "cuda.init");
+                    ASSERT_NE(result, nullptr);
+                    EXPECT_EQ((*result)["status"], "error");
+                    EXPECT_NE((*result)["findings"][0]["message"].get<std::string>().find("SIGABRT"),
+                              std::string::npos);
+                  }});
+  list.push_back({.name = "nvml_hangs",
+                  .fake = "nvml.init_hang=1\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .args = {"--probe-timeout", "1"},
+                  .codes = {"probe.timed_out"},
+                  .exit_code = 1,
+                  .extra = [](const nlohmann::json& r) {
+                    EXPECT_EQ(r["snapshot"]["nvml"]["failure"]["kind"], "timeout");
+                  }});
+  return list;
+}
+
+INSTANTIATE_TEST_SUITE_P(EndToEnd, ScenarioTest, ::testing::ValuesIn(scenarios()),
+                         [](const ::testing::TestParamInfo<Scenario>& info) { return info.param.name; });
+
+} // namespace
+} // namespace gpucheck::testing

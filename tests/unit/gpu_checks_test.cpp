@@ -1,0 +1,292 @@
+// The active GPU checks without a GPU: they skip with reasons, and every way their child can
+// fail (no driver, crash, hang, garbage, a wrong result) becomes the right finding.
+#include "checks/gpu_checks.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/runner.hpp"
+
+namespace gpucheck::checks {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool has_driver() {
+  for (const char* path : {"/dev/nvidiactl", "/dev/nvidia0"}) {
+    if (std::filesystem::exists(path)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+SystemSnapshot snapshot_with_init(int result, std::string name) {
+  SystemSnapshot snapshot;
+  snapshot.cuda.library.loaded = true;
+  snapshot.cuda.init_result = result;
+  snapshot.cuda.init_result_name = std::move(name);
+  return snapshot;
+}
+
+std::vector<CheckDef> all_gpu_checks() {
+  return {gpu_compute_check(), gpu_bandwidth_check(), gpu_cudnn_check(), gpu_streams_check()};
+}
+
+TEST(GpuChecks, AreActiveAndNamedUnderGpu) {
+  for (const CheckDef& check : all_gpu_checks()) {
+    EXPECT_EQ(check.info.kind, CheckKind::active) << check.info.id;
+    EXPECT_TRUE(check.info.id.starts_with("gpu.")) << check.info.id;
+  }
+}
+
+TEST(GpuChecks, SkipWithTheInitFailureWhenCuInitFailed) {
+  const SystemSnapshot snapshot = snapshot_with_init(100, "CUDA_ERROR_NO_DEVICE");
+  const CheckContext context{snapshot, CheckOptions{}};
+  for (const CheckDef& check : all_gpu_checks()) {
+    const std::vector<CheckResult> results = check.run(context);
+    ASSERT_EQ(results.size(), 1U) << check.info.id;
+    EXPECT_EQ(results[0].status, Status::skip);
+    EXPECT_EQ(results[0].summary, "cuInit failed (CUDA_ERROR_NO_DEVICE): see the cuda findings");
+  }
+}
+
+TEST(GpuChecks, SkipWhenNoDeviceIsVisible) {
+  const SystemSnapshot snapshot = snapshot_with_init(0, "CUDA_SUCCESS");
+  const GpuTargets targets = gpu_targets(snapshot, 5s);
+  EXPECT_TRUE(targets.gpus.empty());
+  EXPECT_EQ(targets.skip_reason, "no CUDA device is visible");
+}
+
+TEST(GpuChecks, SkipWhenTheDriverProbeFailed) {
+  SystemSnapshot snapshot;
+  snapshot.cuda.failure = ChildFailure{"signal", 6, "SIGABRT", 0, 0.0, "killed by SIGABRT", ""};
+  const GpuTargets targets = gpu_targets(snapshot, 5s);
+  EXPECT_TRUE(targets.gpus.empty());
+  EXPECT_EQ(targets.skip_reason, "the CUDA driver probe failed (killed by SIGABRT)");
+}
+
+TEST(GpuChecks, WithoutDriverFactsAskTheDriverInAChild) {
+  if (has_driver()) {
+    GTEST_SKIP() << "this machine has an NVIDIA driver; the no-driver path cannot be seen here";
+  }
+  const SystemSnapshot snapshot; // no CUDA probe ran at all
+  const GpuTargets targets = gpu_targets(snapshot, 10s);
+  EXPECT_TRUE(targets.gpus.empty());
+  EXPECT_TRUE(targets.skip_reason.starts_with("no CUDA driver: libcuda.so.1"))
+      << targets.skip_reason;
+}
+
+TEST(GpuChecks, TargetsTakeNvmlIndexLinkAndOtherProcesses) {
+  SystemSnapshot snapshot = snapshot_with_init(0, "CUDA_SUCCESS");
+  CudaDevice device;
+  device.ordinal = 0;
+  device.name = "NVIDIA H200";
+  device.pci_bus_id = "0000:3B:00.0";
+  snapshot.cuda.devices = {device};
+  GpuInfo gpu;
+  gpu.index = 3;
+  gpu.cuda_ordinal = 0;
+  gpu.pcie_gen_max = 5;
+  gpu.pcie_width_max = 16;
+  gpu.processes = {GpuProcess{4242, 1 << 30, "python3"}};
+  snapshot.gpus = {gpu};
+  const GpuTargets targets = gpu_targets(snapshot, 5s);
+  ASSERT_EQ(targets.gpus.size(), 1U);
+  EXPECT_EQ(targets.gpus[0].gpu_index, 3);
+  EXPECT_EQ(targets.gpus[0].pcie_gen, 5);
+  EXPECT_EQ(targets.gpus[0].other_processes, std::vector<std::string>{"4242 (python3)"});
+}
+
+SystemSnapshot one_device_snapshot() {
+  SystemSnapshot snapshot = snapshot_with_init(0, "CUDA_SUCCESS");
+  CudaDevice device;
+  device.ordinal = 0;
+  device.name = "Test GPU";
+  snapshot.cuda.devices = {device};
+  return snapshot;
+}
+
+Judgement never_judge(const GpuTarget&, const nlohmann::json&) {
+  ADD_FAILURE() << "the judge must not see a failed child";
+  return {};
+}
+
+constexpr CheckInfo k_test_info{"gpu.test", "test check", "", CheckKind::active};
+
+TEST(GpuChecks, CrashingChildIsAFailWithTheSignalAndItsOutput) {
+  const SystemSnapshot snapshot = one_device_snapshot();
+  const CheckContext context{snapshot, CheckOptions{}};
+  const auto results = run_per_gpu(k_test_info, context, "test-crash", false, &never_judge);
+  ASSERT_EQ(results.size(), 1U);
+  EXPECT_EQ(results[0].status, Status::fail);
+  ASSERT_EQ(results[0].findings.size(), 1U);
+  EXPECT_EQ(results[0].findings[0].code, "gpu.child_failed");
+  EXPECT_NE(results[0].findings[0].message.find("SIGABRT"), std::string::npos)
+      << results[0].findings[0].message;
+  EXPECT_NE(results[0].findings[0].message.find("about to abort"), std::string::npos);
+}
+
+TEST(GpuChecks, HangingChildIsKilledAtTheCheckTimeout) {
+  const SystemSnapshot snapshot = one_device_snapshot();
+  CheckOptions options;
+  options.timeout = 300ms;
+  const CheckContext context{snapshot, options};
+  const auto start = std::chrono::steady_clock::now();
+  const auto results = run_per_gpu(k_test_info, context, "test-hang", true, &never_judge);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  ASSERT_EQ(results.size(), 1U);
+  EXPECT_EQ(results[0].status, Status::fail);
+  EXPECT_EQ(results[0].findings[0].code, "gpu.child_failed");
+  EXPECT_NE(results[0].findings[0].message.find("no result within 0.3 s"), std::string::npos)
+      << results[0].findings[0].message;
+}
+
+TEST(GpuChecks, GarbageAndEarlyExitAreFailures) {
+  const SystemSnapshot snapshot = one_device_snapshot();
+  const CheckContext context{snapshot, CheckOptions{}};
+  for (const char* mode : {"test-garbage", "test-exit"}) {
+    const auto results = run_per_gpu(k_test_info, context, mode, false, &never_judge);
+    ASSERT_EQ(results.size(), 1U);
+    EXPECT_EQ(results[0].status, Status::fail) << mode;
+    EXPECT_EQ(results[0].findings[0].code, "gpu.child_failed") << mode;
+  }
+}
+
+TEST(GpuChecks, ChecksReportTheMissingDriverAsAContextFailure) {
+  if (has_driver()) {
+    GTEST_SKIP() << "this machine has an NVIDIA driver";
+  }
+  // The snapshot claims a device, but libcuda cannot load here: each child says so.
+  const SystemSnapshot snapshot = one_device_snapshot();
+  const CheckContext context{snapshot, CheckOptions{}};
+  for (const CheckDef& check : all_gpu_checks()) {
+    const auto results = check.run(context);
+    ASSERT_EQ(results.size(), 1U) << check.info.id;
+    EXPECT_EQ(results[0].status, Status::fail) << check.info.id;
+    ASSERT_FALSE(results[0].findings.empty()) << check.info.id;
+    EXPECT_EQ(results[0].findings[0].code, "gpu.child_failed") << check.info.id;
+    EXPECT_NE(results[0].findings[0].message.find("driver: cannot load libcuda.so.1"),
+              std::string::npos)
+        << results[0].findings[0].message;
+  }
+}
+
+GpuTarget test_target() {
+  GpuTarget gpu;
+  gpu.gpu_index = 2;
+  gpu.name = "Test GPU";
+  return gpu;
+}
+
+TEST(GpuChecks, VerificationMismatchesBecomeTheirFindings) {
+  const nlohmann::json payload = {
+      {"verify",
+       {{{"kind", "copy"},
+         {"what", "pinned host->device"},
+         {"checked", 16},
+         {"mismatches", 1},
+         {"first_index", 7},
+         {"got", "0x1"},
+         {"want", "0x2"}},
+        {{"kind", "compute"}, {"what", "ok one"}, {"checked", 5}, {"mismatches", 0}},
+        {{"kind", "cudnn_conv"}, {"what", "conv"}, {"checked", 9}, {"mismatches", 3}},
+        {{"kind", "graph"}, {"what", "graph"}, {"checked", 9}, {"mismatches", 1}},
+        {{"kind", "cudnn_activation"}, {"what", "relu"}, {"checked", 9}, {"mismatches", 2}}}}};
+  const std::vector<Finding> findings = common_findings("t", test_target(), payload);
+  ASSERT_EQ(findings.size(), 4U);
+  EXPECT_EQ(findings[0].code, "gpu.copy_corrupt");
+  EXPECT_EQ(findings[0].message,
+            "GPU 2: pinned host->device: 1 of 16 words wrong, first at word 7: got 0x1, "
+            "expected 0x2");
+  EXPECT_EQ(findings[0].gpu_index, 2);
+  EXPECT_EQ(findings[1].code, "cudnn.conv_mismatch");
+  EXPECT_EQ(findings[2].code, "gpu.graph_mismatch");
+  EXPECT_EQ(findings[3].code, "cudnn.activation_mismatch");
+  EXPECT_FALSE(all_verified(payload));
+  EXPECT_TRUE(all_verified(nlohmann::json{{"verify", {{{"mismatches", 0}}}}}));
+  EXPECT_FALSE(all_verified(nlohmann::json::object()));
+}
+
+TEST(GpuChecks, FailedCallsNameTheCallAndStage) {
+  const nlohmann::json payload = {{"failure",
+                                   {{"stage", "device-local copies"},
+                                    {"call", "cuMemcpyDtoDAsync"},
+                                    {"code", 700},
+                                    {"name", "CUDA_ERROR_ILLEGAL_ADDRESS"},
+                                    {"text", "an illegal memory access was encountered"}}}};
+  const auto findings = common_findings("t", test_target(), payload);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].code, "gpu.cuda_call_failed");
+  EXPECT_EQ(findings[0].message,
+            "GPU 2: cuMemcpyDtoDAsync failed during device-local copies: "
+            "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)");
+  const nlohmann::json context_failure = {
+      {"failure", {{"stage", "context"}, {"call", "cuDevicePrimaryCtxRetain"}, {"message", "m"}}}};
+  EXPECT_EQ(common_findings("t", test_target(), context_failure)[0].code, "gpu.context_failed");
+}
+
+nlohmann::json module_failure(int code, std::string name) {
+  return {{"device", {{"cc", "9.0"}}},
+          {"module",
+           {{"loaded", false},
+            {"code", code},
+            {"name", std::move(name)},
+            {"text", "t"},
+            {"call", "cuModuleLoadDataEx"},
+            {"toolkit", "13.0"},
+            {"error_log", "ptxas fatal"},
+            {"image", {"compute_75", "sm_90"}}}}};
+}
+
+TEST(GpuChecks, KernelLoadFailuresCarryTheLogAndTheExactRemedy) {
+  auto ptx =
+      kernel_load_finding(test_target(), module_failure(222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"));
+  ASSERT_TRUE(ptx);
+  EXPECT_EQ(ptx->code, "gpu.kernel_load_failed");
+  EXPECT_EQ(
+      ptx->message,
+      "GPU 2 (Test GPU, sm_90): cuModuleLoadDataEx returned "
+      "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (t); image: compute_75 sm_90; JIT log: ptxas fatal");
+  EXPECT_NE(ptx->remedy.find("supports CUDA 13.0 (r580 or newer"), std::string::npos)
+      << ptx->remedy;
+  auto jit =
+      kernel_load_finding(test_target(), module_failure(221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND"));
+  ASSERT_TRUE(jit);
+  EXPECT_NE(jit->remedy.find("NVIDIA_DRIVER_CAPABILITIES"), std::string::npos);
+  auto none =
+      kernel_load_finding(test_target(), module_failure(209, "CUDA_ERROR_NO_BINARY_FOR_GPU"));
+  EXPECT_NE(none->remedy.find("no code for sm_90"), std::string::npos);
+  auto not_built = kernel_load_finding(test_target(), module_failure(-2, "no kernels built"));
+  EXPECT_EQ(not_built->code, "gpu.kernels_not_built");
+  EXPECT_FALSE(kernel_load_finding(test_target(), nlohmann::json{{"module", {{"loaded", true}}}}));
+}
+
+TEST(GpuChecks, MetricsAreLabelledUnderContention) {
+  const nlohmann::json payload = {
+      {"metrics", {{{"name", "h2d_gbps"}, {"value", 50.5}, {"unit", "GB/s"}, {"note", "pinned"}}}}};
+  const auto quiet = payload_metrics(payload, false);
+  ASSERT_EQ(quiet.size(), 1U);
+  EXPECT_EQ(quiet[0], (Metric{"h2d_gbps", 50.5, "GB/s", "pinned"}));
+  EXPECT_EQ(payload_metrics(payload, true)[0].note, "pinned; measured under contention");
+}
+
+TEST(GpuChecks, QuickRunsSkipThemInTheRunner) {
+  const SystemSnapshot snapshot = one_device_snapshot();
+  CheckOptions options;
+  options.quick = true;
+  const CheckContext context{snapshot, options};
+  const std::vector<CheckDef> checks = all_gpu_checks();
+  const auto results = run_checks(checks, context, Selection{});
+  ASSERT_EQ(results.size(), checks.size());
+  for (const CheckResult& result : results) {
+    EXPECT_EQ(result.status, Status::skip);
+    EXPECT_EQ(result.summary, "--quick: no GPU work");
+  }
+}
+
+} // namespace
+} // namespace gpucheck::checks

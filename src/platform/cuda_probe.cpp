@@ -1,9 +1,8 @@
 // Child side of the driver API probe: load libcuda.so.1, ask its version, cuInit, list devices.
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <array>
-
-#include <fmt/format.h>
 
 #include "gpucheck/model/json.hpp"
 #include "platform/cuda_api.hpp"

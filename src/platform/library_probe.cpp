@@ -1,8 +1,7 @@
 // Child side of the library probe: dlopen one family's library by its bare names and ask it
 // which version it is.
-#include <nlohmann/json.hpp>
-
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "gpucheck/model/json.hpp"
 #include "platform/dynlib.hpp"

@@ -1,12 +1,11 @@
 // Child side of the NVML probe: load libnvidia-ml.so.1, initialise, and read every GPU.
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstring>
 #include <fstream>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "gpucheck/model/json.hpp"
 #include "platform/nvml_api.hpp"

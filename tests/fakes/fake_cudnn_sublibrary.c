@@ -1,14 +1,19 @@
-/* Fake cuDNN 9 sub-library (ops, cnn, adv, engines, heuristic). Built once per name with
- * FAKE_CUDNN_SUBLIBRARY=<name> and, for those with one, FAKE_CUDNN_CHECK=<its VersionCheck>.
- * Linked against libcudnn_graph.so.9 (DT_NEEDED) like the real ones. Its version check returns
- * cudnn.<name>_check_rc when set, else 1002 (SUBLIBRARY_VERSION_MISMATCH) when
- * cudnn.<name>_version differs from the graph library's version, else 0. */
+/* Fake cuDNN sub-library (9: ops, cnn, adv, engines, heuristic; 8: ops_train, cnn_*, adv_*).
+ * Built once per name with FAKE_CUDNN_SUBLIBRARY=<name> and, for those with one,
+ * FAKE_CUDNN_CHECK=<its VersionCheck>. Linked against the core library (graph in 9, ops_infer in
+ * 8; DT_NEEDED) like the real ones. Its version check returns cudnn.<name>_check_rc when set,
+ * else a version mismatch (9: 1002 SUBLIBRARY_VERSION_MISMATCH, 8: 14 VERSION_MISMATCH) when
+ * cudnn.<name>_version differs from the core library's version, else 0. */
 #include <stdio.h>
 
 #include "fake_scenario.h"
 
 #define FAKE_STR2(x) #x
 #define FAKE_STR(x) FAKE_STR2(x)
+
+#ifndef FAKE_CUDNN_MAJOR
+#define FAKE_CUDNN_MAJOR 9
+#endif
 
 long long fake_cudnn_graph_version(void);
 
@@ -23,7 +28,7 @@ int fake_cudnn_sublibrary_check(void) {
   }
   snprintf(key, sizeof key, "cudnn.%s_version", name);
   const long long graph = fake_cudnn_graph_version();
-  return fake_get_int(key, graph) == graph ? 0 : 1002;
+  return fake_get_int(key, graph) == graph ? 0 : (FAKE_CUDNN_MAJOR >= 9 ? 1002 : 14);
 }
 
 #ifdef FAKE_CUDNN_CHECK

@@ -39,10 +39,11 @@ const CudnnSublibrary* sublibrary(const CudnnDetails& details, const std::string
   return nullptr;
 }
 
-/// The fake cuDNN files copied into `dir`, less `without`.
-void copy_fake_cudnn(const fs::path& dir, const std::string& without) {
-  for (const fs::directory_entry& entry :
-       fs::directory_iterator(gpucheck::testing::fake_lib_dir())) {
+/// The fake cuDNN files of `from` (a directory of the fakes) copied into `dir`, less those whose
+/// name starts with `without`.
+void copy_fake_cudnn(const fs::path& dir, const std::string& without,
+                     const std::string& from = gpucheck::testing::fake_lib_dir()) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(from)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("libcudnn", 0) != 0 || name.rfind(without, 0) == 0) {
       continue;
@@ -130,6 +131,63 @@ TEST(CudnnProbe, NoCudnnAnywhere) {
   EXPECT_EQ(result.load.name, missing);
   EXPECT_FALSE(result.load.error.empty());
   EXPECT_TRUE(result.cudnn.sublibraries.empty());
+}
+
+TEST(CudnnProbe, Cudnn8SetUsesItsOwnLayoutAndEncoding) {
+  FakeMachine machine("cudnn.cnn_infer_version=8906\n");
+  const std::string shim = gpucheck::testing::fake_lib_path("cudnn8/libcudnn.so.8");
+  const CudnnResult result = probe(machine.request("cudnn", {shim}));
+  EXPECT_TRUE(result.load.loaded);
+  EXPECT_EQ(result.load.version, "8.9.7");
+  EXPECT_EQ(result.load.version_raw, 8907);
+  EXPECT_TRUE(result.load.missing_symbols.empty()); // cudnnGetMaxDeviceVersion is optional
+  EXPECT_EQ(result.cudnn.cudart_version, 12020);
+  EXPECT_FALSE(result.cudnn.max_device_version);
+  std::vector<std::string> names;
+  for (const CudnnSublibrary& sub : result.cudnn.sublibraries) {
+    names.push_back(sub.name);
+    EXPECT_TRUE(sub.loaded) << sub.name << ": " << sub.error;
+    // cuDNN 8 reports a mismatched sub-library as 14 (VERSION_MISMATCH).
+    EXPECT_EQ(sub.version_check, sub.name == "libcudnn_cnn_infer.so.8" ? 14 : 0) << sub.name;
+  }
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"libcudnn_ops_infer.so.8", "libcudnn_ops_train.so.8",
+                                      "libcudnn_cnn_infer.so.8", "libcudnn_cnn_train.so.8",
+                                      "libcudnn_adv_infer.so.8", "libcudnn_adv_train.so.8"}));
+}
+
+TEST(CudnnProbe, Cudnn8MissingSublibraryDoesNotAbort) {
+  // cuDNN 8 aborts as soon as a call reaches a sub-library it cannot load: the probe must not
+  // call that sub-library's version check.
+  FakeMachine machine("");
+  copy_fake_cudnn(machine.dir(), "libcudnn_cnn_train", gpucheck::testing::fake_lib_path("cudnn8"));
+  const ChildOutcome outcome =
+      run_child(machine.request("cudnn", {(machine.dir() / "libcudnn.so.8").string()}));
+  ASSERT_TRUE(outcome.ok()) << (outcome.failure ? outcome.failure->detail : "") << "\n"
+                            << outcome.stderr_tail;
+  const auto details = outcome.payload->at("cudnn").get<CudnnDetails>();
+  EXPECT_EQ(outcome.payload->at("load").at("version"), "8.9.7");
+  const CudnnSublibrary* cnn_train = sublibrary(details, "libcudnn_cnn_train.so.8");
+  ASSERT_NE(cnn_train, nullptr);
+  EXPECT_FALSE(cnn_train->loaded);
+  EXPECT_FALSE(cnn_train->version_check);
+  EXPECT_EQ(sublibrary(details, "libcudnn_cnn_infer.so.8")->version_check, 0);
+}
+
+TEST(CudnnProbe, Cudnn8MissingOpsInferStopsBeforeTheShim) {
+  FakeMachine machine("");
+  copy_fake_cudnn(machine.dir(), "libcudnn_ops_infer", gpucheck::testing::fake_lib_path("cudnn8"));
+  const ChildOutcome outcome =
+      run_child(machine.request("cudnn", {(machine.dir() / "libcudnn.so.8").string()}));
+  ASSERT_TRUE(outcome.ok()) << outcome.stderr_tail;
+  EXPECT_EQ(outcome.stderr_tail.find("Could not load library"), std::string::npos);
+  const auto load = outcome.payload->at("load").get<LibraryLoad>();
+  const auto details = outcome.payload->at("cudnn").get<CudnnDetails>();
+  EXPECT_TRUE(load.loaded);
+  EXPECT_EQ(load.version, "");
+  EXPECT_FALSE(details.cudart_version);
+  ASSERT_NE(sublibrary(details, "libcudnn_ops_infer.so.8"), nullptr);
+  EXPECT_FALSE(sublibrary(details, "libcudnn_ops_infer.so.8")->loaded);
 }
 
 TEST(CudnnProbe, RealCudnnByPath) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "gpucheck/model/json.hpp"
 #include "probes/collect.hpp"
 #include "probes/risky_env.hpp"
 #include "support/fixture_tree.hpp"
@@ -122,6 +124,8 @@ TEST(EnvironmentProbe, ToolkitInjectedDriverFilesAreListed) {
             (std::vector<std::string>{"/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04",
                                       "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.159.04",
                                       "/usr/bin/nvidia-smi", "/dev/nvidiactl"}));
+  const nlohmann::json json = info;
+  EXPECT_EQ(json.get<EnvironmentInfo>(), info);
 }
 
 TEST(EnvironmentProbe, WslFromKernelNameOrDxg) {

@@ -1,7 +1,9 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "gpucheck/model/json.hpp"
 #include "probes/collect.hpp"
 #include "support/fixture_tree.hpp"
 
@@ -157,6 +159,10 @@ TEST(KernelModuleProbe, ModuleFilesSecureBootLockdownAndBlacklists) {
   ASSERT_EQ(info.pci_devices.size(), 1U);
   EXPECT_EQ(info.pci_devices[0].runtime_status, "suspended");
   EXPECT_EQ(info.pci_devices[0].power_state, "D3cold");
+
+  // Every fact survives a snapshot round trip.
+  const nlohmann::json json = info;
+  EXPECT_EQ(json.get<KernelModuleInfo>(), info);
 }
 
 TEST(KernelModuleProbe, ModuleFilesOfTheRunningKernel) {

@@ -78,6 +78,36 @@ std::string etc_bind_mount_sources(const std::string& mountinfo) {
   return sources;
 }
 
+/// Whether a mount point is an NVIDIA driver file the container toolkit bind-mounts.
+bool is_nvidia_mount_point(std::string_view mount_point) {
+  const size_t slash = mount_point.rfind('/');
+  const std::string_view name =
+      slash == std::string_view::npos ? mount_point : mount_point.substr(slash + 1);
+  for (const char* prefix : {"libcuda.so", "libnvidia-", "libnvcuvid.so", "nvidia-smi",
+                             "nvidia-persistenced", "nvidia-cuda-mps"}) {
+    if (name.starts_with(prefix)) {
+      return true;
+    }
+  }
+  return mount_point.starts_with("/dev/nvidia") || mount_point.starts_with("/proc/driver/nvidia");
+}
+
+/// Mount points (field 5) of NVIDIA driver files in a mountinfo text, in order.
+std::vector<std::string> nvidia_mount_points(const std::string& mountinfo) {
+  std::vector<std::string> points;
+  std::istringstream lines(mountinfo);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, devices, mount_root, mount_point;
+    if ((fields >> id >> parent >> devices >> mount_root >> mount_point) &&
+        is_nvidia_mount_point(mount_point)) {
+      points.push_back(mount_point);
+    }
+  }
+  return points;
+}
+
 /// The kind named by systemd's $container / /run/systemd/container convention.
 std::string container_kind_from_name(const std::string& name) {
   const std::string n = lower(name);
@@ -119,6 +149,7 @@ ContainerInfo detect_container(const Sysroot& root, const Environment& env) {
   if (const std::optional<std::string> mounts = root.read("/proc/self/mountinfo")) {
     scan_markers(etc_bind_mount_sources(*mounts), k_mount_markers, "/proc/self/mountinfo", kinds,
                  info.evidence);
+    info.nvidia_mounts = nvidia_mount_points(*mounts);
   }
   // The orchestrator first (kubernetes runs on containerd or docker), then the runtimes.
   for (const char* kind : {"kubernetes", "podman", "docker", "containerd", "lxc", "other"}) {

@@ -87,6 +87,10 @@ std::vector<DeviceNode> probe_device_nodes(const Sysroot& root) {
   for (const std::string& name : minors) {
     nodes.push_back(probe_node(root, "/dev/" + name));
   }
+  // MIG capability nodes (/dev/nvidia-caps/nvidia-cap1, ...): root-only modes break MIG (F30).
+  for (const std::string& name : root.list("/dev/nvidia-caps")) {
+    nodes.push_back(probe_node(root, "/dev/nvidia-caps/" + name));
+  }
   DeviceNode modeset = probe_node(root, "/dev/nvidia-modeset");
   if (modeset.exists) {
     // Only graphics needs it; reported when present so permissions can be judged.

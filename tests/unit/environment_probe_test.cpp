@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "gpucheck/model/json.hpp"
 #include "probes/collect.hpp"
 #include "probes/risky_env.hpp"
 #include "support/fixture_tree.hpp"
@@ -93,6 +95,7 @@ TEST(EnvironmentProbe, PodmanAndLxcAndMountinfo) {
     EXPECT_EQ(info.container.kind, "docker");
     EXPECT_EQ(info.container.evidence,
               (std::vector<std::string>{"/proc/self/mountinfo mentions /docker/containers/"}));
+    EXPECT_TRUE(info.container.nvidia_mounts.empty());
   }
   {
     // A docker host: container mounts in its namespace are not under /etc.
@@ -102,6 +105,27 @@ TEST(EnvironmentProbe, PodmanAndLxcAndMountinfo) {
               "700 30 0:60 / /var/lib/docker/containers/4f2a/mounts/shm rw - tmpfs shm rw\n");
     EXPECT_EQ(probe_environment(Sysroot(tree.root()), Environment()).container.kind, "none");
   }
+}
+
+TEST(EnvironmentProbe, ToolkitInjectedDriverFilesAreListed) {
+  FixtureTree tree;
+  tree.file("/proc/self/mountinfo",
+            "600 500 0:50 / / rw - overlay overlay rw\n"
+            "611 600 259:1 /usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04 "
+            "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04 ro,nosuid - ext4 /dev/sda1 rw\n"
+            "612 600 259:1 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.159.04 "
+            "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.159.04 ro - ext4 /dev/sda1 rw\n"
+            "613 600 259:1 /usr/bin/nvidia-smi /usr/bin/nvidia-smi ro - ext4 /dev/sda1 rw\n"
+            "614 600 0:5 /nvidiactl /dev/nvidiactl rw - devtmpfs udev rw\n"
+            "615 600 0:60 / /usr/lib/x86_64-linux-gnu/libcudart.so.12 ro - tmpfs x rw\n"
+            "garbage\n");
+  const EnvironmentInfo info = probe_environment(Sysroot(tree.root()), Environment());
+  EXPECT_EQ(info.container.nvidia_mounts,
+            (std::vector<std::string>{"/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04",
+                                      "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.159.04",
+                                      "/usr/bin/nvidia-smi", "/dev/nvidiactl"}));
+  const nlohmann::json json = info;
+  EXPECT_EQ(json.get<EnvironmentInfo>(), info);
 }
 
 TEST(EnvironmentProbe, WslFromKernelNameOrDxg) {

@@ -1,7 +1,9 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "gpucheck/model/json.hpp"
 #include "probes/collect.hpp"
 #include "support/fixture_tree.hpp"
 
@@ -52,7 +54,8 @@ TEST(KernelModuleProbe, ReadsProcVersionModulesNodesAndPci) {
       .file("/dev/nvidia10", "", 0666)
       .file("/dev/nvidia2", "", 0600)
       .file("/dev/nvidia-modeset", "", 0666)
-      .file("/dev/nvidia-caps-imex", "", 0666);
+      .file("/dev/nvidia-caps-imex", "", 0666)
+      .file("/dev/nvidia-caps/nvidia-cap1", "", 0400);
   add_pci(tree, "0000:3b:00.0", "0x10de", "0x030200", "nvidia");
   add_pci(tree, "0000:3b:00.1", "0x10de", "0x040300", "snd_hda_intel"); // audio function
   add_pci(tree, "0000:00:02.0", "0x8086", "0x030000", "i915");          // iGPU
@@ -73,9 +76,9 @@ TEST(KernelModuleProbe, ReadsProcVersionModulesNodesAndPci) {
   for (const DeviceNode& node : info.device_nodes) {
     paths.push_back(node.path);
   }
-  EXPECT_EQ(paths,
-            (std::vector<std::string>{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
-                                      "/dev/nvidia2", "/dev/nvidia10", "/dev/nvidia-modeset"}));
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia2",
+                       "/dev/nvidia10", "/dev/nvidia-caps/nvidia-cap1", "/dev/nvidia-modeset"}));
   EXPECT_TRUE(info.device_nodes[0].exists);
   EXPECT_EQ(info.device_nodes[0].mode, 0666U);
   EXPECT_TRUE(info.device_nodes[0].readable);
@@ -83,6 +86,7 @@ TEST(KernelModuleProbe, ReadsProcVersionModulesNodesAndPci) {
   EXPECT_EQ(info.device_nodes[1].mode, 0660U);
   EXPECT_FALSE(info.device_nodes[2].exists);
   EXPECT_EQ(info.device_nodes[3].mode, 0600U);
+  EXPECT_EQ(info.device_nodes[5].mode, 0400U);
 
   ASSERT_EQ(info.pci_devices.size(), 2U);
   const PciDevice& gpu = info.pci_devices[0];
@@ -155,6 +159,10 @@ TEST(KernelModuleProbe, ModuleFilesSecureBootLockdownAndBlacklists) {
   ASSERT_EQ(info.pci_devices.size(), 1U);
   EXPECT_EQ(info.pci_devices[0].runtime_status, "suspended");
   EXPECT_EQ(info.pci_devices[0].power_state, "D3cold");
+
+  // Every fact survives a snapshot round trip.
+  const nlohmann::json json = info;
+  EXPECT_EQ(json.get<KernelModuleInfo>(), info);
 }
 
 TEST(KernelModuleProbe, ModuleFilesOfTheRunningKernel) {

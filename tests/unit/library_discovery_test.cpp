@@ -177,6 +177,19 @@ TEST(LibraryDiscovery, CondaAndUnreachableWheelAreNeitherSelectedNorShadowed) {
   EXPECT_EQ(cublas[0].version, "13.1.0.3");
 }
 
+TEST(LibraryDiscovery, BrokenLinksAndGarbageAreSkipped) {
+  FixtureTree tree;
+  tree.symlink("/usr/lib64/libcudnn.so.9", "libcudnn.so.9.1.0") // dangling
+      .symlink("/usr/lib64/libnccl.so.2", "libnccl.so.2")       // loop
+      .dir("/usr/lib64/libcublas.so.12")                        // a directory
+      .file("/etc/ld.so.cache.txt", "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib64/libcuda.so.1\n");
+  const auto families = discover_libraries(
+      Sysroot(tree.root()), Environment(Vars{{"LD_LIBRARY_PATH", ":::;"}, {"HOME", "relative"}}));
+  for (const LibraryFamily& f : families) {
+    EXPECT_TRUE(f.copies.empty()) << f.family;
+  }
+}
+
 TEST(LibraryDiscovery, RealMachineFindsTheToolkitsCudnnAndCudart) {
   // The build host: CUDA 13 and cuDNN 9.19 (installed from wheels) under /usr/local/cuda.
   const Sysroot root("/");

@@ -258,6 +258,9 @@ struct ContainerInfo {
   std::string kind =
       "none"; ///< "none", "docker", "podman", "kubernetes", "containerd", "lxc", "other"
   std::vector<std::string> evidence;
+  /// Mount points of NVIDIA driver files bind-mounted into this mount namespace (libcuda,
+  /// NVML, nvidia-smi, /dev/nvidia*): what the container toolkit injected (F11, F12).
+  std::vector<std::string> nvidia_mounts;
 
   bool operator==(const ContainerInfo&) const = default;
 };

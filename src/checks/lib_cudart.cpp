@@ -21,6 +21,10 @@ std::vector<CheckResult> run(const CheckContext& context) {
     return {
         probe_failure_result(k_info, "CUDA runtime probe (dlopen libcudart)", *cudart->failure)};
   }
+  if (!cudart->load.loaded && cudart->load.name.empty() && cudart->load.error.empty()) {
+    // A probe that tried to load the library records the name it asked for.
+    return {skip_result(k_info, "no load of the CUDA runtime was attempted")};
+  }
   if (!cudart->load.loaded) {
     const std::string why = cudart->load.error.empty()
                                 ? fmt::format("{}: not found", cudart->load.name)

@@ -62,6 +62,10 @@ std::vector<CheckResult> run(const CheckContext& context) {
   if (family->failure) {
     return {probe_crashed(*family)};
   }
+  if (!family->load.loaded && family->load.name.empty() && family->load.error.empty()) {
+    // A probe that tried to load the library records the name it asked for.
+    return {skip_result(k_info, "no load of cuDNN was attempted")};
+  }
   if (!family->load.loaded) {
     const std::string why = family->load.error.empty()
                                 ? fmt::format("{}: not found", family->load.name)

@@ -24,6 +24,10 @@ TEST(LibCudartCheck, Table) {
   const CheckCase cases[] = {
       {"loaded", nullptr, Status::pass, {}},
       {"not probed", [](SystemSnapshot& s) { drop_family(s, "cudart"); }, Status::skip, {}},
+      {"no load attempted",
+       [](SystemSnapshot& s) { family(s, "cudart").load = LibraryLoad{}; },
+       Status::skip,
+       {}},
       {"absent: info only",
        [](SystemSnapshot& s) { family(s, "cudart").load = not_loaded("libcudart.so.13"); },
        Status::pass,
@@ -40,6 +44,10 @@ TEST(LibCudnnCheck, Table) {
   const CheckCase cases[] = {
       {"loaded, all sub-libraries fine", nullptr, Status::pass, {}},
       {"not probed", [](SystemSnapshot& s) { drop_family(s, "cudnn"); }, Status::skip, {}},
+      {"no load attempted",
+       [](SystemSnapshot& s) { family(s, "cudnn").load = LibraryLoad{}; },
+       Status::skip,
+       {}},
       {"missing",
        [](SystemSnapshot& s) {
          family(s, "cudnn").load = not_loaded("libcudnn.so.9");

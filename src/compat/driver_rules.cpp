@@ -48,7 +48,7 @@ void judge_build(const Matrix& matrix, const MachineFacts& facts, const CudaBuil
 void note_unknown_driver(const Matrix& matrix, const MachineFacts& facts,
                          std::vector<Finding>& findings) {
   const int newest = newest_known_branch(matrix);
-  if (facts.driver && facts.driver->major() > newest) {
+  if (facts.driver && facts.driver->major_number() > newest) {
     findings.push_back(make_finding("compat.driver_unknown", std::nullopt, *facts.driver_text,
                                     matrix.matrix_version, newest));
   }

@@ -64,7 +64,7 @@ RuleOutcome forward_compat_rule(const SystemSnapshot& snapshot, const Matrix& ma
   }
   const ForwardCompat& fc = matrix.forward_compat;
   const std::string& libcuda = *facts.compat_libcuda;
-  const int branch = facts.driver->major();
+  const int branch = facts.driver->major_number();
   const std::optional<Version> cuda = package_cuda(matrix, facts);
   const std::string cuda_text = cuda ? cuda->str() : std::string("(unknown)");
   const size_t before = out.findings.size();

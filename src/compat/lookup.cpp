@@ -49,7 +49,7 @@ int newest_known_branch(const Matrix& matrix) {
   int newest = 0;
   for (const CudaRelease& r : matrix.cuda_releases) {
     if (!r.prerelease) {
-      newest = std::max(newest, r.linux_min_driver.value.major());
+      newest = std::max(newest, r.linux_min_driver.value.major_number());
     }
   }
   for (const DriverBranch& b : matrix.driver_branches) {
@@ -149,13 +149,13 @@ DriverVerdict judge_driver(const Matrix& matrix, const std::optional<Version>& d
     v.native_min_driver = ga->linux_min_driver.text;
     v.unconfirmed = ga->provenance.unverified();
   }
-  const MinorVersionCompat* mvc = mvc_for(matrix, want.major());
+  const MinorVersionCompat* mvc = mvc_for(matrix, want.major_number());
   if (mvc != nullptr) {
     v.mvc_min_driver = mvc->linux_min_driver.text;
   }
   v.driver_cuda = driver_cuda;
   if (!v.driver_cuda && driver) {
-    if (driver->major() > newest_known_branch(matrix)) {
+    if (driver->major_number() > newest_known_branch(matrix)) {
       // A driver newer than the data: backward compatibility covers every release it knows.
       if (want <= newest_known_cuda(matrix)) {
         v.fit = DriverFit::native;
@@ -171,8 +171,9 @@ DriverVerdict judge_driver(const Matrix& matrix, const std::optional<Version>& d
     return v;
   }
   if (mvc != nullptr) {
-    const bool meets_floor = driver ? *driver >= mvc->linux_min_driver.value
-                                    : (v.driver_cuda && v.driver_cuda->major() == want.major());
+    const bool meets_floor =
+        driver ? *driver >= mvc->linux_min_driver.value
+               : (v.driver_cuda && v.driver_cuda->major_number() == want.major_number());
     if (meets_floor) {
       v.fit = DriverFit::minor_version;
       v.unconfirmed = v.unconfirmed || mvc->provenance.unverified();
@@ -199,7 +200,7 @@ std::string unconfirmed_note(bool unconfirmed) {
 
 bool covered_by_sass(const std::vector<Version>& targets, const Version& cc) {
   return std::any_of(targets.begin(), targets.end(), [&](const Version& t) {
-    return t.major() == cc.major() && t.minor() <= cc.minor();
+    return t.major_number() == cc.major_number() && t.minor_number() <= cc.minor_number();
   });
 }
 

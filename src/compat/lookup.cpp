@@ -87,23 +87,34 @@ const CudaTargets* targets_for(const Matrix& matrix, const Version& cuda) {
 }
 
 namespace {
-/// Compiled name patterns, per matrix (a matrix lives for the whole run).
+/// Compiled name patterns, per matrix (a matrix lives for the whole run). The pattern texts are
+/// kept with them, so a matrix that reuses a freed one's address is never served stale regexes.
+struct CompiledPatterns {
+  std::vector<std::string> texts;
+  std::vector<std::regex> regexes;
+};
+
 const std::vector<std::regex>& compiled_patterns(const Matrix& matrix) {
   static std::mutex k_mutex;
-  static std::map<const Matrix*, std::vector<std::regex>> k_cache;
+  static std::map<const Matrix*, CompiledPatterns> k_cache;
   const std::lock_guard<std::mutex> lock(k_mutex);
-  std::vector<std::regex>& patterns = k_cache[&matrix];
-  if (patterns.size() != matrix.gpus.size()) {
-    patterns.clear();
+  CompiledPatterns& cached = k_cache[&matrix];
+  const bool same =
+      cached.texts.size() == matrix.gpus.size() &&
+      std::equal(cached.texts.begin(), cached.texts.end(), matrix.gpus.begin(),
+                 [](const std::string& t, const GpuProduct& g) { return t == g.pattern; });
+  if (!same) {
+    cached = {};
     for (const GpuProduct& gpu : matrix.gpus) {
+      cached.texts.push_back(gpu.pattern);
       try {
-        patterns.emplace_back(gpu.pattern, std::regex::ECMAScript | std::regex::icase);
+        cached.regexes.emplace_back(gpu.pattern, std::regex::ECMAScript | std::regex::icase);
       } catch (const std::regex_error&) {
-        patterns.emplace_back("(?!)", std::regex::ECMAScript); // never matches
+        cached.regexes.emplace_back("(?!)", std::regex::ECMAScript); // never matches
       }
     }
   }
-  return patterns;
+  return cached.regexes;
 }
 
 std::string lower(std::string_view text) {

@@ -294,6 +294,9 @@ CudaTargets read_targets(const Node& n) {
 GpuProduct read_gpu(const Node& n) {
   GpuProduct g;
   g.pattern = n.at("pattern").str();
+  if (g.pattern.empty()) {
+    n.at("pattern").fail("empty name pattern");
+  }
   g.product = n.at("product").str();
   g.arch = n.at("arch").str();
   g.cc = n.at("cc").cc();

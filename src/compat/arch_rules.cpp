@@ -15,7 +15,7 @@ namespace gpucheck::compat {
 namespace {
 
 std::string gpu_text(const MachineGpu& gpu) {
-  return fmt::format("GPU {} ({})", gpu.index, gpu.name.empty() ? "unnamed" : gpu.name);
+  return fmt::format("GPU {}: {}", gpu.index, gpu.name.empty() ? "unnamed" : gpu.name);
 }
 
 std::string arch_of(const Matrix& matrix, const MachineGpu& gpu) {

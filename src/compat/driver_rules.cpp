@@ -97,9 +97,8 @@ RuleOutcome driver_cudnn_rule(const SystemSnapshot& snapshot, const Matrix& matr
   std::vector<CudaBuild> builds;
   for (const InstalledCudnn& cudnn : facts.cudnn) {
     if (cudnn.built_for) {
-      builds.push_back({fmt::format("cuDNN {} ({}), built for CUDA {}", cudnn.version, cudnn.path,
-                                    cudnn.built_for->str()),
-                        *cudnn.built_for});
+      // The message adds "(CUDA x.y)": the CUDA this cuDNN was built for.
+      builds.push_back({fmt::format("cuDNN {} ({})", cudnn.version, cudnn.path), *cudnn.built_for});
     }
   }
   return judge_builds(matrix, facts, builds, "cuDNN builds");

@@ -70,7 +70,7 @@ RuleOutcome forward_compat_rule(const SystemSnapshot& snapshot, const Matrix& ma
   const size_t before = out.findings.size();
 
   for (const MachineGpu& gpu : facts.gpus) {
-    const std::string gpu_name = fmt::format("GPU {} ({})", gpu.index, gpu.name);
+    const std::string gpu_name = fmt::format("GPU {}: {}", gpu.index, gpu.name);
     const std::string gpu_class = gpu.product != nullptr ? gpu.product->gpu_class : "unknown";
     if (contains(fc.supported_gpu_classes, gpu_class)) {
       continue;

@@ -33,7 +33,8 @@ Expected<compat::MachineQuery> matrix_query(const MatrixOptions& options,
   compat::MachineQuery query;
   if (options.driver) {
     const std::optional<compat::Version> driver = compat::Version::parse(*options.driver);
-    if (!driver || driver->major() < 100 || driver->major() > 999 || driver->parts().size() > 3) {
+    if (!driver || driver->major_number() < 100 || driver->major_number() > 999 ||
+        driver->parts().size() > 3) {
       return make_error(fmt::format(
           "--driver '{}' is not an NVIDIA driver version (e.g. 535.104.05)", *options.driver));
     }
@@ -47,7 +48,7 @@ Expected<compat::MachineQuery> matrix_query(const MatrixOptions& options,
   const std::vector<std::string> gpus = split_commas(options.gpus);
   for (const std::string& gpu : gpus) {
     if (const std::optional<compat::Version> cc = compat::parse_cc(gpu);
-        cc && cc->major() >= 1 && cc->major() <= 20) {
+        cc && cc->major_number() >= 1 && cc->major_number() <= 20) {
       query.gpu_ccs.push_back(*cc);
       query.gpu_names.emplace_back();
     } else if (const compat::GpuProduct* product = compat::gpu_by_name(matrix, gpu)) {

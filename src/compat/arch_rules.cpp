@@ -15,7 +15,7 @@ namespace gpucheck::compat {
 namespace {
 
 std::string gpu_text(const MachineGpu& gpu) {
-  return fmt::format("GPU {} ({})", gpu.index, gpu.name.empty() ? "unnamed" : gpu.name);
+  return fmt::format("GPU {}: {}", gpu.index, gpu.name.empty() ? "unnamed" : gpu.name);
 }
 
 std::string arch_of(const Matrix& matrix, const MachineGpu& gpu) {
@@ -65,7 +65,7 @@ void judge_arch_against_build(const Matrix& matrix, const MachineGpu& gpu, const
   if (covered_by_sass(targets->sm, cc)) {
     const bool deprecated =
         std::any_of(targets->deprecated.begin(), targets->deprecated.end(), [&](const Version& d) {
-          return d.major() == cc.major() && d.minor() <= cc.minor();
+          return d.major_number() == cc.major_number() && d.minor_number() <= cc.minor_number();
         });
     if (deprecated) {
       const ComputeCapability* info = cc_info(matrix, cc);
@@ -83,7 +83,7 @@ void judge_arch_against_build(const Matrix& matrix, const MachineGpu& gpu, const
     const ComputeCapability* info = cc_info(matrix, cc);
     const std::string last = info != nullptr && info->last_cuda_major
                                  ? std::to_string(*info->last_cuda_major)
-                                 : std::to_string(build.cuda.major() - 1);
+                                 : std::to_string(build.cuda.major_number() - 1);
     findings.push_back(make_finding("compat.gpu_arch_removed", gpu.index, build.what, gpu_text(gpu),
                                     sm_name(cc), arch, last, unconfirmed_note(unverified)));
     return;
@@ -107,7 +107,7 @@ bool cudnn_supports(const CudnnRelease& r, const Version& cc) {
   if (r.cc_min && cc < *r.cc_min) {
     return false;
   }
-  return !r.cc_max || cc.major() <= r.cc_max->major();
+  return !r.cc_max || cc.major_number() <= r.cc_max->major_number();
 }
 
 /// The newest cuDNN in the data that supports a compute capability, as text.
@@ -175,7 +175,7 @@ RuleOutcome gpu_driver_rule(const SystemSnapshot& snapshot, const Matrix& matrix
   for (const MachineGpu* gpu : gpus) {
     const ComputeCapability* info = cc_info(matrix, *gpu->cc);
     if (info != nullptr && info->last_driver_branch &&
-        facts.driver->major() > *info->last_driver_branch) {
+        facts.driver->major_number() > *info->last_driver_branch) {
       out.findings.push_back(make_finding("compat.gpu_dropped_by_driver", gpu->index,
                                           gpu_text(*gpu), sm_name(*gpu->cc), info->arch,
                                           *facts.driver_text, *info->last_driver_branch,
@@ -184,8 +184,8 @@ RuleOutcome gpu_driver_rule(const SystemSnapshot& snapshot, const Matrix& matrix
       ++ok;
     }
   }
-  out.summary = fmt::format("driver branch R{} supports {} of {} GPUs", facts.driver->major(), ok,
-                            facts.gpus.size());
+  out.summary = fmt::format("driver branch R{} supports {} of {} GPUs",
+                            facts.driver->major_number(), ok, facts.gpus.size());
   return out;
 }
 
@@ -247,10 +247,10 @@ RuleOutcome gpu_cudnn_rule(const SystemSnapshot& snapshot, const Matrix& matrix)
       }
       const Version& cc = *gpu->cc;
       const bool too_old = cc_min && cc < *cc_min;
-      const bool too_new = cc_max && cc.major() > cc_max->major();
+      const bool too_new = cc_max && cc.major_number() > cc_max->major_number();
       const std::string min_text = cc_min ? cc_min->str() : "?";
       const std::string max_text = cc_max ? cc_max->str() : "the newest";
-      if (too_old || (too_new && cudnn.value->major() < 9)) {
+      if (too_old || (too_new && cudnn.value->major_number() < 9)) {
         out.findings.push_back(make_finding(
             "compat.cudnn_arch_unsupported", gpu->index, cudnn.version, gpu_text(*gpu), sm_name(cc),
             min_text, max_text, unconfirmed_note(false), newest_cudnn_for(matrix, cc)));

@@ -48,7 +48,7 @@ void judge_build(const Matrix& matrix, const MachineFacts& facts, const CudaBuil
 void note_unknown_driver(const Matrix& matrix, const MachineFacts& facts,
                          std::vector<Finding>& findings) {
   const int newest = newest_known_branch(matrix);
-  if (facts.driver && facts.driver->major() > newest) {
+  if (facts.driver && facts.driver->major_number() > newest) {
     findings.push_back(make_finding("compat.driver_unknown", std::nullopt, *facts.driver_text,
                                     matrix.matrix_version, newest));
   }
@@ -97,9 +97,8 @@ RuleOutcome driver_cudnn_rule(const SystemSnapshot& snapshot, const Matrix& matr
   std::vector<CudaBuild> builds;
   for (const InstalledCudnn& cudnn : facts.cudnn) {
     if (cudnn.built_for) {
-      builds.push_back({fmt::format("cuDNN {} ({}), built for CUDA {}", cudnn.version, cudnn.path,
-                                    cudnn.built_for->str()),
-                        *cudnn.built_for});
+      // The message adds "(CUDA x.y)": the CUDA this cuDNN was built for.
+      builds.push_back({fmt::format("cuDNN {} ({})", cudnn.version, cudnn.path), *cudnn.built_for});
     }
   }
   return judge_builds(matrix, facts, builds, "cuDNN builds");

@@ -64,13 +64,13 @@ RuleOutcome forward_compat_rule(const SystemSnapshot& snapshot, const Matrix& ma
   }
   const ForwardCompat& fc = matrix.forward_compat;
   const std::string& libcuda = *facts.compat_libcuda;
-  const int branch = facts.driver->major();
+  const int branch = facts.driver->major_number();
   const std::optional<Version> cuda = package_cuda(matrix, facts);
   const std::string cuda_text = cuda ? cuda->str() : std::string("(unknown)");
   const size_t before = out.findings.size();
 
   for (const MachineGpu& gpu : facts.gpus) {
-    const std::string gpu_name = fmt::format("GPU {} ({})", gpu.index, gpu.name);
+    const std::string gpu_name = fmt::format("GPU {}: {}", gpu.index, gpu.name);
     const std::string gpu_class = gpu.product != nullptr ? gpu.product->gpu_class : "unknown";
     if (contains(fc.supported_gpu_classes, gpu_class)) {
       continue;

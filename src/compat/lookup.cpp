@@ -49,7 +49,7 @@ int newest_known_branch(const Matrix& matrix) {
   int newest = 0;
   for (const CudaRelease& r : matrix.cuda_releases) {
     if (!r.prerelease) {
-      newest = std::max(newest, r.linux_min_driver.value.major());
+      newest = std::max(newest, r.linux_min_driver.value.major_number());
     }
   }
   for (const DriverBranch& b : matrix.driver_branches) {
@@ -87,23 +87,34 @@ const CudaTargets* targets_for(const Matrix& matrix, const Version& cuda) {
 }
 
 namespace {
-/// Compiled name patterns, per matrix (a matrix lives for the whole run).
+/// Compiled name patterns, per matrix (a matrix lives for the whole run). The pattern texts are
+/// kept with them, so a matrix that reuses a freed one's address is never served stale regexes.
+struct CompiledPatterns {
+  std::vector<std::string> texts;
+  std::vector<std::regex> regexes;
+};
+
 const std::vector<std::regex>& compiled_patterns(const Matrix& matrix) {
   static std::mutex k_mutex;
-  static std::map<const Matrix*, std::vector<std::regex>> k_cache;
+  static std::map<const Matrix*, CompiledPatterns> k_cache;
   const std::lock_guard<std::mutex> lock(k_mutex);
-  std::vector<std::regex>& patterns = k_cache[&matrix];
-  if (patterns.size() != matrix.gpus.size()) {
-    patterns.clear();
+  CompiledPatterns& cached = k_cache[&matrix];
+  const bool same =
+      cached.texts.size() == matrix.gpus.size() &&
+      std::equal(cached.texts.begin(), cached.texts.end(), matrix.gpus.begin(),
+                 [](const std::string& t, const GpuProduct& g) { return t == g.pattern; });
+  if (!same) {
+    cached = {};
     for (const GpuProduct& gpu : matrix.gpus) {
+      cached.texts.push_back(gpu.pattern);
       try {
-        patterns.emplace_back(gpu.pattern, std::regex::ECMAScript | std::regex::icase);
+        cached.regexes.emplace_back(gpu.pattern, std::regex::ECMAScript | std::regex::icase);
       } catch (const std::regex_error&) {
-        patterns.emplace_back("(?!)", std::regex::ECMAScript); // never matches
+        cached.regexes.emplace_back("(?!)", std::regex::ECMAScript); // never matches
       }
     }
   }
-  return patterns;
+  return cached.regexes;
 }
 
 std::string lower(std::string_view text) {
@@ -149,13 +160,13 @@ DriverVerdict judge_driver(const Matrix& matrix, const std::optional<Version>& d
     v.native_min_driver = ga->linux_min_driver.text;
     v.unconfirmed = ga->provenance.unverified();
   }
-  const MinorVersionCompat* mvc = mvc_for(matrix, want.major());
+  const MinorVersionCompat* mvc = mvc_for(matrix, want.major_number());
   if (mvc != nullptr) {
     v.mvc_min_driver = mvc->linux_min_driver.text;
   }
   v.driver_cuda = driver_cuda;
   if (!v.driver_cuda && driver) {
-    if (driver->major() > newest_known_branch(matrix)) {
+    if (driver->major_number() > newest_known_branch(matrix)) {
       // A driver newer than the data: backward compatibility covers every release it knows.
       if (want <= newest_known_cuda(matrix)) {
         v.fit = DriverFit::native;
@@ -171,8 +182,9 @@ DriverVerdict judge_driver(const Matrix& matrix, const std::optional<Version>& d
     return v;
   }
   if (mvc != nullptr) {
-    const bool meets_floor = driver ? *driver >= mvc->linux_min_driver.value
-                                    : (v.driver_cuda && v.driver_cuda->major() == want.major());
+    const bool meets_floor =
+        driver ? *driver >= mvc->linux_min_driver.value
+               : (v.driver_cuda && v.driver_cuda->major_number() == want.major_number());
     if (meets_floor) {
       v.fit = DriverFit::minor_version;
       v.unconfirmed = v.unconfirmed || mvc->provenance.unverified();
@@ -199,7 +211,7 @@ std::string unconfirmed_note(bool unconfirmed) {
 
 bool covered_by_sass(const std::vector<Version>& targets, const Version& cc) {
   return std::any_of(targets.begin(), targets.end(), [&](const Version& t) {
-    return t.major() == cc.major() && t.minor() <= cc.minor();
+    return t.major_number() == cc.major_number() && t.minor_number() <= cc.minor_number();
   });
 }
 

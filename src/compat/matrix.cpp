@@ -100,7 +100,7 @@ public:
     if (!v || text.find('.') == std::string::npos) {
       fail(fmt::format("'{}' is not a compute capability like \"8.6\"", text));
     }
-    if (v->major() < 1 || v->major() > 20) {
+    if (v->major_number() < 1 || v->major_number() > 20) {
       fail(fmt::format("compute capability '{}' is impossible", text));
     }
     return *v;
@@ -108,14 +108,14 @@ public:
   [[nodiscard]] DriverVersion driver() const {
     const std::string text = str();
     const Version v = version();
-    if (v.major() < 100 || v.major() > 999 || v.parts().size() > 3) {
+    if (v.major_number() < 100 || v.major_number() > 999 || v.parts().size() > 3) {
       fail(fmt::format("'{}' is not an NVIDIA driver version (NNN[.NN[.NN]])", text));
     }
     return {text, v};
   }
   [[nodiscard]] Version cuda() const {
     const Version v = version();
-    if (v.parts().size() != 2 || v.major() < 1 || v.major() > 99) {
+    if (v.parts().size() != 2 || v.major_number() < 1 || v.major_number() > 99) {
       fail(fmt::format("'{}' is not a CUDA version like \"13.0\"", str()));
     }
     return v;
@@ -204,7 +204,7 @@ MinorVersionCompat read_mvc(const Node& n) {
   m.below_branch = n.optional("below_branch", [](const Node& x) { return x.integer(); });
   m.linux_min_driver = n.at("linux_min_driver").driver();
   m.windows_min_driver = n.optional("windows_min_driver", [](const Node& x) { return x.driver(); });
-  if (m.linux_min_driver.value.major() != m.min_branch) {
+  if (m.linux_min_driver.value.major_number() != m.min_branch) {
     n.at("linux_min_driver").fail("the minimum driver is not on min_branch");
   }
   if (m.below_branch && *m.below_branch <= m.min_branch) {
@@ -260,7 +260,7 @@ ComputeCapability read_cc(const Node& n) {
   c.last_cuda_major = n.optional("last_cuda_major", [](const Node& x) { return x.integer(); });
   c.last_driver_branch =
       n.optional("last_driver_branch", [](const Node& x) { return x.integer(); });
-  if (c.last_cuda_major && *c.last_cuda_major < c.first_cuda.major()) {
+  if (c.last_cuda_major && *c.last_cuda_major < c.first_cuda.major_number()) {
     n.at("last_cuda_major").fail("the last CUDA major is before the first CUDA");
   }
   c.provenance = read_provenance(n);
@@ -294,6 +294,9 @@ CudaTargets read_targets(const Node& n) {
 GpuProduct read_gpu(const Node& n) {
   GpuProduct g;
   g.pattern = n.at("pattern").str();
+  if (g.pattern.empty()) {
+    n.at("pattern").fail("empty name pattern");
+  }
   g.product = n.at("product").str();
   g.arch = n.at("arch").str();
   g.cc = n.at("cc").cc();
@@ -356,7 +359,7 @@ PytorchWheel read_pytorch(const Node& n) {
   w.version = n.at("version").version();
   w.wheel = n.at("wheel").str();
   w.cuda = n.at("cuda").cuda();
-  if (w.wheel != fmt::format("cu{}{}", w.cuda.major(), w.cuda.minor())) {
+  if (w.wheel != fmt::format("cu{}{}", w.cuda.major_number(), w.cuda.minor_number())) {
     n.at("wheel").fail(fmt::format("'{}' does not match CUDA {}", w.wheel, w.cuda.str()));
   }
   w.cudnn = n.at("cudnn").str();
@@ -422,7 +425,7 @@ void check_consistency(const Matrix& m, const Node& root) {
   for (const MinorVersionCompat& mvc : m.minor_version_compatibility) {
     const bool known =
         std::any_of(m.cuda_releases.begin(), m.cuda_releases.end(),
-                    [&](const CudaRelease& r) { return r.version.major() == mvc.major; });
+                    [&](const CudaRelease& r) { return r.version.major_number() == mvc.major; });
     if (!known) {
       root.at("minor_version_compatibility")
           .fail(fmt::format("CUDA {} has no release in cuda_releases", mvc.major));

@@ -100,7 +100,7 @@ std::optional<Version> parse_cc(std::string_view text) {
 }
 
 std::string sm_name(const Version& cc) {
-  return fmt::format("sm_{}{}", cc.major(), cc.minor());
+  return fmt::format("sm_{}{}", cc.major_number(), cc.minor_number());
 }
 
 } // namespace gpucheck::compat

@@ -24,8 +24,9 @@ public:
   static std::optional<Version> parse(std::string_view text);
 
   [[nodiscard]] const std::vector<int>& parts() const { return m_parts; }
-  [[nodiscard]] int major() const { return m_parts.empty() ? 0 : m_parts[0]; }
-  [[nodiscard]] int minor() const { return m_parts.size() > 1 ? m_parts[1] : 0; }
+  /// Named so that glibc's major()/minor() macros (sys/sysmacros.h) cannot clash.
+  [[nodiscard]] int major_number() const { return m_parts.empty() ? 0 : m_parts[0]; }
+  [[nodiscard]] int minor_number() const { return m_parts.size() > 1 ? m_parts[1] : 0; }
   [[nodiscard]] bool empty() const { return m_parts.empty(); }
   /// The first `count` components ("13.0.88" -> "13.0" for count 2).
   [[nodiscard]] Version truncated(size_t count) const;

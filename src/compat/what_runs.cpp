@@ -125,7 +125,7 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
                                     : fmt::format("{} ({})", sm_name(q.gpu_ccs[i]), name));
   }
   const int newest_branch = newest_known_branch(matrix);
-  out.driver_unknown_to_matrix = q.driver && q.driver->major() > newest_branch;
+  out.driver_unknown_to_matrix = q.driver && q.driver->major_number() > newest_branch;
   std::optional<Version> driver_cuda = q.driver_cuda;
   if (!driver_cuda && q.driver && !out.driver_unknown_to_matrix) {
     if (const CudaRelease* r = newest_release_for_driver(matrix, *q.driver)) {
@@ -140,10 +140,11 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
   }
   if (driver_cuda) {
     out.newest_cuda = driver_cuda->str();
-    if (const MinorVersionCompat* mvc = mvc_for(matrix, driver_cuda->major())) {
+    if (const MinorVersionCompat* mvc = mvc_for(matrix, driver_cuda->major_number())) {
       Version newest_in_major;
       for (const CudaRelease& r : matrix.cuda_releases) {
-        if (!r.prerelease && r.version.major() == mvc->major && newest_in_major < r.version) {
+        if (!r.prerelease && r.version.major_number() == mvc->major &&
+            newest_in_major < r.version) {
           newest_in_major = r.version;
         }
       }
@@ -245,7 +246,8 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
       const std::optional<Version> cc_min = b.cc_min ? b.cc_min : r.cc_min;
       const std::optional<Version> cc_max = b.cc_max ? b.cc_max : r.cc_max;
       const bool gpus_ok = std::all_of(q.gpu_ccs.begin(), q.gpu_ccs.end(), [&](const Version& cc) {
-        return (!cc_min || cc >= *cc_min) && (!cc_max || cc.major() <= cc_max->major());
+        return (!cc_min || cc >= *cc_min) &&
+               (!cc_max || cc.major_number() <= cc_max->major_number());
       });
       if (driver_ok && gpus_ok) {
         builds.push_back(fmt::format("CUDA {}", range_text(b.cuda_from, b.cuda_to)));

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <sstream>
 
 #include "compat/lookup.hpp"
@@ -295,6 +296,27 @@ TEST(SchemaValidator, ReportsTypeEnumRequiredAndPattern) {
   const auto missing = validate_schema(nlohmann::json::object(), schema);
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_EQ(missing[0].message, "missing required member 'a'");
+}
+
+} // namespace
+} // namespace gpucheck::compat
+
+namespace gpucheck::compat {
+namespace {
+
+TEST(CompatMatrix, EveryGpuPatternCompiles) {
+  for (const GpuProduct& gpu : embedded_matrix().gpus) {
+    EXPECT_NO_THROW(std::regex(gpu.pattern, std::regex::ECMAScript | std::regex::icase))
+        << gpu.pattern;
+  }
+}
+
+TEST(CompatMatrix, NameLookupFollowsTheMatrixItIsGiven) {
+  Matrix edited = embedded_matrix();
+  EXPECT_EQ(gpu_by_name(edited, "NVIDIA H200")->cc.str(), "9.0");
+  edited.gpus.front().pattern = "H200";
+  edited.gpus.front().cc = Version({12, 0});
+  EXPECT_EQ(gpu_by_name(edited, "NVIDIA H200")->cc.str(), "12.0");
 }
 
 } // namespace

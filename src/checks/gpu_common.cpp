@@ -194,8 +194,13 @@ namespace {
 std::string load_remedy(int code, const nlohmann::json& module, int cc_major, int cc_minor) {
   const std::string toolkit = module.value("toolkit", "");
   switch (code) {
-  case 222:
   case 200:
+    return fmt::format("the driver could not read the image: a driver older than CUDA {0} (which "
+                       "built gpucheck) cannot, so install one that supports CUDA {0} (r580 or "
+                       "newer for 13.x); if the driver is current, the gpucheck binary is damaged: "
+                       "reinstall it",
+                       toolkit);
+  case 222:
     return fmt::format("the driver is older than CUDA {0}, which built gpucheck: install a driver "
                        "that supports CUDA {0} (r580 or newer for 13.x), or use a gpucheck "
                        "built with the CUDA toolkit that matches this driver",

@@ -4,6 +4,8 @@ verification of its outputs, and a fault planted in each check's child is caught
 
 GPUCHECK_PLANT_FAULT=<what> makes the child corrupt one output element on purpose (after the
 GPU wrote it, before it is verified); the check must then fail with the named finding.
+GPUCHECK_PLANT_FAULT=kernel-load hands the driver a broken kernel image: gpu.compute must report
+gpu.kernel_load_failed and gpu.bandwidth must still pass without kernels.
 Exit 0: all good; 1: a failure (printed); 77: skipped (no GPU here), with the reason.
 """
 import argparse
@@ -64,6 +66,22 @@ def main():
         else:
             failures.append(f"planted {fault} fault NOT caught by {check}: "
                             f"{[(r['status'], r['summary']) for r in planted]}")
+    # Kernels that do not load: gpu.compute fails with the loader's finding, and the copy check,
+    # which needs no kernel of ours, still passes (ungated copies, verified on the host).
+    compute = run(args.gpucheck, "gpu.compute", "kernel-load")
+    if compute and all(r["status"] == "fail" and any(f["code"] == "gpu.kernel_load_failed"
+                                                      for f in r.get("findings", []))
+                       for r in compute):
+        print(f"ok   broken kernel image reported: {compute[0]['findings'][0]['message']}")
+    else:
+        failures.append(f"broken kernel image not reported: {compute}")
+    bandwidth = run(args.gpucheck, "gpu.bandwidth", "kernel-load")
+    if bandwidth and all(r["status"] == "pass" for r in bandwidth) and all(
+            "ungated" in m["note"] for r in bandwidth for m in r.get("metrics", [])
+            if m["name"] == "h2d_gbps"):
+        print(f"ok   copies still measured without kernels: {bandwidth[0]['summary']}")
+    else:
+        failures.append(f"copies without kernels: {[(r['status'], r['summary']) for r in bandwidth]}")
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0

@@ -260,6 +260,8 @@ TEST(GpuChecks, KernelLoadFailuresCarryTheLogAndTheExactRemedy) {
   auto none =
       kernel_load_finding(test_target(), module_failure(209, "CUDA_ERROR_NO_BINARY_FOR_GPU"));
   EXPECT_NE(none->remedy.find("no code for sm_90"), std::string::npos);
+  auto image = kernel_load_finding(test_target(), module_failure(200, "CUDA_ERROR_INVALID_IMAGE"));
+  EXPECT_NE(image->remedy.find("binary is damaged"), std::string::npos) << image->remedy;
   auto not_built = kernel_load_finding(test_target(), module_failure(-2, "no kernels built"));
   EXPECT_EQ(not_built->code, "gpu.kernels_not_built");
   EXPECT_FALSE(kernel_load_finding(test_target(), nlohmann::json{{"module", {{"loaded", true}}}}));

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "platform/gpu/cudnn_api.hpp"
@@ -31,6 +32,7 @@ constexpr int k_sampled_outputs = 512;
 constexpr double k_sample_target_ms = 5.0;
 constexpr int k_max_calls = 50;
 constexpr int k_timing_samples = 3;
+constexpr uint64_t k_max_fill_threads = 8;
 
 class CudnnError : public std::runtime_error {
 public:
@@ -212,6 +214,24 @@ const char* algo_name(int algo) {
   return algo >= 0 && algo < 8 ? k_names[algo] : "UNKNOWN";
 }
 
+/// Run body(lo, hi) over [0, n) split across up to 8 threads (a few on small hosts).
+void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body) {
+  const uint64_t threads =
+      std::clamp<uint64_t>(std::thread::hardware_concurrency(), 1, k_max_fill_threads);
+  if (threads == 1 || n < (1U << 16)) {
+    body(0, n);
+    return;
+  }
+  std::vector<std::thread> workers;
+  const uint64_t step = (n + threads - 1) / threads;
+  for (uint64_t lo = 0; lo < n; lo += step) {
+    workers.emplace_back(body, lo, std::min(n, lo + step));
+  }
+  for (std::thread& worker : workers) {
+    worker.join();
+  }
+}
+
 template <typename T, typename Destroy> class Descriptor {
 public:
   Descriptor(T handle, Destroy destroy) : m_handle(handle), m_destroy(destroy) {}
@@ -275,9 +295,12 @@ public:
     const uint64_t per_chunk = k_chunk_bytes / size;
     for (uint64_t first = 0; first < elements; first += per_chunk) {
       const uint64_t count = std::min(per_chunk, elements - first);
-      for (uint64_t i = 0; i < count; ++i) {
-        store(chunk.data() + i * size, input_value(first + i, seed, p, scale), p);
-      }
+      // Inputs are a pure function of the offset: fill the chunk on several host threads.
+      parallel_for(count, [&](uint64_t lo, uint64_t hi) {
+        for (uint64_t i = lo; i < hi; ++i) {
+          store(chunk.data() + i * size, input_value(first + i, seed, p, scale), p);
+        }
+      });
       GPUCHECK_CU(m_cuda, cuMemcpyHtoD, dst.get() + first * size, chunk.data(),
                   static_cast<size_t>(count * size));
     }
@@ -711,7 +734,7 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
     for (const ConvCase& cc : cases(full, session.cc_major())) {
       runner.convolution(cc);
     }
-    runner.activations(full ? 64 * k_mib : 32 * k_mib);
+    runner.activations(full ? 64 * k_mib : 16 * k_mib);
   } catch (const CudnnError& e) {
     out["cudnn_failure"] = {{"call", e.call},
                             {"status", e.status},

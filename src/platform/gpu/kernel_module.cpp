@@ -56,12 +56,21 @@ KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api())
       error_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(k_log_bytes - 1)), // NOLINT
       info_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(k_log_bytes - 1)),  // NOLINT
       reinterpret_cast<void*>(static_cast<uintptr_t>(0))};                                // NOLINT
+  // GPUCHECK_PLANT_FAULT=kernel-load: hand the driver an image with a broken header, so the
+  // GPU tests see a real load failure and that the checks needing no kernel still run.
+  std::vector<std::byte> broken;
+  const void* data = image.data();
+  if (fault_planted("kernel-load")) {
+    broken.assign(image.begin(), image.end());
+    broken[0] = std::byte{0};
+    data = broken.data();
+  }
   const auto start = std::chrono::steady_clock::now();
-  const CUresult result = m_api->cuModuleLoadDataEx == nullptr
-                              ? CUDA_ERROR_NOT_FOUND
-                              : m_api->cuModuleLoadDataEx(&m_module, image.data(),
-                                                          static_cast<unsigned>(options.size()),
-                                                          options.data(), values.data());
+  const CUresult result =
+      m_api->cuModuleLoadDataEx == nullptr
+          ? CUDA_ERROR_NOT_FOUND
+          : m_api->cuModuleLoadDataEx(&m_module, data, static_cast<unsigned>(options.size()),
+                                      options.data(), values.data());
   m_report["load_ms"] =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   m_report["call"] = "cuModuleLoadDataEx";

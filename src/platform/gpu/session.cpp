@@ -43,6 +43,9 @@ constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
 } // namespace
 
 void set_stage(std::string stage) {
+  timeline().push_back(nlohmann::json::array(
+      {stage,
+       std::chrono::duration<double, std::milli>(TimelineClock::now() - child_start()).count()}));
   stage_storage() = std::move(stage);
 }
 const std::string& current_stage() {

@@ -27,8 +27,8 @@ constexpr FindingSpec k_table[] = {
     {"cudnn.heuristic_slow", Severity::info, "cuDNN heuristic picks a slow algorithm",
      "The algorithm cuDNN's heuristic chooses is much slower than the best one found by timing "
      "every algorithm, as frameworks do in benchmark mode.",
-     "{1} on GPU {0}: the heuristic picks {2} ({3:.3f} ms), timing all algorithms finds {4} "
-     "({5:.3f} ms), {6:.1f}x faster",
+     "{1} on GPU {0}: the heuristic picks {2} ({3} ms), timing all algorithms finds {4} "
+     "({5} ms), {6}x faster",
      "let the framework time the algorithms: torch.backends.cudnn.benchmark = True "
      "(TensorFlow does this by default)"},
     {"cudnn.nondeterministic", Severity::fail, "cuDNN deterministic algorithm is not repeatable",
@@ -40,14 +40,14 @@ constexpr FindingSpec k_table[] = {
      "Copies between host and GPU run well below what the negotiated PCIe link can carry. "
      "Usual causes: a link trained at a lower generation or width (slot, riser, BIOS setting, "
      "power saving), or memory on the far NUMA node.",
-     "{1} on GPU {0}: {2:.1f} GB/s is {3:.0f}% of what {4} carries ({5:.1f} GB/s); the floor is "
-     "{6:.0f}%",
+     "{1} on GPU {0}: {2} GB/s is {3}% of what {4} carries ({5} GB/s); the floor is "
+     "{6}%",
      "compare LnkSta with LnkCap in `lspci -vv -s {7}`; seat the card in a full x16 slot, set the "
      "slot to Auto/Gen{8} in the BIOS, and check risers and retimers"},
     {"gpu.bandwidth_outlier", Severity::warn, "one GPU copies slower than its siblings",
      "Among GPUs of one model, this one moves host<->device data clearly slower than the median.",
-     "GPU {0} ({1}): host->device {2:.1f} GB/s is {3:.0f}% of the median of {4} GPUs of this "
-     "model ({5:.1f} GB/s)",
+     "GPU {0} ({1}): host->device {2} GB/s is {3}% of the median of {4} GPUs of this "
+     "model ({5} GB/s)",
      "check this GPU's PCIe link (lspci -vv -s {6}) and its NUMA placement against the others"},
     {"gpu.child_failed", Severity::fail, "GPU check process failed",
      "The isolated process that ran this check's GPU work crashed, hung past its deadline or "
@@ -66,7 +66,9 @@ constexpr FindingSpec k_table[] = {
      "Other processes were using this GPU while gpucheck measured, so its figures are lower "
      "than the GPU can do. gpucheck stays within min(1 GiB, 10% of free memory) and disturbs "
      "nothing of theirs.",
-     "GPU {0} is used by {1} other process(es) ({2}): figures were measured under contention", ""},
+     "GPU {0} is used by {1} other process(es) ({2}): figures were measured under contention",
+     "nothing is wrong; for figures without contention run gpucheck again when the GPU is idle "
+     "(nvidia-smi shows its processes)"},
     {"gpu.context_failed", Severity::fail, "cannot use the GPU",
      "The CUDA driver could not be opened, initialised or create a context on this GPU.",
      "GPU {0}: {1} failed during {2}: {3}",

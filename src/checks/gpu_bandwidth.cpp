@@ -56,8 +56,10 @@ Judgement judge(const GpuTarget& gpu, const nlohmann::json& payload) {
     if (is_bandwidth_low(worst, *rate)) {
       Finding finding = make_finding(
           "gpu.bandwidth_low", gpu.gpu_index, gpu.gpu_index,
-          slower_is_h2d ? "host->device (pinned)" : "device->host (pinned)", worst,
-          100.0 * worst / rate->gbps, rate->label, rate->gbps, 100.0 * k_low_bandwidth_fraction,
+          slower_is_h2d ? "host->device (pinned)" : "device->host (pinned)",
+          fmt::format("{:.1f}", worst), fmt::format("{:.0f}", 100.0 * worst / rate->gbps),
+          rate->label, fmt::format("{:.1f}", rate->gbps),
+          fmt::format("{:.0f}", 100.0 * k_low_bandwidth_fraction),
           gpu.pci_bus_id.empty() ? std::string("<bus id>") : gpu.pci_bus_id, rate->generation);
       if (!gpu.other_processes.empty()) {
         finding.severity = Severity::info; // labelled, not failed, when the GPU is shared
@@ -102,8 +104,9 @@ std::vector<CheckResult> run(const CheckContext& context) {
       if (auto ratio = outlier_ratio(h2d_of(results[i]), values)) {
         const GpuTarget& gpu = targets.gpus[i];
         results[i].findings.push_back(make_finding(
-            "gpu.bandwidth_outlier", gpu.gpu_index, gpu.gpu_index, model, h2d_of(results[i]),
-            100.0 * *ratio, values.size(), h2d_of(results[i]) / *ratio, gpu.pci_bus_id));
+            "gpu.bandwidth_outlier", gpu.gpu_index, gpu.gpu_index, model,
+            fmt::format("{:.1f}", h2d_of(results[i])), fmt::format("{:.0f}", 100.0 * *ratio),
+            values.size(), fmt::format("{:.1f}", h2d_of(results[i]) / *ratio), gpu.pci_bus_id));
         results[i].status = worst_of(results[i].status, Status::warn);
       }
     }

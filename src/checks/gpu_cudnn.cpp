@@ -62,10 +62,10 @@ Judgement judge(const GpuTarget& gpu, const nlohmann::json& payload) {
     const double heuristic_ms = heuristic.value("ms", 0.0);
     const double found_ms = found.value("ms", 0.0);
     if (found_ms > 0.0 && heuristic_ms > k_heuristic_slow_factor * found_ms) {
-      judgement.findings.push_back(
-          make_finding("cudnn.heuristic_slow", index, index, conv.value("shape", ""),
-                       heuristic.value("algo", ""), heuristic_ms, found.value("algo", ""), found_ms,
-                       heuristic_ms / found_ms));
+      judgement.findings.push_back(make_finding(
+          "cudnn.heuristic_slow", index, index, conv.value("shape", ""),
+          heuristic.value("algo", ""), fmt::format("{:.3f}", heuristic_ms), found.value("algo", ""),
+          fmt::format("{:.3f}", found_ms), fmt::format("{:.1f}", heuristic_ms / found_ms)));
     }
   }
   if (payload.contains("determinism") && !payload["determinism"].value("equal", true)) {

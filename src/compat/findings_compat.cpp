@@ -155,12 +155,12 @@ std::span<const FindingSpec> findings_compat() {
        "branch; a libcuda newer than the kernel module is intended here.",
        "the forward-compatibility libcuda ({0}) runs CUDA {1} on the R{2} kernel driver, a "
        "supported pairing",
-       ""},
+       "nothing to do; keep the cuda-compat package matched to the CUDA {1} applications"},
       // {0} one-line answer
       {"compat.what_runs", Severity::info, "what this machine can run",
        "The newest CUDA, framework builds and cuDNN releases that fit this driver and every GPU "
        "present, from the bundled compatibility data (`gpucheck matrix` shows the details).",
-       "{0}", ""},
+       "{0}", "nothing to do; `gpucheck matrix` lists the builds and versions in detail"},
   };
   return k_specs;
 }

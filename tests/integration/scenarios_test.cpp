@@ -20,13 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 /// Bus id of fake GPU n (tests/fakes/README.md: XX = 0x18 + 0x10 n).
 std::string fake_bdf(int n) {
   char buffer[32];
@@ -280,7 +273,7 @@ std::vector<Scenario> scenarios() {
 }
 
 INSTANTIATE_TEST_SUITE_P(EndToEnd, ScenarioTest, ::testing::ValuesIn(scenarios()),
-                         [](const ::testing::TestParamInfo<Scenario>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<Scenario>& param) { return param.param.name; });
 
 } // namespace
 } // namespace gpucheck::testing

@@ -71,9 +71,10 @@ GPUCHECK_JSON(LibraryLoad, name, loaded, error, path, real_path, version, versio
               missing_symbols)
 GPUCHECK_JSON(DeviceNode, path, exists, readable, writable, mode)
 GPUCHECK_JSON(PciDevice, bdf, device_id, class_code, driver, current_link_speed, current_link_width,
-              max_link_speed, max_link_width, numa_node)
+              max_link_speed, max_link_width, numa_node, runtime_status, power_state)
 GPUCHECK_JSON(KernelModuleInfo, proc_version_present, version, flavor, version_text, nvidia_loaded,
-              uvm_loaded, nouveau_loaded, device_nodes, pci_devices)
+              uvm_loaded, nouveau_loaded, device_nodes, pci_devices, running_kernel, module_files,
+              other_kernels_with_module, secure_boot, lockdown, modprobe_blacklist)
 GPUCHECK_JSON(NvmlInfo, library, init_result, init_result_name, driver_version, cuda_driver_version,
               cuda_driver_version_kernel, nvml_version, device_count, failure)
 GPUCHECK_JSON(CudaDevice, ordinal, name, uuid, pci_bus_id, cc_major, cc_minor, sm_count,

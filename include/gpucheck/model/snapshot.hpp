@@ -62,6 +62,8 @@ struct PciDevice {
   std::optional<std::string> max_link_speed;
   std::optional<int> max_link_width;
   std::optional<int> numa_node;
+  std::optional<std::string> runtime_status; ///< power/runtime_status: "active", "suspended"
+  std::optional<std::string> power_state;    ///< power_state (newer kernels): "D0", "D3cold"
 
   bool operator==(const PciDevice&) const = default;
 };
@@ -76,6 +78,15 @@ struct KernelModuleInfo {
   bool nouveau_loaded = false;        ///< /sys/module/nouveau present
   std::vector<DeviceNode> device_nodes;
   std::vector<PciDevice> pci_devices;
+  std::string running_kernel; ///< /proc/sys/kernel/osrelease, the modules directory name
+  /// nvidia*.ko* files for the running kernel (/lib/modules/<running_kernel>/...).
+  std::vector<std::string> module_files;
+  /// Other kernel releases under /lib/modules that have an NVIDIA module (DKMS not rebuilt).
+  std::vector<std::string> other_kernels_with_module;
+  std::optional<bool> secure_boot; ///< SecureBoot EFI variable; nullopt when not EFI/unreadable
+  std::string lockdown;            ///< /sys/kernel/security/lockdown mode: "none", "integrity"
+  /// "file: line" for each modprobe.d line that blacklists or disables an NVIDIA module.
+  std::vector<std::string> modprobe_blacklist;
 
   bool operator==(const KernelModuleInfo&) const = default;
 };

@@ -233,6 +233,22 @@ private:
            fmt::format("modules: nvidia {}, nvidia_uvm {}, nouveau {}",
                        km.nvidia_loaded ? "loaded" : "absent", km.uvm_loaded ? "loaded" : "absent",
                        km.nouveau_loaded ? "loaded" : "absent"));
+      std::string boot = fmt::format("running kernel {}: {} NVIDIA module file(s)",
+                                     km.running_kernel.empty() ? "unknown" : km.running_kernel,
+                                     km.module_files.size());
+      if (km.secure_boot) {
+        boot += fmt::format(", Secure Boot {}", *km.secure_boot ? "on" : "off");
+      }
+      if (!km.lockdown.empty()) {
+        boot += fmt::format(", lockdown {}", km.lockdown);
+      }
+      fact("", boot);
+      for (const std::string& other : km.other_kernels_with_module) {
+        fact("", fmt::format("NVIDIA module also built for kernel {}", other));
+      }
+      for (const std::string& line : km.modprobe_blacklist) {
+        fact("", fmt::format("blacklisted in {}", line));
+      }
       for (const LibraryLoad* lib : {&nvml.library, &cuda.library}) {
         fact("", lib->loaded ? fmt::format("{}: {}", lib->name, path_of(*lib, true))
                              : fmt::format("{}: {}", lib->name, lib->error));
@@ -268,6 +284,11 @@ private:
       if (pci.max_link_speed && pci.max_link_width) {
         text += fmt::format(" (max {} x{})", *pci.max_link_speed, *pci.max_link_width);
       }
+    }
+    if (pci.runtime_status || pci.power_state) {
+      text += fmt::format(", power {}{}{}", pci.runtime_status.value_or(""),
+                          pci.runtime_status && pci.power_state ? " " : "",
+                          pci.power_state.value_or(""));
     }
     return text;
   }

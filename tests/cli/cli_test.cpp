@@ -206,7 +206,8 @@ TEST_P(Replay, RunsNoGpuWorkOnThisMachine) {
   }
   const RunResult r = run_gpucheck({"--from-snapshot", snapshot_file(GetParam()), "--json"});
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
-  for (const json& result : json::parse(r.out)["results"]) {
+  const json report = json::parse(r.out);
+  for (const json& result : report["results"]) {
     if (active.count(result["check_id"].get<std::string>()) != 0) {
       EXPECT_EQ(result["status"], "skip") << result.dump();
     }

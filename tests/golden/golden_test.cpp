@@ -63,6 +63,15 @@ void expect_golden(const std::string& file, const std::string& actual) {
 
 class Golden : public ::testing::TestWithParam<Scenario> {};
 
+} // namespace
+
+/// gtest prints a failing parameter with this: the scenario's name, not its bytes.
+void PrintTo(const Scenario& scenario, std::ostream* os) {
+  *os << scenario.name;
+}
+
+namespace {
+
 TEST_P(Golden, TextWithoutColour) {
   expect_golden(GetParam().name + ".txt",
                 render::render_text(GetParam().report, render::TextStyle{}));

@@ -53,6 +53,14 @@ Report every_field_set() {
                      {DeviceNode{"/dev/nvidiactl", true, true, true, 438u}},
                      {PciDevice{"0000:1b:00.0", "0x2335", "0x030200", "nvidia", "32.0 GT/s PCIe",
                                 16, "32.0 GT/s PCIe", 16, 0}}};
+  s.kernel_module.pci_devices[0].runtime_status = "active";
+  s.kernel_module.pci_devices[0].power_state = "D0";
+  s.kernel_module.running_kernel = "6.8.0";
+  s.kernel_module.module_files = {"/lib/modules/6.8.0/updates/dkms/nvidia.ko.zst"};
+  s.kernel_module.other_kernels_with_module = {"6.5.0"};
+  s.kernel_module.secure_boot = true;
+  s.kernel_module.lockdown = "integrity";
+  s.kernel_module.modprobe_blacklist = {"/etc/modprobe.d/x.conf: blacklist nvidia"};
   const LibraryLoad load{"libx.so.1",        true,  "", "/lib/libx.so.1",
                          "/lib/libx.so.1.2", "1.2", 12, {"xMissing"}};
   s.nvml = {load, 0, "SUCCESS", "580.159.04", 13000, 13000, "13.580.159.04", 1, failure()};

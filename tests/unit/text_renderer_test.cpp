@@ -247,6 +247,29 @@ TEST(TextRenderer, HeaderShowsCrashedProbesHiddenGpusAndWsl) {
   EXPECT_EQ(text.find("docker"), std::string::npos);
 }
 
+TEST(TextRenderer, VerboseShowsKernelModuleFacts) {
+  Report report = report_with({});
+  KernelModuleInfo& km = report.snapshot.kernel_module;
+  km.running_kernel = "6.8.0-90-generic";
+  km.module_files = {"/lib/modules/6.8.0-90-generic/updates/dkms/nvidia.ko.zst"};
+  km.other_kernels_with_module = {"6.8.0-85-generic"};
+  km.secure_boot = true;
+  km.lockdown = "integrity";
+  km.modprobe_blacklist = {"/etc/modprobe.d/nvidia.conf: blacklist nvidia"};
+  km.pci_devices[0].runtime_status = "suspended";
+  km.pci_devices[0].power_state = "D3cold";
+  TextStyle verbose;
+  verbose.verbose = true;
+  const std::string text = flattened(render_text(report, verbose));
+  for (const char* expected :
+       {"running kernel 6.8.0-90-generic: 1 NVIDIA module file(s), Secure Boot on, lockdown "
+        "integrity",
+        "NVIDIA module also built for kernel 6.8.0-85-generic",
+        "blacklisted in /etc/modprobe.d/nvidia.conf: blacklist nvidia", "power suspended D3cold"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
+  }
+}
+
 TEST(TextRenderer, ManyLibraryCopiesAreCutShortWithoutVerbose) {
   Report report = report_with({});
   LibraryFamily& cudnn = report.snapshot.libraries[1];

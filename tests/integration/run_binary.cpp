@@ -58,8 +58,9 @@ BinaryRun run_binary(const std::string& binary, const std::vector<std::string>& 
       killed = true;
       break;
     }
-    const int ready = ::poll(fds.data(), fds.size(),
-                             static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(left).count()));
+    const int ready = ::poll(
+        fds.data(), fds.size(),
+        static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(left).count()));
     if (ready < 0 && errno != EINTR) {
       break;
     }
@@ -85,7 +86,8 @@ BinaryRun run_binary(const std::string& binary, const std::vector<std::string>& 
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
-  run.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  run.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
   run.exit_code = (!killed && WIFEXITED(status)) ? WEXITSTATUS(status) : -1;
   return run;
 }

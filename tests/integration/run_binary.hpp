@@ -9,9 +9,9 @@
 namespace gpucheck::testing {
 
 struct BinaryRun {
-  int exit_code = -1;       ///< -1 when killed by a signal or the timeout
-  std::string out;          ///< stdout
-  std::string err;          ///< stderr
+  int exit_code = -1; ///< -1 when killed by a signal or the timeout
+  std::string out;    ///< stdout
+  std::string err;    ///< stderr
   std::chrono::milliseconds elapsed{0};
 };
 

@@ -56,15 +56,16 @@ void healthy_root(FixtureTree& tree, int gpus, const std::string& version = "580
 
 struct Scenario {
   std::string name;
-  std::string fake;                                    ///< FAKE_GPU_SCENARIO contents
-  std::function<void(FixtureTree&)> root;              ///< builds the system root
-  std::map<std::string, std::string> env;              ///< extra environment
-  std::vector<std::string> args;                       ///< extra arguments
-  bool fake_libraries = true;                          ///< fakes on LD_LIBRARY_PATH
-  std::string lib_subdir;                              ///< e.g. "stubs": put this first
-  std::set<std::string> codes;                         ///< warn-or-worse finding codes, exactly
+  std::string fake;                       ///< FAKE_GPU_SCENARIO contents
+  std::function<void(FixtureTree&)> root; ///< builds the system root
+  std::map<std::string, std::string> env; ///< extra environment
+  std::vector<std::string> args;          ///< extra arguments
+  bool fake_libraries = true;             ///< fakes on LD_LIBRARY_PATH
+  std::string lib_subdir;                 ///< e.g. "stubs": put this first
+  std::set<std::string> codes;            ///< warn-or-worse finding codes, exactly
   int exit_code = 0;
-  std::function<void(const nlohmann::json&)> extra;    ///< further assertions
+  std::function<void(const nlohmann::json&)> extra; ///< further assertions
+  bool standard_run = false;                        ///< run the GPU checks too
 };
 
 struct Outcome {
@@ -79,7 +80,8 @@ Outcome run_scenario(const Scenario& s) {
   if (s.root) {
     s.root(tree);
   }
-  const std::string scenario_file = tree.root() + "/../" + fs::path(tree.root()).filename().string() + ".scenario";
+  const std::string scenario_file =
+      tree.root() + "/../" + fs::path(tree.root()).filename().string() + ".scenario";
   std::ofstream(scenario_file) << s.fake;
   std::map<std::string, std::string> env{
       {"PATH", "/usr/bin:/bin"},
@@ -101,7 +103,12 @@ Outcome run_scenario(const Scenario& s) {
   for (const auto& [k, v] : s.env) {
     env[k] = v;
   }
+  // Probes and passive checks: the fakes create no real context, so the GPU work is --quick'd
+  // away except where a scenario asks for the standard run.
   std::vector<std::string> args{"--json"};
+  if (!s.standard_run) {
+    args.emplace_back("--quick");
+  }
   args.insert(args.end(), s.args.begin(), s.args.end());
   const BinaryRun run = run_binary(GPUCHECK_BINARY, args, env);
   std::filesystem::remove(scenario_file);
@@ -154,17 +161,40 @@ std::vector<Scenario> scenarios() {
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },
                   .codes = {},
                   .exit_code = 0,
-                  .extra = [](const nlohmann::json& r) {
-                    ASSERT_EQ(r["snapshot"]["gpus"].size(), 1u);
-                    EXPECT_EQ(r["snapshot"]["gpus"][0]["cuda_ordinal"], 0);
-                    EXPECT_EQ(r["snapshot"]["kernel_module"]["version"], "580.95.05");
-                  }});
-  list.push_back({.name = "eight_healthy_gpus",
-                  .fake = "gpu.count=8\n",
-                  .root = [](FixtureTree& t) { healthy_root(t, 8); },
-                  .codes = {},
-                  .exit_code = 0,
-                  .extra = [](const nlohmann::json& r) { EXPECT_EQ(r["snapshot"]["gpus"].size(), 8u); }});
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        ASSERT_EQ(r["snapshot"]["gpus"].size(), 1u);
+                        EXPECT_EQ(r["snapshot"]["gpus"][0]["cuda_ordinal"], 0);
+                        EXPECT_EQ(r["snapshot"]["kernel_module"]["version"], "580.95.05");
+                      }});
+  list.push_back({.name = "standard_run_where_no_context_can_be_created",
+                  .fake = "",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"gpu.context_failed"},
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        // The fake libcuda answers 801 to cuDevicePrimaryCtxRetain: every GPU
+                        // check names the failed call instead of passing without work.
+                        for (const char* id : {"gpu.compute", "gpu.bandwidth", "gpu.streams"}) {
+                          const nlohmann::json* result = nullptr;
+                          for (const auto& candidate : r["results"]) {
+                            if (candidate["check_id"] == id) {
+                              result = &candidate;
+                            }
+                          }
+                          ASSERT_NE(result, nullptr) << id;
+                          EXPECT_NE((*result)["status"], "pass") << id;
+                        }
+                      },
+                  .standard_run = true});
+  list.push_back(
+      {.name = "eight_healthy_gpus",
+       .fake = "gpu.count=8\n",
+       .root = [](FixtureTree& t) { healthy_root(t, 8); },
+       .codes = {},
+       .exit_code = 0,
+       .extra = [](const nlohmann::json& r) { EXPECT_EQ(r["snapshot"]["gpus"].size(), 8u); }});
   list.push_back({.name = "no_driver_at_all",
                   .root = [](FixtureTree& t) { t.dir("/proc"); },
                   .fake_libraries = false,
@@ -179,14 +209,15 @@ std::vector<Scenario> scenarios() {
                         t.file(dev + "/vendor", "0x10de\n").file(dev + "/class", "0x030200\n");
                         t.file(dev + "/device", "0x2330\n");
                       },
-                  .codes = {"driver.module_not_loaded", "driver.gpu_unbound", "nvml.driver_not_loaded",
-                            "cuda.no_device"},
+                  .codes = {"driver.module_not_loaded", "nvml.driver_not_loaded", "cuda.no_device"},
                   .exit_code = 1});
-  list.push_back({.name = "nvml_version_mismatch_after_upgrade",
-                  .fake = "nvml.init_rc=18\ncuda.init_rc=803\n",
-                  .root = [](FixtureTree& t) { healthy_root(t, 1, "535.129.03"); },
-                  .codes = {"driver.version_mismatch", "cuda.system_driver_mismatch"},
-                  .exit_code = 1});
+  list.push_back(
+      {.name = "nvml_version_mismatch_after_upgrade",
+       .fake = "nvml.init_rc=18\ncuda.init_rc=803\n",
+       .root = [](FixtureTree& t) { healthy_root(t, 1, "535.129.03"); },
+       // The module still running is 535: too old for the CUDA 13 runtime as well.
+       .codes = {"driver.version_mismatch", "cuda.system_driver_mismatch", "compat.driver_too_old"},
+       .exit_code = 1});
   list.push_back({.name = "cuinit_999",
                   .fake = "cuda.init_rc=999\n",
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },
@@ -218,18 +249,19 @@ std::vector<Scenario> scenarios() {
                   .root = [](FixtureTree& t) { healthy_root(t, 8); },
                   .codes = {"gpu.row_remap_pending"},
                   .exit_code = 0,
-                  .extra = [](const nlohmann::json& r) {
-                    bool found = false;
-                    for (const auto& result : r["results"]) {
-                      for (const auto& f : result["findings"]) {
-                        if (f["code"] == "gpu.row_remap_pending") {
-                          EXPECT_EQ(f["gpu_index"], 5);
-                          found = true;
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        bool found = false;
+                        for (const auto& result : r["results"]) {
+                          for (const auto& f : result["findings"]) {
+                            if (f["code"] == "gpu.row_remap_pending") {
+                              EXPECT_EQ(f["gpu_index"], 5);
+                              found = true;
+                            }
+                          }
                         }
-                      }
-                    }
-                    EXPECT_TRUE(found);
-                  }});
+                        EXPECT_TRUE(found);
+                      }});
   list.push_back({.name = "pcie_x4_of_x16",
                   .fake = "gpu.0.pcie_width=4\ngpu.0.pcie_gen=1\n",
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },
@@ -253,27 +285,32 @@ std::vector<Scenario> scenarios() {
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },
                   .codes = {"probe.crashed"},
                   .exit_code = 1,
-                  .extra = [](const nlohmann::json& r) {
-                    const nlohmann::json* result = result_of(r, "cuda.init");
-                    ASSERT_NE(result, nullptr);
-                    EXPECT_EQ((*result)["status"], "error");
-                    EXPECT_NE((*result)["findings"][0]["message"].get<std::string>().find("SIGABRT"),
-                              std::string::npos);
-                  }});
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        const nlohmann::json* result = result_of(r, "cuda.init");
+                        ASSERT_NE(result, nullptr);
+                        EXPECT_EQ((*result)["status"], "error");
+                        EXPECT_NE(
+                            (*result)["findings"][0]["message"].get<std::string>().find("SIGABRT"),
+                            std::string::npos);
+                      }});
   list.push_back({.name = "nvml_hangs",
                   .fake = "nvml.init_hang=1\n",
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },
                   .args = {"--probe-timeout", "1"},
                   .codes = {"probe.timed_out"},
                   .exit_code = 1,
-                  .extra = [](const nlohmann::json& r) {
-                    EXPECT_EQ(r["snapshot"]["nvml"]["failure"]["kind"], "timeout");
-                  }});
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        EXPECT_EQ(r["snapshot"]["nvml"]["failure"]["kind"], "timeout");
+                      }});
   return list;
 }
 
 INSTANTIATE_TEST_SUITE_P(EndToEnd, ScenarioTest, ::testing::ValuesIn(scenarios()),
-                         [](const ::testing::TestParamInfo<Scenario>& param) { return param.param.name; });
+                         [](const ::testing::TestParamInfo<Scenario>& param) {
+                           return param.param.name;
+                         });
 
 } // namespace
 } // namespace gpucheck::testing

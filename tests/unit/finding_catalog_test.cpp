@@ -42,7 +42,8 @@ int highest_index(std::string_view text, std::string_view code) {
 }
 
 Finding format_with(const FindingSpec& spec, int count) {
-  const std::string a = "A0", b = "A1", c = "A2", d = "A3", e = "A4", f = "A5", g = "A6";
+  const std::string a = "A0", b = "A1", c = "A2", d = "A3", e = "A4", f = "A5", g = "A6", h = "A7",
+                    i = "A8", j = "A9";
   switch (count) {
   case 0:
     return make_finding(spec.code, std::nullopt);
@@ -60,8 +61,14 @@ Finding format_with(const FindingSpec& spec, int count) {
     return make_finding(spec.code, std::nullopt, a, b, c, d, e, f);
   case 7:
     return make_finding(spec.code, std::nullopt, a, b, c, d, e, f, g);
+  case 8:
+    return make_finding(spec.code, std::nullopt, a, b, c, d, e, f, g, h);
+  case 9:
+    return make_finding(spec.code, std::nullopt, a, b, c, d, e, f, g, h, i);
+  case 10:
+    return make_finding(spec.code, std::nullopt, a, b, c, d, e, f, g, h, i, j);
   default:
-    throw std::logic_error("more than 7 arguments: extend format_with");
+    throw std::logic_error("more than 10 arguments: extend format_with");
   }
 }
 

@@ -136,8 +136,22 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     snapshot.cuda.failure = outcomes[cuda_child].failure;
   }
   snapshot.gpus = merge_gpus(std::move(nvml_gpus), snapshot.cuda);
-  family_of(snapshot.libraries, "cuda").load = snapshot.cuda.library;
-  family_of(snapshot.libraries, "nvml").load = snapshot.nvml.library;
+  // The driver libraries report no version of their own beyond the CUDA API level; their file
+  // names carry the driver version (libcuda.so.580.159.04), NVML states it.
+  LibraryLoad& cuda_load = family_of(snapshot.libraries, "cuda").load;
+  cuda_load = snapshot.cuda.library;
+  if (cuda_load.loaded && cuda_load.version.empty()) {
+    const std::string& file = cuda_load.real_path;
+    const size_t so = file.rfind(".so.");
+    if (so != std::string::npos && file.find('/', so) == std::string::npos) {
+      cuda_load.version = file.substr(so + 4);
+    }
+  }
+  LibraryLoad& nvml_load = family_of(snapshot.libraries, "nvml").load;
+  nvml_load = snapshot.nvml.library;
+  if (nvml_load.loaded && nvml_load.version.empty() && snapshot.nvml.driver_version) {
+    nvml_load.version = *snapshot.nvml.driver_version;
+  }
 
   for (size_t i = 0; i < library_probes().size(); ++i) {
     const char* name = library_probes()[i].family;

@@ -6,7 +6,8 @@
 //   /usr/local/cuda{,-*}, $CUDA_HOME, $CUDA_PATH: lib64, lib, targets/*/lib, compat
 //   ("cuda_toolkit"), distribution directories ("system"), $CONDA_PREFIX/lib ("conda"), and
 //   nvidia/*/lib under the site-packages/dist-packages of $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local,
-//   /usr/lib, /usr/local/lib and pyenv versions ("pip").
+//   /usr/lib, /usr/local/lib, pyenv versions and virtual environments whose bin/ is on PATH
+//   ("pip").
 // The loader cache comes from `ldconfig -p` on the real root; for any other sysroot (a test
 // fixture) from <root>/etc/ld.so.cache.txt holding `ldconfig -p` text, when present.
 #include <map>
@@ -158,6 +159,24 @@ private:
       if (const std::optional<std::string> prefix = m_env.get(var);
           prefix && prefix->starts_with('/')) {
         add_python_dirs(join_path(*prefix, "lib"), python_dirs);
+      }
+    }
+    // Environments whose interpreter is on PATH without being activated (a container's
+    // PATH=/opt/venv/bin:..., conda's base): a bin/ beside pyvenv.cfg or conda-meta/.
+    if (const std::optional<std::string> path = m_env.get("PATH")) {
+      size_t start = 0;
+      while (start <= path->size()) {
+        const size_t end = std::min(path->find(':', start), path->size());
+        const std::string entry = path->substr(start, end - start);
+        start = end + 1;
+        if (!entry.starts_with('/') || !entry.ends_with("/bin")) {
+          continue;
+        }
+        const std::string prefix = entry.substr(0, entry.size() - 4);
+        if (m_root.exists(join_path(prefix, "pyvenv.cfg")) ||
+            m_root.exists(join_path(prefix, "conda-meta"))) {
+          add_python_dirs(join_path(prefix, "lib"), python_dirs);
+        }
       }
     }
     std::vector<std::string> pyenv_roots;

@@ -446,6 +446,11 @@ private:
         value += ": " + path_of(lib.load, m_style.verbose);
       } else if (lib.copies.empty()) {
         value = "not found";
+      } else if (lib.load.name.empty()) {
+        // Not loaded on purpose (--quick skips the heavy libraries): say what is on disk.
+        const LibraryCopy& first = lib.copies.front();
+        value = fmt::format("{} on disk, not loaded in this mode: {}",
+                            first.version.empty() ? "version unknown" : first.version, first.path);
       } else {
         value = fmt::format("on disk but does not load: {}", lib.load.error);
       }

@@ -217,3 +217,38 @@ TEST(LibraryDiscovery, RealMachineFindsTheToolkitsCudnnAndCudart) {
 
 } // namespace
 } // namespace gpucheck::probes
+
+namespace gpucheck::probes {
+namespace {
+
+TEST(LibraryDiscovery, VirtualEnvironmentOnPathIsSearchedWithoutActivation) {
+  // A container whose PATH starts with /opt/torch/.venv/bin and no VIRTUAL_ENV (the GPU machine).
+  gpucheck::testing::FixtureTree tree;
+  const std::string site = "/opt/torch/.venv/lib/python3.12/site-packages";
+  tree.file("/opt/torch/.venv/pyvenv.cfg", "home = /usr/bin\n")
+      .file(site + "/nvidia/cudnn/lib/libcudnn.so.9", "wheel cudnn")
+      .file(site + "/nvidia_cudnn_cu13-9.19.0.56.dist-info/RECORD",
+            "nvidia/cudnn/lib/libcudnn.so.9,sha256=x,1\n");
+  tree.file("/opt/other/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9", "no venv");
+  const Environment with_path(
+      std::map<std::string, std::string>{{"PATH", "/opt/torch/.venv/bin:/opt/other/bin:/usr/bin"}});
+  std::vector<std::string> paths;
+  for (const LibraryFamily& f : discover_libraries(Sysroot(tree.root()), with_path)) {
+    if (f.family == "cudnn") {
+      for (const LibraryCopy& c : f.copies) {
+        paths.push_back(c.path + " " + c.origin + " " + c.version);
+      }
+    }
+  }
+  // /opt/other/bin has no pyvenv.cfg or conda-meta: not an environment, not searched.
+  EXPECT_EQ(paths, (std::vector<std::string>{site + "/nvidia/cudnn/lib/libcudnn.so.9 pip 9.19.0"}));
+  const Environment without_path;
+  for (const LibraryFamily& f : discover_libraries(Sysroot(tree.root()), without_path)) {
+    if (f.family == "cudnn") {
+      EXPECT_TRUE(f.copies.empty());
+    }
+  }
+}
+
+} // namespace
+} // namespace gpucheck::probes

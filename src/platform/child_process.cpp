@@ -13,7 +13,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <climits>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -95,6 +97,22 @@ Running spawn(const ChildRequest& request) {
   // async-signal-safe calls are made.
   std::vector<std::string> args{"gpucheck", "--child", request.mode};
   args.insert(args.end(), request.args.begin(), request.args.end());
+  std::string exe = self_executable();
+  // Test seam (tests/integration): run the child through the dynamic loader with
+  // --inhibit-cache, so libraries that the build machine has in /etc/ld.so.cache (a real cuDNN)
+  // can be made absent. Never set in production.
+  if (const char* inhibit = std::getenv("GPUCHECK_TEST_INHIBIT_LD_CACHE");
+      inhibit != nullptr && *inhibit == '1') {
+    for (const char* loader : {"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"}) {
+      char real[PATH_MAX];
+      if (::access(loader, X_OK) == 0 && ::realpath(exe.c_str(), real) != nullptr) {
+        args[0] = real;
+        args.insert(args.begin(), {loader, "--inhibit-cache"});
+        exe = loader;
+        break;
+      }
+    }
+  }
   std::vector<char*> argv;
   for (std::string& a : args) {
     argv.push_back(a.data());
@@ -106,7 +124,6 @@ Running spawn(const ChildRequest& request) {
     envp.push_back(e.data());
   }
   envp.push_back(nullptr);
-  const std::string exe = self_executable();
 
   int result_pipe[2] = {-1, -1};
   int stderr_pipe[2] = {-1, -1};

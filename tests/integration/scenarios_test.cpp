@@ -66,7 +66,31 @@ struct Scenario {
   int exit_code = 0;
   std::function<void(const nlohmann::json&)> extra; ///< further assertions
   bool standard_run = false;                        ///< run the GPU checks too
+  /// Library directory: a copy of the fakes without the files whose names start with these.
+  std::vector<std::string> drop_libraries;
+  /// More scenario lines that need the fixture root's host path (per-directory keys).
+  std::function<std::string(const std::string& root)> fake_for_root;
+  /// Hide the build machine's own libraries in /etc/ld.so.cache from the probes (a real cuDNN).
+  bool hide_loader_cache = false;
+  /// A directory of the fixture root (system path) put first on LD_LIBRARY_PATH.
+  std::string tree_lib_dir_first;
 };
+
+/// Copy the fake libraries (files and links) into `to`, leaving out names with these prefixes.
+void copy_fakes(const std::string& to, const std::vector<std::string>& drop) {
+  fs::create_directories(to);
+  for (const fs::directory_entry& entry : fs::directory_iterator(GPUCHECK_FAKE_LIB_DIR)) {
+    const std::string name = entry.path().filename().string();
+    bool dropped = false;
+    for (const std::string& prefix : drop) {
+      dropped = dropped || name.starts_with(prefix);
+    }
+    if (dropped || entry.is_directory()) {
+      continue;
+    }
+    fs::copy(entry.path(), fs::path(to) / name, fs::copy_options::copy_symlinks);
+  }
+}
 
 struct Outcome {
   int exit_code = -1;
@@ -82,7 +106,7 @@ Outcome run_scenario(const Scenario& s) {
   }
   const std::string scenario_file =
       tree.root() + "/../" + fs::path(tree.root()).filename().string() + ".scenario";
-  std::ofstream(scenario_file) << s.fake;
+  std::ofstream(scenario_file) << s.fake << (s.fake_for_root ? s.fake_for_root(tree.root()) : "");
   std::map<std::string, std::string> env{
       {"PATH", "/usr/bin:/bin"},
       {"HOME", tree.root()},
@@ -91,7 +115,10 @@ Outcome run_scenario(const Scenario& s) {
       {"FAKE_GPU_SCENARIO", scenario_file},
   };
   std::string lib_path;
-  if (s.fake_libraries) {
+  if (!s.drop_libraries.empty()) {
+    lib_path = tree.root() + "/fake-libs";
+    copy_fakes(lib_path, s.drop_libraries);
+  } else if (s.fake_libraries) {
     lib_path = std::string(GPUCHECK_FAKE_LIB_DIR);
     if (!s.lib_subdir.empty()) {
       lib_path = std::string(GPUCHECK_FAKE_LIB_DIR) + "/" + s.lib_subdir + ":" + lib_path;
@@ -99,7 +126,13 @@ Outcome run_scenario(const Scenario& s) {
   } else {
     lib_path = tree.root() + "/empty";
   }
+  if (!s.tree_lib_dir_first.empty()) {
+    lib_path = tree.host(s.tree_lib_dir_first) + ":" + lib_path;
+  }
   env["LD_LIBRARY_PATH"] = lib_path;
+  if (s.hide_loader_cache) {
+    env["GPUCHECK_TEST_INHIBIT_LD_CACHE"] = "1";
+  }
   for (const auto& [k, v] : s.env) {
     env[k] = v;
   }
@@ -239,6 +272,67 @@ std::vector<Scenario> scenarios() {
                   .env = {{"CUDA_VISIBLE_DEVICES", "4"}},
                   .codes = {"env.visible_devices_no_match", "cuda.no_device"},
                   .exit_code = 1});
+  list.push_back({.name = "cudnn_absent",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"lib.cudnn_missing"},
+                  .exit_code = 0,
+                  .drop_libraries = {"libcudnn"},
+                  .hide_loader_cache = true});
+  list.push_back({.name = "cudnn_graph_sublibrary_missing",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"lib.cudnn_sublibrary_failed"},
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        const nlohmann::json* result = result_of(r, "lib.cudnn");
+                        ASSERT_NE(result, nullptr);
+                        EXPECT_NE((*result)["findings"][0]["message"].get<std::string>().find(
+                                      "libcudnn_graph.so.9"),
+                                  std::string::npos);
+                      },
+                  .drop_libraries = {"libcudnn_graph"},
+                  .hide_loader_cache = true});
+  list.push_back(
+      {.name = "cudnn_aborts_the_process",
+       .fake = "cudnn.version_crash=1\n",
+       .root = [](FixtureTree& t) { healthy_root(t, 1); },
+       .codes = {"lib.cudnn_probe_crashed"},
+       .exit_code = 1,
+       .extra =
+           [](const nlohmann::json& r) {
+             EXPECT_EQ(r["snapshot"]["libraries"][3]["failure"]["signal_name"], "SIGABRT")
+                 << r["snapshot"]["libraries"].dump(1);
+           },
+       .hide_loader_cache = true});
+  list.push_back(
+      {.name = "two_cudnn_copies_older_one_loaded",
+       .root =
+           [](FixtureTree& t) {
+             healthy_root(t, 1);
+             const std::string venv = "/opt/venv";
+             const std::string wheel = venv + "/lib/python3.12/site-packages/nvidia/cudnn/lib";
+             t.file(venv + "/pyvenv.cfg", "home = /usr/bin\n");
+             copy_fakes(t.host("/usr/lib/x86_64-linux-gnu"),
+                        {"libcuda.", "libnvidia", "libcudart", "libcublas", "libnccl"});
+             copy_fakes(t.host(wheel),
+                        {"libcuda.", "libnvidia", "libcublas", "libcudart", "libnccl"});
+             t.file("/etc/ld.so.cache.txt",
+                    "1 libs found in cache `/etc/ld.so.cache'\n"
+                    "\tlibcudnn.so.9 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.9\n");
+           },
+       .env = {{"PATH", "/opt/venv/bin:/usr/bin:/bin"}},
+       .codes = {"lib.cudnn_older_copy_loaded"},
+       .exit_code = 0,
+       .drop_libraries = {},
+       .fake_for_root =
+           [](const std::string& root) {
+             // The system copy reports 9.14.0, the wheel 9.19.0; the loader takes the system one.
+             return "cudnn.version@" + root + "/usr/lib/x86_64-linux-gnu=91400\n" +
+                    "cudnn.version@" + root +
+                    "/opt/venv/lib/python3.12/site-packages/nvidia/cudnn/lib=91900\n";
+           },
+       .hide_loader_cache = true,
+       .tree_lib_dir_first = "/usr/lib/x86_64-linux-gnu"});
   list.push_back({.name = "uncorrected_ecc_errors",
                   .fake = "gpu.0.ecc_uncorrected_volatile=3\n",
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },
@@ -311,6 +405,49 @@ INSTANTIATE_TEST_SUITE_P(EndToEnd, ScenarioTest, ::testing::ValuesIn(scenarios()
                          [](const ::testing::TestParamInfo<Scenario>& param) {
                            return param.param.name;
                          });
+
+} // namespace
+} // namespace gpucheck::testing
+
+namespace gpucheck::testing {
+namespace {
+
+// The CI machine as it is (no driver; the CUDA toolkit and cuDNN installed): the default run
+// reports the driver missing, finds cuDNN and the CUDA runtime with paths and versions, exits 1.
+TEST(ThisMachine, DefaultRunWithoutDriverFindsTheLibraries) {
+  if (fs::exists("/proc/driver/nvidia/version")) {
+    GTEST_SKIP() << "this machine has an NVIDIA driver; the case is a machine without one";
+  }
+  if (!fs::exists("/usr/local/cuda/lib64/libcudnn.so.9") ||
+      !fs::exists("/usr/local/cuda/lib64/libcudart.so.13")) {
+    GTEST_SKIP() << "no CUDA 13 toolkit with cuDNN 9 under /usr/local/cuda on this machine";
+  }
+  const BinaryRun run = run_binary(GPUCHECK_BINARY, {"--json"},
+                                   {{"PATH", "/usr/local/cuda/bin:/usr/bin:/bin"}, {"HOME", "/"}});
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  std::set<std::string> codes;
+  for (const auto& result : report["results"]) {
+    for (const auto& finding : result["findings"]) {
+      codes.insert(finding["code"].get<std::string>());
+    }
+  }
+  EXPECT_TRUE(codes.contains("driver.missing"));
+  for (const char* family : {"cudnn", "cudart"}) {
+    bool seen = false;
+    for (const auto& lib : report["snapshot"]["libraries"]) {
+      if (lib["family"] != family) {
+        continue;
+      }
+      seen = true;
+      EXPECT_TRUE(lib["load"]["loaded"].get<bool>()) << family;
+      EXPECT_FALSE(lib["load"]["version"].get<std::string>().empty()) << family;
+      EXPECT_TRUE(fs::exists(lib["load"]["real_path"].get<std::string>())) << family;
+    }
+    EXPECT_TRUE(seen) << family;
+  }
+}
 
 } // namespace
 } // namespace gpucheck::testing

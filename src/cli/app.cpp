@@ -88,6 +88,10 @@ Report build_report(const RunOptions& options, SystemSnapshot snapshot) {
   // A replayed snapshot describes another machine (or another moment): GPU work here would
   // judge this machine's GPU instead, so replay runs the passive checks only.
   check_options.quick = options.quick || options.from_snapshot.has_value();
+  if (options.from_snapshot) {
+    check_options.no_gpu_work_reason =
+        "replaying a snapshot: GPU work would measure this machine, not the recorded one";
+  }
   check_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
   const CheckContext context{snapshot, check_options};
   const Selection selection{split_commas(options.only), split_commas(options.skip)};

@@ -35,7 +35,7 @@ std::vector<CheckResult> run_checks(std::span<const CheckDef> checks, const Chec
       continue;
     }
     if (context.options.quick && check.info.kind == CheckKind::active) {
-      results.push_back(skip_result(check.info, "--quick: no GPU work"));
+      results.push_back(skip_result(check.info, context.options.no_gpu_work_reason));
       continue;
     }
     const auto start = std::chrono::steady_clock::now();

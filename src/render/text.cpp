@@ -458,8 +458,12 @@ private:
       size_t shown = 0;
       size_t others = 0;
       for (const LibraryCopy& copy : lib.copies) {
+        // The copy already named on the family's line: the loaded one, or (not loaded in this
+        // mode) the first on disk.
         const bool is_loaded =
-            lib.load.loaded && (copy.path == lib.load.path || copy.real_path == lib.load.real_path);
+            (lib.load.loaded &&
+             (copy.path == lib.load.path || copy.real_path == lib.load.real_path)) ||
+            (!lib.load.loaded && lib.load.name.empty() && &copy == &lib.copies.front());
         if (is_loaded && !m_style.verbose) {
           continue;
         }

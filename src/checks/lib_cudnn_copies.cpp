@@ -21,6 +21,10 @@ struct Copy {
   std::string file;    ///< real path
   std::string version; ///< reported, else from the file name
   std::optional<int64_t> cudart_version;
+  /// Only inside a Python environment (pip wheel): the frameworks there load it through their
+  /// RUNPATH, programs using the system search do not. Such copies do not compete with the
+  /// loaded one, so a difference is a note, not a warning.
+  bool private_env = true;
 };
 
 /// Copies with distinct real files (symlinks to the same file count once).
@@ -36,6 +40,7 @@ std::vector<Copy> distinct_copies(const LibraryFamily& family) {
     if (!entry.cudart_version) {
       entry.cudart_version = copy.cudart_version;
     }
+    entry.private_env = entry.private_env && copy.origin == "pip";
   }
   std::vector<Copy> copies;
   for (auto& [file, copy] : by_file) {
@@ -70,14 +75,19 @@ std::optional<Finding> older_copy_loaded(const LibraryFamily& family,
   if (newest == nullptr || compare_versions(newest->version, loaded_version) <= 0) {
     return std::nullopt;
   }
-  return make_finding("lib.cudnn_older_copy_loaded", std::nullopt, loaded_version,
-                      family.load.real_path, newest->version, newest->file,
-                      directory_of(newest->file));
+  Finding finding = make_finding("lib.cudnn_older_copy_loaded", std::nullopt, loaded_version,
+                                 family.load.real_path, newest->version, newest->file,
+                                 directory_of(newest->file));
+  if (newest->private_env) {
+    finding.severity = Severity::info;
+  }
+  return finding;
 }
 
 std::optional<Finding> cuda_major_mix(const SystemSnapshot& s, const LibraryFamily& family,
                                       const std::vector<Copy>& copies) {
   std::set<int64_t> majors;
+  std::set<int64_t> shared_majors; // majors of copies that compete on the system search path
   std::vector<std::string> described;
   for (const Copy& copy : copies) {
     std::optional<int64_t> cudart = copy.cudart_version;
@@ -88,6 +98,9 @@ std::optional<Finding> cuda_major_mix(const SystemSnapshot& s, const LibraryFami
       continue;
     }
     majors.insert(*cudart / 1000);
+    if (!copy.private_env || copy.file == family.load.real_path) {
+      shared_majors.insert(*cudart / 1000);
+    }
     described.push_back(fmt::format("{} for CUDA {} at {}",
                                     copy.version.empty() ? std::string("?") : copy.version,
                                     cuda_version_text(*cudart), copy.file));
@@ -106,8 +119,12 @@ std::optional<Finding> cuda_major_mix(const SystemSnapshot& s, const LibraryFami
   } else {
     target = std::to_string(*majors.rbegin());
   }
-  return make_finding("lib.cudnn_cuda_major_mix", std::nullopt,
-                      fmt::format("{}", fmt::join(described, "; ")), target);
+  Finding finding = make_finding("lib.cudnn_cuda_major_mix", std::nullopt,
+                                 fmt::format("{}", fmt::join(described, "; ")), target);
+  if (shared_majors.size() < 2) {
+    finding.severity = Severity::info; // the mix is only across private Python environments
+  }
+  return finding;
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {

@@ -151,6 +151,16 @@ TEST(LibCudnnCopiesCheck, Table) {
        add_copy("/opt/cudnn-9.20/lib/libcudnn.so.9.20.0", "9.20.0", 13010),
        Status::warn,
        {"lib.cudnn_older_copy_loaded"}},
+      {"newer copy only inside a Python environment: a note (PyTorch's own wheel)",
+       [](SystemSnapshot& s) {
+         LibraryCopy wheel = copy("/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib/"
+                                  "libcudnn.so.9",
+                                  "9.20.0", false, 13010);
+         wheel.origin = "pip";
+         family(s, "cudnn").copies.push_back(wheel);
+       },
+       Status::pass,
+       {"lib.cudnn_older_copy_loaded"}},
       {"copy for another CUDA major",
        add_copy("/opt/venv/site-packages/nvidia/cudnn/lib/libcudnn.so.9.10.2", "9.10.2", 12090),
        Status::warn,

@@ -43,20 +43,6 @@ std::optional<std::string> getenv_opt(const char* name) {
   return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
 }
 
-std::vector<std::string> split_commas(const std::vector<std::string>& items) {
-  std::vector<std::string> out;
-  for (const std::string& item : items) {
-    std::stringstream ss(item);
-    std::string part;
-    while (std::getline(ss, part, ',')) {
-      if (!part.empty()) {
-        out.push_back(part);
-      }
-    }
-  }
-  return out;
-}
-
 SystemSnapshot load_snapshot_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {

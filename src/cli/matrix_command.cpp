@@ -1,4 +1,5 @@
 #include "cli/matrix_command.hpp"
+#include "cli/options.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -8,24 +9,6 @@
 #include "compat/lookup.hpp"
 
 namespace gpucheck::cli {
-
-namespace {
-
-std::vector<std::string> split_commas(const std::vector<std::string>& items) {
-  std::vector<std::string> out;
-  for (const std::string& item : items) {
-    std::stringstream ss(item);
-    std::string part;
-    while (std::getline(ss, part, ',')) {
-      if (!part.empty()) {
-        out.push_back(part);
-      }
-    }
-  }
-  return out;
-}
-
-} // namespace
 
 Expected<compat::MachineQuery> matrix_query(const MatrixOptions& options,
                                             const compat::Matrix& matrix,

@@ -24,4 +24,7 @@ struct RunOptions {
   std::vector<std::string> argv;
 };
 
+/// Repeatable options that also take comma-separated lists ("--only a,b --only c") -> {a, b, c}.
+std::vector<std::string> split_commas(const std::vector<std::string>& items);
+
 } // namespace gpucheck::cli

@@ -28,7 +28,7 @@ struct CheckInfo {
 
 /// Options that reach checks (thresholds, level). Kept small and plain.
 struct CheckOptions {
-  bool quick = false;                       ///< no GPU work
+  bool quick = false; ///< no GPU work
   /// Why active checks are skipped when `quick` is set: "--quick" or a replayed snapshot.
   std::string no_gpu_work_reason = "--quick: no GPU work";
   std::chrono::milliseconds timeout{30000}; ///< per active check

@@ -26,12 +26,15 @@ const std::vector<FindingSpec>& joined() {
 
 } // namespace
 
-std::span<const FindingSpec> finding_catalog() { return joined(); }
+std::span<const FindingSpec> finding_catalog() {
+  return joined();
+}
 
 const FindingSpec* find_finding_spec(std::string_view code) {
   const std::vector<FindingSpec>& all = joined();
-  const auto it = std::lower_bound(all.begin(), all.end(), code,
-                                   [](const FindingSpec& spec, std::string_view c) { return spec.code < c; });
+  const auto it =
+      std::lower_bound(all.begin(), all.end(), code,
+                       [](const FindingSpec& spec, std::string_view c) { return spec.code < c; });
   if (it != all.end() && it->code == code) {
     return &*it;
   }

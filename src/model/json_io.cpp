@@ -91,8 +91,8 @@ GPUCHECK_JSON(GpuInfo, index, cuda_ordinal, name, uuid, serial, pci_bus_id, pci_
               remapped_rows_correctable, remapped_rows_uncorrectable, remapped_rows_pending,
               remapped_rows_failure, clock_event_reasons, temperature_c, power_w, power_limit_w,
               sm_clock_mhz, sm_clock_max_mhz, numa_node, processes)
-GPUCHECK_JSON(LibraryCopy, path, real_path, origin, version, selected, shadowed,
-              reported_version, cudart_version)
+GPUCHECK_JSON(LibraryCopy, path, real_path, origin, version, selected, shadowed, reported_version,
+              cudart_version)
 GPUCHECK_JSON(CudnnSublibrary, name, loaded, path, error, version_check)
 GPUCHECK_JSON(CudnnDetails, cudart_version, max_device_version, sublibraries)
 GPUCHECK_JSON(LibraryFamily, family, load, copies, cudnn, failure)

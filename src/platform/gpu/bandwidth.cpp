@@ -1,7 +1,7 @@
-// gpu-bandwidth child: copy-engine bandwidth with nvbandwidth's method (docs/checks.md, "gpu.bandwidth"):
-// pinned host memory allocated after pinning the thread to the GPU's NUMA node, copies queued
-// behind a spin-kernel gate and timed with events on the copying stream, median of 5 samples
-// after one discarded; GB/s with 1e9. Every destination buffer is verified after copying.
+// gpu-bandwidth child: copy-engine bandwidth with nvbandwidth's method (docs/checks.md,
+// "gpu.bandwidth"): pinned host memory allocated after pinning the thread to the GPU's NUMA node,
+// copies queued behind a spin-kernel gate and timed with events on the copying stream, median of 5
+// samples after one discarded; GB/s with 1e9. Every destination buffer is verified after copying.
 #include <sched.h>
 
 #include <fmt/format.h>

@@ -38,7 +38,8 @@ Judgement judge(const GpuTarget& gpu, const nlohmann::json& payload) {
   if (module.value("route", "") == "ptx-jit") {
     std::string image;
     for (const nlohmann::json& entry : module.value("image", nlohmann::json::array())) {
-      image += (image.empty() ? "" : " ") + entry.get<std::string>();
+      image += image.empty() ? "" : " ";
+      image += entry.get<std::string>();
     }
     judgement.findings.push_back(make_finding(
         "gpu.kernel_jit_used", gpu.gpu_index, gpu.gpu_index,

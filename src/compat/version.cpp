@@ -49,7 +49,7 @@ std::string Version::str() const {
       // Driver versions print the third component with two digits: 580.65.06.
       out += fmt::format(".{:02}", m_parts[i]);
     } else {
-      out += "." + std::to_string(m_parts[i]);
+      out += fmt::format(".{}", m_parts[i]);
     }
   }
   return out;

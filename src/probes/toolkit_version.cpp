@@ -1,5 +1,6 @@
 #include "probes/toolkit_version.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -104,7 +105,7 @@ std::optional<std::string> find_dist_info_version(const Sysroot& root, const std
   if (candidates.empty() || file_name.empty()) {
     return std::nullopt;
   }
-  const std::string needle = "/" + std::string(file_name) + ",";
+  const std::string needle = fmt::format("/{},", file_name);
   for (const auto& [entry, version] : candidates) {
     const std::optional<std::string> record =
         read_resolved(root, join_path(join_path(dir, entry), "RECORD"));

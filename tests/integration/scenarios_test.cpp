@@ -304,35 +304,50 @@ std::vector<Scenario> scenarios() {
                  << r["snapshot"]["libraries"].dump(1);
            },
        .hide_loader_cache = true});
-  list.push_back(
-      {.name = "two_cudnn_copies_older_one_loaded",
-       .root =
-           [](FixtureTree& t) {
-             healthy_root(t, 1);
-             const std::string venv = "/opt/venv";
-             const std::string wheel = venv + "/lib/python3.12/site-packages/nvidia/cudnn/lib";
-             t.file(venv + "/pyvenv.cfg", "home = /usr/bin\n");
-             copy_fakes(t.host("/usr/lib/x86_64-linux-gnu"),
-                        {"libcuda.", "libnvidia", "libcudart", "libcublas", "libnccl"});
-             copy_fakes(t.host(wheel),
-                        {"libcuda.", "libnvidia", "libcublas", "libcudart", "libnccl"});
-             t.file("/etc/ld.so.cache.txt",
-                    "1 libs found in cache `/etc/ld.so.cache'\n"
-                    "\tlibcudnn.so.9 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.9\n");
-           },
-       .env = {{"PATH", "/opt/venv/bin:/usr/bin:/bin"}},
-       .codes = {"lib.cudnn_older_copy_loaded"},
-       .exit_code = 0,
-       .drop_libraries = {},
-       .fake_for_root =
-           [](const std::string& root) {
-             // The system copy reports 9.14.0, the wheel 9.19.0; the loader takes the system one.
-             return "cudnn.version@" + root + "/usr/lib/x86_64-linux-gnu=91400\n" +
-                    "cudnn.version@" + root +
-                    "/opt/venv/lib/python3.12/site-packages/nvidia/cudnn/lib=91900\n";
-           },
-       .hide_loader_cache = true,
-       .tree_lib_dir_first = "/usr/lib/x86_64-linux-gnu"});
+  // Two cuDNN copies, the system one (9.14) loaded: a newer copy the loader could also pick
+  // (a toolkit directory) is a warning; one private to a Python environment (PyTorch's wheel, as
+  // on the GPU machine) is a note only.
+  for (const bool in_venv : {false, true}) {
+    const std::string newer_dir = in_venv
+                                      ? "/opt/venv/lib/python3.12/site-packages/nvidia/cudnn/lib"
+                                      : "/usr/local/cuda-13.0/lib64";
+    list.push_back(
+        {.name =
+             in_venv ? "two_cudnn_copies_newer_one_in_a_venv" : "two_cudnn_copies_older_one_loaded",
+         .root =
+             [newer_dir](FixtureTree& t) {
+               healthy_root(t, 1);
+               t.file("/opt/venv/pyvenv.cfg", "home = /usr/bin\n");
+               copy_fakes(t.host("/usr/lib/x86_64-linux-gnu"),
+                          {"libcuda.", "libnvidia", "libcudart", "libcublas", "libnccl"});
+               copy_fakes(t.host(newer_dir),
+                          {"libcuda.", "libnvidia", "libcublas", "libcudart", "libnccl"});
+               t.file(
+                   "/etc/ld.so.cache.txt",
+                   "1 libs found in cache `/etc/ld.so.cache'\n"
+                   "\tlibcudnn.so.9 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.9\n");
+             },
+         .env = {{"PATH", "/opt/venv/bin:/usr/bin:/bin"}},
+         .codes = in_venv ? std::set<std::string>{}
+                          : std::set<std::string>{"lib.cudnn_older_copy_loaded"},
+         .exit_code = 0,
+         .extra =
+             [](const nlohmann::json& r) {
+               const nlohmann::json* result = result_of(r, "lib.cudnn_copies");
+               ASSERT_NE(result, nullptr);
+               ASSERT_EQ((*result)["findings"].size(), 1u) << (*result).dump(1);
+               EXPECT_EQ((*result)["findings"][0]["code"], "lib.cudnn_older_copy_loaded");
+             },
+         .drop_libraries = {},
+         .fake_for_root =
+             [newer_dir](const std::string& root) {
+               // The system copy reports 9.14.0, the other 9.19.0.
+               return "cudnn.version@" + root + "/usr/lib/x86_64-linux-gnu=91400\n" +
+                      "cudnn.version@" + root + newer_dir + "=91900\n";
+             },
+         .hide_loader_cache = true,
+         .tree_lib_dir_first = "/usr/lib/x86_64-linux-gnu"});
+  }
   list.push_back({.name = "uncorrected_ecc_errors",
                   .fake = "gpu.0.ecc_uncorrected_volatile=3\n",
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },

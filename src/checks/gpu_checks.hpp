@@ -68,4 +68,8 @@ bool all_verified(const nlohmann::json& payload);
 /// The finding for a kernel module that did not load, or nullopt when it loaded.
 std::optional<Finding> kernel_load_finding(const GpuTarget& gpu, const nlohmann::json& payload);
 
+/// For the checks that need gpucheck's kernels: the judgement when the child could not get to its
+/// work (the kernels did not load, or a stage failed), or nullopt when it did.
+std::optional<Judgement> judge_kernel_setup(const GpuTarget& gpu, const nlohmann::json& payload);
+
 } // namespace gpucheck::checks

@@ -314,4 +314,19 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
   return results;
 }
 
+std::optional<Judgement> judge_kernel_setup(const GpuTarget& gpu, const nlohmann::json& payload) {
+  Judgement judgement;
+  if (auto load = kernel_load_finding(gpu, payload)) {
+    judgement.findings.push_back(std::move(*load));
+    judgement.summary = fmt::format("GPU {}: gpucheck's kernels did not load", gpu.gpu_index);
+    return judgement;
+  }
+  if (payload.contains("failure")) {
+    judgement.summary = fmt::format("GPU {}: failed during {}", gpu.gpu_index,
+                                    payload["failure"].value("stage", "setup"));
+    return judgement;
+  }
+  return std::nullopt;
+}
+
 } // namespace gpucheck::checks

@@ -23,17 +23,10 @@ double metric_value(const nlohmann::json& payload, const std::string& name) {
 }
 
 Judgement judge(const GpuTarget& gpu, const nlohmann::json& payload) {
+  if (std::optional<Judgement> setup = judge_kernel_setup(gpu, payload)) {
+    return std::move(*setup);
+  }
   Judgement judgement;
-  if (auto load = kernel_load_finding(gpu, payload)) {
-    judgement.findings.push_back(std::move(*load));
-    judgement.summary = fmt::format("GPU {}: gpucheck's kernels did not load", gpu.gpu_index);
-    return judgement;
-  }
-  if (payload.contains("failure")) {
-    judgement.summary = fmt::format("GPU {}: failed during {}", gpu.gpu_index,
-                                    payload["failure"].value("stage", "setup"));
-    return judgement;
-  }
   const nlohmann::json& module = payload.value("module", nlohmann::json::object());
   if (module.value("route", "") == "ptx-jit") {
     std::string image;

@@ -14,17 +14,10 @@ constexpr CheckInfo k_info{
     CheckKind::active};
 
 Judgement judge(const GpuTarget& gpu, const nlohmann::json& payload) {
+  if (std::optional<Judgement> setup = judge_kernel_setup(gpu, payload)) {
+    return std::move(*setup);
+  }
   Judgement judgement;
-  if (auto load = kernel_load_finding(gpu, payload)) {
-    judgement.findings.push_back(std::move(*load));
-    judgement.summary = fmt::format("GPU {}: gpucheck's kernels did not load", gpu.gpu_index);
-    return judgement;
-  }
-  if (payload.contains("failure")) {
-    judgement.summary = fmt::format("GPU {}: failed during {}", gpu.gpu_index,
-                                    payload["failure"].value("stage", "setup"));
-    return judgement;
-  }
   const nlohmann::json& p = payload.value("priorities", nlohmann::json::object());
   const int least = p.value("least", 0);
   const int greatest = p.value("greatest", 0);

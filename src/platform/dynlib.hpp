@@ -48,7 +48,8 @@ public:
         return reinterpret_cast<Fn>(p); // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
       }
     }
-    if (names.size() > 0) {
+    // A library that did not load has no symbols to miss: its load error says it all.
+    if (loaded() && names.size() > 0) {
       m_load.missing_symbols.emplace_back(*names.begin());
     }
     return nullptr;

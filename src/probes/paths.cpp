@@ -152,27 +152,8 @@ std::optional<std::string> read_resolved(const Sysroot& root, std::string_view a
 }
 
 std::optional<std::string> read_attribute(const Sysroot& root, std::string_view absolute) {
-  const int fd = ::open(host_path(root, absolute).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return std::nullopt;
-  }
-  char buffer[4096];
-  ssize_t n = 0;
-  do {
-    n = ::read(fd, buffer, sizeof buffer);
-  } while (n < 0 && errno == EINTR);
-  ::close(fd);
-  if (n < 0) {
-    return std::nullopt;
-  }
-  std::string_view text(buffer, static_cast<size_t>(n));
-  text = text.substr(0, text.find('\n'));
-  const size_t first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) {
-    return std::string();
-  }
-  const size_t last = text.find_last_not_of(" \t\r");
-  return std::string(text.substr(first, last - first + 1));
+  const std::optional<std::string> real = resolve_path(root, absolute);
+  return real ? root.read_line(*real) : std::nullopt;
 }
 
 PathStat stat_path(const Sysroot& root, std::string_view absolute) {

@@ -39,8 +39,7 @@ std::vector<std::string> list_resolved(const Sysroot& root, std::string_view abs
 /// Sysroot::read of the file `absolute` after resolving it inside the sysroot.
 std::optional<std::string> read_resolved(const Sysroot& root, std::string_view absolute);
 
-/// First line (trimmed) of a small file such as a sysfs attribute: at most 4 KiB are read
-/// (Sysroot::read sizes its buffer for 1 MiB files, too costly for dozens of attributes).
+/// First line (trimmed) of a small file such as a sysfs attribute (Sysroot::read_line);
 /// nullopt when the file cannot be read.
 std::optional<std::string> read_attribute(const Sysroot& root, std::string_view absolute);
 

@@ -40,13 +40,17 @@ std::optional<std::string> Sysroot::read(std::string_view absolute) const {
   if (!in) {
     return std::nullopt;
   }
-  constexpr std::streamsize k_max = 1 << 20;
-  std::string data(static_cast<size_t>(k_max), '\0');
-  in.read(data.data(), k_max);
+  // Grow as the file does: most files read here are sysfs attributes of a few bytes.
+  constexpr size_t k_max = 1 << 20;
+  std::string data;
+  char chunk[4096];
+  while (data.size() < k_max && in.read(chunk, sizeof chunk).gcount() > 0) {
+    data.append(chunk, static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) {
     return std::nullopt;
   }
-  data.resize(static_cast<size_t>(in.gcount()));
+  data.resize(std::min(data.size(), k_max));
   return data;
 }
 

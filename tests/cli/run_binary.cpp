@@ -55,7 +55,7 @@ RunResult run_gpucheck(const RunSpec& spec) {
   const std::string err_path = temp_file();
 
   std::vector<std::string> env_strings;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
+  for (char** entry = environ; spec.inherit_env && *entry != nullptr; ++entry) {
     if (!is_controlled(*entry)) {
       env_strings.emplace_back(*entry);
     }

@@ -22,6 +22,8 @@ struct RunSpec {
   std::map<std::string, std::string> env;
   /// Where stdout goes instead of a capture file (e.g. "/dev/full"); `out` is then empty.
   std::optional<std::string> stdout_path;
+  /// false: `env` is the whole environment, nothing is inherited (end-to-end scenarios).
+  bool inherit_env = true;
 };
 
 /// The path of the gpucheck binary under test (GPUCHECK_BINARY).

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "integration/run_binary.hpp"
+#include "cli/run_binary.hpp"
 #include "support/fixture_tree.hpp"
 #include "support/json_schema.hpp"
 
@@ -143,7 +143,8 @@ Outcome run_scenario(const Scenario& s) {
     args.emplace_back("--quick");
   }
   args.insert(args.end(), s.args.begin(), s.args.end());
-  const BinaryRun run = run_binary(GPUCHECK_BINARY, args, env);
+  const cli_test::RunResult run =
+      cli_test::run_gpucheck({.args = args, .env = env, .inherit_env = false});
   std::filesystem::remove(scenario_file);
 
   Outcome outcome;
@@ -437,8 +438,10 @@ TEST(ThisMachine, DefaultRunWithoutDriverFindsTheLibraries) {
       !fs::exists("/usr/local/cuda/lib64/libcudart.so.13")) {
     GTEST_SKIP() << "no CUDA 13 toolkit with cuDNN 9 under /usr/local/cuda on this machine";
   }
-  const BinaryRun run = run_binary(GPUCHECK_BINARY, {"--json"},
-                                   {{"PATH", "/usr/local/cuda/bin:/usr/bin:/bin"}, {"HOME", "/"}});
+  const cli_test::RunResult run =
+      cli_test::run_gpucheck({.args = {"--json"},
+                              .env = {{"PATH", "/usr/local/cuda/bin:/usr/bin:/bin"}, {"HOME", "/"}},
+                              .inherit_env = false});
   EXPECT_EQ(run.exit_code, 1) << run.err;
   const nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_FALSE(report.is_discarded()) << run.err;

@@ -35,37 +35,73 @@ std::string float_text(float value) {
   return fmt::format("{:.9g} (0x{:08X})", value, std::bit_cast<uint32_t>(value));
 }
 
+/// One FMA-chain job on the GPU: fresh random input copied up, a poisoned output, and the
+/// kernel's arguments (launch() may be called repeatedly; the job must not move).
+class FmaJob {
+public:
+  FmaJob(const DeviceSession& session, const Stream& stream, SplitMix64& rng, uint32_t elements,
+         uint32_t steps, float a_min, float a_max, float b_half_range)
+      : m_session(session), m_stream(stream), a(rng.uniform(a_min, a_max)),
+        b(rng.uniform(-b_half_range, b_half_range)), n(elements), iterations(steps),
+        input(elements), d_in(session, uint64_t{elements} * 4),
+        d_out(session, uint64_t{elements} * 4) {
+    for (float& x : input) {
+      x = rng.uniform(-1.0F, 1.0F);
+    }
+    const CudaApi& api = session.api();
+    GPUCHECK_CU(api, cuMemcpyHtoDAsync, d_in.get(), input.data(), size_t{n} * 4, stream.get());
+    GPUCHECK_CU(api, cuMemsetD32Async, d_out.get(), k_poison, size_t{n}, stream.get());
+    m_in = d_in.get();
+    m_out = d_out.get();
+  }
+
+  void launch(const Kernels& k, unsigned grid) {
+    gpu::launch(m_session.api(), k.fma_chain, grid, k_block, m_stream.get(),
+                {&m_in, &m_out, &n, &iterations, &a, &b});
+  }
+
+  /// The outputs, copied back after everything queued on the stream.
+  std::vector<float> results() const {
+    std::vector<float> result(n);
+    GPUCHECK_CU(m_session.api(), cuMemcpyDtoHAsync, result.data(), d_out.get(), size_t{n} * 4,
+                m_stream.get());
+    m_stream.synchronize();
+    return result;
+  }
+
+private:
+  const DeviceSession& m_session;
+  const Stream& m_stream;
+  CUdeviceptr m_in = 0;
+  CUdeviceptr m_out = 0;
+
+public:
+  float a;
+  float b;
+  uint32_t n;
+  uint32_t iterations;
+  std::vector<float> input;
+  DeviceBuffer d_in;
+  DeviceBuffer d_out;
+};
+
 void fma_verification(const DeviceSession& session, const Kernels& k, const Stream& stream,
                       SplitMix64& rng, nlohmann::json& out) {
   const CudaApi& api = session.api();
   set_stage("fma verification");
-  const uint32_t n = k_verify_elements;
-  const float a = rng.uniform(0.9F, 1.1F);
-  const float b = rng.uniform(-0.5F, 0.5F);
-  std::vector<float> input(n);
-  for (float& x : input) {
-    x = rng.uniform(-1.0F, 1.0F);
-  }
-  DeviceBuffer d_in(session, uint64_t{n} * 4);
-  DeviceBuffer d_out(session, uint64_t{n} * 4);
-  GPUCHECK_CU(api, cuMemcpyHtoDAsync, d_in.get(), input.data(), size_t{n} * 4, stream.get());
-  GPUCHECK_CU(api, cuMemsetD32Async, d_out.get(), k_poison, size_t{n}, stream.get());
-  CUdeviceptr in_ptr = d_in.get();
-  CUdeviceptr out_ptr = d_out.get();
-  uint32_t count = n;
-  uint32_t iterations = k_verify_iterations;
-  float fa = a;
-  float fb = b;
-  launch(api, k.fma_chain, grid_for(session, n, k_block), k_block, stream.get(),
-         {&in_ptr, &out_ptr, &count, &iterations, &fa, &fb});
+  FmaJob job(session, stream, rng, k_verify_elements, k_verify_iterations, 0.9F, 1.1F, 0.5F);
+  job.launch(k, grid_for(session, job.n, k_block));
   if (fault_planted("compute")) {
-    const uint64_t victim = rng.next() % n;
-    GPUCHECK_CU(api, cuMemsetD32Async, d_out.get() + victim * 4, 0x3F800000U ^ 0x5A5AU, size_t{1},
-                stream.get());
+    const uint64_t victim = rng.next() % job.n;
+    GPUCHECK_CU(api, cuMemsetD32Async, job.d_out.get() + victim * 4, 0x3F800000U ^ 0x5A5AU,
+                size_t{1}, stream.get());
   }
-  std::vector<float> result(n);
-  GPUCHECK_CU(api, cuMemcpyDtoHAsync, result.data(), d_out.get(), size_t{n} * 4, stream.get());
-  stream.synchronize();
+  const std::vector<float> result = job.results();
+  const uint32_t n = job.n;
+  const uint32_t iterations = job.iterations;
+  const std::vector<float>& input = job.input;
+  const float a = job.a;
+  const float b = job.b;
   Verification v{"compute", fmt::format("{} FMA chains of {} steps vs CPU fmaf", n, iterations)};
   for (uint32_t i = 0; i < n; ++i) {
     const float want = host_chain(input[i], iterations, a, b);
@@ -85,34 +121,21 @@ void fma_rate(const DeviceSession& session, const Kernels& k, const Stream& stre
               nlohmann::json& out) {
   const CudaApi& api = session.api();
   set_stage("fma throughput");
-  const uint32_t n = k_rate_elements;
-  const float a = rng.uniform(0.99F, 1.0F);
-  const float b = rng.uniform(-0.01F, 0.01F);
-  std::vector<float> input(n);
-  for (float& x : input) {
-    x = rng.uniform(-1.0F, 1.0F);
-  }
-  DeviceBuffer d_in(session, uint64_t{n} * 4);
-  DeviceBuffer d_out(session, uint64_t{n} * 4);
-  GPUCHECK_CU(api, cuMemcpyHtoDAsync, d_in.get(), input.data(), size_t{n} * 4, stream.get());
-  GPUCHECK_CU(api, cuMemsetD32Async, d_out.get(), k_poison, size_t{n}, stream.get());
-  CUdeviceptr in_ptr = d_in.get();
-  CUdeviceptr out_ptr = d_out.get();
-  uint32_t count = n;
-  uint32_t iterations = k_rate_iterations;
-  float fa = a;
-  float fb = b;
+  FmaJob job(session, stream, rng, k_rate_elements, k_rate_iterations, 0.99F, 1.0F, 0.01F);
+  const uint32_t n = job.n;
+  const uint32_t iterations = job.iterations;
+  const std::vector<float>& input = job.input;
+  const float a = job.a;
+  const float b = job.b;
   const unsigned grid = grid_for(session, n, k_block);
   // One untimed launch (clocks up, instruction cache warm), then timed repeats.
-  launch(api, k.fma_chain, grid, k_block, stream.get(),
-         {&in_ptr, &out_ptr, &count, &iterations, &fa, &fb});
+  job.launch(k, grid);
   std::vector<double> ms;
   Event start(session);
   Event end(session);
   for (int r = 0; r < k_rate_repeats; ++r) {
     start.record(stream.get());
-    launch(api, k.fma_chain, grid, k_block, stream.get(),
-           {&in_ptr, &out_ptr, &count, &iterations, &fa, &fb});
+    job.launch(k, grid);
     end.record(stream.get());
     ms.push_back(elapsed_ms(api, start, end));
   }
@@ -120,9 +143,7 @@ void fma_rate(const DeviceSession& session, const Kernels& k, const Stream& stre
   out["metrics"].push_back(
       metric("fp32_fma_gflops", flops / (median(ms) * 1e-3) / 1e9, "GFLOP/s",
              fmt::format("median of {}, {} chains x {} FMA", k_rate_repeats, n, iterations)));
-  std::vector<float> result(n);
-  GPUCHECK_CU(api, cuMemcpyDtoHAsync, result.data(), d_out.get(), size_t{n} * 4, stream.get());
-  stream.synchronize();
+  const std::vector<float> result = job.results();
   // Every element written (no poison left); a random sample recomputed exactly on the CPU.
   Verification v{"compute",
                  fmt::format("{} throughput outputs written, {} recomputed", n, k_rate_samples)};

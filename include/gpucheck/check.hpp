@@ -14,6 +14,10 @@
 
 namespace gpucheck {
 
+namespace checks {
+class GpuWork;
+} // namespace checks
+
 enum class CheckKind {
   passive, ///< a pure function over the snapshot
   active   ///< runs work on the GPU, in a child process with a deadline
@@ -37,6 +41,8 @@ struct CheckOptions {
 struct CheckContext {
   const SystemSnapshot& snapshot;
   CheckOptions options;
+  /// The active GPU checks' children started ahead (checks/gpu_work.hpp), or nullptr.
+  checks::GpuWork* gpu_work = nullptr;
 };
 
 using CheckFn = std::vector<CheckResult> (*)(const CheckContext& context);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "checks/gpu_checks.hpp"
+#include "checks/gpu_work.hpp"
 #include "gpucheck/finding_catalog.hpp"
 #include "platform/child_process.hpp"
 
@@ -258,24 +259,42 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
                                      const std::vector<std::string>& extra_args) {
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
   if (targets.gpus.empty()) {
+    if (context.gpu_work != nullptr) {
+      context.gpu_work->cancel(); // started on a guess; nothing to test after all
+    }
     return {skip_result(info, targets.skip_reason)};
   }
+  // Outcomes of the children started ahead (gpu_work.hpp); what they did not cover runs now.
+  std::vector<std::optional<platform::ChildOutcome>> ahead(targets.gpus.size());
+  if (context.gpu_work != nullptr && extra_args.empty()) {
+    for (size_t i = 0; i < targets.gpus.size(); ++i) {
+      ahead[i] = context.gpu_work->outcome(mode, targets.gpus[i].ordinal);
+    }
+  }
   std::vector<platform::ChildRequest> requests;
-  for (const GpuTarget& gpu : targets.gpus) {
+  for (size_t i = 0; i < targets.gpus.size(); ++i) {
+    if (ahead[i]) {
+      continue;
+    }
     platform::ChildRequest request;
     request.mode = mode;
-    request.args = {std::to_string(gpu.ordinal)};
+    request.args = {std::to_string(targets.gpus[i].ordinal)};
     request.args.insert(request.args.end(), extra_args.begin(), extra_args.end());
     request.timeout = context.options.timeout;
     requests.push_back(std::move(request));
   }
-  std::vector<platform::ChildOutcome> outcomes;
+  std::vector<platform::ChildOutcome> now;
   if (parallel) {
-    outcomes = platform::run_children(requests);
+    now = platform::run_children(requests);
   } else {
     for (const platform::ChildRequest& request : requests) {
-      outcomes.push_back(platform::run_child(request));
+      now.push_back(platform::run_child(request));
     }
+  }
+  std::vector<platform::ChildOutcome> outcomes;
+  auto next_now = now.begin();
+  for (std::optional<platform::ChildOutcome>& outcome : ahead) {
+    outcomes.push_back(outcome ? std::move(*outcome) : std::move(*next_now++));
   }
   std::vector<CheckResult> results;
   for (size_t i = 0; i < targets.gpus.size(); ++i) {

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "build_info.hpp"
+#include "checks/gpu_work.hpp"
 #include "cli/clock.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/matrix_command.hpp"
@@ -69,7 +70,8 @@ SystemSnapshot obtain_snapshot(const RunOptions& options) {
   return probes::collect_snapshot(probe_options, probes::Environment::current());
 }
 
-Report build_report(const RunOptions& options, SystemSnapshot snapshot) {
+Report build_report(const RunOptions& options, SystemSnapshot snapshot,
+                    checks::GpuWork* gpu_work = nullptr) {
   CheckOptions check_options;
   // A replayed snapshot describes another machine (or another moment): GPU work here would
   // judge this machine's GPU instead, so replay runs the passive checks only.
@@ -79,7 +81,7 @@ Report build_report(const RunOptions& options, SystemSnapshot snapshot) {
         "replaying a snapshot: GPU work would measure this machine, not the recorded one";
   }
   check_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
-  const CheckContext context{snapshot, check_options};
+  const CheckContext context{snapshot, check_options, gpu_work};
   const Selection selection{split_commas(options.only), split_commas(options.skip)};
 
   Report report;
@@ -119,7 +121,14 @@ int command_run(const RunOptions& options) {
                                      : "gpucheck: probing...\n",
                stderr);
   }
-  const Report report = build_report(options, obtain_snapshot(options));
+  // The GPU checks' children start now and do their setup while the probes run.
+  const std::unique_ptr<checks::GpuWork> gpu_work =
+      options.quick || options.from_snapshot
+          ? nullptr
+          : checks::start_gpu_work(
+                Selection{split_commas(options.only), split_commas(options.skip)}, options.sysroot,
+                std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)));
+  const Report report = build_report(options, obtain_snapshot(options), gpu_work.get());
   if (options.json) {
     std::cout << render::render_json(report);
   } else {

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <exception>
 
+#include "platform/trace.hpp"
+
 namespace gpucheck {
 
 namespace {
@@ -53,6 +55,9 @@ std::vector<CheckResult> run_checks(std::span<const CheckDef> checks, const Chec
     }
     const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - start);
+    if (elapsed.count() > 0) {
+      platform::trace(fmt::format("check {} took {} ms", check.info.id, elapsed.count()));
+    }
     for (CheckResult& result : produced) {
       if (result.duration.count() == 0) {
         result.duration = elapsed;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "platform/child_process.hpp"
 #include "platform/gpu/gpu_children.hpp"
 #include "platform/probes_child.hpp"
 
@@ -54,6 +56,24 @@ nlohmann::json test_big(const std::vector<std::string>&) {
   return nlohmann::json{{"blob", std::string(1 << 20, 'x')}};
 }
 
+/// test-gated SETUP_MS WORK_MS: sleep (its "setup"), wait at the gate, sleep again (its "work");
+/// reports the monotonic times around the work, so tests can prove gates open in order.
+nlohmann::json test_gated(const std::vector<std::string>& args) {
+  const auto ms = [&args](size_t i) {
+    return std::chrono::milliseconds(args.size() > i ? std::atoi(args[i].c_str()) : 0);
+  };
+  std::this_thread::sleep_for(ms(0));
+  gate_wait();
+  const auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  const int64_t began = now_ns();
+  std::this_thread::sleep_for(ms(1));
+  return nlohmann::json{{"began_ns", began}, {"ended_ns", now_ns()}};
+}
+
 constexpr ChildMode k_modes[] = {
     {"nvml", &child_probe_nvml},
     {"cuda", &child_probe_cuda},
@@ -72,6 +92,7 @@ constexpr ChildMode k_modes[] = {
     {"test-exit", &test_exit},
     {"test-garbage", &test_garbage},
     {"test-big", &test_big},
+    {"test-gated", &test_gated},
 };
 
 void write_all(int fd, const std::string& text) {

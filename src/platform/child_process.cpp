@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +21,8 @@
 #include <map>
 #include <thread>
 
+#include "platform/trace.hpp"
+
 extern char** environ; // NOLINT(readability-redundant-declaration)
 
 namespace gpucheck::platform {
@@ -27,6 +30,7 @@ namespace gpucheck::platform {
 namespace {
 
 constexpr int k_result_fd = 3;
+constexpr int k_gate_fd = 4; // gated children: one byte arrives here on release
 constexpr size_t k_stderr_keep_bytes = 8192;
 
 std::string& self_exe_storage() {
@@ -44,10 +48,15 @@ struct Running {
   int stderr_fd = -1;
   std::string result;
   std::string stderr_text;
-  Clock::time_point start;
+  Clock::time_point spawned; ///< fork time: the child's own clock starts about here
+  Clock::time_point start;   ///< spawn, or release for a gated child: elapsed counts from here
+  std::optional<Clock::time_point> ended;
   Clock::time_point deadline;
   std::optional<Clock::time_point> term_sent;
+  int gate_fd = -1; ///< the parent's end of a gated child's gate (closed on release)
+  bool released = true;
   bool timed_out = false;
+  bool cancelled = false;
   bool reaped = false;
   int wait_status = 0;
   std::optional<ChildFailure> spawn_failure;
@@ -79,6 +88,11 @@ std::vector<std::string> build_env(const ChildRequest& request) {
     }
   }
   vars["GPUCHECK_RESULT_FD"] = std::to_string(k_result_fd);
+  if (request.gated) {
+    vars["GPUCHECK_GATE_FD"] = std::to_string(k_gate_fd);
+  } else {
+    vars.erase("GPUCHECK_GATE_FD");
+  }
   vars["GPUCHECK_PARENT_PID"] = std::to_string(::getpid());
   std::vector<std::string> out;
   out.reserve(vars.size());
@@ -90,8 +104,9 @@ std::vector<std::string> build_env(const ChildRequest& request) {
 
 Running spawn(const ChildRequest& request) {
   Running run;
-  run.start = Clock::now();
-  run.deadline = run.start + request.timeout;
+  run.start = run.spawned = Clock::now();
+  run.deadline = request.gated ? Clock::time_point::max() : run.start + request.timeout;
+  run.released = !request.gated;
 
   // Everything the child needs is built before fork: between fork and exec only
   // async-signal-safe calls are made.
@@ -134,13 +149,24 @@ Running spawn(const ChildRequest& request) {
     close_fd(result_pipe[1]);
     return run;
   }
+  // A socket rather than a pipe: releasing a child that already died must not raise SIGPIPE.
+  int gate[2] = {-1, -1};
+  if (request.gated && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
+    run.spawn_failure = ChildFailure{.kind = "spawn",
+                                     .detail = fmt::format("socketpair: {}", std::strerror(errno))};
+    for (int* fd : {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1]}) {
+      close_fd(*fd);
+    }
+    return run;
+  }
   const int dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 
   const pid_t pid = ::fork();
   if (pid < 0) {
     run.spawn_failure =
         ChildFailure{.kind = "spawn", .detail = fmt::format("fork: {}", std::strerror(errno))};
-    for (int* fd : {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1]}) {
+    for (int* fd :
+         {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1], &gate[0], &gate[1]}) {
       close_fd(*fd);
     }
     return run;
@@ -154,6 +180,9 @@ Running spawn(const ChildRequest& request) {
     ::dup2(stderr_pipe[1], STDOUT_FILENO);
     ::dup2(stderr_pipe[1], STDERR_FILENO);
     ::dup2(result_pipe[1], k_result_fd); // dup2 clears FD_CLOEXEC on the new descriptor
+    if (gate[0] >= 0) {
+      ::dup2(gate[0], k_gate_fd);
+    }
     ::execve(exe.c_str(), argv.data(), envp.data());
     static constexpr char k_msg[] = "gpucheck: exec of child failed\n";
     [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, k_msg, sizeof k_msg - 1);
@@ -165,6 +194,8 @@ Running spawn(const ChildRequest& request) {
   ::setpgid(pid, pid); // also from the parent, to close the race with an early kill
   close_fd(result_pipe[1]);
   close_fd(stderr_pipe[1]);
+  close_fd(gate[0]);
+  run.gate_fd = gate[1];
   run.pid = pid;
   run.result_fd = result_pipe[0];
   run.stderr_fd = stderr_pipe[0];
@@ -204,6 +235,7 @@ void try_reap(Running& run) {
   if (r == run.pid) {
     run.reaped = true;
     run.wait_status = status;
+    run.ended = Clock::now();
   }
 }
 
@@ -230,9 +262,56 @@ std::string tail_lines(const std::string& text, size_t max_lines) {
   return trimmed.substr(pos);
 }
 
+/// Let a gated child go: its deadline counts from now.
+void release(Running& run, const ChildRequest& request) {
+  run.released = true;
+  run.start = Clock::now();
+  run.deadline = run.start + request.timeout;
+  if (run.gate_fd >= 0) {
+    const char go = 'g';
+    [[maybe_unused]] const ssize_t n = ::send(run.gate_fd, &go, 1, MSG_NOSIGNAL);
+    close_fd(run.gate_fd);
+  }
+}
+
+/// GPUCHECK_TRACE: when the child ran, and its own stage timeline on the parent's clock.
+void trace_child(const Running& run, const ChildRequest& request, const ChildOutcome& outcome) {
+  if (!tracing()) {
+    return;
+  }
+  std::string name = request.mode;
+  for (const std::string& arg : request.args) {
+    name += " " + arg;
+  }
+  trace(fmt::format("child {}: spawned +{:.1f}, released +{:.1f}, ended +{:.1f}: {}", name,
+                    trace_ms(run.spawned), trace_ms(run.start),
+                    trace_ms(run.ended.value_or(Clock::now())),
+                    outcome.failure ? outcome.failure->detail : "ok"));
+  if (outcome.payload && outcome.payload->contains("timeline_ms")) {
+    std::string stages;
+    const double base = trace_ms(run.spawned);
+    for (const nlohmann::json& entry : (*outcome.payload)["timeline_ms"]) {
+      if (entry.is_array() && entry.size() >= 2 && entry[1].is_number()) {
+        stages +=
+            fmt::format(" {}@+{:.0f}", entry[0].get<std::string>(), base + entry[1].get<double>());
+      }
+    }
+    trace(fmt::format("child {} stages:{}", name, stages));
+  }
+}
+
+ChildOutcome conclude_untraced(Running& run, const ChildRequest& request);
+
 ChildOutcome conclude(Running& run, const ChildRequest& request) {
+  ChildOutcome outcome = conclude_untraced(run, request);
+  trace_child(run, request, outcome);
+  return outcome;
+}
+
+ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
   ChildOutcome outcome;
-  outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - run.start);
+  outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      run.ended.value_or(Clock::now()) - run.start);
   outcome.stderr_tail = tail_lines(run.stderr_text, 20);
   if (run.spawn_failure) {
     outcome.failure = run.spawn_failure;
@@ -241,6 +320,12 @@ ChildOutcome conclude(Running& run, const ChildRequest& request) {
   ChildFailure failure;
   failure.stderr_tail = outcome.stderr_tail;
   const int status = run.wait_status;
+  if (run.cancelled) {
+    failure.kind = "cancelled";
+    failure.detail = "stopped before it finished: its work was no longer needed";
+    outcome.failure = failure;
+    return outcome;
+  }
   if (run.timed_out) {
     failure.kind = "timeout";
     failure.timeout_s = std::chrono::duration<double>(request.timeout).count();
@@ -295,7 +380,11 @@ std::string signal_name(int signal) {
   return it != k_names.end() ? std::string(it->second) : fmt::format("signal {}", signal);
 }
 
-ChildGroup::ChildGroup() = default;
+ChildGroup::ChildGroup() {
+  if (::pipe2(m_wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    m_wake[0] = m_wake[1] = -1;
+  }
+}
 
 ChildGroup::~ChildGroup() {
   // A group dropped without wait_all() must not leave children behind.
@@ -306,6 +395,17 @@ ChildGroup::~ChildGroup() {
     }
     close_fd(run->result_fd);
     close_fd(run->stderr_fd);
+    close_fd(run->gate_fd);
+  }
+  close_fd(m_wake[0]);
+  close_fd(m_wake[1]);
+}
+
+void ChildGroup::cancel() {
+  m_cancelled.store(true);
+  if (m_wake[1] >= 0) {
+    const char wake = 'c';
+    [[maybe_unused]] const ssize_t n = ::write(m_wake[1], &wake, 1);
   }
 }
 
@@ -321,6 +421,7 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
     std::vector<std::pair<size_t, bool>> owners; // run index, is_result
     auto wait_until = Clock::time_point::max();
     bool all_done = true;
+    const bool cancelled = m_cancelled.load();
     for (size_t i = 0; i < m_runs.size(); ++i) {
       Running& run = *m_runs[i];
       const ChildRequest& request = m_requests[i];
@@ -328,8 +429,18 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
       if (finished(run)) {
         continue;
       }
+      if (!run.released &&
+          std::all_of(request.release_after.begin(), request.release_after.end(),
+                      [this](size_t k) { return k >= m_runs.size() || finished(*m_runs[k]); })) {
+        release(run, request);
+      }
       all_done = false;
       const auto now = Clock::now();
+      if (cancelled && !run.cancelled) {
+        run.cancelled = true;
+        close_fd(run.gate_fd);
+        ::kill(-run.pid, SIGKILL);
+      }
       if (!run.term_sent && now >= run.deadline) {
         run.timed_out = true;
         ::kill(-run.pid, SIGTERM);
@@ -355,6 +466,10 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
     if (all_done) {
       break;
     }
+    if (m_wake[0] >= 0) {
+      fds.push_back({m_wake[0], POLLIN, 0});
+      owners.emplace_back(m_runs.size(), false);
+    }
     const auto now = Clock::now();
     int timeout_ms = 0;
     if (wait_until > now) {
@@ -368,6 +483,12 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
     }
     for (size_t k = 0; k < fds.size(); ++k) {
       if (fds[k].revents == 0) {
+        continue;
+      }
+      if (owners[k].first == m_runs.size()) {
+        char sink[64];
+        while (::read(m_wake[0], sink, sizeof sink) > 0) {
+        }
         continue;
       }
       Running& run = *m_runs[owners[k].first];
@@ -385,6 +506,27 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
     outcomes.push_back(conclude(*m_runs[i], m_requests[i]));
   }
   return outcomes;
+}
+
+void gate_wait() {
+  const char* fd_text = std::getenv("GPUCHECK_GATE_FD");
+  if (fd_text == nullptr || *fd_text == '\0') {
+    return;
+  }
+  const int fd = std::atoi(fd_text);
+  char go = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, &go, 1);
+    if (n == 1) {
+      ::close(fd);
+      return;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    // The parent closed the gate without releasing us (it no longer needs the work) or died.
+    std::_Exit(0);
+  }
 }
 
 std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {

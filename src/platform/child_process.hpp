@@ -6,6 +6,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -25,13 +26,19 @@ struct ChildRequest {
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
   std::chrono::milliseconds timeout{10000};
   std::chrono::milliseconds kill_grace{500}; ///< between SIGTERM and SIGKILL
+  /// Held at a gate (ChildGroup only): the child starts at once and does its setup, then
+  /// gate_wait() blocks until the group releases it; `timeout` counts from the release.
+  bool gated = false;
+  /// For a gated child: release it once every child of the group with these indices (earlier
+  /// starts) has finished. Empty: release at once.
+  std::vector<size_t> release_after;
 };
 
 struct ChildOutcome {
   std::shared_ptr<const nlohmann::json> payload; ///< set when the child exited 0 with valid JSON
   std::optional<ChildFailure> failure;           ///< set otherwise
   std::string stderr_tail;                       ///< last lines of the child's stderr and stdout
-  std::chrono::milliseconds elapsed{0};
+  std::chrono::milliseconds elapsed{0};          ///< from the start, or from the release when gated
 
   [[nodiscard]] bool ok() const { return payload != nullptr; }
 };
@@ -50,12 +57,22 @@ public:
   /// Start a child now; returns its index for wait_all()'s result.
   size_t start(ChildRequest request);
   /// Wait for every started child (killing those past their deadline); outcomes in start order.
+  /// Gated children are released as their `release_after` children finish.
   std::vector<ChildOutcome> wait_all();
+  /// Safe from another thread while wait_all() runs: kill every unfinished child now; their
+  /// outcomes are failures of kind "cancelled".
+  void cancel();
 
 private:
   std::vector<ChildRequest> m_requests;
   std::vector<std::unique_ptr<Running>> m_runs;
+  std::atomic<bool> m_cancelled{false};
+  int m_wake[2] = {-1, -1}; ///< self-pipe: cancel() wakes wait_all()'s poll
 };
+
+/// In a child started with ChildRequest::gated: block until the parent releases it (returns
+/// at once otherwise). A child whose parent went away exits quietly here.
+void gate_wait();
 
 /// Run one child and wait for it (or its deadline).
 ChildOutcome run_child(const ChildRequest& request);

@@ -8,6 +8,7 @@
 
 #include "gpucheck/model/json.hpp"
 #include "platform/child_process.hpp"
+#include "platform/trace.hpp"
 
 namespace gpucheck::probes {
 
@@ -122,6 +123,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   snapshot.environment = probe_environment(root, env);
   snapshot.kernel_module = probe_kernel_module(root);
   snapshot.toolkit = probe_toolkit(root, env);
+  platform::trace("probes: local facts read; waiting for the probe children");
 
   const std::vector<platform::ChildOutcome> outcomes = children.wait_all();
   std::vector<ProbeIssue>& issues = snapshot.probe_issues;
@@ -191,6 +193,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
       }
     }
   }
+  platform::trace("probes: done");
   return snapshot;
 }
 

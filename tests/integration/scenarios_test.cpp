@@ -41,6 +41,8 @@ void healthy_root(FixtureTree& tree, int gpus, const std::string& version = "580
   tree.dir("/sys/bus/pci/drivers/nvidia");
   for (int i = 0; i < gpus; ++i) {
     tree.file("/dev/nvidia" + std::to_string(i), "", 0666);
+    tree.file("/proc/driver/nvidia/gpus/" + fake_bdf(i) + "/information",
+              "Model: \t\t NVIDIA H100 80GB HBM3\n");
     const std::string dev = "/sys/bus/pci/devices/" + fake_bdf(i);
     tree.file(dev + "/vendor", "0x10de\n");
     tree.file(dev + "/device", "0x2330\n");
@@ -219,6 +221,35 @@ std::vector<Scenario> scenarios() {
                           }
                           ASSERT_NE(result, nullptr) << id;
                           EXPECT_NE((*result)["status"], "pass") << id;
+                        }
+                      },
+                  .standard_run = true});
+  list.push_back({.name = "standard_run_where_the_driver_shows_fewer_gpus_than_proc",
+                  .fake = "",
+                  .root =
+                      [](FixtureTree& t) {
+                        // /proc lists two GPUs, the driver enumerates one: the GPU work started
+                        // ahead on the guess of two must still judge exactly GPU 0.
+                        healthy_root(t, 1);
+                        t.file("/proc/driver/nvidia/gpus/" + fake_bdf(1) + "/information",
+                               "Model: \\t\\t NVIDIA H100 80GB HBM3\\n");
+                      },
+                  .codes = {"gpu.context_failed"},
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        // The fake libcuda answers 801 to cuDevicePrimaryCtxRetain: every GPU
+                        // check names the failed call instead of passing without work.
+                        for (const char* id : {"gpu.compute", "gpu.bandwidth", "gpu.streams"}) {
+                          const nlohmann::json* result = nullptr;
+                          for (const auto& candidate : r["results"]) {
+                            if (candidate["check_id"] == id) {
+                              result = &candidate;
+                            }
+                          }
+                          ASSERT_NE(result, nullptr) << id;
+                          EXPECT_NE((*result)["status"], "pass") << id;
+                          EXPECT_EQ((*result)["gpu_index"], 0) << id;
                         }
                       },
                   .standard_run = true});

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <thread>
 
 namespace gpucheck::platform {
 namespace {
@@ -112,6 +113,71 @@ TEST(ChildProcess, EnvironmentChangesReachTheChild) {
   ChildRequest r = req("test-ok");
   r.env = {{"GPUCHECK_PARENT_PID_UNUSED", "1"}};
   EXPECT_TRUE(run_child(r).ok());
+}
+
+ChildRequest gated(int setup_ms, int work_ms, std::vector<size_t> after,
+                   std::chrono::milliseconds timeout = 5000ms) {
+  ChildRequest r = req("test-gated", timeout);
+  r.args = {std::to_string(setup_ms), std::to_string(work_ms)};
+  r.gated = true;
+  r.release_after = std::move(after);
+  return r;
+}
+
+int64_t field(const ChildOutcome& outcome, const char* name) {
+  return outcome.payload ? outcome.payload->value(name, int64_t{-1}) : -1;
+}
+
+TEST(ChildProcess, GatesOpenOnlyAfterTheNamedChildrenFinished) {
+  ChildGroup group;
+  group.start(gated(0, 150, {}));
+  group.start(gated(0, 50, {0}));
+  group.start(gated(0, 10, {0, 1}));
+  const std::vector<ChildOutcome> outcomes = group.wait_all();
+  ASSERT_EQ(outcomes.size(), 3U);
+  for (const ChildOutcome& outcome : outcomes) {
+    ASSERT_TRUE(outcome.ok()) << (outcome.failure ? outcome.failure->detail : "");
+  }
+  EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "ended_ns"));
+  EXPECT_GE(field(outcomes[2], "began_ns"), field(outcomes[1], "ended_ns"));
+}
+
+TEST(ChildProcess, GatedDeadlineCountsFromTheRelease) {
+  ChildGroup group;
+  group.start(gated(0, 700, {}));
+  // Held for about 700 ms behind the first, with a 400 ms limit that starts at its release.
+  group.start(gated(0, 0, {0}, 400ms));
+  const std::vector<ChildOutcome> outcomes = group.wait_all();
+  ASSERT_TRUE(outcomes[1].ok()) << (outcomes[1].failure ? outcomes[1].failure->detail : "");
+  EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "ended_ns"));
+}
+
+TEST(ChildProcess, ChildThatDiesBeforeItsGateLetsTheNextOneGo) {
+  ChildGroup group;
+  ChildRequest crash = req("test-crash");
+  crash.gated = true;
+  group.start(crash);
+  group.start(gated(0, 0, {0}));
+  const std::vector<ChildOutcome> outcomes = group.wait_all();
+  ASSERT_TRUE(outcomes[0].failure);
+  EXPECT_EQ(outcomes[0].failure->signal_name, "SIGABRT");
+  EXPECT_TRUE(outcomes[1].ok());
+}
+
+TEST(ChildProcess, CancelStopsRunningAndHeldChildren) {
+  ChildGroup group;
+  group.start(req("test-hang", 20000ms));
+  group.start(gated(0, 0, {0}));
+  std::vector<ChildOutcome> outcomes;
+  std::thread waiter([&] { outcomes = group.wait_all(); });
+  std::this_thread::sleep_for(100ms);
+  group.cancel();
+  waiter.join();
+  ASSERT_EQ(outcomes.size(), 2U);
+  for (const ChildOutcome& outcome : outcomes) {
+    ASSERT_TRUE(outcome.failure);
+    EXPECT_EQ(outcome.failure->kind, "cancelled");
+  }
 }
 
 TEST(ChildProcess, SignalNames) {

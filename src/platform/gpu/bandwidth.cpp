@@ -1,7 +1,8 @@
 // gpu-bandwidth child: copy-engine bandwidth with nvbandwidth's method (docs/checks.md,
 // "gpu.bandwidth"): pinned host memory allocated after pinning the thread to the GPU's NUMA node,
-// copies queued behind a spin-kernel gate and timed with events on the copying stream, median of 5
-// samples after one discarded; GB/s with 1e9. Every destination buffer is verified after copying.
+// copies queued behind a spin-kernel gate and timed with events on the copying stream (about 5 ms
+// per sample), median of 5 samples after one discarded; GB/s with 1e9. Every destination buffer is
+// verified after copying.
 #include <sched.h>
 
 #include <fmt/format.h>
@@ -31,7 +32,7 @@ constexpr uint64_t k_mib = 1ULL << 20;
 constexpr uint64_t k_host_copy_bytes = 64 * k_mib; // per host buffer; two are pinned
 constexpr uint64_t k_d2d_max_bytes = 256 * k_mib;  // per device buffer of the local copy
 constexpr uint64_t k_d2d_min_bytes = 16 * k_mib;
-constexpr double k_sample_target_ms = 10.0;
+constexpr double k_sample_target_ms = 5.0;
 constexpr int k_min_copies = 2;
 constexpr int k_max_copies = 32; // queue depth: cuMemcpyAsync may block when the queue is full
 constexpr int k_samples = 5;
@@ -212,24 +213,32 @@ public:
 
   static void fill_host(void* ptr, uint64_t bytes, uint32_t seed) {
     auto* words = static_cast<uint32_t*>(ptr);
-    for (uint64_t i = 0; i < bytes / 4; ++i) {
-      words[i] = pattern_word(i, seed);
-    }
+    parallel_for(bytes / 4, [words, seed](uint64_t lo, uint64_t hi) {
+      for (uint64_t i = lo; i < hi; ++i) {
+        words[i] = pattern_word(i, seed);
+      }
+    });
   }
 
   static Verification check_host(const void* ptr, uint64_t bytes, uint32_t seed, std::string what) {
     Verification v{"copy", std::move(what)};
     const auto* words = static_cast<const uint32_t*>(ptr);
     v.checked = bytes / 4;
-    for (uint64_t i = 0; i < v.checked; ++i) {
-      const uint32_t want = pattern_word(i, seed);
-      if (words[i] != want && v.mismatches++ == 0) {
-        v.first_index = i;
-        v.got = fmt::format("0x{:08X}", words[i]);
-        v.want = fmt::format("0x{:08X}", want);
-      }
+    const Mismatches bad = parallel_mismatches(
+        v.checked, [words, seed](uint64_t i) { return words[i] != pattern_word(i, seed); });
+    v.mismatches = bad.count;
+    if (v.mismatches != 0) {
+      v.first_index = bad.first;
+      v.got = fmt::format("0x{:08X}", words[v.first_index]);
+      v.want = fmt::format("0x{:08X}", pattern_word(v.first_index, seed));
     }
     return v;
+  }
+
+  static void zero_host(void* ptr, uint64_t bytes) {
+    auto* words = static_cast<uint32_t*>(ptr);
+    parallel_for(bytes / 4,
+                 [words](uint64_t lo, uint64_t hi) { std::memset(words + lo, 0, (hi - lo) * 4); });
   }
 
   Verification check_device(CUdeviceptr ptr, uint64_t bytes, uint32_t seed, std::string what,
@@ -330,7 +339,7 @@ void pageable(const DeviceSession& session, Bench& bench, CUdeviceptr device, ui
   bench.fill_device(device, bytes, down_seed, stream);
   GPUCHECK_CU(api, cuMemcpyDtoH, host.get(), device, size_t{bytes}); // warm-up
   for (int r = 0; r < k_pageable_repeats; ++r) {
-    std::memset(host.get(), 0, bytes);
+    Bench::zero_host(host.get(), bytes);
     const auto t0 = Clock::now();
     GPUCHECK_CU(api, cuMemcpyDtoH, host.get(), device, size_t{bytes});
     d2h.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
@@ -351,6 +360,8 @@ void run_bandwidth(int ordinal, nlohmann::json& out) {
   set_stage("load kernels");
   KernelModule module(session);
   out["module"] = module.report();
+  session.wait_for_gate();
+  out["device"] = session.describe();
   out["numa"] = pin_to_gpu_numa_node(session.pci_bus_id());
 
   // Courtesy: stay inside the budget (min(1 GiB, 10% free)); shrink the local copy first.
@@ -406,7 +417,7 @@ void run_bandwidth(int ordinal, nlohmann::json& out) {
   set_stage("device->host copies");
   seed = bench.seed();
   bench.fill_device(dev_b.get(), host_bytes, seed, s1);
-  std::memset(host_b.get(), 0, host_bytes);
+  Bench::zero_host(host_b.get(), host_bytes);
   bench.measure("d2h_gbps", "device->host, pinned, copy engine", host_bytes, s1,
                 d2h(host_b, dev_b.get()));
   bench.record(Bench::check_host(host_b.get(), host_bytes, seed, "pinned device->host"));
@@ -416,7 +427,7 @@ void run_bandwidth(int ordinal, nlohmann::json& out) {
   const uint32_t seed_down = bench.seed();
   Bench::fill_host(host_a.get(), host_bytes, seed_up);
   bench.fill_device(dev_b.get(), host_bytes, seed_down, s1);
-  std::memset(host_b.get(), 0, host_bytes);
+  Bench::zero_host(host_b.get(), host_bytes);
   bench.measure("h2d_bidir_gbps", "host->device while device->host runs", host_bytes, s1,
                 h2d(dev_a.get(), host_a), &s2, d2h(host_b, dev_b.get()));
   bench.measure("d2h_bidir_gbps", "device->host while host->device runs", host_bytes, s2,

@@ -15,10 +15,10 @@ namespace gpucheck::platform::gpu {
 
 namespace {
 constexpr unsigned k_block = 256;
-constexpr uint32_t k_verify_elements = 1U << 20;
+constexpr uint32_t k_verify_elements = 1U << 19; // 2x the threads an H200 holds at once
 constexpr uint32_t k_verify_iterations = 16;
-constexpr uint32_t k_rate_elements = 1U << 23;
-constexpr uint32_t k_rate_iterations = 1024;
+constexpr uint32_t k_rate_elements = 1U << 21;
+constexpr uint32_t k_rate_iterations = 4096;
 constexpr uint32_t k_rate_samples = 1024;
 constexpr int k_rate_repeats = 5;
 constexpr uint32_t k_reduce_elements = 1U << 22;
@@ -215,6 +215,8 @@ nlohmann::json child_gpu_compute(const std::vector<std::string>& args) {
     if (!module.loaded()) {
       return;
     }
+    session.wait_for_gate();
+    out["device"] = session.describe();
     out["metrics"].push_back(metric("kernel_load_ms", module.report().value("load_ms", 0.0), "ms",
                                     module.report().value("route", "")));
     SplitMix64 rng(fresh_seed());

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -32,7 +33,6 @@ constexpr int k_sampled_outputs = 512;
 constexpr double k_sample_target_ms = 5.0;
 constexpr int k_max_calls = 50;
 constexpr int k_timing_samples = 3;
-constexpr uint64_t k_max_fill_threads = 8;
 
 class CudnnError : public std::runtime_error {
 public:
@@ -212,24 +212,6 @@ const char* algo_name(int algo) {
       "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
       "WINOGRAD",      "WINOGRAD_NONFUSED"};
   return algo >= 0 && algo < 8 ? k_names[algo] : "UNKNOWN";
-}
-
-/// Run body(lo, hi) over [0, n) split across up to 8 threads (a few on small hosts).
-void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body) {
-  const uint64_t threads =
-      std::clamp<uint64_t>(std::thread::hardware_concurrency(), 1, k_max_fill_threads);
-  if (threads == 1 || n < (1U << 16)) {
-    body(0, n);
-    return;
-  }
-  std::vector<std::thread> workers;
-  const uint64_t step = (n + threads - 1) / threads;
-  for (uint64_t lo = 0; lo < n; lo += step) {
-    workers.emplace_back(body, lo, std::min(n, lo + step));
-  }
-  for (std::thread& worker : workers) {
-    worker.join();
-  }
 }
 
 template <typename T, typename Destroy> class Descriptor {
@@ -554,13 +536,15 @@ public:
     }
   }
 
+  /// FNV-1a over the buffer's 64-bit words (a byte-wise tail, zero-padded).
   uint64_t hash_device(const DeviceBuffer& buffer) {
-    std::vector<unsigned char> chunk(k_chunk_bytes);
+    std::vector<uint64_t> chunk(k_chunk_bytes / 8);
     uint64_t hash = 1469598103934665603ULL;
-    for (uint64_t off = 0; off < buffer.bytes(); off += chunk.size()) {
-      const uint64_t count = std::min<uint64_t>(chunk.size(), buffer.bytes() - off);
+    for (uint64_t off = 0; off < buffer.bytes(); off += k_chunk_bytes) {
+      const uint64_t count = std::min<uint64_t>(k_chunk_bytes, buffer.bytes() - off);
+      std::fill(chunk.begin(), chunk.end(), 0);
       GPUCHECK_CU(m_cuda, cuMemcpyDtoH, chunk.data(), buffer.get() + off, size_t{count});
-      for (uint64_t i = 0; i < count; ++i) {
+      for (uint64_t i = 0; i < (count + 7) / 8; ++i) {
         hash = (hash ^ chunk[i]) * 1099511628211ULL;
       }
     }
@@ -614,31 +598,32 @@ public:
       m_stream.synchronize();
       Verification v{"cudnn_activation",
                      fmt::format("{} forward over {} fp32 values", mode.name, n)};
+      // (input, expected, tolerance) of element i.
+      const auto expected = [&mode, seed](uint64_t i) {
+        const double in = input_value(i, seed, Precision::fp32, k_scale);
+        if (mode.mode == CUDNN_ACTIVATION_RELU) {
+          return std::array<double, 3>{in, in > 0.0 ? in : 0.0, 0.0};
+        }
+        const double want =
+            mode.mode == CUDNN_ACTIVATION_SIGMOID ? 1.0 / (1.0 + std::exp(-in)) : std::tanh(in);
+        return std::array<double, 3>{in, want, 1e-5 + 1e-3 * std::abs(want)};
+      };
       std::vector<float> chunk(k_chunk_bytes / 4);
       for (uint64_t first = 0; first < n; first += chunk.size()) {
         const uint64_t count = std::min<uint64_t>(chunk.size(), n - first);
         GPUCHECK_CU(m_cuda, cuMemcpyDtoH, chunk.data(), y.get() + first * 4, size_t{count} * 4);
-        for (uint64_t i = 0; i < count; ++i) {
-          const double in = input_value(first + i, seed, Precision::fp32, k_scale);
-          double want = 0.0;
-          double tol = 0.0;
-          if (mode.mode == CUDNN_ACTIVATION_RELU) {
-            want = in > 0.0 ? in : 0.0;
-          } else if (mode.mode == CUDNN_ACTIVATION_SIGMOID) {
-            want = 1.0 / (1.0 + std::exp(-in));
-            tol = 1e-5 + 1e-3 * std::abs(want);
-          } else {
-            want = std::tanh(in);
-            tol = 1e-5 + 1e-3 * std::abs(want);
-          }
-          const double got = chunk[i];
-          ++v.checked;
-          if (!(std::abs(got - want) <= tol) && v.mismatches++ == 0) {
-            v.first_index = first + i;
-            v.got = fmt::format("{:.9g}", got);
-            v.want = fmt::format("{:.9g} (input {:.9g})", want, in);
-          }
+        const Mismatches bad = parallel_mismatches(count, [&](uint64_t i) {
+          const auto [in, want, tol] = expected(first + i);
+          return !(std::abs(double(chunk[i]) - want) <= tol);
+        });
+        if (bad.count != 0 && v.mismatches == 0) {
+          const auto [in, want, tol] = expected(first + bad.first);
+          v.first_index = first + bad.first;
+          v.got = fmt::format("{:.9g}", chunk[bad.first]);
+          v.want = fmt::format("{:.9g} (input {:.9g})", want, in);
         }
+        v.mismatches += bad.count;
+        v.checked += count;
       }
       m_out["verify"].push_back(v.to_json());
       if (mode.large) {
@@ -694,14 +679,6 @@ std::vector<ConvCase> cases(bool full, int cc_major) {
   return list;
 }
 
-double resident_mib() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t size = 0;
-  uint64_t resident = 0;
-  statm >> size >> resident;
-  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) / k_mib;
-}
-
 void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
   const bool full = std::find(args.begin(), args.end(), "full") != args.end();
   DeviceSession session(ordinal);
@@ -731,6 +708,8 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
   try {
     set_stage("cudnn handle");
     CudnnRunner runner(session, dnn, out);
+    session.wait_for_gate();
+    out["device"] = session.describe();
     for (const ConvCase& cc : cases(full, session.cc_major())) {
       runner.convolution(cc);
     }

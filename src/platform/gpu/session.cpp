@@ -1,14 +1,21 @@
 #include "platform/gpu/session.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <utility>
+
+#include "platform/child_process.hpp"
 
 namespace gpucheck::platform::gpu {
 
@@ -39,6 +46,11 @@ nlohmann::json& timeline() {
   static nlohmann::json entries = nlohmann::json::array();
   return entries;
 }
+/// (stage, resident MiB) at each stage change: where host memory goes.
+nlohmann::json& rss_timeline() {
+  static nlohmann::json entries = nlohmann::json::array();
+  return entries;
+}
 constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
 } // namespace
 
@@ -46,6 +58,7 @@ void set_stage(std::string stage) {
   timeline().push_back(nlohmann::json::array(
       {stage,
        std::chrono::duration<double, std::milli>(TimelineClock::now() - child_start()).count()}));
+  rss_timeline().push_back(nlohmann::json::array({stage, resident_mib()}));
   stage_storage() = std::move(stage);
 }
 const std::string& current_stage() {
@@ -88,6 +101,17 @@ DeviceSession::DeviceSession(int ordinal) : m_ordinal(ordinal) {
   set_stage("context");
   GPUCHECK_CU(m_api, cuDevicePrimaryCtxRetain, &m_context, m_device);
   GPUCHECK_CU(m_api, cuCtxSetCurrent, m_context);
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  GPUCHECK_CU(m_api, cuMemGetInfo, &free_bytes, &total_bytes);
+  m_free_bytes = free_bytes;
+  m_budget_bytes = memory_budget(free_bytes);
+}
+
+void DeviceSession::wait_for_gate() {
+  set_stage("waiting for the GPU");
+  platform::gate_wait();
+  set_stage("released");
   size_t free_bytes = 0;
   size_t total_bytes = 0;
   GPUCHECK_CU(m_api, cuMemGetInfo, &free_bytes, &total_bytes);
@@ -182,6 +206,56 @@ double elapsed_ms(const CudaApi& api, const Event& start, const Event& end) {
   return ms;
 }
 
+double resident_mib() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0;
+  uint64_t resident = 0;
+  statm >> size >> resident;
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE)) /
+         (1024.0 * 1024.0);
+}
+
+void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body) {
+  constexpr uint64_t k_max_threads = 8;
+  const uint64_t threads =
+      std::clamp<uint64_t>(std::thread::hardware_concurrency(), 1, k_max_threads);
+  if (threads == 1 || n < (1U << 16)) {
+    body(0, n);
+    return;
+  }
+  std::vector<std::thread> workers;
+  const uint64_t step = (n + threads - 1) / threads;
+  for (uint64_t lo = 0; lo < n; lo += step) {
+    workers.emplace_back(body, lo, std::min(n, lo + step));
+  }
+  for (std::thread& worker : workers) {
+    worker.join();
+  }
+}
+
+Mismatches parallel_mismatches(uint64_t n, const std::function<bool(uint64_t)>& bad) {
+  std::mutex lock;
+  Mismatches total;
+  total.first = UINT64_MAX;
+  parallel_for(n, [&](uint64_t lo, uint64_t hi) {
+    Mismatches mine;
+    for (uint64_t i = lo; i < hi; ++i) {
+      if (bad(i) && mine.count++ == 0) {
+        mine.first = i;
+      }
+    }
+    if (mine.count != 0) {
+      const std::lock_guard<std::mutex> guard(lock);
+      total.count += mine.count;
+      total.first = std::min(total.first, mine.first);
+    }
+  });
+  if (total.count == 0) {
+    total.first = 0;
+  }
+  return total;
+}
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const size_t n = values.size();
@@ -233,11 +307,26 @@ nlohmann::json run_gpu_child(const std::vector<std::string>& args,
   }
   set_stage("done");
   out["timeline_ms"] = timeline();
+  out["timeline_rss_mib"] = rss_timeline();
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) == 0) {
     out["metrics"].push_back(metric("host_peak_rss_mib",
                                     static_cast<double>(usage.ru_maxrss) / 1024.0, "MiB",
                                     "gpucheck child, peak resident"));
+  }
+  // What that resident memory is at the end: private (anonymous) pages, and pages of mapped
+  // files (libraries: clean, shared with every other process that maps them, reclaimable).
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    for (const auto& [key, name] :
+         {std::pair{"RssAnon:", "host_rss_anon_mib"}, std::pair{"RssFile:", "host_rss_file_mib"}}) {
+      if (line.starts_with(key)) {
+        const double kib = std::strtod(line.c_str() + std::strlen(key), nullptr);
+        out["metrics"].push_back(
+            metric(name, kib / 1024.0, "MiB", "gpucheck child at its end, before exit"));
+      }
+    }
   }
   return out;
 }

@@ -79,6 +79,10 @@ public:
   [[nodiscard]] const std::string& pci_bus_id() const { return m_pci_bus_id; }
   [[nodiscard]] uint64_t free_bytes() const { return m_free_bytes; }
   [[nodiscard]] uint64_t budget_bytes() const { return m_budget_bytes; }
+  /// Setup is done: wait until the parent lets this check use the GPU (platform::gate_wait(),
+  /// docs/checks.md "How the GPU checks are scheduled"), then read free memory and the budget
+  /// again, since checks that ran meanwhile have freed theirs.
+  void wait_for_gate();
   /// Attribute value, or `fallback` when the driver does not know it.
   [[nodiscard]] int attribute(CUdevice_attribute attribute, int fallback = 0) const;
   /// {"ordinal", "name", "cc", "sm_count", "pci_bus_id", "free_bytes", "budget_bytes", "driver"}.
@@ -169,6 +173,20 @@ double elapsed_ms(const CudaApi& api, const Event& start, const Event& end);
 
 /// Median of a non-empty sample.
 double median(std::vector<double> values);
+
+/// Run body(lo, hi) over [0, n) split across up to 8 host threads (fewer on small hosts, one
+/// for small n): filling and checking large host buffers.
+/// This process's resident memory now, MiB (/proc/self/statm).
+double resident_mib();
+
+void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body);
+
+/// Elements i in [0, n) for which bad(i) holds, counted on several host threads.
+struct Mismatches {
+  uint64_t count = 0;
+  uint64_t first = 0; ///< the lowest bad index, when count > 0
+};
+Mismatches parallel_mismatches(uint64_t n, const std::function<bool(uint64_t)>& bad);
 
 /// A metric entry for the child JSON.
 nlohmann::json metric(std::string name, double value, std::string unit, std::string note = {});

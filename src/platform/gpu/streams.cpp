@@ -50,6 +50,8 @@ void run_streams(int ordinal, nlohmann::json& out) {
   if (!module.loaded()) {
     return;
   }
+  session.wait_for_gate();
+  out["device"] = session.describe();
   const Kernels& k = module.kernels();
 
   set_stage("stream priorities");

@@ -6,19 +6,22 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 namespace gpucheck::platform::gpu {
 namespace {
 
-const std::string k_fake_cudnn = std::string(GPUCHECK_FAKE_LIB_DIR) + "/libcudnn.so.9";
+std::string fake_library(const char* name) {
+  return (std::filesystem::path(GPUCHECK_FAKE_LIB_DIR) / name).string();
+}
 
 bool contains(const std::vector<std::string>& names, const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 TEST(CudnnApi, BackendApiAbsentMeansGraphPathNotAvailable) {
-  DynamicLibrary lib = DynamicLibrary::open(k_fake_cudnn);
+  DynamicLibrary lib = DynamicLibrary::open(fake_library("libcudnn.so.9"));
   ASSERT_TRUE(lib.loaded()) << lib.load().error;
   const CudnnBackendApi graph = load_cudnn_backend_api(lib);
   EXPECT_FALSE(graph.available);
@@ -34,7 +37,7 @@ TEST(CudnnApi, BackendApiAbsentMeansGraphPathNotAvailable) {
 }
 
 TEST(CudnnApi, LegacyTableIsJudgedOnItsOwnRequiredSymbols) {
-  DynamicLibrary lib = DynamicLibrary::open(k_fake_cudnn);
+  DynamicLibrary lib = DynamicLibrary::open(fake_library("libcudnn.so.9"));
   ASSERT_TRUE(lib.loaded()) << lib.load().error;
   const CudnnBackendApi graph = load_cudnn_backend_api(lib);
   const CudnnApi legacy = load_cudnn_api(lib);
@@ -48,7 +51,7 @@ TEST(CudnnApi, LegacyTableIsJudgedOnItsOwnRequiredSymbols) {
 }
 
 TEST(CudnnApi, NothingResolvesFromALibraryThatDidNotLoad) {
-  DynamicLibrary lib = DynamicLibrary::open(std::string(GPUCHECK_FAKE_LIB_DIR) + "/libcudnn.so.0");
+  DynamicLibrary lib = DynamicLibrary::open(fake_library("libcudnn.so.0"));
   ASSERT_FALSE(lib.loaded());
   const CudnnBackendApi graph = load_cudnn_backend_api(lib);
   EXPECT_FALSE(graph.available);

@@ -224,11 +224,13 @@ const char* algo_name(int algo) {
   return algo >= 0 && algo < 8 ? k_names[algo] : "UNKNOWN";
 }
 
-/// Run body(lo, hi) over [0, n) split across up to 8 threads (a few on small hosts).
-void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body) {
+/// Run body(lo, hi) over [0, n) split across up to 8 threads (a few on small hosts); on one
+/// thread when n is below `min_parallel` (cheap items are not worth a thread).
+void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body,
+                  uint64_t min_parallel = 1U << 16) {
   const uint64_t threads =
       std::clamp<uint64_t>(std::thread::hardware_concurrency(), 1, k_max_fill_threads);
-  if (threads == 1 || n < (1U << 16)) {
+  if (threads == 1 || n < min_parallel) {
     body(0, n);
     return;
   }
@@ -472,7 +474,14 @@ public:
                    conv_raw, static_cast<cudnnConvolutionFwdAlgo_t>(algo), workspace.raw(), ws,
                    &beta, y_raw, y.raw());
     };
-    // Verify y: every output for small cases, k_sampled_outputs random ones for large ones.
+    // Verify y: every output for small cases, k_sampled_outputs random ones for large ones. The
+    // samples are drawn once per convolution and shared by all its verifications (legacy and
+    // graph API), so each reference is computed once.
+    struct Sample {
+      int ni, ki, pi, qi;
+      double want, sum_abs;
+    };
+    std::vector<Sample> samples;
     const auto verify = [&](const std::function<void()>& run, const std::string& what, bool plant) {
       poison(y);
       run();
@@ -482,9 +491,8 @@ public:
       }
       m_stream.synchronize();
       Verification v{"cudnn_conv", fmt::format("convolution {} with {}", shape, what)};
-      const auto judge_one = [&](int ni, int ki, int pi, int qi, float got) {
-        double sum_abs = 0.0;
-        const double want = reference(ni, ki, pi, qi, sum_abs);
+      const auto judge = [&](int ni, int ki, int pi, int qi, float got, double want,
+                             double sum_abs) {
         ++v.checked;
         if (!(std::abs(double(got) - want) <= tolerance(p) * sum_abs + 1e-6)) {
           if (v.mismatches++ == 0) {
@@ -501,20 +509,38 @@ public:
           for (int ki = 0; ki < ok; ++ki) {
             for (int pi = 0; pi < oh; ++pi) {
               for (int qi = 0; qi < ow; ++qi) {
-                judge_one(ni, ki, pi, qi, load(host.data() + y_at(ni, ki, pi, qi) * size, p));
+                double sum_abs = 0.0;
+                const double want = reference(ni, ki, pi, qi, sum_abs);
+                judge(ni, ki, pi, qi, load(host.data() + y_at(ni, ki, pi, qi) * size, p), want,
+                      sum_abs);
               }
             }
           }
         }
       } else {
-        for (int sample = 0; sample < k_sampled_outputs; ++sample) {
-          const int ni = static_cast<int>(m_rng.next() % on);
-          const int ki = static_cast<int>(m_rng.next() % ok);
-          const int pi = static_cast<int>(m_rng.next() % oh);
-          const int qi = static_cast<int>(m_rng.next() % ow);
+        if (samples.empty()) {
+          for (int sample = 0; sample < k_sampled_outputs; ++sample) {
+            Sample& sm = samples.emplace_back();
+            sm.ni = static_cast<int>(m_rng.next() % on);
+            sm.ki = static_cast<int>(m_rng.next() % ok);
+            sm.pi = static_cast<int>(m_rng.next() % oh);
+            sm.qi = static_cast<int>(m_rng.next() % ow);
+          }
+          parallel_for(
+              samples.size(),
+              [&](uint64_t lo, uint64_t hi) {
+                for (uint64_t i = lo; i < hi; ++i) {
+                  Sample& sm = samples[i];
+                  sm.want = reference(sm.ni, sm.ki, sm.pi, sm.qi, sm.sum_abs);
+                }
+              },
+              64);
+        }
+        for (const Sample& sm : samples) {
           unsigned char bytes[4] = {};
-          GPUCHECK_CU(m_cuda, cuMemcpyDtoH, bytes, y.get() + y_at(ni, ki, pi, qi) * size, size);
-          judge_one(ni, ki, pi, qi, load(bytes, p));
+          GPUCHECK_CU(m_cuda, cuMemcpyDtoH, bytes,
+                      y.get() + y_at(sm.ni, sm.ki, sm.pi, sm.qi) * size, size);
+          judge(sm.ni, sm.ki, sm.pi, sm.qi, load(bytes, p), sm.want, sm.sum_abs);
         }
       }
       m_out["verify"].push_back(v.to_json());

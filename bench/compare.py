@@ -195,8 +195,19 @@ def main():
     algos = []
     for conv in cudnn.get("convolutions", []):
         if "found" in conv:
+            graph = conv.get("graph", {})
+            if "ms" in graph:
+                notes = ", ".join(graph.get("numerical_notes", []))
+                graph_text = (f"{graph['knobs']} (mode {graph['mode']} #{graph['rank']}"
+                              f"{'; ' + notes if notes else ''}) {graph['ms']:.3f} ms; "
+                              f"{len(graph.get('screened', []))} of {graph.get('offered')} configs ran")
+            elif "error" in graph:
+                graph_text = f"{graph['error']['call']}: {graph['error']['name']}"
+            else:
+                graph_text = "not available"
             algos.append(f"| {conv['label']} | {conv['heuristic']['algo']} {conv['heuristic']['ms']:.3f} ms | "
-                         f"{conv['found']['algo']} {conv['found']['ms']:.3f} ms |")
+                         f"{conv['found']['algo']} {conv['found']['ms']:.3f} ms | {graph_text} | "
+                         f"{conv.get('best', {}).get('api', 'legacy')} |")
 
     device = cudnn.get("device", {})
     lines = [
@@ -213,8 +224,8 @@ def main():
         "|---|---|---|---|---|---|---|",
         *rows,
         "",
-        "| convolution | cuDNN heuristic | timed best (FindEx) |",
-        "|---|---|---|",
+        "| convolution | legacy heuristic | legacy timed best (FindEx) | graph API timed best | reported |",
+        "|---|---|---|---|---|",
         *algos,
         "",
         f"cuDNN child timeline (ms since start): "

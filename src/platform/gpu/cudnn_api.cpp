@@ -16,4 +16,20 @@ CudnnApi load_cudnn_api(DynamicLibrary& lib) {
   return api;
 }
 
+CudnnBackendApi load_cudnn_backend_api(DynamicLibrary& lib) {
+  CudnnBackendApi api;
+  if (!lib.loaded()) {
+    return api;
+  }
+#define GPUCHECK_CUDNN_BACKEND_LOAD(name)                                                          \
+  api.name = lib.function<decltype(api.name)>(#name, false);                                       \
+  if (api.name == nullptr) {                                                                       \
+    api.missing.emplace_back(#name);                                                               \
+  }
+  GPUCHECK_CUDNN_BACKEND_FUNCTIONS(GPUCHECK_CUDNN_BACKEND_LOAD)
+#undef GPUCHECK_CUDNN_BACKEND_LOAD
+  api.available = api.missing.empty();
+  return api;
+}
+
 } // namespace gpucheck::platform::gpu

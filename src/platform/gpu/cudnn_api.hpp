@@ -2,10 +2,13 @@
 /// cuDNN's legacy API (present in 8.x and 9.x) as a table of function pointers resolved with
 /// dlsym from libcudnn.so.9 (then .8). Types come from the toolkit's cudnn.h; nothing is linked.
 /// Only child processes may load it: a missing sub-library makes cuDNN 9 abort the process.
+/// Beside it, cuDNN's backend (graph) API, in its own table: it is optional, and a library
+/// without it still runs the legacy path.
 
 #include <cudnn.h>
 
 #include <string>
+#include <vector>
 
 #include "platform/dynlib.hpp"
 
@@ -52,5 +55,29 @@ struct CudnnApi {
 
 /// Resolve every entry from an opened libcudnn. Missing symbols are recorded in lib.load().
 CudnnApi load_cudnn_api(DynamicLibrary& lib);
+
+#define GPUCHECK_CUDNN_BACKEND_FUNCTIONS(X)                                                        \
+  X(cudnnBackendCreateDescriptor)                                                                  \
+  X(cudnnBackendSetAttribute)                                                                      \
+  X(cudnnBackendGetAttribute)                                                                      \
+  X(cudnnBackendFinalize)                                                                          \
+  X(cudnnBackendExecute)                                                                           \
+  X(cudnnBackendDestroyDescriptor)
+
+/// cuDNN's backend (graph) API: descriptors, heuristics, execution plans.
+struct CudnnBackendApi {
+#define GPUCHECK_CUDNN_BACKEND_FIELD(name) decltype(&::name) name = nullptr;
+  GPUCHECK_CUDNN_BACKEND_FUNCTIONS(GPUCHECK_CUDNN_BACKEND_FIELD)
+#undef GPUCHECK_CUDNN_BACKEND_FIELD
+
+  /// Every entry resolved; false means "no graph API here" and only the legacy path runs.
+  bool available = false;
+  /// The entries that did not resolve (empty when available).
+  std::vector<std::string> missing;
+};
+
+/// Resolve the backend API from an opened libcudnn. Its symbols are optional: a missing one is
+/// listed in `missing`, never in lib.load().missing_symbols, so the legacy API stays usable.
+CudnnBackendApi load_cudnn_backend_api(DynamicLibrary& lib);
 
 } // namespace gpucheck::platform::gpu

@@ -3,6 +3,10 @@
 // against a CPU reference in double; the heuristic's algorithm and the fastest found by timing
 // every algorithm, each timed with events; a deterministic algorithm run twice must match bit
 // for bit; ReLU timed on a large tensor and ReLU, sigmoid and tanh checked against the CPU.
+// The timed convolutions also run through cuDNN's graph (backend) API where the library has it:
+// every engine config its heuristics offer (a few in a standard run) is screened, the fastest
+// are timed like the legacy algorithms, and the best is verified; the reported TFLOP/s is the
+// better of the two APIs.
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -15,11 +19,13 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "platform/gpu/cudnn_api.hpp"
+#include "platform/gpu/cudnn_graph.hpp"
 #include "platform/gpu/gpu_children.hpp"
 #include "platform/gpu/session.hpp"
 
@@ -33,6 +39,10 @@ constexpr int k_sampled_outputs = 512;
 constexpr double k_sample_target_ms = 5.0;
 constexpr int k_max_calls = 50;
 constexpr int k_timing_samples = 3;
+/// Graph API: one screening sample per engine config (ms), then the fastest few are timed like
+/// the legacy algorithms.
+constexpr double k_screen_target_ms = 1.0;
+constexpr size_t k_graph_finalists_full = 3;
 
 class CudnnError : public std::runtime_error {
 public:
@@ -237,9 +247,10 @@ struct ConvCase {
 
 class CudnnRunner {
 public:
-  CudnnRunner(const DeviceSession& session, const CudnnApi& dnn, nlohmann::json& out)
-      : m_session(session), m_cuda(session.api()), m_dnn(dnn), m_out(out), m_stream(session),
-        m_start(session), m_end(session), m_rng(fresh_seed()) {
+  CudnnRunner(const DeviceSession& session, const CudnnApi& dnn, const CudnnBackendApi& graph,
+              bool full, nlohmann::json& out)
+      : m_session(session), m_cuda(session.api()), m_dnn(dnn), m_graph(graph), m_full(full),
+        m_out(out), m_stream(session), m_start(session), m_end(session), m_rng(fresh_seed()) {
     GPUCHECK_DNN(m_dnn, cudnnCreate, &m_handle);
     GPUCHECK_DNN(m_dnn, cudnnSetStream, m_handle, m_stream.get());
   }
@@ -268,6 +279,26 @@ public:
       per_call.push_back(elapsed_ms(m_cuda, m_start, m_end) / calls);
     }
     return median(per_call);
+  }
+
+  /// One sample of about k_screen_target_ms after one warm-up call: ms per call.
+  double screen_calls(const std::function<void()>& call) {
+    call();
+    m_start.record(m_stream.get());
+    call();
+    m_end.record(m_stream.get());
+    const double first_ms = elapsed_ms(m_cuda, m_start, m_end);
+    const int calls = std::clamp(
+        static_cast<int>(std::ceil(k_screen_target_ms / std::max(first_ms, 1e-3))), 1, k_max_calls);
+    if (calls == 1) {
+      return first_ms;
+    }
+    m_start.record(m_stream.get());
+    for (int i = 0; i < calls; ++i) {
+      call();
+    }
+    m_end.record(m_stream.get());
+    return elapsed_ms(m_cuda, m_start, m_end) / calls;
   }
 
   void upload(const DeviceBuffer& dst, uint64_t elements, uint32_t seed, Precision p,
@@ -423,19 +454,25 @@ public:
                    conv_raw, static_cast<cudnnConvolutionFwdAlgo_t>(algo), workspace.raw(), ws,
                    &beta, y_raw, y.raw());
     };
-    // Verify y: every output for small cases, k_sampled_outputs random ones for large ones.
-    const auto verify = [&](int algo, bool plant) {
+    // Verify y: every output for small cases, k_sampled_outputs random ones for large ones. The
+    // samples are drawn once per convolution and shared by all its verifications (legacy and
+    // graph API), so each reference is computed once.
+    struct Sample {
+      int ni, ki, pi, qi;
+      double want, sum_abs;
+    };
+    std::vector<Sample> samples;
+    const auto verify = [&](const std::function<void()>& run, const std::string& what, bool plant) {
       poison(y);
-      run_algo(algo);
+      run();
       if (plant) {
         GPUCHECK_CU(m_cuda, cuMemsetD32Async, y.get() + (m_rng.next() % (y_count * size / 4)) * 4,
                     0x47C35000U /* 100000.0f */, size_t{1}, m_stream.get());
       }
       m_stream.synchronize();
-      Verification v{"cudnn_conv", fmt::format("convolution {} with {}", shape, algo_name(algo))};
-      const auto judge_one = [&](int ni, int ki, int pi, int qi, float got) {
-        double sum_abs = 0.0;
-        const double want = reference(ni, ki, pi, qi, sum_abs);
+      Verification v{"cudnn_conv", fmt::format("convolution {} with {}", shape, what)};
+      const auto judge = [&](int ni, int ki, int pi, int qi, float got, double want,
+                             double sum_abs) {
         ++v.checked;
         if (!(std::abs(double(got) - want) <= tolerance(p) * sum_abs + 1e-6)) {
           if (v.mismatches++ == 0) {
@@ -452,20 +489,38 @@ public:
           for (int ki = 0; ki < ok; ++ki) {
             for (int pi = 0; pi < oh; ++pi) {
               for (int qi = 0; qi < ow; ++qi) {
-                judge_one(ni, ki, pi, qi, load(host.data() + y_at(ni, ki, pi, qi) * size, p));
+                double sum_abs = 0.0;
+                const double want = reference(ni, ki, pi, qi, sum_abs);
+                judge(ni, ki, pi, qi, load(host.data() + y_at(ni, ki, pi, qi) * size, p), want,
+                      sum_abs);
               }
             }
           }
         }
       } else {
-        for (int sample = 0; sample < k_sampled_outputs; ++sample) {
-          const int ni = static_cast<int>(m_rng.next() % on);
-          const int ki = static_cast<int>(m_rng.next() % ok);
-          const int pi = static_cast<int>(m_rng.next() % oh);
-          const int qi = static_cast<int>(m_rng.next() % ow);
+        if (samples.empty()) {
+          for (int sample = 0; sample < k_sampled_outputs; ++sample) {
+            Sample& sm = samples.emplace_back();
+            sm.ni = static_cast<int>(m_rng.next() % on);
+            sm.ki = static_cast<int>(m_rng.next() % ok);
+            sm.pi = static_cast<int>(m_rng.next() % oh);
+            sm.qi = static_cast<int>(m_rng.next() % ow);
+          }
+          parallel_for(
+              samples.size(),
+              [&](uint64_t lo, uint64_t hi) {
+                for (uint64_t i = lo; i < hi; ++i) {
+                  Sample& sm = samples[i];
+                  sm.want = reference(sm.ni, sm.ki, sm.pi, sm.qi, sm.sum_abs);
+                }
+              },
+              64);
+        }
+        for (const Sample& sm : samples) {
           unsigned char bytes[4] = {};
-          GPUCHECK_CU(m_cuda, cuMemcpyDtoH, bytes, y.get() + y_at(ni, ki, pi, qi) * size, size);
-          judge_one(ni, ki, pi, qi, load(bytes, p));
+          GPUCHECK_CU(m_cuda, cuMemcpyDtoH, bytes,
+                      y.get() + y_at(sm.ni, sm.ki, sm.pi, sm.qi) * size, size);
+          judge(sm.ni, sm.ki, sm.pi, sm.qi, load(bytes, p), sm.want, sm.sum_abs);
         }
       }
       m_out["verify"].push_back(v.to_json());
@@ -476,7 +531,8 @@ public:
                              {"gflop", flops / 1e9},
                              {"heuristic", {{"algo", algo_name(heuristic)}}}};
     if (!cc.perf) {
-      verify(heuristic, p == Precision::fp32 && fault_planted("cudnn"));
+      verify([&] { run_algo(heuristic); }, algo_name(heuristic),
+             p == Precision::fp32 && fault_planted("cudnn"));
       m_out["convolutions"].push_back(record);
       return;
     }
@@ -502,20 +558,155 @@ public:
     const double heuristic_ms = time_calls([&] { run_algo(heuristic); }, found_estimate);
     const double found_ms =
         found == heuristic ? heuristic_ms : time_calls([&] { run_algo(found); }, found_estimate);
-    verify(heuristic, false);
+    verify([&] { run_algo(heuristic); }, algo_name(heuristic), false);
     if (found != heuristic) {
-      verify(found, false);
+      verify([&] { run_algo(found); }, algo_name(found), false);
     }
     record["heuristic"] = {{"algo", algo_name(heuristic)},
                            {"ms", heuristic_ms},
                            {"tflops", flops / (heuristic_ms * 1e-3) / 1e12}};
     record["found"] = {
         {"algo", algo_name(found)}, {"ms", found_ms}, {"tflops", flops / (found_ms * 1e-3) / 1e12}};
+
+    // The graph (backend) API: the engine configs its heuristics offer, screened, the fastest
+    // timed like the legacy algorithms, the best verified.
+    std::string best_what = fmt::format("legacy API {}", algo_name(found));
+    double best_ms = found_ms;
+    std::string graph_text = "graph API not available";
+    if (!m_graph.available) {
+      record["graph"] = {{"available", false}};
+    } else {
+      set_stage("cudnn graph " + cc.label);
+      nlohmann::json g = {{"available", true}};
+      try {
+        const GraphConvSpec spec{.n = n,
+                                 .c = cc.c,
+                                 .h = cc.h,
+                                 .w = cc.w,
+                                 .k = cc.k,
+                                 .r = cc.r,
+                                 .s = cc.s,
+                                 .pad = cc.pad,
+                                 .stride = cc.stride,
+                                 .p = oh,
+                                 .q = ow,
+                                 .data_type = data_type(p),
+                                 .nhwc = cc.nhwc};
+        ConvGraph graph(m_graph, m_handle, spec);
+        graph.query_heuristics(m_full);
+        graph.bind(x.raw(), w.raw(), y.raw(), workspace.raw());
+        const std::vector<GraphEngineConfig>& configs = graph.configs();
+        const std::vector<size_t> chosen = configs_to_try(configs, m_full, p == Precision::fp32);
+        struct Screened {
+          size_t config;
+          int plan;
+          double ms;
+        };
+        std::vector<Screened> screened;
+        int refused = 0;
+        int too_large = 0;
+        int failed = 0;
+        nlohmann::json statuses = nlohmann::json::object(); // why configs were skipped
+        const auto count_status = [&](cudnnStatus_t status) {
+          const std::string name = m_dnn.cudnnGetErrorString(status);
+          statuses[name] = statuses.value(name, 0) + 1;
+        };
+        const auto run_plan = [&](int plan) {
+          const cudnnStatus_t status = graph.execute(plan);
+          check_dnn(m_dnn, status, "cudnnBackendExecute");
+        };
+        set_stage("cudnn graph plans " + cc.label);
+        for (const size_t i : chosen) {
+          int64_t ws = 0;
+          cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+          const int plan = graph.build_plan(i, ws, status);
+          if (plan < 0) {
+            ++refused;
+            count_status(status);
+            continue;
+          }
+          if (static_cast<uint64_t>(ws) > workspace_cap) {
+            ++too_large;
+            continue;
+          }
+          status = graph.execute(plan);
+          if (status != CUDNN_STATUS_SUCCESS) {
+            ++failed;
+            count_status(status);
+            continue;
+          }
+          screened.push_back({i, plan, screen_calls([&] { run_plan(plan); })});
+        }
+        std::stable_sort(screened.begin(), screened.end(),
+                         [](const Screened& a, const Screened& b) { return a.ms < b.ms; });
+        nlohmann::json tried = nlohmann::json::array();
+        for (const Screened& sc : screened) {
+          tried.push_back({{"config", describe(configs[sc.config])},
+                           {"mode", configs[sc.config].fallback ? "fallback" : "A"},
+                           {"rank", configs[sc.config].rank},
+                           {"screen_ms", sc.ms}});
+        }
+        g["offered"] = configs.size();
+        g["tried"] = chosen.size();
+        g["refused"] = refused;
+        g["workspace_too_large"] = too_large;
+        g["failed"] = failed;
+        g["skipped_statuses"] = statuses;
+        g["screened"] = tried;
+        if (!screened.empty()) {
+          const size_t finalists =
+              std::min(screened.size(), m_full ? k_graph_finalists_full : size_t{1});
+          size_t best = 0;
+          double best_graph_ms = 0.0;
+          set_stage("cudnn graph timing " + cc.label);
+          for (size_t f = 0; f < finalists; ++f) {
+            const double ms = time_calls([&] { run_plan(screened[f].plan); }, screened[f].ms);
+            if (f == 0 || ms < best_graph_ms) {
+              best = f;
+              best_graph_ms = ms;
+            }
+          }
+          const GraphEngineConfig& config = configs[screened[best].config];
+          const std::string what = "graph API " + describe(config);
+          set_stage("cudnn graph verify " + cc.label);
+          verify([&] { run_plan(screened[best].plan); }, what, false);
+          g["engine"] = config.engine;
+          g["knobs"] = describe(config);
+          g["numerical_notes"] = config.numerical_notes;
+          g["mode"] = config.fallback ? "fallback" : "A";
+          g["rank"] = config.rank;
+          g["ms"] = best_graph_ms;
+          g["tflops"] = flops / (best_graph_ms * 1e-3) / 1e12;
+          graph_text =
+              fmt::format("graph API {} {:.3f} ms ({} of {} configs screened)", describe(config),
+                          best_graph_ms, screened.size(), configs.size());
+          if (best_graph_ms < best_ms) {
+            best_ms = best_graph_ms;
+            best_what = what;
+          }
+        } else {
+          graph_text = fmt::format("graph API: none of {} configs ran", configs.size());
+        }
+      } catch (const CudnnGraphError& e) {
+        g["error"] = {{"call", e.call},
+                      {"status", static_cast<int>(e.status)},
+                      {"name", m_dnn.cudnnGetErrorString(e.status)}};
+        graph_text =
+            fmt::format("graph API: {} returned {}", e.call, m_dnn.cudnnGetErrorString(e.status));
+      }
+      record["graph"] = g;
+    }
+    record["best"] = {{"api", best_what.starts_with("graph") ? "graph" : "legacy"},
+                      {"what", best_what},
+                      {"ms", best_ms},
+                      {"tflops", flops / (best_ms * 1e-3) / 1e12}};
     m_out["convolutions"].push_back(record);
-    m_out["metrics"].push_back(
-        metric("conv_" + cc.label + "_tflops", flops / (found_ms * 1e-3) / 1e12, "TFLOP/s",
-               fmt::format("{}; timed best {} {:.3f} ms; heuristic {} {:.3f} ms", shape,
-                           algo_name(found), found_ms, algo_name(heuristic), heuristic_ms)));
+    m_out["metrics"].push_back(metric(
+        "conv_" + cc.label + "_tflops", flops / (best_ms * 1e-3) / 1e12, "TFLOP/s",
+        fmt::format("{}; best: {} {:.3f} ms; legacy API: timed best {} {:.3f} ms, heuristic {} "
+                    "{:.3f} ms; {}",
+                    shape, best_what, best_ms, algo_name(found), found_ms, algo_name(heuristic),
+                    heuristic_ms, graph_text)));
 
     if (p == Precision::fp32) {
       // Determinism: a deterministic algorithm, run twice on the same input, must match.
@@ -641,6 +832,8 @@ private:
   const DeviceSession& m_session;
   const CudaApi& m_cuda;
   const CudnnApi& m_dnn;
+  const CudnnBackendApi& m_graph;
+  bool m_full;
   nlohmann::json& m_out;
   Stream m_stream;
   Event m_start;
@@ -698,16 +891,21 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
     out["cudnn_missing"] = fmt::format("{} lacks {}", lib.load().real_path, missing);
     return;
   }
+  const CudnnBackendApi graph = load_cudnn_backend_api(lib);
   out["cudnn"] = {{"path", lib.load().real_path},
                   {"version", dnn.cudnnGetVersion()},
-                  {"cudart", dnn.cudnnGetCudartVersion()}};
+                  {"cudart", dnn.cudnnGetCudartVersion()},
+                  {"graph_api", graph.available}};
+  if (!graph.available) {
+    out["cudnn"]["graph_api_missing"] = graph.missing;
+  }
   out["convolutions"] = nlohmann::json::array();
   // Resident memory before cuDNN touches the GPU: the rest of the peak is cuDNN's own.
   out["metrics"].push_back(metric("host_rss_before_cudnn_mib", resident_mib(), "MiB",
                                   "gpucheck child with the driver loaded"));
   try {
     set_stage("cudnn handle");
-    CudnnRunner runner(session, dnn, out);
+    CudnnRunner runner(session, dnn, graph, full, out);
     session.wait_for_gate();
     out["device"] = session.describe();
     for (const ConvCase& cc : cases(full, session.cc_major())) {

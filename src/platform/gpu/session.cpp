@@ -215,11 +215,12 @@ double resident_mib() {
          (1024.0 * 1024.0);
 }
 
-void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body) {
+void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body,
+                  uint64_t min_parallel) {
   constexpr uint64_t k_max_threads = 8;
   const uint64_t threads =
       std::clamp<uint64_t>(std::thread::hardware_concurrency(), 1, k_max_threads);
-  if (threads == 1 || n < (1U << 16)) {
+  if (threads == 1 || n < min_parallel) {
     body(0, n);
     return;
   }

@@ -174,12 +174,13 @@ double elapsed_ms(const CudaApi& api, const Event& start, const Event& end);
 /// Median of a non-empty sample.
 double median(std::vector<double> values);
 
-/// Run body(lo, hi) over [0, n) split across up to 8 host threads (fewer on small hosts, one
-/// for small n): filling and checking large host buffers.
 /// This process's resident memory now, MiB (/proc/self/statm).
 double resident_mib();
 
-void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body);
+/// Run body(lo, hi) over [0, n) split across up to 8 host threads (fewer on small hosts); on one
+/// thread when n is below `min_parallel` (cheap items are not worth a thread).
+void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body,
+                  uint64_t min_parallel = 1U << 16);
 
 /// Elements i in [0, n) for which bad(i) holds, counted on several host threads.
 struct Mismatches {

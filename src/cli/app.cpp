@@ -64,6 +64,8 @@ SystemSnapshot obtain_snapshot(const RunOptions& options) {
   probes::ProbeOptions probe_options;
   probe_options.sysroot = options.sysroot;
   probe_options.quick = options.quick;
+  probe_options.python_interpreters = options.python;
+  probe_options.import_frameworks = options.import_frameworks;
   probe_options.child_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
   return probes::collect_snapshot(probe_options, probes::Environment::current());
@@ -232,6 +234,11 @@ void add_probe_options(CLI::App& app, RunOptions& options) {
   app.add_option("--probe-timeout", options.probe_timeout_s,
                  "Seconds each probe child may run before it is killed")
       ->check(positive_seconds());
+  app.add_option("--python", options.python,
+                 "Also examine this Python interpreter's frameworks (repeatable)")
+      ->type_name("PATH");
+  app.add_flag("--import", options.import_frameworks,
+               "Import PyTorch/TensorFlow/JAX in a child interpreter and run one tiny GPU op");
 }
 
 } // namespace

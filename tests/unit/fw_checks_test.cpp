@@ -496,3 +496,30 @@ TEST(FrameworkChecks, ImportedArchListOverridesTheMatrix) {
 
 } // namespace
 } // namespace gpucheck::checks
+
+namespace gpucheck::checks {
+namespace {
+
+TEST(FrameworkEnvironments, MissingInterpreterAndSilentInterpreterAreReported) {
+  FixtureTree tree;
+  make_venv(tree);
+  const probes::Sysroot root(tree.root());
+  const probes::Environment env(Vars{{"PATH", "/opt/torch/.venv/bin"}});
+  const auto candidates = probes::find_python_candidates(root, env, {"/missing/bin/python3"});
+  const ChildFailure hung{.kind = "timeout", .timeout_s = 2.0, .detail = "killed after 2 s"};
+  SystemSnapshot s;
+  s.python_environments =
+      probes::build_python_environments(root, env, candidates, {}, {hung, std::nullopt});
+  const std::vector<CheckResult> results = run_check(fw_environments_check(), s);
+  ASSERT_EQ(results.size(), 2U);
+  EXPECT_EQ(codes_of(results[0]), std::vector<std::string>{"fw.interpreter_failed"});
+  EXPECT_EQ(results[0].findings[0].message,
+            "Python interpreter /opt/torch/.venv/bin/python3 did not answer (killed after 2 s); "
+            "its environment was read from its directory layout");
+  EXPECT_EQ(codes_of(results[1]), std::vector<std::string>{"fw.python_not_found"});
+  EXPECT_EQ(results[1].status, Status::warn);
+  EXPECT_EQ(run_check(fw_environments_check(), SystemSnapshot{}).at(0).status, Status::skip);
+}
+
+} // namespace
+} // namespace gpucheck::checks

@@ -561,7 +561,7 @@ std::vector<Finding> library_findings(const SystemSnapshot& snapshot, const comp
     }
     // Other copies on the system (not in a Python environment) that this framework does not load.
     const LibraryFamily* family = snapshot.library(lib.family);
-    if (family == nullptr || (lib.via != "RUNPATH" && lib.via != "preload")) {
+    if (family == nullptr || (lib.via != "RUNPATH" && lib.via != "RPATH" && lib.via != "preload")) {
       continue;
     }
     std::set<std::string> seen{lib.real_path};

@@ -68,7 +68,8 @@ std::vector<FrameworkInstall> find_frameworks(const Sysroot& root, const PythonE
 
 /// Where the loader finds `soname` for an object whose RUNPATH is `runpath` (directories, $ORIGIN
 /// already expanded): LD_LIBRARY_PATH, then RUNPATH, then the cache, then /lib and /usr/lib.
-/// `runpath_via` names the RUNPATH step ("RUNPATH", or "preload" for an assumed wheel layout).
+/// `runpath_via` names the RUNPATH step ("RUNPATH", or "preload" for an assumed wheel layout);
+/// "RPATH" (a DT_RPATH without DT_RUNPATH) is searched before LD_LIBRARY_PATH instead.
 /// version/own_* are left for the caller.
 ResolvedLibrary resolve_soname(const Sysroot& root, const std::string& soname,
                                const std::vector<std::string>& ld_library_path,

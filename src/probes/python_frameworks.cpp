@@ -9,8 +9,8 @@
 // plugin), then the loader cache and the default directories. When that object has no readable
 // RUNPATH, the wheel layout is assumed: site-packages/nvidia/*/lib (both nvidia/<lib>/lib and the
 // CUDA 13 nvidia/cu13/lib), which is also where torch's own preload looks.
-// DT_RPATH (searched before LD_LIBRARY_PATH when there is no RUNPATH) is treated like RUNPATH:
-// the official wheels use RUNPATH.
+// An object with DT_RPATH and no DT_RUNPATH (older conda builds) has it searched before
+// LD_LIBRARY_PATH, as the loader does.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -444,6 +444,7 @@ private:
     std::string via = "RUNPATH";
     if (raw) {
       fw.runpath_source = "elf";
+      via = elf->runpath ? "RUNPATH" : "RPATH";
       const std::string origin = parent_path(fw.loader_object);
       size_t start = 0;
       while (start <= raw->size()) {
@@ -514,12 +515,19 @@ ResolvedLibrary resolve_soname(const Sysroot& root, const std::string& soname,
     lib.via = via;
     return true;
   };
+  // DT_RPATH (without DT_RUNPATH) is searched before LD_LIBRARY_PATH, DT_RUNPATH after it.
+  const bool rpath = runpath_via == "RPATH";
+  for (const std::string& dir : rpath ? runpath : std::vector<std::string>{}) {
+    if (take(join_path(dir, soname), runpath_via)) {
+      return lib;
+    }
+  }
   for (const std::string& dir : ld_library_path) {
     if (take(join_path(dir, soname), "LD_LIBRARY_PATH")) {
       return lib;
     }
   }
-  for (const std::string& dir : runpath) {
+  for (const std::string& dir : rpath ? std::vector<std::string>{} : runpath) {
     if (take(join_path(dir, soname), runpath_via)) {
       return lib;
     }

@@ -26,6 +26,9 @@ std::string make_elf_object(const ElfSpec& spec) {
   if (!spec.runpath.empty()) {
     dyns.push_back({DT_RUNPATH, {add_string(spec.runpath)}});
   }
+  if (!spec.rpath.empty()) {
+    dyns.push_back({DT_RPATH, {add_string(spec.rpath)}});
+  }
   const size_t strtab_offset = sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr);
   size_t dynamic_offset = strtab_offset + strtab.size();
   dynamic_offset = (dynamic_offset + 7) & ~size_t{7};

@@ -11,6 +11,7 @@ struct ElfSpec {
   std::string soname;              ///< "" = no DT_SONAME
   std::vector<std::string> needed; ///< DT_NEEDED entries
   std::string runpath;             ///< "" = no DT_RUNPATH
+  std::string rpath;               ///< "" = no DT_RPATH
 };
 
 /// The bytes of such an object.

@@ -234,10 +234,12 @@ const Scenario k_scenarios[] = {
     {"torch's RUNPATH finds no cuDNN (wheel missing)",
      {.driver = "580.159.04", .gpus = {k_h200}},
      [](FixtureTree& tree, const std::string& site, std::string&) {
-       make_torch(tree, site, "2.11.0+cu130", "13.0",
-                  ElfSpec{"libtorch_cuda.so",
-                          {"libcudart.so.13", "libcublas.so.13", "libcudnn.so.9", "libnccl.so.2"},
-                          "$ORIGIN/../../nvidia/cu13/lib:$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/"
+       make_torch(
+           tree, site, "2.11.0+cu130", "13.0",
+           ElfSpec{
+               .soname = "libtorch_cuda.so",
+               .needed = {"libcudart.so.13", "libcublas.so.13", "libcudnn.so.9", "libnccl.so.2"},
+               .runpath = "$ORIGIN/../../nvidia/cu13/lib:$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/"
                           "../../nvidia/nccl/lib"});
        make_nvidia_wheel(tree, site, "nvidia-cuda-runtime", "13.0.96", "cu13", {"libcudart.so.13"});
        make_nvidia_wheel(tree, site, "nvidia-cublas", "13.1.0.3", "cu13", {"libcublas.so.13"});

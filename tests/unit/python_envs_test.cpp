@@ -35,9 +35,9 @@ const ResolvedLibrary& library(const FrameworkInstall& fw, std::string_view fami
 
 TEST(ElfDynamic, ReadsSonameNeededAndRunpath) {
   FixtureTree tree;
-  tree.file("/lib.so", make_elf_object({"libtorch_cuda.so",
-                                        {"libcudart.so.13", "libcudnn.so.9", "libc.so.6"},
-                                        "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN"}));
+  tree.file("/lib.so", make_elf_object({.soname = "libtorch_cuda.so",
+                                        .needed = {"libcudart.so.13", "libcudnn.so.9", "libc.so.6"},
+                                        .runpath = "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN"}));
   const std::optional<ElfDynamic> dynamic = read_elf_dynamic(tree.host("/lib.so"));
   ASSERT_TRUE(dynamic);
   EXPECT_EQ(dynamic->soname, "libtorch_cuda.so");
@@ -124,11 +124,13 @@ TEST(PythonDistributions, MetadataNamesVersionsAndWheelLibraries) {
 TEST(PythonFrameworks, TorchCu130LoadsItsOwnWheelsThroughRunpath) {
   FixtureTree tree;
   const std::string site = make_venv(tree);
-  make_torch(tree, site, "2.11.0+cu130", "13.0",
-             ElfSpec{"libtorch_cuda.so",
-                     {"libcudart.so.13", "libcublas.so.13", "libcudnn.so.9", "libnccl.so.2"},
-                     "$ORIGIN/../../nvidia/cu13/lib:$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../"
-                     "nvidia/nccl/lib:$ORIGIN"});
+  make_torch(
+      tree, site, "2.11.0+cu130", "13.0",
+      ElfSpec{.soname = "libtorch_cuda.so",
+              .needed = {"libcudart.so.13", "libcublas.so.13", "libcudnn.so.9", "libnccl.so.2"},
+              .runpath =
+                  "$ORIGIN/../../nvidia/cu13/lib:$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../"
+                  "nvidia/nccl/lib:$ORIGIN"});
   make_cu13_wheels(tree, site);
   std::string cache;
   make_system_library(tree, cache, "/lib/x86_64-linux-gnu", "libcudnn.so.9", "9.14.0");
@@ -175,6 +177,26 @@ TEST(PythonFrameworks, LdLibraryPathShadowsTheWheelWithoutElf) {
   EXPECT_EQ(cudnn.own_path, site + "/nvidia/cudnn/lib/libcudnn.so.9");
   EXPECT_EQ(cudnn.own_version, "9.19.0");
   EXPECT_EQ(library(torch, "cudart").via, "preload");
+}
+
+TEST(PythonFrameworks, RpathIsSearchedBeforeLdLibraryPath) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_torch(tree, site, "2.11.0+cu130", "13.0",
+             ElfSpec{.soname = "libtorch_cuda.so",
+                     .needed = {"libcudnn.so.9"},
+                     .rpath = "$ORIGIN/../../nvidia/cudnn/lib"});
+  make_cu13_wheels(tree, site);
+  tree.file("/opt/cudnn/lib/libcudnn.so.9", "other");
+  const auto envs =
+      environments(tree, {{"PATH", "/opt/torch/.venv/bin"}, {"LD_LIBRARY_PATH", "/opt/cudnn/lib"}});
+  const FrameworkInstall& torch = envs.at(0).frameworks.at(0);
+  EXPECT_EQ(torch.runpath_source, "elf");
+  const ResolvedLibrary& cudnn = library(torch, "cudnn");
+  EXPECT_EQ(cudnn.via, "RPATH");
+  EXPECT_EQ(cudnn.path, site + "/nvidia/cudnn/lib/libcudnn.so.9");
+  // Not in the RPATH: LD_LIBRARY_PATH, then the cache and default directories (none here).
+  EXPECT_EQ(library(torch, "cudart").path, "");
 }
 
 TEST(PythonFrameworks, TensorflowBuildInfoAndJaxPlugins) {

@@ -306,8 +306,8 @@ struct ResolvedLibrary {
   std::string soname; ///< the name asked for: "libcudnn.so.9"
   std::string path;   ///< the file that loads; "" when none is found
   std::string real_path;
-  /// How it was found: "LD_LIBRARY_PATH", "RUNPATH", "preload" (torch's site-packages/nvidia/*/lib
-  /// fallback), "ldconfig", "default"; "" when not found.
+  /// How it was found: "LD_LIBRARY_PATH", "RUNPATH", "RPATH", "preload" (torch's
+  /// site-packages/nvidia/*/lib fallback), "ldconfig", "default"; "" when not found.
   std::string via;
   std::string version;     ///< "9.19.0" from the wheel metadata or the file name; "" when unknown
   std::string own_path;    ///< the framework's own copy (RUNPATH / nvidia wheel); "" when none

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -64,7 +65,11 @@ SystemSnapshot obtain_snapshot(const RunOptions& options) {
   probes::ProbeOptions probe_options;
   probe_options.sysroot = options.sysroot;
   probe_options.quick = options.quick;
-  probe_options.python_interpreters = options.python;
+  for (const std::string& python : options.python) {
+    // A relative --python names a file from the working directory; probes take absolute paths.
+    probe_options.python_interpreters.push_back(
+        python.starts_with('/') ? python : std::filesystem::absolute(python).string());
+  }
   probe_options.import_frameworks = options.import_frameworks;
   probe_options.child_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));

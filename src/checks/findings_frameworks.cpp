@@ -143,6 +143,13 @@ std::span<const FindingSpec> findings_frameworks() {
        "system is not used by it. Programs that use the system search path get that other copy.",
        "{0} loads its own {1} {2} ({3}); also installed, and not used by it: {4}",
        "Nothing to do for the framework."},
+      // {0} subject, {1} torchvision version, {2} its variant, {3} torch's variant, {4} command
+      {"fw.torchvision_mismatch", Severity::warn, "torchvision built for another PyTorch variant",
+       "torchvision's compiled operators are built against one PyTorch build variant (cu126, "
+       "cu130, cpu); with another torch variant they fail to load ('Couldn't load custom C++ "
+       "ops', undefined symbols) or run on the wrong device.",
+       "{0}: torchvision {1} is the {2} build, but torch is the {3} build",
+       "Install the same torchvision release built for {3}: {4}"},
   };
   return k_specs;
 }

@@ -187,6 +187,26 @@ std::string pytorch_alternative(const compat::Matrix& matrix, const Machine& m,
   return "no PyTorch wheel in the compatibility matrix fits this driver and these GPUs";
 }
 
+/// torchvision's variant tag (+cu128, +cpu) against torch's; untagged (PyPI) ones are not judged.
+void torchvision_rule(const PythonEnvironment& env, const std::string& who,
+                      const std::string& torch_tag, std::vector<Finding>& findings) {
+  for (const PythonDistribution& dist : env.distributions) {
+    if (dist.name != "torchvision") {
+      continue;
+    }
+    const std::string tag = local_tag(dist.version);
+    if (tag.empty() || tag == torch_tag) {
+      return;
+    }
+    const std::string release = dist.version.substr(0, dist.version.find('+'));
+    findings.push_back(make_finding(
+        "fw.torchvision_mismatch", std::nullopt, who, release, tag, torch_tag,
+        fmt::format("pip install torchvision=={} --index-url https://download.pytorch.org/whl/{}",
+                    release, torch_tag)));
+    return;
+  }
+}
+
 void pytorch_rules(const SystemSnapshot& snapshot, const compat::Matrix& matrix, const Machine& m,
                    const PythonEnvironment& env, const FrameworkInstall& fw,
                    std::vector<Finding>& findings) {
@@ -198,6 +218,7 @@ void pytorch_rules(const SystemSnapshot& snapshot, const compat::Matrix& matrix,
                                       gpus_text(m.facts.gpus),
                                       pytorch_alternative(matrix, m, release)));
     }
+    torchvision_rule(env, who, "cpu", findings);
     return;
   }
   const std::optional<Version> cuda = Version::parse(*fw.cuda);
@@ -244,6 +265,8 @@ void pytorch_rules(const SystemSnapshot& snapshot, const compat::Matrix& matrix,
             : fmt::format("PyTorch {} {}", release ? release->truncated(2).str() : "?", tag),
         matrix.matrix_version));
   }
+
+  torchvision_rule(env, who, tag, findings);
 
   // cuDNN: the copy that loads against the one the release bundles.
   const ResolvedLibrary* cudnn = resolved(fw, "cudnn");

@@ -250,6 +250,18 @@ const Scenario k_scenarios[] = {
      {{"fw.library_missing", "Reinstall it with its CUDA libraries: pip install "
                              "--force-reinstall torch==2.11.0 --index-url " +
                                  k_cu130}}},
+    {"torchvision cu128 beside torch cu130",
+     {.driver = "580.159.04", .gpus = {k_h200}},
+     [](FixtureTree& tree, const std::string& site, std::string& cache) {
+       torch_cu130()(tree, site, cache);
+       make_dist(tree, site, "torchvision", "0.26.0+cu128");
+     },
+     &fw_pytorch_check,
+     Status::warn,
+     {{"fw.torchvision_mismatch",
+       "Install the same torchvision release built for cu130: pip install torchvision==0.26.0 "
+       "--index-url " +
+           k_cu130}}},
     // --- TensorFlow ------------------------------------------------------------------------
     {"TF 2.15 with cuDNN 8.9 on an A100, driver 535",
      {.driver = "535.104.05", .gpus = {k_a100}},

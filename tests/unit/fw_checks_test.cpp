@@ -176,6 +176,13 @@ const Scenario k_scenarios[] = {
      {{"fw.driver_too_old", "Install NVIDIA driver >= 525.60.13, or install a build this driver "
                             "runs: " +
                                 pip_torch("2.4", "cu118")}}},
+    {"torch 2.11 cu126 on a P40 (sm_61), driver 550: Pascal kernels, minor-version compatibility",
+     {.driver = "550.54.15", .gpus = {k_p40}},
+     torch_cu12("2.11.0+cu126", "12.6", "9.10.2.21", "12.6.77"),
+     &fw_pytorch_check,
+     Status::pass,
+     {{"fw.minor_version_compat",
+       "Nothing is required; to lift the caveats install NVIDIA driver >= 560.28.03."}}},
     {"torch 2.8 cu128 on a P40 (sm_61): no kernels, cu126 has them",
      {.driver = "570.124.06", .gpus = {k_p40}},
      torch_cu12("2.8.0+cu128", "12.8", "9.10.2.21", "12.8.90"),

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -65,6 +66,12 @@ SystemSnapshot obtain_snapshot(const RunOptions& options) {
   probes::ProbeOptions probe_options;
   probe_options.sysroot = options.sysroot;
   probe_options.quick = options.quick;
+  for (const std::string& python : options.python) {
+    // A relative --python names a file from the working directory; probes take absolute paths.
+    probe_options.python_interpreters.push_back(
+        python.starts_with('/') ? python : std::filesystem::absolute(python).string());
+  }
+  probe_options.import_frameworks = options.import_frameworks;
   probe_options.child_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
   return probes::collect_snapshot(probe_options, probes::Environment::current());
@@ -121,9 +128,10 @@ int command_run(const RunOptions& options) {
                                      : "gpucheck: probing...\n",
                stderr);
   }
-  // The GPU checks' children start now and do their setup while the probes run.
+  // The GPU checks' children start now and do their setup while the probes run (not with
+  // --import, whose framework import uses the GPU during the probes and would share it).
   const std::unique_ptr<checks::GpuWork> gpu_work =
-      options.quick || options.from_snapshot
+      options.quick || options.from_snapshot || options.import_frameworks
           ? nullptr
           : checks::start_gpu_work(
                 Selection{split_commas(options.only), split_commas(options.skip)}, options.sysroot,
@@ -241,6 +249,11 @@ void add_probe_options(CLI::App& app, RunOptions& options) {
   app.add_option("--probe-timeout", options.probe_timeout_s,
                  "Seconds each probe child may run before it is killed")
       ->check(positive_seconds());
+  app.add_option("--python", options.python,
+                 "Also examine this Python interpreter's frameworks (repeatable)")
+      ->type_name("PATH");
+  app.add_flag("--import", options.import_frameworks,
+               "Import PyTorch/TensorFlow/JAX in a child interpreter and run one tiny GPU op");
 }
 
 } // namespace

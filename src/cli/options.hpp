@@ -18,8 +18,10 @@ struct RunOptions {
   std::vector<std::string> skip;
   std::optional<std::string> from_snapshot;
   std::string sysroot = "/";
-  double timeout_s = 30.0;       ///< per active check
-  double probe_timeout_s = 15.0; ///< per probe child
+  double timeout_s = 30.0;         ///< per active check
+  double probe_timeout_s = 15.0;   ///< per probe child
+  std::vector<std::string> python; ///< --python PATH: more interpreters to examine
+  bool import_frameworks = false;  ///< --import: import each framework in a child interpreter
   render::ColorChoice color = render::ColorChoice::automatic;
   std::vector<std::string> argv;
 };

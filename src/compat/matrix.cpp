@@ -385,6 +385,7 @@ JaxWheel read_jax(const Node& n) {
   j.built_with_cuda = n.at("built_with_cuda").cuda();
   j.cuda_min = n.at("cuda_min").cuda();
   j.cudnn_min = n.at("cudnn_min").str();
+  j.cudnn_below = n.at("cudnn_below").str();
   j.linux_min_driver = n.at("linux_min_driver").driver();
   j.cc_min = n.at("cc_min").cc();
   j.provenance = read_provenance(n);

@@ -162,6 +162,7 @@ struct JaxWheel {
   Version built_with_cuda;
   Version cuda_min;
   std::string cudnn_min;
+  std::string cudnn_below; ///< first cuDNN release it does not accept ("10.0")
   DriverVersion linux_min_driver;
   Version cc_min;
   Provenance provenance;

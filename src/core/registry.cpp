@@ -2,12 +2,14 @@
 
 #include "checks/checks.hpp"
 #include "checks/compat_checks.hpp"
+#include "checks/fw_checks.hpp"
 #include "checks/gpu_checks.hpp"
 
 namespace gpucheck {
 
 std::span<const CheckDef> all_checks() {
-  // Order is report order: driver stack, CUDA init, environment, libraries, then each GPU.
+  // Order is report order: driver stack, CUDA init, environment, libraries, compatibility,
+  // Python frameworks, then each GPU.
   static const CheckDef k_checks[] = {
       checks::driver_installed_check(),
       checks::driver_kernel_module_check(),
@@ -30,6 +32,11 @@ std::span<const CheckDef> all_checks() {
       checks::compat_gpu_arch_check(),
       checks::compat_gpu_cudnn_check(),
       checks::compat_what_runs_check(),
+      checks::fw_environments_check(),
+      checks::fw_pytorch_check(),
+      checks::fw_tensorflow_check(),
+      checks::fw_jax_check(),
+      checks::fw_import_check(),
       checks::gpu_persistence_check(),
       checks::gpu_compute_mode_check(),
       checks::gpu_mig_check(),

@@ -101,9 +101,17 @@ GPUCHECK_JSON(ToolkitInfo, nvcc_path, nvcc_version, cuda_home, cuda_path, instal
 GPUCHECK_JSON(ContainerInfo, kind, evidence, nvidia_mounts)
 GPUCHECK_JSON(EnvironmentInfo, variables, container, wsl)
 GPUCHECK_JSON(HostInfo, hostname, os, kernel, arch, glibc, cpu_model, cpu_count, memory_total_bytes)
+GPUCHECK_JSON(PythonDistribution, name, version, metadata_dir, libraries)
+GPUCHECK_JSON(ResolvedLibrary, family, soname, path, real_path, via, version, own_path, own_version)
+GPUCHECK_JSON(FrameworkInstall, name, distribution, version, package_dir, cuda, cudnn, git_version,
+              archs, plugins, loader_object, runpath, runpath_source, libraries)
+GPUCHECK_JSON(FrameworkImport, framework, failure, error, version, gpu_available, device_count,
+              arch_list, cudnn_version, op_ok, mapped_libraries, seconds)
+GPUCHECK_JSON(PythonEnvironment, interpreter, found_by, version, prefix, kind, source,
+              query_failure, site_packages, distributions, frameworks, imports)
 GPUCHECK_JSON(ProbeIssue, probe, message)
 GPUCHECK_JSON(SystemSnapshot, format_version, collected_at, host, environment, kernel_module, nvml,
-              cuda, gpus, libraries, toolkit, probe_issues)
+              cuda, gpus, libraries, toolkit, python_environments, probe_issues)
 GPUCHECK_JSON(Finding, code, severity, message, remedy, gpu_index)
 GPUCHECK_JSON(Metric, name, value, unit, note)
 GPUCHECK_JSON(ReportContext, schema_version, tool_version, generated_at, mode, matrix_version, argv)

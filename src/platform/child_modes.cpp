@@ -16,6 +16,7 @@
 #include "platform/child_process.hpp"
 #include "platform/gpu/gpu_children.hpp"
 #include "platform/probes_child.hpp"
+#include "platform/python_child.hpp"
 
 namespace gpucheck::platform {
 
@@ -79,6 +80,7 @@ constexpr ChildMode k_modes[] = {
     {"cuda", &child_probe_cuda},
     {"library", &child_probe_library},
     {"cudnn", &child_probe_cudnn},
+    {"python", &child_python},
     {"gpu-devices", &gpu::child_gpu_devices},
     {"gpu-compute", &gpu::child_gpu_compute},
     {"gpu-bandwidth", &gpu::child_gpu_bandwidth},

@@ -9,6 +9,8 @@
 #include "gpucheck/model/json.hpp"
 #include "platform/child_process.hpp"
 #include "platform/trace.hpp"
+#include "probes/paths.hpp"
+#include "probes/python_envs.hpp"
 
 namespace gpucheck::probes {
 
@@ -68,6 +70,41 @@ const std::vector<LibraryProbe>& library_probes() {
   return k_probes;
 }
 
+/// --import: each framework of each environment imported in its own child interpreter, all at
+/// once, each with its own deadline.
+void import_frameworks(const Sysroot& root, const ProbeOptions& options,
+                       std::vector<PythonEnvironment>& environments) {
+  platform::ChildGroup children;
+  std::vector<std::pair<PythonEnvironment*, std::string>> started;
+  for (PythonEnvironment& python : environments) {
+    if (!stat_path(root, python.interpreter).is_regular) {
+      continue;
+    }
+    for (const FrameworkInstall& framework : python.frameworks) {
+      platform::ChildRequest request;
+      request.mode = "python";
+      request.args = {root.path(python.interpreter), "import-" + framework.name};
+      request.timeout = options.import_timeout;
+      // Quieter logs, and JAX must not grab most of the GPU memory for one tiny operation.
+      request.env = {{"TF_CPP_MIN_LOG_LEVEL", "2"},
+                     {"XLA_PYTHON_CLIENT_PREALLOCATE", "false"},
+                     {"PYTHONDONTWRITEBYTECODE", "1"}};
+      children.start(std::move(request));
+      started.emplace_back(&python, framework.name);
+    }
+  }
+  const std::vector<platform::ChildOutcome> outcomes = children.wait_all();
+  for (size_t i = 0; i < started.size(); ++i) {
+    const platform::ChildOutcome& outcome = outcomes[i];
+    FrameworkImport result = parse_import_result(
+        started[i].second, outcome.ok() ? outcome.payload.get() : nullptr, outcome.failure);
+    if (result.failure && result.failure->stderr_tail.empty()) {
+      result.failure->stderr_tail = outcome.stderr_tail;
+    }
+    started[i].first->imports.push_back(std::move(result));
+  }
+}
+
 } // namespace
 
 SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& env) {
@@ -77,11 +114,13 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
 
   // Children start first and run while the parent reads local facts.
   platform::ChildGroup children;
-  auto start = [&](std::string mode, std::vector<std::string> args) {
+  constexpr size_t k_not_started = static_cast<size_t>(-1);
+  auto start = [&](std::string mode, std::vector<std::string> args,
+                   std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
     platform::ChildRequest request;
     request.mode = std::move(mode);
     request.args = std::move(args);
-    request.timeout = options.child_timeout;
+    request.timeout = timeout.value_or(options.child_timeout);
     return children.start(std::move(request));
   };
   const size_t nvml_child = start("nvml", {});
@@ -89,7 +128,6 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   const std::vector<std::string> cudnn_mode =
       options.quick ? std::vector<std::string>{"--shallow"} : std::vector<std::string>{};
   const size_t cudnn_child = start("cudnn", cudnn_mode);
-  constexpr size_t k_not_started = static_cast<size_t>(-1);
   std::vector<size_t> library_children;
   for (const LibraryProbe& probe : library_probes()) {
     if (options.quick && probe.heavy) {
@@ -99,6 +137,18 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     std::vector<std::string> args{probe.family};
     args.insert(args.end(), probe.names.begin(), probe.names.end());
     library_children.push_back(start("library", std::move(args)));
+  }
+
+  // Each Python interpreter is asked for its version and site-packages (short deadline).
+  const std::vector<PythonCandidate> pythons =
+      find_python_candidates(root, env, options.python_interpreters);
+  const bool run_python = options.run_interpreters.value_or(root.root() == "/");
+  std::vector<size_t> python_children;
+  for (const PythonCandidate& python : pythons) {
+    const bool runnable = run_python && stat_path(root, python.interpreter).is_regular;
+    python_children.push_back(runnable ? start("python", {root.path(python.interpreter), "query"},
+                                               options.python_query_timeout)
+                                       : k_not_started);
   }
 
   snapshot.libraries = discover_libraries(root, env);
@@ -192,6 +242,28 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
                                                outcomes[index].failure->detail)});
       }
     }
+  }
+
+  std::vector<std::optional<InterpreterAnswer>> answers;
+  std::vector<std::optional<ChildFailure>> answer_failures;
+  for (const size_t index : python_children) {
+    answers.emplace_back();
+    answer_failures.emplace_back();
+    if (index == k_not_started) {
+      continue;
+    }
+    if (outcomes[index].ok()) {
+      answers.back() = parse_interpreter_answer(*outcomes[index].payload);
+    }
+    if (!answers.back()) {
+      answer_failures.back() = outcomes[index].failure.value_or(
+          ChildFailure{.kind = "bad_output", .detail = "the interpreter gave no usable answer"});
+    }
+  }
+  snapshot.python_environments =
+      build_python_environments(root, env, pythons, answers, answer_failures);
+  if (options.import_frameworks && run_python) {
+    import_frameworks(root, options, snapshot.python_environments);
   }
   platform::trace("probes: done");
   return snapshot;

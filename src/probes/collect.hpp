@@ -3,7 +3,9 @@
 /// through children in parallel; everything merged into one SystemSnapshot.
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "gpucheck/model/snapshot.hpp"
 #include "probes/sysroot.hpp"
@@ -16,6 +18,15 @@ struct ProbeOptions {
   /// --quick: skip loading the heavy libraries (cuBLAS pulls ~500 MB of cuBLASLt; cuDNN's engine
   /// sub-libraries ~400 MB): their copies are still listed from disk, cuDNN's core is still loaded.
   bool quick = false;
+  /// --python PATH (repeatable): more interpreters to examine.
+  std::vector<std::string> python_interpreters;
+  /// --import: import each framework found, in a child interpreter with `import_timeout`.
+  bool import_frameworks = false;
+  /// Whether interpreters may be run at all (the query and --import children). nullopt: only on
+  /// the real root; a fixture's interpreters are not this machine's (tests may set true).
+  std::optional<bool> run_interpreters;
+  std::chrono::milliseconds python_query_timeout{2000};
+  std::chrono::milliseconds import_timeout{120000};
 };
 
 /// Probe the machine. Never throws for a broken system: gaps become ProbeIssues or nullopts.

@@ -35,6 +35,14 @@ bool read_at(int fd, void* into, size_t size, uint64_t offset) {
 } // namespace
 
 std::optional<std::string> read_elf_soname(const std::string& host_path) {
+  std::optional<ElfDynamic> dynamic = read_elf_dynamic(host_path);
+  if (!dynamic) {
+    return std::nullopt;
+  }
+  return std::move(dynamic->soname);
+}
+
+std::optional<ElfDynamic> read_elf_dynamic(const std::string& host_path) {
   const Fd fd(::open(host_path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     return std::nullopt;
@@ -65,18 +73,38 @@ std::optional<std::string> read_elf_soname(const std::string& host_path) {
   }
   std::optional<uint64_t> strtab_vaddr;
   std::optional<uint64_t> soname_offset;
+  std::optional<uint64_t> runpath_offset;
+  std::optional<uint64_t> rpath_offset;
+  std::vector<uint64_t> needed_offsets;
   for (const Elf64_Dyn& dyn : dyns) {
     if (dyn.d_tag == DT_NULL) {
       break;
     }
-    if (dyn.d_tag == DT_STRTAB) {
+    switch (dyn.d_tag) {
+    case DT_STRTAB:
       strtab_vaddr = dyn.d_un.d_ptr;
-    } else if (dyn.d_tag == DT_SONAME) {
+      break;
+    case DT_SONAME:
       soname_offset = dyn.d_un.d_val;
+      break;
+    case DT_RUNPATH:
+      runpath_offset = dyn.d_un.d_val;
+      break;
+    case DT_RPATH:
+      rpath_offset = dyn.d_un.d_val;
+      break;
+    case DT_NEEDED:
+      if (needed_offsets.size() < 256) {
+        needed_offsets.push_back(dyn.d_un.d_val);
+      }
+      break;
+    default:
+      break;
     }
   }
-  if (!strtab_vaddr || !soname_offset) {
-    return std::nullopt;
+  ElfDynamic out;
+  if (!strtab_vaddr) {
+    return out;
   }
   // DT_STRTAB is a virtual address: map it to a file offset through the PT_LOAD that holds it.
   std::optional<uint64_t> strtab_offset;
@@ -88,19 +116,36 @@ std::optional<std::string> read_elf_soname(const std::string& host_path) {
     }
   }
   if (!strtab_offset) {
-    return std::nullopt;
+    return out;
   }
-  char buffer[256] = {};
-  const ssize_t n = ::pread(fd.get(), buffer, sizeof buffer - 1,
-                            static_cast<off_t>(*strtab_offset + *soname_offset));
-  if (n <= 0) {
-    return std::nullopt;
+  auto string_at = [&](uint64_t offset) -> std::optional<std::string> {
+    char buffer[4096] = {};
+    const ssize_t n =
+        ::pread(fd.get(), buffer, sizeof buffer - 1, static_cast<off_t>(*strtab_offset + offset));
+    if (n <= 0) {
+      return std::nullopt;
+    }
+    const size_t length = ::strnlen(buffer, static_cast<size_t>(n));
+    if (length == 0 || length == static_cast<size_t>(n)) {
+      return std::nullopt; // empty, or not terminated within the buffer
+    }
+    return std::string(buffer, length);
+  };
+  if (soname_offset) {
+    out.soname = string_at(*soname_offset);
   }
-  const size_t length = ::strnlen(buffer, static_cast<size_t>(n));
-  if (length == 0 || length == static_cast<size_t>(n)) {
-    return std::nullopt; // empty, or not terminated within 255 bytes
+  if (runpath_offset) {
+    out.runpath = string_at(*runpath_offset);
   }
-  return std::string(buffer, length);
+  if (rpath_offset) {
+    out.rpath = string_at(*rpath_offset);
+  }
+  for (const uint64_t offset : needed_offsets) {
+    if (std::optional<std::string> name = string_at(offset)) {
+      out.needed.push_back(std::move(*name));
+    }
+  }
+  return out;
 }
 
 } // namespace gpucheck::probes

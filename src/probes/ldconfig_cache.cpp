@@ -1,6 +1,10 @@
 #include "probes/ldconfig_cache.hpp"
 
+#include <chrono>
+#include <optional>
 #include <sstream>
+
+#include "probes/run_capture.hpp"
 
 namespace gpucheck::probes {
 
@@ -41,6 +45,30 @@ bool is_64bit_entry(const LdconfigEntry& entry) {
     }
   }
   return false;
+}
+
+std::vector<LdconfigEntry> read_loader_cache(const Sysroot& root) {
+  using namespace std::chrono_literals;
+  std::optional<std::string> text;
+  if (root.root() == "/") {
+    for (const char* ldconfig : {"/sbin/ldconfig", "/usr/sbin/ldconfig", "/usr/bin/ldconfig"}) {
+      if (root.exists(ldconfig)) {
+        text = run_capture({ldconfig, "-p"}, 2000ms);
+        break;
+      }
+    }
+  } else {
+    text = root.read("/etc/ld.so.cache.txt");
+  }
+  std::vector<LdconfigEntry> entries;
+  if (text) {
+    for (LdconfigEntry& entry : parse_ldconfig_cache(*text)) {
+      if (is_64bit_entry(entry)) {
+        entries.push_back(std::move(entry));
+      }
+    }
+  }
+  return entries;
 }
 
 } // namespace gpucheck::probes

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "probes/sysroot.hpp"
+
 namespace gpucheck::probes {
 
 struct LdconfigEntry {
@@ -22,5 +24,10 @@ std::vector<LdconfigEntry> parse_ldconfig_cache(std::string_view text);
 /// Whether an entry is for a 64-bit ABI ("x86-64", "AArch64", "64bit"), the only ones a
 /// 64-bit gpucheck can load.
 bool is_64bit_entry(const LdconfigEntry& entry);
+
+/// The 64-bit entries of the loader cache: from `ldconfig -p` on the real root (2 s deadline);
+/// for any other sysroot (a test fixture) from <root>/etc/ld.so.cache.txt holding `ldconfig -p`
+/// text, when present. Empty when neither can be read.
+std::vector<LdconfigEntry> read_loader_cache(const Sysroot& root);
 
 } // namespace gpucheck::probes

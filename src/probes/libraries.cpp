@@ -8,8 +8,8 @@
 //   nvidia/*/lib under the site-packages/dist-packages of $VIRTUAL_ENV, $CONDA_PREFIX, ~/.local,
 //   /usr/lib, /usr/local/lib, pyenv versions and virtual environments whose bin/ is on PATH
 //   ("pip").
-// The loader cache comes from `ldconfig -p` on the real root; for any other sysroot (a test
-// fixture) from <root>/etc/ld.so.cache.txt holding `ldconfig -p` text, when present.
+// The loader cache comes from read_loader_cache (ldconfig_cache.hpp); the Python directories from
+// python_lib_dirs (python_envs.hpp), which the framework probe shares.
 #include <map>
 #include <set>
 
@@ -18,16 +18,13 @@
 #include "probes/ldconfig_cache.hpp"
 #include "probes/library_names.hpp"
 #include "probes/paths.hpp"
+#include "probes/python_envs.hpp"
 #include "probes/run_capture.hpp"
 #include "probes/toolkit_version.hpp"
 
 namespace gpucheck::probes {
 
 namespace {
-
-using namespace std::chrono_literals;
-
-constexpr std::chrono::milliseconds k_ldconfig_deadline = 2000ms;
 
 std::vector<std::string> split_any(std::string_view text, std::string_view separators) {
   std::vector<std::string> parts;
@@ -40,29 +37,6 @@ std::vector<std::string> split_any(std::string_view text, std::string_view separ
     }
     start = end + 1;
   }
-}
-
-std::vector<LdconfigEntry> read_loader_cache(const Sysroot& root) {
-  std::optional<std::string> text;
-  if (root.root() == "/") {
-    for (const char* ldconfig : {"/sbin/ldconfig", "/usr/sbin/ldconfig", "/usr/bin/ldconfig"}) {
-      if (root.exists(ldconfig)) {
-        text = run_capture({ldconfig, "-p"}, k_ldconfig_deadline);
-        break;
-      }
-    }
-  } else {
-    text = root.read("/etc/ld.so.cache.txt");
-  }
-  std::vector<LdconfigEntry> entries;
-  if (text) {
-    for (LdconfigEntry& entry : parse_ldconfig_cache(*text)) {
-      if (is_64bit_entry(entry)) {
-        entries.push_back(std::move(entry));
-      }
-    }
-  }
-  return entries;
 }
 
 struct Found {
@@ -144,59 +118,8 @@ private:
     return dirs;
   }
 
-  /// python3* entries of `dir` (e.g. /usr/lib -> /usr/lib/python3, /usr/lib/python3.11).
-  void add_python_dirs(const std::string& dir, std::vector<std::string>& out) const {
-    for (const std::string& name : list_resolved(m_root, dir)) {
-      if (name.starts_with("python3")) {
-        out.push_back(join_path(dir, name));
-      }
-    }
-  }
-
   std::vector<std::string> wheel_dirs() const {
-    std::vector<std::string> python_dirs;
-    for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
-      if (const std::optional<std::string> prefix = m_env.get(var);
-          prefix && prefix->starts_with('/')) {
-        add_python_dirs(join_path(*prefix, "lib"), python_dirs);
-      }
-    }
-    // Environments whose interpreter is on PATH without being activated (a container's
-    // PATH=/opt/venv/bin:..., conda's base): a bin/ beside pyvenv.cfg or conda-meta/.
-    if (const std::optional<std::string> path = m_env.get("PATH")) {
-      size_t start = 0;
-      while (start <= path->size()) {
-        const size_t end = std::min(path->find(':', start), path->size());
-        const std::string entry = path->substr(start, end - start);
-        start = end + 1;
-        if (!entry.starts_with('/') || !entry.ends_with("/bin")) {
-          continue;
-        }
-        const std::string prefix = entry.substr(0, entry.size() - 4);
-        if (m_root.exists(join_path(prefix, "pyvenv.cfg")) ||
-            m_root.exists(join_path(prefix, "conda-meta"))) {
-          add_python_dirs(join_path(prefix, "lib"), python_dirs);
-        }
-      }
-    }
-    std::vector<std::string> pyenv_roots;
-    if (const std::optional<std::string> home = m_env.get("HOME"); home && home->starts_with('/')) {
-      add_python_dirs(join_path(*home, ".local/lib"), python_dirs);
-      pyenv_roots.push_back(join_path(*home, ".pyenv"));
-    }
-    if (const std::optional<std::string> pyenv = m_env.get("PYENV_ROOT");
-        pyenv && pyenv->starts_with('/')) {
-      pyenv_roots.push_back(*pyenv);
-    }
-    pyenv_roots.emplace_back("/root/.pyenv");
-    add_python_dirs("/usr/lib", python_dirs);
-    add_python_dirs("/usr/local/lib", python_dirs);
-    for (const std::string& pyenv : pyenv_roots) {
-      const std::string versions = join_path(pyenv, "versions");
-      for (const std::string& version : list_resolved(m_root, versions)) {
-        add_python_dirs(join_path(join_path(versions, version), "lib"), python_dirs);
-      }
-    }
+    const std::vector<std::string> python_dirs = python_lib_dirs(m_root, m_env);
     std::vector<std::string> dirs;
     for (const std::string& python : python_dirs) {
       for (const char* site : {"site-packages", "dist-packages"}) {

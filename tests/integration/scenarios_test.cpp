@@ -14,6 +14,7 @@
 #include "cli/run_binary.hpp"
 #include "support/fixture_tree.hpp"
 #include "support/json_schema.hpp"
+#include "unit/python_fixture.hpp"
 
 namespace gpucheck::testing {
 namespace {
@@ -445,6 +446,59 @@ std::vector<Scenario> scenarios() {
                       [](const nlohmann::json& r) {
                         EXPECT_EQ(r["snapshot"]["nvml"]["failure"]["kind"], "timeout");
                       }});
+  // Python frameworks (docs/frameworks.md): a venv on PATH inside the fixture root, read from its
+  // files (no interpreter runs under a sysroot).
+  list.push_back({.name = "pytorch_venv_fits_the_gpu",
+                  .root =
+                      [](FixtureTree& t) {
+                        healthy_root(t, 1);
+                        const std::string site = make_venv(t);
+                        make_torch(t, site, "2.11.0+cu130", "13.0");
+                        make_cu13_wheels(t, site);
+                      },
+                  .env = {{"PATH", "/opt/torch/.venv/bin:/usr/bin:/bin"}},
+                  .codes = {},
+                  .exit_code = 0,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        const nlohmann::json* result = result_of(r, "fw.pytorch");
+                        ASSERT_NE(result, nullptr);
+                        EXPECT_EQ((*result)["status"], "pass") << result->dump();
+                        const auto& env = r["snapshot"]["python_environments"].at(0);
+                        EXPECT_EQ(env["prefix"], "/opt/torch/.venv");
+                        EXPECT_EQ(env["source"], "layout");
+                        const auto& torch = env["frameworks"].at(0);
+                        EXPECT_EQ(torch["cuda"], "13.0");
+                        bool cudnn = false;
+                        for (const auto& lib : torch["libraries"]) {
+                          if (lib["family"] == "cudnn") {
+                            cudnn = true;
+                            EXPECT_EQ(lib["version"], "9.19.0");
+                            EXPECT_EQ(lib["via"], "preload");
+                          }
+                        }
+                        EXPECT_TRUE(cudnn);
+                      }});
+  list.push_back({.name = "cpu_only_pytorch_and_tensorflow",
+                  .root =
+                      [](FixtureTree& t) {
+                        healthy_root(t, 1);
+                        const std::string site = make_venv(t);
+                        make_torch(t, site, "2.11.0+cpu", std::nullopt);
+                        make_dist(t, site, "tensorflow-cpu", "2.18.0");
+                      },
+                  .env = {{"PATH", "/opt/torch/.venv/bin:/usr/bin:/bin"}},
+                  .codes = {"fw.cpu_only_build"},
+                  .exit_code = 0,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        for (const char* id : {"fw.pytorch", "fw.tensorflow"}) {
+                          const nlohmann::json* result = result_of(r, id);
+                          ASSERT_NE(result, nullptr) << id;
+                          EXPECT_EQ((*result)["status"], "warn") << id;
+                        }
+                        EXPECT_EQ(result_of(r, "fw.import")->at("status"), "skip");
+                      }});
   return list;
 }
 
@@ -496,6 +550,82 @@ TEST(ThisMachine, DefaultRunWithoutDriverFindsTheLibraries) {
     }
     EXPECT_TRUE(seen) << family;
   }
+}
+
+} // namespace
+} // namespace gpucheck::testing
+
+namespace gpucheck::testing {
+namespace {
+
+/// A fake python3 (a shell script) for the real binary: it answers the query script with its own
+/// venv, and does `on_import` for an import script.
+std::string fake_python_venv(FixtureTree& tree, const std::string& on_import) {
+  const std::string site = make_venv(tree, "/venv");
+  make_torch(tree, site, "2.11.0+cu130", "13.0");
+  make_cu13_wheels(tree, site);
+  const std::string prefix = tree.host("/venv");
+  tree.file("/venv/bin/python3",
+            "#!/bin/sh\ncase \"$2\" in\n  *'import torch'*) " + on_import +
+                " ;;\n  *) echo '{\"version\": \"3.12.3\", \"prefix\": \"" + prefix +
+                "\", \"site_packages\": [\"" + tree.host(site) + "\"]}' >&3 ;;\nesac\n",
+            0755);
+  return tree.host("/venv/bin/python3");
+}
+
+cli_test::RunResult run_import(const std::string& python) {
+  return cli_test::run_gpucheck(
+      {.args = {"--json", "--quick", "--import", "--only", "fw", "--python", python},
+       .env = {{"PATH", "/nonexistent"}, {"HOME", "/nonexistent"}},
+       .inherit_env = false});
+}
+
+const nlohmann::json* import_result(const nlohmann::json& report) {
+  for (const auto& result : report["results"]) {
+    if (result["check_id"] == "fw.import") {
+      return &result;
+    }
+  }
+  return nullptr;
+}
+
+TEST(FrameworkImport, CrashingInterpreterIsAFindingNotOurCrash) {
+  FixtureTree tree;
+  const std::string python =
+      fake_python_venv(tree, "echo 'Fatal Python error: Segmentation fault' >&2; kill -SEGV $$");
+  const cli_test::RunResult run = run_import(python);
+  const nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  const auto schema = JsonSchema::load(GPUCHECK_SOURCE_DIR "/docs/report.schema.json");
+  ASSERT_TRUE(schema.has_value());
+  EXPECT_TRUE(schema->validate(report).empty()) << describe(schema->validate(report));
+  const auto& env = report["snapshot"]["python_environments"].at(0);
+  EXPECT_EQ(env["source"], "interpreter");
+  EXPECT_EQ(env["frameworks"].at(0)["name"], "pytorch");
+  const nlohmann::json* result = import_result(report);
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ((*result)["status"], "fail");
+  EXPECT_EQ((*result)["findings"].at(0)["code"], "fw.import_crashed");
+  EXPECT_NE((*result)["findings"][0]["message"].get<std::string>().find("SIGSEGV"),
+            std::string::npos);
+}
+
+TEST(FrameworkImport, WorkingImportReportsTheGpuAndTheTime) {
+  FixtureTree tree;
+  const std::string python =
+      fake_python_venv(tree, "echo '{\"version\": \"2.11.0+cu130\", \"gpu_available\": true, "
+                             "\"device_count\": 1, \"arch_list\": [\"sm_90\"], \"op_ok\": true, "
+                             "\"seconds\": 1.25}' >&3");
+  const cli_test::RunResult run = run_import(python);
+  const nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  const nlohmann::json* result = import_result(report);
+  ASSERT_NE(result, nullptr);
+  EXPECT_TRUE((*result)["findings"].empty()) << result->dump();
+  EXPECT_EQ((*result)["metrics"].at(0)["value"], 1.25);
+  EXPECT_EQ(report["snapshot"]["python_environments"][0]["imports"][0]["arch_list"],
+            nlohmann::json::array({"sm_90"}));
 }
 
 } // namespace

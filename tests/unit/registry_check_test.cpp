@@ -11,8 +11,8 @@ namespace {
 
 int area_rank(std::string_view id) {
   const std::string_view area = id.substr(0, id.find('.'));
-  constexpr std::string_view k_order[] = {"driver", "cuda", "env", "lib", "compat", "gpu"};
-  for (int i = 0; i < 6; ++i) {
+  constexpr std::string_view k_order[] = {"driver", "cuda", "env", "lib", "compat", "fw", "gpu"};
+  for (int i = 0; i < 7; ++i) {
     if (k_order[i] == area) {
       return i;
     }

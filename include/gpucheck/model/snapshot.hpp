@@ -287,6 +287,92 @@ struct HostInfo {
   bool operator==(const HostInfo&) const = default;
 };
 
+/// An installed Python distribution, read from its metadata (*.dist-info / *.egg-info) without
+/// importing anything.
+struct PythonDistribution {
+  std::string name; ///< normalised project name: "torch", "nvidia-cudnn-cu12", "jax-cuda12-plugin"
+  std::string version;      ///< "2.11.0+cu130"
+  std::string metadata_dir; ///< the *.dist-info / *.egg-info directory
+  /// Shared libraries it carries (from RECORD), relative to its site-packages:
+  /// "nvidia/cudnn/lib/libcudnn.so.9".
+  std::vector<std::string> libraries;
+
+  bool operator==(const PythonDistribution&) const = default;
+};
+
+/// One CUDA library a framework resolves at import, as the dynamic loader would find it.
+struct ResolvedLibrary {
+  std::string family; ///< "cudart", "cublas", "cudnn", "nccl"
+  std::string soname; ///< the name asked for: "libcudnn.so.9"
+  std::string path;   ///< the file that loads; "" when none is found
+  std::string real_path;
+  /// How it was found: "LD_LIBRARY_PATH", "RUNPATH", "RPATH", "preload" (torch's
+  /// site-packages/nvidia/*/lib fallback), "ldconfig", "default"; "" when not found.
+  std::string via;
+  std::string version;     ///< "9.19.0" from the wheel metadata or the file name; "" when unknown
+  std::string own_path;    ///< the framework's own copy (RUNPATH / nvidia wheel); "" when none
+  std::string own_version; ///< its version
+
+  bool operator==(const ResolvedLibrary&) const = default;
+};
+
+/// A deep-learning framework installed in a Python environment, from metadata and build files.
+struct FrameworkInstall {
+  std::string name;         ///< "pytorch", "tensorflow", "jax"
+  std::string distribution; ///< "torch", "tensorflow", "tensorflow-cpu", "jaxlib"
+  std::string version;      ///< "2.11.0+cu130"
+  std::string package_dir;  ///< "<site-packages>/torch"
+  /// CUDA it was built for ("13.0"): torch/version.py, TF build_info.py, the JAX plugin's major.
+  /// nullopt: a CPU-only build (or no CUDA plugin for JAX).
+  std::optional<std::string> cuda;
+  std::optional<std::string> cudnn;       ///< cuDNN it was built with, when its build says
+  std::optional<std::string> git_version; ///< torch/version.py git_version
+  std::vector<std::string> archs;         ///< "sm_90", "compute_90" from TF's build info
+  std::vector<std::string> plugins;       ///< "jax-cuda13-plugin 0.8.0", "jax-cuda13-pjrt 0.8.0"
+  std::string loader_object;              ///< the ELF whose RUNPATH was read
+  std::vector<std::string> runpath;       ///< $ORIGIN expanded
+  /// "elf" (read from loader_object) or "wheel_layout" (no readable ELF: the nvidia/*/lib
+  /// directories beside it are assumed, as the framework's preload does).
+  std::string runpath_source;
+  std::vector<ResolvedLibrary> libraries;
+
+  bool operator==(const FrameworkInstall&) const = default;
+};
+
+/// `--import`: what importing one framework in a child interpreter showed.
+struct FrameworkImport {
+  std::string framework;               ///< "pytorch", "tensorflow", "jax"
+  std::optional<ChildFailure> failure; ///< crash, hang, bad output
+  std::string error;                   ///< exception raised by import or the GPU op
+  std::string version;
+  std::optional<bool> gpu_available;
+  std::optional<int> device_count;
+  std::vector<std::string> arch_list;        ///< torch.cuda.get_arch_list()
+  std::optional<std::string> cudnn_version;  ///< torch.backends.cudnn.version() etc.
+  std::optional<bool> op_ok;                 ///< the tiny GPU operation gave the right answer
+  std::vector<std::string> mapped_libraries; ///< CUDA libraries in /proc/self/maps after import
+  double seconds = 0.0;
+
+  bool operator==(const FrameworkImport&) const = default;
+};
+
+/// A Python environment: an interpreter and the site-packages it imports from.
+struct PythonEnvironment {
+  std::string interpreter;                   ///< "/opt/torch/.venv/bin/python3" as found
+  std::vector<std::string> found_by;         ///< "PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "--python"
+  std::string version;                       ///< "3.12.3"; "" when unknown
+  std::string prefix;                        ///< sys.prefix
+  std::string kind;                          ///< "venv", "conda", "system"
+  std::string source;                        ///< "interpreter" (it answered) or "layout" (derived)
+  std::optional<ChildFailure> query_failure; ///< the interpreter did not answer
+  std::vector<std::string> site_packages;
+  std::vector<PythonDistribution> distributions; ///< frameworks, JAX plugins, nvidia-* wheels
+  std::vector<FrameworkInstall> frameworks;
+  std::vector<FrameworkImport> imports; ///< only with --import
+
+  bool operator==(const PythonEnvironment&) const = default;
+};
+
 /// A probe that could not do its work (not a finding about the system: a gap in the facts).
 struct ProbeIssue {
   std::string probe; ///< "nvml", "cuda", "libraries", ...
@@ -308,6 +394,7 @@ struct SystemSnapshot {
   std::vector<GpuInfo> gpus;
   std::vector<LibraryFamily> libraries;
   ToolkitInfo toolkit;
+  std::vector<PythonEnvironment> python_environments;
   std::vector<ProbeIssue> probe_issues;
 
   bool operator==(const SystemSnapshot&) const = default;

@@ -1,0 +1,56 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "checks/fw_checks.hpp"
+#include "checks/fw_rules.hpp"
+#include "gpucheck/finding_catalog.hpp"
+
+namespace gpucheck::checks {
+
+namespace {
+constexpr CheckInfo k_info{"fw.environments", "Python environments",
+                           "The Python interpreters on PATH, $VIRTUAL_ENV, $CONDA_PREFIX and "
+                           "--python were found and could be read.",
+                           CheckKind::passive};
+
+std::vector<CheckResult> run(const CheckContext& context) {
+  const std::vector<PythonEnvironment>& envs = context.snapshot.python_environments;
+  if (envs.empty()) {
+    return {skip_result(k_info, "no Python interpreter was found")};
+  }
+  std::vector<CheckResult> results;
+  for (const PythonEnvironment& env : envs) {
+    std::vector<Finding> findings;
+    const bool given =
+        std::find(env.found_by.begin(), env.found_by.end(), "--python") != env.found_by.end();
+    if (given && env.site_packages.empty() && env.source == "layout" && env.version.empty()) {
+      findings.push_back(make_finding("fw.python_not_found", std::nullopt, env.interpreter));
+    } else if (env.query_failure) {
+      findings.push_back(make_finding(
+          "fw.interpreter_failed", std::nullopt, env.interpreter,
+          env.query_failure->detail.empty() ? env.query_failure->kind : env.query_failure->detail));
+    }
+    std::vector<std::string> frameworks;
+    for (const FrameworkInstall& fw : env.frameworks) {
+      frameworks.push_back(fmt::format("{} {}", fw::framework_label(fw.name), fw.version));
+    }
+    results.push_back(make_result(
+        k_info,
+        fmt::format("{} ({}; Python {}, {}, found by {}): {}", fw::env_label(env), env.interpreter,
+                    env.version.empty() ? "?" : env.version, env.kind,
+                    fmt::join(env.found_by, ", "),
+                    frameworks.empty() ? std::string("no framework")
+                                       : fmt::format("{}", fmt::join(frameworks, ", "))),
+        std::move(findings)));
+  }
+  return results;
+}
+} // namespace
+
+CheckDef fw_environments_check() {
+  return {k_info, &run};
+}
+
+} // namespace gpucheck::checks

@@ -1,0 +1,133 @@
+#include "platform/python_child.hpp"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace gpucheck::platform {
+
+namespace {
+
+constexpr std::string_view k_query = R"PY(import json, os, sys
+r = {"version": "%d.%d.%d" % tuple(sys.version_info[:3]), "prefix": sys.prefix,
+     "base_prefix": getattr(sys, "base_prefix", sys.prefix), "executable": sys.executable,
+     "site_packages": [p for p in sys.path
+                       if p.rstrip("/").endswith(("site-packages", "dist-packages"))]}
+os.write(int(os.environ.get("GPUCHECK_RESULT_FD", "3")), json.dumps(r).encode())
+)PY";
+
+// Shared head and tail of the import scripts; the body runs inside `try:` (4-space indent).
+constexpr std::string_view k_import_head = R"PY(import json, os, sys, time
+KEYS = ("libcuda.so", "libcudart", "libcublas", "libcudnn", "libnccl", "libnvrtc",
+        "libtorch_cuda", "xla_cuda_plugin", "libtensorflow")
+def mapped():
+    seen = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6:
+                    path = parts[5].strip()
+                    if any(k in os.path.basename(path) for k in KEYS):
+                        seen.add(path)
+    except OSError:
+        pass
+    return sorted(seen)
+r = {}
+t0 = time.time()
+try:
+)PY";
+
+constexpr std::string_view k_import_tail = R"PY(except BaseException as e:
+    r["error"] = "%s: %s" % (type(e).__name__, e)
+r["mapped_libraries"] = mapped()
+r["seconds"] = round(time.time() - t0, 3)
+os.write(int(os.environ.get("GPUCHECK_RESULT_FD", "3")), json.dumps(r).encode())
+)PY";
+
+constexpr std::string_view k_torch = R"PY(    import torch
+    r["version"] = torch.__version__
+    r["gpu_available"] = bool(torch.cuda.is_available())
+    r["device_count"] = int(torch.cuda.device_count())
+    r["arch_list"] = list(torch.cuda.get_arch_list())
+    v = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    r["cudnn_version"] = None if v is None else str(v)
+    if r["gpu_available"]:
+        x = torch.arange(64, dtype=torch.float32, device="cuda")
+        r["op_ok"] = float((x * 2).sum().item()) == 4032.0
+)PY";
+
+constexpr std::string_view k_tensorflow = R"PY(    import tensorflow as tf
+    r["version"] = tf.__version__
+    gpus = tf.config.list_physical_devices("GPU")
+    r["gpu_available"] = len(gpus) > 0
+    r["device_count"] = len(gpus)
+    info = tf.sysconfig.get_build_info()
+    r["cudnn_version"] = info.get("cudnn_version")
+    r["arch_list"] = list(info.get("cuda_compute_capabilities") or [])
+    if gpus:
+        with tf.device("/GPU:0"):
+            y = tf.reduce_sum(tf.range(64, dtype=tf.float32) * 2)
+        r["op_ok"] = float(y.numpy()) == 4032.0
+)PY";
+
+constexpr std::string_view k_jax = R"PY(    import jax, jax.numpy as jnp
+    r["version"] = jax.__version__
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        gpus = []
+    r["gpu_available"] = len(gpus) > 0
+    r["device_count"] = len(gpus)
+    if gpus:
+        x = jax.device_put(jnp.arange(64, dtype=jnp.float32), gpus[0])
+        r["op_ok"] = float((x * 2).sum()) == 4032.0
+)PY";
+
+} // namespace
+
+std::optional<std::string> python_script(std::string_view name) {
+  if (name == "query") {
+    return std::string(k_query);
+  }
+  std::string_view body;
+  if (name == "import-pytorch") {
+    body = k_torch;
+  } else if (name == "import-tensorflow") {
+    body = k_tensorflow;
+  } else if (name == "import-jax") {
+    body = k_jax;
+  } else {
+    return std::nullopt;
+  }
+  std::string script(k_import_head);
+  script += body;
+  script += k_import_tail;
+  return script;
+}
+
+nlohmann::json child_python(const std::vector<std::string>& args) {
+  if (args.size() != 2) {
+    std::fputs("gpucheck: python child needs an interpreter and a script name\n", stderr);
+    ::_exit(127);
+  }
+  const std::optional<std::string> script = python_script(args[1]);
+  if (!script) {
+    std::fprintf(stderr, "gpucheck: unknown python script '%s'\n", args[1].c_str());
+    ::_exit(127);
+  }
+  std::string interpreter = args[0];
+  std::string dash_c = "-c";
+  std::string text = *script;
+  char* argv[] = {interpreter.data(), dash_c.data(), text.data(), nullptr};
+  ::execv(interpreter.c_str(), argv);
+  std::fprintf(stderr, "gpucheck: cannot run %s: %s\n", interpreter.c_str(), std::strerror(errno));
+  std::fflush(stderr);
+  ::_exit(127);
+}
+
+} // namespace gpucheck::platform

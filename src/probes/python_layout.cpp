@@ -1,0 +1,345 @@
+// Python environments: which interpreters to look at, what their layout says when they cannot be
+// asked, and one environment per prefix (see python_envs.hpp).
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+
+#include "probes/paths.hpp"
+#include "probes/python_envs.hpp"
+
+namespace gpucheck::probes {
+
+namespace {
+
+std::vector<std::string> path_entries(const Environment& env) {
+  std::vector<std::string> dirs;
+  const std::optional<std::string> path = env.get("PATH");
+  if (!path) {
+    return dirs;
+  }
+  size_t start = 0;
+  while (start <= path->size()) {
+    const size_t end = std::min(path->find(':', start), path->size());
+    const std::string entry = path->substr(start, end - start);
+    start = end + 1;
+    if (entry.starts_with('/')) {
+      dirs.push_back(normalize_path(entry));
+    }
+  }
+  return dirs;
+}
+
+void add_candidate(std::vector<PythonCandidate>& out, const std::string& interpreter,
+                   const std::string& how) {
+  const std::string path = normalize_path(interpreter);
+  for (PythonCandidate& candidate : out) {
+    if (candidate.interpreter == path) {
+      if (std::find(candidate.found_by.begin(), candidate.found_by.end(), how) ==
+          candidate.found_by.end()) {
+        candidate.found_by.push_back(how);
+      }
+      return;
+    }
+  }
+  out.push_back({path, {how}});
+}
+
+/// python3* entries of `dir` (e.g. /usr/lib -> /usr/lib/python3, /usr/lib/python3.11).
+void add_python_dirs(const Sysroot& root, const std::string& dir, std::vector<std::string>& out) {
+  for (const std::string& name : list_resolved(root, dir)) {
+    if (name.starts_with("python3")) {
+      out.push_back(join_path(dir, name));
+    }
+  }
+}
+
+/// "key = value" of a pyvenv.cfg.
+std::optional<std::string> cfg_value(const std::string& text, std::string_view key) {
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view line(text.data() + start, end - start);
+    start = end + 1;
+    const size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      continue;
+    }
+    auto trim = [](std::string_view s) {
+      while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+        s.remove_prefix(1);
+      }
+      while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+        s.remove_suffix(1);
+      }
+      return s;
+    };
+    if (trim(line.substr(0, eq)) == key) {
+      return std::string(trim(line.substr(eq + 1)));
+    }
+  }
+  return std::nullopt;
+}
+
+/// "3.12.3.final.0" -> "3.12.3".
+std::string short_python_version(std::string version) {
+  size_t dots = 0;
+  for (size_t i = 0; i < version.size(); ++i) {
+    if (version[i] == '.' && ++dots == 3) {
+      return version.substr(0, i);
+    }
+  }
+  return version;
+}
+
+} // namespace
+
+std::vector<PythonCandidate> find_python_candidates(const Sysroot& root, const Environment& env,
+                                                    const std::vector<std::string>& extra) {
+  std::vector<PythonCandidate> out;
+  for (const char* name : {"python3", "python"}) {
+    for (const std::string& dir : path_entries(env)) {
+      const std::string candidate = join_path(dir, name);
+      if (stat_path(root, candidate).is_regular) {
+        add_candidate(out, candidate, "PATH");
+        break;
+      }
+    }
+  }
+  for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
+    const std::optional<std::string> prefix = env.get(var);
+    if (!prefix || !prefix->starts_with('/')) {
+      continue;
+    }
+    for (const char* name : {"bin/python", "bin/python3"}) {
+      const std::string candidate = join_path(*prefix, name);
+      if (stat_path(root, candidate).is_regular) {
+        add_candidate(out, candidate, var);
+        break;
+      }
+    }
+  }
+  for (const std::string& path : extra) {
+    add_candidate(out, path, "--python");
+  }
+  return out;
+}
+
+std::optional<InterpreterAnswer> parse_interpreter_answer(const nlohmann::json& payload) {
+  if (!payload.is_object() || !payload.contains("prefix") || !payload["prefix"].is_string()) {
+    return std::nullopt;
+  }
+  InterpreterAnswer answer;
+  answer.prefix = normalize_path(payload["prefix"].get<std::string>());
+  answer.base_prefix = payload.value("base_prefix", answer.prefix);
+  answer.version = payload.value("version", std::string{});
+  if (const auto it = payload.find("site_packages"); it != payload.end() && it->is_array()) {
+    for (const nlohmann::json& entry : *it) {
+      if (entry.is_string() && entry.get<std::string>().starts_with('/')) {
+        answer.site_packages.push_back(normalize_path(entry.get<std::string>()));
+      }
+    }
+  }
+  return answer;
+}
+
+PythonEnvironment environment_from_layout(const Sysroot& root, const PythonCandidate& candidate) {
+  PythonEnvironment env;
+  env.interpreter = candidate.interpreter;
+  env.found_by = candidate.found_by;
+  env.source = "layout";
+  const std::string bin = parent_path(candidate.interpreter);
+  env.prefix = base_name(bin) == "bin" ? parent_path(bin) : bin;
+  const std::optional<std::string> cfg = read_resolved(root, join_path(env.prefix, "pyvenv.cfg"));
+  if (cfg) {
+    env.kind = "venv";
+    env.version = short_python_version(
+        cfg_value(*cfg, "version").value_or(cfg_value(*cfg, "version_info").value_or("")));
+  } else if (root.is_directory(join_path(env.prefix, "conda-meta"))) {
+    env.kind = "conda";
+  } else {
+    env.kind = "system";
+  }
+  std::vector<std::string> lib_dirs;
+  add_python_dirs(root, join_path(env.prefix, "lib"), lib_dirs);
+  if (env.prefix == "/usr") {
+    add_python_dirs(root, "/usr/local/lib", lib_dirs); // Debian's pip installs there
+  }
+  for (const std::string& lib : lib_dirs) {
+    const std::string name = base_name(lib);
+    if (env.version.empty() && name.size() > 7 && name[7] == '.') {
+      env.version = name.substr(6); // "python3.12" -> "3.12"
+    }
+    for (const char* site : {"site-packages", "dist-packages"}) {
+      const std::string dir = join_path(lib, site);
+      if (root.is_directory(dir)) {
+        env.site_packages.push_back(dir);
+      }
+    }
+  }
+  return env;
+}
+
+std::vector<std::string> python_lib_dirs(const Sysroot& root, const Environment& env) {
+  std::vector<std::string> python_dirs;
+  for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
+    if (const std::optional<std::string> prefix = env.get(var);
+        prefix && prefix->starts_with('/')) {
+      add_python_dirs(root, join_path(*prefix, "lib"), python_dirs);
+    }
+  }
+  // Environments whose interpreter is on PATH without being activated (a container's
+  // PATH=/opt/venv/bin:..., conda's base): a bin/ beside pyvenv.cfg or conda-meta/.
+  for (const std::string& entry : path_entries(env)) {
+    if (!entry.ends_with("/bin")) {
+      continue;
+    }
+    const std::string prefix = entry.substr(0, entry.size() - 4);
+    if (root.exists(join_path(prefix, "pyvenv.cfg")) ||
+        root.exists(join_path(prefix, "conda-meta"))) {
+      add_python_dirs(root, join_path(prefix, "lib"), python_dirs);
+    }
+  }
+  std::vector<std::string> pyenv_roots;
+  if (const std::optional<std::string> home = env.get("HOME"); home && home->starts_with('/')) {
+    add_python_dirs(root, join_path(*home, ".local/lib"), python_dirs);
+    pyenv_roots.push_back(join_path(*home, ".pyenv"));
+  }
+  if (const std::optional<std::string> pyenv = env.get("PYENV_ROOT");
+      pyenv && pyenv->starts_with('/')) {
+    pyenv_roots.push_back(*pyenv);
+  }
+  pyenv_roots.emplace_back("/root/.pyenv");
+  add_python_dirs(root, "/usr/lib", python_dirs);
+  add_python_dirs(root, "/usr/local/lib", python_dirs);
+  for (const std::string& pyenv : pyenv_roots) {
+    const std::string versions = join_path(pyenv, "versions");
+    for (const std::string& version : list_resolved(root, versions)) {
+      add_python_dirs(root, join_path(join_path(versions, version), "lib"), python_dirs);
+    }
+  }
+  return python_dirs;
+}
+
+std::vector<std::string> split_library_path(const std::optional<std::string>& value) {
+  std::vector<std::string> dirs;
+  if (!value) {
+    return dirs;
+  }
+  // glibc splits on ':' and ';'. Empty and relative entries name the working directory, which a
+  // probe cannot place inside a sysroot.
+  size_t start = 0;
+  while (start <= value->size()) {
+    const size_t end = std::min(value->find_first_of(":;", start), value->size());
+    const std::string entry = value->substr(start, end - start);
+    start = end + 1;
+    if (entry.starts_with('/')) {
+      dirs.push_back(normalize_path(entry));
+    }
+  }
+  return dirs;
+}
+
+std::vector<PythonEnvironment>
+build_python_environments(const Sysroot& root, const Environment& env,
+                          const std::vector<PythonCandidate>& candidates,
+                          const std::vector<std::optional<InterpreterAnswer>>& answers,
+                          const std::vector<std::optional<ChildFailure>>& failures) {
+  std::vector<PythonEnvironment> out;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    PythonEnvironment python = environment_from_layout(root, candidates[i]);
+    const std::optional<InterpreterAnswer>* answer = i < answers.size() ? &answers[i] : nullptr;
+    if (answer != nullptr && answer->has_value()) {
+      const InterpreterAnswer& said = **answer;
+      python.source = "interpreter";
+      python.prefix = said.prefix;
+      if (!said.version.empty()) {
+        python.version = said.version;
+      }
+      if (said.prefix != said.base_prefix && python.kind == "system") {
+        python.kind = "venv";
+      }
+      python.site_packages.clear();
+      for (const std::string& dir : said.site_packages) {
+        if (root.is_directory(dir) &&
+            std::find(python.site_packages.begin(), python.site_packages.end(), dir) ==
+                python.site_packages.end()) {
+          python.site_packages.push_back(dir);
+        }
+      }
+    } else if (i < failures.size()) {
+      python.query_failure = failures[i];
+    }
+    // Two interpreters of one environment (python and python3, PATH and $VIRTUAL_ENV) are one.
+    auto same = std::find_if(out.begin(), out.end(), [&](const PythonEnvironment& seen) {
+      return seen.prefix == python.prefix && stat_path(root, python.interpreter).exists &&
+             stat_path(root, seen.interpreter).exists;
+    });
+    if (same != out.end()) {
+      for (const std::string& how : python.found_by) {
+        if (std::find(same->found_by.begin(), same->found_by.end(), how) == same->found_by.end()) {
+          same->found_by.push_back(how);
+        }
+      }
+      continue;
+    }
+    out.push_back(std::move(python));
+  }
+  const std::vector<LdconfigEntry> loader_cache =
+      out.empty() ? std::vector<LdconfigEntry>{} : read_loader_cache(root);
+  for (PythonEnvironment& python : out) {
+    python.distributions = read_distributions(root, python.site_packages);
+    python.frameworks = find_frameworks(root, python, env.get("LD_LIBRARY_PATH"), loader_cache);
+  }
+  return out;
+}
+
+FrameworkImport parse_import_result(const std::string& framework, const nlohmann::json* payload,
+                                    const std::optional<ChildFailure>& failure) {
+  FrameworkImport result;
+  result.framework = framework;
+  if (payload == nullptr || !payload->is_object()) {
+    result.failure = failure ? failure
+                             : std::optional<ChildFailure>(ChildFailure{
+                                   .kind = "bad_output", .detail = "no result from the script"});
+    return result;
+  }
+  const nlohmann::json& p = *payload;
+  auto text = [&](const char* key) {
+    const auto it = p.find(key);
+    return it != p.end() && it->is_string() ? it->get<std::string>() : std::string{};
+  };
+  auto strings = [&](const char* key) {
+    std::vector<std::string> out;
+    if (const auto it = p.find(key); it != p.end() && it->is_array()) {
+      for (const nlohmann::json& entry : *it) {
+        if (entry.is_string()) {
+          out.push_back(entry.get<std::string>());
+        }
+      }
+    }
+    return out;
+  };
+  result.error = text("error");
+  result.version = text("version");
+  if (const auto it = p.find("gpu_available"); it != p.end() && it->is_boolean()) {
+    result.gpu_available = it->get<bool>();
+  }
+  if (const auto it = p.find("device_count"); it != p.end() && it->is_number_integer()) {
+    result.device_count = it->get<int>();
+  }
+  if (const auto it = p.find("op_ok"); it != p.end() && it->is_boolean()) {
+    result.op_ok = it->get<bool>();
+  }
+  if (const auto it = p.find("cudnn_version"); it != p.end() && !it->is_null()) {
+    result.cudnn_version = it->is_string() ? it->get<std::string>() : it->dump();
+  }
+  if (const auto it = p.find("seconds"); it != p.end() && it->is_number()) {
+    result.seconds = it->get<double>();
+  }
+  result.arch_list = strings("arch_list");
+  result.mapped_libraries = strings("mapped_libraries");
+  return result;
+}
+
+} // namespace gpucheck::probes

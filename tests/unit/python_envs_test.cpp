@@ -1,0 +1,324 @@
+// The Python environment probe: interpreters, layout, metadata, build files and library
+// resolution, on fixture trees (no interpreter runs).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "probes/collect.hpp"
+#include "probes/elf_soname.hpp"
+#include "probes/python_envs.hpp"
+#include "support/elf_writer.hpp"
+#include "support/fixture_tree.hpp"
+#include "unit/python_fixture.hpp"
+
+namespace gpucheck::probes {
+namespace {
+
+using gpucheck::testing::FixtureTree;
+using namespace gpucheck::testing;
+using Vars = std::map<std::string, std::string>;
+
+std::vector<PythonEnvironment> environments(const FixtureTree& tree, const Vars& vars,
+                                            const std::vector<std::string>& extra = {}) {
+  const Sysroot root(tree.root());
+  const Environment env(vars);
+  return build_python_environments(root, env, find_python_candidates(root, env, extra), {}, {});
+}
+
+const ResolvedLibrary& library(const FrameworkInstall& fw, std::string_view family) {
+  for (const ResolvedLibrary& lib : fw.libraries) {
+    if (lib.family == family) {
+      return lib;
+    }
+  }
+  throw std::logic_error("family not resolved");
+}
+
+TEST(ElfDynamic, ReadsSonameNeededAndRunpath) {
+  FixtureTree tree;
+  tree.file("/lib.so", make_elf_object({.soname = "libtorch_cuda.so",
+                                        .needed = {"libcudart.so.13", "libcudnn.so.9", "libc.so.6"},
+                                        .runpath = "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN"}));
+  const std::optional<ElfDynamic> dynamic = read_elf_dynamic(tree.host("/lib.so"));
+  ASSERT_TRUE(dynamic);
+  EXPECT_EQ(dynamic->soname, "libtorch_cuda.so");
+  EXPECT_EQ(dynamic->needed,
+            (std::vector<std::string>{"libcudart.so.13", "libcudnn.so.9", "libc.so.6"}));
+  EXPECT_EQ(dynamic->runpath, "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN");
+  EXPECT_EQ(dynamic->rpath, std::nullopt);
+  EXPECT_EQ(read_elf_soname(tree.host("/lib.so")), "libtorch_cuda.so");
+  tree.file("/empty.so", "");
+  EXPECT_EQ(read_elf_dynamic(tree.host("/empty.so")), std::nullopt);
+}
+
+TEST(PythonCandidates, PathVirtualEnvCondaAndExplicitOnesEachOnce) {
+  FixtureTree tree;
+  make_venv(tree);
+  tree.file("/usr/bin/python3", "", 0755).file("/opt/conda/bin/python", "", 0755);
+  const Vars vars{{"PATH", "/opt/torch/.venv/bin:/usr/bin"},
+                  {"VIRTUAL_ENV", "/opt/torch/.venv"},
+                  {"CONDA_PREFIX", "/opt/conda"}};
+  const auto found = find_python_candidates(Sysroot(tree.root()), Environment(vars),
+                                            {"/usr/bin/python3", "/nowhere/python"});
+  // PATH has no `python`; $VIRTUAL_ENV/bin/python is absent, so its bin/python3 is taken: the
+  // same interpreter as PATH's.
+  ASSERT_EQ(found.size(), 4U);
+  EXPECT_EQ(found[0].interpreter, "/opt/torch/.venv/bin/python3");
+  EXPECT_EQ(found[0].found_by, (std::vector<std::string>{"PATH", "VIRTUAL_ENV"}));
+  EXPECT_EQ(found[1].interpreter, "/opt/conda/bin/python");
+  EXPECT_EQ(found[1].found_by, (std::vector<std::string>{"CONDA_PREFIX"}));
+  EXPECT_EQ(found[2].interpreter, "/usr/bin/python3");
+  EXPECT_EQ(found[2].found_by, (std::vector<std::string>{"--python"}));
+  EXPECT_EQ(found[3].interpreter, "/nowhere/python");
+}
+
+TEST(PythonLayout, VenvVersionPrefixAndSitePackages) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  const PythonEnvironment env =
+      environment_from_layout(Sysroot(tree.root()), {"/opt/torch/.venv/bin/python3", {"PATH"}});
+  EXPECT_EQ(env.prefix, "/opt/torch/.venv");
+  EXPECT_EQ(env.kind, "venv");
+  EXPECT_EQ(env.version, "3.12.3");
+  EXPECT_EQ(env.source, "layout");
+  EXPECT_EQ(env.site_packages, std::vector<std::string>{site});
+}
+
+TEST(PythonLayout, SystemPythonUsesDistPackagesAndDirectoryVersion) {
+  FixtureTree tree;
+  tree.file("/usr/bin/python3", "", 0755)
+      .dir("/usr/lib/python3/dist-packages")
+      .dir("/usr/local/lib/python3.11/dist-packages");
+  const PythonEnvironment env =
+      environment_from_layout(Sysroot(tree.root()), {"/usr/bin/python3", {"PATH"}});
+  EXPECT_EQ(env.kind, "system");
+  EXPECT_EQ(env.version, "3.11");
+  EXPECT_EQ(env.site_packages,
+            (std::vector<std::string>{"/usr/lib/python3/dist-packages",
+                                      "/usr/local/lib/python3.11/dist-packages"}));
+}
+
+TEST(PythonDistributions, MetadataNamesVersionsAndWheelLibraries) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_torch(tree, site, "2.11.0+cu130", "13.0");
+  make_cu13_wheels(tree, site);
+  make_dist(tree, site, "requests", "2.32.0");
+  tree.file(site + "/jaxlib-0.8.0.egg-info",
+            "Metadata-Version: 1.0\nName: jaxlib\nVersion: 0.8.0\n");
+  const auto dists = read_distributions(Sysroot(tree.root()), {site});
+  std::vector<std::string> names;
+  for (const PythonDistribution& d : dists) {
+    names.push_back(d.name + " " + d.version);
+  }
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"jaxlib 0.8.0", "nvidia-cublas 13.1.0.3",
+                                      "nvidia-cuda-runtime 13.0.96", "nvidia-cudnn-cu13 9.19.0.56",
+                                      "nvidia-nccl-cu13 2.28.9", "torch 2.11.0+cu130"}));
+  EXPECT_EQ(dists[1].libraries, (std::vector<std::string>{"nvidia/cu13/lib/libcublas.so.13",
+                                                          "nvidia/cu13/lib/libcublasLt.so.13"}));
+  EXPECT_EQ(normalize_dist_name("Jax_CUDA12.Plugin"), "jax-cuda12-plugin");
+}
+
+/// The GPU machine's layout: torch 2.11+cu130 with its wheels, a system cuDNN 9.14 in the loader
+/// cache, LD_LIBRARY_PATH naming only the driver directory.
+TEST(PythonFrameworks, TorchCu130LoadsItsOwnWheelsThroughRunpath) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_torch(
+      tree, site, "2.11.0+cu130", "13.0",
+      ElfSpec{.soname = "libtorch_cuda.so",
+              .needed = {"libcudart.so.13", "libcublas.so.13", "libcudnn.so.9", "libnccl.so.2"},
+              .runpath =
+                  "$ORIGIN/../../nvidia/cu13/lib:$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../"
+                  "nvidia/nccl/lib:$ORIGIN"});
+  make_cu13_wheels(tree, site);
+  std::string cache;
+  make_system_library(tree, cache, "/lib/x86_64-linux-gnu", "libcudnn.so.9", "9.14.0");
+  tree.file("/usr/local/nvidia/lib64/libcuda.so.1", "driver");
+  const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin:/usr/bin"},
+                                        {"LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"}});
+  ASSERT_EQ(envs.size(), 1U);
+  ASSERT_EQ(envs[0].frameworks.size(), 1U);
+  const FrameworkInstall& torch = envs[0].frameworks[0];
+  EXPECT_EQ(torch.name, "pytorch");
+  EXPECT_EQ(torch.version, "2.11.0+cu130");
+  EXPECT_EQ(torch.cuda, "13.0");
+  EXPECT_EQ(torch.git_version, "0123456789abcdef0123456789abcdef01234567");
+  EXPECT_EQ(torch.runpath_source, "elf");
+  EXPECT_EQ(torch.runpath.front(), site + "/nvidia/cu13/lib");
+  const ResolvedLibrary& cudnn = library(torch, "cudnn");
+  EXPECT_EQ(cudnn.soname, "libcudnn.so.9");
+  EXPECT_EQ(cudnn.path, site + "/nvidia/cudnn/lib/libcudnn.so.9");
+  EXPECT_EQ(cudnn.via, "RUNPATH");
+  EXPECT_EQ(cudnn.version, "9.19.0");
+  EXPECT_EQ(cudnn.own_path, cudnn.path);
+  EXPECT_EQ(library(torch, "cudart").path, site + "/nvidia/cu13/lib/libcudart.so.13");
+  EXPECT_EQ(library(torch, "cudart").version, "13.0.96");
+  EXPECT_EQ(library(torch, "cublas").version, "13.1.0.3");
+  EXPECT_EQ(library(torch, "nccl").version, "2.28.9");
+}
+
+TEST(PythonFrameworks, LdLibraryPathShadowsTheWheelWithoutElf) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_torch(tree, site, "2.11.0+cu130", "13.0");
+  make_cu13_wheels(tree, site);
+  tree.file("/opt/cudnn/lib/libcudnn.so.9.14.0", "old")
+      .symlink("/opt/cudnn/lib/libcudnn.so.9", "libcudnn.so.9.14.0");
+  const auto envs = environments(
+      tree, {{"PATH", "/opt/torch/.venv/bin"}, {"LD_LIBRARY_PATH", "/opt/cudnn/lib:relative"}});
+  const FrameworkInstall& torch = envs.at(0).frameworks.at(0);
+  EXPECT_EQ(torch.runpath_source, "wheel_layout");
+  const ResolvedLibrary& cudnn = library(torch, "cudnn");
+  EXPECT_EQ(cudnn.path, "/opt/cudnn/lib/libcudnn.so.9");
+  EXPECT_EQ(cudnn.real_path, "/opt/cudnn/lib/libcudnn.so.9.14.0");
+  EXPECT_EQ(cudnn.via, "LD_LIBRARY_PATH");
+  EXPECT_EQ(cudnn.version, "9.14.0");
+  EXPECT_EQ(cudnn.own_path, site + "/nvidia/cudnn/lib/libcudnn.so.9");
+  EXPECT_EQ(cudnn.own_version, "9.19.0");
+  EXPECT_EQ(library(torch, "cudart").via, "preload");
+}
+
+TEST(PythonFrameworks, RpathIsSearchedBeforeLdLibraryPath) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_torch(tree, site, "2.11.0+cu130", "13.0",
+             ElfSpec{.soname = "libtorch_cuda.so",
+                     .needed = {"libcudnn.so.9"},
+                     .rpath = "$ORIGIN/../../nvidia/cudnn/lib"});
+  make_cu13_wheels(tree, site);
+  tree.file("/opt/cudnn/lib/libcudnn.so.9", "other");
+  const auto envs =
+      environments(tree, {{"PATH", "/opt/torch/.venv/bin"}, {"LD_LIBRARY_PATH", "/opt/cudnn/lib"}});
+  const FrameworkInstall& torch = envs.at(0).frameworks.at(0);
+  EXPECT_EQ(torch.runpath_source, "elf");
+  const ResolvedLibrary& cudnn = library(torch, "cudnn");
+  EXPECT_EQ(cudnn.via, "RPATH");
+  EXPECT_EQ(cudnn.path, site + "/nvidia/cudnn/lib/libcudnn.so.9");
+  // Not in the RPATH: LD_LIBRARY_PATH, then the cache and default directories (none here).
+  EXPECT_EQ(library(torch, "cudart").path, "");
+}
+
+TEST(PythonFrameworks, TensorflowBuildInfoAndJaxPlugins) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_dist(tree, site, "tensorflow", "2.15.0");
+  tree.file(site + "/tensorflow/python/platform/build_info.py",
+            "import collections\nbuild_info = collections.OrderedDict()\n"
+            "build_info['cuda_compute_capabilities'] = ['sm_60', 'sm_70', 'compute_80']\n"
+            "build_info['cuda_version'] = '12.2'\nbuild_info['cudnn_version'] = '8'\n"
+            "build_info['is_cuda_build'] = True\n");
+  make_dist(tree, site, "jax", "0.8.0");
+  make_dist(tree, site, "jaxlib", "0.8.0");
+  make_dist(tree, site, "jax-cuda12-plugin", "0.8.0");
+  make_dist(tree, site, "jax-cuda12-pjrt", "0.8.0");
+  make_cu12_wheels(tree, site, "8.9.7.29", "12.2.140");
+  const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin"}});
+  const auto& fws = envs.at(0).frameworks;
+  ASSERT_EQ(fws.size(), 2U);
+  EXPECT_EQ(fws[0].name, "tensorflow");
+  EXPECT_EQ(fws[0].cuda, "12.2");
+  EXPECT_EQ(fws[0].cudnn, "8");
+  EXPECT_EQ(fws[0].archs, (std::vector<std::string>{"sm_60", "sm_70", "compute_80"}));
+  EXPECT_EQ(library(fws[0], "cudnn").soname, "libcudnn.so.8");
+  EXPECT_EQ(library(fws[0], "cudnn").version, "8.9.7");
+  EXPECT_EQ(fws[1].name, "jax");
+  EXPECT_EQ(fws[1].version, "0.8.0");
+  EXPECT_EQ(fws[1].cuda, "12");
+  EXPECT_EQ(fws[1].plugins,
+            (std::vector<std::string>{"jax-cuda12-pjrt 0.8.0", "jax-cuda12-plugin 0.8.0"}));
+  EXPECT_EQ(library(fws[1], "cublas").soname, "libcublas.so.12");
+}
+
+TEST(PythonEnvironments, SamePrefixMergesAndSeveralEnvironmentsStaySeparate) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  tree.file("/opt/torch/.venv/bin/python", "", 0755);
+  make_torch(tree, site, "2.11.0+cu130", "13.0");
+  const std::string other = make_venv(tree, "/srv/tf");
+  make_dist(tree, other, "tensorflow-cpu", "2.18.0");
+  const auto envs =
+      environments(tree, {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}, {"VIRTUAL_ENV", "/srv/tf"}},
+                   {"/missing/bin/python3"});
+  ASSERT_EQ(envs.size(), 3U);
+  EXPECT_EQ(envs[0].prefix, "/opt/torch/.venv");
+  EXPECT_EQ(envs[0].found_by, std::vector<std::string>{"PATH"});
+  EXPECT_EQ(envs[0].frameworks.at(0).name, "pytorch");
+  EXPECT_EQ(envs[1].prefix, "/srv/tf");
+  EXPECT_EQ(envs[1].frameworks.at(0).distribution, "tensorflow-cpu");
+  EXPECT_EQ(envs[1].frameworks.at(0).cuda, std::nullopt);
+  EXPECT_EQ(envs[2].interpreter, "/missing/bin/python3");
+  EXPECT_TRUE(envs[2].site_packages.empty());
+}
+
+TEST(PythonEnvironments, InterpreterAnswerReplacesTheLayout) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  tree.dir("/home/u/.local/lib/python3.12/site-packages");
+  const Sysroot root(tree.root());
+  const Environment env(Vars{{"PATH", "/opt/torch/.venv/bin"}});
+  const auto answer = parse_interpreter_answer(nlohmann::json::parse(
+      R"({"version": "3.12.7", "prefix": "/opt/torch/.venv", "base_prefix": "/usr",
+          "site_packages": ["/home/u/.local/lib/python3.12/site-packages", ")" +
+      site + R"(", "/gone/site-packages"]})"));
+  ASSERT_TRUE(answer);
+  const auto envs = build_python_environments(root, env, find_python_candidates(root, env, {}),
+                                              {answer}, {std::nullopt});
+  ASSERT_EQ(envs.size(), 1U);
+  EXPECT_EQ(envs[0].source, "interpreter");
+  EXPECT_EQ(envs[0].version, "3.12.7");
+  EXPECT_EQ(envs[0].site_packages,
+            (std::vector<std::string>{"/home/u/.local/lib/python3.12/site-packages", site}));
+  EXPECT_EQ(parse_interpreter_answer(nlohmann::json::parse(R"({"version": "3.12"})")),
+            std::nullopt);
+}
+
+TEST(PythonEnvironments, FailedQueryFallsBackToLayoutAndKeepsTheFailure) {
+  FixtureTree tree;
+  make_venv(tree);
+  const Sysroot root(tree.root());
+  const Environment env(Vars{{"PATH", "/opt/torch/.venv/bin"}});
+  const ChildFailure hung{.kind = "timeout", .timeout_s = 2.0, .detail = "killed after 2 s"};
+  const auto envs = build_python_environments(root, env, find_python_candidates(root, env, {}),
+                                              {std::nullopt}, {hung});
+  ASSERT_EQ(envs.size(), 1U);
+  EXPECT_EQ(envs[0].source, "layout");
+  EXPECT_EQ(envs[0].version, "3.12.3");
+  EXPECT_EQ(envs[0].query_failure, hung);
+}
+
+TEST(PythonImport, ResultJsonAndMissingResult) {
+  const nlohmann::json payload = nlohmann::json::parse(
+      R"({"version": "2.11.0+cu130", "gpu_available": true, "device_count": 1,
+          "arch_list": ["sm_75", "sm_90", "compute_120"], "cudnn_version": "91900",
+          "op_ok": true, "mapped_libraries": ["/x/libcudnn.so.9"], "seconds": 2.5})");
+  const FrameworkImport ok = parse_import_result("pytorch", &payload, std::nullopt);
+  EXPECT_EQ(ok.gpu_available, true);
+  EXPECT_EQ(ok.device_count, 1);
+  EXPECT_EQ(ok.arch_list.size(), 3U);
+  EXPECT_EQ(ok.cudnn_version, "91900");
+  EXPECT_EQ(ok.op_ok, true);
+  EXPECT_DOUBLE_EQ(ok.seconds, 2.5);
+  EXPECT_EQ(ok.failure, std::nullopt);
+  const FrameworkImport none = parse_import_result("jax", nullptr, std::nullopt);
+  ASSERT_TRUE(none.failure);
+  EXPECT_EQ(none.failure->kind, "bad_output");
+}
+
+TEST(PythonProbe, SysrootRunsNoInterpreter) {
+  FixtureTree tree;
+  make_venv(tree);
+  // The fixture's python3 exits 1 if it were run; under a sysroot it must not be.
+  ProbeOptions options;
+  options.sysroot = tree.root();
+  options.quick = true;
+  options.child_timeout = std::chrono::milliseconds(3000);
+  const SystemSnapshot s =
+      collect_snapshot(options, Environment(Vars{{"PATH", "/opt/torch/.venv/bin"}}));
+  ASSERT_EQ(s.python_environments.size(), 1U);
+  EXPECT_EQ(s.python_environments[0].source, "layout");
+  EXPECT_EQ(s.python_environments[0].query_failure, std::nullopt);
+}
+
+} // namespace
+} // namespace gpucheck::probes

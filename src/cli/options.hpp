@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/outputs.hpp"
 #include "render/terminal.hpp"
 
 namespace gpucheck::cli {
@@ -22,6 +23,7 @@ struct RunOptions {
   double probe_timeout_s = 15.0; ///< per probe child
   render::ColorChoice color = render::ColorChoice::automatic;
   std::vector<std::string> argv;
+  OutputOptions output; ///< --format, --output, --bundle, --redact, --no-redact (cli/outputs.hpp)
 };
 
 /// Repeatable options that also take comma-separated lists ("--only a,b --only c") -> {a, b, c}.

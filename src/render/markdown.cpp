@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <vector>
 
@@ -365,14 +366,23 @@ private:
 } // namespace
 
 std::string markdown_escape(std::string_view text) {
+  const auto is_alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
   std::string out;
   out.reserve(text.size());
-  for (const char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     switch (c) {
+    case '_':
+      // An underscore inside a word never starts emphasis in GFM: "nvidia_uvm" stays readable.
+      if (i > 0 && i + 1 < text.size() && is_alnum(text[i - 1]) && is_alnum(text[i + 1])) {
+        out += c;
+      } else {
+        out += "\\_";
+      }
+      break;
     case '\\':
     case '`':
     case '*':
-    case '_':
     case '[':
     case ']':
     case '<':

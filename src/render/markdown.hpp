@@ -17,8 +17,9 @@ namespace gpucheck::render {
 std::string render_markdown(const Report& report);
 
 /// Text made safe for Markdown inline content, a table cell included: ASCII punctuation that
-/// Markdown or HTML would interpret is backslash-escaped, '&' becomes "&amp;", line breaks
-/// become spaces, so the text shows exactly as given.
+/// Markdown or HTML would interpret is backslash-escaped (an underscore only where it could
+/// start or end emphasis, not inside a word), '&' becomes "&amp;", line breaks become spaces,
+/// so the text shows exactly as given.
 std::string markdown_escape(std::string_view text);
 
 /// Text as a code span (`text`), with a longer fence when the text holds backticks; in a table

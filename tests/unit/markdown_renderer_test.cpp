@@ -55,7 +55,8 @@ Report tricky_report() {
   r.check_id = "libs.cudnn";
   r.title = "cuDNN loads | matches";
   r.status = Status::fail;
-  r.summary = "a|b *not bold* <script>x</script> `tick` _u_ $x$ [link](y) ~~s~~ # h \\ & done";
+  r.summary = "a|b *not bold* <script>x</script> `tick` _u_ $x$ [link](y) ~~s~~ # h \\ & "
+              "snake_case_name __dunder__ done";
   r.findings.push_back(Finding{"libs.cudnn_missing", Severity::fail,
                                "no cuDNN | found in /opt/a_b/*", "pip install nvidia-cudnn-cu12",
                                std::nullopt});
@@ -78,6 +79,8 @@ TEST(MarkdownEscape, EscapesWhatMarkdownOrHtmlWouldInterpret) {
             "\\*x\\* \\_y\\_ \\`z\\` \\<t\\> \\[l\\] \\~s\\~ \\$m\\$ \\#h \\\\");
   EXPECT_EQ(markdown_escape("a & b\nc"), "a &amp; b c");
   EXPECT_EQ(markdown_escape("plain 1.2 (x) - y"), "plain 1.2 (x) - y");
+  EXPECT_EQ(markdown_escape("nvidia_uvm x86_64 _lead trail_ a__b"),
+            "nvidia_uvm x86_64 \\_lead trail\\_ a\\_\\_b");
 }
 
 TEST(MarkdownCode, PicksAFenceLongerThanAnyBacktickRun) {
@@ -116,7 +119,7 @@ TEST(MarkdownRenderer, RendersWithCmarkGfmExactlyAsWritten) {
   EXPECT_EQ(count(table, "<td>"), 4 * report.results.size()) << table;
   // The summary shows character for character: nothing became emphasis, a link or a tag.
   EXPECT_NE(table.find("<td>a|b *not bold* &lt;script&gt;x&lt;/script&gt; `tick` _u_ $x$ "
-                       "[link](y) ~~s~~ # h \\ &amp; done</td>"),
+                       "[link](y) ~~s~~ # h \\ &amp; snake_case_name __dunder__ done</td>"),
             std::string::npos)
       << table;
   EXPECT_NE(table.find("<td><code>libs.cudnn</code></td>"), std::string::npos) << table;

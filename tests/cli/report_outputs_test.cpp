@@ -160,6 +160,13 @@ TEST(ReportOutputs, RedactAppliesToEveryFormat) {
   for (const char* file : {"/r.json", "/r.xml", "/r.txt"}) {
     expect_redacted(read_file(dir.host(file)), p, file);
   }
+  // A redacted report is still a valid report.
+  const Expected<testing::JsonSchema> schema =
+      testing::JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
+  ASSERT_TRUE(schema);
+  const std::vector<std::string> violations =
+      schema->validate(json::parse(read_file(dir.host("/r.json"))));
+  EXPECT_TRUE(violations.empty()) << testing::describe(violations);
   // Without --redact the terminal text is the machine's own.
   const RunResult plain = run_gpucheck({"--from-snapshot", p.path, "-v"});
   EXPECT_NE(plain.out.find(p.host), std::string::npos);

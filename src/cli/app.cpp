@@ -279,12 +279,25 @@ int command_matrix(const RunOptions& options, const MatrixOptions& matrix_option
   return std::cout ? k_exit_ok : k_exit_internal;
 }
 
-void add_output_options(CLI::App& app, OutputOptions& output) {
-  app.add_option("--format", output.format,
-                 "Report format on stdout: text (default), json, markdown, junit");
-  app.add_option("--output", output.outputs,
-                 "Also write the report to a file: [FORMAT:]FILE, e.g. json:report.json or "
-                 "report.xml (format from .txt/.json/.md/.xml); repeatable; '-' is stdout");
+/// The CLI11 side of --format and --output: which --output each --format follows is known only
+/// from the order on the command line (pair_formats, after parsing).
+struct OutputBinding {
+  std::vector<std::string> format_values;
+  CLI::Option* format = nullptr;
+  CLI::Option* output = nullptr;
+};
+
+void add_output_options(CLI::App& app, OutputOptions& output, OutputBinding& binding) {
+  binding.format =
+      app.add_option("--format", binding.format_values,
+                     "Report format: text (default), json, markdown, junit; for stdout, or for "
+                     "the --output just before it when that names no format")
+          ->allow_extra_args(false);
+  binding.output = app.add_option("--output", output.outputs,
+                                  "Also write the report to a file: [FORMAT:]FILE, e.g. "
+                                  "json:report.json, report.xml (format from .txt/.json/.md/.xml) "
+                                  "or FILE --format F; repeatable; '-' is stdout")
+                       ->allow_extra_args(false);
   app.add_option("--bundle", output.bundle,
                  "Write a support bundle (.tar.gz): the report in every format, the snapshot and "
                  "the raw sources, redacted");
@@ -292,6 +305,21 @@ void add_output_options(CLI::App& app, OutputOptions& output) {
                "Redact text, JSON and JUnit output too (host, users, addresses, GPU ids)");
   app.add_flag("--no-redact", output.no_redact,
                "Do not redact the Markdown report and the bundle (they are by default)");
+}
+
+/// Each --format with the --output it directly follows (docs/report-format.md).
+void pair_formats(const CLI::App& app, const OutputBinding& binding, OutputOptions& output) {
+  size_t outputs_seen = 0;
+  size_t formats_seen = 0;
+  std::optional<size_t> last_output;
+  for (const CLI::Option* option : app.parse_order()) {
+    if (option == binding.output) {
+      last_output = outputs_seen++;
+    } else if (option == binding.format && formats_seen < binding.format_values.size()) {
+      output.formats.push_back(FormatOption{binding.format_values[formats_seen++], last_output});
+      last_output.reset();
+    }
+  }
 }
 
 void add_probe_options(CLI::App& app, RunOptions& options) {
@@ -317,7 +345,8 @@ int run_app(int argc, char** argv) {
   app.name("gpucheck");
   app.set_version_flag("--version", std::string("gpucheck ") + build_info::k_version);
   app.add_flag("--json", options.json, "Write the report as JSON: the same as --format json");
-  add_output_options(app, options.output);
+  OutputBinding output_binding;
+  add_output_options(app, options.output, output_binding);
   app.add_flag("--quick", options.quick, "Probes and judgement only: no work on the GPU");
   app.add_flag("-v,--verbose", options.verbose, "Show details of passing checks too");
   app.add_option("--only", options.only,
@@ -371,6 +400,7 @@ int run_app(int argc, char** argv) {
               << "Run 'gpucheck --help' for usage.\n";
     return k_exit_usage;
   }
+  pair_formats(app, output_binding, options.output);
   options.color = color == "always"  ? render::ColorChoice::always
                   : color == "never" ? render::ColorChoice::never
                                      : render::ColorChoice::automatic;

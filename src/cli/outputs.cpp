@@ -108,6 +108,11 @@ Expected<OutputTarget> parse_output(std::string_view spec) {
   return target;
 }
 
+bool has_format_prefix(std::string_view spec) {
+  const size_t colon = spec.find(':');
+  return colon != std::string_view::npos && format_from_string(spec.substr(0, colon)).has_value();
+}
+
 bool OutputPlan::redacts(ReportFormat format) const {
   if (redact_none) {
     return false;
@@ -123,17 +128,30 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
   plan.redact_all = options.redact;
   plan.redact_none = options.no_redact;
 
+  // Each --format names the format of the unprefixed --output just before it, else stdout's.
   std::optional<ReportFormat> format;
-  if (options.format) {
-    format = format_from_string(*options.format);
-    if (!format) {
+  std::vector<std::optional<ReportFormat>> paired(options.outputs.size());
+  for (const FormatOption& option : options.formats) {
+    const std::optional<ReportFormat> named = format_from_string(option.format);
+    if (!named) {
       return Error{
-          fmt::format("--format '{}' is not one of text, json, markdown, junit", *options.format)};
+          fmt::format("--format '{}' is not one of text, json, markdown, junit", option.format)};
     }
+    const std::optional<size_t> target = option.after_output;
+    if (target && *target < options.outputs.size() &&
+        !has_format_prefix(options.outputs[*target]) && !paired[*target]) {
+      paired[*target] = named;
+      continue;
+    }
+    if (format) {
+      return Error{"--format is given twice for stdout (to name a file's format, put it right "
+                   "after that --output, or write --output FORMAT:FILE)"};
+    }
+    format = named;
   }
   if (options.json) {
     if (format && *format != ReportFormat::json) {
-      return Error{fmt::format("--json and --format {} contradict each other", *options.format)};
+      return Error{fmt::format("--json and --format {} contradict each other", to_string(*format))};
     }
     format = ReportFormat::json;
   }
@@ -143,8 +161,13 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
 
   std::set<std::string> paths;
   bool stdout_named = false;
-  for (const std::string& spec : options.outputs) {
-    Expected<OutputTarget> target = parse_output(spec);
+  for (size_t i = 0; i < options.outputs.size(); ++i) {
+    const std::string& spec = options.outputs[i];
+    if (spec.empty()) {
+      return Error{"--output names no file"};
+    }
+    Expected<OutputTarget> target =
+        paired[i] ? Expected<OutputTarget>(OutputTarget{*paired[i], spec}) : parse_output(spec);
     if (!target) {
       return target.error();
     }

@@ -34,9 +34,21 @@ struct OutputTarget {
 /// is an error that says how to name the format.
 Expected<OutputTarget> parse_output(std::string_view spec);
 
+/// Whether an --output spec names its format with a "FORMAT:" prefix.
+bool has_format_prefix(std::string_view spec);
+
+/// A --format as given, and the --output it follows on the command line: the last --output
+/// before it with no other --format in between (nullopt when there is none).
+struct FormatOption {
+  std::string format;
+  std::optional<size_t> after_output; ///< index into OutputOptions::outputs
+
+  bool operator==(const FormatOption&) const = default;
+};
+
 /// Output options as given on the command line (app.cpp binds them to CLI11).
 struct OutputOptions {
-  std::optional<std::string> format; ///< --format, for stdout
+  std::vector<FormatOption> formats; ///< --format, repeatable, in command-line order
   bool json = false;                 ///< --json, a synonym of --format json
   std::vector<std::string> outputs;  ///< --output, repeatable
   std::optional<std::string> bundle; ///< --bundle FILE.tar.gz
@@ -57,11 +69,14 @@ struct OutputPlan {
   [[nodiscard]] bool redacts(ReportFormat format) const;
 };
 
-/// Turn the options into a plan. `report_command`: `gpucheck report`, whose stdout format is
-/// Markdown and which writes nothing to stdout when --output names files. Errors: an unknown
-/// format, --json with another --format, --redact with --no-redact, a bad --output, a --bundle
-/// not ending in .tar.gz or .tgz, a file that cannot be written (its directory is missing or not
-/// writable, or it is a directory), and two outputs to one path.
+/// Turn the options into a plan. A --format that follows an --output FILE without a FORMAT:
+/// prefix names that file's format (`--output r.out --format json`, the pairs the issue asks
+/// for); any other --format is the stdout format. `report_command`: `gpucheck report`, whose
+/// stdout format is Markdown and which writes nothing to stdout when --output names files.
+/// Errors: an unknown format, two stdout formats (or --json with another), --redact with
+/// --no-redact, a bad --output, a --bundle not ending in .tar.gz or .tgz, a file that cannot be
+/// written (its directory is missing or not writable, or it is a directory), and two outputs to
+/// one path.
 Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_command);
 
 /// Whether `path` could be written now: nullopt if so, else the reason ("cannot write

@@ -104,6 +104,18 @@ TEST(ReportOutputs, OneRunWritesTextToTheTerminalAndJsonAndJunitToFiles) {
   EXPECT_NE(xml.find("train-a100-12"), std::string::npos);
 }
 
+TEST(ReportOutputs, OutputFormatPairsAsTheIssueWritesThem) {
+  FixtureTree dir;
+  // --output FILE --format F, twice: the files get those formats, the terminal stays text.
+  const RunResult r = run_gpucheck({"--from-snapshot", snapshot_file("h200_healthy"), "--output",
+                                    dir.host("/report.out"), "--format", "json", "--output",
+                                    dir.host("/report.junit"), "--format", "junit"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Result: PASS"), std::string::npos) << r.out;
+  EXPECT_EQ(json::parse(read_file(dir.host("/report.out")))["summary"]["overall"], "pass");
+  EXPECT_EQ(read_file(dir.host("/report.junit")).rfind("<?xml", 0), 0u);
+}
+
 TEST(ReportOutputs, JsonFlagAndFormatJsonAreTheSame) {
   const RunResult flag = run_gpucheck({"--from-snapshot", snapshot_file("h200_healthy"), "--json"});
   const RunResult format =

@@ -66,17 +66,46 @@ TEST(PlanOutputs, JsonFlagIsFormatJsonAndContradictionsAreErrors) {
   OutputOptions options;
   options.json = true;
   EXPECT_EQ(plan_outputs(options, false)->stdout_format, ReportFormat::json);
-  options.format = "json";
+  options.formats = {{"json", std::nullopt}};
   EXPECT_EQ(plan_outputs(options, false)->stdout_format, ReportFormat::json);
-  options.format = "junit";
+  options.formats = {{"junit", std::nullopt}};
   EXPECT_FALSE(plan_outputs(options, false));
   OutputOptions bad;
-  bad.format = "html";
+  bad.formats = {{"html", std::nullopt}};
   EXPECT_FALSE(plan_outputs(bad, false));
   OutputOptions both;
   both.redact = true;
   both.no_redact = true;
   EXPECT_FALSE(plan_outputs(both, false));
+}
+
+TEST(PlanOutputs, AFormatRightAfterAnUnprefixedOutputIsThatFilesFormat) {
+  FixtureTree dir;
+  OutputOptions options;
+  // gpucheck --format json --output a.out --format junit --output b.txt --format markdown
+  options.outputs = {dir.host("/a.out"), dir.host("/b.txt")};
+  options.formats = {{"json", std::nullopt}, {"junit", 0}, {"markdown", 1}};
+  const Expected<OutputPlan> plan = plan_outputs(options, false);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->stdout_format, ReportFormat::json);
+  ASSERT_EQ(plan->files.size(), 2u);
+  EXPECT_EQ(plan->files[0], (OutputTarget{ReportFormat::junit, dir.host("/a.out")}));
+  EXPECT_EQ(plan->files[1], (OutputTarget{ReportFormat::markdown, dir.host("/b.txt")}));
+}
+
+TEST(PlanOutputs, AFormatAfterAPrefixedOutputIsTheTerminals) {
+  FixtureTree dir;
+  OutputOptions options;
+  // gpucheck --output json:r.json --format markdown
+  options.outputs = {"json:" + dir.host("/r.json")};
+  options.formats = {{"markdown", 0}};
+  const Expected<OutputPlan> plan = plan_outputs(options, false);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->stdout_format, ReportFormat::markdown);
+  EXPECT_EQ(plan->files[0].format, ReportFormat::json);
+  // A second format for the terminal is a mistake, not a silent override.
+  options.formats = {{"markdown", std::nullopt}, {"text", 0}};
+  EXPECT_FALSE(plan_outputs(options, false));
 }
 
 TEST(PlanOutputs, ReportCommandWritesMarkdownToStdoutOrOnlyToItsFiles) {

@@ -21,12 +21,15 @@
 #include "cli/exit_codes.hpp"
 #include "cli/matrix_command.hpp"
 #include "cli/options.hpp"
+#include "cli/outputs.hpp"
 #include "compat/matrix.hpp"
 #include "gpucheck/finding_catalog.hpp"
 #include "gpucheck/model/json.hpp"
 #include "gpucheck/registry.hpp"
 #include "gpucheck/runner.hpp"
 #include "probes/collect.hpp"
+#include "probes/raw_sources.hpp"
+#include "render/bundle.hpp"
 #include "render/json.hpp"
 #include "render/text.hpp"
 
@@ -121,9 +124,77 @@ void require_some_check(const RunOptions& options) {
   throw UsageError{"--only/--skip select no check ('gpucheck list' shows the ids)", true};
 }
 
-int command_run(const RunOptions& options) {
+/// Write the report where the plan says: files first (atomically), then the bundle, then
+/// stdout. A file that cannot be written after all is a usage error (exit 2), as it is when
+/// plan_outputs finds it before the run.
+int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions& options) {
+  std::optional<Report> redacted;
+  const auto shown = [&](ReportFormat format) -> const Report& {
+    if (!plan.redacts(format)) {
+      return report;
+    }
+    if (!redacted) {
+      render::Redactor redactor(options.from_snapshot ? render::RedactionHints{}
+                                                      : live_redaction_hints(options.sysroot));
+      redacted = redactor.redact(report);
+    }
+    return *redacted;
+  };
+  render::TextStyle file_style;
+  file_style.verbose = options.verbose;
+  for (const OutputTarget& target : plan.files) {
+    const std::string text = render_report(shown(target.format), target.format, file_style);
+    if (std::optional<Error> problem = write_file_atomically(target.path, text)) {
+      throw UsageError{problem->message};
+    }
+  }
+  if (plan.bundle) {
+    render::BundleOptions bundle_options;
+    bundle_options.redact = !plan.redact_none;
+    if (!options.from_snapshot) {
+      bundle_options.hints = live_redaction_hints(options.sysroot);
+    }
+    bundle_options.mtime_s = epoch_seconds(report.context.generated_at);
+    const std::map<std::string, std::string> sources =
+        options.from_snapshot
+            ? std::map<std::string, std::string>{{"not-collected.txt",
+                                                  "This bundle was made from a saved snapshot: "
+                                                  "the raw sources of that machine were not "
+                                                  "saved with it.\n"}}
+            : probes::collect_raw_sources(probes::Sysroot(options.sysroot));
+    if (std::optional<Error> problem = write_file_atomically(
+            *plan.bundle, render::make_bundle(report, sources, bundle_options))) {
+      throw UsageError{problem->message};
+    }
+  }
+  if (plan.stdout_format) {
+    render::TextStyle style;
+    style.color =
+        render::decide_color(options.color, ::isatty(STDOUT_FILENO) != 0, getenv_opt("NO_COLOR"),
+                             getenv_opt("CLICOLOR_FORCE"), getenv_opt("TERM"));
+    style.verbose = options.verbose;
+    std::cout << render_report(shown(*plan.stdout_format), *plan.stdout_format, style);
+    std::cout.flush();
+    if (!std::cout) {
+      return k_exit_internal;
+    }
+  }
+  return exit_code_for(report);
+}
+
+/// The main command and `gpucheck report` (report_command): check the outputs, run, write.
+int command_run(const RunOptions& options, bool report_command) {
   require_some_check(options);
-  if (!options.json) {
+  OutputOptions output = options.output;
+  output.json = output.json || options.json;
+  Expected<OutputPlan> plan = plan_outputs(output, report_command);
+  if (!plan) {
+    throw UsageError{plan.error().message, true};
+  }
+  // Progress goes to stderr; a program reading JSON or JUnit from stdout wants silence.
+  const bool machine_output =
+      plan->stdout_format == ReportFormat::json || plan->stdout_format == ReportFormat::junit;
+  if (!machine_output) {
     std::fputs(options.from_snapshot ? "gpucheck: replaying a snapshot...\n"
                                      : "gpucheck: probing...\n",
                stderr);
@@ -137,21 +208,7 @@ int command_run(const RunOptions& options) {
                 Selection{split_commas(options.only), split_commas(options.skip)}, options.sysroot,
                 std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)));
   const Report report = build_report(options, obtain_snapshot(options), gpu_work.get());
-  if (options.json) {
-    std::cout << render::render_json(report);
-  } else {
-    render::TextStyle style;
-    style.color =
-        render::decide_color(options.color, ::isatty(STDOUT_FILENO) != 0, getenv_opt("NO_COLOR"),
-                             getenv_opt("CLICOLOR_FORCE"), getenv_opt("TERM"));
-    style.verbose = options.verbose;
-    std::cout << render::render_text(report, style);
-  }
-  std::cout.flush();
-  if (!std::cout) {
-    return k_exit_internal;
-  }
-  return exit_code_for(report);
+  return write_outputs(report, *plan, options);
 }
 
 int command_snapshot(const RunOptions& options, const std::string& output) {
@@ -239,6 +296,49 @@ int command_matrix(const RunOptions& options, const MatrixOptions& matrix_option
   return std::cout ? k_exit_ok : k_exit_internal;
 }
 
+/// The CLI11 side of --format and --output: which --output each --format follows is known only
+/// from the order on the command line (pair_formats, after parsing).
+struct OutputBinding {
+  std::vector<std::string> format_values;
+  CLI::Option* format = nullptr;
+  CLI::Option* output = nullptr;
+};
+
+void add_output_options(CLI::App& app, OutputOptions& output, OutputBinding& binding) {
+  binding.format =
+      app.add_option("--format", binding.format_values,
+                     "Report format: text (default), json, markdown, junit; for stdout, or for "
+                     "the --output just before it when that names no format")
+          ->allow_extra_args(false);
+  binding.output = app.add_option("--output", output.outputs,
+                                  "Also write the report to a file: [FORMAT:]FILE, e.g. "
+                                  "json:report.json, report.xml (format from .txt/.json/.md/.xml) "
+                                  "or FILE --format F; repeatable; '-' is stdout")
+                       ->allow_extra_args(false);
+  app.add_option("--bundle", output.bundle,
+                 "Write a support bundle (.tar.gz): the report in every format, the snapshot and "
+                 "the raw sources, redacted");
+  app.add_flag("--redact", output.redact,
+               "Redact text, JSON and JUnit output too (host, users, addresses, GPU ids)");
+  app.add_flag("--no-redact", output.no_redact,
+               "Do not redact the Markdown report and the bundle (they are by default)");
+}
+
+/// Each --format with the --output it directly follows (docs/report-format.md).
+void pair_formats(const CLI::App& app, const OutputBinding& binding, OutputOptions& output) {
+  size_t outputs_seen = 0;
+  size_t formats_seen = 0;
+  std::optional<size_t> last_output;
+  for (const CLI::Option* option : app.parse_order()) {
+    if (option == binding.output) {
+      last_output = outputs_seen++;
+    } else if (option == binding.format && formats_seen < binding.format_values.size()) {
+      output.formats.push_back(FormatOption{binding.format_values[formats_seen++], last_output});
+      last_output.reset();
+    }
+  }
+}
+
 void add_probe_options(CLI::App& app, RunOptions& options) {
   app.add_option("--from-snapshot", options.from_snapshot,
                  "Judge a saved snapshot (gpucheck snapshot) instead of probing this machine");
@@ -266,7 +366,9 @@ int run_app(int argc, char** argv) {
       "gpucheck: does this machine's NVIDIA GPU stack really work? If not, why, and what to do."};
   app.name("gpucheck");
   app.set_version_flag("--version", std::string("gpucheck ") + build_info::k_version);
-  app.add_flag("--json", options.json, "Write the report as JSON (docs/report-format.md)");
+  app.add_flag("--json", options.json, "Write the report as JSON: the same as --format json");
+  OutputBinding output_binding;
+  add_output_options(app, options.output, output_binding);
   app.add_flag("--quick", options.quick, "Probes and judgement only: no work on the GPU");
   app.add_flag("-v,--verbose", options.verbose, "Show details of passing checks too");
   app.add_option("--only", options.only,
@@ -287,6 +389,11 @@ int run_app(int argc, char** argv) {
       "snapshot", "Write the probed facts as JSON (replay with --from-snapshot)");
   std::string snapshot_output;
   snapshot_cmd->add_option("-o,--output", snapshot_output, "File to write (default: stdout)");
+
+  CLI::App* report_cmd = app.add_subcommand(
+      "report", "Write the Markdown report for a ticket, redacted (to stdout or --output)");
+  // The run's options (--from-snapshot, --output, --no-redact, --only, ...) work after `report`.
+  report_cmd->fallthrough();
 
   CLI::App* list_cmd = app.add_subcommand("list", "List the checks in run order");
   CLI::App* explain_cmd =
@@ -315,6 +422,7 @@ int run_app(int argc, char** argv) {
               << "Run 'gpucheck --help' for usage.\n";
     return k_exit_usage;
   }
+  pair_formats(app, output_binding, options.output);
   options.color = color == "always"  ? render::ColorChoice::always
                   : color == "never" ? render::ColorChoice::never
                                      : render::ColorChoice::automatic;
@@ -338,7 +446,7 @@ int run_app(int argc, char** argv) {
     if (*explain_cmd) {
       return command_explain(explain_code);
     }
-    return command_run(options);
+    return command_run(options, report_cmd->parsed());
   } catch (const UsageError& e) {
     std::cerr << "gpucheck: " << e.message << "\n";
     if (e.help_hint) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/outputs.hpp"
 #include "render/terminal.hpp"
 
 namespace gpucheck::cli {
@@ -24,6 +25,7 @@ struct RunOptions {
   bool import_frameworks = false;  ///< --import: import each framework in a child interpreter
   render::ColorChoice color = render::ColorChoice::automatic;
   std::vector<std::string> argv;
+  OutputOptions output; ///< --format, --output, --bundle, --redact, --no-redact (cli/outputs.hpp)
 };
 
 /// Repeatable options that also take comma-separated lists ("--only a,b --only c") -> {a, b, c}.

@@ -1,5 +1,6 @@
-// Golden tests: fixed reports rendered to text (colour off, on, verbose) and JSON, compared with
-// the files in tests/golden/. GPUCHECK_UPDATE_GOLDEN=1 rewrites them (review the diff!).
+// Golden tests: fixed reports rendered to text (colour off, on, verbose), JSON, Markdown (plain
+// and redacted) and JUnit, compared with the files in tests/golden/. GPUCHECK_UPDATE_GOLDEN=1
+// rewrites them (review the diff!).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,9 @@
 
 #include "golden/scenarios.hpp"
 #include "render/json.hpp"
+#include "render/junit.hpp"
+#include "render/markdown.hpp"
+#include "render/redact.hpp"
 #include "render/text.hpp"
 #include "support/json_schema.hpp"
 
@@ -97,6 +101,20 @@ TEST_P(Golden, JsonMatchesAndValidatesAgainstThePublishedSchema) {
   ASSERT_TRUE(schema) << schema.error().message;
   const std::vector<std::string> violations = schema->validate(nlohmann::json::parse(json));
   EXPECT_TRUE(violations.empty()) << describe(violations);
+}
+
+TEST_P(Golden, Markdown) {
+  expect_golden(GetParam().name + ".md", render::render_markdown(GetParam().report));
+}
+
+TEST_P(Golden, RedactedMarkdown) {
+  render::Redactor redactor;
+  expect_golden(GetParam().name + ".redacted.md",
+                render::render_markdown(redactor.redact(GetParam().report)));
+}
+
+TEST_P(Golden, Junit) {
+  expect_golden(GetParam().name + ".junit.xml", render::render_junit(GetParam().report));
 }
 
 INSTANTIATE_TEST_SUITE_P(Reports, Golden, ::testing::ValuesIn(golden_scenarios()),

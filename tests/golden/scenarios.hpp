@@ -2,6 +2,7 @@
 /// Fixed reports for renderer tests: recorded snapshots (tests/snapshots/) plus hand-made results,
 /// so the goldens do not move when the real checks change.
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,9 @@ struct Scenario {
   std::string name; ///< also the golden file stem and the snapshot file stem
   Report report;
 };
+
+/// gtest prints a failing parameter with this: the scenario's name, not its bytes.
+void PrintTo(const Scenario& scenario, std::ostream* os);
 
 /// The recorded snapshot tests/snapshots/<name>.json; throws std::runtime_error when it cannot
 /// be read or parsed (a broken fixture, not a test outcome).

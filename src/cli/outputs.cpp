@@ -1,0 +1,350 @@
+#include "cli/outputs.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "render/json.hpp"
+#include "render/junit.hpp"
+#include "render/markdown.hpp"
+
+namespace gpucheck::cli {
+
+namespace {
+
+constexpr int k_first_login_uid = 1000;
+constexpr int k_last_login_uid = 60000;
+
+std::string directory_of(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+std::optional<ReportFormat> format_from_extension(std::string_view path) {
+  const std::string extension = std::filesystem::path(path).extension().string();
+  if (extension == ".txt") {
+    return ReportFormat::text;
+  }
+  if (extension == ".json") {
+    return ReportFormat::json;
+  }
+  if (extension == ".md" || extension == ".markdown") {
+    return ReportFormat::markdown;
+  }
+  if (extension == ".xml") {
+    return ReportFormat::junit;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
+}
+
+} // namespace
+
+std::string_view to_string(ReportFormat format) {
+  switch (format) {
+  case ReportFormat::text:
+    return "text";
+  case ReportFormat::json:
+    return "json";
+  case ReportFormat::markdown:
+    return "markdown";
+  case ReportFormat::junit:
+    return "junit";
+  }
+  return "text";
+}
+
+std::optional<ReportFormat> format_from_string(std::string_view text) {
+  for (ReportFormat format :
+       {ReportFormat::text, ReportFormat::json, ReportFormat::markdown, ReportFormat::junit}) {
+    if (text == to_string(format)) {
+      return format;
+    }
+  }
+  if (text == "md") {
+    return ReportFormat::markdown;
+  }
+  return std::nullopt;
+}
+
+Expected<OutputTarget> parse_output(std::string_view spec) {
+  OutputTarget target;
+  const size_t colon = spec.find(':');
+  std::optional<ReportFormat> named;
+  if (colon != std::string_view::npos) {
+    named = format_from_string(spec.substr(0, colon));
+  }
+  target.path = std::string(named ? spec.substr(colon + 1) : spec);
+  if (target.path.empty()) {
+    return Error{fmt::format("--output '{}' names no file", spec)};
+  }
+  if (named) {
+    target.format = *named;
+    return target;
+  }
+  const std::optional<ReportFormat> guessed = format_from_extension(target.path);
+  if (!guessed) {
+    return Error{fmt::format("--output '{}': say which format, e.g. --output json:{} (formats: "
+                             "text, json, markdown, junit; or end the name in .txt, .json, .md, "
+                             ".xml)",
+                             spec, spec)};
+  }
+  target.format = *guessed;
+  return target;
+}
+
+bool has_format_prefix(std::string_view spec) {
+  const size_t colon = spec.find(':');
+  return colon != std::string_view::npos && format_from_string(spec.substr(0, colon)).has_value();
+}
+
+bool OutputPlan::redacts(ReportFormat format) const {
+  if (redact_none) {
+    return false;
+  }
+  return redact_all || format == ReportFormat::markdown;
+}
+
+Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_command) {
+  OutputPlan plan;
+  if (options.redact && options.no_redact) {
+    return Error{"--redact and --no-redact contradict each other"};
+  }
+  plan.redact_all = options.redact;
+  plan.redact_none = options.no_redact;
+
+  // Each --format names the format of the unprefixed --output just before it, else stdout's.
+  std::optional<ReportFormat> format;
+  std::vector<std::optional<ReportFormat>> paired(options.outputs.size());
+  for (const FormatOption& option : options.formats) {
+    const std::optional<ReportFormat> named = format_from_string(option.format);
+    if (!named) {
+      return Error{
+          fmt::format("--format '{}' is not one of text, json, markdown, junit", option.format)};
+    }
+    const std::optional<size_t> target = option.after_output;
+    if (target && *target < options.outputs.size() &&
+        !has_format_prefix(options.outputs[*target]) && !paired[*target]) {
+      paired[*target] = named;
+      continue;
+    }
+    if (format) {
+      return Error{"--format is given twice for stdout (to name a file's format, put it right "
+                   "after that --output, or write --output FORMAT:FILE)"};
+    }
+    format = named;
+  }
+  if (options.json) {
+    if (format && *format != ReportFormat::json) {
+      return Error{fmt::format("--json and --format {} contradict each other", to_string(*format))};
+    }
+    format = ReportFormat::json;
+  }
+  if (!format) {
+    format = report_command ? ReportFormat::markdown : ReportFormat::text;
+  }
+
+  std::set<std::string> paths;
+  bool stdout_named = false;
+  for (size_t i = 0; i < options.outputs.size(); ++i) {
+    const std::string& spec = options.outputs[i];
+    if (spec.empty()) {
+      return Error{"--output names no file"};
+    }
+    Expected<OutputTarget> target =
+        paired[i] ? Expected<OutputTarget>(OutputTarget{*paired[i], spec}) : parse_output(spec);
+    if (!target) {
+      return target.error();
+    }
+    if (target->path == "-") {
+      if (stdout_named) {
+        return Error{"two --output options write to stdout ('-')"};
+      }
+      stdout_named = true;
+      plan.stdout_format = target->format;
+      continue;
+    }
+    const std::string key = std::filesystem::absolute(target->path).lexically_normal().string();
+    if (!paths.insert(key).second) {
+      return Error{fmt::format("two outputs write to '{}'", target->path)};
+    }
+    if (std::optional<Error> problem = check_writable(target->path)) {
+      return *problem;
+    }
+    plan.files.push_back(std::move(target).value());
+  }
+  if (options.bundle) {
+    const std::string& bundle = *options.bundle;
+    if (!bundle.ends_with(".tar.gz") && !bundle.ends_with(".tgz")) {
+      return Error{fmt::format("--bundle '{}' must end in .tar.gz or .tgz", bundle)};
+    }
+    const std::string key = std::filesystem::absolute(bundle).lexically_normal().string();
+    if (!paths.insert(key).second) {
+      return Error{fmt::format("two outputs write to '{}'", bundle)};
+    }
+    if (std::optional<Error> problem = check_writable(bundle)) {
+      return *problem;
+    }
+    plan.bundle = bundle;
+  }
+  // The terminal gets the --format report, except that `gpucheck report --output FILE` writes
+  // only the file, and an --output to '-' replaces it.
+  if (!stdout_named && !(report_command && (!plan.files.empty() || plan.bundle))) {
+    plan.stdout_format = format;
+  }
+  return plan;
+}
+
+std::optional<Error> check_writable(const std::string& path) {
+  const std::string directory = directory_of(path);
+  struct stat info {};
+  if (::stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return Error{fmt::format("cannot write '{}': directory '{}' does not exist", path, directory)};
+  }
+  if (::access(directory.c_str(), W_OK) != 0) {
+    return Error{fmt::format("cannot write '{}': directory '{}' is not writable ({})", path,
+                             directory, std::strerror(errno))};
+  }
+  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return Error{fmt::format("cannot write '{}': it is a directory", path)};
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> write_file_atomically(const std::string& path, std::string_view data) {
+  const std::filesystem::path target(path);
+  const std::string temporary = (std::filesystem::path(directory_of(path)) /
+                                 fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid()))
+                                    .string();
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
+  }
+  const auto fail = [&](int error) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    return Error{fmt::format("cannot write '{}': {}", path, std::strerror(error))};
+  };
+  size_t written = 0;
+  while (written < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return fail(errno);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    return fail(errno);
+  }
+  if (::close(fd) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    return Error{fmt::format("cannot write '{}': {}", path, std::strerror(error))};
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    return Error{fmt::format("cannot write '{}': {}", path, std::strerror(error))};
+  }
+  return std::nullopt;
+}
+
+std::string render_report(const Report& report, ReportFormat format,
+                          const render::TextStyle& style) {
+  switch (format) {
+  case ReportFormat::text:
+    return render::render_text(report, style);
+  case ReportFormat::json:
+    return render::render_json(report);
+  case ReportFormat::markdown:
+    return render::render_markdown(report);
+  case ReportFormat::junit:
+    return render::render_junit(report);
+  }
+  return render::render_text(report, style);
+}
+
+std::vector<std::string> login_names_from_passwd(std::string_view passwd) {
+  std::vector<std::string> names;
+  std::istringstream in{std::string(passwd)};
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::stringstream ss(line);
+    std::string field;
+    while (std::getline(ss, field, ':')) {
+      fields.push_back(field);
+    }
+    if (fields.size() < 3 || fields[0].empty() || fields[0].starts_with('#')) {
+      continue;
+    }
+    char* end = nullptr;
+    const long uid = std::strtol(fields[2].c_str(), &end, 10);
+    if (end != fields[2].c_str() && *end == '\0' && uid >= k_first_login_uid &&
+        uid <= k_last_login_uid) {
+      names.push_back(fields[0]);
+    }
+  }
+  return names;
+}
+
+render::RedactionHints live_redaction_hints(const std::string& sysroot) {
+  render::RedactionHints hints;
+  for (const char* variable : {"USER", "LOGNAME", "SUDO_USER"}) {
+    if (std::optional<std::string> user = env(variable)) {
+      hints.user_names.push_back(*user);
+    }
+  }
+  if (std::optional<std::string> home = env("HOME")) {
+    const std::filesystem::path path(*home);
+    const std::string parent = path.parent_path().string();
+    if (parent == "/home" || parent == "/Users") {
+      hints.user_names.push_back(path.filename().string());
+    }
+  }
+  std::ifstream passwd(std::filesystem::path(sysroot) / "etc/passwd");
+  if (passwd) {
+    std::stringstream text;
+    text << passwd.rdbuf();
+    for (std::string& name : login_names_from_passwd(text.str())) {
+      hints.user_names.push_back(std::move(name));
+    }
+  }
+  if (sysroot == "/") {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') {
+      hints.host_names.emplace_back(host);
+    }
+  }
+  return hints;
+}
+
+int64_t epoch_seconds(std::string_view iso_time) {
+  std::tm tm{};
+  const std::string text(iso_time);
+  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') {
+    return 0;
+  }
+  return static_cast<int64_t>(::timegm(&tm));
+}
+
+} // namespace gpucheck::cli

@@ -1,0 +1,106 @@
+#pragma once
+/// Where a run's report goes: the format on stdout, extra files (--output), the support bundle
+/// (--bundle) and which of them are redacted (docs/report-format.md, "Output files").
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpucheck/expected.hpp"
+#include "gpucheck/model/report.hpp"
+#include "render/redact.hpp"
+#include "render/text.hpp"
+
+namespace gpucheck::cli {
+
+enum class ReportFormat { text, json, markdown, junit };
+
+std::string_view to_string(ReportFormat format);
+/// "text", "json", "markdown" (or "md"), "junit"; nullopt for anything else.
+std::optional<ReportFormat> format_from_string(std::string_view text);
+
+/// One --output: a format and a path ("-" is stdout).
+struct OutputTarget {
+  ReportFormat format = ReportFormat::text;
+  std::string path;
+
+  bool operator==(const OutputTarget&) const = default;
+};
+
+/// "--output [FORMAT:]FILE": the format named before the first ':' when it is a format name
+/// ("json:out/report.json", "junit:-"), else taken from the extension (.txt text, .json json,
+/// .md/.markdown markdown, .xml junit). An empty path, or no format and an unknown extension,
+/// is an error that says how to name the format.
+Expected<OutputTarget> parse_output(std::string_view spec);
+
+/// Whether an --output spec names its format with a "FORMAT:" prefix.
+bool has_format_prefix(std::string_view spec);
+
+/// A --format as given, and the --output it follows on the command line: the last --output
+/// before it with no other --format in between (nullopt when there is none).
+struct FormatOption {
+  std::string format;
+  std::optional<size_t> after_output; ///< index into OutputOptions::outputs
+
+  bool operator==(const FormatOption&) const = default;
+};
+
+/// Output options as given on the command line (app.cpp binds them to CLI11).
+struct OutputOptions {
+  std::vector<FormatOption> formats; ///< --format, repeatable, in command-line order
+  bool json = false;                 ///< --json, a synonym of --format json
+  std::vector<std::string> outputs;  ///< --output, repeatable
+  std::optional<std::string> bundle; ///< --bundle FILE.tar.gz
+  bool redact = false;               ///< --redact: text, JSON and JUnit too
+  bool no_redact = false;            ///< --no-redact: not even Markdown and the bundle
+};
+
+/// What one run writes, checked before the run starts.
+struct OutputPlan {
+  std::optional<ReportFormat> stdout_format; ///< nullopt: nothing on stdout
+  std::vector<OutputTarget> files;           ///< "-" never appears here
+  std::optional<std::string> bundle;
+  bool redact_all = false;  ///< --redact
+  bool redact_none = false; ///< --no-redact
+
+  /// Whether `format` is written redacted: markdown and the bundle unless --no-redact; text,
+  /// JSON and JUnit only with --redact.
+  [[nodiscard]] bool redacts(ReportFormat format) const;
+};
+
+/// Turn the options into a plan. A --format that follows an --output FILE without a FORMAT:
+/// prefix names that file's format (`--output r.out --format json`, the pairs the issue asks
+/// for); any other --format is the stdout format. `report_command`: `gpucheck report`, whose
+/// stdout format is Markdown and which writes nothing to stdout when --output names files.
+/// Errors: an unknown format, two stdout formats (or --json with another), --redact with
+/// --no-redact, a bad --output, a --bundle not ending in .tar.gz or .tgz, a file that cannot be
+/// written (its directory is missing or not writable, or it is a directory), and two outputs to
+/// one path.
+Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_command);
+
+/// Whether `path` could be written now: nullopt if so, else the reason ("cannot write
+/// 'x/y.json': directory 'x' does not exist").
+std::optional<Error> check_writable(const std::string& path);
+
+/// Write `data` to `path` atomically: into a temporary file in the same directory, flushed and
+/// synced, then renamed over `path`; on failure the temporary file is removed and `path` is
+/// untouched. Returns nullopt on success, else why.
+std::optional<Error> write_file_atomically(const std::string& path, std::string_view data);
+
+/// The report in one format. `style` applies to text only.
+std::string render_report(const Report& report, ReportFormat format,
+                          const render::TextStyle& style);
+
+/// Names of the people on this machine for redaction: $USER, $LOGNAME, $SUDO_USER, the last
+/// part of a $HOME under /home or /Users, and login users (uid 1000-60000) in <sysroot>/etc/passwd;
+/// and the host name (gethostname) when the sysroot is "/".
+render::RedactionHints live_redaction_hints(const std::string& sysroot);
+
+/// The login users' names in /etc/passwd text: uid from 1000 up to 60000 (not nobody).
+std::vector<std::string> login_names_from_passwd(std::string_view passwd);
+
+/// Seconds since 1970 of an ISO 8601 UTC time "2026-11-21T12:00:00Z"; 0 when it is not one.
+int64_t epoch_seconds(std::string_view iso_time);
+
+} // namespace gpucheck::cli

@@ -1,0 +1,66 @@
+#include "render/bundle.hpp"
+
+#include <fmt/format.h>
+
+#include "render/json.hpp"
+#include "render/junit.hpp"
+#include "render/markdown.hpp"
+#include "render/text.hpp"
+
+namespace gpucheck::render {
+
+namespace {
+
+constexpr const char* k_dir = "gpucheck-bundle/";
+
+std::string readme(const std::map<std::string, std::string>& sources, bool redacted) {
+  std::string text = fmt::format(
+      "gpucheck support bundle\n\n"
+      "report.txt        the report as text (gpucheck -v)\n"
+      "report.json       the report as JSON (docs/report.schema.json)\n"
+      "report.md         the report as Markdown, to paste into an issue\n"
+      "report.junit.xml  the report as JUnit XML\n"
+      "snapshot.json     the facts alone: gpucheck --from-snapshot snapshot.json re-judges them\n");
+  for (const auto& [name, data] : sources) {
+    text += fmt::format("sources/{}  raw text gpucheck read\n", name);
+  }
+  text += redacted ? "\nRedacted: host name, user names in home paths, IP and MAC addresses, GPU "
+                     "UUIDs and serial numbers are replaced by placeholders (host-0, user-0, "
+                     "ipv4-0, ipv6-0, mac-0, GPU-0, serial-0), the same in every file.\n"
+                   : "\nNot redacted (--no-redact): this bundle holds the host name, user names, "
+                     "addresses and GPU serial numbers as they are.\n";
+  return text;
+}
+
+} // namespace
+
+std::vector<ArchiveMember> bundle_members(const Report& report,
+                                          const std::map<std::string, std::string>& sources,
+                                          const BundleOptions& options) {
+  Redactor redactor(options.hints);
+  const Report shown = options.redact ? redactor.redact(report) : report;
+  TextStyle style;
+  style.verbose = true;
+  std::vector<ArchiveMember> members;
+  const auto add = [&members](std::string name, std::string data) {
+    members.push_back(ArchiveMember{k_dir + std::move(name), std::move(data)});
+  };
+  add("README.txt", readme(sources, options.redact));
+  add("report.txt", render_text(shown, style));
+  add("report.json", render_json(shown));
+  add("report.md", render_markdown(shown));
+  add("report.junit.xml", render_junit(shown));
+  add("snapshot.json", render_snapshot_json(shown.snapshot));
+  for (const auto& [name, data] : sources) {
+    add("sources/" + name, options.redact ? redactor.scrub(data) : data);
+  }
+  return members;
+}
+
+std::string make_bundle(const Report& report, const std::map<std::string, std::string>& sources,
+                        const BundleOptions& options) {
+  return make_gzip(make_tar(bundle_members(report, sources, options), options.mtime_s),
+                   options.mtime_s);
+}
+
+} // namespace gpucheck::render

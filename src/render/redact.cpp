@@ -1,0 +1,506 @@
+#include "render/redact.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <functional>
+
+#include "gpucheck/model/json.hpp"
+
+namespace gpucheck::render {
+
+namespace {
+
+constexpr size_t k_uuid_length = 36;  // 8-4-4-4-12 hex digits
+constexpr size_t k_mac_length = 17;   // six pairs of hex digits and five separators
+constexpr size_t k_prefix_length = 4; // "GPU-", "MIG-"
+constexpr int k_ipv6_groups = 8;
+
+/// Words of the GPU stack's own vocabulary: a user or host with such a name is replaced in home
+/// paths only, never wherever the word stands (that would eat "/usr/lib/nvidia").
+constexpr std::array<std::string_view, 24> k_vocabulary = {
+    "root", "nobody", "nvidia", "cuda",   "gpu",   "lib",  "lib64", "local",
+    "usr",  "share",  "bin",    "opt",    "home",  "etc",  "dev",   "proc",
+    "sys",  "python", "conda",  "docker", "admin", "user", "test",  "localhost"};
+
+bool is_word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+bool is_hex(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+}
+
+bool is_digit(char c) {
+  return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+/// Characters of a user name in a home path ("/home/alice.smith/...").
+bool is_user_char(char c) {
+  return is_word_char(c) || c == '.' || c == '-' || c == '@' || c == '$';
+}
+
+/// "8c02e5d1-3e7a-4b90-b2c6-7f10d4a8e920" at text[at].
+bool is_uuid_at(std::string_view text, size_t at) {
+  if (text.size() - at < k_uuid_length) {
+    return false;
+  }
+  for (size_t i = 0; i < k_uuid_length; ++i) {
+    const char c = text[at + i];
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? c != '-' : !is_hex(c)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// "00:1a:2b:3c:4d:5e" (or with '-') at text[at].
+bool is_mac_at(std::string_view text, size_t at) {
+  if (text.size() - at < k_mac_length) {
+    return false;
+  }
+  const char separator = text[at + 2];
+  if (separator != ':' && separator != '-') {
+    return false;
+  }
+  for (size_t i = 0; i < k_mac_length; ++i) {
+    const char c = text[at + i];
+    if (i % 3 == 2 ? c != separator : !is_hex(c)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool is_ipv4(std::string_view text) {
+  int parts = 0;
+  size_t i = 0;
+  while (i <= text.size()) {
+    size_t j = i;
+    while (j < text.size() && is_digit(text[j])) {
+      ++j;
+    }
+    if (j == i || j - i > 3 || std::stoi(std::string(text.substr(i, j - i))) > 255) {
+      return false;
+    }
+    ++parts;
+    if (j == text.size()) {
+      break;
+    }
+    if (text[j] != '.') {
+      return false;
+    }
+    i = j + 1;
+  }
+  return parts == 4;
+}
+
+/// Groups of an IPv6 half ("fe80:0:1"), or -1 when a group is not 1-4 hex digits. The last
+/// group may be a dotted IPv4 address (two groups) when `last` is set.
+int ipv6_groups(std::string_view half, bool last) {
+  if (half.empty()) {
+    return 0;
+  }
+  int groups = 0;
+  size_t start = 0;
+  while (true) {
+    const size_t colon = half.find(':', start);
+    const std::string_view group = half.substr(
+        start, colon == std::string_view::npos ? std::string_view::npos : colon - start);
+    const bool final_group = colon == std::string_view::npos;
+    if (final_group && last && group.find('.') != std::string_view::npos) {
+      if (!is_ipv4(group)) {
+        return -1;
+      }
+      groups += 2;
+    } else {
+      if (group.empty() || group.size() > 4 || !std::all_of(group.begin(), group.end(), is_hex)) {
+        return -1;
+      }
+      ++groups;
+    }
+    if (final_group) {
+      return groups;
+    }
+    start = colon + 1;
+  }
+}
+
+bool is_ipv6(std::string_view text) {
+  if (std::count(text.begin(), text.end(), ':') < 2 ||
+      std::none_of(text.begin(), text.end(), is_digit)) {
+    return false;
+  }
+  const size_t gap = text.find("::");
+  if (gap == std::string_view::npos) {
+    return ipv6_groups(text, true) == k_ipv6_groups;
+  }
+  if (text.find("::", gap + 1) != std::string_view::npos) {
+    return false;
+  }
+  const std::string_view head = text.substr(0, gap);
+  const std::string_view tail = text.substr(gap + 2);
+  const int head_groups = ipv6_groups(head, false);
+  const int tail_groups = ipv6_groups(tail, true);
+  return head_groups >= 0 && tail_groups >= 0 && head_groups + tail_groups < k_ipv6_groups;
+}
+
+/// Fields that hold versions only: a four-part version there is not an IPv4 address.
+bool is_version_key(std::string_view key) {
+  return key == "version" || key.ends_with("_version");
+}
+
+/// Every string in a JSON document (values only; keys name fields or variables).
+void for_each_string(nlohmann::json& j, std::string_view key,
+                     const std::function<void(std::string&)>& visit) {
+  if (j.is_string()) {
+    if (!is_version_key(key)) {
+      visit(j.get_ref<std::string&>());
+    }
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      for_each_string(it.value(), it.key(), visit);
+    }
+  } else if (j.is_array()) {
+    for (nlohmann::json& item : j) {
+      for_each_string(item, key, visit);
+    }
+  }
+}
+
+bool is_placeholder(std::string_view name, std::string_view prefix) {
+  return name.size() > prefix.size() + 1 && name.starts_with(prefix) &&
+         name[prefix.size()] == '-' &&
+         std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size() + 1), name.end(),
+                     is_digit);
+}
+
+} // namespace
+
+bool is_replaceable_name(std::string_view name) {
+  if (name.size() < 2 || std::none_of(name.begin(), name.end(), [](char c) {
+        return std::isalpha(static_cast<unsigned char>(c)) != 0;
+      })) {
+    return false;
+  }
+  const std::string folded = lower(name);
+  return std::find(k_vocabulary.begin(), k_vocabulary.end(), folded) == k_vocabulary.end();
+}
+
+Redactor::Redactor(const RedactionHints& hints) {
+  for (const std::string& host : hints.host_names) {
+    learn_host(host);
+  }
+  for (const std::string& user : hints.user_names) {
+    learn_user(user);
+  }
+}
+
+std::string Redactor::placeholder(std::map<std::string, std::string>& table, const std::string& key,
+                                  std::string_view prefix) {
+  const auto found = table.find(key);
+  if (found != table.end()) {
+    return found->second;
+  }
+  const std::string name = fmt::format("{}-{}", prefix, m_counters[std::string(prefix)]++);
+  table.emplace(key, name);
+  return name;
+}
+
+void Redactor::learn_host(const std::string& host) {
+  if (!is_replaceable_name(host) || m_literals.contains(host)) {
+    return;
+  }
+  const std::string name = fmt::format("host-{}", m_counters["host"]++);
+  m_literals[host] = name;
+  // "node7.cluster.example.com" is also called "node7".
+  const size_t dot = host.find('.');
+  if (dot != std::string::npos && is_replaceable_name(host.substr(0, dot))) {
+    m_literals.emplace(host.substr(0, dot), name);
+  }
+}
+
+void Redactor::learn_user(const std::string& user) {
+  if (user.empty() || is_placeholder(user, "user")) {
+    return;
+  }
+  const std::string name = placeholder(m_users, user, "user");
+  // A name that is also a word of the stack's vocabulary ("nvidia") is replaced in home paths
+  // only; any other name wherever it stands as a word.
+  if (is_replaceable_name(user)) {
+    m_literals.emplace(user, name);
+  }
+}
+
+void Redactor::learn(const SystemSnapshot& snapshot) {
+  learn_host(snapshot.host.hostname);
+  std::vector<const GpuInfo*> gpus;
+  for (const GpuInfo& gpu : snapshot.gpus) {
+    gpus.push_back(&gpu);
+  }
+  std::stable_sort(gpus.begin(), gpus.end(),
+                   [](const GpuInfo* a, const GpuInfo* b) { return a->index < b->index; });
+  std::vector<std::string> uuids;
+  for (const GpuInfo* gpu : gpus) {
+    uuids.push_back(gpu->uuid);
+  }
+  for (const CudaDevice& device : snapshot.cuda.devices) {
+    uuids.push_back(device.uuid);
+  }
+  for (const std::string& uuid : uuids) {
+    const std::string_view bare =
+        uuid.starts_with("GPU-") ? std::string_view(uuid).substr(k_prefix_length) : uuid;
+    if (bare.size() == k_uuid_length && is_uuid_at(bare, 0)) {
+      const std::string key = lower(bare);
+      m_gpu_uuids.insert(key);
+      placeholder(m_uuids, key, "GPU");
+    } else if (uuid.size() >= 4 && !is_placeholder(uuid, "GPU")) {
+      // Not UUID-shaped (an old driver, a fake): replaced as it stands.
+      m_literals.emplace(uuid, placeholder(m_uuids, uuid, "GPU"));
+    }
+  }
+  for (const GpuInfo* gpu : gpus) {
+    const std::string& serial = gpu->serial;
+    if (serial.size() >= 4 && serial != "N/A" && serial != "[N/A]" &&
+        !is_placeholder(serial, "serial")) {
+      m_literals.emplace(serial, placeholder(m_serials, serial, "serial"));
+    }
+  }
+  for (const char* variable : {"USER", "LOGNAME", "SUDO_USER"}) {
+    if (const std::optional<std::string> user = snapshot.env(variable)) {
+      learn_user(*user);
+    }
+  }
+  if (const std::optional<std::string> home = snapshot.env("HOME")) {
+    learn_home_users(*home);
+  }
+  if (const std::optional<std::string> host = snapshot.env("HOSTNAME")) {
+    learn_host(*host);
+  }
+}
+
+void Redactor::learn_home_users(std::string_view text) {
+  for (const std::string_view root : {std::string_view("/home/"), std::string_view("/Users/")}) {
+    size_t at = text.find(root);
+    while (at != std::string_view::npos) {
+      size_t end = at + root.size();
+      while (end < text.size() && is_user_char(text[end])) {
+        ++end;
+      }
+      const std::string_view user = text.substr(at + root.size(), end - at - root.size());
+      if (!user.empty()) {
+        learn_user(std::string(user));
+      }
+      at = text.find(root, end);
+    }
+  }
+}
+
+std::string Redactor::replace_home_users(std::string_view text) {
+  learn_home_users(text);
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    std::string_view root;
+    for (const std::string_view candidate :
+         {std::string_view("/home/"), std::string_view("/Users/")}) {
+      if (text.substr(i).starts_with(candidate)) {
+        root = candidate;
+      }
+    }
+    if (root.empty()) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i + root.size();
+    while (end < text.size() && is_user_char(text[end])) {
+      ++end;
+    }
+    const std::string user(text.substr(i + root.size(), end - i - root.size()));
+    out += root;
+    const auto found = m_users.find(user);
+    out += found != m_users.end() ? found->second : user;
+    i = end;
+  }
+  return out;
+}
+
+std::string Redactor::replace_literals(std::string text) const {
+  // Longest first, so "node7.example.com" wins over "node7".
+  std::vector<const std::pair<const std::string, std::string>*> order;
+  for (const auto& entry : m_literals) {
+    order.push_back(&entry);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->first.size() > b->first.size(); });
+  for (const auto* entry : order) {
+    const std::string& word = entry->first;
+    size_t at = text.find(word);
+    while (at != std::string::npos) {
+      const size_t end = at + word.size();
+      const bool bounded = (at == 0 || !is_word_char(text[at - 1])) &&
+                           (end == text.size() || !is_word_char(text[end]));
+      if (bounded) {
+        text.replace(at, word.size(), entry->second);
+        at = text.find(word, at + entry->second.size());
+      } else {
+        at = text.find(word, at + 1);
+      }
+    }
+  }
+  return text;
+}
+
+std::string Redactor::replace_uuids(std::string_view text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const bool bounded_after =
+        i + k_uuid_length == text.size() ||
+        (i + k_uuid_length < text.size() && !is_word_char(text[i + k_uuid_length]));
+    if (!is_uuid_at(text, i) || !bounded_after) {
+      out += text[i++];
+      continue;
+    }
+    std::string_view prefix;
+    if (out.size() >= k_prefix_length &&
+        (out.ends_with("GPU-") || out.ends_with("MIG-") || out.ends_with("gpu-"))) {
+      prefix = std::string_view(out).substr(out.size() - k_prefix_length);
+    }
+    const size_t before = out.size() - prefix.size();
+    if (before > 0 && is_word_char(out[before - 1])) {
+      out += text[i++];
+      continue;
+    }
+    const std::string key = lower(text.substr(i, k_uuid_length));
+    const std::string kind = lower(prefix) == "mig-"                          ? "MIG"
+                             : (!prefix.empty() || m_gpu_uuids.contains(key)) ? "GPU"
+                                                                              : "uuid";
+    const std::string name = placeholder(m_uuids, key, kind);
+    out.resize(before);
+    out += name;
+    i += k_uuid_length;
+  }
+  return out;
+}
+
+std::string Redactor::replace_macs(std::string_view text) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const bool bounded_before =
+        i == 0 || (!is_word_char(text[i - 1]) && text[i - 1] != ':' && text[i - 1] != '-');
+    const size_t end = i + k_mac_length;
+    const bool bounded_after =
+        end >= text.size() || (!is_word_char(text[end]) && text[end] != ':' && text[end] != '-');
+    if (bounded_before && is_mac_at(text, i) && bounded_after) {
+      std::string key = lower(text.substr(i, k_mac_length));
+      std::replace(key.begin(), key.end(), '-', ':');
+      out += placeholder(m_macs, key, "mac");
+      i = end;
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+std::string Redactor::replace_ipv6(std::string_view text) {
+  const auto in_run = [](char c) { return is_hex(c) || c == ':' || c == '.'; };
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!in_run(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && in_run(text[end])) {
+      ++end;
+    }
+    std::string_view run = text.substr(i, end - i);
+    while (run.ends_with('.')) {
+      run.remove_suffix(1);
+    }
+    const bool bounded =
+        (i == 0 || !is_word_char(text[i - 1])) && (end == text.size() || !is_word_char(text[end]));
+    if (bounded && is_ipv6(run)) {
+      out += placeholder(m_ipv6, lower(run), "ipv6");
+      i += run.size();
+    } else {
+      out += text.substr(i, end - i);
+      i = end;
+    }
+  }
+  return out;
+}
+
+std::string Redactor::replace_ipv4(std::string_view text) {
+  const auto in_run = [](char c) { return is_digit(c) || c == '.'; };
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!in_run(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && in_run(text[end])) {
+      ++end;
+    }
+    std::string_view run = text.substr(i, end - i);
+    while (run.ends_with('.')) {
+      run.remove_suffix(1);
+    }
+    // "v1.2.3.4" and "libfoo.so.1.2.3.4" are versions: an address stands alone.
+    const bool bounded =
+        (i == 0 || !is_word_char(text[i - 1])) && (end == text.size() || !is_word_char(text[end]));
+    if (bounded && is_ipv4(run)) {
+      out += placeholder(m_ipv4, std::string(run), "ipv4");
+      i += run.size();
+    } else {
+      out += text.substr(i, end - i);
+      i = end;
+    }
+  }
+  return out;
+}
+
+std::string Redactor::scrub(std::string_view text) {
+  std::string out = replace_home_users(text);
+  out = replace_literals(std::move(out));
+  out = replace_uuids(out);
+  out = replace_macs(out);
+  out = replace_ipv6(out);
+  return replace_ipv4(out);
+}
+
+Report Redactor::redact(const Report& report) {
+  learn(report.snapshot);
+  nlohmann::json j = report;
+  for_each_string(j, "", [this](std::string& text) { learn_home_users(text); });
+  for_each_string(j, "", [this](std::string& text) { text = scrub(text); });
+  return j.get<Report>();
+}
+
+SystemSnapshot Redactor::redact(const SystemSnapshot& snapshot) {
+  learn(snapshot);
+  nlohmann::json j = snapshot;
+  for_each_string(j, "", [this](std::string& text) { learn_home_users(text); });
+  for_each_string(j, "", [this](std::string& text) { text = scrub(text); });
+  return j.get<SystemSnapshot>();
+}
+
+} // namespace gpucheck::render

@@ -1,0 +1,263 @@
+// CLI tests of the report outputs: --format, --output, `gpucheck report`, --bundle, redaction
+// defaults and the exit code 2 for outputs that cannot be written.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "cli/run_binary.hpp"
+#include "support/external_tool.hpp"
+#include "support/fixture_tree.hpp"
+#include "support/json_schema.hpp"
+
+namespace gpucheck::cli_test {
+namespace {
+
+using nlohmann::json;
+using testing::FixtureTree;
+using testing::run_tool;
+using testing::ToolResult;
+
+std::string snapshot_file(const std::string& name) {
+  return std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/" + name + ".json";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+/// The recorded degraded-hardware snapshot (four GPUs with UUIDs and serials) with planted
+/// identifiers of this run: a random host name and user, an address and a MAC in free text.
+struct Planted {
+  std::string path;
+  std::string host;
+  std::string user;
+  std::string ipv4;
+  std::string mac;
+  std::vector<std::string> uuids;
+  std::vector<std::string> serials;
+};
+
+Planted planted_snapshot(const FixtureTree& dir) {
+  std::mt19937 rng(std::random_device{}());
+  const auto n = [&rng](int high) { return std::uniform_int_distribution<int>(0, high)(rng); };
+  Planted p;
+  p.host = fmt::format("rack{}-node{}", n(90) + 10, n(900) + 100);
+  p.user = fmt::format("user{}x", n(90000) + 10000);
+  p.ipv4 = fmt::format("172.{}.{}.{}", n(15) + 16, n(255), n(253) + 1);
+  p.mac =
+      fmt::format("02:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", n(255), n(255), n(255), n(255), n(255));
+  json snapshot = json::parse(read_file(snapshot_file("degraded_hw")));
+  snapshot["host"]["hostname"] = p.host;
+  snapshot["environment"]["variables"]["LD_LIBRARY_PATH"] = "/home/" + p.user + "/venv/lib";
+  snapshot["environment"]["container"]["evidence"] =
+      json::array({"eth0 " + p.ipv4 + " ether " + p.mac});
+  for (const json& gpu : snapshot["gpus"]) {
+    p.uuids.push_back(gpu["uuid"].get<std::string>());
+    p.serials.push_back(gpu["serial"].get<std::string>());
+  }
+  p.path = dir.host("/planted.json");
+  std::ofstream(p.path) << snapshot.dump(2);
+  return p;
+}
+
+std::vector<std::string> identifiers(const Planted& p) {
+  std::vector<std::string> all = {p.host, p.user, p.ipv4, p.mac};
+  all.insert(all.end(), p.uuids.begin(), p.uuids.end());
+  all.insert(all.end(), p.serials.begin(), p.serials.end());
+  return all;
+}
+
+void expect_redacted(const std::string& text, const Planted& p, const std::string& what) {
+  for (const std::string& value : identifiers(p)) {
+    EXPECT_EQ(text.find(value), std::string::npos) << value << " survives in " << what;
+  }
+}
+
+TEST(ReportOutputs, OneRunWritesTextToTheTerminalAndJsonAndJunitToFiles) {
+  FixtureTree dir;
+  const RunResult r = run_gpucheck({"--from-snapshot", snapshot_file("nvml_mismatch"), "--output",
+                                    "json:" + dir.host("/r.json"), "--output", dir.host("/r.xml")});
+  EXPECT_EQ(r.exit_code, 1) << r.err; // the mismatch fails: outputs never change the exit code
+  EXPECT_NE(r.out.find("Result: FAIL"), std::string::npos) << r.out;
+  const json report = json::parse(read_file(dir.host("/r.json")));
+  const Expected<testing::JsonSchema> schema =
+      testing::JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
+  ASSERT_TRUE(schema);
+  EXPECT_TRUE(schema->validate(report).empty());
+  const ToolResult valid =
+      run_tool({"xmllint", "--noout", "--schema",
+                std::string(GPUCHECK_TEST_DATA_DIR) + "/data/junit.xsd", dir.host("/r.xml")});
+  EXPECT_EQ(valid.exit_code, 0) << valid.output;
+  const std::string xml = read_file(dir.host("/r.xml"));
+  EXPECT_NE(xml.find(fmt::format("failures=\"{}\"", report["summary"]["fail"].get<int>())),
+            std::string::npos);
+  // Not redacted unless asked: the CI artifacts keep the machine's name.
+  EXPECT_NE(xml.find("train-a100-12"), std::string::npos);
+}
+
+TEST(ReportOutputs, OutputFormatPairsAsTheIssueWritesThem) {
+  FixtureTree dir;
+  // --output FILE --format F, twice: the files get those formats, the terminal stays text.
+  const RunResult r = run_gpucheck({"--from-snapshot", snapshot_file("h200_healthy"), "--output",
+                                    dir.host("/report.out"), "--format", "json", "--output",
+                                    dir.host("/report.junit"), "--format", "junit"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Result: PASS"), std::string::npos) << r.out;
+  EXPECT_EQ(json::parse(read_file(dir.host("/report.out")))["summary"]["overall"], "pass");
+  EXPECT_EQ(read_file(dir.host("/report.junit")).rfind("<?xml", 0), 0u);
+}
+
+TEST(ReportOutputs, JsonFlagAndFormatJsonAreTheSame) {
+  const RunResult flag = run_gpucheck({"--from-snapshot", snapshot_file("h200_healthy"), "--json"});
+  const RunResult format =
+      run_gpucheck({"--from-snapshot", snapshot_file("h200_healthy"), "--format", "json"});
+  EXPECT_EQ(flag.exit_code, format.exit_code);
+  EXPECT_EQ(format.err, "");
+  // The same report but for the command line and the time each check took.
+  const auto comparable = [](const std::string& text) {
+    json report = json::parse(text);
+    report["context"].erase("argv");
+    for (json& result : report["results"]) {
+      result["duration_ms"] = 0;
+    }
+    return report;
+  };
+  EXPECT_EQ(comparable(flag.out), comparable(format.out));
+}
+
+TEST(ReportOutputs, ReportCommandWritesRedactedMarkdown) {
+  FixtureTree dir;
+  const Planted p = planted_snapshot(dir);
+  const RunResult r = run_gpucheck({"report", "--from-snapshot", p.path});
+  EXPECT_EQ(r.exit_code, 1) << r.err; // degraded hardware fails
+  EXPECT_EQ(r.out.rfind("## gpucheck report: FAIL\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("<details>"), std::string::npos);
+  EXPECT_NE(r.out.find("GPU-0"), std::string::npos);
+  expect_redacted(r.out, p, "gpucheck report");
+
+  const RunResult plain = run_gpucheck({"report", "--from-snapshot", p.path, "--no-redact"});
+  EXPECT_NE(plain.out.find(p.host), std::string::npos);
+  EXPECT_NE(plain.out.find(p.uuids[0]), std::string::npos);
+}
+
+TEST(ReportOutputs, ReportCommandWithOutputWritesOnlyTheFile) {
+  FixtureTree dir;
+  const Planted p = planted_snapshot(dir);
+  const RunResult r =
+      run_gpucheck({"report", "--from-snapshot", p.path, "--output", dir.host("/ticket.md")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  const std::string md = read_file(dir.host("/ticket.md"));
+  EXPECT_EQ(md.rfind("## gpucheck report", 0), 0u) << md;
+  expect_redacted(md, p, "ticket.md");
+}
+
+TEST(ReportOutputs, RedactAppliesToEveryFormat) {
+  FixtureTree dir;
+  const Planted p = planted_snapshot(dir);
+  const RunResult r = run_gpucheck(
+      {"--from-snapshot", p.path, "--redact", "--output", "json:" + dir.host("/r.json"), "--output",
+       "junit:" + dir.host("/r.xml"), "--output", "text:" + dir.host("/r.txt")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  expect_redacted(r.out, p, "stdout");
+  for (const char* file : {"/r.json", "/r.xml", "/r.txt"}) {
+    expect_redacted(read_file(dir.host(file)), p, file);
+  }
+  // A redacted report is still a valid report.
+  const Expected<testing::JsonSchema> schema =
+      testing::JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
+  ASSERT_TRUE(schema);
+  const std::vector<std::string> violations =
+      schema->validate(json::parse(read_file(dir.host("/r.json"))));
+  EXPECT_TRUE(violations.empty()) << testing::describe(violations);
+  // Without --redact the terminal text is the machine's own.
+  const RunResult plain = run_gpucheck({"--from-snapshot", p.path, "-v"});
+  EXPECT_NE(plain.out.find(p.host), std::string::npos);
+}
+
+TEST(ReportOutputs, BundleHoldsEveryFormatAndIsRedacted) {
+  FixtureTree dir;
+  const Planted p = planted_snapshot(dir);
+  const RunResult r =
+      run_gpucheck({"--from-snapshot", p.path, "--bundle", dir.host("/support.tar.gz")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  dir.dir("/x");
+  const ToolResult extract =
+      run_tool({"tar", "-xzf", dir.host("/support.tar.gz"), "-C", dir.host("/x")});
+  ASSERT_EQ(extract.exit_code, 0) << extract.output;
+  for (const char* member : {"README.txt", "report.txt", "report.json", "report.md",
+                             "report.junit.xml", "snapshot.json", "sources/not-collected.txt"}) {
+    const std::string text = read_file(dir.host(std::string("/x/gpucheck-bundle/") + member));
+    EXPECT_FALSE(text.empty()) << member;
+    expect_redacted(text, p, member);
+  }
+}
+
+TEST(ReportOutputs, LiveBundleCarriesTheRawSources) {
+  FixtureTree dir;
+  const RunResult r = run_gpucheck({"--quick", "--bundle", dir.host("/live.tar.gz")});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const ToolResult listing = run_tool({"tar", "-tzf", dir.host("/live.tar.gz")});
+  ASSERT_EQ(listing.exit_code, 0) << listing.output;
+  for (const char* member : {"gpucheck-bundle/sources/proc-driver-nvidia-version.txt",
+                             "gpucheck-bundle/sources/dmesg-nvidia.txt",
+                             "gpucheck-bundle/sources/ldconfig-nvidia.txt"}) {
+    EXPECT_NE(listing.output.find(member), std::string::npos) << listing.output;
+  }
+}
+
+/// Usage errors: exit 2, nothing on stdout, the problem named on stderr.
+void expect_output_error(const RunResult& r, const std::string& mentions) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("gpucheck: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(mentions), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("probing"), std::string::npos) << "refused only after the run: " << r.err;
+}
+
+TEST(ReportOutputs, UnwritableOutputsAreUsageErrorsBeforeTheRun) {
+  FixtureTree dir;
+  const std::string snapshot = snapshot_file("h200_healthy");
+  const std::string missing = dir.host("/no/such/dir/r.json");
+  expect_output_error(run_gpucheck({"--from-snapshot", snapshot, "--output", missing}), missing);
+  expect_output_error(run_gpucheck({"--from-snapshot", snapshot, "--output", "json:" + dir.root()}),
+                      "is a directory");
+  expect_output_error(
+      run_gpucheck({"--from-snapshot", snapshot, "--bundle", dir.host("/no/b.tar.gz")}),
+      "does not exist");
+  expect_output_error(run_gpucheck({"--from-snapshot", snapshot, "--output", "r.bin"}),
+                      "json:r.bin");
+  expect_output_error(run_gpucheck({"--from-snapshot", snapshot, "--bundle", "b.zip"}), ".tar.gz");
+  expect_output_error(run_gpucheck({"--from-snapshot", snapshot, "--json", "--format", "junit"}),
+                      "contradict");
+  expect_output_error(run_gpucheck({"--from-snapshot", snapshot, "--format", "html"}), "html");
+  expect_output_error(run_gpucheck({"--from-snapshot", snapshot, "--redact", "--no-redact"}),
+                      "contradict");
+  if (::geteuid() != 0) {
+    dir.dir("/ro");
+    std::filesystem::permissions(dir.host("/ro"), std::filesystem::perms::owner_read |
+                                                      std::filesystem::perms::owner_exec);
+    expect_output_error(
+        run_gpucheck({"--from-snapshot", snapshot, "--output", dir.host("/ro/r.json")}),
+        "not writable");
+    std::filesystem::permissions(dir.host("/ro"), std::filesystem::perms::owner_all);
+  }
+}
+
+TEST(ReportOutputs, OutputToDashReplacesTheTerminalFormat) {
+  const RunResult r =
+      run_gpucheck({"--from-snapshot", snapshot_file("h200_healthy"), "--output", "junit:-"});
+  EXPECT_EQ(r.out.rfind("<?xml", 0), 0u) << r.out;
+}
+
+} // namespace
+} // namespace gpucheck::cli_test

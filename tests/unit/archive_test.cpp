@@ -1,0 +1,114 @@
+// The hand-written .tar.gz: gzip and tar themselves must read it back byte for byte.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "render/archive.hpp"
+#include "support/external_tool.hpp"
+#include "support/fixture_tree.hpp"
+
+namespace gpucheck::testing {
+namespace {
+
+using render::ArchiveMember;
+using render::crc32;
+using render::make_gzip;
+using render::make_tar;
+
+std::string random_bytes(size_t size, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string out(size, '\0');
+  for (char& c : out) {
+    c = static_cast<char>(rng() & 0xffU);
+  }
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+void require_tools() {
+  for (const char* tool : {"gzip", "tar"}) {
+    ASSERT_TRUE(tool_on_path(tool)) << tool << " is not installed";
+  }
+}
+
+TEST(Crc32, MatchesTheStandardCheckValue) {
+  EXPECT_EQ(crc32("123456789"), 0xcbf43926U);
+  EXPECT_EQ(crc32(""), 0U);
+}
+
+TEST(Gzip, GzipDecompressesItExactlyAcrossStoredBlockBoundaries) {
+  require_tools();
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE(seed);
+  // 0 bytes, one byte, exactly one stored block, and several blocks with a partial last one.
+  for (const size_t size : {size_t{0}, size_t{1}, size_t{65535}, size_t{200000}}) {
+    const std::string data = random_bytes(size, seed);
+    FixtureTree dir;
+    dir.file("/data.gz", make_gzip(data, 1700000000));
+    const ToolResult test = run_tool({"gzip", "-t", dir.host("/data.gz")});
+    EXPECT_EQ(test.exit_code, 0) << size << ": " << test.output;
+    const ToolResult unpacked = run_tool({"gzip", "-dc", dir.host("/data.gz")});
+    EXPECT_EQ(unpacked.exit_code, 0);
+    EXPECT_EQ(unpacked.output.size(), data.size());
+    EXPECT_TRUE(unpacked.output == data) << "size " << size;
+  }
+}
+
+TEST(Gzip, ACorruptedByteIsCaughtByTheCrc) {
+  require_tools();
+  std::string gz = make_gzip("hello, gpucheck", 0);
+  gz[12] = static_cast<char>(gz[12] ^ 0x01); // a data byte (10-byte header, 5-byte block head)
+  FixtureTree dir;
+  dir.file("/bad.gz", gz);
+  EXPECT_NE(run_tool({"gzip", "-t", dir.host("/bad.gz")}).exit_code, 0);
+}
+
+TEST(Tar, TarExtractsEveryMemberWithItsContent) {
+  require_tools();
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE(seed);
+  std::string long_name(100, 'f'); // the longest name ustar holds without a prefix
+  long_name[40] = '/';
+  const std::vector<ArchiveMember> members = {
+      {"bundle/README.txt", "hello\n"},
+      {"bundle/empty.txt", ""},
+      {"bundle/sources/exactly-512.bin", random_bytes(512, seed)},
+      {"bundle/sources/big.bin", random_bytes(70001, seed + 1)},
+      {long_name, "a name of 100 bytes"}};
+  FixtureTree dir;
+  dir.file("/b.tar.gz", make_gzip(make_tar(members, 1700000000), 1700000000));
+  dir.dir("/out");
+  const ToolResult listing = run_tool({"tar", "-tvzf", dir.host("/b.tar.gz")});
+  ASSERT_EQ(listing.exit_code, 0) << listing.output;
+  EXPECT_NE(listing.output.find("-rw-r--r-- root/root"), std::string::npos) << listing.output;
+  EXPECT_NE(listing.output.find("2023-11-1"), std::string::npos) << listing.output;
+  const ToolResult extract =
+      run_tool({"tar", "-xzf", dir.host("/b.tar.gz"), "-C", dir.host("/out")});
+  ASSERT_EQ(extract.exit_code, 0) << extract.output;
+  for (const ArchiveMember& member : members) {
+    EXPECT_TRUE(read_file(dir.host("/out/" + member.name)) == member.data) << member.name;
+  }
+}
+
+TEST(Tar, RefusesNamesUstarCannotHold) {
+  EXPECT_THROW((void)make_tar({{std::string(101, 'x'), ""}}, 0), std::invalid_argument);
+  EXPECT_THROW((void)make_tar({{"", "data"}}, 0), std::invalid_argument);
+}
+
+TEST(Tar, EndsWithTwoZeroBlocksAndPadsToBlocks) {
+  const std::string tar = make_tar({{"a", "xyz"}}, 0);
+  EXPECT_EQ(tar.size(), 512u * 4); // header, one data block, two zero blocks
+  EXPECT_EQ(tar.substr(1024), std::string(1024, '\0'));
+}
+
+} // namespace
+} // namespace gpucheck::testing

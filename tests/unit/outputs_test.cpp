@@ -1,0 +1,227 @@
+// Output plumbing: --output parsing, the plan's rules, redaction per format, atomic writes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/outputs.hpp"
+#include "support/fixture_tree.hpp"
+
+namespace gpucheck::testing {
+namespace {
+
+using cli::OutputOptions;
+using cli::OutputPlan;
+using cli::OutputTarget;
+using cli::parse_output;
+using cli::plan_outputs;
+using cli::ReportFormat;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+TEST(ParseOutput, FormatPrefixWinsOverTheExtension) {
+  EXPECT_EQ(*parse_output("json:out/r.txt"), (OutputTarget{ReportFormat::json, "out/r.txt"}));
+  EXPECT_EQ(*parse_output("junit:-"), (OutputTarget{ReportFormat::junit, "-"}));
+  EXPECT_EQ(*parse_output("md:ticket"), (OutputTarget{ReportFormat::markdown, "ticket"}));
+}
+
+TEST(ParseOutput, ExtensionNamesTheFormatOtherwise) {
+  EXPECT_EQ(parse_output("r.json")->format, ReportFormat::json);
+  EXPECT_EQ(parse_output("a/b/r.xml")->format, ReportFormat::junit);
+  EXPECT_EQ(parse_output("r.md")->format, ReportFormat::markdown);
+  EXPECT_EQ(parse_output("r.markdown")->format, ReportFormat::markdown);
+  EXPECT_EQ(parse_output("r.txt")->format, ReportFormat::text);
+  // "c:" is not a format: the whole spec is the path.
+  EXPECT_EQ(*parse_output("c:/r.json"), (OutputTarget{ReportFormat::json, "c:/r.json"}));
+}
+
+TEST(ParseOutput, UnknownFormatOrEmptyPathIsAnErrorThatSaysWhatToDo) {
+  const Expected<OutputTarget> unknown = parse_output("report.bin");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("--output json:report.bin"), std::string::npos);
+  EXPECT_FALSE(parse_output("json:"));
+  EXPECT_FALSE(parse_output(""));
+}
+
+TEST(PlanOutputs, TerminalGetsTheFormatFilesGetTheirs) {
+  FixtureTree dir;
+  OutputOptions options;
+  options.outputs = {"json:" + dir.host("/r.json"), dir.host("/r.xml")};
+  const Expected<OutputPlan> plan = plan_outputs(options, false);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->stdout_format, ReportFormat::text);
+  ASSERT_EQ(plan->files.size(), 2u);
+  EXPECT_EQ(plan->files[0].format, ReportFormat::json);
+  EXPECT_EQ(plan->files[1].format, ReportFormat::junit);
+}
+
+TEST(PlanOutputs, JsonFlagIsFormatJsonAndContradictionsAreErrors) {
+  OutputOptions options;
+  options.json = true;
+  EXPECT_EQ(plan_outputs(options, false)->stdout_format, ReportFormat::json);
+  options.formats = {{"json", std::nullopt}};
+  EXPECT_EQ(plan_outputs(options, false)->stdout_format, ReportFormat::json);
+  options.formats = {{"junit", std::nullopt}};
+  EXPECT_FALSE(plan_outputs(options, false));
+  OutputOptions bad;
+  bad.formats = {{"html", std::nullopt}};
+  EXPECT_FALSE(plan_outputs(bad, false));
+  OutputOptions both;
+  both.redact = true;
+  both.no_redact = true;
+  EXPECT_FALSE(plan_outputs(both, false));
+}
+
+TEST(PlanOutputs, AFormatRightAfterAnUnprefixedOutputIsThatFilesFormat) {
+  FixtureTree dir;
+  OutputOptions options;
+  // gpucheck --format json --output a.out --format junit --output b.txt --format markdown
+  options.outputs = {dir.host("/a.out"), dir.host("/b.txt")};
+  options.formats = {{"json", std::nullopt}, {"junit", 0}, {"markdown", 1}};
+  const Expected<OutputPlan> plan = plan_outputs(options, false);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->stdout_format, ReportFormat::json);
+  ASSERT_EQ(plan->files.size(), 2u);
+  EXPECT_EQ(plan->files[0], (OutputTarget{ReportFormat::junit, dir.host("/a.out")}));
+  EXPECT_EQ(plan->files[1], (OutputTarget{ReportFormat::markdown, dir.host("/b.txt")}));
+}
+
+TEST(PlanOutputs, AFormatAfterAPrefixedOutputIsTheTerminals) {
+  FixtureTree dir;
+  OutputOptions options;
+  // gpucheck --output json:r.json --format markdown
+  options.outputs = {"json:" + dir.host("/r.json")};
+  options.formats = {{"markdown", 0}};
+  const Expected<OutputPlan> plan = plan_outputs(options, false);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->stdout_format, ReportFormat::markdown);
+  EXPECT_EQ(plan->files[0].format, ReportFormat::json);
+  // A second format for the terminal is a mistake, not a silent override.
+  options.formats = {{"markdown", std::nullopt}, {"text", 0}};
+  EXPECT_FALSE(plan_outputs(options, false));
+}
+
+TEST(PlanOutputs, ReportCommandWritesMarkdownToStdoutOrOnlyToItsFiles) {
+  FixtureTree dir;
+  OutputOptions options;
+  EXPECT_EQ(plan_outputs(options, true)->stdout_format, ReportFormat::markdown);
+  options.outputs = {dir.host("/ticket.md")};
+  const Expected<OutputPlan> plan = plan_outputs(options, true);
+  ASSERT_TRUE(plan);
+  EXPECT_FALSE(plan->stdout_format);
+  EXPECT_EQ(plan->files.size(), 1u);
+}
+
+TEST(PlanOutputs, DashIsStdoutAndReplacesTheFormat) {
+  OutputOptions options;
+  options.outputs = {"junit:-"};
+  const Expected<OutputPlan> plan = plan_outputs(options, false);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->stdout_format, ReportFormat::junit);
+  EXPECT_TRUE(plan->files.empty());
+  options.outputs = {"junit:-", "json:-"};
+  EXPECT_FALSE(plan_outputs(options, false));
+}
+
+TEST(PlanOutputs, UnwritablePathsAndDuplicatesAreRefusedBeforeTheRun) {
+  FixtureTree dir;
+  dir.dir("/sub");
+  OutputOptions missing_dir;
+  missing_dir.outputs = {dir.host("/no/such/dir/r.json")};
+  const Expected<OutputPlan> missing = plan_outputs(missing_dir, false);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("does not exist"), std::string::npos);
+  OutputOptions a_directory;
+  a_directory.outputs = {"json:" + dir.host("/sub")};
+  EXPECT_FALSE(plan_outputs(a_directory, false));
+  OutputOptions twice;
+  twice.outputs = {dir.host("/r.json"), "json:" + dir.host("/./r.json")};
+  EXPECT_FALSE(plan_outputs(twice, false));
+  OutputOptions bundle;
+  bundle.bundle = dir.host("/b.zip");
+  EXPECT_FALSE(plan_outputs(bundle, false));
+  bundle.bundle = dir.host("/b.tar.gz");
+  EXPECT_TRUE(plan_outputs(bundle, false));
+}
+
+TEST(PlanOutputs, ReadOnlyDirectoryIsRefused) {
+  if (::geteuid() == 0) {
+    GTEST_SKIP() << "root may write into a read-only directory";
+  }
+  FixtureTree dir;
+  dir.dir("/ro");
+  std::filesystem::permissions(dir.host("/ro"), std::filesystem::perms::owner_read |
+                                                    std::filesystem::perms::owner_exec);
+  OutputOptions options;
+  options.outputs = {dir.host("/ro/r.json")};
+  const Expected<OutputPlan> plan = plan_outputs(options, false);
+  std::filesystem::permissions(dir.host("/ro"), std::filesystem::perms::owner_all);
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.error().message.find("not writable"), std::string::npos);
+}
+
+TEST(PlanOutputs, MarkdownAndBundleAreRedactedByDefaultOthersOnRequest) {
+  OutputPlan plan;
+  EXPECT_TRUE(plan.redacts(ReportFormat::markdown));
+  EXPECT_FALSE(plan.redacts(ReportFormat::text));
+  EXPECT_FALSE(plan.redacts(ReportFormat::json));
+  EXPECT_FALSE(plan.redacts(ReportFormat::junit));
+  plan.redact_all = true;
+  EXPECT_TRUE(plan.redacts(ReportFormat::json));
+  EXPECT_TRUE(plan.redacts(ReportFormat::junit));
+  plan.redact_all = false;
+  plan.redact_none = true;
+  EXPECT_FALSE(plan.redacts(ReportFormat::markdown));
+}
+
+TEST(WriteFileAtomically, WritesReplacesAndLeavesNoTemporaryFile) {
+  FixtureTree dir;
+  const std::string path = dir.host("/r.json");
+  ASSERT_FALSE(cli::write_file_atomically(path, "first"));
+  ASSERT_FALSE(cli::write_file_atomically(path, "second, longer"));
+  EXPECT_EQ(read_file(path), "second, longer");
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.root())) {
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST(WriteFileAtomically, FailureNamesThePathAndKeepsTheOldFile) {
+  FixtureTree dir;
+  const std::optional<Error> missing = cli::write_file_atomically(dir.host("/missing/r.json"), "x");
+  ASSERT_TRUE(missing);
+  EXPECT_NE(missing->message.find(dir.host("/missing/r.json")), std::string::npos);
+  dir.dir("/target");
+  dir.file("/target/keep", "kept");
+  // Renaming a file over a non-empty directory fails: the directory stays as it was.
+  EXPECT_TRUE(cli::write_file_atomically(dir.host("/target"), "x"));
+  EXPECT_EQ(read_file(dir.host("/target/keep")), "kept");
+}
+
+TEST(LoginNames, TakesPeopleNotSystemAccounts) {
+  EXPECT_EQ(cli::login_names_from_passwd("root:x:0:0:root:/root:/bin/bash\n"
+                                         "daemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n"
+                                         "alice:x:1000:1000:Alice:/home/alice:/bin/bash\n"
+                                         "nobody:x:65534:65534::/nonexistent:/bin/false\n"
+                                         "# comment\n"
+                                         "bob:x:1001:1001::/home/bob:/bin/zsh\n"
+                                         "broken\n"),
+            (std::vector<std::string>{"alice", "bob"}));
+}
+
+TEST(EpochSeconds, ParsesTheReportClock) {
+  EXPECT_EQ(cli::epoch_seconds("2023-11-14T22:13:20Z"), 1700000000);
+  EXPECT_EQ(cli::epoch_seconds("yesterday"), 0);
+  EXPECT_EQ(cli::epoch_seconds(""), 0);
+}
+
+} // namespace
+} // namespace gpucheck::testing

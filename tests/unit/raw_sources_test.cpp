@@ -1,0 +1,71 @@
+// Raw sources for the bundle, read from a fixture tree.
+#include <gtest/gtest.h>
+
+#include "probes/raw_sources.hpp"
+#include "support/fixture_tree.hpp"
+
+namespace gpucheck::testing {
+namespace {
+
+using probes::collect_raw_sources;
+using probes::nvidia_kernel_log_lines;
+using probes::nvidia_ldconfig_lines;
+using probes::Sysroot;
+
+TEST(RawSources, KernelLogKeepsOnlyDriverLines) {
+  EXPECT_EQ(nvidia_kernel_log_lines("[1] usb 1-1: new device\n"
+                                    "[2] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off\n"
+                                    "[3] e1000e: link up\n"
+                                    "[4] nvidia-uvm: Loaded the UVM driver\n"
+                                    "[5] nouveau 0000:01:00.0: unknown chipset"),
+            "[2] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off\n"
+            "[4] nvidia-uvm: Loaded the UVM driver\n"
+            "[5] nouveau 0000:01:00.0: unknown chipset\n");
+  EXPECT_EQ(nvidia_kernel_log_lines(""), "");
+}
+
+TEST(RawSources, LdconfigKeepsOnlyNvidiaLibraries) {
+  EXPECT_EQ(
+      nvidia_ldconfig_lines(
+          "1234 libs found in cache `/etc/ld.so.cache'\n"
+          "\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1\n"
+          "\tlibcudnn.so.9 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.9\n"
+          "\tlibnvidia-ml.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1\n"
+          "\tlibcurl.so.4 (libc6,x86-64) => /lib/x86_64-linux-gnu/libcurl.so.4\n"
+          "\tlibnccl.so.2 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnccl.so.2\n"),
+      "\tlibcudnn.so.9 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.9\n"
+      "\tlibnvidia-ml.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1\n"
+      "\tlibnccl.so.2 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnccl.so.2\n");
+}
+
+TEST(RawSources, ReadsTheThreeSourcesFromTheTree) {
+  FixtureTree tree;
+  tree.file("/proc/driver/nvidia/version",
+            "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04\n"
+            "GCC version:  gcc version 13.3.0\n");
+  tree.file("/var/log/dmesg", "[1] ok\n[2] NVRM: loading NVIDIA UNIX Open Kernel Module\n");
+  tree.file("/etc/ld.so.cache.txt",
+            "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1\n");
+  const std::map<std::string, std::string> sources = collect_raw_sources(Sysroot(tree.root()));
+  ASSERT_EQ(sources.size(), 3u);
+  EXPECT_EQ(sources.at("proc-driver-nvidia-version.txt"),
+            "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04\n"
+            "GCC version:  gcc version 13.3.0\n");
+  EXPECT_EQ(sources.at("dmesg-nvidia.txt"), "[2] NVRM: loading NVIDIA UNIX Open Kernel Module\n");
+  EXPECT_EQ(sources.at("ldconfig-nvidia.txt"),
+            "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1\n");
+}
+
+TEST(RawSources, SaysWhyASourceIsMissing) {
+  FixtureTree tree;
+  tree.file("/var/log/dmesg", "[1] nothing about GPUs\n");
+  const std::map<std::string, std::string> sources = collect_raw_sources(Sysroot(tree.root()));
+  EXPECT_NE(sources.at("proc-driver-nvidia-version.txt").find("no NVIDIA kernel module loaded"),
+            std::string::npos);
+  EXPECT_NE(sources.at("dmesg-nvidia.txt").find("has no NVRM, Xid or nvidia lines"),
+            std::string::npos);
+  EXPECT_NE(sources.at("ldconfig-nvidia.txt").find("could not be run"), std::string::npos);
+}
+
+} // namespace
+} // namespace gpucheck::testing

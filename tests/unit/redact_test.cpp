@@ -1,0 +1,153 @@
+// Redaction: every kind of identifier planted in a report (fresh random values each run) is gone
+// from every redacted format, placeholders are stable, and what is not an identifier survives.
+#include <gtest/gtest.h>
+
+#include "render/json.hpp"
+#include "render/junit.hpp"
+#include "render/markdown.hpp"
+#include "render/redact.hpp"
+#include "render/text.hpp"
+#include "unit/planted_identifiers.hpp"
+
+namespace gpucheck::testing {
+namespace {
+
+using render::RedactionHints;
+using render::Redactor;
+
+std::vector<std::pair<std::string, std::string>> all_formats(const Report& report) {
+  render::TextStyle verbose;
+  verbose.verbose = true;
+  return {{"text", render::render_text(report, render::TextStyle{})},
+          {"verbose text", render::render_text(report, verbose)},
+          {"json", render::render_json(report)},
+          {"markdown", render::render_markdown(report)},
+          {"junit", render::render_junit(report)}};
+}
+
+bool contains(std::string_view text, std::string_view needle) {
+  return text.find(needle) != std::string_view::npos;
+}
+
+TEST(Redact, NoPlantedIdentifierSurvivesInAnyFormat) {
+  const PlantedIdentifiers planted = plant_identifiers();
+  SCOPED_TRACE(fmt::format("seed {}", planted.seed));
+  const Report report = planted_report(planted);
+  // The planted values are really there before redaction (else this test proves nothing).
+  for (const auto& [format, text] : all_formats(report)) {
+    if (format == "json") {
+      for (const std::string& value : planted.all()) {
+        EXPECT_TRUE(contains(text, value)) << value << " not planted in the JSON";
+      }
+    }
+  }
+  RedactionHints hints;
+  hints.user_names = {planted.hint_user};
+  Redactor redactor(hints);
+  const Report redacted = redactor.redact(report);
+  for (const auto& [format, text] : all_formats(redacted)) {
+    for (const std::string& value : planted.all()) {
+      EXPECT_FALSE(contains(text, value)) << value << " survives in " << format << ":\n" << text;
+    }
+  }
+}
+
+TEST(Redact, StructuredFieldsGetStablePlaceholdersInIndexOrder) {
+  const PlantedIdentifiers planted = plant_identifiers();
+  SCOPED_TRACE(fmt::format("seed {}", planted.seed));
+  Redactor redactor;
+  const Report redacted = redactor.redact(planted_report(planted));
+  const SystemSnapshot& s = redacted.snapshot;
+  ASSERT_EQ(s.gpus.size(), 2u);
+  EXPECT_EQ(s.gpus[0].uuid, "GPU-0");
+  EXPECT_EQ(s.gpus[1].uuid, "GPU-1");
+  EXPECT_EQ(s.cuda.devices[1].uuid, "GPU-1");
+  EXPECT_EQ(s.gpus[0].serial, "serial-0");
+  EXPECT_EQ(s.gpus[1].serial, "serial-1");
+  EXPECT_EQ(s.host.hostname, "host-0");
+  // The same identifier in free text gets the same placeholder as in its field.
+  const CheckResult& ecc = redacted.results[0];
+  EXPECT_EQ(ecc.summary, "GPU-1 (serial serial-1) has uncorrected ECC errors");
+  EXPECT_TRUE(contains(ecc.findings[0].message, "on GPU-1, MIG-0; reported to ipv4-0"))
+      << ecc.findings[0].message;
+  EXPECT_EQ(ecc.findings[0].remedy, "drain the node host-0 and replace board serial-1");
+  EXPECT_EQ(s.environment.variables.at("LD_LIBRARY_PATH"),
+            "/home/user-0/miniconda3/lib:/usr/local/cuda/lib64");
+  EXPECT_EQ(s.libraries[0].copies[0].real_path, "/Users/user-1/venv/lib/libcudnn.so.9.19.0");
+  EXPECT_EQ(redacted.context.argv[1], "/home/user-0/snapshots/today.json");
+  EXPECT_EQ(s.environment.container.evidence[0], "interface eth0 ether mac-0 inet ipv4-0");
+  EXPECT_EQ(s.libraries[0].failure->stderr_tail,
+            "connecting to [ipv6-0]:5000 from ipv6-1\ndevice uuid-0 busy; std::string at 12:00:00");
+}
+
+TEST(Redact, LeavesVersionsBusIdsAndVocabularyAlone) {
+  const PlantedIdentifiers planted = plant_identifiers();
+  Redactor redactor;
+  const Report redacted = redactor.redact(planted_report(planted));
+  const SystemSnapshot& s = redacted.snapshot;
+  EXPECT_EQ(s.libraries[1].load.version, "12.8.4.1");
+  EXPECT_EQ(s.libraries[1].load.path, "/usr/local/cuda-12.8/lib64/libcublas.so.12.8.4.1");
+  EXPECT_EQ(s.nvml.library.version, "13.580.159.04");
+  EXPECT_EQ(s.gpus[1].pci_bus_id, "0000:3b:00.0");
+  EXPECT_EQ(s.kernel_module.version, "580.159.04");
+  EXPECT_EQ(s.host.os, "Ubuntu 24.04.1 LTS");
+  EXPECT_EQ(s.host.kernel, "6.8.0-45-generic");
+  EXPECT_EQ(redacted.context.generated_at, "2026-11-21T12:00:00Z");
+  EXPECT_EQ(s.environment.variables.at("NCCL_SOCKET_IFNAME"), "eth0");
+}
+
+TEST(Redact, ScrubFindsEachPatternInFreeText) {
+  Redactor redactor;
+  EXPECT_EQ(redactor.scrub("inet 192.168.17.4/24 brd 192.168.17.255"), "inet ipv4-0/24 brd ipv4-1");
+  EXPECT_EQ(redactor.scrub("again 192.168.17.4."), "again ipv4-0.");
+  EXPECT_EQ(redactor.scrub("inet6 2001:db8::ff00:42:8329/64 and ::ffff:10.0.0.1"),
+            "inet6 ipv6-0/64 and ipv6-1");
+  EXPECT_EQ(redactor.scrub("link/ether 3C:EC:EF:01:02:0A brd ff:ff:ff:ff:ff:ff"),
+            "link/ether mac-0 brd mac-1");
+  EXPECT_EQ(redactor.scrub("same 3c-ec-ef-01-02-0a"), "same mac-0");
+  EXPECT_EQ(redactor.scrub("GPU-8c02e5d1-3e7a-4b90-b2c6-7f10d4a8e920 and "
+                           "8C02E5D1-3E7A-4B90-B2C6-7F10D4A8E920"),
+            "GPU-0 and GPU-0");
+  EXPECT_EQ(redactor.scrub("/home/alice/x and /Users/bob and alice's job"),
+            "/home/user-0/x and /Users/user-1 and user-0's job");
+}
+
+TEST(Redact, ScrubLeavesLookalikesAlone) {
+  Redactor redactor;
+  for (const std::string text :
+       {"libcudnn.so.9.1.0.70", "v1.2.3.4", "cuBLAS 12.8.4.1.5", "999.1.1.1", "0000:3b:00.0",
+        "2026-11-21T12:00:00Z", "std::string cudnn::backend", "deadbeef::cafe", "1:2:3:4:5:6:7:8:9",
+        "00:1a:2b:3c:4d:5e:6f", "8c02e5d1-3e7a-4b90-b2c6-7f10d4a8e920x"}) {
+    EXPECT_EQ(redactor.scrub(text), text);
+  }
+}
+
+TEST(Redact, VocabularyUserIsReplacedInHomePathsOnly) {
+  Redactor redactor;
+  EXPECT_EQ(redactor.scrub("/home/nvidia/cuda and /usr/lib/nvidia"),
+            "/home/user-0/cuda and /usr/lib/nvidia");
+  EXPECT_FALSE(render::is_replaceable_name("nvidia"));
+  EXPECT_FALSE(render::is_replaceable_name("x"));
+  EXPECT_FALSE(render::is_replaceable_name("1000"));
+  EXPECT_TRUE(render::is_replaceable_name("alice"));
+}
+
+TEST(Redact, HintedNamesAreReplacedAsWordsOnly) {
+  RedactionHints hints;
+  hints.user_names = {"carol"};
+  hints.host_names = {"gpunode7.lab.example"};
+  Redactor redactor(hints);
+  EXPECT_EQ(redactor.scrub("carol ran it on gpunode7 (gpunode7.lab.example); carolyn did not"),
+            "user-0 ran it on host-0 (host-0); carolyn did not");
+}
+
+TEST(Redact, RedactingTwiceChangesNothingMore) {
+  const PlantedIdentifiers planted = plant_identifiers();
+  Redactor first;
+  const Report once = first.redact(planted_report(planted));
+  Redactor second;
+  EXPECT_EQ(second.redact(once), once);
+}
+
+} // namespace
+} // namespace gpucheck::testing

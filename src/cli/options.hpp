@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/gate_options.hpp"
 #include "render/terminal.hpp"
 
 namespace gpucheck::cli {
@@ -22,6 +23,7 @@ struct RunOptions {
   double probe_timeout_s = 15.0; ///< per probe child
   render::ColorChoice color = render::ColorChoice::automatic;
   std::vector<std::string> argv;
+  GateOptions gates; ///< CI gates, judged after every check (cli/gate_options.hpp)
 };
 
 /// Repeatable options that also take comma-separated lists ("--only a,b --only c") -> {a, b, c}.

@@ -32,7 +32,7 @@ template <typename Parse> CLI::Validator expression_validator(Parse parse, std::
       std::move(name));
 }
 
-/// --config files: CLI11's TOML reader, or JSON when the file's first character is '{'. Both
+/// --config files: CLI11's TOML reader, or JSON when the file is a JSON object ('{' first). Both
 /// accept option names with '-' or '_' ("expect_gpus" = "expect-gpus"), and a table of minimums
 /// (TOML `[min]` section, JSON "min": {...}) as well as a list of "METRIC=NUMBER" strings.
 class ConfigFile : public CLI::ConfigTOML {
@@ -43,7 +43,10 @@ public:
     const std::string text = buffer.str();
     const size_t first = text.find_first_not_of(" \t\r\n");
     std::vector<CLI::ConfigItem> read;
-    if (first != std::string::npos && text[first] == '{') {
+    // A JSON object starts with '{'; a JSON array would read as a TOML section, so it is
+    // recognised by parsing (and then refused: a config is an object).
+    if (first != std::string::npos &&
+        (text[first] == '{' || (text[first] == '[' && nlohmann::json::accept(text)))) {
       read = from_json(text);
     } else {
       std::istringstream toml(text);

@@ -105,7 +105,8 @@ CheckResult requirement_gate(std::string_view subject,
   const std::string id = fmt::format("gate.require.{}", subject);
   const std::string title = fmt::format("Requirement: {}", subject);
   if (!findings.empty()) {
-    return gate_result(id, title, findings.front().message, std::move(findings));
+    std::string summary = findings.front().message; // before the findings are moved
+    return gate_result(id, title, std::move(summary), std::move(findings));
   }
   std::set<std::string> seen;
   for (const FoundVersion& have : found) {

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "cli/run_binary.hpp"
@@ -132,42 +133,52 @@ TEST(GatesCli, MinimumWithoutMeasurementsIsASkipInAReplay) {
 }
 
 TEST(GatesCli, FailOnWarnAndIgnore) {
-  // A snapshot whose replay warns but does not fail.
+  // A snapshot whose replay warns; its warning (and failing) codes are read from a run without
+  // gates.
   std::string name;
   json baseline;
   for (const char* candidate : {"h200_healthy", "h100x8_healthy", "degraded_hw"}) {
     int code = -1;
     baseline = replay(candidate, {}, code);
-    if (code == 0 && baseline["summary"]["warn"].get<int>() > 0) {
+    if (baseline["summary"]["warn"].get<int>() > 0) {
       name = candidate;
       break;
     }
   }
-  ASSERT_FALSE(name.empty()) << "no recorded snapshot warns without failing";
-  std::vector<std::string> warn_codes;
+  ASSERT_FALSE(name.empty()) << "no recorded snapshot warns";
+  std::set<std::string> codes;
+  int findings = 0;
   for (const json& result : baseline["results"]) {
     for (const json& finding : result["findings"]) {
-      if (result["status"] == "warn" && finding["severity"] == "warn") {
-        warn_codes.push_back(finding["code"]);
+      if ((result["status"] == "warn" || result["status"] == "fail") &&
+          finding["severity"] != "info") {
+        codes.insert(finding["code"].get<std::string>());
       }
     }
   }
-  ASSERT_FALSE(warn_codes.empty());
+  for (const json& result : baseline["results"]) {
+    for (const json& finding : result["findings"]) {
+      findings += codes.count(finding["code"].get<std::string>()) != 0 ? 1 : 0;
+    }
+  }
+  ASSERT_FALSE(codes.empty());
 
   int code = -1;
   const json strict = replay(name, {"--fail-on", "warn"}, code);
   EXPECT_EQ(code, 1);
   EXPECT_EQ(code, exit_for(strict));
+  EXPECT_EQ(strict["summary"]["fail"], baseline["summary"]["fail"].get<int>() + 1);
   EXPECT_EQ((*result_of(strict, "gate.fail_on"))["findings"][0]["code"], "gate.warnings_present");
 
   std::vector<std::string> args = {"--fail-on", "warn"};
-  for (const std::string& c : warn_codes) {
+  for (const std::string& c : codes) {
     args.push_back("--ignore");
     args.push_back(c);
   }
   const json lenient = replay(name, args, code);
   EXPECT_EQ(code, 0);
   EXPECT_EQ(lenient["summary"]["warn"], 0);
+  EXPECT_EQ(lenient["summary"]["fail"], 0);
   EXPECT_EQ((*result_of(lenient, "gate.fail_on"))["status"], "pass");
   int ignored = 0;
   for (const json& result : lenient["results"]) {
@@ -175,7 +186,7 @@ TEST(GatesCli, FailOnWarnAndIgnore) {
       ignored += finding["ignored"].get<bool>() ? 1 : 0;
     }
   }
-  EXPECT_EQ(ignored, static_cast<int>(warn_codes.size()));
+  EXPECT_EQ(ignored, findings);
   EXPECT_TRUE(schema().validate(lenient).empty());
 }
 

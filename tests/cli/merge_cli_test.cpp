@@ -28,6 +28,7 @@ struct Made {
 
 /// Replays each recorded snapshot into DIR/<name>.json; returns host name and exit code of each.
 std::vector<Made> make_reports(const fs::path& dir) {
+  fs::create_directories(dir);
   std::vector<Made> made;
   for (const auto& entry :
        fs::directory_iterator(std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots")) {

@@ -37,6 +37,9 @@ template <typename Parse> CLI::Validator expression_validator(Parse parse, std::
 /// (TOML `[min]` section, JSON "min": {...}) as well as a list of "METRIC=NUMBER" strings.
 class ConfigFile : public CLI::ConfigTOML {
 public:
+  /// `app` names the options a file may set; it outlives the parse.
+  explicit ConfigFile(const CLI::App& app) : m_app(app) {}
+
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
     std::stringstream buffer;
     buffer << input.rdbuf();
@@ -52,7 +55,16 @@ public:
       std::istringstream toml(text);
       read = CLI::ConfigTOML::from_config(toml);
     }
-    return normalised(std::move(read));
+    std::vector<CLI::ConfigItem> parsed = normalised(std::move(read));
+    for (const CLI::ConfigItem& item : parsed) {
+      if (item.parents.empty() && m_app.get_option_no_throw("--" + item.name) == nullptr) {
+        throw CLI::ConfigError(fmt::format(
+            "config file: unknown option '{}' (keys are long option names, e.g. expect-gpus, "
+            "require, min, fail-on, ignore)",
+            item.name));
+      }
+    }
+    return parsed;
   }
 
 private:
@@ -132,6 +144,8 @@ private:
     }
     return out;
   }
+
+  const CLI::App& m_app;
 };
 
 } // namespace
@@ -157,7 +171,7 @@ void add_gate_options(CLI::App& app, GateOptions& options) {
   app.set_config("--config", "",
                  "Read options (gates and others) from a TOML or JSON file; the command line "
                  "overrides it");
-  app.config_formatter(std::make_shared<ConfigFile>());
+  app.config_formatter(std::make_shared<ConfigFile>(app));
   app.allow_config_extras(CLI::config_extras_mode::error);
 }
 

@@ -9,7 +9,7 @@
 
 #include "gates/gate_spec.hpp"
 
-namespace CLI {
+namespace CLI { // NOLINT(readability-identifier-naming): CLI11 names it
 class App;
 }
 

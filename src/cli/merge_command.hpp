@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace CLI {
+namespace CLI { // NOLINT(readability-identifier-naming): CLI11 names it
 class App;
 }
 

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Install what gpucheck's build needs and is missing, from the system package manager.
 # Debian/Ubuntu: cmake, g++, CLI11, fmt, nlohmann-json, GoogleTest; for the tests only: cmark-gfm
-# (renders the Markdown report), xmllint (validates JUnit XML), tar and gzip (read the bundle).
-# The CUDA toolkit (headers and nvcc) is expected at /usr/local/cuda or named by
-# CUDAToolkit_ROOT; it is not installed here.
+# (renders the Markdown report), xmllint (validates JUnit XML), tar and gzip (read the bundle),
+# python3 with PyYAML and shellcheck (check the CI examples and deploy manifests). The CUDA
+# toolkit (headers and nvcc) is expected at /usr/local/cuda or named by CUDAToolkit_ROOT; it is
+# not installed here.
 set -euo pipefail
 
 packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
-  cmark-gfm libxml2-utils tar gzip)
+  cmark-gfm libxml2-utils tar gzip python3 python3-yaml shellcheck)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -19,10 +19,13 @@
 #include "checks/gpu_work.hpp"
 #include "cli/clock.hpp"
 #include "cli/exit_codes.hpp"
+#include "cli/gate_options.hpp"
 #include "cli/matrix_command.hpp"
+#include "cli/merge_command.hpp"
 #include "cli/options.hpp"
 #include "cli/outputs.hpp"
 #include "compat/matrix.hpp"
+#include "gates/gates.hpp"
 #include "gpucheck/finding_catalog.hpp"
 #include "gpucheck/model/json.hpp"
 #include "gpucheck/registry.hpp"
@@ -95,7 +98,9 @@ Report build_report(const RunOptions& options, SystemSnapshot snapshot,
   const Selection selection{split_commas(options.only), split_commas(options.skip)};
 
   Report report;
-  report.results = run_checks(all_checks(), context, selection);
+  // Gates run last: they read the snapshot and the other checks' results.
+  report.results = gates::apply_gates(gate_spec(options.gates), snapshot,
+                                      run_checks(all_checks(), context, selection));
   report.summary = summarize(report.results);
   report.context.tool_version = build_info::k_version;
   report.context.generated_at = report_timestamp();
@@ -381,6 +386,7 @@ int run_app(int argc, char** argv) {
   app.add_option("--color", color, "Colour: auto (TTY, NO_COLOR, CLICOLOR_FORCE), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   add_probe_options(app, options);
+  add_gate_options(app, options.gates);
   std::optional<std::string> matrix_file;
   app.add_option("--matrix", matrix_file,
                  "Use this compatibility data file instead of the embedded one");
@@ -407,6 +413,8 @@ int run_app(int argc, char** argv) {
   matrix_cmd->add_option("--gpu", matrix_options.gpus,
                          "GPU: sm_86, 8.6 or a name like H100 (repeatable, comma-separated)");
   matrix_cmd->add_flag("--json", options.json, "Write the answer as JSON");
+  MergeOptions merge_options;
+  CLI::App* merge_cmd = add_merge_command(app, merge_options);
   app.require_subcommand(0, 1);
 
   try {
@@ -433,6 +441,9 @@ int run_app(int argc, char** argv) {
       if (!activated) {
         throw UsageError{activated.error().message};
       }
+    }
+    if (*merge_cmd) {
+      return run_merge(merge_options, std::cout, std::cerr);
     }
     if (*matrix_cmd) {
       return command_matrix(options, matrix_options);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/outputs.hpp"
+#include "cli/gate_options.hpp"
 #include "render/terminal.hpp"
 
 namespace gpucheck::cli {
@@ -26,6 +27,7 @@ struct RunOptions {
   render::ColorChoice color = render::ColorChoice::automatic;
   std::vector<std::string> argv;
   OutputOptions output; ///< --format, --output, --bundle, --redact, --no-redact (cli/outputs.hpp)
+  GateOptions gates; ///< CI gates, judged after every check (cli/gate_options.hpp)
 };
 
 /// Repeatable options that also take comma-separated lists ("--only a,b --only c") -> {a, b, c}.

@@ -4,6 +4,7 @@
 ///   src/compat/findings_compat.cpp compatibility-matrix verdicts
 ///   src/checks/findings_gpu.cpp    active GPU checks (kernels, bandwidth, cuDNN)
 ///   src/checks/findings_frameworks.cpp  Python frameworks (PyTorch, TensorFlow, JAX)
+///   src/gates/findings_gates.cpp   CI gates (--expect-gpus, --require, --min, --fail-on)
 /// Codes are unique across all tables (tests/unit/finding_catalog_test.cpp).
 
 #include <span>
@@ -17,9 +18,11 @@ std::span<const FindingSpec> findings_system();
 std::span<const FindingSpec> findings_compat();
 std::span<const FindingSpec> findings_gpu();
 std::span<const FindingSpec> findings_frameworks();
+std::span<const FindingSpec> findings_gates();
 
 inline std::vector<std::span<const FindingSpec>> finding_tables() {
-  return {findings_system(), findings_compat(), findings_gpu(), findings_frameworks()};
+  return {findings_system(), findings_compat(), findings_gpu(), findings_frameworks(),
+          findings_gates()};
 }
 
 } // namespace gpucheck

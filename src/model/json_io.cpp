@@ -112,7 +112,7 @@ GPUCHECK_JSON(PythonEnvironment, interpreter, found_by, version, prefix, kind, s
 GPUCHECK_JSON(ProbeIssue, probe, message)
 GPUCHECK_JSON(SystemSnapshot, format_version, collected_at, host, environment, kernel_module, nvml,
               cuda, gpus, libraries, toolkit, python_environments, probe_issues)
-GPUCHECK_JSON(Finding, code, severity, message, remedy, gpu_index)
+GPUCHECK_JSON(Finding, code, severity, message, remedy, gpu_index, ignored)
 GPUCHECK_JSON(Metric, name, value, unit, note)
 GPUCHECK_JSON(ReportContext, schema_version, tool_version, generated_at, mode, matrix_version, argv)
 GPUCHECK_JSON(ReportSummary, overall, pass, warn, fail, skip, error)

@@ -530,7 +530,8 @@ private:
   void finding(const Finding& f, std::optional<int> result_gpu) {
     const std::string indent(k_result_indent, ' ');
     const std::string code = paint(f.code, color_of(f.severity));
-    std::string text = fmt::format("{} ({}): {}", code, to_string(f.severity), f.message);
+    std::string text = fmt::format("{} ({}{}): {}", code, to_string(f.severity),
+                                   f.ignored ? ", ignored" : "", f.message);
     if (f.gpu_index && f.gpu_index != result_gpu) {
       text += fmt::format(" [GPU {}]", *f.gpu_index);
     }

@@ -14,6 +14,8 @@ struct Finding {
   std::string message;          ///< cause, filled from facts
   std::string remedy;           ///< what to install or change, with versions; may be empty for info
   std::optional<int> gpu_index; ///< NVML index of the GPU concerned, when one is
+  /// Named by --ignore: kept in the report but not counted in its result's status or the verdict.
+  bool ignored = false;
 
   bool operator==(const Finding&) const = default;
 };

@@ -1,0 +1,200 @@
+#include "cli/gate_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+#include "cli/options.hpp"
+
+namespace gpucheck::cli {
+
+namespace {
+
+/// A CLI11 validator from one of the gate parsers: empty string when the value is good, else the
+/// parser's message.
+template <typename Parse> CLI::Validator expression_validator(Parse parse, std::string name) {
+  return CLI::Validator(
+      [parse](std::string& text) -> std::string {
+        for (const std::string& part : split_commas({text})) {
+          auto parsed = parse(part);
+          if (!parsed) {
+            return parsed.error().message;
+          }
+        }
+        return "";
+      },
+      std::move(name));
+}
+
+/// --config files: CLI11's TOML reader, or JSON when the file is a JSON object ('{' first). Both
+/// accept option names with '-' or '_' ("expect_gpus" = "expect-gpus"), and a table of minimums
+/// (TOML `[min]` section, JSON "min": {...}) as well as a list of "METRIC=NUMBER" strings.
+class ConfigFile : public CLI::ConfigTOML {
+public:
+  /// `app` names the options a file may set; it outlives the parse.
+  explicit ConfigFile(const CLI::App& app) : m_app(app) {}
+
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    std::stringstream buffer;
+    buffer << input.rdbuf();
+    const std::string text = buffer.str();
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    std::vector<CLI::ConfigItem> read;
+    // A JSON object starts with '{'; a JSON array would read as a TOML section, so it is
+    // recognised by parsing (and then refused: a config is an object).
+    if (first != std::string::npos &&
+        (text[first] == '{' || (text[first] == '[' && nlohmann::json::accept(text)))) {
+      read = from_json(text);
+    } else {
+      std::istringstream toml(text);
+      read = CLI::ConfigTOML::from_config(toml);
+    }
+    std::vector<CLI::ConfigItem> parsed = normalised(std::move(read));
+    for (const CLI::ConfigItem& item : parsed) {
+      if (item.parents.empty() && m_app.get_option_no_throw("--" + item.name) == nullptr) {
+        throw CLI::ConfigError(fmt::format(
+            "config file: unknown option '{}' (keys are long option names, e.g. expect-gpus, "
+            "require, min, fail-on, ignore)",
+            item.name));
+      }
+    }
+    return parsed;
+  }
+
+private:
+  static std::string scalar(const nlohmann::json& value, const std::string& key) {
+    if (value.is_string()) {
+      return value.get<std::string>();
+    }
+    if (value.is_boolean()) {
+      return value.get<bool>() ? "true" : "false";
+    }
+    if (value.is_number()) {
+      return value.dump();
+    }
+    throw CLI::ConfigError(fmt::format(
+        "config file: \"{}\" must be a string, number, boolean or a list of them", key));
+  }
+
+  static std::vector<CLI::ConfigItem> from_json(const std::string& text) {
+    nlohmann::json doc;
+    try {
+      doc = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw CLI::ConfigError(fmt::format("config file is not valid JSON: {}", e.what()));
+    }
+    if (!doc.is_object()) {
+      throw CLI::ConfigError("config file: a JSON config must be an object of options");
+    }
+    std::vector<CLI::ConfigItem> read;
+    for (const auto& [key, value] : doc.items()) {
+      if (value.is_null()) {
+        continue;
+      }
+      CLI::ConfigItem item;
+      item.name = key;
+      if (value.is_array()) {
+        for (const nlohmann::json& element : value) {
+          item.inputs.push_back(scalar(element, key));
+        }
+      } else if (value.is_object() && (key == "min")) {
+        for (const auto& [metric, minimum] : value.items()) {
+          item.inputs.push_back(fmt::format("{}={}", metric, scalar(minimum, key + "." + metric)));
+        }
+      } else {
+        item.inputs.push_back(scalar(value, key));
+      }
+      read.push_back(std::move(item));
+    }
+    return read;
+  }
+
+  /// `[min]` entries folded into one "min" item (CLI11 takes only the first item of an option);
+  /// '_' in names read as '-'.
+  static std::vector<CLI::ConfigItem> normalised(std::vector<CLI::ConfigItem> read) {
+    std::vector<CLI::ConfigItem> out;
+    CLI::ConfigItem minimums;
+    minimums.name = "min";
+    for (CLI::ConfigItem& item : read) {
+      std::replace(item.name.begin(), item.name.end(), '_', '-');
+      if (item.parents.size() == 1 && item.parents.front() == "min") {
+        if (item.name != "++" && item.name != "--") {
+          std::string metric = item.name;
+          std::replace(metric.begin(), metric.end(), '-', '_');
+          for (const std::string& input : item.inputs) {
+            minimums.inputs.push_back(fmt::format("{}={}", metric, input));
+          }
+        }
+        continue;
+      }
+      if (item.parents.empty() && item.name == "min") {
+        minimums.inputs.insert(minimums.inputs.end(), item.inputs.begin(), item.inputs.end());
+        continue;
+      }
+      out.push_back(std::move(item));
+    }
+    if (!minimums.inputs.empty()) {
+      out.push_back(std::move(minimums));
+    }
+    return out;
+  }
+
+  const CLI::App& m_app;
+};
+
+} // namespace
+
+void add_gate_options(CLI::App& app, GateOptions& options) {
+  app.add_option("--expect-gpus", options.expect_gpus,
+                 "Gate: fail unless exactly N GPUs are seen (gate.expect_gpus)")
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--require", options.require,
+                 "Gate: a version requirement, e.g. 'driver>=550', 'cudnn>=9.1', 'cc>=8.0' "
+                 "(driver, cuda, cudart, cudnn, cublas, nccl, toolkit, cc; repeatable)")
+      ->check(expression_validator(gates::parse_requirement, "EXPR"));
+  app.add_option("--min", options.min,
+                 "Gate: a minimum for a metric on every GPU, e.g. h2d_gbps=20 (repeatable)")
+      ->check(expression_validator(gates::parse_minimum, "METRIC=N"));
+  app.add_option("--fail-on", options.fail_on,
+                 "Gate: 'warn' makes warnings fail the run (exit 1); default 'fail'")
+      ->check(expression_validator(gates::parse_fail_on, "LEVEL"));
+  app.add_option("--ignore", options.ignore,
+                 "Keep findings with this code in the report but do not count them "
+                 "(repeatable, comma-separated)")
+      ->check(expression_validator(gates::parse_ignored_code, "CODE"));
+  app.set_config("--config", "",
+                 "Read options (gates and others) from a TOML or JSON file; the command line "
+                 "overrides it");
+  app.config_formatter(std::make_shared<ConfigFile>(app));
+  app.allow_config_extras(CLI::config_extras_mode::error);
+}
+
+gates::GateSpec gate_spec(const GateOptions& options) {
+  const auto value = [](auto parsed) {
+    if (!parsed) {
+      throw std::invalid_argument(parsed.error().message);
+    }
+    return std::move(parsed).value();
+  };
+  gates::GateSpec spec;
+  spec.expect_gpus = options.expect_gpus;
+  for (const std::string& text : split_commas(options.require)) {
+    spec.requirements.push_back(value(gates::parse_requirement(text)));
+  }
+  for (const std::string& text : split_commas(options.min)) {
+    spec.minimums.push_back(value(gates::parse_minimum(text)));
+  }
+  spec.fail_on_warn = value(gates::parse_fail_on(options.fail_on));
+  for (const std::string& text : split_commas(options.ignore)) {
+    spec.ignored_codes.push_back(value(gates::parse_ignored_code(text)));
+  }
+  return spec;
+}
+
+} // namespace gpucheck::cli

@@ -1,0 +1,200 @@
+#include "fleet/fleet_render.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace gpucheck::fleet {
+
+namespace {
+
+std::string or_dash(const std::string& text) {
+  return text.empty() ? "-" : text;
+}
+
+std::string nodes_word(size_t n) {
+  return fmt::format("{} node{}", n, n == 1 ? "" : "s");
+}
+
+std::string summary_line(const FleetSummary& s) {
+  std::string line = fmt::format("{}: {} passed, {} warned, {} failing", nodes_word(s.nodes),
+                                 s.pass, s.warn, s.failing);
+  if (s.rejected > 0) {
+    line += fmt::format("; {} input{} refused", s.rejected, s.rejected == 1 ? "" : "s");
+  }
+  return line;
+}
+
+std::string codes_cell(const NodeReport& node) {
+  return node.failing_codes.empty() ? "-" : fmt::format("{}", fmt::join(node.failing_codes, ", "));
+}
+
+std::string group_label(const CodeGroup& group) {
+  return group.title.empty() ? group.code : fmt::format("{} ({})", group.title, group.code);
+}
+
+/// Markdown table cells may not hold '|' or a newline.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out.empty() ? "-" : out;
+}
+
+} // namespace
+
+std::string render_fleet_text(const FleetTable& table) {
+  std::string out = fmt::format("gpucheck merge: {}\n", summary_line(table.summary));
+  for (bool failing : {true, false}) {
+    const bool any = std::any_of(table.groups.begin(), table.groups.end(),
+                                 [&](const CodeGroup& g) { return g.failing == failing; });
+    if (!any) {
+      continue;
+    }
+    out += failing ? "\nFailing, by code\n" : "\nWarnings, by code\n";
+    for (const CodeGroup& group : table.groups) {
+      if (group.failing != failing) {
+        continue;
+      }
+      out += fmt::format("  {:>9}: {}\n", nodes_word(group.nodes.size()), group_label(group));
+      out += fmt::format("             {}\n", fmt::join(group.nodes, ", "));
+    }
+  }
+  if (!table.nodes.empty()) {
+    const std::vector<std::string> head = {"NODE",  "GPUS",    "DRIVER",       "CUDA",
+                                           "CUDNN", "VERDICT", "FAILING CODES"};
+    std::vector<std::vector<std::string>> rows;
+    for (const NodeReport& node : table.nodes) {
+      rows.push_back({node.node, node.gpus, or_dash(node.driver), or_dash(node.cuda),
+                      or_dash(node.cudnn), node.verdict, codes_cell(node)});
+    }
+    std::vector<size_t> width(head.size());
+    for (size_t c = 0; c < head.size(); ++c) {
+      width[c] = head[c].size();
+      for (const auto& row : rows) {
+        width[c] = std::max(width[c], row[c].size());
+      }
+    }
+    const auto line = [&](const std::vector<std::string>& row) {
+      std::string text;
+      for (size_t c = 0; c < row.size(); ++c) {
+        text += c + 1 == row.size() ? row[c] : fmt::format("{:<{}}  ", row[c], width[c]);
+      }
+      return text + "\n";
+    };
+    out += "\n" + line(head);
+    for (const auto& row : rows) {
+      out += line(row);
+    }
+  }
+  if (!table.rejected.empty()) {
+    out += fmt::format("\nRefused inputs ({})\n", table.rejected.size());
+    for (const RejectedInput& r : table.rejected) {
+      out += fmt::format("  {}: {}\n", r.source, r.reason);
+    }
+  }
+  bool noted = false;
+  for (const NodeReport& node : table.nodes) {
+    for (const std::string& note : node.notes) {
+      if (!noted) {
+        out += "\nNotes\n";
+        noted = true;
+      }
+      out += fmt::format("  {} ({}): {}\n", node.node, node.source, note);
+    }
+  }
+  return out;
+}
+
+std::string render_fleet_json(const FleetTable& table) {
+  nlohmann::json j;
+  j["merge_format_version"] = 1;
+  j["summary"] = {{"nodes", table.summary.nodes},
+                  {"pass", table.summary.pass},
+                  {"warn", table.summary.warn},
+                  {"failing", table.summary.failing},
+                  {"rejected", table.summary.rejected}};
+  j["groups"] = nlohmann::json::array();
+  for (const CodeGroup& group : table.groups) {
+    j["groups"].push_back({{"code", group.code},
+                           {"title", group.title},
+                           {"severity", group.failing ? "fail" : "warn"},
+                           {"count", group.nodes.size()},
+                           {"nodes", group.nodes}});
+  }
+  j["nodes"] = nlohmann::json::array();
+  for (const NodeReport& node : table.nodes) {
+    j["nodes"].push_back(
+        {{"node", node.node},
+         {"source", node.source},
+         {"gpu_count", node.gpu_count},
+         {"gpus", node.gpus},
+         {"driver", node.driver},
+         {"cuda", node.cuda},
+         {"cudnn", node.cudnn},
+         {"verdict", node.verdict},
+         {"failing_codes", node.failing_codes},
+         {"warning_codes", node.warning_codes},
+         {"tool_version", node.tool_version},
+         {"schema_version",
+          node.schema_version ? nlohmann::json(*node.schema_version) : nlohmann::json(nullptr)},
+         {"notes", node.notes}});
+  }
+  j["rejected"] = nlohmann::json::array();
+  for (const RejectedInput& r : table.rejected) {
+    j["rejected"].push_back({{"source", r.source}, {"reason", r.reason}});
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string render_fleet_markdown(const FleetTable& table) {
+  std::string out =
+      fmt::format("## gpucheck fleet report\n\n**{}**\n", summary_line(table.summary));
+  if (!table.groups.empty()) {
+    out += "\n| Nodes | Severity | Code | Meaning | Which |\n| ---: | --- | --- | --- | --- |\n";
+    for (const CodeGroup& group : table.groups) {
+      out += fmt::format("| {} | {} | `{}` | {} | {} |\n", group.nodes.size(),
+                         group.failing ? "fail" : "warn", group.code, cell(group.title),
+                         cell(fmt::format("{}", fmt::join(group.nodes, ", "))));
+    }
+  }
+  if (!table.nodes.empty()) {
+    out += "\n| Node | GPUs | Driver | CUDA | cuDNN | Verdict | Failing codes |\n"
+           "| --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const NodeReport& node : table.nodes) {
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", cell(node.node), cell(node.gpus),
+                         cell(node.driver), cell(node.cuda), cell(node.cudnn),
+                         node.verdict == "pass" || node.verdict == "warn"
+                             ? node.verdict
+                             : fmt::format("**{}**", cell(node.verdict)),
+                         cell(codes_cell(node)));
+    }
+  }
+  if (!table.rejected.empty()) {
+    out += fmt::format("\n### Refused inputs ({})\n\n", table.rejected.size());
+    for (const RejectedInput& r : table.rejected) {
+      out += fmt::format("- `{}`: {}\n", r.source, cell(r.reason));
+    }
+  }
+  bool noted = false;
+  for (const NodeReport& node : table.nodes) {
+    for (const std::string& note : node.notes) {
+      if (!noted) {
+        out += "\n### Notes\n\n";
+        noted = true;
+      }
+      out += fmt::format("- {} (`{}`): {}\n", cell(node.node), node.source, cell(note));
+    }
+  }
+  return out;
+}
+
+} // namespace gpucheck::fleet

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""The CI examples (examples/ci/) and the fleet manifests (deploy/) are valid: YAML and TOML
+parse, each file has the structure its tool requires (GitHub Actions, GitLab CI, Jenkins,
+Kubernetes Job / DaemonSet / ConfigMap), shell scripts pass `bash -n` and shellcheck (when
+installed), and every gpucheck option they use exists (the real binary's --help says so).
+
+Usage: check_manifests.py --source REPO_ROOT [--gpucheck BINARY]
+Exit 0 when everything holds; otherwise each problem is printed and the exit is 1.
+"""
+
+import argparse
+import glob
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+import yaml
+
+PROBLEMS = []
+
+# Options of gpucheck's report outputs (issue 6, first half): the examples use them, and a
+# gpucheck built without them is not an error of the examples.
+PENDING_OPTIONS = {"--format", "--output", "--no-redact", "--redact", "--bundle"}
+DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+REQUIREMENT = re.compile(r"^(driver|cuda|cudart|cudnn|cublas|nccl|toolkit|cc)(>=|<=|==|!=|>|<)[0-9][0-9.]*$")
+
+
+def problem(where, text):
+    PROBLEMS.append(f"{where}: {text}")
+
+
+def check(condition, where, text):
+    if not condition:
+        problem(where, text)
+    return condition
+
+
+def load_yaml_documents(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return [d for d in yaml.safe_load_all(f) if d is not None]
+    except yaml.YAMLError as e:
+        problem(path, f"YAML does not parse: {e}")
+        return []
+
+
+# ---- gate config ---------------------------------------------------------------------------
+
+def check_gate_config(text, where):
+    try:
+        config = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        problem(where, f"TOML does not parse: {e}")
+        return
+    known = {"expect-gpus", "require", "min", "fail-on", "ignore", "quick", "json", "only", "skip",
+             "timeout"}
+    for key in config:
+        check(key.replace("_", "-") in known, where, f"unknown key '{key}'")
+    for req in config.get("require", []):
+        check(REQUIREMENT.match(req), where, f"malformed requirement '{req}'")
+    for metric, minimum in config.get("min", {}).items():
+        check(re.match(r"^[a-z][a-z0-9_]*$", metric), where, f"bad metric name '{metric}'")
+        check(isinstance(minimum, (int, float)) and minimum >= 0, where, f"bad minimum for {metric}")
+    check(config.get("fail-on", "fail") in ("warn", "fail"), where, "fail-on must be warn or fail")
+
+
+# ---- CI examples -----------------------------------------------------------------------------
+
+def check_github_actions(path):
+    docs = load_yaml_documents(path)
+    if not check(len(docs) == 1, path, "expected one YAML document"):
+        return
+    wf = docs[0]
+    # YAML 1.1 reads the key `on` as true.
+    check("on" in wf or True in wf, path, "no 'on' trigger")
+    jobs = wf.get("jobs")
+    if not check(isinstance(jobs, dict) and jobs, path, "no jobs"):
+        return
+    for name, job in jobs.items():
+        where = f"{path}: job {name}"
+        check("runs-on" in job, where, "no runs-on")
+        steps = job.get("steps")
+        if not check(isinstance(steps, list) and steps, where, "no steps"):
+            continue
+        for i, step in enumerate(steps):
+            check(("uses" in step) != ("run" in step), f"{where} step {i}",
+                  "a step has exactly one of 'uses' and 'run'")
+    gate_job = jobs.get("gpucheck", {})
+    check("self-hosted" in gate_job.get("runs-on", []), path, "gpucheck job is not self-hosted")
+    runs = " ".join(s.get("run", "") for s in gate_job.get("steps", []))
+    check("gpucheck" in runs and "--config" in runs, path, "no gpucheck run with gates")
+    uploads = [s for s in gate_job.get("steps", []) if "upload-artifact" in s.get("uses", "")]
+    if check(uploads, path, "reports are not uploaded as artifacts"):
+        check(uploads[0].get("if") == "always()", path, "artifact upload must run always()")
+        check("gpucheck-report.json" in uploads[0].get("with", {}).get("path", ""), path,
+              "the JSON report is not among the artifacts")
+
+
+def check_gitlab(path):
+    docs = load_yaml_documents(path)
+    if not check(len(docs) == 1, path, "expected one YAML document"):
+        return
+    ci = docs[0]
+    stages = ci.get("stages", [])
+    check(isinstance(stages, list) and stages, path, "no stages")
+    reserved = {"stages", "variables", "default", "include", "workflow", "image", "services",
+                "cache", "before_script", "after_script"}
+    jobs = {k: v for k, v in ci.items() if k not in reserved and not k.startswith(".")}
+    check(jobs, path, "no jobs")
+    for name, job in jobs.items():
+        where = f"{path}: job {name}"
+        if not check(isinstance(job, dict), where, "a job is a mapping"):
+            continue
+        check(isinstance(job.get("script"), list) and all(isinstance(s, str) for s in job["script"]),
+              where, "script must be a list of strings")
+        check(job.get("stage") in stages, where, f"stage '{job.get('stage')}' is not in stages")
+    artifacts = jobs.get("gpucheck", {}).get("artifacts", {})
+    check(artifacts.get("when") == "always", path, "artifacts must be kept when: always")
+    check(artifacts.get("reports", {}).get("junit") == "gpucheck.xml", path,
+          "artifacts:reports:junit must name gpucheck.xml")
+
+
+def check_jenkinsfile(path):
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    check(text.count("{") == text.count("}"), path, "unbalanced braces")
+    check(text.count("(") == text.count(")"), path, "unbalanced parentheses")
+    check(re.search(r"^pipeline \{", text, re.M), path, "not a declarative pipeline")
+    check(re.search(r"junit testResults: 'gpucheck.xml'", text), path, "no junit step")
+    check("archiveArtifacts" in text, path, "reports are not archived")
+    check("returnStatus: true" in text, path, "gpucheck's exit code is not read")
+
+
+# ---- Kubernetes ------------------------------------------------------------------------------
+
+def check_pod_spec(spec, where, kind, configmaps):
+    containers = spec.get("containers")
+    if not check(isinstance(containers, list) and containers, where, "no containers"):
+        return
+    volumes = {v.get("name"): v for v in spec.get("volumes", [])}
+    for v in volumes.values():
+        if "configMap" in v:
+            check(v["configMap"].get("name") in configmaps, where,
+                  f"volume {v['name']} names ConfigMap '{v['configMap'].get('name')}', not in deploy/k8s")
+        if "hostPath" in v:
+            check(str(v["hostPath"].get("path", "")).startswith("/"), where, "hostPath needs an absolute path")
+    check(spec.get("runtimeClassName") == "nvidia", where, "runtimeClassName must be nvidia")
+    check(isinstance(spec.get("nodeSelector"), dict) and spec["nodeSelector"], where,
+          "no nodeSelector for GPU nodes")
+    for c in containers:
+        cw = f"{where}: container {c.get('name')}"
+        check(DNS_1123.match(str(c.get("name", ""))), cw, "container name is not a DNS label")
+        check(isinstance(c.get("image"), str) and c["image"], cw, "no image")
+        check(isinstance(c.get("command"), list) and c["command"], cw, "no command")
+        check(all(isinstance(a, str) for a in c.get("args", [])), cw, "args must be strings")
+        for m in c.get("volumeMounts", []):
+            check(m.get("name") in volumes, cw, f"volumeMount {m.get('name')} has no volume")
+            check(str(m.get("mountPath", "")).startswith("/"), cw, "mountPath must be absolute")
+        limits = c.get("resources", {}).get("limits", {})
+        env = {e.get("name"): e for e in c.get("env", [])}
+        gpu = limits.get("nvidia.com/gpu")
+        if kind == "Job":
+            check(isinstance(gpu, int) and gpu >= 1, cw, "a Job must request nvidia.com/gpu in its limits")
+        else:
+            check((isinstance(gpu, int) and gpu >= 1) or env.get("NVIDIA_VISIBLE_DEVICES", {}).get("value") == "all",
+                  cw, "no GPU access: neither nvidia.com/gpu limits nor NVIDIA_VISIBLE_DEVICES=all")
+        args = " ".join(c.get("command", []) + c.get("args", []))
+        check("gpucheck" in args and "--json" in args, cw, "does not run gpucheck --json")
+
+
+def check_k8s(paths):
+    objects = []
+    for path in paths:
+        for doc in load_yaml_documents(path):
+            objects.append((path, doc))
+    configmaps = {d.get("metadata", {}).get("name") for _, d in objects if d.get("kind") == "ConfigMap"}
+    kinds = set()
+    for path, obj in objects:
+        kind = obj.get("kind")
+        where = f"{path}: {kind} {obj.get('metadata', {}).get('name')}"
+        for field in ("apiVersion", "kind", "metadata"):
+            check(field in obj, where, f"no {field}")
+        name = obj.get("metadata", {}).get("name", "")
+        check(DNS_1123.match(str(name)) and len(name) <= 63, where, f"metadata.name '{name}' is not a DNS label")
+        kinds.add(kind)
+        if kind == "ConfigMap":
+            check(obj.get("apiVersion") == "v1", where, "ConfigMap is v1")
+            data = obj.get("data", {})
+            check(isinstance(data, dict) and all(isinstance(v, str) for v in data.values()), where,
+                  "data must map names to strings")
+            if "gpucheck.toml" in data:
+                check_gate_config(data["gpucheck.toml"], where)
+        elif kind == "Job":
+            check(obj.get("apiVersion") == "batch/v1", where, "Job is batch/v1")
+            spec = obj.get("spec", {}).get("template", {}).get("spec", {})
+            check(spec.get("restartPolicy") in ("Never", "OnFailure"), where,
+                  "a Job's restartPolicy must be Never or OnFailure")
+            check_pod_spec(spec, where, kind, configmaps)
+        elif kind == "DaemonSet":
+            check(obj.get("apiVersion") == "apps/v1", where, "DaemonSet is apps/v1")
+            spec = obj.get("spec", {})
+            selector = spec.get("selector", {}).get("matchLabels", {})
+            labels = spec.get("template", {}).get("metadata", {}).get("labels", {})
+            check(selector and all(labels.get(k) == v for k, v in selector.items()), where,
+                  "spec.selector.matchLabels must match the template's labels")
+            pod = spec.get("template", {}).get("spec", {})
+            check(pod.get("restartPolicy", "Always") == "Always", where, "a DaemonSet's pods restart Always")
+            check_pod_spec(pod, where, kind, configmaps)
+        else:
+            problem(where, f"no structural check for kind {kind}")
+    for wanted in ("Job", "DaemonSet", "ConfigMap"):
+        check(wanted in kinds, "deploy/k8s", f"no {wanted} manifest")
+
+
+# ---- scripts and gpucheck options --------------------------------------------------------------
+
+def check_scripts(paths):
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck is None:
+        print("note: shellcheck not installed; only bash -n is run")
+    for path in paths:
+        r = subprocess.run(["bash", "-n", path], capture_output=True, text=True)
+        check(r.returncode == 0, path, f"bash -n: {r.stderr.strip()}")
+        if shellcheck:
+            r = subprocess.run([shellcheck, "-s", "bash", path], capture_output=True, text=True)
+            check(r.returncode == 0, path, f"shellcheck:\n{r.stdout}")
+        check(os.access(path, os.X_OK), path, "not executable")
+
+
+def gpucheck_invocations(text):
+    """Options given to gpucheck in a file: the --flags after the word gpucheck on a line
+    (continuation lines included)."""
+    text = re.sub(r"\\\n\s*", " ", text)
+    found = []
+    for line in text.splitlines():
+        for m in re.finditer(r"(?:^|[\s/\"'(`])gpucheck((?:\s+[^\s|;&>#]+)*)", line):
+            if line[:m.start() + 1].rstrip().endswith(("-n", "--namespace", "create namespace")):
+                continue  # the Kubernetes namespace, not the program
+            words = m.group(1).split()
+            sub = "merge" if words[:1] == ["merge"] else ""
+            for w in words:
+                option = re.match(r"--[a-z0-9][a-z0-9-]*", w)
+                if option:
+                    found.append((sub, option.group(0)))
+    return found
+
+
+def check_options(paths, binary):
+    helps = {}
+    for sub in ("", "merge"):
+        cmd = [binary] + ([sub] if sub else []) + ["--help"]
+        helps[sub] = subprocess.run(cmd, capture_output=True, text=True).stdout
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for sub, option in gpucheck_invocations(text):
+            if option in PENDING_OPTIONS:
+                continue
+            check(re.search(re.escape(option) + r"\b", helps[sub]), path,
+                  f"gpucheck {sub} has no option {option}".replace("  ", " "))
+
+
+def check_config_with_binary(binary, source, toml_text, where):
+    """The real gpucheck reads the gate config: a replay with it exits 0 or 1, never 2."""
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+        f.write(toml_text)
+        name = f.name
+    try:
+        snapshot = os.path.join(source, "tests", "snapshots", "h200_healthy.json")
+        r = subprocess.run([binary, "--config", name, "--from-snapshot", snapshot, "--json"],
+                           capture_output=True, text=True)
+        check(r.returncode in (0, 1), where, f"gpucheck refuses the config (exit {r.returncode}): {r.stderr}")
+    finally:
+        os.unlink(name)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--gpucheck")
+    args = parser.parse_args()
+    src = args.source
+    ci = os.path.join(src, "examples", "ci")
+    k8s = sorted(glob.glob(os.path.join(src, "deploy", "k8s", "*.yaml")))
+    scripts = sorted(glob.glob(os.path.join(src, "deploy", "*", "*.sh")) +
+                     glob.glob(os.path.join(src, "deploy", "*", "*.sbatch")))
+
+    check_github_actions(os.path.join(ci, "github-actions.yml"))
+    check_gitlab(os.path.join(ci, ".gitlab-ci.yml"))
+    check_jenkinsfile(os.path.join(ci, "Jenkinsfile"))
+    with open(os.path.join(ci, "gpucheck.toml"), encoding="utf-8") as f:
+        toml_text = f.read()
+    check_gate_config(toml_text, "examples/ci/gpucheck.toml")
+    check(len(k8s) >= 3, "deploy/k8s", "expected the Job, DaemonSet and ConfigMap manifests")
+    check_k8s(k8s)
+    check(len(scripts) >= 2, "deploy/slurm", "expected the Slurm scripts")
+    check_scripts(scripts)
+    if args.gpucheck:
+        files = [os.path.join(ci, n) for n in ("github-actions.yml", ".gitlab-ci.yml", "Jenkinsfile")]
+        files += k8s + scripts + [os.path.join(src, "docs", n) for n in ("ci.md", "fleet.md")]
+        check_options([f for f in files if os.path.exists(f)], args.gpucheck)
+        check_config_with_binary(args.gpucheck, src, toml_text, "examples/ci/gpucheck.toml")
+        for path, doc in [(p, d) for p in k8s for d in load_yaml_documents(p)]:
+            if doc.get("kind") == "ConfigMap" and "gpucheck.toml" in doc.get("data", {}):
+                check_config_with_binary(args.gpucheck, src, doc["data"]["gpucheck.toml"], path)
+
+    for p in PROBLEMS:
+        print(p)
+    checked = len(k8s) + len(scripts) + 4
+    print(f"{checked} files checked, {len(PROBLEMS)} problem(s)")
+    return 1 if PROBLEMS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+// The gate options through CLI11: command line, TOML and JSON config files, the command line
+// overriding the file, and malformed values refused with a message naming the problem.
+#include "cli/gate_options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace gpucheck::cli {
+namespace {
+
+struct Parsed {
+  GateOptions options;
+  std::string error; ///< CLI11's message when the parse failed
+};
+
+Parsed parse(std::vector<std::string> args) {
+  Parsed parsed;
+  CLI::App app{"test"};
+  add_gate_options(app, parsed.options);
+  std::vector<char*> argv;
+  std::string name = "gpucheck";
+  argv.push_back(name.data());
+  for (std::string& arg : args) {
+    argv.push_back(arg.data());
+  }
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    parsed.error = e.what();
+  }
+  return parsed;
+}
+
+std::string config_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "gpucheck_gate_options_" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+TEST(GateOptions, CommandLineGivesTheSpec) {
+  const Parsed p =
+      parse({"--expect-gpus", "8", "--require", "driver>=550", "--require", "cudnn>=9.1,cuda>=12.4",
+             "--min", "h2d_gbps=20", "--fail-on", "warn", "--ignore", "gpu.persistence_off"});
+  ASSERT_EQ(p.error, "");
+  const gates::GateSpec spec = gate_spec(p.options);
+  EXPECT_EQ(spec.expect_gpus, 8);
+  ASSERT_EQ(spec.requirements.size(), 3u);
+  EXPECT_EQ(spec.requirements[2].text, "cuda>=12.4");
+  ASSERT_EQ(spec.minimums.size(), 1u);
+  EXPECT_EQ(spec.minimums[0].metric, "h2d_gbps");
+  EXPECT_TRUE(spec.fail_on_warn);
+  EXPECT_EQ(spec.ignored_codes, std::vector<std::string>{"gpu.persistence_off"});
+}
+
+TEST(GateOptions, NoGateOptionsMeansAnEmptySpec) {
+  const Parsed p = parse({});
+  ASSERT_EQ(p.error, "");
+  EXPECT_TRUE(gate_spec(p.options).empty());
+}
+
+TEST(GateOptions, MalformedValuesAreParseErrors) {
+  const struct {
+    std::vector<std::string> args;
+    std::string says;
+  } cases[] = {
+      {{"--require", "drvier>=550"}, "unknown component 'drvier'"},
+      {{"--require", "driver=>550"}, "unknown operator"},
+      {{"--min", "h2d_gbps"}, "write METRIC=NUMBER"},
+      {{"--min", "h2d_gbps=fast"}, "'fast' is not a number"},
+      {{"--fail-on", "sometimes"}, "warn or fail"},
+      {{"--ignore", "no.such_code"}, "is not a finding code"},
+      {{"--expect-gpus", "-1"}, "--expect-gpus"},
+      {{"--expect-gpus", "eight"}, "--expect-gpus"},
+  };
+  for (const auto& c : cases) {
+    const Parsed p = parse(c.args);
+    EXPECT_NE(p.error.find(c.says), std::string::npos) << c.args[1] << " -> '" << p.error << "'";
+  }
+}
+
+TEST(GateOptions, TomlConfigFile) {
+  const std::string path = config_file("gates.toml", R"(# gates for the GPU runners
+expect-gpus = 4
+require = ["driver>=550", "cudnn>=9.1"]
+fail_on = "warn"
+ignore = ["gpu.persistence_off"]
+
+[min]
+h2d_gbps = 20
+d2h_gbps = 18.5
+)");
+  const Parsed p = parse({"--config", path});
+  ASSERT_EQ(p.error, "");
+  const gates::GateSpec spec = gate_spec(p.options);
+  EXPECT_EQ(spec.expect_gpus, 4);
+  ASSERT_EQ(spec.requirements.size(), 2u);
+  EXPECT_EQ(spec.requirements[1].text, "cudnn>=9.1");
+  ASSERT_EQ(spec.minimums.size(), 2u);
+  EXPECT_EQ(spec.minimums[0].text, "h2d_gbps=20");
+  EXPECT_EQ(spec.minimums[1].text, "d2h_gbps=18.5");
+  EXPECT_TRUE(spec.fail_on_warn);
+  EXPECT_EQ(spec.ignored_codes, std::vector<std::string>{"gpu.persistence_off"});
+}
+
+TEST(GateOptions, JsonConfigFile) {
+  const std::string path = config_file("gates.json", R"({
+  "expect_gpus": 2,
+  "require": ["cuda>=12.4"],
+  "min": {"h2d_gbps": 20},
+  "fail-on": "warn"
+})");
+  const Parsed p = parse({"--config", path});
+  ASSERT_EQ(p.error, "");
+  const gates::GateSpec spec = gate_spec(p.options);
+  EXPECT_EQ(spec.expect_gpus, 2);
+  ASSERT_EQ(spec.requirements.size(), 1u);
+  EXPECT_EQ(spec.requirements[0].text, "cuda>=12.4");
+  ASSERT_EQ(spec.minimums.size(), 1u);
+  EXPECT_DOUBLE_EQ(spec.minimums[0].minimum, 20.0);
+  EXPECT_TRUE(spec.fail_on_warn);
+}
+
+TEST(GateOptions, CommandLineOverridesTheFile) {
+  const std::string path = config_file(
+      "override.json", R"({"expect_gpus": 2, "require": ["driver>=550"], "fail_on": "warn"})");
+  const Parsed p = parse(
+      {"--config", path, "--expect-gpus", "8", "--require", "driver>=580", "--fail-on", "fail"});
+  ASSERT_EQ(p.error, "");
+  const gates::GateSpec spec = gate_spec(p.options);
+  EXPECT_EQ(spec.expect_gpus, 8);
+  ASSERT_EQ(spec.requirements.size(), 1u);
+  EXPECT_EQ(spec.requirements[0].text, "driver>=580");
+  EXPECT_FALSE(spec.fail_on_warn);
+}
+
+TEST(GateOptions, BadConfigFilesAreParseErrors) {
+  const struct {
+    std::string name;
+    std::string text;
+    std::string says;
+  } cases[] = {
+      {"bad.json", "{\"expect_gpus\": 2,", "not valid JSON"},
+      {"array.json", "[1, 2]", "must be an object"},
+      {"nested.json", R"({"require": {"driver": 550}})", "\"require\" must be"},
+      {"expr.json", R"({"require": ["driver>>550"]})", "driver>>550"},
+      {"unknown.toml", "expect_gpu = 2\n", "unknown option 'expect-gpu'"},
+      {"min.toml", "[min]\nh2d_gbps = fast\n", "'fast' is not a number"},
+  };
+  for (const auto& c : cases) {
+    const Parsed p = parse({"--config", config_file(c.name, c.text)});
+    EXPECT_NE(p.error.find(c.says), std::string::npos) << c.name << " -> '" << p.error << "'";
+  }
+  EXPECT_NE(parse({"--config", "/nonexistent/gpucheck.toml"}).error.find("gpucheck.toml"),
+            std::string::npos);
+}
+
+} // namespace
+} // namespace gpucheck::cli

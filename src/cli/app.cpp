@@ -204,15 +204,21 @@ int command_run(const RunOptions& options, bool report_command) {
                                      : "gpucheck: probing...\n",
                stderr);
   }
-  // The GPU checks' children start now and do their setup while the probes run (not with
-  // --import, whose framework import uses the GPU during the probes and would share it).
-  const std::unique_ptr<checks::GpuWork> gpu_work =
-      options.quick || options.from_snapshot || options.import_frameworks
-          ? nullptr
-          : checks::start_gpu_work(
-                Selection{split_commas(options.only), split_commas(options.skip)}, options.sysroot,
-                std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)));
-  const Report report = build_report(options, obtain_snapshot(options), gpu_work.get());
+  // The GPU checks' children start now and do their setup while the probes run; with --import,
+  // whose framework import uses the GPU during the probes, they start after the probes.
+  const auto start_gpu_work = [&options] {
+    return checks::start_gpu_work(
+        Selection{split_commas(options.only), split_commas(options.skip)}, options.sysroot,
+        std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)));
+  };
+  const bool gpu_work_wanted = !options.quick && !options.from_snapshot;
+  std::unique_ptr<checks::GpuWork> gpu_work =
+      gpu_work_wanted && !options.import_frameworks ? start_gpu_work() : nullptr;
+  SystemSnapshot snapshot = obtain_snapshot(options);
+  if (gpu_work_wanted && options.import_frameworks) {
+    gpu_work = start_gpu_work();
+  }
+  const Report report = build_report(options, std::move(snapshot), gpu_work.get());
   return write_outputs(report, *plan, options);
 }
 

@@ -23,9 +23,6 @@ import yaml
 
 PROBLEMS = []
 
-# Options of gpucheck's report outputs (issue 6, first half): the examples use them, and a
-# gpucheck built without them is not an error of the examples.
-PENDING_OPTIONS = {"--format", "--output", "--no-redact", "--redact", "--bundle"}
 DNS_1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 REQUIREMENT = re.compile(r"^(driver|cuda|cudart|cudnn|cublas|nccl|toolkit|cc)(>=|<=|==|!=|>|<)[0-9][0-9.]*$")
 
@@ -259,8 +256,6 @@ def check_options(paths, binary):
         with open(path, encoding="utf-8") as f:
             text = f.read()
         for sub, option in gpucheck_invocations(text):
-            if option in PENDING_OPTIONS:
-                continue
             check(re.search(re.escape(option) + r"\b", helps[sub]), path,
                   f"gpucheck {sub} has no option {option}".replace("  ", " "))
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "checks/fw_checks.hpp"
 #include "checks/fw_rules.hpp"
 #include "compat/matrix.hpp"
@@ -24,6 +26,26 @@ std::string libraries_text(const FrameworkInstall& fw) {
   return parts.empty() ? "" : fmt::format("; loads {}", fmt::join(parts, ", "));
 }
 
+/// "; fits GPU 0 (NVIDIA H200, sm_90) and driver 580.159.04" for a CUDA build with no warning
+/// or failure; empty otherwise.
+std::string fits_text(const SystemSnapshot& s, const FrameworkInstall& fw,
+                      const std::vector<Finding>& findings) {
+  const bool clean = std::none_of(findings.begin(), findings.end(), [](const Finding& f) {
+    return f.severity == Severity::warn || f.severity == Severity::fail;
+  });
+  if (!clean || !fw.cuda || s.gpus.empty()) {
+    return "";
+  }
+  std::vector<std::string> gpus;
+  for (const GpuInfo& gpu : s.gpus) {
+    gpus.push_back(gpu.cc_major ? fmt::format("GPU {} ({}, sm_{}{})", gpu.index, gpu.name,
+                                              *gpu.cc_major, gpu.cc_minor.value_or(0))
+                                : fmt::format("GPU {} ({})", gpu.index, gpu.name));
+  }
+  const std::string driver = s.nvml.driver_version ? " and driver " + *s.nvml.driver_version : "";
+  return fmt::format("; fits {}{}", fmt::join(gpus, ", "), driver);
+}
+
 std::vector<CheckResult> judge(const CheckInfo& info, std::string_view name,
                                const CheckContext& context) {
   const SystemSnapshot& s = context.snapshot;
@@ -39,8 +61,9 @@ std::vector<CheckResult> judge(const CheckInfo& info, std::string_view name,
       findings.insert(findings.end(), libraries.begin(), libraries.end());
       const std::string build =
           fw.cuda ? fmt::format("CUDA {}", *fw.cuda) : std::string("CPU-only build");
+      const std::string fits = fits_text(s, fw, findings);
       results.push_back(make_result(
-          info, fmt::format("{} ({}{})", fw::subject(env, fw), build, libraries_text(fw)),
+          info, fmt::format("{} ({}{}){}", fw::subject(env, fw), build, libraries_text(fw), fits),
           std::move(findings)));
     }
   }

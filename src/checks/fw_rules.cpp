@@ -460,7 +460,7 @@ std::string library_label(std::string_view family) {
     return "cuBLAS";
   }
   if (family == "cudart") {
-    return "the CUDA runtime";
+    return "CUDA runtime";
   }
   if (family == "nccl") {
     return "NCCL";

@@ -265,8 +265,11 @@ private:
         read_resolved(m_root, join_path(fw.package_dir, "version.py"));
     if (version_py) {
       const auto kv = python_assignments(*version_py);
-      if (fw.version.empty()) {
-        fw.version = value_of(kv, "__version__").value_or("");
+      // PyPI's wheels carry no local tag in their metadata ("2.11.0"); version.py has the
+      // build's own ("2.11.0+cu130"): keep that when it is the same release.
+      const std::string built = value_of(kv, "__version__").value_or("");
+      if (fw.version.empty() || built.starts_with(fw.version + "+")) {
+        fw.version = built.empty() ? fw.version : built;
       }
       if (const std::optional<std::string> cuda = value_of(kv, "cuda"); cuda && *cuda != "None") {
         fw.cuda = cuda;

@@ -162,6 +162,23 @@ bool is_version_key(std::string_view key) {
   return key == "version" || key.ends_with("_version");
 }
 
+/// Every value of a version field in a JSON document.
+void collect_versions(const nlohmann::json& j, std::string_view key, std::set<std::string>& into) {
+  if (j.is_string()) {
+    if (is_version_key(key)) {
+      into.insert(j.get<std::string>());
+    }
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      collect_versions(it.value(), it.key(), into);
+    }
+  } else if (j.is_array()) {
+    for (const nlohmann::json& item : j) {
+      collect_versions(item, key, into);
+    }
+  }
+}
+
 /// Every string in a JSON document (values only; keys name fields or variables).
 void for_each_string(nlohmann::json& j, std::string_view key,
                      const std::function<void(std::string&)>& visit) {
@@ -467,7 +484,7 @@ std::string Redactor::replace_ipv4(std::string_view text) {
     // "v1.2.3.4" and "libfoo.so.1.2.3.4" are versions: an address stands alone.
     const bool bounded =
         (i == 0 || !is_word_char(text[i - 1])) && (end == text.size() || !is_word_char(text[end]));
-    if (bounded && is_ipv4(run)) {
+    if (bounded && is_ipv4(run) && !m_versions.contains(std::string(run))) {
       out += placeholder(m_ipv4, std::string(run), "ipv4");
       i += run.size();
     } else {
@@ -490,6 +507,7 @@ std::string Redactor::scrub(std::string_view text) {
 Report Redactor::redact(const Report& report) {
   learn(report.snapshot);
   nlohmann::json j = report;
+  collect_versions(j, "", m_versions);
   for_each_string(j, "", [this](std::string& text) { learn_home_users(text); });
   for_each_string(j, "", [this](std::string& text) { text = scrub(text); });
   return j.get<Report>();
@@ -498,6 +516,7 @@ Report Redactor::redact(const Report& report) {
 SystemSnapshot Redactor::redact(const SystemSnapshot& snapshot) {
   learn(snapshot);
   nlohmann::json j = snapshot;
+  collect_versions(j, "", m_versions);
   for_each_string(j, "", [this](std::string& text) { learn_home_users(text); });
   for_each_string(j, "", [this](std::string& text) { text = scrub(text); });
   return j.get<SystemSnapshot>();

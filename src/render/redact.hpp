@@ -65,6 +65,9 @@ private:
   std::map<std::string, std::string> m_serials; ///< serial -> serial-N
   std::map<std::string, std::string> m_macs;    ///< lower-case MAC -> mac-N
   std::map<std::string, std::string> m_ipv4;
+  /// Values of the report's version fields ("13.1.0.3"): the same dotted number in free text
+  /// (a summary naming that version) is that version, not an address.
+  std::set<std::string> m_versions;
   std::map<std::string, std::string> m_ipv6;
   std::map<std::string, int> m_counters; ///< next number per placeholder prefix
   std::set<std::string> m_gpu_uuids;     ///< UUIDs known to name a GPU (get "GPU-N")

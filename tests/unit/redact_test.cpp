@@ -96,6 +96,22 @@ TEST(Redact, LeavesVersionsBusIdsAndVocabularyAlone) {
   EXPECT_EQ(s.environment.variables.at("NCCL_SOCKET_IFNAME"), "eth0");
 }
 
+TEST(Redact, AVersionOfTheReportInFreeTextIsNoAddress) {
+  const PlantedIdentifiers planted = plant_identifiers();
+  Report report = planted_report(planted);
+  ASSERT_EQ(report.snapshot.libraries[1].load.version, "12.8.4.1");
+  CheckResult result;
+  result.check_id = "fw.pytorch";
+  result.summary = "PyTorch loads cublas 12.8.4.1 (RPATH); the NFS server is 10.20.30.40";
+  report.results.push_back(result);
+  Redactor redactor;
+  const Report redacted = redactor.redact(report);
+  const std::string& summary = redacted.results.back().summary;
+  EXPECT_NE(summary.find("cublas 12.8.4.1 (RPATH)"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("10.20.30.40"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("the NFS server is ipv4-"), std::string::npos) << summary;
+}
+
 TEST(Redact, ScrubFindsEachPatternInFreeText) {
   Redactor redactor;
   EXPECT_EQ(redactor.scrub("inet 192.168.17.4/24 brd 192.168.17.255"), "inet ipv4-0/24 brd ipv4-1");

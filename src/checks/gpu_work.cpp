@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <map>
 #include <utility>
 
 #include "checks/visible_devices.hpp"
@@ -84,6 +85,13 @@ GpuWork::GpuWork(const std::vector<std::string>& modes, const std::vector<int>& 
   }
   std::vector<size_t> shared_jobs; // every job that is not exclusive
   std::vector<platform::ChildRequest> requests;
+  // The last job set up on each GPU: the next one builds its context once that one is ready, so
+  // a GPU builds one context at a time while the check before works.
+  std::map<int, size_t> last_on_gpu;
+  const auto setup_after = [&last_on_gpu](int ordinal) {
+    const auto it = last_on_gpu.find(ordinal);
+    return it == last_on_gpu.end() ? std::vector<size_t>{} : std::vector<size_t>{it->second};
+  };
   for (const int ordinal : ordinals) {
     // Every job before this one on the same GPU: a child that ends early (it failed in its
     // setup) must not let the next one overtake a job that still runs.
@@ -98,6 +106,8 @@ GpuWork::GpuWork(const std::vector<std::string>& modes, const std::vector<int>& 
       request.timeout = timeout;
       request.gated = true;
       request.release_after = earlier;
+      request.setup_after = setup_after(ordinal);
+      last_on_gpu[ordinal] = requests.size();
       earlier.push_back(requests.size());
       shared_jobs.push_back(requests.size());
       requests.push_back(std::move(request));
@@ -113,6 +123,8 @@ GpuWork::GpuWork(const std::vector<std::string>& modes, const std::vector<int>& 
       request.timeout = timeout;
       request.gated = true;
       request.release_after = earlier;
+      request.setup_after = setup_after(ordinal);
+      last_on_gpu[ordinal] = requests.size();
       earlier.push_back(requests.size());
       requests.push_back(std::move(request));
       m_jobs.push_back({std::string(k_exclusive_mode), ordinal});

@@ -57,22 +57,29 @@ nlohmann::json test_big(const std::vector<std::string>&) {
   return nlohmann::json{{"blob", std::string(1 << 20, 'x')}};
 }
 
-/// test-gated SETUP_MS WORK_MS: sleep (its "setup"), wait at the gate, sleep again (its "work");
-/// reports the monotonic times around the work, so tests can prove gates open in order.
+/// test-gated SETUP_MS WORK_MS: wait for leave to set up, sleep (its "setup"), wait at the gate,
+/// sleep again (its "work"); reports the monotonic times of each step, so tests can prove the
+/// gates open in order.
 nlohmann::json test_gated(const std::vector<std::string>& args) {
   const auto ms = [&args](size_t i) {
     return std::chrono::milliseconds(args.size() > i ? std::atoi(args[i].c_str()) : 0);
   };
-  std::this_thread::sleep_for(ms(0));
-  gate_wait();
   const auto now_ns = [] {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   };
+  gate_setup();
+  const int64_t setup_began = now_ns();
+  std::this_thread::sleep_for(ms(0));
+  const int64_t ready = now_ns();
+  gate_wait();
   const int64_t began = now_ns();
   std::this_thread::sleep_for(ms(1));
-  return nlohmann::json{{"began_ns", began}, {"ended_ns", now_ns()}};
+  return nlohmann::json{{"setup_began_ns", setup_began},
+                        {"ready_ns", ready},
+                        {"began_ns", began},
+                        {"ended_ns", now_ns()}};
 }
 
 constexpr ChildMode k_modes[] = {

@@ -53,7 +53,9 @@ struct Running {
   std::optional<Clock::time_point> ended;
   Clock::time_point deadline;
   std::optional<Clock::time_point> term_sent;
-  int gate_fd = -1; ///< the parent's end of a gated child's gate (closed on release)
+  int gate_fd = -1; ///< the parent's end of a gated child's gate
+  bool setup_sent = true;
+  bool ready = false; ///< the gated child said it waits at its gate (or it has finished)
   bool released = true;
   bool timed_out = false;
   bool cancelled = false;
@@ -107,6 +109,7 @@ Running spawn(const ChildRequest& request) {
   run.start = run.spawned = Clock::now();
   run.deadline = request.gated ? Clock::time_point::max() : run.start + request.timeout;
   run.released = !request.gated;
+  run.setup_sent = !request.gated;
 
   // Everything the child needs is built before fork: between fork and exec only
   // async-signal-safe calls are made.
@@ -262,14 +265,37 @@ std::string tail_lines(const std::string& text, size_t max_lines) {
   return trimmed.substr(pos);
 }
 
-/// Let a gated child go: its deadline counts from now.
+void send_gate(const Running& run, char message) {
+  if (run.gate_fd >= 0) {
+    [[maybe_unused]] const ssize_t n = ::send(run.gate_fd, &message, 1, MSG_NOSIGNAL);
+  }
+}
+
+/// Let a gated child start its setup ('s').
+void allow_setup(Running& run) {
+  run.setup_sent = true;
+  send_gate(run, 's');
+}
+
+/// Let a gated child go ('g', after 's'): its deadline counts from now.
 void release(Running& run, const ChildRequest& request) {
+  if (!run.setup_sent) {
+    allow_setup(run);
+  }
   run.released = true;
   run.start = Clock::now();
   run.deadline = run.start + request.timeout;
-  if (run.gate_fd >= 0) {
-    const char go = 'g';
-    [[maybe_unused]] const ssize_t n = ::send(run.gate_fd, &go, 1, MSG_NOSIGNAL);
+  send_gate(run, 'g');
+}
+
+/// Read what a gated child sent: 'r' when it waits at its gate. End of stream: it is gone.
+void read_gate(Running& run) {
+  char buffer[16];
+  const ssize_t n = ::recv(run.gate_fd, buffer, sizeof buffer, MSG_DONTWAIT);
+  if (n > 0) {
+    run.ready = run.ready || std::memchr(buffer, 'r', static_cast<size_t>(n)) != nullptr;
+  } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    run.ready = true;
     close_fd(run.gate_fd);
   }
 }
@@ -303,6 +329,7 @@ void trace_child(const Running& run, const ChildRequest& request, const ChildOut
 ChildOutcome conclude_untraced(Running& run, const ChildRequest& request);
 
 ChildOutcome conclude(Running& run, const ChildRequest& request) {
+  close_fd(run.gate_fd);
   ChildOutcome outcome = conclude_untraced(run, request);
   trace_child(run, request, outcome);
   return outcome;
@@ -418,7 +445,8 @@ size_t ChildGroup::start(ChildRequest request) {
 std::vector<ChildOutcome> ChildGroup::wait_all() {
   for (;;) {
     std::vector<pollfd> fds;
-    std::vector<std::pair<size_t, bool>> owners; // run index, is_result
+    enum class Source { result, stderr_text, gate };
+    std::vector<std::pair<size_t, Source>> owners; // run index, which of its descriptors
     auto wait_until = Clock::time_point::max();
     bool all_done = true;
     const bool cancelled = m_cancelled.load();
@@ -428,6 +456,13 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
       try_reap(run);
       if (finished(run)) {
         continue;
+      }
+      const auto done_or_ready = [this](size_t k) {
+        return k >= m_runs.size() || finished(*m_runs[k]) || m_runs[k]->ready;
+      };
+      if (!run.setup_sent &&
+          std::all_of(request.setup_after.begin(), request.setup_after.end(), done_or_ready)) {
+        allow_setup(run);
       }
       if (!run.released &&
           std::all_of(request.release_after.begin(), request.release_after.end(),
@@ -452,11 +487,15 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
           std::min(wait_until, run.term_sent ? *run.term_sent + request.kill_grace : run.deadline);
       if (run.result_fd >= 0) {
         fds.push_back({run.result_fd, POLLIN, 0});
-        owners.emplace_back(i, true);
+        owners.emplace_back(i, Source::result);
       }
       if (run.stderr_fd >= 0) {
         fds.push_back({run.stderr_fd, POLLIN, 0});
-        owners.emplace_back(i, false);
+        owners.emplace_back(i, Source::stderr_text);
+      }
+      if (run.gate_fd >= 0 && !run.ready) {
+        fds.push_back({run.gate_fd, POLLIN, 0});
+        owners.emplace_back(i, Source::gate);
       }
       if (run.result_fd < 0 && run.stderr_fd < 0) {
         // Pipes closed but not yet reaped: poll again soon.
@@ -468,7 +507,7 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
     }
     if (m_wake[0] >= 0) {
       fds.push_back({m_wake[0], POLLIN, 0});
-      owners.emplace_back(m_runs.size(), false);
+      owners.emplace_back(m_runs.size(), Source::stderr_text);
     }
     const auto now = Clock::now();
     int timeout_ms = 0;
@@ -492,10 +531,12 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
         continue;
       }
       Running& run = *m_runs[owners[k].first];
-      if (owners[k].second) {
+      if (owners[k].second == Source::result) {
         drain(run.result_fd, run.result, 0);
-      } else {
+      } else if (owners[k].second == Source::stderr_text) {
         drain(run.stderr_fd, run.stderr_text, k_stderr_keep_bytes);
+      } else {
+        read_gate(run);
       }
     }
   }
@@ -508,25 +549,46 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
   return outcomes;
 }
 
-void gate_wait() {
+namespace {
+/// The gate's descriptor in a gated child, or -1.
+int gate_descriptor() {
   const char* fd_text = std::getenv("GPUCHECK_GATE_FD");
-  if (fd_text == nullptr || *fd_text == '\0') {
-    return;
-  }
-  const int fd = std::atoi(fd_text);
-  char go = 0;
+  return fd_text == nullptr || *fd_text == '\0' ? -1 : std::atoi(fd_text);
+}
+
+/// Block until `wanted` arrives on the gate (earlier messages are skipped).
+void await_gate_message(int fd, char wanted) {
+  char message = 0;
   for (;;) {
-    const ssize_t n = ::read(fd, &go, 1);
-    if (n == 1) {
-      ::close(fd);
+    const ssize_t n = ::read(fd, &message, 1);
+    if (n == 1 && message == wanted) {
       return;
     }
-    if (n < 0 && errno == EINTR) {
+    if (n == 1 || (n < 0 && errno == EINTR)) {
       continue;
     }
     // The parent closed the gate without releasing us (it no longer needs the work) or died.
     std::_Exit(0);
   }
+}
+} // namespace
+
+void gate_setup() {
+  if (const int fd = gate_descriptor(); fd >= 0) {
+    await_gate_message(fd, 's');
+  }
+}
+
+void gate_wait() {
+  const int fd = gate_descriptor();
+  if (fd < 0) {
+    return;
+  }
+  const char ready = 'r';
+  [[maybe_unused]] const ssize_t n = ::send(fd, &ready, 1, MSG_NOSIGNAL);
+  await_gate_message(fd, 'g');
+  ::close(fd);
+  ::unsetenv("GPUCHECK_GATE_FD");
 }
 
 std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {

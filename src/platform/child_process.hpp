@@ -32,6 +32,9 @@ struct ChildRequest {
   /// For a gated child: release it once every child of the group with these indices (earlier
   /// starts) has finished. Empty: release at once.
   std::vector<size_t> release_after;
+  /// For a gated child: let it start its expensive setup (gate_setup()) once every child with
+  /// these indices is ready (waits at its gate) or has finished. Empty: at once.
+  std::vector<size_t> setup_after;
 };
 
 struct ChildOutcome {
@@ -70,9 +73,13 @@ private:
   int m_wake[2] = {-1, -1}; ///< self-pipe: cancel() wakes wait_all()'s poll
 };
 
-/// In a child started with ChildRequest::gated: block until the parent releases it (returns
-/// at once otherwise). A child whose parent went away exits quietly here.
+/// In a child started with ChildRequest::gated: tell the parent it is ready and block until the
+/// parent releases it (returns at once otherwise). A child whose parent went away exits quietly.
 void gate_wait();
+
+/// In a gated child, before its expensive setup (a CUDA context): block until the parent allows
+/// it (ChildRequest::setup_after). Returns at once in a child that is not gated.
+void gate_setup();
 
 /// Run one child and wait for it (or its deadline).
 ChildOutcome run_child(const ChildRequest& request);

@@ -142,6 +142,20 @@ TEST(ChildProcess, GatesOpenOnlyAfterTheNamedChildrenFinished) {
   EXPECT_GE(field(outcomes[2], "began_ns"), field(outcomes[1], "ended_ns"));
 }
 
+TEST(ChildProcess, SetupGateOpensWhenTheNamedChildIsReady) {
+  ChildGroup group;
+  group.start(gated(100, 1000, {}));
+  ChildRequest second = gated(0, 0, {0});
+  second.setup_after = {0};
+  group.start(second);
+  const std::vector<ChildOutcome> outcomes = group.wait_all();
+  ASSERT_TRUE(outcomes[0].ok() && outcomes[1].ok());
+  // The second sets up once the first waits at its gate, and while the first works (1 s).
+  EXPECT_GE(field(outcomes[1], "setup_began_ns"), field(outcomes[0], "ready_ns"));
+  EXPECT_LT(field(outcomes[1], "setup_began_ns"), field(outcomes[0], "ended_ns"));
+  EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "ended_ns"));
+}
+
 TEST(ChildProcess, GatedDeadlineCountsFromTheRelease) {
   ChildGroup group;
   group.start(gated(0, 700, {}));

@@ -98,6 +98,10 @@ DeviceSession::DeviceSession(int ordinal) : m_ordinal(ordinal) {
       m_api.cuDeviceGetPCIBusId(bus, static_cast<int>(sizeof bus), m_device) == CUDA_SUCCESS) {
     m_pci_bus_id = bus;
   }
+  // Contexts on one GPU are built one at a time (docs/checks.md, "How the GPU checks are
+  // scheduled"): wait for our turn.
+  set_stage("waiting to create the context");
+  platform::gate_setup();
   set_stage("context");
   GPUCHECK_CU(m_api, cuDevicePrimaryCtxRetain, &m_context, m_device);
   GPUCHECK_CU(m_api, cuCtxSetCurrent, m_context);

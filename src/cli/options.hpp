@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/outputs.hpp"
 #include "cli/gate_options.hpp"
+#include "cli/outputs.hpp"
 #include "render/terminal.hpp"
 
 namespace gpucheck::cli {
@@ -27,7 +27,7 @@ struct RunOptions {
   render::ColorChoice color = render::ColorChoice::automatic;
   std::vector<std::string> argv;
   OutputOptions output; ///< --format, --output, --bundle, --redact, --no-redact (cli/outputs.hpp)
-  GateOptions gates; ///< CI gates, judged after every check (cli/gate_options.hpp)
+  GateOptions gates;    ///< CI gates, judged after every check (cli/gate_options.hpp)
 };
 
 /// Repeatable options that also take comma-separated lists ("--only a,b --only c") -> {a, b, c}.

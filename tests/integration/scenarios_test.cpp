@@ -57,6 +57,22 @@ void healthy_root(FixtureTree& tree, int gpus, const std::string& version = "580
   }
 }
 
+/// The fake libcuda answers 801 to cuDevicePrimaryCtxRetain: every GPU check has exactly one
+/// result, for GPU 0, naming the failed call instead of passing without work.
+void each_gpu_check_names_the_context_failure_on_gpu_0(const nlohmann::json& r) {
+  for (const char* id : {"gpu.compute", "gpu.bandwidth", "gpu.streams"}) {
+    std::vector<const nlohmann::json*> results;
+    for (const auto& candidate : r["results"]) {
+      if (candidate["check_id"] == id) {
+        results.push_back(&candidate);
+      }
+    }
+    ASSERT_EQ(results.size(), 1U) << id;
+    EXPECT_NE((*results[0])["status"], "pass") << id;
+    EXPECT_EQ((*results[0])["gpu_index"], 0) << id;
+  }
+}
+
 struct Scenario {
   std::string name;
   std::string fake;                       ///< FAKE_GPU_SCENARIO contents
@@ -209,21 +225,7 @@ std::vector<Scenario> scenarios() {
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },
                   .codes = {"gpu.context_failed"},
                   .exit_code = 1,
-                  .extra =
-                      [](const nlohmann::json& r) {
-                        // The fake libcuda answers 801 to cuDevicePrimaryCtxRetain: every GPU
-                        // check names the failed call instead of passing without work.
-                        for (const char* id : {"gpu.compute", "gpu.bandwidth", "gpu.streams"}) {
-                          const nlohmann::json* result = nullptr;
-                          for (const auto& candidate : r["results"]) {
-                            if (candidate["check_id"] == id) {
-                              result = &candidate;
-                            }
-                          }
-                          ASSERT_NE(result, nullptr) << id;
-                          EXPECT_NE((*result)["status"], "pass") << id;
-                        }
-                      },
+                  .extra = &each_gpu_check_names_the_context_failure_on_gpu_0,
                   .standard_run = true});
   list.push_back({.name = "standard_run_where_the_driver_shows_fewer_gpus_than_proc",
                   .fake = "",
@@ -233,26 +235,11 @@ std::vector<Scenario> scenarios() {
                         // ahead on the guess of two must still judge exactly GPU 0.
                         healthy_root(t, 1);
                         t.file("/proc/driver/nvidia/gpus/" + fake_bdf(1) + "/information",
-                               "Model: \\t\\t NVIDIA H100 80GB HBM3\\n");
+                               "Model: \t\t NVIDIA H100 80GB HBM3\n");
                       },
                   .codes = {"gpu.context_failed"},
                   .exit_code = 1,
-                  .extra =
-                      [](const nlohmann::json& r) {
-                        // The fake libcuda answers 801 to cuDevicePrimaryCtxRetain: every GPU
-                        // check names the failed call instead of passing without work.
-                        for (const char* id : {"gpu.compute", "gpu.bandwidth", "gpu.streams"}) {
-                          const nlohmann::json* result = nullptr;
-                          for (const auto& candidate : r["results"]) {
-                            if (candidate["check_id"] == id) {
-                              result = &candidate;
-                            }
-                          }
-                          ASSERT_NE(result, nullptr) << id;
-                          EXPECT_NE((*result)["status"], "pass") << id;
-                          EXPECT_EQ((*result)["gpu_index"], 0) << id;
-                        }
-                      },
+                  .extra = &each_gpu_check_names_the_context_failure_on_gpu_0,
                   .standard_run = true});
   list.push_back(
       {.name = "eight_healthy_gpus",

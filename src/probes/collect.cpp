@@ -156,17 +156,33 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   // process, they have one SONAME) to learn its version and the CUDA it was built for; the shim
   // says both, so each is probed shallow (loading every sub-library of each copy costs about
   // 0.9 s of CPU per copy, in the standard run's critical path).
+  // The copy the loader selects is the one the main cuDNN child loads: its facts come from
+  // there (probed on its own only if the main child loaded another one after all).
   std::vector<std::pair<size_t, std::string>> cudnn_copy_children;
+  std::string cudnn_selected;
+  const auto copy_request = [&root](const std::string& path) {
+    platform::ChildRequest request;
+    request.mode = "cudnn";
+    request.args = {"--shallow", root.path(path)};
+    return request;
+  };
   if (const LibraryFamily* cudnn = snapshot.library("cudnn"); cudnn != nullptr) {
     std::set<std::string> real_paths;
     for (const LibraryCopy& copy : cudnn->copies) {
       real_paths.insert(copy.real_path);
+      if (copy.selected) {
+        cudnn_selected = copy.real_path;
+      }
     }
     if (real_paths.size() > 1) {
       for (const std::string& path : real_paths) {
-        std::vector<std::string> args{"--shallow", root.path(path)};
-        cudnn_copy_children.emplace_back(start("cudnn", std::move(args)), path);
+        if (path != cudnn_selected) {
+          platform::ChildRequest request = copy_request(path);
+          cudnn_copy_children.emplace_back(start(request.mode, request.args), path);
+        }
       }
+    } else {
+      cudnn_selected.clear();
     }
   }
 
@@ -226,11 +242,11 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   } else {
     cudnn.failure = outcomes[cudnn_child].failure;
   }
-  for (const auto& [index, path] : cudnn_copy_children) {
+  const auto record_copy = [&](const platform::ChildOutcome& outcome, const std::string& path) {
     LibraryLoad load;
     CudnnDetails details;
-    const bool ok = decode(outcomes[index], "cudnn", "load", load, issues) &&
-                    decode(outcomes[index], "cudnn", "cudnn", details, issues);
+    const bool ok = decode(outcome, "cudnn", "load", load, issues) &&
+                    decode(outcome, "cudnn", "cudnn", details, issues);
     for (LibraryCopy& copy : cudnn.copies) {
       if (copy.real_path != path) {
         continue;
@@ -238,10 +254,27 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
       if (ok && load.loaded) {
         copy.reported_version = load.version;
         copy.cudart_version = details.cudart_version;
-      } else if (!ok && outcomes[index].failure) {
+      } else if (!ok && outcome.failure) {
         issues.push_back({"cudnn", fmt::format("probing the cuDNN copy {} failed: {}", path,
-                                               outcomes[index].failure->detail)});
+                                               outcome.failure->detail)});
       }
+    }
+  };
+  for (const auto& [index, path] : cudnn_copy_children) {
+    record_copy(outcomes[index], path);
+  }
+  if (!cudnn_selected.empty()) {
+    if (cudnn.load.loaded && cudnn.load.real_path == root.path(cudnn_selected)) {
+      for (LibraryCopy& copy : cudnn.copies) {
+        if (copy.real_path == cudnn_selected) {
+          copy.reported_version = cudnn.load.version;
+          copy.cudart_version = cudnn.cudnn ? cudnn.cudnn->cudart_version : std::nullopt;
+        }
+      }
+    } else {
+      platform::ChildRequest request = copy_request(cudnn_selected);
+      request.timeout = options.child_timeout;
+      record_copy(platform::run_child(request), cudnn_selected);
     }
   }
 

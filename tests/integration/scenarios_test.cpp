@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -357,6 +358,22 @@ std::vector<Scenario> scenarios() {
                ASSERT_NE(result, nullptr);
                ASSERT_EQ((*result)["findings"].size(), 1u) << (*result).dump(1);
                EXPECT_EQ((*result)["findings"][0]["code"], "lib.cudnn_older_copy_loaded");
+               // Each copy says its own version: the selected one through the main cuDNN
+               // child, the other through a child of its own.
+               std::map<std::string, std::string> reported;
+               for (const auto& family : r["snapshot"]["libraries"]) {
+                 if (family["family"] == "cudnn") {
+                   for (const auto& copy : family["copies"]) {
+                     if (copy.contains("reported_version") &&
+                         copy["reported_version"].is_string()) {
+                       reported[copy["selected"].get<bool>() ? "selected" : "other"] =
+                           copy["reported_version"].get<std::string>();
+                     }
+                   }
+                 }
+               }
+               EXPECT_EQ(reported["selected"], "9.14.0");
+               EXPECT_EQ(reported["other"], "9.19.0");
              },
          .drop_libraries = {},
          .fake_for_root =

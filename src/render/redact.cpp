@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <functional>
+#include <optional>
 
 #include "gpucheck/model/json.hpp"
 
@@ -160,6 +161,40 @@ bool is_ipv6(std::string_view text) {
 /// Fields that hold versions only: a four-part version there is not an IPv4 address.
 bool is_version_key(std::string_view key) {
   return key == "version" || key.ends_with("_version");
+}
+
+/// `text` with each run of characters that `in_run` accepts (trailing dots left out) that stands
+/// alone as a word replaced by what `replace` gives for it; a run it gives nullopt for stays.
+std::string replace_standalone_runs(
+    std::string_view text, bool (*in_run)(char),
+    const std::function<std::optional<std::string>(std::string_view)>& replace) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!in_run(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && in_run(text[end])) {
+      ++end;
+    }
+    std::string_view run = text.substr(i, end - i);
+    while (run.ends_with('.')) {
+      run.remove_suffix(1);
+    }
+    const bool bounded =
+        (i == 0 || !is_word_char(text[i - 1])) && (end == text.size() || !is_word_char(text[end]));
+    std::optional<std::string> replacement = bounded ? replace(run) : std::nullopt;
+    if (replacement) {
+      out += *replacement;
+      i += run.size();
+    } else {
+      out += text.substr(i, end - i);
+      i = end;
+    }
+  }
+  return out;
 }
 
 /// Every value of a version field in a JSON document.
@@ -435,64 +470,26 @@ std::string Redactor::replace_macs(std::string_view text) {
 }
 
 std::string Redactor::replace_ipv6(std::string_view text) {
-  const auto in_run = [](char c) { return is_hex(c) || c == ':' || c == '.'; };
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    if (!in_run(text[i])) {
-      out += text[i++];
-      continue;
-    }
-    size_t end = i;
-    while (end < text.size() && in_run(text[end])) {
-      ++end;
-    }
-    std::string_view run = text.substr(i, end - i);
-    while (run.ends_with('.')) {
-      run.remove_suffix(1);
-    }
-    const bool bounded =
-        (i == 0 || !is_word_char(text[i - 1])) && (end == text.size() || !is_word_char(text[end]));
-    if (bounded && is_ipv6(run)) {
-      out += placeholder(m_ipv6, lower(run), "ipv6");
-      i += run.size();
-    } else {
-      out += text.substr(i, end - i);
-      i = end;
-    }
-  }
-  return out;
+  return replace_standalone_runs(
+      text, [](char c) { return is_hex(c) || c == ':' || c == '.'; },
+      [this](std::string_view run) -> std::optional<std::string> {
+        if (!is_ipv6(run)) {
+          return std::nullopt;
+        }
+        return placeholder(m_ipv6, lower(run), "ipv6");
+      });
 }
 
 std::string Redactor::replace_ipv4(std::string_view text) {
-  const auto in_run = [](char c) { return is_digit(c) || c == '.'; };
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    if (!in_run(text[i])) {
-      out += text[i++];
-      continue;
-    }
-    size_t end = i;
-    while (end < text.size() && in_run(text[end])) {
-      ++end;
-    }
-    std::string_view run = text.substr(i, end - i);
-    while (run.ends_with('.')) {
-      run.remove_suffix(1);
-    }
-    // "v1.2.3.4" and "libfoo.so.1.2.3.4" are versions: an address stands alone.
-    const bool bounded =
-        (i == 0 || !is_word_char(text[i - 1])) && (end == text.size() || !is_word_char(text[end]));
-    if (bounded && is_ipv4(run) && !m_versions.contains(std::string(run))) {
-      out += placeholder(m_ipv4, std::string(run), "ipv4");
-      i += run.size();
-    } else {
-      out += text.substr(i, end - i);
-      i = end;
-    }
-  }
-  return out;
+  // "v1.2.3.4" and "libfoo.so.1.2.3.4" are versions: an address stands alone.
+  return replace_standalone_runs(
+      text, [](char c) { return is_digit(c) || c == '.'; },
+      [this](std::string_view run) -> std::optional<std::string> {
+        if (!is_ipv4(run) || m_versions.contains(std::string(run))) {
+          return std::nullopt;
+        }
+        return placeholder(m_ipv4, std::string(run), "ipv4");
+      });
 }
 
 std::string Redactor::scrub(std::string_view text) {

@@ -105,6 +105,10 @@ DeviceSession::DeviceSession(int ordinal) : m_ordinal(ordinal) {
   set_stage("context");
   GPUCHECK_CU(m_api, cuDevicePrimaryCtxRetain, &m_context, m_device);
   GPUCHECK_CU(m_api, cuCtxSetCurrent, m_context);
+  read_free_memory();
+}
+
+void DeviceSession::read_free_memory() {
   size_t free_bytes = 0;
   size_t total_bytes = 0;
   GPUCHECK_CU(m_api, cuMemGetInfo, &free_bytes, &total_bytes);
@@ -116,11 +120,7 @@ void DeviceSession::wait_for_gate() {
   set_stage("waiting for the GPU");
   platform::gate_wait();
   set_stage("released");
-  size_t free_bytes = 0;
-  size_t total_bytes = 0;
-  GPUCHECK_CU(m_api, cuMemGetInfo, &free_bytes, &total_bytes);
-  m_free_bytes = free_bytes;
-  m_budget_bytes = memory_budget(free_bytes);
+  read_free_memory();
 }
 
 DeviceSession::~DeviceSession() {

@@ -89,6 +89,9 @@ public:
   [[nodiscard]] nlohmann::json describe() const;
 
 private:
+  /// Free device memory now, and the budget that follows from it.
+  void read_free_memory();
+
   DynamicLibrary m_lib;
   CudaApi m_api;
   int m_ordinal = 0;

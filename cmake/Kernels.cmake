@@ -17,6 +17,8 @@ set(GPUCHECK_KERNEL_OBJECTS "")
 set(GPUCHECK_KERNEL_DEPENDS "")
 
 file(GLOB GPUCHECK_KERNEL_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cu)
+# Headers the kernels share with the host code (the reference values): rebuild when they change.
+file(GLOB GPUCHECK_KERNEL_HEADERS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.h)
 set(_gpucheck_gen ${CMAKE_CURRENT_BINARY_DIR}/generated)
 set(_gpucheck_fatbin ${CMAKE_CURRENT_BINARY_DIR}/kernels/gpucheck_kernels.fatbin)
 set(_gpucheck_embed ${CMAKE_CURRENT_BINARY_DIR}/kernels/gpucheck_kernels_embed.S)
@@ -55,7 +57,7 @@ if(_gpucheck_archs AND GPUCHECK_KERNEL_SOURCES)
     OUTPUT ${_gpucheck_fatbin}
     COMMAND ${_gpucheck_nvcc} -fatbin -no-compress -O3 -Wno-deprecated-gpu-targets ${_gencode}
             -o ${_gpucheck_fatbin} ${GPUCHECK_KERNEL_SOURCES}
-    DEPENDS ${GPUCHECK_KERNEL_SOURCES}
+    DEPENDS ${GPUCHECK_KERNEL_SOURCES} ${GPUCHECK_KERNEL_HEADERS}
     COMMENT "nvcc: gpucheck kernels for sm_${_gpucheck_archs} + compute_${_ptx_arch} PTX"
     VERBATIM)
   add_custom_target(gpucheck_kernels_fatbin DEPENDS ${_gpucheck_fatbin})

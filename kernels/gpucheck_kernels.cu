@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "gpucheck_values.h"
+
 // FMA chains: out[i] = fma(...fma(in[i], a, b)..., a, b), `iterations` times. IEEE fused
 // multiply-add is exact-rounded on the GPU and in C's fmaf, so the host reference matches
 // bit for bit.
@@ -34,18 +36,6 @@ extern "C" __global__ void gpucheck_reduce_sum(const uint32_t* in, uint32_t n,
   if ((threadIdx.x & 31u) == 0) {
     atomicAdd(sum, local);
   }
-}
-
-__device__ __forceinline__ uint32_t gpucheck_pattern_word(uint64_t index, uint32_t seed) {
-  // A cheap hash of (index, seed): every word differs, so a misplaced or dropped chunk shows.
-  uint32_t x = static_cast<uint32_t>(index) * 0x9E3779B1u ^ seed;
-  x ^= static_cast<uint32_t>(index >> 32) * 0x85EBCA77u;
-  x ^= x >> 16;
-  x *= 0x7FEB352Du;
-  x ^= x >> 15;
-  x *= 0x846CA68Bu;
-  x ^= x >> 16;
-  return x;
 }
 
 // Fill words[0..n) with the pattern for `seed`.
@@ -97,5 +87,39 @@ extern "C" __global__ void gpucheck_affine_step(uint32_t* words, uint32_t n, uin
                                                 uint32_t addend) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     words[i] = words[i] * multiplier + addend;
+  }
+}
+
+// out[0..n) = gpucheck_input_value(i, seed, scale) stored as `type` (gpucheck_values.h): the
+// inputs of the cuDNN check, generated where they are used; the host recomputes each one.
+extern "C" __global__ void gpucheck_fill_values(void* out, uint64_t n, uint32_t seed, uint32_t type,
+                                                float scale) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const float v = gpucheck_input_value(i, seed, scale);
+    if (type == gpucheck_fp16) {
+      static_cast<uint16_t*>(out)[i] = gpucheck_float_to_half(v);
+    } else if (type == gpucheck_bf16) {
+      static_cast<uint16_t*>(out)[i] = gpucheck_float_to_bf16(v);
+    } else {
+      static_cast<float*>(out)[i] = v;
+    }
+  }
+}
+
+// *sum += gpucheck_hash_term(words[i], i) over i < n (wrapping): the same sum, whatever the order,
+// for the same words in the same places.
+extern "C" __global__ void gpucheck_hash_words(const uint32_t* words, uint64_t n,
+                                               unsigned long long* sum) {
+  unsigned long long local = 0;
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    local += gpucheck_hash_term(words[i], i);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    local += __shfl_down_sync(0xffffffffu, local, offset);
+  }
+  if ((threadIdx.x & 31u) == 0) {
+    atomicAdd(sum, local);
   }
 }

@@ -17,12 +17,20 @@ struct ModeOfCheck {
   std::string_view check_id;
   std::string_view mode;
 };
-// Gate order on one GPU; bandwidth is last and runs alone.
+// The order in which the gated work of one GPU runs (docs/checks.md, "How the GPU checks are
+// scheduled"): compute and streams on each GPU; then bandwidth, one GPU after the other, alone;
+// then cuDNN's timed convolutions on each GPU. cuDNN's untimed preparation (its small verified
+// cases) runs before its gate, beside the others.
 constexpr std::array<ModeOfCheck, 4> k_modes{{{"gpu.compute", "gpu-compute"},
                                               {"gpu.streams", "gpu-streams"},
-                                              {"gpu.cudnn", "gpu-cudnn"},
-                                              {"gpu.bandwidth", "gpu-bandwidth"}}};
+                                              {"gpu.bandwidth", "gpu-bandwidth"},
+                                              {"gpu.cudnn", "gpu-cudnn"}}};
 constexpr std::string_view k_exclusive_mode = "gpu-bandwidth";
+constexpr std::string_view k_after_exclusive_mode = "gpu-cudnn";
+// Context order on one GPU: cuDNN first, since it prepares longest before its gate (its first
+// use of each kernel family is slow), then bandwidth, whose gated work is the longest.
+constexpr std::array<std::string_view, 4> k_setup_order{"gpu-cudnn", "gpu-bandwidth",
+                                                        "gpu-compute", "gpu-streams"};
 } // namespace
 
 std::vector<std::string> gpu_work_modes() {
@@ -40,6 +48,65 @@ std::string gpu_work_mode_for(std::string_view check_id) {
     }
   }
   return {};
+}
+
+std::vector<PlannedGpuJob> plan_gpu_jobs(const std::vector<std::string>& modes,
+                                         const std::vector<int>& ordinals) {
+  const auto selected = [&modes](std::string_view mode) {
+    return std::find(modes.begin(), modes.end(), mode) != modes.end();
+  };
+  std::vector<PlannedGpuJob> jobs;
+  std::vector<size_t> chain_jobs; // compute and streams, every GPU
+  for (const int ordinal : ordinals) {
+    // Every job before this one on the same GPU: a child that ends early (it failed in its
+    // setup) must not let the next one overtake a job that still runs.
+    std::vector<size_t> earlier;
+    for (const ModeOfCheck& m : k_modes) {
+      if (m.mode == k_exclusive_mode || m.mode == k_after_exclusive_mode || !selected(m.mode)) {
+        continue;
+      }
+      jobs.push_back({std::string(m.mode), ordinal, earlier, {}});
+      earlier.push_back(jobs.size() - 1);
+      chain_jobs.push_back(jobs.size() - 1);
+    }
+  }
+  std::vector<size_t> exclusive_jobs;
+  if (selected(k_exclusive_mode)) {
+    std::vector<size_t> earlier = chain_jobs;
+    for (const int ordinal : ordinals) {
+      jobs.push_back({std::string(k_exclusive_mode), ordinal, earlier, {}});
+      earlier.push_back(jobs.size() - 1);
+      exclusive_jobs.push_back(jobs.size() - 1);
+    }
+  }
+  if (selected(k_after_exclusive_mode)) {
+    for (const int ordinal : ordinals) {
+      std::vector<size_t> after = exclusive_jobs;
+      for (const size_t k : chain_jobs) {
+        if (jobs[k].ordinal == ordinal) {
+          after.push_back(k);
+        }
+      }
+      std::sort(after.begin(), after.end());
+      jobs.push_back({std::string(k_after_exclusive_mode), ordinal, after, {}});
+    }
+  }
+  // A GPU builds one context at a time, in k_setup_order: each job sets up once the one before
+  // it on the same GPU has its context, while that one prepares or works.
+  std::map<int, size_t> last_on_gpu;
+  for (const std::string_view mode : k_setup_order) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (jobs[i].mode != mode) {
+        continue;
+      }
+      const auto it = last_on_gpu.find(jobs[i].ordinal);
+      if (it != last_on_gpu.end()) {
+        jobs[i].setup_after = {it->second};
+      }
+      last_on_gpu[jobs[i].ordinal] = i;
+    }
+  }
+  return jobs;
 }
 
 std::vector<int> expected_cuda_ordinals(const std::string& sysroot,
@@ -76,62 +143,16 @@ std::unique_ptr<GpuWork> start_gpu_work(const Selection& selection, const std::s
 
 GpuWork::GpuWork(const std::vector<std::string>& modes, const std::vector<int>& ordinals,
                  std::chrono::milliseconds timeout) {
-  // Order the selected modes as k_modes does, whatever order the caller gave.
-  std::vector<std::string> ordered;
-  for (const ModeOfCheck& m : k_modes) {
-    if (std::find(modes.begin(), modes.end(), m.mode) != modes.end()) {
-      ordered.emplace_back(m.mode);
-    }
-  }
-  std::vector<size_t> shared_jobs; // every job that is not exclusive
-  std::vector<platform::ChildRequest> requests;
-  // The last job set up on each GPU: the next one builds its context once that one is ready, so
-  // a GPU builds one context at a time while the check before works.
-  std::map<int, size_t> last_on_gpu;
-  const auto setup_after = [&last_on_gpu](int ordinal) {
-    const auto it = last_on_gpu.find(ordinal);
-    return it == last_on_gpu.end() ? std::vector<size_t>{} : std::vector<size_t>{it->second};
-  };
-  for (const int ordinal : ordinals) {
-    // Every job before this one on the same GPU: a child that ends early (it failed in its
-    // setup) must not let the next one overtake a job that still runs.
-    std::vector<size_t> earlier;
-    for (const std::string& mode : ordered) {
-      if (mode == k_exclusive_mode) {
-        continue;
-      }
-      platform::ChildRequest request;
-      request.mode = mode;
-      request.args = {std::to_string(ordinal)};
-      request.timeout = timeout;
-      request.gated = true;
-      request.release_after = earlier;
-      request.setup_after = setup_after(ordinal);
-      last_on_gpu[ordinal] = requests.size();
-      earlier.push_back(requests.size());
-      shared_jobs.push_back(requests.size());
-      requests.push_back(std::move(request));
-      m_jobs.push_back({mode, ordinal});
-    }
-  }
-  if (std::find(ordered.begin(), ordered.end(), k_exclusive_mode) != ordered.end()) {
-    std::vector<size_t> earlier = shared_jobs;
-    for (const int ordinal : ordinals) {
-      platform::ChildRequest request;
-      request.mode = std::string(k_exclusive_mode);
-      request.args = {std::to_string(ordinal)};
-      request.timeout = timeout;
-      request.gated = true;
-      request.release_after = earlier;
-      request.setup_after = setup_after(ordinal);
-      last_on_gpu[ordinal] = requests.size();
-      earlier.push_back(requests.size());
-      requests.push_back(std::move(request));
-      m_jobs.push_back({std::string(k_exclusive_mode), ordinal});
-    }
-  }
-  for (platform::ChildRequest& request : requests) {
+  for (const PlannedGpuJob& job : plan_gpu_jobs(modes, ordinals)) {
+    platform::ChildRequest request;
+    request.mode = job.mode;
+    request.args = {std::to_string(job.ordinal)};
+    request.timeout = timeout;
+    request.gated = true;
+    request.release_after = job.release_after;
+    request.setup_after = job.setup_after;
     m_group.start(std::move(request));
+    m_jobs.push_back({job.mode, job.ordinal});
   }
   m_thread = std::thread([this] { m_outcomes = m_group.wait_all(); });
 }

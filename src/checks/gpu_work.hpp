@@ -3,12 +3,14 @@
 /// "How the GPU checks are scheduled").
 ///
 /// Each child pays about 0.2 s for cuInit and its context before any work. GpuWork starts every
-/// child at once, while the probes still run; each does its setup (cuInit, context, gpucheck's
-/// kernels, cuDNN's libraries and handle) and then waits at its gate. The gates open so that each
-/// GPU runs one check at a time (compute, streams, cuDNN) and the copy-bandwidth children run
-/// last, one GPU after the other, alone on the machine: no measured figure shares the GPU, the
-/// PCIe link or host memory with another check's work. Device memory is allocated only after
-/// the gate opens, so the memory budget holds one check at a time.
+/// child at once, while the probes still run; each builds its context when its turn comes (one
+/// per GPU at a time), does its untimed preparation (gpucheck's kernels, pinned host memory,
+/// cuDNN's small verified cases) and then waits at its gate. The gates open so that no timed
+/// work shares a GPU with another check's timed work: compute, then streams on each GPU; then
+/// the copy-bandwidth children, one GPU after the other, with no other check released anywhere;
+/// then cuDNN's timed convolutions. A child tells the parent when its gated work is done, so the
+/// next one starts while it checks results and tears down. Before its gate a child holds only
+/// small device allocations (cuDNN's small cases: under 64 MiB), so the memory budget holds.
 
 #include <chrono>
 #include <memory>
@@ -23,9 +25,26 @@
 
 namespace gpucheck::checks {
 
-/// The child modes of the active GPU checks in the order their gates open on one GPU.
-/// Bandwidth is last and exclusive.
+/// The child modes of the active GPU checks in the order their gates open on one GPU:
+/// compute, streams, bandwidth (exclusive: alone on the machine), cuDNN.
 std::vector<std::string> gpu_work_modes();
+
+/// One child of the plan: its mode and GPU, the jobs (indices into the plan) that must be done
+/// with their gated work before it is released, and the job whose context it waits for before
+/// building its own.
+struct PlannedGpuJob {
+  std::string mode;
+  int ordinal = 0;
+  std::vector<size_t> release_after;
+  std::vector<size_t> setup_after;
+};
+
+/// The gates of the selected modes on `ordinals` (docs/checks.md, "How the GPU checks are
+/// scheduled"): on each GPU compute then streams; then every bandwidth job, one after the other,
+/// once all of those are done; then cuDNN on each GPU once its GPU's jobs and every bandwidth job
+/// are done. Contexts are built one at a time per GPU: cuDNN, bandwidth, compute, streams.
+std::vector<PlannedGpuJob> plan_gpu_jobs(const std::vector<std::string>& modes,
+                                         const std::vector<int>& ordinals);
 
 /// The child mode of an active GPU check id ("gpu.cudnn" -> "gpu-cudnn"); empty for others.
 std::string gpu_work_mode_for(std::string_view check_id);

@@ -57,9 +57,10 @@ nlohmann::json test_big(const std::vector<std::string>&) {
   return nlohmann::json{{"blob", std::string(1 << 20, 'x')}};
 }
 
-/// test-gated SETUP_MS WORK_MS: wait for leave to set up, sleep (its "setup"), wait at the gate,
-/// sleep again (its "work"); reports the monotonic times of each step, so tests can prove the
-/// gates open in order.
+/// test-gated SETUP_MS WORK_MS [AFTER_MS [WARM_MS]]: wait for leave to set up, sleep (its
+/// "context"), say the context is built, sleep WARM_MS (untimed preparation), wait at the gate,
+/// sleep WORK_MS (its gated work), say it is done, sleep AFTER_MS (checking and teardown);
+/// reports the monotonic times of each step, so tests can prove the gates open in order.
 nlohmann::json test_gated(const std::vector<std::string>& args) {
   const auto ms = [&args](size_t i) {
     return std::chrono::milliseconds(args.size() > i ? std::atoi(args[i].c_str()) : 0);
@@ -72,13 +73,21 @@ nlohmann::json test_gated(const std::vector<std::string>& args) {
   gate_setup();
   const int64_t setup_began = now_ns();
   std::this_thread::sleep_for(ms(0));
+  const int64_t context = now_ns();
+  gate_context_built();
+  std::this_thread::sleep_for(ms(3));
   const int64_t ready = now_ns();
   gate_wait();
   const int64_t began = now_ns();
   std::this_thread::sleep_for(ms(1));
+  const int64_t done = now_ns();
+  gate_done();
+  std::this_thread::sleep_for(ms(2));
   return nlohmann::json{{"setup_began_ns", setup_began},
+                        {"context_ns", context},
                         {"ready_ns", ready},
                         {"began_ns", began},
+                        {"done_ns", done},
                         {"ended_ns", now_ns()}};
 }
 

@@ -55,7 +55,9 @@ struct Running {
   std::optional<Clock::time_point> term_sent;
   int gate_fd = -1; ///< the parent's end of a gated child's gate
   bool setup_sent = true;
-  bool ready = false; ///< the gated child said it waits at its gate (or it has finished)
+  bool context_built = false; ///< the gated child built its context (or waits, or finished)
+  bool ready = false;         ///< the gated child said it waits at its gate (or it has finished)
+  bool gpu_done = false;      ///< the gated child is done with its gated work (or finished)
   bool released = true;
   bool timed_out = false;
   bool cancelled = false;
@@ -271,31 +273,41 @@ void send_gate(const Running& run, char message) {
   }
 }
 
-/// Let a gated child start its setup ('s').
-void allow_setup(Running& run) {
+/// Let a gated child start its setup ('s'): its deadline counts from now until it waits at its
+/// gate, so a child that hangs in its setup cannot hold the others forever.
+void allow_setup(Running& run, const ChildRequest& request) {
   run.setup_sent = true;
+  run.deadline = Clock::now() + request.timeout;
   send_gate(run, 's');
 }
 
 /// Let a gated child go ('g', after 's'): its deadline counts from now.
 void release(Running& run, const ChildRequest& request) {
-  if (!run.setup_sent) {
-    allow_setup(run);
-  }
   run.released = true;
   run.start = Clock::now();
   run.deadline = run.start + request.timeout;
   send_gate(run, 'g');
 }
 
-/// Read what a gated child sent: 'r' when it waits at its gate. End of stream: it is gone.
+/// Read what a gated child sent: 'c' once its context is built, 'r' when it waits at its gate,
+/// 'd' when it is done with its gated work. End of stream: it is gone (or done).
 void read_gate(Running& run) {
   char buffer[16];
   const ssize_t n = ::recv(run.gate_fd, buffer, sizeof buffer, MSG_DONTWAIT);
   if (n > 0) {
-    run.ready = run.ready || std::memchr(buffer, 'r', static_cast<size_t>(n)) != nullptr;
+    const auto got = [&](char message) {
+      return std::memchr(buffer, message, static_cast<size_t>(n)) != nullptr;
+    };
+    run.gpu_done = run.gpu_done || got('d');
+    run.ready = run.ready || run.gpu_done || got('r');
+    run.context_built = run.context_built || run.ready || got('c');
+    if (run.ready && !run.released) {
+      run.deadline = Clock::time_point::max(); // waiting for the others is not its own time
+    }
   } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    run.context_built = true;
     run.ready = true;
+    run.gpu_done = true;
     close_fd(run.gate_fd);
   }
 }
@@ -457,16 +469,19 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
       if (finished(run)) {
         continue;
       }
-      const auto done_or_ready = [this](size_t k) {
-        return k >= m_runs.size() || finished(*m_runs[k]) || m_runs[k]->ready;
+      const auto context_built = [this](size_t k) {
+        return k >= m_runs.size() || finished(*m_runs[k]) || m_runs[k]->context_built;
+      };
+      const auto gpu_done = [this](size_t k) {
+        return k >= m_runs.size() || finished(*m_runs[k]) || m_runs[k]->gpu_done;
       };
       if (!run.setup_sent &&
-          std::all_of(request.setup_after.begin(), request.setup_after.end(), done_or_ready)) {
-        allow_setup(run);
+          std::all_of(request.setup_after.begin(), request.setup_after.end(), context_built)) {
+        allow_setup(run, request);
       }
-      if (!run.released &&
-          std::all_of(request.release_after.begin(), request.release_after.end(),
-                      [this](size_t k) { return k >= m_runs.size() || finished(*m_runs[k]); })) {
+      // Released only once set up: the release must not overtake the context order.
+      if (!run.released && run.setup_sent &&
+          std::all_of(request.release_after.begin(), request.release_after.end(), gpu_done)) {
         release(run, request);
       }
       all_done = false;
@@ -493,7 +508,7 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
         fds.push_back({run.stderr_fd, POLLIN, 0});
         owners.emplace_back(i, Source::stderr_text);
       }
-      if (run.gate_fd >= 0 && !run.ready) {
+      if (run.gate_fd >= 0 && !run.gpu_done) {
         fds.push_back({run.gate_fd, POLLIN, 0});
         owners.emplace_back(i, Source::gate);
       }
@@ -556,6 +571,10 @@ int gate_descriptor() {
   return fd_text == nullptr || *fd_text == '\0' ? -1 : std::atoi(fd_text);
 }
 
+void send_message(int fd, char message) {
+  [[maybe_unused]] const ssize_t n = ::send(fd, &message, 1, MSG_NOSIGNAL);
+}
+
 /// Block until `wanted` arrives on the gate (earlier messages are skipped).
 void await_gate_message(int fd, char wanted) {
   char message = 0;
@@ -579,14 +598,27 @@ void gate_setup() {
   }
 }
 
+void gate_context_built() {
+  if (const int fd = gate_descriptor(); fd >= 0) {
+    send_message(fd, 'c');
+  }
+}
+
 void gate_wait() {
   const int fd = gate_descriptor();
   if (fd < 0) {
     return;
   }
-  const char ready = 'r';
-  [[maybe_unused]] const ssize_t n = ::send(fd, &ready, 1, MSG_NOSIGNAL);
+  send_message(fd, 'r');
   await_gate_message(fd, 'g');
+}
+
+void gate_done() {
+  const int fd = gate_descriptor();
+  if (fd < 0) {
+    return;
+  }
+  send_message(fd, 'd');
   ::close(fd);
   ::unsetenv("GPUCHECK_GATE_FD");
 }

@@ -30,10 +30,11 @@ struct ChildRequest {
   /// gate_wait() blocks until the group releases it; `timeout` counts from the release.
   bool gated = false;
   /// For a gated child: release it once every child of the group with these indices (earlier
-  /// starts) has finished. Empty: release at once.
+  /// starts) is done with its gated work (gate_done()) or has finished. Empty: release at once.
   std::vector<size_t> release_after;
   /// For a gated child: let it start its expensive setup (gate_setup()) once every child with
-  /// these indices is ready (waits at its gate) or has finished. Empty: at once.
+  /// these indices has built its context (gate_context_built()), waits at its gate, or has
+  /// finished. Empty: at once.
   std::vector<size_t> setup_after;
 };
 
@@ -76,6 +77,14 @@ private:
 /// In a child started with ChildRequest::gated: tell the parent it is ready and block until the
 /// parent releases it (returns at once otherwise). A child whose parent went away exits quietly.
 void gate_wait();
+
+/// In a gated child, once its expensive setup (a CUDA context) is built: the parent may let the
+/// next child start its own. Does nothing in a child that is not gated.
+void gate_context_built();
+
+/// In a gated child, after its last work that needs the GPU to itself: the parent may release
+/// the next child while this one checks results and tears down. Idempotent; exiting implies it.
+void gate_done();
 
 /// In a gated child, before its expensive setup (a CUDA context): block until the parent allows
 /// it (ChildRequest::setup_after). Returns at once in a child that is not gated.

@@ -116,9 +116,11 @@ TEST(ChildProcess, EnvironmentChangesReachTheChild) {
 }
 
 ChildRequest gated(int setup_ms, int work_ms, std::vector<size_t> after,
-                   std::chrono::milliseconds timeout = 5000ms) {
+                   std::chrono::milliseconds timeout = 5000ms, int after_done_ms = 0,
+                   int warm_ms = 0) {
   ChildRequest r = req("test-gated", timeout);
-  r.args = {std::to_string(setup_ms), std::to_string(work_ms)};
+  r.args = {std::to_string(setup_ms), std::to_string(work_ms), std::to_string(after_done_ms),
+            std::to_string(warm_ms)};
   r.gated = true;
   r.release_after = std::move(after);
   return r;
@@ -128,7 +130,7 @@ int64_t field(const ChildOutcome& outcome, const char* name) {
   return outcome.payload ? outcome.payload->value(name, int64_t{-1}) : -1;
 }
 
-TEST(ChildProcess, GatesOpenOnlyAfterTheNamedChildrenFinished) {
+TEST(ChildProcess, GatesOpenOnlyAfterTheNamedChildrenAreDone) {
   ChildGroup group;
   group.start(gated(0, 150, {}));
   group.start(gated(0, 50, {0}));
@@ -138,22 +140,71 @@ TEST(ChildProcess, GatesOpenOnlyAfterTheNamedChildrenFinished) {
   for (const ChildOutcome& outcome : outcomes) {
     ASSERT_TRUE(outcome.ok()) << (outcome.failure ? outcome.failure->detail : "");
   }
-  EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "ended_ns"));
-  EXPECT_GE(field(outcomes[2], "began_ns"), field(outcomes[1], "ended_ns"));
+  EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "done_ns"));
+  EXPECT_GE(field(outcomes[2], "began_ns"), field(outcomes[1], "done_ns"));
 }
 
-TEST(ChildProcess, SetupGateOpensWhenTheNamedChildIsReady) {
+TEST(ChildProcess, ReleaseFollowsDoneNotExit) {
   ChildGroup group;
-  group.start(gated(100, 1000, {}));
+  // The first is done with its gated work after 50 ms, then checks and tears down for 800 ms.
+  group.start(gated(0, 50, {}, 5000ms, 800));
+  group.start(gated(0, 0, {0}));
+  const std::vector<ChildOutcome> outcomes = group.wait_all();
+  ASSERT_TRUE(outcomes[0].ok() && outcomes[1].ok());
+  EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "done_ns"));
+  EXPECT_LT(field(outcomes[1], "began_ns"), field(outcomes[0], "ended_ns"));
+}
+
+TEST(ChildProcess, SetupGateOpensWhenTheNamedChildHasItsContext) {
+  ChildGroup group;
+  // Context after 100 ms, then 1 s of untimed preparation before its gate, then 0.5 s of work.
+  group.start(gated(100, 500, {}, 5000ms, 0, 1000));
   ChildRequest second = gated(0, 0, {0});
   second.setup_after = {0};
   group.start(second);
   const std::vector<ChildOutcome> outcomes = group.wait_all();
   ASSERT_TRUE(outcomes[0].ok() && outcomes[1].ok());
-  // The second sets up once the first waits at its gate, and while the first works (1 s).
-  EXPECT_GE(field(outcomes[1], "setup_began_ns"), field(outcomes[0], "ready_ns"));
-  EXPECT_LT(field(outcomes[1], "setup_began_ns"), field(outcomes[0], "ended_ns"));
-  EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "ended_ns"));
+  // The second sets up once the first has its context, while the first still prepares.
+  EXPECT_GE(field(outcomes[1], "setup_began_ns"), field(outcomes[0], "context_ns"));
+  EXPECT_LT(field(outcomes[1], "setup_began_ns"), field(outcomes[0], "ready_ns"));
+  EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "done_ns"));
+}
+
+TEST(ChildProcess, ReleaseWaitsForTheContextOrder) {
+  ChildGroup group;
+  group.start(gated(300, 0, {}));
+  // Nothing to wait for before its release, but it builds its context after the first.
+  ChildRequest second = gated(0, 0, {});
+  second.setup_after = {0};
+  group.start(second);
+  const std::vector<ChildOutcome> outcomes = group.wait_all();
+  ASSERT_TRUE(outcomes[0].ok() && outcomes[1].ok());
+  EXPECT_GE(field(outcomes[1], "setup_began_ns"), field(outcomes[0], "context_ns"));
+  EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "context_ns"));
+}
+
+TEST(ChildProcess, ChildThatHangsInItsSetupTimesOutAndLetsTheNextGo) {
+  ChildGroup group;
+  // Its "context" takes 20 s: the deadline counts from the moment its setup was allowed.
+  group.start(gated(20000, 0, {}, 300ms));
+  ChildRequest second = gated(0, 0, {0});
+  second.setup_after = {0};
+  group.start(second);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<ChildOutcome> outcomes = group.wait_all();
+  ASSERT_TRUE(outcomes[0].failure);
+  EXPECT_EQ(outcomes[0].failure->kind, "timeout");
+  EXPECT_TRUE(outcomes[1].ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST(ChildProcess, WaitingAtTheGateDoesNotCountAgainstTheDeadline) {
+  ChildGroup group;
+  group.start(gated(0, 700, {}));
+  // Ready at once, then held about 700 ms with a 300 ms limit: the wait is not its own time.
+  group.start(gated(0, 0, {0}, 300ms));
+  const std::vector<ChildOutcome> outcomes = group.wait_all();
+  ASSERT_TRUE(outcomes[1].ok()) << (outcomes[1].failure ? outcomes[1].failure->detail : "");
 }
 
 TEST(ChildProcess, GatedDeadlineCountsFromTheRelease) {

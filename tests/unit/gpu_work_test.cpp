@@ -42,8 +42,69 @@ TEST(GpuWork, ModesOfTheActiveChecks) {
   EXPECT_EQ(gpu_work_mode_for("gpu.cudnn"), "gpu-cudnn");
   EXPECT_EQ(gpu_work_mode_for("gpu.bandwidth"), "gpu-bandwidth");
   EXPECT_EQ(gpu_work_mode_for("gpu.ecc"), "");
-  // Bandwidth opens last: it runs alone.
-  EXPECT_EQ(gpu_work_modes().back(), "gpu-bandwidth");
+  // cuDNN's timed work opens last, after bandwidth, which runs alone.
+  EXPECT_EQ(gpu_work_modes(),
+            (std::vector<std::string>{"gpu-compute", "gpu-streams", "gpu-bandwidth", "gpu-cudnn"}));
+}
+
+size_t index_of(const std::vector<PlannedGpuJob>& plan, const std::string& mode, int ordinal) {
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (plan[i].mode == mode && plan[i].ordinal == ordinal) {
+      return i;
+    }
+  }
+  ADD_FAILURE() << mode << " on " << ordinal << " not planned";
+  return plan.size();
+}
+
+using Indices = std::vector<size_t>;
+
+TEST(GpuWork, PlanOnTwoGpus) {
+  const std::vector<PlannedGpuJob> plan = plan_gpu_jobs(gpu_work_modes(), {0, 1});
+  ASSERT_EQ(plan.size(), 8U);
+  const auto at = [&plan](const char* mode, int ordinal) { return index_of(plan, mode, ordinal); };
+  const size_t c0 = at("gpu-compute", 0);
+  const size_t s0 = at("gpu-streams", 0);
+  const size_t b0 = at("gpu-bandwidth", 0);
+  const size_t d0 = at("gpu-cudnn", 0);
+  const size_t c1 = at("gpu-compute", 1);
+  const size_t s1 = at("gpu-streams", 1);
+  const size_t b1 = at("gpu-bandwidth", 1);
+  const size_t d1 = at("gpu-cudnn", 1);
+  // Each GPU: compute, then streams; the two GPUs side by side.
+  EXPECT_TRUE(plan[c0].release_after.empty());
+  EXPECT_EQ(plan[s0].release_after, Indices{c0});
+  EXPECT_TRUE(plan[c1].release_after.empty());
+  EXPECT_EQ(plan[s1].release_after, Indices{c1});
+  // Bandwidth: after every compute and streams job, one GPU after the other.
+  EXPECT_EQ(plan[b0].release_after, (Indices{c0, s0, c1, s1}));
+  EXPECT_EQ(plan[b1].release_after, (Indices{c0, s0, c1, s1, b0}));
+  // cuDNN's timed work: after its GPU's jobs and every bandwidth job.
+  EXPECT_EQ(plan[d0].release_after, (Indices{c0, s0, b0, b1}));
+  EXPECT_EQ(plan[d1].release_after, (Indices{c1, s1, b0, b1}));
+  // Contexts one at a time per GPU: cuDNN, bandwidth, compute, streams.
+  EXPECT_TRUE(plan[d0].setup_after.empty());
+  EXPECT_EQ(plan[b0].setup_after, Indices{d0});
+  EXPECT_EQ(plan[c0].setup_after, Indices{b0});
+  EXPECT_EQ(plan[s0].setup_after, Indices{c0});
+  EXPECT_TRUE(plan[d1].setup_after.empty());
+  EXPECT_EQ(plan[b1].setup_after, Indices{d1});
+}
+
+TEST(GpuWork, PlanOfSomeChecks) {
+  // --only gpu.cudnn,gpu.streams: cuDNN follows streams; the context order skips the others.
+  const std::vector<PlannedGpuJob> plan = plan_gpu_jobs({"gpu-cudnn", "gpu-streams"}, {0});
+  ASSERT_EQ(plan.size(), 2U);
+  const size_t s0 = index_of(plan, "gpu-streams", 0);
+  const size_t d0 = index_of(plan, "gpu-cudnn", 0);
+  EXPECT_TRUE(plan[s0].release_after.empty());
+  EXPECT_EQ(plan[d0].release_after, Indices{s0});
+  EXPECT_EQ(plan[s0].setup_after, Indices{d0});
+  // Bandwidth alone: nothing to wait for.
+  const std::vector<PlannedGpuJob> alone = plan_gpu_jobs({"gpu-bandwidth"}, {0});
+  ASSERT_EQ(alone.size(), 1U);
+  EXPECT_TRUE(alone[0].release_after.empty());
+  EXPECT_TRUE(alone[0].setup_after.empty());
 }
 
 TEST(GpuWork, OutcomeOnlyForScheduledPairs) {

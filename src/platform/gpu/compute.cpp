@@ -224,6 +224,7 @@ nlohmann::json child_gpu_compute(const std::vector<std::string>& args) {
     fma_verification(session, module.kernels(), stream, rng, out);
     reduction(session, module.kernels(), stream, rng, out);
     fma_rate(session, module.kernels(), stream, rng, out);
+    session.done_with_gpu();
   });
 }
 

@@ -24,9 +24,11 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/gpucheck_values.h"
 #include "platform/gpu/cudnn_api.hpp"
 #include "platform/gpu/cudnn_graph.hpp"
 #include "platform/gpu/gpu_children.hpp"
+#include "platform/gpu/kernel_module.hpp"
 #include "platform/gpu/session.hpp"
 
 namespace gpucheck::platform::gpu {
@@ -34,6 +36,7 @@ namespace gpucheck::platform::gpu {
 namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
 constexpr uint64_t k_workspace_cap = 256 * k_mib;
+constexpr uint64_t k_small_workspace_cap = 16 * k_mib;
 constexpr uint64_t k_chunk_bytes = 4 * k_mib;
 constexpr int k_sampled_outputs = 512;
 constexpr double k_sample_target_ms = 5.0;
@@ -128,33 +131,7 @@ double tolerance(Precision p) {
 }
 
 uint16_t float_to_half(float value) {
-  const uint32_t x = std::bit_cast<uint32_t>(value);
-  const uint32_t sign = (x >> 16) & 0x8000U;
-  const int exponent = static_cast<int>((x >> 23) & 0xFFU) - 127 + 15;
-  uint32_t mantissa = x & 0x7FFFFFU;
-  if (exponent <= 0) { // subnormal or zero (inputs here are never below 2^-24 in magnitude)
-    if (exponent < -10) {
-      return static_cast<uint16_t>(sign);
-    }
-    mantissa |= 0x800000U;
-    const int shift = 14 - exponent;
-    uint32_t half = mantissa >> shift;
-    const uint32_t rest = mantissa & ((1U << shift) - 1);
-    const uint32_t halfway = 1U << (shift - 1);
-    if (rest > halfway || (rest == halfway && (half & 1U))) {
-      ++half;
-    }
-    return static_cast<uint16_t>(sign | half);
-  }
-  if (exponent >= 31) {
-    return static_cast<uint16_t>(sign | 0x7C00U);
-  }
-  uint32_t half = (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
-  const uint32_t rest = mantissa & 0x1FFFU;
-  if (rest > 0x1000U || (rest == 0x1000U && (half & 1U))) {
-    ++half;
-  }
-  return static_cast<uint16_t>(sign | half);
+  return gpucheck_float_to_half(value);
 }
 
 float half_to_float(uint16_t h) {
@@ -173,9 +150,7 @@ float half_to_float(uint16_t h) {
 }
 
 uint16_t float_to_bf16(float value) {
-  const uint32_t x = std::bit_cast<uint32_t>(value);
-  const uint32_t rounded = x + 0x7FFFU + ((x >> 16) & 1U);
-  return static_cast<uint16_t>(rounded >> 16);
+  return gpucheck_float_to_bf16(value);
 }
 
 float bf16_to_float(uint16_t b) {
@@ -185,8 +160,7 @@ float bf16_to_float(uint16_t b) {
 /// The input value at physical offset `o` (a hash, so inputs are fresh and need no storage),
 /// already rounded to the precision the GPU sees.
 float input_value(uint64_t o, uint32_t seed, Precision p, float scale = 1.0F) {
-  const float v =
-      scale * (static_cast<float>(pattern_word(o, seed) >> 8) * 0x1.0p-23F - 1.0F); // [-1, 1)
+  const float v = gpucheck_input_value(o, seed, scale); // [-1, 1) x scale
   switch (p) {
   case Precision::fp16:
     return half_to_float(float_to_half(v));
@@ -247,10 +221,13 @@ struct ConvCase {
 
 class CudnnRunner {
 public:
-  CudnnRunner(const DeviceSession& session, const CudnnApi& dnn, const CudnnBackendApi& graph,
-              bool full, nlohmann::json& out)
-      : m_session(session), m_cuda(session.api()), m_dnn(dnn), m_graph(graph), m_full(full),
-        m_out(out), m_stream(session), m_start(session), m_end(session), m_rng(fresh_seed()) {
+  /// `module`: gpucheck's kernels, which generate the inputs and hash outputs on the GPU; when
+  /// they did not load, the host does both (slower, same values).
+  CudnnRunner(const DeviceSession& session, const KernelModule& module, const CudnnApi& dnn,
+              const CudnnBackendApi& graph, bool full, nlohmann::json& out)
+      : m_session(session), m_cuda(session.api()), m_module(module), m_dnn(dnn), m_graph(graph),
+        m_full(full), m_out(out), m_stream(session), m_start(session), m_end(session),
+        m_rng(fresh_seed()) {
     GPUCHECK_DNN(m_dnn, cudnnCreate, &m_handle);
     GPUCHECK_DNN(m_dnn, cudnnSetStream, m_handle, m_stream.get());
   }
@@ -303,6 +280,17 @@ public:
 
   void upload(const DeviceBuffer& dst, uint64_t elements, uint32_t seed, Precision p,
               float scale = 1.0F) {
+    if (m_module.loaded()) {
+      // On the GPU: the same values (kernels/gpucheck_values.h), without the host's work.
+      CUdeviceptr ptr = dst.get();
+      uint64_t n = elements;
+      uint32_t type = p == Precision::fp16   ? gpucheck_fp16
+                      : p == Precision::bf16 ? gpucheck_bf16
+                                             : gpucheck_fp32;
+      launch(m_cuda, m_module.kernels().fill_values, grid_for(m_session, n, 256), 256,
+             m_stream.get(), {&ptr, &n, &seed, &type, &scale});
+      return;
+    }
     const size_t size = element_bytes(p);
     std::vector<unsigned char> chunk(k_chunk_bytes);
     const uint64_t per_chunk = k_chunk_bytes / size;
@@ -372,8 +360,10 @@ public:
     const uint64_t w_count = uint64_t(cc.k) * cc.c * cc.r * cc.s;
     const uint64_t y_count = uint64_t(on) * ok * oh * ow;
     const uint64_t used = (x_count + w_count + y_count) * size;
-    const uint64_t workspace_cap = std::min<uint64_t>(
-        k_workspace_cap, m_session.budget_bytes() > used ? m_session.budget_bytes() - used : 0);
+    // The small cases run before the gate, beside other checks: a small workspace for them.
+    const uint64_t workspace_cap =
+        std::min<uint64_t>(cc.perf ? k_workspace_cap : k_small_workspace_cap,
+                           m_session.budget_bytes() > used ? m_session.budget_bytes() - used : 0);
     DeviceBuffer x(m_session, x_count * size);
     DeviceBuffer w(m_session, w_count * size);
     DeviceBuffer y(m_session, y_count * size);
@@ -383,6 +373,7 @@ public:
     upload(x, x_count, x_seed, p);
     upload(w, w_count, w_seed, p);
 
+    set_stage("cudnn heuristic " + cc.label);
     int max_algos = 0;
     GPUCHECK_DNN(m_dnn, cudnnGetConvolutionForwardAlgorithmMaxCount, m_handle, &max_algos);
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(std::max(max_algos, 1)));
@@ -531,6 +522,7 @@ public:
                              {"gflop", flops / 1e9},
                              {"heuristic", {{"algo", algo_name(heuristic)}}}};
     if (!cc.perf) {
+      set_stage("cudnn run and verify " + cc.label);
       verify([&] { run_algo(heuristic); }, algo_name(heuristic),
              p == Precision::fp32 && fault_planted("cudnn"));
       m_out["convolutions"].push_back(record);
@@ -727,8 +719,23 @@ public:
     }
   }
 
-  /// FNV-1a over the buffer's 64-bit words (a byte-wise tail, zero-padded).
+  /// A hash of the buffer's contents: on the GPU (gpucheck_hash_words, order-independent), else
+  /// FNV-1a on the host over its 64-bit words (a byte-wise tail, zero-padded). Compared only
+  /// with a hash of the same kind.
   uint64_t hash_device(const DeviceBuffer& buffer) {
+    if (m_module.loaded()) {
+      DeviceBuffer sum(m_session, 8);
+      GPUCHECK_CU(m_cuda, cuMemsetD32Async, sum.get(), 0U, size_t{2}, m_stream.get());
+      CUdeviceptr words = buffer.get();
+      CUdeviceptr sum_ptr = sum.get();
+      uint64_t n = buffer.bytes() / 4;
+      launch(m_cuda, m_module.kernels().hash_words, grid_for(m_session, n, 256), 256,
+             m_stream.get(), {&words, &n, &sum_ptr});
+      uint64_t hash = 0;
+      GPUCHECK_CU(m_cuda, cuMemcpyDtoHAsync, &hash, sum.get(), size_t{8}, m_stream.get());
+      m_stream.synchronize();
+      return hash;
+    }
     std::vector<uint64_t> chunk(k_chunk_bytes / 8);
     uint64_t hash = 1469598103934665603ULL;
     for (uint64_t off = 0; off < buffer.bytes(); off += k_chunk_bytes) {
@@ -742,9 +749,12 @@ public:
     return hash;
   }
 
-  void activations(uint64_t elements) {
-    set_stage("cudnn activation");
-    elements = std::min<uint64_t>(elements, m_session.budget_bytes() / 8);
+  /// Activation forward checked against the CPU: `timed` is ReLU over `elements` values, timed
+  /// (gated work); otherwise sigmoid and tanh over at most 1 Mi values (before the gate: their
+  /// first use loads cuDNN's elementwise kernels).
+  void activations(uint64_t elements, bool timed) {
+    set_stage(timed ? "cudnn relu" : "cudnn activation");
+    elements = std::min<uint64_t>(timed ? elements : 1ULL << 20, m_session.budget_bytes() / 8);
     elements -= elements % 4096;
     DeviceBuffer x(m_session, elements * 4);
     DeviceBuffer y(m_session, elements * 4);
@@ -754,35 +764,29 @@ public:
     cudnnActivationDescriptor_t act_raw = nullptr;
     GPUCHECK_DNN(m_dnn, cudnnCreateActivationDescriptor, &act_raw);
     Descriptor act(act_raw, m_dnn.cudnnDestroyActivationDescriptor);
-    cudnnTensorDescriptor_t big_raw = nullptr;
-    GPUCHECK_DNN(m_dnn, cudnnCreateTensorDescriptor, &big_raw);
-    Descriptor big(big_raw, m_dnn.cudnnDestroyTensorDescriptor);
-    GPUCHECK_DNN(m_dnn, cudnnSetTensor4dDescriptor, big_raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
-                 1, static_cast<int>(elements / 4096), 4096);
-    const uint64_t small_elements = std::min<uint64_t>(elements, 1ULL << 20);
-    cudnnTensorDescriptor_t small_raw = nullptr;
-    GPUCHECK_DNN(m_dnn, cudnnCreateTensorDescriptor, &small_raw);
-    Descriptor small(small_raw, m_dnn.cudnnDestroyTensorDescriptor);
-    GPUCHECK_DNN(m_dnn, cudnnSetTensor4dDescriptor, small_raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                 1, 1, static_cast<int>(small_elements / 4096), 4096);
+    cudnnTensorDescriptor_t desc_raw = nullptr;
+    GPUCHECK_DNN(m_dnn, cudnnCreateTensorDescriptor, &desc_raw);
+    Descriptor desc(desc_raw, m_dnn.cudnnDestroyTensorDescriptor);
+    GPUCHECK_DNN(m_dnn, cudnnSetTensor4dDescriptor, desc_raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
+                 1, 1, static_cast<int>(elements / 4096), 4096);
     const float alpha = 1.0F;
     const float beta = 0.0F;
 
     struct Mode {
       cudnnActivationMode_t mode;
       const char* name;
-      bool large;
     };
-    for (const Mode& mode : {Mode{CUDNN_ACTIVATION_RELU, "relu", true},
-                             Mode{CUDNN_ACTIVATION_SIGMOID, "sigmoid", false},
-                             Mode{CUDNN_ACTIVATION_TANH, "tanh", false}}) {
+    const std::vector<Mode> modes =
+        timed ? std::vector<Mode>{{CUDNN_ACTIVATION_RELU, "relu"}}
+              : std::vector<Mode>{{CUDNN_ACTIVATION_SIGMOID, "sigmoid"},
+                                  {CUDNN_ACTIVATION_TANH, "tanh"}};
+    for (const Mode& mode : modes) {
       GPUCHECK_DNN(m_dnn, cudnnSetActivationDescriptor, act_raw, mode.mode, CUDNN_NOT_PROPAGATE_NAN,
                    0.0);
-      cudnnTensorDescriptor_t desc = mode.large ? big_raw : small_raw;
-      const uint64_t n = mode.large ? elements : small_elements;
+      const uint64_t n = elements;
       const auto call = [&] {
-        GPUCHECK_DNN(m_dnn, cudnnActivationForward, m_handle, act_raw, &alpha, desc, x.raw(), &beta,
-                     desc, y.raw());
+        GPUCHECK_DNN(m_dnn, cudnnActivationForward, m_handle, act_raw, &alpha, desc_raw, x.raw(),
+                     &beta, desc_raw, y.raw());
       };
       poison(y);
       call();
@@ -817,7 +821,7 @@ public:
         v.checked += count;
       }
       m_out["verify"].push_back(v.to_json());
-      if (mode.large) {
+      if (timed) {
         const double ms = time_calls(call, 0.1);
         m_out["metrics"].push_back(
             metric("relu_fp32_gbps", 2.0 * double(n) * 4 / (ms * 1e-3) / 1e9, "GB/s",
@@ -831,6 +835,7 @@ public:
 private:
   const DeviceSession& m_session;
   const CudaApi& m_cuda;
+  const KernelModule& m_module;
   const CudnnApi& m_dnn;
   const CudnnBackendApi& m_graph;
   bool m_full;
@@ -904,14 +909,30 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
   out["metrics"].push_back(metric("host_rss_before_cudnn_mib", resident_mib(), "MiB",
                                   "gpucheck child with the driver loaded"));
   try {
+    set_stage("load kernels");
+    const KernelModule module(session);
+    out["inputs_on"] = module.loaded() ? "gpu" : "host";
     set_stage("cudnn handle");
-    CudnnRunner runner(session, dnn, graph, full, out);
+    CudnnRunner runner(session, module, dnn, graph, full, out);
+    // Before the gate, beside the other checks on this GPU: the small verified cases, nothing
+    // timed. Their first use of each kernel family (cuDNN loads it then) is most of this child's
+    // time, so it overlaps the checks before it.
+    const std::vector<ConvCase> all = cases(full, session.cc_major());
+    for (const ConvCase& cc : all) {
+      if (!cc.perf) {
+        runner.convolution(cc);
+      }
+    }
+    runner.activations(0, false);
     session.wait_for_gate();
     out["device"] = session.describe();
-    for (const ConvCase& cc : cases(full, session.cc_major())) {
-      runner.convolution(cc);
+    for (const ConvCase& cc : all) {
+      if (cc.perf) {
+        runner.convolution(cc);
+      }
     }
-    runner.activations(full ? 64 * k_mib : 16 * k_mib);
+    runner.activations(full ? 64 * k_mib : 16 * k_mib, true);
+    session.done_with_gpu();
   } catch (const CudnnError& e) {
     out["cudnn_failure"] = {{"call", e.call},
                             {"status", e.status},

@@ -85,13 +85,15 @@ KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api())
   }
   // Resolve and touch every kernel now (nvbandwidth's preload): under lazy loading the first
   // use would otherwise load it, which must never happen while a copy gate is closed.
-  const std::array<std::pair<const char*, CUfunction*>, 6> wanted{{
+  const std::array<std::pair<const char*, CUfunction*>, 8> wanted{{
       {"gpucheck_fma_chain", &m_kernels.fma_chain},
       {"gpucheck_reduce_sum", &m_kernels.reduce_sum},
       {"gpucheck_fill_pattern", &m_kernels.fill_pattern},
       {"gpucheck_check_pattern", &m_kernels.check_pattern},
       {"gpucheck_spin_gate", &m_kernels.spin_gate},
       {"gpucheck_affine_step", &m_kernels.affine_step},
+      {"gpucheck_fill_values", &m_kernels.fill_values},
+      {"gpucheck_hash_words", &m_kernels.hash_words},
   }};
   for (const auto& [name, slot] : wanted) {
     const CUresult got = m_api->cuModuleGetFunction(slot, m_module, name);

@@ -23,6 +23,8 @@ struct Kernels {
   CUfunction check_pattern = nullptr;
   CUfunction spin_gate = nullptr;
   CUfunction affine_step = nullptr;
+  CUfunction fill_values = nullptr;
+  CUfunction hash_words = nullptr;
 };
 
 class KernelModule {

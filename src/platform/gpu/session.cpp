@@ -6,16 +6,22 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
 #include <utility>
 
+#include "kernels/gpucheck_values.h"
 #include "platform/child_process.hpp"
+#include "platform/trace.hpp"
 
 namespace gpucheck::platform::gpu {
 
@@ -52,6 +58,50 @@ nlohmann::json& rss_timeline() {
   return entries;
 }
 constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
+} // namespace
+
+namespace {
+/// GPUCHECK_TRACE: the largest contributors to resident memory at the child's end, by mapping
+/// (a file's path, or "[anon]" for private memory with no file), from /proc/self/smaps.
+nlohmann::json resident_by_mapping() {
+  std::ifstream smaps("/proc/self/smaps");
+  std::map<std::string, std::pair<double, double>> by_name; // name -> (Rss, Anonymous) KiB
+  std::string line;
+  std::string name;
+  while (std::getline(smaps, line)) {
+    if (line.empty()) {
+      continue;
+    }
+    const bool header = std::isxdigit(static_cast<unsigned char>(line[0])) != 0 &&
+                        line.find('-') != std::string::npos && line.find(':') > line.find(' ');
+    if (header) {
+      // "start-end perms offset dev inode [path]": the path is the sixth field.
+      size_t pos = 0;
+      for (int field = 0; field < 5 && pos != std::string::npos; ++field) {
+        pos = line.find_first_not_of(' ', line.find(' ', pos));
+      }
+      name = pos == std::string::npos ? "[anon]" : line.substr(pos);
+      continue;
+    }
+    for (const auto& [key, second] : {std::pair{"Rss:", false}, std::pair{"Anonymous:", true}}) {
+      if (line.starts_with(key)) {
+        const double kib = std::strtod(line.c_str() + std::strlen(key), nullptr);
+        auto& entry = by_name[name];
+        (second ? entry.second : entry.first) += kib;
+      }
+    }
+  }
+  std::vector<std::pair<std::string, std::pair<double, double>>> sorted(by_name.begin(),
+                                                                         by_name.end());
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  nlohmann::json top = nlohmann::json::array();
+  for (size_t i = 0; i < sorted.size() && i < 12; ++i) {
+    top.push_back({sorted[i].first, std::round(sorted[i].second.first / 1024.0),
+                   std::round(sorted[i].second.second / 1024.0)});
+  }
+  return top;
+}
 } // namespace
 
 void set_stage(std::string stage) {
@@ -106,6 +156,7 @@ DeviceSession::DeviceSession(int ordinal) : m_ordinal(ordinal) {
   GPUCHECK_CU(m_api, cuDevicePrimaryCtxRetain, &m_context, m_device);
   GPUCHECK_CU(m_api, cuCtxSetCurrent, m_context);
   read_free_memory();
+  platform::gate_context_built();
 }
 
 void DeviceSession::read_free_memory() {
@@ -123,7 +174,16 @@ void DeviceSession::wait_for_gate() {
   read_free_memory();
 }
 
+void DeviceSession::done_with_gpu() const {
+  set_stage("done with the GPU");
+  platform::gate_done();
+}
+
 DeviceSession::~DeviceSession() {
+  if (std::uncaught_exceptions() == 0) { // else keep the stage a failure is reported with
+    set_stage("context teardown");
+  }
+  platform::gate_done(); // a child that failed before its own call: the next may go now
   if (m_context != nullptr && m_api.cuDevicePrimaryCtxRelease != nullptr) {
     m_api.cuDevicePrimaryCtxRelease(m_device);
   }
@@ -333,6 +393,9 @@ nlohmann::json run_gpu_child(const std::vector<std::string>& args,
       }
     }
   }
+  if (tracing()) {
+    out["rss_by_mapping_mib"] = resident_by_mapping(); // [name, resident, of which anonymous]
+  }
   return out;
 }
 
@@ -355,14 +418,7 @@ uint64_t fresh_seed() {
 }
 
 uint32_t pattern_word(uint64_t index, uint32_t seed) {
-  uint32_t x = (static_cast<uint32_t>(index) * 0x9E3779B1u) ^ seed;
-  x ^= static_cast<uint32_t>(index >> 32) * 0x85EBCA77u;
-  x ^= x >> 16;
-  x *= 0x7FEB352Du;
-  x ^= x >> 15;
-  x *= 0x846CA68Bu;
-  x ^= x >> 16;
-  return x;
+  return gpucheck_pattern_word(index, seed);
 }
 
 } // namespace gpucheck::platform::gpu

@@ -83,6 +83,10 @@ public:
   /// docs/checks.md "How the GPU checks are scheduled"), then read free memory and the budget
   /// again, since checks that ran meanwhile have freed theirs.
   void wait_for_gate();
+  /// The gated work is over (the last timed or GPU-heavy step): the parent may release the next
+  /// check on this GPU while this one checks results on the host and tears down
+  /// (platform::gate_done()). The destructor implies it.
+  void done_with_gpu() const;
   /// Attribute value, or `fallback` when the driver does not know it.
   [[nodiscard]] int attribute(CUdevice_attribute attribute, int fallback = 0) const;
   /// {"ordinal", "name", "cc", "sm_count", "pci_bus_id", "free_bytes", "budget_bytes", "driver"}.

@@ -119,6 +119,7 @@ void run_streams(int ordinal, nlohmann::json& out) {
   std::vector<uint32_t> result(k_words);
   GPUCHECK_CU(api, cuMemcpyDtoHAsync, result.data(), words.get(), size_t{k_words} * 4, low.get());
   low.synchronize();
+  session.done_with_gpu();
   Verification v{"graph", fmt::format("1 event-timed + {} graph-replayed affine steps over {} "
                                       "words",
                                       2 * k_replays, k_words)};

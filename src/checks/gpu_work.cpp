@@ -17,18 +17,17 @@ struct ModeOfCheck {
   std::string_view check_id;
   std::string_view mode;
 };
-// The order in which the gated work of one GPU runs (docs/checks.md, "How the GPU checks are
-// scheduled"): compute and streams on each GPU; then bandwidth, one GPU after the other, alone;
-// then cuDNN's timed convolutions on each GPU. cuDNN's untimed preparation (its small verified
-// cases) runs before its gate, beside the others.
-constexpr std::array<ModeOfCheck, 4> k_modes{{{"gpu.compute", "gpu-compute"},
+// The order in which the gated work runs (docs/checks.md, "How the GPU checks are scheduled"):
+// bandwidth first, one GPU after the other, with nothing else released anywhere; then compute and
+// streams on each GPU; then cuDNN's timed convolutions on each GPU. cuDNN's untimed preparation
+// (its small verified cases) runs before its gate, beside the others.
+constexpr std::array<ModeOfCheck, 4> k_modes{{{"gpu.bandwidth", "gpu-bandwidth"},
+                                              {"gpu.compute", "gpu-compute"},
                                               {"gpu.streams", "gpu-streams"},
-                                              {"gpu.bandwidth", "gpu-bandwidth"},
                                               {"gpu.cudnn", "gpu-cudnn"}}};
 constexpr std::string_view k_exclusive_mode = "gpu-bandwidth";
-constexpr std::string_view k_after_exclusive_mode = "gpu-cudnn";
 // Context order on one GPU: cuDNN first, since it prepares longest before its gate (its first
-// use of each kernel family is slow), then bandwidth, whose gated work is the longest.
+// use of each kernel family is slow), then bandwidth, whose gate opens first.
 constexpr std::array<std::string_view, 4> k_setup_order{"gpu-cudnn", "gpu-bandwidth",
                                                         "gpu-compute", "gpu-streams"};
 } // namespace
@@ -56,39 +55,25 @@ std::vector<PlannedGpuJob> plan_gpu_jobs(const std::vector<std::string>& modes,
     return std::find(modes.begin(), modes.end(), mode) != modes.end();
   };
   std::vector<PlannedGpuJob> jobs;
-  std::vector<size_t> chain_jobs; // compute and streams, every GPU
+  // Bandwidth: one GPU after the other, before anything else is released.
+  std::vector<size_t> exclusive_jobs;
+  if (selected(k_exclusive_mode)) {
+    for (const int ordinal : ordinals) {
+      jobs.push_back({std::string(k_exclusive_mode), ordinal, exclusive_jobs, {}});
+      exclusive_jobs.push_back(jobs.size() - 1);
+    }
+  }
+  // Then each GPU on its own: compute, streams, cuDNN. Every job waits for every job before it
+  // on its GPU: a child that ends early (it failed in its setup) must not let the next one
+  // overtake a job that still runs.
   for (const int ordinal : ordinals) {
-    // Every job before this one on the same GPU: a child that ends early (it failed in its
-    // setup) must not let the next one overtake a job that still runs.
-    std::vector<size_t> earlier;
+    std::vector<size_t> earlier = exclusive_jobs;
     for (const ModeOfCheck& m : k_modes) {
-      if (m.mode == k_exclusive_mode || m.mode == k_after_exclusive_mode || !selected(m.mode)) {
+      if (m.mode == k_exclusive_mode || !selected(m.mode)) {
         continue;
       }
       jobs.push_back({std::string(m.mode), ordinal, earlier, {}});
       earlier.push_back(jobs.size() - 1);
-      chain_jobs.push_back(jobs.size() - 1);
-    }
-  }
-  std::vector<size_t> exclusive_jobs;
-  if (selected(k_exclusive_mode)) {
-    std::vector<size_t> earlier = chain_jobs;
-    for (const int ordinal : ordinals) {
-      jobs.push_back({std::string(k_exclusive_mode), ordinal, earlier, {}});
-      earlier.push_back(jobs.size() - 1);
-      exclusive_jobs.push_back(jobs.size() - 1);
-    }
-  }
-  if (selected(k_after_exclusive_mode)) {
-    for (const int ordinal : ordinals) {
-      std::vector<size_t> after = exclusive_jobs;
-      for (const size_t k : chain_jobs) {
-        if (jobs[k].ordinal == ordinal) {
-          after.push_back(k);
-        }
-      }
-      std::sort(after.begin(), after.end());
-      jobs.push_back({std::string(k_after_exclusive_mode), ordinal, after, {}});
     }
   }
   // A GPU builds one context at a time, in k_setup_order: each job sets up once the one before

@@ -128,7 +128,15 @@ std::unique_ptr<GpuWork> start_gpu_work(const Selection& selection, const std::s
 
 GpuWork::GpuWork(const std::vector<std::string>& modes, const std::vector<int>& ordinals,
                  std::chrono::milliseconds timeout) {
-  for (const PlannedGpuJob& job : plan_gpu_jobs(modes, ordinals)) {
+  const std::vector<PlannedGpuJob> plan = plan_gpu_jobs(modes, ordinals);
+  // The first two contexts of each GPU: the jobs that build theirs first, and those after them.
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const std::vector<size_t>& after = plan[i].setup_after;
+    if (after.empty() || plan[after.front()].setup_after.empty()) {
+      m_first_contexts.push_back(i);
+    }
+  }
+  for (const PlannedGpuJob& job : plan) {
     platform::ChildRequest request;
     request.mode = job.mode;
     request.args = {std::to_string(job.ordinal)};
@@ -153,6 +161,10 @@ void GpuWork::join() {
       m_thread.join();
     }
   });
+}
+
+void GpuWork::await_first_contexts(std::chrono::milliseconds limit) {
+  m_group.await_contexts(m_first_contexts, limit);
 }
 
 void GpuWork::cancel() {

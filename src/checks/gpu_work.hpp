@@ -79,12 +79,18 @@ public:
   /// The work is not needed (no GPU to test after all): stop every child now.
   void cancel();
 
+  /// Block until the first two contexts of each GPU are built (or their children ended), or
+  /// `limit` has passed. The probes call it before loading cuDNN in their children: beside a
+  /// context creation that load makes the context take three times as long.
+  void await_first_contexts(std::chrono::milliseconds limit);
+
 private:
   struct Job {
     std::string mode;
     int ordinal = 0;
   };
   std::vector<Job> m_jobs;
+  std::vector<size_t> m_first_contexts;
   platform::ChildGroup m_group;
   std::vector<platform::ChildOutcome> m_outcomes;
   std::once_flag m_joined;

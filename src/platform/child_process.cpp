@@ -454,8 +454,37 @@ size_t ChildGroup::start(ChildRequest request) {
   return m_runs.size() - 1;
 }
 
+void ChildGroup::publish_contexts() {
+  bool changed = false;
+  {
+    const std::lock_guard<std::mutex> guard(m_contexts_lock);
+    m_contexts_seen.resize(m_runs.size(), false);
+    for (size_t i = 0; i < m_runs.size(); ++i) {
+      const Running& run = *m_runs[i];
+      if (!m_contexts_seen[i] && (finished(run) || run.context_built)) {
+        m_contexts_seen[i] = true;
+        changed = true;
+      }
+    }
+  }
+  if (changed) {
+    m_contexts_changed.notify_all();
+  }
+}
+
+bool ChildGroup::await_contexts(const std::vector<size_t>& indices,
+                                std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> guard(m_contexts_lock);
+  return m_contexts_changed.wait_for(guard, limit, [&] {
+    return std::all_of(indices.begin(), indices.end(), [this](size_t i) {
+      return i >= m_contexts_seen.size() ? i >= m_runs.size() : m_contexts_seen[i];
+    });
+  });
+}
+
 std::vector<ChildOutcome> ChildGroup::wait_all() {
   for (;;) {
+    publish_contexts();
     std::vector<pollfd> fds;
     enum class Source { result, stderr_text, gate };
     std::vector<std::pair<size_t, Source>> owners; // run index, which of its descriptors
@@ -556,6 +585,7 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
     }
   }
 
+  publish_contexts();
   std::vector<ChildOutcome> outcomes;
   outcomes.reserve(m_runs.size());
   for (size_t i = 0; i < m_runs.size(); ++i) {

@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -66,11 +68,21 @@ public:
   /// Safe from another thread while wait_all() runs: kill every unfinished child now; their
   /// outcomes are failures of kind "cancelled".
   void cancel();
+  /// Safe from another thread while wait_all() runs: block until each gated child in `indices`
+  /// has built its context (gate_context_built()) or finished, or `limit` has passed. Returns
+  /// whether they all had. Call only after every start().
+  bool await_contexts(const std::vector<size_t>& indices, std::chrono::milliseconds limit);
 
 private:
+  /// Publish to await_contexts() the children that built their context or finished.
+  void publish_contexts();
+
   std::vector<ChildRequest> m_requests;
   std::vector<std::unique_ptr<Running>> m_runs;
   std::atomic<bool> m_cancelled{false};
+  std::mutex m_contexts_lock;
+  std::condition_variable m_contexts_changed;
+  std::vector<bool> m_contexts_seen; ///< under m_contexts_lock
   int m_wake[2] = {-1, -1}; ///< self-pipe: cancel() wakes wait_all()'s poll
 };
 

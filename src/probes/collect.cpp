@@ -125,9 +125,6 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   };
   const size_t nvml_child = start("nvml", {});
   const size_t cuda_child = start("cuda", {});
-  const std::vector<std::string> cudnn_mode =
-      options.quick ? std::vector<std::string>{"--shallow"} : std::vector<std::string>{};
-  const size_t cudnn_child = start("cudnn", cudnn_mode);
   std::vector<size_t> library_children;
   for (const LibraryProbe& probe : library_probes()) {
     if (options.quick && probe.heavy) {
@@ -152,6 +149,17 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   }
 
   snapshot.libraries = discover_libraries(root, env);
+  snapshot.host = probe_host(root);
+  snapshot.environment = probe_environment(root, env);
+  snapshot.kernel_module = probe_kernel_module(root);
+  snapshot.toolkit = probe_toolkit(root, env);
+  if (options.before_cudnn_children) {
+    options.before_cudnn_children();
+    platform::trace("probes: starting the cuDNN children");
+  }
+  const std::vector<std::string> cudnn_mode =
+      options.quick ? std::vector<std::string>{"--shallow"} : std::vector<std::string>{};
+  const size_t cudnn_child = start("cudnn", cudnn_mode);
   // Several cuDNN copies: probe each on its own (one child per copy: copies cannot share a
   // process, they have one SONAME) to learn its version and the CUDA it was built for; the shim
   // says both, so each is probed shallow (loading every sub-library of each copy costs about
@@ -186,10 +194,6 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     }
   }
 
-  snapshot.host = probe_host(root);
-  snapshot.environment = probe_environment(root, env);
-  snapshot.kernel_module = probe_kernel_module(root);
-  snapshot.toolkit = probe_toolkit(root, env);
   platform::trace("probes: local facts read; waiting for the probe children");
 
   const std::vector<platform::ChildOutcome> outcomes = children.wait_all();

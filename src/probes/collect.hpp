@@ -3,6 +3,7 @@
 /// through children in parallel; everything merged into one SystemSnapshot.
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct ProbeOptions {
   std::optional<bool> run_interpreters;
   std::chrono::milliseconds python_query_timeout{2000};
   std::chrono::milliseconds import_timeout{120000};
+  /// Called before the children that load cuDNN start (after the other children and the
+  /// library discovery): the GPU checks' children, started ahead, use it to build their first
+  /// contexts undisturbed (docs/checks.md, "How the GPU checks are scheduled"). May block.
+  std::function<void()> before_cudnn_children;
 };
 
 /// Probe the machine. Never throws for a broken system: gaps become ProbeIssues or nullopts.

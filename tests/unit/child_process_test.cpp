@@ -207,6 +207,25 @@ TEST(ChildProcess, WaitingAtTheGateDoesNotCountAgainstTheDeadline) {
   ASSERT_TRUE(outcomes[1].ok()) << (outcomes[1].failure ? outcomes[1].failure->detail : "");
 }
 
+TEST(ChildProcess, AwaitContextsFromAnotherThread) {
+  ChildGroup group;
+  group.start(gated(200, 300, {}));  // its context after 200 ms
+  group.start(gated(5000, 0, {0}));  // its context only after 5 s
+  std::vector<ChildOutcome> outcomes;
+  std::thread waiter([&] { outcomes = group.wait_all(); });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(group.await_contexts({0}, 3000ms));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, 150ms);
+  EXPECT_LT(waited, 2500ms);
+  // The second one's context does not come within the limit.
+  EXPECT_FALSE(group.await_contexts({0, 1}, 100ms));
+  group.cancel();
+  waiter.join();
+  // Once every child has ended, nothing is awaited any more.
+  EXPECT_TRUE(group.await_contexts({0, 1}, 0ms));
+}
+
 TEST(ChildProcess, GatedDeadlineCountsFromTheRelease) {
   ChildGroup group;
   group.start(gated(0, 700, {}));

@@ -911,7 +911,8 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
                                   "gpucheck child with the driver loaded"));
   try {
     set_stage("load kernels");
-    const KernelModule module(session);
+    auto owned_module = std::make_unique<const KernelModule>(session);
+    const KernelModule& module = *owned_module;
     out["inputs_on"] = module.loaded() ? "gpu" : "host";
     set_stage("cudnn handle");
     auto owned_runner = std::make_unique<CudnnRunner>(session, module, dnn, graph, full, out);
@@ -935,9 +936,11 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
     }
     runner.activations(full ? 64 * k_mib : 16 * k_mib, true);
     session.done_with_gpu();
-    // The child reports and exits right after this, and exit frees the handle with everything
-    // else: cudnnDestroy (tens of milliseconds) would only delay the end of the run.
+    // The child reports and exits right after this, and exit frees the handle and the module
+    // with everything else: cudnnDestroy and cuModuleUnload (tens of milliseconds together, with
+    // cuDNN's modules loaded) would only delay the end of the run.
     static_cast<void>(owned_runner.release());
+    static_cast<void>(owned_module.release());
   } catch (const CudnnError& e) {
     out["cudnn_failure"] = {{"call", e.call},
                             {"status", e.status},

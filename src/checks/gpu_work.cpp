@@ -18,18 +18,20 @@ struct ModeOfCheck {
   std::string_view mode;
 };
 // The order in which the gated work runs (docs/checks.md, "How the GPU checks are scheduled"):
-// bandwidth first, one GPU after the other, with nothing else released anywhere; then compute and
-// streams on each GPU; then cuDNN's timed convolutions on each GPU. cuDNN's untimed preparation
+// compute and streams on each GPU; then bandwidth, one GPU after the other, with nothing else
+// released anywhere; then cuDNN's timed convolutions on each GPU. cuDNN's untimed preparation
 // (its small verified cases) runs before its gate, beside the others.
-constexpr std::array<ModeOfCheck, 4> k_modes{{{"gpu.bandwidth", "gpu-bandwidth"},
-                                              {"gpu.compute", "gpu-compute"},
+constexpr std::array<ModeOfCheck, 4> k_modes{{{"gpu.compute", "gpu-compute"},
                                               {"gpu.streams", "gpu-streams"},
+                                              {"gpu.bandwidth", "gpu-bandwidth"},
                                               {"gpu.cudnn", "gpu-cudnn"}}};
 constexpr std::string_view k_exclusive_mode = "gpu-bandwidth";
+constexpr std::string_view k_last_mode = "gpu-cudnn";
 // Context order on one GPU: cuDNN first, since it prepares longest before its gate (its first
-// use of each kernel family is slow), then bandwidth, whose gate opens first.
-constexpr std::array<std::string_view, 4> k_setup_order{"gpu-cudnn", "gpu-bandwidth",
-                                                        "gpu-compute", "gpu-streams"};
+// use of each kernel family is slow); bandwidth last, so that no context is being built while
+// it copies (a context creation slows device-local copies by a fifth).
+constexpr std::array<std::string_view, 4> k_setup_order{"gpu-cudnn", "gpu-compute", "gpu-streams",
+                                                        "gpu-bandwidth"};
 } // namespace
 
 std::vector<std::string> gpu_work_modes() {
@@ -55,25 +57,42 @@ std::vector<PlannedGpuJob> plan_gpu_jobs(const std::vector<std::string>& modes,
     return std::find(modes.begin(), modes.end(), mode) != modes.end();
   };
   std::vector<PlannedGpuJob> jobs;
-  // Bandwidth: one GPU after the other, before anything else is released.
-  std::vector<size_t> exclusive_jobs;
-  if (selected(k_exclusive_mode)) {
-    for (const int ordinal : ordinals) {
-      jobs.push_back({std::string(k_exclusive_mode), ordinal, exclusive_jobs, {}});
-      exclusive_jobs.push_back(jobs.size() - 1);
-    }
-  }
-  // Then each GPU on its own: compute, streams, cuDNN. Every job waits for every job before it
-  // on its GPU: a child that ends early (it failed in its setup) must not let the next one
-  // overtake a job that still runs.
+  // Each GPU on its own: compute, then streams. Every job waits for every job before it on its
+  // GPU: a child that ends early (it failed in its setup) must not let the next one overtake a
+  // job that still runs.
+  std::vector<size_t> chain_jobs;
   for (const int ordinal : ordinals) {
-    std::vector<size_t> earlier = exclusive_jobs;
+    std::vector<size_t> earlier;
     for (const ModeOfCheck& m : k_modes) {
-      if (m.mode == k_exclusive_mode || !selected(m.mode)) {
+      if (m.mode == k_exclusive_mode || m.mode == k_last_mode || !selected(m.mode)) {
         continue;
       }
       jobs.push_back({std::string(m.mode), ordinal, earlier, {}});
       earlier.push_back(jobs.size() - 1);
+      chain_jobs.push_back(jobs.size() - 1);
+    }
+  }
+  // Bandwidth: one GPU after the other, once every job above is done.
+  std::vector<size_t> exclusive_jobs;
+  if (selected(k_exclusive_mode)) {
+    std::vector<size_t> earlier = chain_jobs;
+    for (const int ordinal : ordinals) {
+      jobs.push_back({std::string(k_exclusive_mode), ordinal, earlier, {}});
+      earlier.push_back(jobs.size() - 1);
+      exclusive_jobs.push_back(jobs.size() - 1);
+    }
+  }
+  // cuDNN's timed work: after its GPU's jobs and every bandwidth job.
+  if (selected(k_last_mode)) {
+    for (const int ordinal : ordinals) {
+      std::vector<size_t> after;
+      for (const size_t k : chain_jobs) {
+        if (jobs[k].ordinal == ordinal) {
+          after.push_back(k);
+        }
+      }
+      after.insert(after.end(), exclusive_jobs.begin(), exclusive_jobs.end());
+      jobs.push_back({std::string(k_last_mode), ordinal, after, {}});
     }
   }
   // A GPU builds one context at a time, in k_setup_order: each job sets up once the one before
@@ -128,15 +147,7 @@ std::unique_ptr<GpuWork> start_gpu_work(const Selection& selection, const std::s
 
 GpuWork::GpuWork(const std::vector<std::string>& modes, const std::vector<int>& ordinals,
                  std::chrono::milliseconds timeout) {
-  const std::vector<PlannedGpuJob> plan = plan_gpu_jobs(modes, ordinals);
-  // The first two contexts of each GPU: the jobs that build theirs first, and those after them.
-  for (size_t i = 0; i < plan.size(); ++i) {
-    const std::vector<size_t>& after = plan[i].setup_after;
-    if (after.empty() || plan[after.front()].setup_after.empty()) {
-      m_first_contexts.push_back(i);
-    }
-  }
-  for (const PlannedGpuJob& job : plan) {
+  for (const PlannedGpuJob& job : plan_gpu_jobs(modes, ordinals)) {
     platform::ChildRequest request;
     request.mode = job.mode;
     request.args = {std::to_string(job.ordinal)};
@@ -163,8 +174,12 @@ void GpuWork::join() {
   });
 }
 
-void GpuWork::await_first_contexts(std::chrono::milliseconds limit) {
-  m_group.await_contexts(m_first_contexts, limit);
+void GpuWork::await_contexts(std::chrono::milliseconds limit) {
+  std::vector<size_t> all(m_jobs.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    all[i] = i;
+  }
+  m_group.await_contexts(all, limit);
 }
 
 void GpuWork::cancel() {

@@ -6,9 +6,9 @@
 /// child at once, while the probes still run; each builds its context when its turn comes (one
 /// per GPU at a time), does its untimed preparation (gpucheck's kernels, pinned host memory,
 /// cuDNN's small verified cases) and then waits at its gate. The gates open so that no timed
-/// work shares a GPU with another check's timed work: first the copy-bandwidth children, one GPU
-/// after the other, with no other check released anywhere; then on each GPU compute, streams and
-/// cuDNN's timed convolutions. A child tells the parent when its gated work is done, so the
+/// work shares a GPU with another check's timed work: compute, then streams on each GPU; then
+/// the copy-bandwidth children, one GPU after the other, with no other check released anywhere
+/// and no context being built; then cuDNN's timed convolutions. A child tells the parent when its gated work is done, so the
 /// next one starts while it checks results and tears down. Before its gate a child holds only
 /// small device allocations (cuDNN's small cases: under 64 MiB), so the memory budget holds.
 
@@ -26,7 +26,7 @@
 namespace gpucheck::checks {
 
 /// The child modes of the active GPU checks in the order their gates open on one GPU:
-/// bandwidth (exclusive: no other check released on any GPU), compute, streams, cuDNN.
+/// compute, streams, bandwidth (exclusive: no other check released on any GPU), cuDNN.
 std::vector<std::string> gpu_work_modes();
 
 /// One child of the plan: its mode and GPU, the jobs (indices into the plan) that must be done
@@ -40,9 +40,9 @@ struct PlannedGpuJob {
 };
 
 /// The gates of the selected modes on `ordinals` (docs/checks.md, "How the GPU checks are
-/// scheduled"): every bandwidth job first, one after the other; once all are done, each GPU on
-/// its own runs compute, streams, then cuDNN. Contexts are built one at a time per GPU: cuDNN,
-/// bandwidth, compute, streams.
+/// scheduled"): on each GPU compute, then streams; once all of those are done, every bandwidth
+/// job, one after the other; then cuDNN on each GPU once its GPU's jobs and every bandwidth job
+/// are done. Contexts are built one at a time per GPU: cuDNN, compute, streams, bandwidth.
 std::vector<PlannedGpuJob> plan_gpu_jobs(const std::vector<std::string>& modes,
                                          const std::vector<int>& ordinals);
 
@@ -79,10 +79,10 @@ public:
   /// The work is not needed (no GPU to test after all): stop every child now.
   void cancel();
 
-  /// Block until the first two contexts of each GPU are built (or their children ended), or
-  /// `limit` has passed. The probes call it before loading cuDNN in their children: beside a
-  /// context creation that load makes the context take three times as long.
-  void await_first_contexts(std::chrono::milliseconds limit);
+  /// Block until every child has built its context (or ended), or `limit` has passed. The
+  /// probes call it before loading cuDNN in their children: beside a context creation that load
+  /// makes the context take three times as long.
+  void await_contexts(std::chrono::milliseconds limit);
 
 private:
   struct Job {
@@ -90,7 +90,6 @@ private:
     int ordinal = 0;
   };
   std::vector<Job> m_jobs;
-  std::vector<size_t> m_first_contexts;
   platform::ChildGroup m_group;
   std::vector<platform::ChildOutcome> m_outcomes;
   std::once_flag m_joined;

@@ -42,9 +42,9 @@ TEST(GpuWork, ModesOfTheActiveChecks) {
   EXPECT_EQ(gpu_work_mode_for("gpu.cudnn"), "gpu-cudnn");
   EXPECT_EQ(gpu_work_mode_for("gpu.bandwidth"), "gpu-bandwidth");
   EXPECT_EQ(gpu_work_mode_for("gpu.ecc"), "");
-  // Bandwidth opens first and alone; cuDNN's timed work last.
+  // Bandwidth opens alone, after compute and streams; cuDNN's timed work last.
   EXPECT_EQ(gpu_work_modes(),
-            (std::vector<std::string>{"gpu-bandwidth", "gpu-compute", "gpu-streams", "gpu-cudnn"}));
+            (std::vector<std::string>{"gpu-compute", "gpu-streams", "gpu-bandwidth", "gpu-cudnn"}));
 }
 
 size_t index_of(const std::vector<PlannedGpuJob>& plan, const std::string& mode, int ordinal) {
@@ -71,23 +71,24 @@ TEST(GpuWork, PlanOnTwoGpus) {
   const size_t s1 = at("gpu-streams", 1);
   const size_t b1 = at("gpu-bandwidth", 1);
   const size_t d1 = at("gpu-cudnn", 1);
-  // Bandwidth first, one GPU after the other.
-  EXPECT_TRUE(plan[b0].release_after.empty());
-  EXPECT_EQ(plan[b1].release_after, Indices{b0});
-  // Then each GPU on its own, the two side by side: compute, streams, cuDNN.
-  EXPECT_EQ(plan[c0].release_after, (Indices{b0, b1}));
-  EXPECT_EQ(plan[s0].release_after, (Indices{b0, b1, c0}));
-  EXPECT_EQ(plan[d0].release_after, (Indices{b0, b1, c0, s0}));
-  EXPECT_EQ(plan[c1].release_after, (Indices{b0, b1}));
-  EXPECT_EQ(plan[s1].release_after, (Indices{b0, b1, c1}));
-  EXPECT_EQ(plan[d1].release_after, (Indices{b0, b1, c1, s1}));
-  // Contexts one at a time per GPU: cuDNN, bandwidth, compute, streams.
+  // Each GPU: compute, then streams; the two GPUs side by side.
+  EXPECT_TRUE(plan[c0].release_after.empty());
+  EXPECT_EQ(plan[s0].release_after, Indices{c0});
+  EXPECT_TRUE(plan[c1].release_after.empty());
+  EXPECT_EQ(plan[s1].release_after, Indices{c1});
+  // Bandwidth: after every compute and streams job, one GPU after the other.
+  EXPECT_EQ(plan[b0].release_after, (Indices{c0, s0, c1, s1}));
+  EXPECT_EQ(plan[b1].release_after, (Indices{c0, s0, c1, s1, b0}));
+  // cuDNN's timed work: after its GPU's jobs and every bandwidth job.
+  EXPECT_EQ(plan[d0].release_after, (Indices{c0, s0, b0, b1}));
+  EXPECT_EQ(plan[d1].release_after, (Indices{c1, s1, b0, b1}));
+  // Contexts one at a time per GPU: cuDNN, compute, streams, bandwidth.
   EXPECT_TRUE(plan[d0].setup_after.empty());
-  EXPECT_EQ(plan[b0].setup_after, Indices{d0});
-  EXPECT_EQ(plan[c0].setup_after, Indices{b0});
+  EXPECT_EQ(plan[c0].setup_after, Indices{d0});
   EXPECT_EQ(plan[s0].setup_after, Indices{c0});
+  EXPECT_EQ(plan[b0].setup_after, Indices{s0});
   EXPECT_TRUE(plan[d1].setup_after.empty());
-  EXPECT_EQ(plan[b1].setup_after, Indices{d1});
+  EXPECT_EQ(plan[c1].setup_after, Indices{d1});
 }
 
 TEST(GpuWork, PlanOfSomeChecks) {

@@ -86,20 +86,24 @@ def timed(torch, fn, repeats=20, inner=1):
     return statistics.median(times)
 
 
-def torch_figures(torch, device, copy_bytes, d2d_bytes, relu_elements, labels):
+def torch_figures(torch, device, copy_bytes, pageable_bytes, d2d_bytes, relu_elements, labels):
     dev = torch.device("cuda", device)
     torch.cuda.set_device(dev)
     out = {}
     n = copy_bytes // 4
     pinned = torch.empty(n, dtype=torch.float32, pin_memory=True).fill_(1.0)
-    pageable = torch.ones(n, dtype=torch.float32)
+    pageable = torch.ones(pageable_bytes // 4, dtype=torch.float32)
     d = torch.empty(n, dtype=torch.float32, device=dev)
+    d_pageable = d[: pageable_bytes // 4]
     gb = copy_bytes / 1e9
     out["h2d_gbps"] = gb / (timed(torch, lambda: d.copy_(pinned, non_blocking=True)) / 1e3)
     out["d2h_gbps"] = gb / (timed(torch, lambda: pinned.copy_(d, non_blocking=True)) / 1e3)
-    out["h2d_pageable_gbps"] = gb / (timed(torch, lambda: d.copy_(pageable), repeats=5) / 1e3)
-    out["d2h_pageable_gbps"] = gb / (timed(torch, lambda: pageable.copy_(d), repeats=5) / 1e3)
-    del pinned, pageable, d
+    gb_pageable = pageable_bytes / 1e9
+    out["h2d_pageable_gbps"] = gb_pageable / (
+        timed(torch, lambda: d_pageable.copy_(pageable), repeats=5) / 1e3)
+    out["d2h_pageable_gbps"] = gb_pageable / (
+        timed(torch, lambda: pageable.copy_(d_pageable), repeats=5) / 1e3)
+    del pinned, pageable, d, d_pageable
     src = torch.empty(d2d_bytes // 4, dtype=torch.float32, device=dev).fill_(2.0)
     dst = torch.empty_like(src)
     out["d2d_gbps"] = (d2d_bytes / 1e9) / (timed(torch, lambda: dst.copy_(src), inner=8) / 1e3)
@@ -173,6 +177,7 @@ def main():
     import torch  # imported late: the gpucheck children run before PyTorch touches the GPU
 
     theirs = torch_figures(torch, args.device, sizes.get("host_copy_bytes", 64 * MIB),
+                           sizes.get("pageable_bytes", sizes.get("host_copy_bytes", 64 * MIB)),
                            sizes.get("d2d_bytes", 256 * MIB), relu_elements, labels)
 
     standard = wall_times([args.gpucheck])

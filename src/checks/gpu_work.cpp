@@ -77,7 +77,7 @@ std::vector<PlannedGpuJob> plan_gpu_jobs(const std::vector<std::string>& modes,
   if (selected(k_exclusive_mode)) {
     std::vector<size_t> earlier = chain_jobs;
     for (const int ordinal : ordinals) {
-      jobs.push_back({std::string(k_exclusive_mode), ordinal, earlier, {}});
+      jobs.push_back({std::string(k_exclusive_mode), ordinal, earlier, {}, true});
       earlier.push_back(jobs.size() - 1);
       exclusive_jobs.push_back(jobs.size() - 1);
     }
@@ -92,7 +92,7 @@ std::vector<PlannedGpuJob> plan_gpu_jobs(const std::vector<std::string>& modes,
         }
       }
       after.insert(after.end(), exclusive_jobs.begin(), exclusive_jobs.end());
-      jobs.push_back({std::string(k_last_mode), ordinal, after, {}});
+      jobs.push_back({std::string(k_last_mode), ordinal, after, {}, true});
     }
   }
   // A GPU builds one context at a time, in k_setup_order: each job sets up once the one before
@@ -108,6 +108,14 @@ std::vector<PlannedGpuJob> plan_gpu_jobs(const std::vector<std::string>& modes,
         jobs[i].setup_after = {it->second};
       }
       last_on_gpu[jobs[i].ordinal] = i;
+    }
+  }
+  // No context is built on any GPU while copies are timed: bandwidth waits for all of them.
+  for (PlannedGpuJob& job : jobs) {
+    if (job.mode == k_exclusive_mode) {
+      for (size_t i = 0; i < jobs.size(); ++i) {
+        job.after_contexts.push_back(i);
+      }
     }
   }
   return jobs;
@@ -155,6 +163,8 @@ GpuWork::GpuWork(const std::vector<std::string>& modes, const std::vector<int>& 
     request.gated = true;
     request.release_after = job.release_after;
     request.setup_after = job.setup_after;
+    request.release_after_exit = job.after_exit;
+    request.release_after_contexts = job.after_contexts;
     m_group.start(std::move(request));
     m_jobs.push_back({job.mode, job.ordinal});
   }
@@ -174,12 +184,16 @@ void GpuWork::join() {
   });
 }
 
-void GpuWork::await_contexts(std::chrono::milliseconds limit) {
+void GpuWork::await_quiet(std::chrono::milliseconds limit) {
   std::vector<size_t> all(m_jobs.size());
+  std::vector<size_t> copies;
   for (size_t i = 0; i < all.size(); ++i) {
     all[i] = i;
+    if (m_jobs[i].mode == k_exclusive_mode) {
+      copies.push_back(i);
+    }
   }
-  m_group.await_contexts(all, limit);
+  m_group.await_progress(all, copies, limit);
 }
 
 void GpuWork::cancel() {

@@ -37,6 +37,10 @@ struct PlannedGpuJob {
   int ordinal = 0;
   std::vector<size_t> release_after;
   std::vector<size_t> setup_after;
+  /// Released only once the jobs of release_after have exited (their teardown included).
+  bool after_exit = false;
+  /// Released only once these jobs (on any GPU) have built their contexts.
+  std::vector<size_t> after_contexts;
 };
 
 /// The gates of the selected modes on `ordinals` (docs/checks.md, "How the GPU checks are
@@ -79,10 +83,11 @@ public:
   /// The work is not needed (no GPU to test after all): stop every child now.
   void cancel();
 
-  /// Block until every child has built its context (or ended), or `limit` has passed. The
-  /// probes call it before loading cuDNN in their children: beside a context creation that load
-  /// makes the context take three times as long.
-  void await_contexts(std::chrono::milliseconds limit);
+  /// Block until every child has built its context (or ended) and the bandwidth children have
+  /// ended, or `limit` has passed. The probes call it before loading cuDNN in their children:
+  /// beside a context creation that load makes the context take three times as long, and it
+  /// must not share host memory with the copies being timed.
+  void await_quiet(std::chrono::milliseconds limit);
 
 private:
   struct Job {

@@ -459,10 +459,15 @@ void ChildGroup::publish_contexts() {
   {
     const std::lock_guard<std::mutex> guard(m_contexts_lock);
     m_contexts_seen.resize(m_runs.size(), false);
+    m_exits_seen.resize(m_runs.size(), false);
     for (size_t i = 0; i < m_runs.size(); ++i) {
       const Running& run = *m_runs[i];
       if (!m_contexts_seen[i] && (finished(run) || run.context_built)) {
         m_contexts_seen[i] = true;
+        changed = true;
+      }
+      if (!m_exits_seen[i] && finished(run)) {
+        m_exits_seen[i] = true;
         changed = true;
       }
     }
@@ -472,13 +477,18 @@ void ChildGroup::publish_contexts() {
   }
 }
 
-bool ChildGroup::await_contexts(const std::vector<size_t>& indices,
+bool ChildGroup::await_progress(const std::vector<size_t>& built,
+                                const std::vector<size_t>& exited,
                                 std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> guard(m_contexts_lock);
+  const auto seen = [this](const std::vector<bool>& flags, size_t i) {
+    return i >= flags.size() ? i >= m_runs.size() : static_cast<bool>(flags[i]);
+  };
   return m_contexts_changed.wait_for(guard, limit, [&] {
-    return std::all_of(indices.begin(), indices.end(), [this](size_t i) {
-      return i >= m_contexts_seen.size() ? i >= m_runs.size() : m_contexts_seen[i];
-    });
+    return std::all_of(built.begin(), built.end(),
+                       [&](size_t i) { return seen(m_contexts_seen, i); }) &&
+           std::all_of(exited.begin(), exited.end(),
+                       [&](size_t i) { return seen(m_exits_seen, i); });
   });
 }
 
@@ -509,8 +519,14 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
         allow_setup(run, request);
       }
       // Released only once set up: the release must not overtake the context order.
+      const auto exited = [this](size_t k) { return k >= m_runs.size() || finished(*m_runs[k]); };
       if (!run.released && run.setup_sent &&
-          std::all_of(request.release_after.begin(), request.release_after.end(), gpu_done)) {
+          std::all_of(request.release_after_contexts.begin(),
+                      request.release_after_contexts.end(), context_built) &&
+          (request.release_after_exit
+               ? std::all_of(request.release_after.begin(), request.release_after.end(), exited)
+               : std::all_of(request.release_after.begin(), request.release_after.end(),
+                             gpu_done))) {
         release(run, request);
       }
       all_done = false;

@@ -34,6 +34,13 @@ struct ChildRequest {
   /// For a gated child: release it once every child of the group with these indices (earlier
   /// starts) is done with its gated work (gate_done()) or has finished. Empty: release at once.
   std::vector<size_t> release_after;
+  /// For a gated child: wait until those children have exited, not merely said they are done
+  /// with their gated work: a context teardown on the GPU (about 0.1 s) slows copies and
+  /// changes which cuDNN algorithm times fastest.
+  bool release_after_exit = false;
+  /// For a gated child: also wait until these children have built their context (or ended): a
+  /// context being built on any GPU slows the copies being timed.
+  std::vector<size_t> release_after_contexts;
   /// For a gated child: let it start its expensive setup (gate_setup()) once every child with
   /// these indices has built its context (gate_context_built()), waits at its gate, or has
   /// finished. Empty: at once.
@@ -68,10 +75,12 @@ public:
   /// Safe from another thread while wait_all() runs: kill every unfinished child now; their
   /// outcomes are failures of kind "cancelled".
   void cancel();
-  /// Safe from another thread while wait_all() runs: block until each gated child in `indices`
-  /// has built its context (gate_context_built()) or finished, or `limit` has passed. Returns
-  /// whether they all had. Call only after every start().
-  bool await_contexts(const std::vector<size_t>& indices, std::chrono::milliseconds limit);
+  /// Safe from another thread while wait_all() runs: block until each gated child in `built`
+  /// has built its context (gate_context_built()) or finished, and each child in `exited` has
+  /// finished, or `limit` has passed. Returns whether they all had. Call only after every
+  /// start().
+  bool await_progress(const std::vector<size_t>& built, const std::vector<size_t>& exited,
+                      std::chrono::milliseconds limit);
 
 private:
   /// Publish to await_contexts() the children that built their context or finished.
@@ -83,6 +92,7 @@ private:
   std::mutex m_contexts_lock;
   std::condition_variable m_contexts_changed;
   std::vector<bool> m_contexts_seen; ///< under m_contexts_lock
+  std::vector<bool> m_exits_seen;    ///< under m_contexts_lock
   int m_wake[2] = {-1, -1}; ///< self-pipe: cancel() wakes wait_all()'s poll
 };
 

@@ -155,6 +155,17 @@ TEST(ChildProcess, ReleaseFollowsDoneNotExit) {
   EXPECT_LT(field(outcomes[1], "began_ns"), field(outcomes[0], "ended_ns"));
 }
 
+TEST(ChildProcess, ReleaseAfterExitWaitsForTheTeardown) {
+  ChildGroup group;
+  group.start(gated(0, 50, {}, 5000ms, 400)); // done after 50 ms, exits 400 ms later
+  ChildRequest second = gated(0, 0, {0});
+  second.release_after_exit = true;
+  group.start(second);
+  const std::vector<ChildOutcome> outcomes = group.wait_all();
+  ASSERT_TRUE(outcomes[0].ok() && outcomes[1].ok());
+  EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "ended_ns"));
+}
+
 TEST(ChildProcess, SetupGateOpensWhenTheNamedChildHasItsContext) {
   ChildGroup group;
   // Context after 100 ms, then 1 s of untimed preparation before its gate, then 0.5 s of work.
@@ -214,16 +225,18 @@ TEST(ChildProcess, AwaitContextsFromAnotherThread) {
   std::vector<ChildOutcome> outcomes;
   std::thread waiter([&] { outcomes = group.wait_all(); });
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_TRUE(group.await_contexts({0}, 3000ms));
+  EXPECT_TRUE(group.await_progress({0}, {}, 3000ms));
   const auto waited = std::chrono::steady_clock::now() - start;
   EXPECT_GE(waited, 150ms);
   EXPECT_LT(waited, 2500ms);
-  // The second one's context does not come within the limit.
-  EXPECT_FALSE(group.await_contexts({0, 1}, 100ms));
+  // The second one's context does not come within the limit, nor the first one's exit.
+  EXPECT_FALSE(group.await_progress({0, 1}, {}, 100ms));
+  EXPECT_FALSE(group.await_progress({0}, {0}, 20ms));
+  EXPECT_TRUE(group.await_progress({}, {0}, 3000ms));
   group.cancel();
   waiter.join();
   // Once every child has ended, nothing is awaited any more.
-  EXPECT_TRUE(group.await_contexts({0, 1}, 0ms));
+  EXPECT_TRUE(group.await_progress({0, 1}, {0, 1}, 0ms));
 }
 
 TEST(ChildProcess, GatedDeadlineCountsFromTheRelease) {

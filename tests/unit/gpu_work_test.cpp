@@ -82,6 +82,14 @@ TEST(GpuWork, PlanOnTwoGpus) {
   // cuDNN's timed work: after its GPU's jobs and every bandwidth job.
   EXPECT_EQ(plan[d0].release_after, (Indices{c0, s0, b0, b1}));
   EXPECT_EQ(plan[d1].release_after, (Indices{c1, s1, b0, b1}));
+  // Bandwidth and cuDNN wait for the jobs before them to exit (no teardown beside them).
+  EXPECT_FALSE(plan[s0].after_exit);
+  EXPECT_TRUE(plan[b0].after_exit);
+  EXPECT_TRUE(plan[b1].after_exit);
+  EXPECT_TRUE(plan[d0].after_exit);
+  // Bandwidth copies with no context being built anywhere.
+  EXPECT_EQ(plan[b1].after_contexts.size(), plan.size());
+  EXPECT_TRUE(plan[c0].after_contexts.empty());
   // Contexts one at a time per GPU: cuDNN, compute, streams, bandwidth.
   EXPECT_TRUE(plan[d0].setup_after.empty());
   EXPECT_EQ(plan[c0].setup_after, Indices{d0});

@@ -494,7 +494,6 @@ bool ChildGroup::await_progress(const std::vector<size_t>& built,
 
 std::vector<ChildOutcome> ChildGroup::wait_all() {
   for (;;) {
-    publish_contexts();
     std::vector<pollfd> fds;
     enum class Source { result, stderr_text, gate };
     std::vector<std::pair<size_t, Source>> owners; // run index, which of its descriptors
@@ -562,6 +561,8 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
         wait_until = std::min(wait_until, now + std::chrono::milliseconds(1));
       }
     }
+    // After the reaping above: await_progress() sees exits and contexts without delay.
+    publish_contexts();
     if (all_done) {
       break;
     }

@@ -184,16 +184,12 @@ void GpuWork::join() {
   });
 }
 
-void GpuWork::await_quiet(std::chrono::milliseconds limit) {
+void GpuWork::await_contexts(std::chrono::milliseconds limit) {
   std::vector<size_t> all(m_jobs.size());
-  std::vector<size_t> copies;
   for (size_t i = 0; i < all.size(); ++i) {
     all[i] = i;
-    if (m_jobs[i].mode == k_exclusive_mode) {
-      copies.push_back(i);
-    }
   }
-  m_group.await_progress(all, copies, limit);
+  m_group.await_progress(all, {}, limit);
 }
 
 void GpuWork::cancel() {

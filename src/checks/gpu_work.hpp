@@ -83,11 +83,11 @@ public:
   /// The work is not needed (no GPU to test after all): stop every child now.
   void cancel();
 
-  /// Block until every child has built its context (or ended) and the bandwidth children have
-  /// ended, or `limit` has passed. The probes call it before loading cuDNN in their children:
-  /// beside a context creation that load makes the context take three times as long, and it
-  /// must not share host memory with the copies being timed.
-  void await_quiet(std::chrono::milliseconds limit);
+  /// Block until every child has built its context (or ended), or `limit` has passed. The
+  /// probes call it before loading cuDNN in their children: beside a context creation that load
+  /// makes the context take three times as long. (Waiting for the copies too made the probes
+  /// overlap cuDNN's timed convolutions instead, 14% slower; docs/performance.md.)
+  void await_contexts(std::chrono::milliseconds limit);
 
 private:
   struct Job {

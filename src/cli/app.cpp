@@ -81,11 +81,10 @@ SystemSnapshot obtain_snapshot(const RunOptions& options, checks::GpuWork* gpu_w
   probe_options.child_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
   if (gpu_work != nullptr) {
-    // The GPU children's contexts build three times faster without cuDNN loading beside them,
-    // and the copies are timed with the host to themselves: the probes' cuDNN children wait for
-    // both (at most 5 s), off the critical path.
+    // The GPU children's contexts build three times faster without cuDNN loading beside them:
+    // the probes' cuDNN children wait for them (at most 1.5 s), off the critical path.
     probe_options.before_cudnn_children = [gpu_work] {
-      gpu_work->await_quiet(std::chrono::milliseconds(5000));
+      gpu_work->await_contexts(std::chrono::milliseconds(1500));
     };
   }
   return probes::collect_snapshot(probe_options, probes::Environment::current());

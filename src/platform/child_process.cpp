@@ -477,8 +477,7 @@ void ChildGroup::publish_contexts() {
   }
 }
 
-bool ChildGroup::await_progress(const std::vector<size_t>& built,
-                                const std::vector<size_t>& exited,
+bool ChildGroup::await_progress(const std::vector<size_t>& built, const std::vector<size_t>& exited,
                                 std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> guard(m_contexts_lock);
   const auto seen = [this](const std::vector<bool>& flags, size_t i) {
@@ -520,8 +519,8 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
       // Released only once set up: the release must not overtake the context order.
       const auto exited = [this](size_t k) { return k >= m_runs.size() || finished(*m_runs[k]); };
       if (!run.released && run.setup_sent &&
-          std::all_of(request.release_after_contexts.begin(),
-                      request.release_after_contexts.end(), context_built) &&
+          std::all_of(request.release_after_contexts.begin(), request.release_after_contexts.end(),
+                      context_built) &&
           (request.release_after_exit
                ? std::all_of(request.release_after.begin(), request.release_after.end(), exited)
                : std::all_of(request.release_after.begin(), request.release_after.end(),

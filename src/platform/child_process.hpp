@@ -93,7 +93,7 @@ private:
   std::condition_variable m_contexts_changed;
   std::vector<bool> m_contexts_seen; ///< under m_contexts_lock
   std::vector<bool> m_exits_seen;    ///< under m_contexts_lock
-  int m_wake[2] = {-1, -1}; ///< self-pipe: cancel() wakes wait_all()'s poll
+  int m_wake[2] = {-1, -1};          ///< self-pipe: cancel() wakes wait_all()'s poll
 };
 
 /// In a child started with ChildRequest::gated: tell the parent it is ready and block until the

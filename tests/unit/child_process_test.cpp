@@ -220,8 +220,8 @@ TEST(ChildProcess, WaitingAtTheGateDoesNotCountAgainstTheDeadline) {
 
 TEST(ChildProcess, AwaitContextsFromAnotherThread) {
   ChildGroup group;
-  group.start(gated(200, 300, {}));  // its context after 200 ms
-  group.start(gated(5000, 0, {0}));  // its context only after 5 s
+  group.start(gated(200, 300, {})); // its context after 200 ms
+  group.start(gated(5000, 0, {0})); // its context only after 5 s
   std::vector<ChildOutcome> outcomes;
   std::thread waiter([&] { outcomes = group.wait_all(); });
   const auto start = std::chrono::steady_clock::now();

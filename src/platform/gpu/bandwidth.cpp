@@ -30,7 +30,7 @@ namespace gpucheck::platform::gpu {
 namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
 constexpr uint64_t k_host_copy_bytes = 64 * k_mib; // per host buffer; two are pinned
-constexpr uint64_t k_pageable_bytes = 32 * k_mib; // host-timed synchronous copies: no gate
+constexpr uint64_t k_pageable_bytes = 32 * k_mib;  // host-timed synchronous copies: no gate
 constexpr uint64_t k_d2d_max_bytes = 256 * k_mib;  // per device buffer of the local copy
 constexpr uint64_t k_d2d_min_bytes = 16 * k_mib;
 constexpr double k_sample_target_ms = 5.0;
@@ -374,10 +374,8 @@ void run_bandwidth(int ordinal, nlohmann::json& out) {
   // pinning costs tens of milliseconds.
   set_stage("allocate pinned host memory");
   const uint64_t pinned_bytes = host_bytes_for(session.budget_bytes());
-  auto pinned_a =
-      std::make_unique<PinnedBuffer>(session, pinned_bytes, CU_MEMHOSTALLOC_PORTABLE);
-  auto pinned_b =
-      std::make_unique<PinnedBuffer>(session, pinned_bytes, CU_MEMHOSTALLOC_PORTABLE);
+  auto pinned_a = std::make_unique<PinnedBuffer>(session, pinned_bytes, CU_MEMHOSTALLOC_PORTABLE);
+  auto pinned_b = std::make_unique<PinnedBuffer>(session, pinned_bytes, CU_MEMHOSTALLOC_PORTABLE);
   const PinnedBuffer& host_a = *pinned_a;
   const PinnedBuffer& host_b = *pinned_b;
   session.wait_for_gate();

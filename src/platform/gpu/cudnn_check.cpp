@@ -777,10 +777,9 @@ public:
       cudnnActivationMode_t mode;
       const char* name;
     };
-    const std::vector<Mode> modes =
-        timed ? std::vector<Mode>{{CUDNN_ACTIVATION_RELU, "relu"}}
-              : std::vector<Mode>{{CUDNN_ACTIVATION_SIGMOID, "sigmoid"},
-                                  {CUDNN_ACTIVATION_TANH, "tanh"}};
+    const std::vector<Mode> modes = timed ? std::vector<Mode>{{CUDNN_ACTIVATION_RELU, "relu"}}
+                                          : std::vector<Mode>{{CUDNN_ACTIVATION_SIGMOID, "sigmoid"},
+                                                              {CUDNN_ACTIVATION_TANH, "tanh"}};
     for (const Mode& mode : modes) {
       GPUCHECK_DNN(m_dnn, cudnnSetActivationDescriptor, act_raw, mode.mode, CUDNN_NOT_PROPAGATE_NAN,
                    0.0);

@@ -92,7 +92,7 @@ nlohmann::json resident_by_mapping() {
     }
   }
   std::vector<std::pair<std::string, std::pair<double, double>>> sorted(by_name.begin(),
-                                                                         by_name.end());
+                                                                        by_name.end());
   std::sort(sorted.begin(), sorted.end(),
             [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   nlohmann::json top = nlohmann::json::array();

@@ -1,5 +1,7 @@
 #include "checks/gpu_work.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -8,6 +10,7 @@
 
 #include "checks/visible_devices.hpp"
 #include "gpucheck/registry.hpp"
+#include "platform/trace.hpp"
 #include "probes/sysroot.hpp"
 
 namespace gpucheck::checks {
@@ -189,7 +192,9 @@ void GpuWork::await_contexts(std::chrono::milliseconds limit) {
   for (size_t i = 0; i < all.size(); ++i) {
     all[i] = i;
   }
-  m_group.await_progress(all, {}, limit);
+  if (!m_group.await_progress(all, {}, limit)) {
+    platform::trace(fmt::format("GPU work: not every context built within {} ms", limit.count()));
+  }
 }
 
 void GpuWork::cancel() {

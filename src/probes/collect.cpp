@@ -154,6 +154,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   snapshot.kernel_module = probe_kernel_module(root);
   snapshot.toolkit = probe_toolkit(root, env);
   if (options.before_cudnn_children) {
+    platform::trace("probes: local facts read; the cuDNN children wait for the GPU contexts");
     options.before_cudnn_children();
     platform::trace("probes: starting the cuDNN children");
   }

@@ -207,7 +207,7 @@ void reduction(const DeviceSession& session, const Kernels& k, const Stream& str
 
 nlohmann::json child_gpu_compute(const std::vector<std::string>& args) {
   return run_gpu_child(args, [](int ordinal, nlohmann::json& out) {
-    DeviceSession session(ordinal);
+    DeviceSession session(ordinal, 1); // one stream: one hardware queue
     out["device"] = session.describe();
     set_stage("load kernels");
     KernelModule module(session);

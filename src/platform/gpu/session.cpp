@@ -124,8 +124,12 @@ uint64_t memory_budget(uint64_t free_bytes) {
   return std::min(k_budget_cap_bytes, free_bytes / 10);
 }
 
-DeviceSession::DeviceSession(int ordinal) : m_ordinal(ordinal) {
+DeviceSession::DeviceSession(int ordinal, int connections)
+    : m_ordinal(ordinal), m_connections(connections) {
   set_stage("driver");
+  // Read by the driver when it builds the context: 8 queues (the default) take twice as long
+  // to build and tear down as one (docs/performance.md).
+  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(connections).c_str(), 1);
   m_lib = DynamicLibrary::open("libcuda.so.1");
   if (!m_lib.loaded()) {
     throw std::runtime_error("cannot load libcuda.so.1: " + m_lib.load().error);
@@ -205,7 +209,8 @@ nlohmann::json DeviceSession::describe() const {
           {"pci_bus_id", m_pci_bus_id},
           {"free_bytes", m_free_bytes},
           {"budget_bytes", m_budget_bytes},
-          {"driver", m_driver_version}};
+          {"driver", m_driver_version},
+          {"connections", m_connections}};
 }
 
 DeviceBuffer::DeviceBuffer(const DeviceSession& session, uint64_t bytes)
@@ -298,27 +303,12 @@ void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& bod
   }
 }
 
-Mismatches parallel_mismatches(uint64_t n, const std::function<bool(uint64_t)>& bad) {
-  std::mutex lock;
-  Mismatches total;
-  total.first = UINT64_MAX;
-  parallel_for(n, [&](uint64_t lo, uint64_t hi) {
-    Mismatches mine;
-    for (uint64_t i = lo; i < hi; ++i) {
-      if (bad(i) && mine.count++ == 0) {
-        mine.first = i;
-      }
-    }
-    if (mine.count != 0) {
-      const std::lock_guard<std::mutex> guard(lock);
-      total.count += mine.count;
-      total.first = std::min(total.first, mine.first);
-    }
-  });
-  if (total.count == 0) {
-    total.first = 0;
+void add_mismatches(Mismatches& total, const Mismatches& mine, std::mutex& lock) {
+  if (mine.count != 0) {
+    const std::lock_guard<std::mutex> guard(lock);
+    total.count += mine.count;
+    total.first = std::min(total.first, mine.first);
   }
-  return total;
 }
 
 double median(std::vector<double> values) {

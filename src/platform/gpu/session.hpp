@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -64,8 +65,11 @@ uint64_t memory_budget(uint64_t free_bytes);
 /// libcuda opened, cuInit done, primary context of one device retained and current.
 class DeviceSession {
 public:
-  /// Throws CudaCallError (stage "driver" or "context") when any step fails.
-  explicit DeviceSession(int ordinal);
+  /// Throws CudaCallError (stage "driver" or "context") when any step fails. `connections`:
+  /// the hardware work queues of the context (CUDA_DEVICE_MAX_CONNECTIONS, set before cuInit);
+  /// each check asks for the fewest it needs, since every queue costs time to build and to tear
+  /// down (docs/checks.md, "How the GPU checks are scheduled").
+  DeviceSession(int ordinal, int connections);
   DeviceSession(const DeviceSession&) = delete;
   DeviceSession& operator=(const DeviceSession&) = delete;
   ~DeviceSession();
@@ -89,7 +93,8 @@ public:
   void done_with_gpu() const;
   /// Attribute value, or `fallback` when the driver does not know it.
   [[nodiscard]] int attribute(CUdevice_attribute attribute, int fallback = 0) const;
-  /// {"ordinal", "name", "cc", "sm_count", "pci_bus_id", "free_bytes", "budget_bytes", "driver"}.
+  /// {"ordinal", "name", "cc", "sm_count", "pci_bus_id", "free_bytes", "budget_bytes", "driver",
+  /// "connections"}.
   [[nodiscard]] nlohmann::json describe() const;
 
 private:
@@ -99,6 +104,7 @@ private:
   DynamicLibrary m_lib;
   CudaApi m_api;
   int m_ordinal = 0;
+  int m_connections = 0;
   CUdevice m_device = 0;
   CUcontext m_context = nullptr;
   int m_cc_major = 0;
@@ -194,7 +200,30 @@ struct Mismatches {
   uint64_t count = 0;
   uint64_t first = 0; ///< the lowest bad index, when count > 0
 };
-Mismatches parallel_mismatches(uint64_t n, const std::function<bool(uint64_t)>& bad);
+/// Merge one thread's count into `total` (under a lock).
+void add_mismatches(Mismatches& total, const Mismatches& mine, std::mutex& lock);
+
+/// `bad` is a template parameter, not a std::function: it is called once per element (16 Mi
+/// times for the ReLU check) and must inline into the loop.
+template <typename Bad> Mismatches parallel_mismatches(uint64_t n, const Bad& bad) {
+  std::mutex lock;
+  Mismatches total;
+  total.first = UINT64_MAX;
+  parallel_for(n, [&](uint64_t lo, uint64_t hi) {
+    Mismatches mine;
+    mine.first = UINT64_MAX;
+    for (uint64_t i = lo; i < hi; ++i) {
+      if (bad(i) && mine.count++ == 0) {
+        mine.first = i;
+      }
+    }
+    add_mismatches(total, mine, lock);
+  });
+  if (total.count == 0) {
+    total.first = 0;
+  }
+  return total;
+}
 
 /// A metric entry for the child JSON.
 nlohmann::json metric(std::string name, double value, std::string unit, std::string note = {});

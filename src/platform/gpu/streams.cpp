@@ -41,7 +41,8 @@ private:
 };
 
 void run_streams(int ordinal, nlohmann::json& out) {
-  DeviceSession session(ordinal);
+  // Priorities, events and graphs need no second hardware queue (nothing here runs concurrently).
+  DeviceSession session(ordinal, 1);
   out["device"] = session.describe();
   const CudaApi& api = session.api();
   set_stage("load kernels");

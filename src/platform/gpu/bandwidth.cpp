@@ -292,9 +292,9 @@ public:
           fmt::format("{}; median of {} x {} copies of {} MiB (min {:.1f}, max {:.1f}), the other "
                       "direction copying throughout{}{}",
                       notes[k], gbps[k].size(), copies[k], bytes / k_mib, *lo, *hi,
-                      uncovered != 0 ? fmt::format(" ({} samples without overlap left out)",
-                                                   uncovered)
-                                     : "",
+                      uncovered != 0
+                          ? fmt::format(" ({} samples without overlap left out)", uncovered)
+                          : "",
                       gated() ? "" : ", ungated")));
     }
     m_out["bidirectional"] = {{"copies", copies}, {"extra", extra}, {"uncovered", uncovered}};
@@ -550,9 +550,10 @@ void run_bandwidth(int ordinal, nlohmann::json& out) {
   Bench::fill_host(host_a.get(), host_bytes, seed_up);
   bench.fill_device(dev_b.get(), host_bytes, seed_down, s1);
   Bench::zero_host(host_b.get(), host_bytes);
-  bench.measure_pair({"h2d_bidir_gbps", "d2h_bidir_gbps"},
-                     {"host->device while device->host runs", "device->host while host->device runs"},
-                     host_bytes, {&s1, &s2}, {h2d(dev_a.get(), host_a), d2h(host_b, dev_b.get())});
+  bench.measure_pair(
+      {"h2d_bidir_gbps", "d2h_bidir_gbps"},
+      {"host->device while device->host runs", "device->host while host->device runs"}, host_bytes,
+      {&s1, &s2}, {h2d(dev_a.get(), host_a), d2h(host_b, dev_b.get())});
   bench.record(
       bench.check_device(dev_a.get(), host_bytes, seed_up, "bidirectional host->device", s1));
   bench.record(

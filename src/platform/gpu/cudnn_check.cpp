@@ -17,6 +17,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -883,6 +884,58 @@ std::vector<ConvCase> cases(bool full, int cc_major) {
   return list;
 }
 
+/// Before the gate, beside the other checks on this GPU: the small verified cases and the
+/// activations, nothing timed. The first use of each kernel family (cuDNN loads it then) is most
+/// of this child's time, so it overlaps the checks before it. That first use is host work
+/// (0.15-0.3 s per precision on an H200 machine): FP32 and the activations run on this thread,
+/// the tensor-core cases on a second thread with its own handle and stream, so the two loads
+/// overlap (preparation 339-467 ms instead of 500-540 on one thread, same machine;
+/// docs/performance.md).
+void prepare(const DeviceSession& session, const KernelModule& module, const CudnnApi& dnn,
+             const CudnnBackendApi& graph, bool full, CudnnRunner& runner,
+             const std::vector<ConvCase>& all, nlohmann::json& out) {
+  nlohmann::json side = {{"metrics", nlohmann::json::array()},
+                         {"verify", nlohmann::json::array()},
+                         {"convolutions", nlohmann::json::array()}};
+  std::exception_ptr side_error;
+  std::unique_ptr<CudnnRunner> side_runner;
+  std::thread helper([&] {
+    stages_off_on_this_thread();
+    try {
+      session.make_current();
+      side_runner = std::make_unique<CudnnRunner>(session, module, dnn, graph, full, side);
+      for (const ConvCase& cc : all) {
+        if (!cc.perf && cc.precision != Precision::fp32) {
+          side_runner->convolution(cc);
+        }
+      }
+    } catch (...) {
+      side_error = std::current_exception();
+    }
+  });
+  try {
+    for (const ConvCase& cc : all) {
+      if (!cc.perf && cc.precision == Precision::fp32) {
+        runner.convolution(cc);
+      }
+    }
+    runner.activations(0, false);
+  } catch (...) {
+    helper.join();
+    throw;
+  }
+  helper.join();
+  for (const char* key : {"verify", "convolutions"}) {
+    for (nlohmann::json& entry : side[key]) {
+      out[key].push_back(std::move(entry));
+    }
+  }
+  if (side_error) {
+    std::rethrow_exception(side_error);
+  }
+  static_cast<void>(side_runner.release()); // like the main runner: exit frees it
+}
+
 void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
   const bool full = std::find(args.begin(), args.end(), "full") != args.end();
   // Two queues: with one, cuDNN's FFT_TILING convolution took 0.30 ms instead of 0.22 (H200,
@@ -925,16 +978,8 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
     set_stage("cudnn handle");
     auto owned_runner = std::make_unique<CudnnRunner>(session, module, dnn, graph, full, out);
     CudnnRunner& runner = *owned_runner;
-    // Before the gate, beside the other checks on this GPU: the small verified cases, nothing
-    // timed. Their first use of each kernel family (cuDNN loads it then) is most of this child's
-    // time, so it overlaps the checks before it.
     const std::vector<ConvCase> all = cases(full, session.cc_major());
-    for (const ConvCase& cc : all) {
-      if (!cc.perf) {
-        runner.convolution(cc);
-      }
-    }
-    runner.activations(0, false);
+    prepare(session, module, dnn, graph, full, runner, all, out);
     session.wait_for_gate();
     out["device"] = session.describe();
     for (const ConvCase& cc : all) {

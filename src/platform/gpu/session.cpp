@@ -104,7 +104,18 @@ nlohmann::json resident_by_mapping() {
 }
 } // namespace
 
+namespace {
+thread_local bool t_stages_off = false;
+} // namespace
+
+void stages_off_on_this_thread() {
+  t_stages_off = true;
+}
+
 void set_stage(std::string stage) {
+  if (t_stages_off) {
+    return;
+  }
   timeline().push_back(nlohmann::json::array(
       {stage,
        std::chrono::duration<double, std::milli>(TimelineClock::now() - child_start()).count()}));
@@ -169,6 +180,10 @@ void DeviceSession::read_free_memory() {
   GPUCHECK_CU(m_api, cuMemGetInfo, &free_bytes, &total_bytes);
   m_free_bytes = free_bytes;
   m_budget_bytes = memory_budget(free_bytes);
+}
+
+void DeviceSession::make_current() const {
+  GPUCHECK_CU(m_api, cuCtxSetCurrent, m_context);
 }
 
 void DeviceSession::wait_for_gate() {

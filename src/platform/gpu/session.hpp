@@ -51,9 +51,12 @@ template <typename Fn, typename... Args> void cu_call(Fn fn, const char* name, A
 }
 #define GPUCHECK_CU(api, fn, ...) ::gpucheck::platform::gpu::cu_call((api).fn, #fn, __VA_ARGS__)
 
-/// What the child was doing when it failed ("context", "load kernels", "h2d copy", ...).
+/// What the child was doing when it failed ("context", "load kernels", "h2d copy", ...). The
+/// timeline belongs to the child's main thread: a helper thread calls stages_off_on_this_thread()
+/// and its set_stage() calls are ignored.
 void set_stage(std::string stage);
 const std::string& current_stage();
+void stages_off_on_this_thread();
 
 /// The value of GPUCHECK_PLANT_FAULT ("compute", "copy", "cudnn", "graph"), for the GPU tests:
 /// the child then corrupts one output element on purpose and the check must fail.
@@ -83,6 +86,8 @@ public:
   [[nodiscard]] const std::string& pci_bus_id() const { return m_pci_bus_id; }
   [[nodiscard]] uint64_t free_bytes() const { return m_free_bytes; }
   [[nodiscard]] uint64_t budget_bytes() const { return m_budget_bytes; }
+  /// Make the context current on the calling thread (a helper thread of the child).
+  void make_current() const;
   /// Setup is done: wait until the parent lets this check use the GPU (platform::gate_wait(),
   /// docs/checks.md "How the GPU checks are scheduled"), then read free memory and the budget
   /// again, since checks that ran meanwhile have freed theirs.

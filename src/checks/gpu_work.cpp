@@ -95,7 +95,12 @@ std::vector<PlannedGpuJob> plan_gpu_jobs(const std::vector<std::string>& modes,
         }
       }
       after.insert(after.end(), exclusive_jobs.begin(), exclusive_jobs.end());
-      jobs.push_back({std::string(k_last_mode), ordinal, after, {}, true});
+      PlannedGpuJob& job = jobs.emplace_back();
+      job.mode = std::string(k_last_mode);
+      job.ordinal = ordinal;
+      job.release_after = std::move(after);
+      job.after_exit = true;
+      job.after_quiet_host = true;
     }
   }
   // A GPU builds one context at a time, in k_setup_order: each job sets up once the one before
@@ -168,6 +173,7 @@ GpuWork::GpuWork(const std::vector<std::string>& modes, const std::vector<int>& 
     request.setup_after = job.setup_after;
     request.release_after_exit = job.after_exit;
     request.release_after_contexts = job.after_contexts;
+    request.release_after_quiet_host = job.after_quiet_host;
     m_group.start(std::move(request));
     m_jobs.push_back({job.mode, job.ordinal});
   }
@@ -195,6 +201,10 @@ void GpuWork::await_contexts(std::chrono::milliseconds limit) {
   if (!m_group.await_progress(all, {}, limit)) {
     platform::trace(fmt::format("GPU work: not every context built within {} ms", limit.count()));
   }
+}
+
+void GpuWork::host_quiet() {
+  m_group.host_quiet();
 }
 
 void GpuWork::cancel() {

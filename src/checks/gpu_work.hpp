@@ -42,6 +42,8 @@ struct PlannedGpuJob {
   bool after_exit = false;
   /// Released only once these jobs (on any GPU) have built their contexts.
   std::vector<size_t> after_contexts;
+  /// Released only once the probes are over (GpuWork::host_quiet()).
+  bool after_quiet_host = false;
 };
 
 /// The gates of the selected modes on `ordinals` (docs/checks.md, "How the GPU checks are
@@ -89,6 +91,10 @@ public:
   /// makes the context take three times as long. (Waiting for the copies too made the probes
   /// overlap cuDNN's timed convolutions instead, 14% slower; docs/performance.md.)
   void await_contexts(std::chrono::milliseconds limit);
+
+  /// The probes are over: cuDNN's timed work may start, and the bandwidth children may time
+  /// their device-local copies (the probes' cuDNN loading slowed both; docs/performance.md).
+  void host_quiet();
 
 private:
   struct Job {

@@ -225,6 +225,9 @@ int command_run(const RunOptions& options, bool report_command) {
   if (gpu_work_wanted && options.import_frameworks) {
     gpu_work = start_gpu_work();
   }
+  if (gpu_work != nullptr) {
+    gpu_work->host_quiet(); // the probes are over
+  }
   const Report report = build_report(options, std::move(snapshot), gpu_work.get());
   return write_outputs(report, *plan, options);
 }

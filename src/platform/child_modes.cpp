@@ -80,6 +80,12 @@ nlohmann::json test_gated(const std::vector<std::string>& args) {
   gate_wait();
   const int64_t began = now_ns();
   std::this_thread::sleep_for(ms(1));
+  int64_t resumed = -1;
+  if (ms(4).count() != 0) { // pause for the quiet host, then work as long again
+    gate_pause_for_quiet_host();
+    resumed = now_ns();
+    std::this_thread::sleep_for(ms(1));
+  }
   const int64_t done = now_ns();
   gate_done();
   std::this_thread::sleep_for(ms(2));
@@ -87,6 +93,7 @@ nlohmann::json test_gated(const std::vector<std::string>& args) {
                         {"context_ns", context},
                         {"ready_ns", ready},
                         {"began_ns", began},
+                        {"resumed_ns", resumed},
                         {"done_ns", done},
                         {"ended_ns", now_ns()}};
 }

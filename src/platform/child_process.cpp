@@ -58,6 +58,8 @@ struct Running {
   bool context_built = false; ///< the gated child built its context (or waits, or finished)
   bool ready = false;         ///< the gated child said it waits at its gate (or it has finished)
   bool gpu_done = false;      ///< the gated child is done with its gated work (or finished)
+  bool paused = false;        ///< the gated child waits for the host to be quiet ('p')
+  bool resume_sent = false;   ///< ... and was told it is ('q')
   bool released = true;
   bool timed_out = false;
   bool cancelled = false;
@@ -290,7 +292,8 @@ void release(Running& run, const ChildRequest& request) {
 }
 
 /// Read what a gated child sent: 'c' once its context is built, 'r' when it waits at its gate,
-/// 'd' when it is done with its gated work. End of stream: it is gone (or done).
+/// 'p' when it pauses for the host to be quiet, 'd' when it is done with its gated work. End of
+/// stream: it is gone (or done).
 void read_gate(Running& run) {
   char buffer[16];
   const ssize_t n = ::recv(run.gate_fd, buffer, sizeof buffer, MSG_DONTWAIT);
@@ -299,6 +302,10 @@ void read_gate(Running& run) {
       return std::memchr(buffer, message, static_cast<size_t>(n)) != nullptr;
     };
     run.gpu_done = run.gpu_done || got('d');
+    if (got('p') && !run.resume_sent) {
+      run.paused = true;
+      run.deadline = Clock::time_point::max(); // waiting for the probes is not its own time
+    }
     run.ready = run.ready || run.gpu_done || got('r');
     run.context_built = run.context_built || run.ready || got('c');
     if (run.ready && !run.released) {
@@ -440,12 +447,21 @@ ChildGroup::~ChildGroup() {
   close_fd(m_wake[1]);
 }
 
-void ChildGroup::cancel() {
-  m_cancelled.store(true);
+void ChildGroup::wake() {
   if (m_wake[1] >= 0) {
-    const char wake = 'c';
+    const char wake = 'w';
     [[maybe_unused]] const ssize_t n = ::write(m_wake[1], &wake, 1);
   }
+}
+
+void ChildGroup::cancel() {
+  m_cancelled.store(true);
+  wake();
+}
+
+void ChildGroup::host_quiet() {
+  m_host_quiet.store(true);
+  wake();
 }
 
 size_t ChildGroup::start(ChildRequest request) {
@@ -518,7 +534,13 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
       }
       // Released only once set up: the release must not overtake the context order.
       const auto exited = [this](size_t k) { return k >= m_runs.size() || finished(*m_runs[k]); };
-      if (!run.released && run.setup_sent &&
+      const bool host_quiet = m_host_quiet.load();
+      if (run.paused && !run.resume_sent && host_quiet) {
+        run.resume_sent = true;
+        run.deadline = Clock::now() + request.timeout;
+        send_gate(run, 'q');
+      }
+      if (!run.released && run.setup_sent && (!request.release_after_quiet_host || host_quiet) &&
           std::all_of(request.release_after_contexts.begin(), request.release_after_contexts.end(),
                       context_built) &&
           (request.release_after_exit
@@ -647,6 +669,13 @@ void gate_setup() {
 void gate_context_built() {
   if (const int fd = gate_descriptor(); fd >= 0) {
     send_message(fd, 'c');
+  }
+}
+
+void gate_pause_for_quiet_host() {
+  if (const int fd = gate_descriptor(); fd >= 0) {
+    send_message(fd, 'p');
+    await_gate_message(fd, 'q');
   }
 }
 

@@ -45,6 +45,10 @@ struct ChildRequest {
   /// these indices has built its context (gate_context_built()), waits at its gate, or has
   /// finished. Empty: at once.
   std::vector<size_t> setup_after;
+  /// For a gated child: release it only once the group has been told that gpucheck's own host
+  /// work is over (ChildGroup::host_quiet()): the probes' cuDNN children, loading cuDNN's
+  /// libraries, slowed cuDNN's timed convolutions (docs/performance.md).
+  bool release_after_quiet_host = false;
 };
 
 struct ChildOutcome {
@@ -81,6 +85,10 @@ public:
   /// start().
   bool await_progress(const std::vector<size_t>& built, const std::vector<size_t>& exited,
                       std::chrono::milliseconds limit);
+  /// Safe from another thread while wait_all() runs: gpucheck's own host work (the probes) is
+  /// over. Releases the children held by ChildRequest::release_after_quiet_host and resumes
+  /// those paused in gate_pause_for_quiet_host().
+  void host_quiet();
 
 private:
   /// Publish to await_contexts() the children that built their context or finished.
@@ -89,11 +97,14 @@ private:
   std::vector<ChildRequest> m_requests;
   std::vector<std::unique_ptr<Running>> m_runs;
   std::atomic<bool> m_cancelled{false};
+  std::atomic<bool> m_host_quiet{false};
   std::mutex m_contexts_lock;
   std::condition_variable m_contexts_changed;
   std::vector<bool> m_contexts_seen; ///< under m_contexts_lock
   std::vector<bool> m_exits_seen;    ///< under m_contexts_lock
-  int m_wake[2] = {-1, -1};          ///< self-pipe: cancel() wakes wait_all()'s poll
+  int m_wake[2] = {-1, -1}; ///< self-pipe: cancel() and host_quiet() wake wait_all()'s poll
+
+  void wake();
 };
 
 /// In a child started with ChildRequest::gated: tell the parent it is ready and block until the
@@ -111,6 +122,11 @@ void gate_done();
 /// In a gated child, before its expensive setup (a CUDA context): block until the parent allows
 /// it (ChildRequest::setup_after). Returns at once in a child that is not gated.
 void gate_setup();
+
+/// In a gated child, in the middle of its gated work: block until gpucheck's own host work is
+/// over (ChildGroup::host_quiet()), for a measurement that work disturbs. The wait does not
+/// count against the child's deadline. Returns at once in a child that is not gated.
+void gate_pause_for_quiet_host();
 
 /// Run one child and wait for it (or its deadline).
 ChildOutcome run_child(const ChildRequest& request);

@@ -117,10 +117,10 @@ TEST(ChildProcess, EnvironmentChangesReachTheChild) {
 
 ChildRequest gated(int setup_ms, int work_ms, std::vector<size_t> after,
                    std::chrono::milliseconds timeout = 5000ms, int after_done_ms = 0,
-                   int warm_ms = 0) {
+                   int warm_ms = 0, bool pause_for_quiet_host = false) {
   ChildRequest r = req("test-gated", timeout);
   r.args = {std::to_string(setup_ms), std::to_string(work_ms), std::to_string(after_done_ms),
-            std::to_string(warm_ms)};
+            std::to_string(warm_ms), pause_for_quiet_host ? "1" : "0"};
   r.gated = true;
   r.release_after = std::move(after);
   return r;
@@ -164,6 +164,41 @@ TEST(ChildProcess, ReleaseAfterExitWaitsForTheTeardown) {
   const std::vector<ChildOutcome> outcomes = group.wait_all();
   ASSERT_TRUE(outcomes[0].ok() && outcomes[1].ok());
   EXPECT_GE(field(outcomes[1], "began_ns"), field(outcomes[0], "ended_ns"));
+}
+
+TEST(ChildProcess, QuietHostReleasesTheHeldChildAndResumesThePausedOne) {
+  ChildGroup group;
+  // The first works 50 ms, pauses for the quiet host, then works 50 ms more; the second waits
+  // for nobody but the quiet host.
+  group.start(gated(0, 50, {}, 300ms, 0, 0, true));
+  ChildRequest second = gated(0, 0, {}, 300ms);
+  second.release_after_quiet_host = true;
+  group.start(second);
+  std::vector<ChildOutcome> outcomes;
+  std::thread waiter([&] { outcomes = group.wait_all(); });
+  // Longer than either deadline: neither waiting for the quiet host counts against it.
+  std::this_thread::sleep_for(700ms);
+  const auto quiet_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+  group.host_quiet();
+  waiter.join();
+  ASSERT_EQ(outcomes.size(), 2U);
+  ASSERT_TRUE(outcomes[0].ok()) << (outcomes[0].failure ? outcomes[0].failure->detail : "");
+  ASSERT_TRUE(outcomes[1].ok()) << (outcomes[1].failure ? outcomes[1].failure->detail : "");
+  EXPECT_GE(field(outcomes[0], "resumed_ns"), quiet_ns);
+  EXPECT_GE(field(outcomes[1], "began_ns"), quiet_ns);
+}
+
+TEST(ChildProcess, PauseReturnsAtOnceWhenTheHostIsAlreadyQuiet) {
+  ChildGroup group;
+  group.host_quiet();
+  group.start(gated(0, 20, {}, 2000ms, 0, 0, true));
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<ChildOutcome> outcomes = group.wait_all();
+  ASSERT_TRUE(outcomes[0].ok()) << (outcomes[0].failure ? outcomes[0].failure->detail : "");
+  EXPECT_GT(field(outcomes[0], "resumed_ns"), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
 }
 
 TEST(ChildProcess, SetupGateOpensWhenTheNamedChildHasItsContext) {

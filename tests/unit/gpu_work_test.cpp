@@ -87,6 +87,12 @@ TEST(GpuWork, PlanOnTwoGpus) {
   EXPECT_TRUE(plan[b0].after_exit);
   EXPECT_TRUE(plan[b1].after_exit);
   EXPECT_TRUE(plan[d0].after_exit);
+  // cuDNN's timed work only once the probes are over (their cuDNN loading slowed it); the
+  // bandwidth children pause by themselves before their device-local copies instead.
+  EXPECT_TRUE(plan[d0].after_quiet_host);
+  EXPECT_TRUE(plan[d1].after_quiet_host);
+  EXPECT_FALSE(plan[b0].after_quiet_host);
+  EXPECT_FALSE(plan[c0].after_quiet_host);
   // Bandwidth copies with no context being built anywhere.
   EXPECT_EQ(plan[b1].after_contexts.size(), plan.size());
   EXPECT_TRUE(plan[c0].after_contexts.empty());

@@ -193,6 +193,11 @@ void DeviceSession::wait_for_gate() {
   read_free_memory();
 }
 
+void DeviceSession::wait_for_quiet_host() const {
+  set_stage("waiting for gpucheck's probes");
+  platform::gate_pause_for_quiet_host();
+}
+
 void DeviceSession::done_with_gpu() const {
   set_stage("done with the GPU");
   platform::gate_done();

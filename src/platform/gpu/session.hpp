@@ -92,6 +92,10 @@ public:
   /// docs/checks.md "How the GPU checks are scheduled"), then read free memory and the budget
   /// again, since checks that ran meanwhile have freed theirs.
   void wait_for_gate();
+  /// In the middle of the gated work: wait until gpucheck's own probes are over (they load
+  /// cuDNN's libraries, which slowed device-local copies by up to a fifth; docs/performance.md).
+  /// At once outside a scheduled run.
+  void wait_for_quiet_host() const;
   /// The gated work is over (the last timed or GPU-heavy step): the parent may release the next
   /// check on this GPU while this one checks results on the host and tears down
   /// (platform::gate_done()). The destructor implies it.

@@ -9,9 +9,10 @@
 /// work shares a GPU with another check's timed work: compute, then streams on each GPU; then
 /// the copy-bandwidth children, one GPU after the other, with no other check released anywhere
 /// and no context being built; then cuDNN's timed convolutions. A child tells the parent when its
-/// gated work is done, so the next one starts while it checks results and tears down. Before its
-/// gate a child holds only small device allocations (cuDNN's small cases: under 64 MiB), so the
-/// memory budget holds.
+/// gated work is done, so the next one starts while it checks results and tears down. The
+/// device-local copies and cuDNN's timed work also wait until the probes are over
+/// (host_quiet()). Before its gate a child holds only small device allocations (cuDNN's small
+/// cases: under 64 MiB), so the memory budget holds.
 
 #include <chrono>
 #include <memory>

@@ -58,8 +58,7 @@ struct Running {
   bool context_built = false; ///< the gated child built its context (or waits, or finished)
   bool ready = false;         ///< the gated child said it waits at its gate (or it has finished)
   bool gpu_done = false;      ///< the gated child is done with its gated work (or finished)
-  bool paused = false;        ///< the gated child waits for the host to be quiet ('p')
-  bool resume_sent = false;   ///< ... and was told it is ('q')
+  bool paused = false;        ///< the gated child waits for the host to be quiet ('p'), until 'q'
   bool released = true;
   bool timed_out = false;
   bool cancelled = false;
@@ -302,7 +301,7 @@ void read_gate(Running& run) {
       return std::memchr(buffer, message, static_cast<size_t>(n)) != nullptr;
     };
     run.gpu_done = run.gpu_done || got('d');
-    if (got('p') && !run.resume_sent) {
+    if (got('p')) {
       run.paused = true;
       run.deadline = Clock::time_point::max(); // waiting for the probes is not its own time
     }
@@ -532,14 +531,14 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
           std::all_of(request.setup_after.begin(), request.setup_after.end(), context_built)) {
         allow_setup(run, request);
       }
-      // Released only once set up: the release must not overtake the context order.
-      const auto exited = [this](size_t k) { return k >= m_runs.size() || finished(*m_runs[k]); };
       const bool host_quiet = m_host_quiet.load();
-      if (run.paused && !run.resume_sent && host_quiet) {
-        run.resume_sent = true;
+      if (run.paused && host_quiet) {
+        run.paused = false;
         run.deadline = Clock::now() + request.timeout;
         send_gate(run, 'q');
       }
+      // Released only once set up: the release must not overtake the context order.
+      const auto exited = [this](size_t k) { return k >= m_runs.size() || finished(*m_runs[k]); };
       if (!run.released && run.setup_sent && (!request.release_after_quiet_host || host_quiet) &&
           std::all_of(request.release_after_contexts.begin(), request.release_after_contexts.end(),
                       context_built) &&

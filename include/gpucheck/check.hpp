@@ -14,9 +14,9 @@
 
 namespace gpucheck {
 
-namespace checks {
-class GpuWork;
-} // namespace checks
+namespace engine {
+class GpuEngine;
+} // namespace engine
 
 enum class CheckKind {
   passive, ///< a pure function over the snapshot
@@ -41,8 +41,9 @@ struct CheckOptions {
 struct CheckContext {
   const SystemSnapshot& snapshot;
   CheckOptions options;
-  /// The active GPU checks' children started ahead (checks/gpu_work.hpp), or nullptr.
-  checks::GpuWork* gpu_work = nullptr;
+  /// The GPU engine that runs the active checks' children (src/engine/gpu_engine.hpp), or
+  /// nullptr when no active check is selected.
+  engine::GpuEngine* gpu_engine = nullptr;
 };
 
 using CheckFn = std::vector<CheckResult> (*)(const CheckContext& context);

@@ -49,6 +49,13 @@ constexpr FindingSpec k_table[] = {
      "GPU {0} ({1}): host->device {2} GB/s is {3}% of the median of {4} GPUs of this "
      "model ({5} GB/s)",
      "check this GPU's PCIe link (lspci -vv -s {6}) and its NUMA placement against the others"},
+    {"gpu.busy_not_tested", Severity::warn, "GPU too busy to test",
+     "Other processes hold so much of this GPU's memory that gpucheck's active checks, which stay "
+     "within min(1 GiB, 10% of the free memory) contexts included, would not fit, or ran out of "
+     "memory beside them. The GPU was not tested; nothing says it is faulty.",
+     "GPU {0}: not tested: {1}; holding its memory: {2}",
+     "nothing is wrong with the GPU; to test it, run gpucheck when those processes have ended "
+     "(nvidia-smi lists them), or drain the node first"},
     {"gpu.child_failed", Severity::fail, "GPU check process failed",
      "The isolated process that ran this check's GPU work crashed, hung past its deadline or "
      "exited without a result. A hang usually means the GPU stopped responding.",
@@ -109,6 +116,13 @@ constexpr FindingSpec k_table[] = {
      "The build found no nvcc, so this gpucheck carries no kernels and cannot test computation.",
      "GPU {0}: this gpucheck was built without nvcc and carries no GPU kernels",
      "rebuild gpucheck with the CUDA toolkit installed (cmake -DCUDAToolkit_ROOT=/usr/local/cuda)"},
+    {"gpu.other_run", Severity::warn, "another gpucheck run had the GPU",
+     "Two gpucheck runs on one host take turns per GPU. This run waited for the other run's "
+     "turn on this GPU to end and it did not end in time, so this run's active checks skipped "
+     "the GPU rather than disturb or be disturbed by the other's measurements.",
+     "GPU {0}: not tested: {1}",
+     "nothing is wrong with the GPU; run gpucheck again when the other run (often a Slurm "
+     "prolog, a Kubernetes probe or a person) has finished"},
     {"gpu.stream_priority_ignored", Severity::warn, "stream priorities not honoured",
      "Streams created with the highest and lowest priority do not report those priorities.",
      "GPU {0}: streams created with priorities {1} and {2} report {3} and {4}",

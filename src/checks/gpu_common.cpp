@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "checks/gpu_checks.hpp"
-#include "checks/gpu_work.hpp"
+#include "engine/gpu_engine.hpp"
 #include "gpucheck/finding_catalog.hpp"
 #include "platform/child_process.hpp"
 
@@ -254,52 +254,86 @@ std::optional<Finding> kernel_load_finding(const GpuTarget& gpu, const nlohmann:
                       load_remedy(code, module, cc_major, cc_minor));
 }
 
+namespace {
+/// Whether the child ran out of device memory (building its context or allocating).
+bool out_of_memory(const nlohmann::json& payload) {
+  return payload.contains("failure") && payload["failure"].is_object() &&
+         payload["failure"].value("name", "") == "CUDA_ERROR_OUT_OF_MEMORY";
+}
+
+/// Findings that compare a figure with a floor or with the GPU's other figures.
+bool is_threshold_verdict(const std::string& code) {
+  return code == "gpu.bandwidth_low" || code == "gpu.bandwidth_outlier";
+}
+
+std::string memory_words(const engine::GpuReport& gpu) {
+  constexpr uint64_t k_mib = 1ULL << 20;
+  if (gpu.before && gpu.before->free_bytes) {
+    return fmt::format("{} MiB of {} MiB free", *gpu.before->free_bytes / k_mib,
+                       gpu.before->total_bytes.value_or(0) / k_mib);
+  }
+  return "free memory unknown";
+}
+} // namespace
+
 std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
-                                     const std::string& mode, bool parallel, const Judge& judge,
-                                     const std::vector<std::string>& extra_args) {
+                                     const std::string& /*mode*/, bool /*parallel*/,
+                                     const Judge& judge,
+                                     const std::vector<std::string>& /*extra_args*/) {
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
   if (targets.gpus.empty()) {
-    if (context.gpu_work != nullptr) {
-      context.gpu_work->cancel(); // started on a guess; nothing to test after all
+    if (context.gpu_engine != nullptr) {
+      context.gpu_engine->cancel(); // started on the driver's list; nothing to test after all
     }
     return {skip_result(info, targets.skip_reason)};
   }
-  // Outcomes of the children started ahead (gpu_work.hpp); what they did not cover runs now.
-  std::vector<std::optional<platform::ChildOutcome>> ahead(targets.gpus.size());
-  if (context.gpu_work != nullptr && extra_args.empty()) {
-    for (size_t i = 0; i < targets.gpus.size(); ++i) {
-      ahead[i] = context.gpu_work->outcome(mode, targets.gpus[i].ordinal);
-    }
+  const std::optional<engine::Work> work = engine::work_for_check(info.id);
+  if (context.gpu_engine == nullptr || !work) {
+    return {skip_result(info, "no GPU engine for this check")};
   }
-  std::vector<platform::ChildRequest> requests;
-  for (size_t i = 0; i < targets.gpus.size(); ++i) {
-    if (ahead[i]) {
-      continue;
-    }
-    platform::ChildRequest request;
-    request.mode = mode;
-    request.args = {std::to_string(targets.gpus[i].ordinal)};
-    request.args.insert(request.args.end(), extra_args.begin(), extra_args.end());
-    request.timeout = context.options.timeout;
-    requests.push_back(std::move(request));
-  }
-  std::vector<platform::ChildOutcome> now;
-  if (parallel) {
-    now = platform::run_children(requests);
-  } else {
-    for (const platform::ChildRequest& request : requests) {
-      now.push_back(platform::run_child(request));
-    }
-  }
-  std::vector<platform::ChildOutcome> outcomes;
-  auto next_now = now.begin();
-  for (std::optional<platform::ChildOutcome>& outcome : ahead) {
-    outcomes.push_back(outcome ? std::move(*outcome) : std::move(*next_now++));
+  std::vector<engine::TargetKey> keys;
+  for (const GpuTarget& gpu : targets.gpus) {
+    keys.push_back({gpu.ordinal, gpu.pci_bus_id});
   }
   std::vector<CheckResult> results;
   for (size_t i = 0; i < targets.gpus.size(); ++i) {
-    const GpuTarget& gpu = targets.gpus[i];
-    const platform::ChildOutcome& outcome = outcomes[i];
+    GpuTarget gpu = targets.gpus[i];
+    const std::optional<engine::JobView> view = context.gpu_engine->result(*work, keys[i], keys);
+    if (!view) {
+      results.push_back(make_result(
+          info, fmt::format("GPU {}: not scheduled", gpu.gpu_index),
+          {make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index, std::string(info.title),
+                        fmt::format("the GPU engine did not schedule CUDA device {} ({}): the "
+                                    "driver's GPU list under /proc/driver/nvidia/gpus and CUDA "
+                                    "disagree",
+                                    gpu.ordinal, gpu.pci_bus_id))},
+          gpu.gpu_index));
+      continue;
+    }
+    // Contention is judged over the whole measurement: the GPU's processes before any context
+    // and after the timed work.
+    const std::vector<engine::CensusProcess> others = view->gpu.other_processes();
+    gpu.other_processes.clear();
+    for (const engine::CensusProcess& p : others) {
+      gpu.other_processes.push_back(p.name.empty() ? std::to_string(p.pid)
+                                                   : fmt::format("{} ({})", p.pid, p.name));
+    }
+    const std::string holders = others.empty() ? std::string("no other process listed")
+                                               : engine::describe_processes(others);
+    if (!view->job.outcome) {
+      const bool other_run = view->job.skip_reason.find("gpucheck run") != std::string::npos;
+      results.push_back(make_result(
+          info, fmt::format("GPU {}: not tested ({})", gpu.gpu_index, view->job.skip_reason),
+          {other_run
+               ? make_finding("gpu.other_run", gpu.gpu_index, gpu.gpu_index, view->job.skip_reason)
+               : make_finding(
+                     "gpu.busy_not_tested", gpu.gpu_index, gpu.gpu_index,
+                     fmt::format("{} ({})", view->job.skip_reason, memory_words(view->gpu)),
+                     holders)},
+          gpu.gpu_index));
+      continue;
+    }
+    const platform::ChildOutcome& outcome = *view->job.outcome;
     CheckResult result;
     if (!outcome.ok()) {
       const std::string detail =
@@ -308,6 +342,17 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
                            {make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index,
                                          std::string(info.title), detail)},
                            gpu.gpu_index);
+    } else if (out_of_memory(*outcome.payload) && !others.empty()) {
+      // Out of memory beside other processes: contention, not a broken GPU.
+      result = make_result(
+          info,
+          fmt::format("GPU {}: not tested (out of memory beside other processes)", gpu.gpu_index),
+          {make_finding("gpu.busy_not_tested", gpu.gpu_index, gpu.gpu_index,
+                        fmt::format("{} ran out of device memory ({})",
+                                    (*outcome.payload)["failure"].value("call", "a CUDA call"),
+                                    memory_words(view->gpu)),
+                        holders)},
+          gpu.gpu_index);
     } else {
       const nlohmann::json& payload = *outcome.payload;
       std::vector<Finding> findings = common_findings(std::string(info.title), gpu, payload);
@@ -315,12 +360,15 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
       findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
       const bool contended = !gpu.other_processes.empty();
       if (contended) {
-        std::string list;
-        for (const std::string& p : gpu.other_processes) {
-          list += (list.empty() ? "" : ", ") + p;
+        // Threshold verdicts say what the GPU did beside others, not what it can do: notes.
+        for (Finding& finding : findings) {
+          if (is_threshold_verdict(finding.code) && finding.severity != Severity::info) {
+            finding.severity = Severity::info;
+            finding.message += " (measured under contention)";
+          }
         }
         findings.push_back(make_finding("gpu.contention", gpu.gpu_index, gpu.gpu_index,
-                                        gpu.other_processes.size(), list));
+                                        gpu.other_processes.size(), holders));
       }
       result = judgement.skipped ? skip_result(info, std::move(judgement.summary), gpu.gpu_index)
                                  : make_result(info, std::move(judgement.summary),

@@ -41,10 +41,13 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
                                           : fmt::format("held by {}", fmt::join(holders, ", "));
   const std::string pid_list =
       pids.empty() ? std::string("none visible") : fmt::format("PIDs {}", fmt::join(pids, " "));
-  return make_result(info, summary,
-                     {make_finding("gpu.memory_held_by_others", gpu.index, gpu_label(gpu),
-                                   bytes_text(used), bytes_text(total), percent, who, pid_list)},
-                     gpu.index);
+  // Running processes that hold the memory are a busy GPU, not a fault: a note. Memory that no
+  // visible process holds (leaked, or another container's) is worth a warning.
+  return make_result(
+      info, summary,
+      {make_finding(holders.empty() ? "gpu.memory_held_by_others" : "gpu.memory_in_use", gpu.index,
+                    gpu_label(gpu), bytes_text(used), bytes_text(total), percent, who, pid_list)},
+      gpu.index);
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {

@@ -16,7 +16,6 @@
 #include <sstream>
 
 #include "build_info.hpp"
-#include "checks/gpu_work.hpp"
 #include "cli/clock.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/gate_options.hpp"
@@ -25,6 +24,7 @@
 #include "cli/options.hpp"
 #include "cli/outputs.hpp"
 #include "compat/matrix.hpp"
+#include "engine/gpu_engine.hpp"
 #include "gates/gates.hpp"
 #include "gpucheck/finding_catalog.hpp"
 #include "gpucheck/model/json.hpp"
@@ -65,7 +65,7 @@ SystemSnapshot load_snapshot_file(const std::string& path) {
   return std::move(snapshot).value();
 }
 
-SystemSnapshot obtain_snapshot(const RunOptions& options, checks::GpuWork* gpu_work = nullptr) {
+SystemSnapshot obtain_snapshot(const RunOptions& options, engine::GpuEngine* gpu_engine = nullptr) {
   if (options.from_snapshot) {
     return load_snapshot_file(*options.from_snapshot);
   }
@@ -80,18 +80,18 @@ SystemSnapshot obtain_snapshot(const RunOptions& options, checks::GpuWork* gpu_w
   probe_options.import_frameworks = options.import_frameworks;
   probe_options.child_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
-  if (gpu_work != nullptr) {
+  if (gpu_engine != nullptr) {
     // The GPU children's contexts build three times faster without cuDNN loading beside them:
     // the probes' cuDNN children wait for them (at most 1.5 s), off the critical path.
-    probe_options.before_cudnn_children = [gpu_work] {
-      gpu_work->await_contexts(std::chrono::milliseconds(1500));
+    probe_options.before_cudnn_children = [gpu_engine] {
+      gpu_engine->await_contexts(std::chrono::milliseconds(1500));
     };
   }
   return probes::collect_snapshot(probe_options, probes::Environment::current());
 }
 
 Report build_report(const RunOptions& options, SystemSnapshot snapshot,
-                    checks::GpuWork* gpu_work = nullptr) {
+                    engine::GpuEngine* gpu_engine = nullptr) {
   CheckOptions check_options;
   // A replayed snapshot describes another machine (or another moment): GPU work here would
   // judge this machine's GPU instead, so replay runs the passive checks only.
@@ -101,7 +101,7 @@ Report build_report(const RunOptions& options, SystemSnapshot snapshot,
         "replaying a snapshot: GPU work would measure this machine, not the recorded one";
   }
   check_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
-  const CheckContext context{snapshot, check_options, gpu_work};
+  const CheckContext context{snapshot, check_options, gpu_engine};
   const Selection selection{split_commas(options.only), split_commas(options.skip)};
 
   Report report;
@@ -213,22 +213,26 @@ int command_run(const RunOptions& options, bool report_command) {
   }
   // The GPU checks' children start now and do their setup while the probes run; with --import,
   // whose framework import uses the GPU during the probes, they start after the probes.
-  const auto start_gpu_work = [&options] {
-    return checks::start_gpu_work(
-        Selection{split_commas(options.only), split_commas(options.skip)}, options.sysroot,
-        std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)));
-  };
   const bool gpu_work_wanted = !options.quick && !options.from_snapshot;
-  std::unique_ptr<checks::GpuWork> gpu_work =
-      gpu_work_wanted && !options.import_frameworks ? start_gpu_work() : nullptr;
-  SystemSnapshot snapshot = obtain_snapshot(options, gpu_work.get());
-  if (gpu_work_wanted && options.import_frameworks) {
-    gpu_work = start_gpu_work();
+  std::unique_ptr<engine::GpuEngine> gpu_engine =
+      gpu_work_wanted
+          ? engine::make_gpu_engine(
+                Selection{split_commas(options.only), split_commas(options.skip)}, options.sysroot,
+                std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)))
+          : nullptr;
+  // With --import the framework imports use the GPU during the probes: the engine then starts
+  // after them, at the first active check.
+  if (gpu_engine != nullptr && !options.import_frameworks) {
+    gpu_engine->start_early();
   }
-  if (gpu_work != nullptr) {
-    gpu_work->host_quiet(); // the probes are over
+  SystemSnapshot snapshot = obtain_snapshot(options, gpu_engine.get());
+  if (gpu_engine != nullptr) {
+    if (options.import_frameworks) {
+      gpu_engine->start_early();
+    }
+    gpu_engine->probes_over();
   }
-  const Report report = build_report(options, std::move(snapshot), gpu_work.get());
+  const Report report = build_report(options, std::move(snapshot), gpu_engine.get());
   return write_outputs(report, *plan, options);
 }
 

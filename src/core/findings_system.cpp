@@ -210,6 +210,12 @@ constexpr FindingSpec k_table[] = {
      "stop the processes holding it ({5}), look for leftover/zombie processes of earlier jobs; "
      "memory with no visible process belongs to another container or namespace: check with "
      "nvidia-smi on the host"},
+    {"gpu.memory_in_use", Severity::info, "GPU memory in use by running processes",
+     "Most of the GPU memory is allocated by processes that are running on it now: the GPU is "
+     "busy, not faulty. New work may run out of memory until they end.",
+     "GPU {0}: {1} of {2} memory ({3}%) is in use; {4}",
+     "nothing is wrong with the GPU; wait for those processes ({5}) to end, or run new work on "
+     "another GPU"},
     {"gpu.mig_change_pending", Severity::warn, "MIG mode change pending",
      "A MIG mode change takes effect only after a GPU reset.",
      "GPU {0}: MIG mode is {1} now and {2} after the next reset",

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "engine/messages.hpp"
 #include "platform/child_process.hpp"
 #include "platform/gpu/gpu_children.hpp"
 #include "platform/probes_child.hpp"
@@ -60,7 +61,8 @@ nlohmann::json test_big(const std::vector<std::string>&) {
 /// test-gated SETUP_MS WORK_MS [AFTER_MS [WARM_MS]]: wait for leave to set up, sleep (its
 /// "context"), say the context is built, sleep WARM_MS (untimed preparation), wait at the gate,
 /// sleep WORK_MS (its gated work), say it is done, sleep AFTER_MS (checking and teardown);
-/// reports the monotonic times of each step, so tests can prove the gates open in order.
+/// reports the monotonic times of each step, so tests can prove the gates open in order. A sixth
+/// argument "noisy" also sends garbage and out-of-order messages on the control channel.
 nlohmann::json test_gated(const std::vector<std::string>& args) {
   const auto ms = [&args](size_t i) {
     return std::chrono::milliseconds(args.size() > i ? std::atoi(args[i].c_str()) : 0);
@@ -70,24 +72,34 @@ nlohmann::json test_gated(const std::vector<std::string>& args) {
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   };
-  gate_setup();
+  const bool noisy = args.size() > 5 && args[5] == "noisy";
+  if (noisy) {
+    // Garbage and messages out of order: the parent must ignore them.
+    for (const char byte : std::string("xZ\x01dr")) {
+      control_send(byte);
+    }
+  }
+  engine::gate::await_setup();
   const int64_t setup_began = now_ns();
   std::this_thread::sleep_for(ms(0));
   const int64_t context = now_ns();
-  gate_context_built();
+  engine::gate::context_built();
   std::this_thread::sleep_for(ms(3));
   const int64_t ready = now_ns();
-  gate_wait();
+  engine::gate::ready_and_wait();
   const int64_t began = now_ns();
+  if (noisy) {
+    control_send('c'); // a repeat after the go
+  }
   std::this_thread::sleep_for(ms(1));
   int64_t resumed = -1;
   if (ms(4).count() != 0) { // pause for the quiet host, then work as long again
-    gate_pause_for_quiet_host();
+    engine::gate::pause_for_quiet_host();
     resumed = now_ns();
     std::this_thread::sleep_for(ms(1));
   }
   const int64_t done = now_ns();
-  gate_done();
+  engine::gate::done();
   std::this_thread::sleep_for(ms(2));
   return nlohmann::json{{"setup_began_ns", setup_began},
                         {"context_ns", context},
@@ -105,6 +117,7 @@ constexpr ChildMode k_modes[] = {
     {"cudnn", &child_probe_cudnn},
     {"python", &child_python},
     {"gpu-devices", &gpu::child_gpu_devices},
+    {"gpu-census", &child_gpu_census},
     {"gpu-compute", &gpu::child_gpu_compute},
     {"gpu-bandwidth", &gpu::child_gpu_bandwidth},
     {"gpu-cudnn", &gpu::child_gpu_cudnn},

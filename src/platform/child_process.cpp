@@ -30,7 +30,7 @@ namespace gpucheck::platform {
 namespace {
 
 constexpr int k_result_fd = 3;
-constexpr int k_gate_fd = 4; // gated children: one byte arrives here on release
+constexpr int k_control_fd = 4; // children with a control channel
 constexpr size_t k_stderr_keep_bytes = 8192;
 
 std::string& self_exe_storage() {
@@ -46,23 +46,20 @@ struct Running {
   pid_t pid = -1;
   int result_fd = -1;
   int stderr_fd = -1;
+  int control_fd = -1; ///< the parent's end of the child's control channel
   std::string result;
   std::string stderr_text;
   Clock::time_point spawned; ///< fork time: the child's own clock starts about here
-  Clock::time_point start;   ///< spawn, or release for a gated child: elapsed counts from here
+  Clock::time_point start;   ///< spawn, or mark_start(): elapsed counts from here
   std::optional<Clock::time_point> ended;
-  Clock::time_point deadline;
+  std::optional<Clock::time_point> deadline; ///< none: no deadline runs
   std::optional<Clock::time_point> term_sent;
-  int gate_fd = -1; ///< the parent's end of a gated child's gate
-  bool setup_sent = true;
-  bool context_built = false; ///< the gated child built its context (or waits, or finished)
-  bool ready = false;         ///< the gated child said it waits at its gate (or it has finished)
-  bool gpu_done = false;      ///< the gated child is done with its gated work (or finished)
-  bool paused = false;        ///< the gated child waits for the host to be quiet ('p'), until 'q'
-  bool released = true;
   bool timed_out = false;
   bool cancelled = false;
+  std::string cancel_reason;
   bool reaped = false;
+  bool finish_reported = false;
+  std::optional<ChildOutcome> outcome; ///< concluded when it finished
   int wait_status = 0;
   std::optional<ChildFailure> spawn_failure;
 };
@@ -93,10 +90,10 @@ std::vector<std::string> build_env(const ChildRequest& request) {
     }
   }
   vars["GPUCHECK_RESULT_FD"] = std::to_string(k_result_fd);
-  if (request.gated) {
-    vars["GPUCHECK_GATE_FD"] = std::to_string(k_gate_fd);
+  if (request.control_channel) {
+    vars["GPUCHECK_CONTROL_FD"] = std::to_string(k_control_fd);
   } else {
-    vars.erase("GPUCHECK_GATE_FD");
+    vars.erase("GPUCHECK_CONTROL_FD");
   }
   vars["GPUCHECK_PARENT_PID"] = std::to_string(::getpid());
   std::vector<std::string> out;
@@ -110,9 +107,9 @@ std::vector<std::string> build_env(const ChildRequest& request) {
 Running spawn(const ChildRequest& request) {
   Running run;
   run.start = run.spawned = Clock::now();
-  run.deadline = request.gated ? Clock::time_point::max() : run.start + request.timeout;
-  run.released = !request.gated;
-  run.setup_sent = !request.gated;
+  if (!request.deadline_by_owner) {
+    run.deadline = run.start + request.timeout;
+  }
 
   // Everything the child needs is built before fork: between fork and exec only
   // async-signal-safe calls are made.
@@ -155,9 +152,10 @@ Running spawn(const ChildRequest& request) {
     close_fd(result_pipe[1]);
     return run;
   }
-  // A socket rather than a pipe: releasing a child that already died must not raise SIGPIPE.
-  int gate[2] = {-1, -1};
-  if (request.gated && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
+  // A socket rather than a pipe: writing to a child that already died must not raise SIGPIPE.
+  int control[2] = {-1, -1};
+  if (request.control_channel &&
+      ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0) {
     run.spawn_failure = ChildFailure{.kind = "spawn",
                                      .detail = fmt::format("socketpair: {}", std::strerror(errno))};
     for (int* fd : {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1]}) {
@@ -171,8 +169,8 @@ Running spawn(const ChildRequest& request) {
   if (pid < 0) {
     run.spawn_failure =
         ChildFailure{.kind = "spawn", .detail = fmt::format("fork: {}", std::strerror(errno))};
-    for (int* fd :
-         {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1], &gate[0], &gate[1]}) {
+    for (int* fd : {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1], &control[0],
+                    &control[1]}) {
       close_fd(*fd);
     }
     return run;
@@ -186,8 +184,8 @@ Running spawn(const ChildRequest& request) {
     ::dup2(stderr_pipe[1], STDOUT_FILENO);
     ::dup2(stderr_pipe[1], STDERR_FILENO);
     ::dup2(result_pipe[1], k_result_fd); // dup2 clears FD_CLOEXEC on the new descriptor
-    if (gate[0] >= 0) {
-      ::dup2(gate[0], k_gate_fd);
+    if (control[0] >= 0) {
+      ::dup2(control[0], k_control_fd);
     }
     ::execve(exe.c_str(), argv.data(), envp.data());
     static constexpr char k_msg[] = "gpucheck: exec of child failed\n";
@@ -200,8 +198,8 @@ Running spawn(const ChildRequest& request) {
   ::setpgid(pid, pid); // also from the parent, to close the race with an early kill
   close_fd(result_pipe[1]);
   close_fd(stderr_pipe[1]);
-  close_fd(gate[0]);
-  run.gate_fd = gate[1];
+  close_fd(control[0]);
+  run.control_fd = control[1];
   run.pid = pid;
   run.result_fd = result_pipe[0];
   run.stderr_fd = stderr_pipe[0];
@@ -268,56 +266,6 @@ std::string tail_lines(const std::string& text, size_t max_lines) {
   return trimmed.substr(pos);
 }
 
-void send_gate(const Running& run, char message) {
-  if (run.gate_fd >= 0) {
-    [[maybe_unused]] const ssize_t n = ::send(run.gate_fd, &message, 1, MSG_NOSIGNAL);
-  }
-}
-
-/// Let a gated child start its setup ('s'): its deadline counts from now until it waits at its
-/// gate, so a child that hangs in its setup cannot hold the others forever.
-void allow_setup(Running& run, const ChildRequest& request) {
-  run.setup_sent = true;
-  run.deadline = Clock::now() + request.timeout;
-  send_gate(run, 's');
-}
-
-/// Let a gated child go ('g', after 's'): its deadline counts from now.
-void release(Running& run, const ChildRequest& request) {
-  run.released = true;
-  run.start = Clock::now();
-  run.deadline = run.start + request.timeout;
-  send_gate(run, 'g');
-}
-
-/// Read what a gated child sent: 'c' once its context is built, 'r' when it waits at its gate,
-/// 'p' when it pauses for the host to be quiet, 'd' when it is done with its gated work. End of
-/// stream: it is gone (or done).
-void read_gate(Running& run) {
-  char buffer[16];
-  const ssize_t n = ::recv(run.gate_fd, buffer, sizeof buffer, MSG_DONTWAIT);
-  if (n > 0) {
-    const auto got = [&](char message) {
-      return std::memchr(buffer, message, static_cast<size_t>(n)) != nullptr;
-    };
-    run.gpu_done = run.gpu_done || got('d');
-    if (got('p')) {
-      run.paused = true;
-      run.deadline = Clock::time_point::max(); // waiting for the probes is not its own time
-    }
-    run.ready = run.ready || run.gpu_done || got('r');
-    run.context_built = run.context_built || run.ready || got('c');
-    if (run.ready && !run.released) {
-      run.deadline = Clock::time_point::max(); // waiting for the others is not its own time
-    }
-  } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-    run.context_built = true;
-    run.ready = true;
-    run.gpu_done = true;
-    close_fd(run.gate_fd);
-  }
-}
-
 /// GPUCHECK_TRACE: when the child ran, and its own stage timeline on the parent's clock.
 void trace_child(const Running& run, const ChildRequest& request, const ChildOutcome& outcome) {
   if (!tracing()) {
@@ -327,7 +275,7 @@ void trace_child(const Running& run, const ChildRequest& request, const ChildOut
   for (const std::string& arg : request.args) {
     name += " " + arg;
   }
-  trace(fmt::format("child {}: spawned +{:.1f}, released +{:.1f}, ended +{:.1f}: {}", name,
+  trace(fmt::format("child {}: spawned +{:.1f}, started +{:.1f}, ended +{:.1f}: {}", name,
                     trace_ms(run.spawned), trace_ms(run.start),
                     trace_ms(run.ended.value_or(Clock::now())),
                     outcome.failure ? outcome.failure->detail : "ok"));
@@ -347,7 +295,7 @@ void trace_child(const Running& run, const ChildRequest& request, const ChildOut
 ChildOutcome conclude_untraced(Running& run, const ChildRequest& request);
 
 ChildOutcome conclude(Running& run, const ChildRequest& request) {
-  close_fd(run.gate_fd);
+  close_fd(run.control_fd);
   ChildOutcome outcome = conclude_untraced(run, request);
   trace_child(run, request, outcome);
   return outcome;
@@ -367,7 +315,9 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
   const int status = run.wait_status;
   if (run.cancelled) {
     failure.kind = "cancelled";
-    failure.detail = "stopped before it finished: its work was no longer needed";
+    failure.detail = run.cancel_reason.empty()
+                         ? "stopped before it finished: its work was no longer needed"
+                         : run.cancel_reason;
     outcome.failure = failure;
     return outcome;
   }
@@ -440,7 +390,7 @@ ChildGroup::~ChildGroup() {
     }
     close_fd(run->result_fd);
     close_fd(run->stderr_fd);
-    close_fd(run->gate_fd);
+    close_fd(run->control_fd);
   }
   close_fd(m_wake[0]);
   close_fd(m_wake[1]);
@@ -458,9 +408,15 @@ void ChildGroup::cancel() {
   wake();
 }
 
-void ChildGroup::host_quiet() {
-  m_host_quiet.store(true);
-  wake();
+void ChildGroup::cancel_one(size_t child, std::string reason) {
+  Running& run = *m_runs.at(child);
+  if (run.cancelled || run.reaped || run.pid <= 0) {
+    return;
+  }
+  run.cancelled = true;
+  run.cancel_reason = std::move(reason);
+  close_fd(run.control_fd);
+  ::kill(-run.pid, SIGKILL);
 }
 
 size_t ChildGroup::start(ChildRequest request) {
@@ -469,47 +425,34 @@ size_t ChildGroup::start(ChildRequest request) {
   return m_runs.size() - 1;
 }
 
-void ChildGroup::publish_contexts() {
-  bool changed = false;
-  {
-    const std::lock_guard<std::mutex> guard(m_contexts_lock);
-    m_contexts_seen.resize(m_runs.size(), false);
-    m_exits_seen.resize(m_runs.size(), false);
-    for (size_t i = 0; i < m_runs.size(); ++i) {
-      const Running& run = *m_runs[i];
-      if (!m_contexts_seen[i] && (finished(run) || run.context_built)) {
-        m_contexts_seen[i] = true;
-        changed = true;
-      }
-      if (!m_exits_seen[i] && finished(run)) {
-        m_exits_seen[i] = true;
-        changed = true;
-      }
-    }
-  }
-  if (changed) {
-    m_contexts_changed.notify_all();
+void ChildGroup::send(size_t child, std::string_view bytes) {
+  const Running& run = *m_runs.at(child);
+  if (run.control_fd >= 0 && !bytes.empty()) {
+    [[maybe_unused]] const ssize_t n =
+        ::send(run.control_fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
   }
 }
 
-bool ChildGroup::await_progress(const std::vector<size_t>& built, const std::vector<size_t>& exited,
-                                std::chrono::milliseconds limit) {
-  std::unique_lock<std::mutex> guard(m_contexts_lock);
-  const auto seen = [this](const std::vector<bool>& flags, size_t i) {
-    return i >= flags.size() ? i >= m_runs.size() : static_cast<bool>(flags[i]);
-  };
-  return m_contexts_changed.wait_for(guard, limit, [&] {
-    return std::all_of(built.begin(), built.end(),
-                       [&](size_t i) { return seen(m_contexts_seen, i); }) &&
-           std::all_of(exited.begin(), exited.end(),
-                       [&](size_t i) { return seen(m_exits_seen, i); });
-  });
+std::optional<ChildOutcome> ChildGroup::outcome(size_t child) const {
+  return m_runs.at(child)->outcome;
 }
 
-std::vector<ChildOutcome> ChildGroup::wait_all() {
+void ChildGroup::set_deadline(size_t child, std::optional<Clock::time_point> deadline) {
+  m_runs.at(child)->deadline = deadline;
+}
+
+void ChildGroup::mark_start(size_t child) {
+  m_runs.at(child)->start = Clock::now();
+}
+
+int ChildGroup::pid(size_t child) const {
+  return m_runs.at(child)->pid;
+}
+
+std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
   for (;;) {
     std::vector<pollfd> fds;
-    enum class Source { result, stderr_text, gate };
+    enum class Source { result, stderr_text, control, wake };
     std::vector<std::pair<size_t, Source>> owners; // run index, which of its descriptors
     auto wait_until = Clock::time_point::max();
     bool all_done = true;
@@ -519,51 +462,33 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
       const ChildRequest& request = m_requests[i];
       try_reap(run);
       if (finished(run)) {
+        if (!run.finish_reported) {
+          run.finish_reported = true;
+          close_fd(run.control_fd);
+          run.outcome = conclude(run, request);
+          if (listener != nullptr) {
+            listener->on_finished(i);
+          }
+        }
         continue;
-      }
-      const auto context_built = [this](size_t k) {
-        return k >= m_runs.size() || finished(*m_runs[k]) || m_runs[k]->context_built;
-      };
-      const auto gpu_done = [this](size_t k) {
-        return k >= m_runs.size() || finished(*m_runs[k]) || m_runs[k]->gpu_done;
-      };
-      if (!run.setup_sent &&
-          std::all_of(request.setup_after.begin(), request.setup_after.end(), context_built)) {
-        allow_setup(run, request);
-      }
-      const bool host_quiet = m_host_quiet.load();
-      if (run.paused && host_quiet) {
-        run.paused = false;
-        run.deadline = Clock::now() + request.timeout;
-        send_gate(run, 'q');
-      }
-      // Released only once set up: the release must not overtake the context order.
-      const auto exited = [this](size_t k) { return k >= m_runs.size() || finished(*m_runs[k]); };
-      if (!run.released && run.setup_sent && (!request.release_after_quiet_host || host_quiet) &&
-          std::all_of(request.release_after_contexts.begin(), request.release_after_contexts.end(),
-                      context_built) &&
-          (request.release_after_exit
-               ? std::all_of(request.release_after.begin(), request.release_after.end(), exited)
-               : std::all_of(request.release_after.begin(), request.release_after.end(),
-                             gpu_done))) {
-        release(run, request);
       }
       all_done = false;
       const auto now = Clock::now();
       if (cancelled && !run.cancelled) {
-        run.cancelled = true;
-        close_fd(run.gate_fd);
-        ::kill(-run.pid, SIGKILL);
+        cancel_one(i, {});
       }
-      if (!run.term_sent && now >= run.deadline) {
+      if (!run.term_sent && run.deadline && now >= *run.deadline) {
         run.timed_out = true;
         ::kill(-run.pid, SIGTERM);
         run.term_sent = now;
       } else if (run.term_sent && now >= *run.term_sent + request.kill_grace) {
         ::kill(-run.pid, SIGKILL);
       }
-      wait_until =
-          std::min(wait_until, run.term_sent ? *run.term_sent + request.kill_grace : run.deadline);
+      if (run.term_sent) {
+        wait_until = std::min(wait_until, *run.term_sent + request.kill_grace);
+      } else if (run.deadline) {
+        wait_until = std::min(wait_until, *run.deadline);
+      }
       if (run.result_fd >= 0) {
         fds.push_back({run.result_fd, POLLIN, 0});
         owners.emplace_back(i, Source::result);
@@ -572,23 +497,24 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
         fds.push_back({run.stderr_fd, POLLIN, 0});
         owners.emplace_back(i, Source::stderr_text);
       }
-      if (run.gate_fd >= 0 && !run.gpu_done) {
-        fds.push_back({run.gate_fd, POLLIN, 0});
-        owners.emplace_back(i, Source::gate);
+      if (run.control_fd >= 0) {
+        fds.push_back({run.control_fd, POLLIN, 0});
+        owners.emplace_back(i, Source::control);
       }
       if (run.result_fd < 0 && run.stderr_fd < 0) {
         // Pipes closed but not yet reaped: poll again soon.
         wait_until = std::min(wait_until, now + std::chrono::milliseconds(1));
       }
     }
-    // After the reaping above: await_progress() sees exits and contexts without delay.
-    publish_contexts();
+    if (listener != nullptr) {
+      listener->on_wake(); // after the reaping above: the owner sees exits without delay
+    }
     if (all_done) {
       break;
     }
     if (m_wake[0] >= 0) {
       fds.push_back({m_wake[0], POLLIN, 0});
-      owners.emplace_back(m_runs.size(), Source::stderr_text);
+      owners.emplace_back(m_runs.size(), Source::wake);
     }
     const auto now = Clock::now();
     int timeout_ms = 0;
@@ -605,96 +531,110 @@ std::vector<ChildOutcome> ChildGroup::wait_all() {
       if (fds[k].revents == 0) {
         continue;
       }
-      if (owners[k].first == m_runs.size()) {
+      if (owners[k].second == Source::wake) {
         char sink[64];
         while (::read(m_wake[0], sink, sizeof sink) > 0) {
         }
         continue;
       }
-      Running& run = *m_runs[owners[k].first];
+      const size_t index = owners[k].first;
+      Running& run = *m_runs[index];
       if (owners[k].second == Source::result) {
         drain(run.result_fd, run.result, 0);
       } else if (owners[k].second == Source::stderr_text) {
         drain(run.stderr_fd, run.stderr_text, k_stderr_keep_bytes);
       } else {
-        read_gate(run);
+        char buffer[64];
+        const ssize_t n = ::recv(run.control_fd, buffer, sizeof buffer, MSG_DONTWAIT);
+        if (n > 0) {
+          if (listener != nullptr) {
+            listener->on_message(index, std::string_view(buffer, static_cast<size_t>(n)));
+          }
+        } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+          close_fd(run.control_fd);
+        }
       }
     }
   }
 
-  publish_contexts();
   std::vector<ChildOutcome> outcomes;
   outcomes.reserve(m_runs.size());
   for (size_t i = 0; i < m_runs.size(); ++i) {
-    outcomes.push_back(conclude(*m_runs[i], m_requests[i]));
+    Running& run = *m_runs[i];
+    outcomes.push_back(run.outcome ? *run.outcome : conclude(run, m_requests[i]));
   }
   return outcomes;
 }
 
 namespace {
-/// The gate's descriptor in a gated child, or -1.
-int gate_descriptor() {
-  const char* fd_text = std::getenv("GPUCHECK_GATE_FD");
+/// The control channel's descriptor in this child, or -1.
+int control_descriptor() {
+  const char* fd_text = std::getenv("GPUCHECK_CONTROL_FD");
   return fd_text == nullptr || *fd_text == '\0' ? -1 : std::atoi(fd_text);
 }
+} // namespace
 
-void send_message(int fd, char message) {
-  [[maybe_unused]] const ssize_t n = ::send(fd, &message, 1, MSG_NOSIGNAL);
+bool control_channel_open() {
+  return control_descriptor() >= 0;
 }
 
-/// Block until `wanted` arrives on the gate (earlier messages are skipped).
-void await_gate_message(int fd, char wanted) {
+bool control_send(char byte) {
+  const int fd = control_descriptor();
+  if (fd < 0) {
+    return false;
+  }
+  [[maybe_unused]] const ssize_t n = ::send(fd, &byte, 1, MSG_NOSIGNAL);
+  return true;
+}
+
+bool control_await(char wanted) {
+  const int fd = control_descriptor();
+  if (fd < 0) {
+    return false;
+  }
   char message = 0;
   for (;;) {
     const ssize_t n = ::read(fd, &message, 1);
     if (n == 1 && message == wanted) {
-      return;
+      return true;
     }
     if (n == 1 || (n < 0 && errno == EINTR)) {
       continue;
     }
-    // The parent closed the gate without releasing us (it no longer needs the work) or died.
+    // The parent closed the channel (it no longer needs the work) or died.
     std::_Exit(0);
   }
 }
-} // namespace
 
-void gate_setup() {
-  if (const int fd = gate_descriptor(); fd >= 0) {
-    await_gate_message(fd, 's');
-  }
-}
-
-void gate_context_built() {
-  if (const int fd = gate_descriptor(); fd >= 0) {
-    send_message(fd, 'c');
-  }
-}
-
-void gate_pause_for_quiet_host() {
-  if (const int fd = gate_descriptor(); fd >= 0) {
-    send_message(fd, 'p');
-    await_gate_message(fd, 'q');
-  }
-}
-
-void gate_wait() {
-  const int fd = gate_descriptor();
+std::string control_read_line() {
+  const int fd = control_descriptor();
+  std::string line;
   if (fd < 0) {
-    return;
+    return line;
   }
-  send_message(fd, 'r');
-  await_gate_message(fd, 'g');
+  char c = 0;
+  while (line.size() < 64) {
+    const ssize_t n = ::read(fd, &c, 1);
+    if (n == 1 && c == '\n') {
+      break;
+    }
+    if (n == 1) {
+      line += c;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      std::_Exit(0);
+    }
+  }
+  return line;
 }
 
-void gate_done() {
-  const int fd = gate_descriptor();
-  if (fd < 0) {
-    return;
+void control_close() {
+  const int fd = control_descriptor();
+  if (fd >= 0) {
+    ::close(fd);
+    ::unsetenv("GPUCHECK_CONTROL_FD");
   }
-  send_message(fd, 'd');
-  ::close(fd);
-  ::unsetenv("GPUCHECK_GATE_FD");
 }
 
 std::vector<ChildOutcome> run_children(std::span<const ChildRequest> requests) {

@@ -8,12 +8,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,44 +25,46 @@ struct ChildRequest {
   std::vector<std::string> args; ///< passed after the mode
   /// Environment changes for the child: a value sets, nullopt unsets.
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
+  /// The child's time limit, counted from its start unless its owner arms the deadline itself
+  /// (ChildGroup::set_deadline); the failure reported on expiry names this limit.
   std::chrono::milliseconds timeout{10000};
   std::chrono::milliseconds kill_grace{500}; ///< between SIGTERM and SIGKILL
-  /// Held at a gate (ChildGroup only): the child starts at once and does its setup, then
-  /// gate_wait() blocks until the group releases it; `timeout` counts from the release.
-  bool gated = false;
-  /// For a gated child: release it once every child of the group with these indices (earlier
-  /// starts) is done with its gated work (gate_done()) or has finished. Empty: release at once.
-  std::vector<size_t> release_after;
-  /// For a gated child: wait until those children have exited, not merely said they are done
-  /// with their gated work: a context teardown on the GPU (about 0.1 s) slows copies and
-  /// changes which cuDNN algorithm times fastest.
-  bool release_after_exit = false;
-  /// For a gated child: also wait until these children have built their context (or ended): a
-  /// context being built on any GPU slows the copies being timed.
-  std::vector<size_t> release_after_contexts;
-  /// For a gated child: let it start its expensive setup (gate_setup()) once every child with
-  /// these indices has built its context (gate_context_built()), waits at its gate, or has
-  /// finished. Empty: at once.
-  std::vector<size_t> setup_after;
-  /// For a gated child: release it only once the group has been told that gpucheck's own host
-  /// work is over (ChildGroup::host_quiet()): the probes' cuDNN children, loading cuDNN's
-  /// libraries, slowed cuDNN's timed convolutions (docs/performance.md).
-  bool release_after_quiet_host = false;
+  /// A control channel: a socket on fd 4 carrying single bytes both ways (ChildGroup::send(),
+  /// ChildListener::on_message(); in the child control_send() / control_await()). What the
+  /// bytes mean is the owner's business (src/engine/messages.hpp for the GPU work).
+  bool control_channel = false;
+  /// No deadline runs until the owner arms one with ChildGroup::set_deadline().
+  bool deadline_by_owner = false;
 };
 
 struct ChildOutcome {
   std::shared_ptr<const nlohmann::json> payload; ///< set when the child exited 0 with valid JSON
   std::optional<ChildFailure> failure;           ///< set otherwise
   std::string stderr_tail;                       ///< last lines of the child's stderr and stdout
-  std::chrono::milliseconds elapsed{0};          ///< from the start, or from the release when gated
+  std::chrono::milliseconds elapsed{0}; ///< from the start, or from ChildGroup::mark_start()
 
   [[nodiscard]] bool ok() const { return payload != nullptr; }
+};
+
+/// What a ChildGroup tells its owner while wait_all() runs, on wait_all()'s thread. The owner may
+/// call send(), set_deadline() and mark_start() from these callbacks.
+class ChildListener {
+public:
+  virtual ~ChildListener() = default;
+  /// Bytes a child sent on its control channel, in order.
+  virtual void on_message(size_t child, std::string_view bytes) = 0;
+  /// The child has ended: reaped, its pipes drained (its control channel is closed too).
+  virtual void on_finished(size_t child) = 0;
+  /// After each round of events, and when another thread called ChildGroup::wake().
+  virtual void on_wake() = 0;
 };
 
 struct Running;
 
 /// Children started one by one and waited for together: the parent can do its own work (read
-/// /proc, /sys) while they run. Each child has its own deadline, counted from its start.
+/// /proc, /sys) while they run. Each child has its own deadline. The group knows processes,
+/// pipes and deadlines only; an owner that needs a protocol with its children speaks it over
+/// their control channels through a ChildListener.
 class ChildGroup {
 public:
   ChildGroup();
@@ -74,59 +75,47 @@ public:
   /// Start a child now; returns its index for wait_all()'s result.
   size_t start(ChildRequest request);
   /// Wait for every started child (killing those past their deadline); outcomes in start order.
-  /// Gated children are released as their `release_after` children finish.
-  std::vector<ChildOutcome> wait_all();
+  std::vector<ChildOutcome> wait_all(ChildListener* listener = nullptr);
   /// Safe from another thread while wait_all() runs: kill every unfinished child now; their
   /// outcomes are failures of kind "cancelled".
   void cancel();
-  /// Safe from another thread while wait_all() runs: block until each gated child in `built`
-  /// has built its context (gate_context_built()) or finished, and each child in `exited` has
-  /// finished, or `limit` has passed. Returns whether they all had. Call only after every
-  /// start().
-  bool await_progress(const std::vector<size_t>& built, const std::vector<size_t>& exited,
-                      std::chrono::milliseconds limit);
-  /// Safe from another thread while wait_all() runs: gpucheck's own host work (the probes) is
-  /// over. Releases the children held by ChildRequest::release_after_quiet_host and resumes
-  /// those paused in gate_pause_for_quiet_host().
-  void host_quiet();
+  /// Kill one unfinished child now (its outcome: "cancelled" with `reason`). wait_all()'s thread.
+  void cancel_one(size_t child, std::string reason);
+  /// Safe from another thread: make wait_all() call the listener's on_wake() soon.
+  void wake();
+  /// Send bytes on a child's control channel (nothing if it has none or it is gone).
+  void send(size_t child, std::string_view bytes);
+  /// The outcome of a child that has finished (after its on_finished()); nullopt before.
+  [[nodiscard]] std::optional<ChildOutcome> outcome(size_t child) const;
+  /// The child's deadline from now on (nullopt: none runs). wait_all()'s thread only.
+  void set_deadline(size_t child, std::optional<std::chrono::steady_clock::time_point> deadline);
+  /// The child's elapsed time is counted from now (e.g. its release). wait_all()'s thread only.
+  void mark_start(size_t child);
+  /// The child's process id (-1 when it could not be started).
+  [[nodiscard]] int pid(size_t child) const;
+  [[nodiscard]] size_t size() const { return m_runs.size(); }
 
 private:
-  /// Publish to await_contexts() the children that built their context or finished.
-  void publish_contexts();
-
   std::vector<ChildRequest> m_requests;
   std::vector<std::unique_ptr<Running>> m_runs;
   std::atomic<bool> m_cancelled{false};
-  std::atomic<bool> m_host_quiet{false};
-  std::mutex m_contexts_lock;
-  std::condition_variable m_contexts_changed;
-  std::vector<bool> m_contexts_seen; ///< under m_contexts_lock
-  std::vector<bool> m_exits_seen;    ///< under m_contexts_lock
-  int m_wake[2] = {-1, -1}; ///< self-pipe: cancel() and host_quiet() wake wait_all()'s poll
-
-  void wake();
+  int m_wake[2] = {-1, -1}; ///< self-pipe: cancel() and wake() wake wait_all()'s poll
 };
 
-/// In a child started with ChildRequest::gated: tell the parent it is ready and block until the
-/// parent releases it (returns at once otherwise). A child whose parent went away exits quietly.
-void gate_wait();
-
-/// In a gated child, once its expensive setup (a CUDA context) is built: the parent may let the
-/// next child start its own. Does nothing in a child that is not gated.
-void gate_context_built();
-
-/// In a gated child, after its last work that needs the GPU to itself: the parent may release
-/// the next child while this one checks results and tears down. Idempotent; exiting implies it.
-void gate_done();
-
-/// In a gated child, before its expensive setup (a CUDA context): block until the parent allows
-/// it (ChildRequest::setup_after). Returns at once in a child that is not gated.
-void gate_setup();
-
-/// In a gated child, in the middle of its gated work: block until gpucheck's own host work is
-/// over (ChildGroup::host_quiet()), for a measurement that work disturbs. The wait does not
-/// count against the child's deadline. Returns at once in a child that is not gated.
-void gate_pause_for_quiet_host();
+/// In a child started with ChildRequest::control_channel: send one byte to the parent.
+/// Returns false when there is no channel.
+bool control_send(char byte);
+/// In such a child: block until `wanted` arrives (other bytes are skipped). A parent that closed
+/// the channel or died makes the child exit quietly (its work is no longer wanted). Returns at
+/// once, false, when there is no channel.
+bool control_await(char wanted);
+/// In such a child: the bytes up to the next newline (at most 64; the newline is dropped). A
+/// closed channel ends the child quietly, as in control_await().
+std::string control_read_line();
+/// In such a child: close the channel (the parent sees it end). Idempotent.
+void control_close();
+/// Whether this process has a control channel.
+bool control_channel_open();
 
 /// Run one child and wait for it (or its deadline).
 ChildOutcome run_child(const ChildRequest& request);

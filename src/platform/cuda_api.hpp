@@ -31,6 +31,7 @@ namespace gpucheck::platform {
   X(cuDevicePrimaryCtxRelease, false)                                                              \
   X(cuCtxSetCurrent, false)                                                                        \
   X(cuCtxSynchronize, false)                                                                       \
+  X(cuCtxSetLimit, false)                                                                          \
   X(cuCtxGetStreamPriorityRange, false)                                                            \
   X(cuMemGetInfo, false)                                                                           \
   X(cuMemAlloc, false)                                                                             \

@@ -3,10 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
 
+#include "engine/census.hpp"
 #include "gpucheck/model/json.hpp"
 #include "platform/nvml_api.hpp"
 #include "platform/probes_child.hpp"
@@ -316,6 +319,84 @@ nlohmann::json child_probe_nvml(const std::vector<std::string>& /*args*/) {
   }
   info.library = lib.load();
   return nlohmann::json{{"nvml", info}, {"gpus", gpus}};
+}
+
+namespace {
+/// The parent process id of `pid` (/proc/PID/stat's fourth field), or 0.
+uint32_t parent_of(uint32_t pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  std::getline(stat, line);
+  const auto close = line.rfind(')'); // the name may hold spaces and parentheses
+  if (close == std::string::npos) {
+    return 0;
+  }
+  char state = 0;
+  unsigned parent = 0;
+  if (std::sscanf(line.c_str() + close + 1, " %c %u", &state, &parent) != 2) {
+    return 0;
+  }
+  return parent;
+}
+} // namespace
+
+nlohmann::json child_gpu_census(const std::vector<std::string>& args) {
+  // gpucheck's own processes: the run's parent (args[0]) and its children, the census included.
+  std::set<uint32_t> own;
+  if (!args.empty()) {
+    own.insert(static_cast<uint32_t>(std::strtoul(args[0].c_str(), nullptr, 10)));
+  }
+  engine::Census census;
+  DynamicLibrary lib = DynamicLibrary::open("libnvidia-ml.so.1");
+  const NvmlApi api = lib.loaded() ? load_nvml_api(lib) : NvmlApi{};
+  if (!api.usable) {
+    census.error = lib.loaded() ? "NVML lacks required symbols" : lib.load().error;
+    return engine::census_to_json(census);
+  }
+  const nvmlReturn_t rc = api.nvmlInit();
+  if (rc != k_nvml_success) {
+    census.error = fmt::format("nvmlInit: {}", nvml_error_name(rc));
+    return engine::census_to_json(census);
+  }
+  const auto count = read_value<unsigned>(api.nvmlDeviceGetCount);
+  for (unsigned i = 0; count && i < *count; ++i) {
+    nvmlDevice_t device = nullptr;
+    if (api.nvmlDeviceGetHandleByIndex(i, &device) != k_nvml_success) {
+      continue;
+    }
+    GpuInfo info;
+    read_memory(api, device, info);
+    std::set<uint32_t> seen;
+    if (api.nvmlDeviceGetComputeRunningProcesses_v2 != nullptr) {
+      read_processes<nvmlProcessInfo_v2_t>(api.nvmlDeviceGetComputeRunningProcesses_v2, device,
+                                           info.processes, seen);
+    } else if (api.nvmlDeviceGetComputeRunningProcesses_v1 != nullptr) {
+      read_processes<nvmlProcessInfo_v1_t>(api.nvmlDeviceGetComputeRunningProcesses_v1, device,
+                                           info.processes, seen);
+    }
+    engine::CensusGpu gpu;
+    char uuid[96] = {};
+    if (api.nvmlDeviceGetUUID != nullptr &&
+        api.nvmlDeviceGetUUID(device, uuid, sizeof uuid) == k_nvml_success) {
+      gpu.uuid = std::string(uuid, strnlen(uuid, sizeof uuid));
+    }
+    if (const auto pci = read_value<nvmlPciInfo_t>(api.nvmlDeviceGetPciInfo, device)) {
+      gpu.bus_id = short_bus_id(std::string(pci->busId, strnlen(pci->busId, sizeof pci->busId)));
+    }
+    gpu.free_bytes = info.memory_free_bytes;
+    gpu.total_bytes = info.memory_total_bytes;
+    for (const GpuProcess& p : info.processes) {
+      if (own.count(p.pid) != 0 || own.count(parent_of(p.pid)) != 0) {
+        continue;
+      }
+      gpu.processes.push_back({p.pid, p.name, p.used_memory_bytes});
+    }
+    census.gpus.push_back(std::move(gpu));
+  }
+  if (api.nvmlShutdown != nullptr) {
+    api.nvmlShutdown();
+  }
+  return engine::census_to_json(census);
 }
 
 } // namespace gpucheck::platform

@@ -224,3 +224,16 @@ FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char** text) {
   *text = "fake driver error";
   return CUDA_SUCCESS;
 }
+
+/* No real context can be made: the scenario chooses the answer (default 801, NOT_SUPPORTED; 2,
+ * OUT_OF_MEMORY, for a GPU that other processes fill). */
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice dev) {
+  if (context != NULL) {
+    *context = NULL;
+  }
+  const int gpu = physical(dev);
+  if (!g_initialised || gpu < 0) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  return (CUresult)fake_gpu_int(gpu, "context_rc", 801);
+}

@@ -9,10 +9,10 @@
     return 801;                                                                                    \
   }
 
-FAKE_UNIMPLEMENTED(cuDevicePrimaryCtxRetain)
 FAKE_UNIMPLEMENTED(cuDevicePrimaryCtxRelease_v2)
 FAKE_UNIMPLEMENTED(cuCtxSetCurrent)
 FAKE_UNIMPLEMENTED(cuCtxSynchronize)
+FAKE_UNIMPLEMENTED(cuCtxSetLimit)
 FAKE_UNIMPLEMENTED(cuCtxGetStreamPriorityRange)
 FAKE_UNIMPLEMENTED(cuMemGetInfo_v2)
 FAKE_UNIMPLEMENTED(cuMemAlloc_v2)

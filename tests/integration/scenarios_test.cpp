@@ -2,6 +2,7 @@
 // the suite (tests/fakes) and a fixture system root, each asserting the exact finding codes of
 // warn severity or worse, the exit code, and that the JSON validates against the published schema.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -43,8 +44,11 @@ void healthy_root(FixtureTree& tree, int gpus, const std::string& version = "580
   tree.dir("/sys/bus/pci/drivers/nvidia");
   for (int i = 0; i < gpus; ++i) {
     tree.file("/dev/nvidia" + std::to_string(i), "", 0666);
+    // The UUID the fake driver gives GPU i: the GPU engine names each child's GPU by it.
     tree.file("/proc/driver/nvidia/gpus/" + fake_bdf(i) + "/information",
-              "Model: \t\t NVIDIA H100 80GB HBM3\n");
+              fmt::format("Model: \t\t NVIDIA H100 80GB HBM3\nGPU UUID: \t "
+                          "GPU-fa4e000{0}-1111-2222-3333-00000000000{0}\n",
+                          i));
     const std::string dev = "/sys/bus/pci/devices/" + fake_bdf(i);
     tree.file(dev + "/vendor", "0x10de\n");
     tree.file(dev + "/device", "0x2330\n");
@@ -223,6 +227,41 @@ std::vector<Scenario> scenarios() {
                       }});
   list.push_back({.name = "standard_run_where_no_context_can_be_created",
                   .fake = "",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"gpu.context_failed"},
+                  .exit_code = 1,
+                  .extra = &each_gpu_check_names_the_context_failure_on_gpu_0,
+                  .standard_run = true});
+  // Busy nodes: gpucheck never fails a GPU because others use it (the engine issue).
+  list.push_back(
+      {.name = "standard_run_on_a_gpu_98_percent_held_by_another_process",
+       .fake = "gpu.0.memory_used=84181359001\ngpu.0.compute_processes=4242:84181359001\n",
+       .root = [](FixtureTree& t) { healthy_root(t, 1); },
+       .codes = {"gpu.busy_not_tested"},
+       .exit_code = 0,
+       .extra =
+           [](const nlohmann::json& r) {
+             for (const auto& result : r["results"]) {
+               if (result["check_id"] == "gpu.compute") {
+                 EXPECT_EQ(result["status"], "warn");
+                 EXPECT_NE(result["findings"][0]["message"].get<std::string>().find("4242"),
+                           std::string::npos)
+                     << result.dump();
+               }
+             }
+           },
+       .standard_run = true});
+  list.push_back({.name = "standard_run_out_of_memory_beside_two_other_processes",
+                  .fake = "gpu.0.context_rc=2\n"
+                          "gpu.0.memory_used=3000000000\n"
+                          "gpu.0.compute_processes=4242:1000000000,4343:2000000000\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"gpu.busy_not_tested"},
+                  .exit_code = 0,
+                  .standard_run = true});
+  // Its twin: the same out-of-memory answer on a GPU nobody else uses is a broken GPU.
+  list.push_back({.name = "standard_run_out_of_memory_on_an_idle_gpu",
+                  .fake = "gpu.0.context_rc=2\n",
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },
                   .codes = {"gpu.context_failed"},
                   .exit_code = 1,

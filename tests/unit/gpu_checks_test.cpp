@@ -1,6 +1,7 @@
 // The active GPU checks without a GPU: they skip with reasons, and every way their child can
 // fail (no driver, crash, hang, garbage, a wrong result) becomes the right finding.
 #include "checks/gpu_checks.hpp"
+#include "engine/gpu_engine.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -115,12 +116,29 @@ Judgement never_judge(const GpuTarget&, const nlohmann::json&) {
   return {};
 }
 
-constexpr CheckInfo k_test_info{"gpu.test", "test check", "", CheckKind::active};
+// run_per_gpu takes its outcomes from the GPU engine; a test engine runs a stand-in child mode
+// for the work (the engine's job_override) with an idle GPU in its census.
+constexpr CheckInfo k_test_info{"gpu.compute", "test check", "", CheckKind::active};
+
+std::unique_ptr<engine::GpuEngine> test_engine(std::vector<std::string> mode_and_args,
+                                               std::chrono::milliseconds timeout = 5000ms) {
+  auto gpu_engine = std::make_unique<engine::GpuEngine>(
+      std::vector<engine::Work>{engine::Work::compute}, "/", std::nullopt, timeout);
+  engine::Census census;
+  engine::CensusGpu idle;
+  idle.free_bytes = 80ULL << 30;
+  census.gpus.push_back(idle);
+  gpu_engine->options().census_override = census;
+  gpu_engine->options().job_override = {{engine::Work::compute, std::move(mode_and_args)}};
+  gpu_engine->probes_over();
+  return gpu_engine;
+}
 
 TEST(GpuChecks, CrashingChildIsAFailWithTheSignalAndItsOutput) {
   const SystemSnapshot snapshot = one_device_snapshot();
-  const CheckContext context{snapshot, CheckOptions{}};
-  const auto results = run_per_gpu(k_test_info, context, "test-crash", false, &never_judge);
+  const auto gpu_engine = test_engine({"test-crash"});
+  const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};
+  const auto results = run_per_gpu(k_test_info, context, "", false, &never_judge);
   ASSERT_EQ(results.size(), 1U);
   EXPECT_EQ(results[0].status, Status::fail);
   ASSERT_EQ(results[0].findings.size(), 1U);
@@ -132,14 +150,14 @@ TEST(GpuChecks, CrashingChildIsAFailWithTheSignalAndItsOutput) {
 
 TEST(GpuChecks, HangingChildIsKilledAtTheCheckTimeout) {
   const SystemSnapshot snapshot = one_device_snapshot();
-  CheckOptions options;
-  options.timeout = 300ms;
-  const CheckContext context{snapshot, options};
+  const auto gpu_engine = test_engine({"test-hang"}, 300ms);
+  const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};
   const auto start = std::chrono::steady_clock::now();
-  const auto results = run_per_gpu(k_test_info, context, "test-hang", true, &never_judge);
+  const auto results = run_per_gpu(k_test_info, context, "", true, &never_judge);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   ASSERT_EQ(results.size(), 1U);
   EXPECT_EQ(results[0].status, Status::fail);
+  ASSERT_FALSE(results[0].findings.empty());
   EXPECT_EQ(results[0].findings[0].code, "gpu.child_failed");
   EXPECT_NE(results[0].findings[0].message.find("no result within 0.3 s"), std::string::npos)
       << results[0].findings[0].message;
@@ -147,13 +165,47 @@ TEST(GpuChecks, HangingChildIsKilledAtTheCheckTimeout) {
 
 TEST(GpuChecks, GarbageAndEarlyExitAreFailures) {
   const SystemSnapshot snapshot = one_device_snapshot();
-  const CheckContext context{snapshot, CheckOptions{}};
   for (const char* mode : {"test-garbage", "test-exit"}) {
-    const auto results = run_per_gpu(k_test_info, context, mode, false, &never_judge);
+    const auto gpu_engine = test_engine({mode});
+    const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};
+    const auto results = run_per_gpu(k_test_info, context, "", false, &never_judge);
     ASSERT_EQ(results.size(), 1U);
     EXPECT_EQ(results[0].status, Status::fail) << mode;
+    ASSERT_FALSE(results[0].findings.empty()) << mode;
     EXPECT_EQ(results[0].findings[0].code, "gpu.child_failed") << mode;
   }
+}
+
+TEST(GpuChecks, NoRoomOnTheGpuIsAWarningNamingTheHoldersNeverAFail) {
+  SystemSnapshot snapshot = one_device_snapshot();
+  snapshot.cuda.devices[0].pci_bus_id = "0000:3B:00.0";
+  const auto gpu_engine = test_engine({"test-ok"});
+  engine::Census census;
+  engine::CensusGpu full;
+  full.bus_id = "0000:3b:00.0";
+  full.free_bytes = 600ULL << 20;
+  full.total_bytes = 80ULL << 30;
+  full.processes = {{4242, "python3", 79ULL << 30}};
+  census.gpus.push_back(full);
+  gpu_engine->options().census_override = census;
+  const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};
+  const auto results = run_per_gpu(k_test_info, context, "", false, &never_judge);
+  ASSERT_EQ(results.size(), 1U);
+  EXPECT_EQ(results[0].status, Status::warn);
+  ASSERT_EQ(results[0].findings.size(), 1U);
+  EXPECT_EQ(results[0].findings[0].code, "gpu.busy_not_tested");
+  EXPECT_NE(results[0].findings[0].message.find("4242 (python3)"), std::string::npos)
+      << results[0].findings[0].message;
+  EXPECT_NE(results[0].findings[0].message.find("600 MiB"), std::string::npos)
+      << results[0].findings[0].message;
+}
+
+TEST(GpuChecks, WithoutAnEngineTheActiveCheckSkips) {
+  const SystemSnapshot snapshot = one_device_snapshot();
+  const CheckContext context{snapshot, CheckOptions{}};
+  const auto results = run_per_gpu(k_test_info, context, "", false, &never_judge);
+  ASSERT_EQ(results.size(), 1U);
+  EXPECT_EQ(results[0].status, Status::skip);
 }
 
 TEST(GpuChecks, ChecksReportTheMissingDriverAsAContextFailure) {
@@ -162,7 +214,10 @@ TEST(GpuChecks, ChecksReportTheMissingDriverAsAContextFailure) {
   }
   // The snapshot claims a device, but libcuda cannot load here: each child says so.
   const SystemSnapshot snapshot = one_device_snapshot();
-  const CheckContext context{snapshot, CheckOptions{}};
+  const auto gpu_engine = engine::make_gpu_engine(Selection{}, "/", 20s);
+  ASSERT_NE(gpu_engine, nullptr);
+  gpu_engine->probes_over();
+  const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};
   for (const CheckDef& check : all_gpu_checks()) {
     const auto results = check.run(context);
     ASSERT_EQ(results.size(), 1U) << check.info.id;

@@ -19,8 +19,8 @@
 #include <thread>
 #include <utility>
 
+#include "engine/messages.hpp"
 #include "kernels/gpucheck_values.h"
-#include "platform/child_process.hpp"
 #include "platform/trace.hpp"
 
 namespace gpucheck::platform::gpu {
@@ -163,15 +163,16 @@ DeviceSession::DeviceSession(int ordinal, int connections)
       m_api.cuDeviceGetPCIBusId(bus, static_cast<int>(sizeof bus), m_device) == CUDA_SUCCESS) {
     m_pci_bus_id = bus;
   }
-  // Contexts on one GPU are built one at a time (docs/checks.md, "How the GPU checks are
-  // scheduled"): wait for our turn.
+  // The engine's plan says when this child may build its context and how much device memory
+  // its buffers may take (docs/architecture.md, "The GPU engine").
   set_stage("waiting to create the context");
-  platform::gate_setup();
+  m_allowance_bytes = engine::gate::await_setup();
   set_stage("context");
   GPUCHECK_CU(m_api, cuDevicePrimaryCtxRetain, &m_context, m_device);
   GPUCHECK_CU(m_api, cuCtxSetCurrent, m_context);
+  shrink_reservations();
   read_free_memory();
-  platform::gate_context_built();
+  engine::gate::context_built();
 }
 
 void DeviceSession::read_free_memory() {
@@ -180,6 +181,25 @@ void DeviceSession::read_free_memory() {
   GPUCHECK_CU(m_api, cuMemGetInfo, &free_bytes, &total_bytes);
   m_free_bytes = free_bytes;
   m_budget_bytes = memory_budget(free_bytes);
+  if (m_allowance_bytes) {
+    m_budget_bytes = std::min<uint64_t>(m_budget_bytes, *m_allowance_bytes);
+  }
+}
+
+void DeviceSession::shrink_reservations() {
+  // A context reserves local memory for every thread the GPU can hold at the default stack of
+  // 1 KiB (on an H200 about 200 of its 523 MiB); gpucheck's kernels need almost none, and the
+  // driver grows the reservation at a launch that needs more (cuDNN's). Measured: 523 -> 325
+  // MiB per context (docs/performance.md).
+  if (m_api.cuCtxSetLimit == nullptr) {
+    return;
+  }
+  constexpr size_t k_stack_bytes = 256;
+  constexpr size_t k_printf_fifo_bytes = 4096;
+  constexpr size_t k_malloc_heap_bytes = 1U << 20;
+  m_api.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, k_stack_bytes);
+  m_api.cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, k_printf_fifo_bytes);
+  m_api.cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, k_malloc_heap_bytes);
 }
 
 void DeviceSession::make_current() const {
@@ -188,26 +208,26 @@ void DeviceSession::make_current() const {
 
 void DeviceSession::wait_for_gate() {
   set_stage("waiting for the GPU");
-  platform::gate_wait();
+  engine::gate::ready_and_wait();
   set_stage("released");
   read_free_memory();
 }
 
 void DeviceSession::wait_for_quiet_host() const {
   set_stage("waiting for gpucheck's probes");
-  platform::gate_pause_for_quiet_host();
+  engine::gate::pause_for_quiet_host();
 }
 
 void DeviceSession::done_with_gpu() const {
   set_stage("done with the GPU");
-  platform::gate_done();
+  engine::gate::done();
 }
 
 DeviceSession::~DeviceSession() {
   if (std::uncaught_exceptions() == 0) { // else keep the stage a failure is reported with
     set_stage("context teardown");
   }
-  platform::gate_done(); // a child that failed before its own call: the next may go now
+  engine::gate::done(); // a child that failed before its own call: the next may go now
   if (m_context != nullptr && m_api.cuDevicePrimaryCtxRelease != nullptr) {
     m_api.cuDevicePrimaryCtxRelease(m_device);
   }

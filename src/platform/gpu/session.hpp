@@ -107,8 +107,10 @@ public:
   [[nodiscard]] nlohmann::json describe() const;
 
 private:
-  /// Free device memory now, and the budget that follows from it.
+  /// Free device memory now, and the budget that follows from it and the plan's allowance.
   void read_free_memory();
+  /// Shrink the context's per-thread reservations (stack, printf FIFO, malloc heap).
+  void shrink_reservations();
 
   DynamicLibrary m_lib;
   CudaApi m_api;
@@ -124,6 +126,7 @@ private:
   std::string m_pci_bus_id;
   uint64_t m_free_bytes = 0;
   uint64_t m_budget_bytes = 0;
+  std::optional<unsigned long long> m_allowance_bytes; ///< from the engine's plan, if scheduled
 };
 
 /// cuMemAlloc'd device memory (plain allocations only, never managed memory).

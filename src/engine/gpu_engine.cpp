@@ -1,0 +1,144 @@
+#include "engine/gpu_engine.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <utility>
+
+#include "gpucheck/registry.hpp"
+
+namespace gpucheck::engine {
+
+namespace {
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+} // namespace
+
+GpuEngine::GpuEngine(std::vector<Work> works, std::string sysroot,
+                     std::optional<std::string> cuda_visible_devices,
+                     std::chrono::milliseconds timeout)
+    : m_sysroot(std::move(sysroot)), m_visible(std::move(cuda_visible_devices)) {
+  m_options.works = std::move(works);
+  m_options.timeout = timeout;
+}
+
+GpuEngine::~GpuEngine() {
+  cancel();
+  join();
+}
+
+void GpuEngine::start(std::vector<VisibleGpu> gpus) {
+  m_options.gpus = std::move(gpus);
+  m_scheduler = std::make_unique<Scheduler>(m_options);
+  if (m_probes_over) {
+    m_scheduler->probes_over();
+  }
+  Scheduler* scheduler = m_scheduler.get();
+  m_thread = std::thread([scheduler] { scheduler->run(); });
+}
+
+bool GpuEngine::start_early() {
+  std::vector<VisibleGpu> gpus = visible_gpus(driver_gpus(m_sysroot), m_visible);
+  // Without a UUID a child could not be told which GPU it is: leave those to the late start.
+  if (gpus.empty() || std::any_of(gpus.begin(), gpus.end(),
+                                  [](const VisibleGpu& g) { return g.visible_devices.empty(); })) {
+    return false;
+  }
+  start(std::move(gpus));
+  return true;
+}
+
+void GpuEngine::join() {
+  std::call_once(m_joined, [this] {
+    if (m_thread.joinable()) {
+      m_thread.join();
+    }
+  });
+}
+
+void GpuEngine::await_contexts(std::chrono::milliseconds limit) {
+  if (m_scheduler) {
+    m_scheduler->await_contexts(limit);
+  }
+}
+
+void GpuEngine::probes_over() {
+  m_probes_over = true;
+  if (m_scheduler) {
+    m_scheduler->probes_over();
+  }
+}
+
+void GpuEngine::cancel() {
+  m_cancelled = true;
+  if (m_scheduler) {
+    m_scheduler->cancel();
+  }
+}
+
+std::optional<JobView> GpuEngine::result(Work work, const TargetKey& target,
+                                         const std::vector<TargetKey>& targets) {
+  if (!m_scheduler && !m_cancelled) {
+    std::vector<VisibleGpu> gpus;
+    for (const TargetKey& t : targets) {
+      VisibleGpu gpu;
+      gpu.gpu.bus_id = lower(t.bus_id);
+      gpu.ordinal = t.ordinal;
+      gpus.push_back(std::move(gpu));
+    }
+    start(std::move(gpus));
+  }
+  if (!m_scheduler) {
+    return std::nullopt;
+  }
+  join();
+  const std::vector<GpuReport>& gpus = m_scheduler->gpus();
+  std::optional<size_t> index;
+  const std::string bus = lower(target.bus_id);
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    if (!bus.empty() && gpus[g].visible.gpu.bus_id == bus) {
+      index = g;
+    }
+  }
+  if (!index) {
+    // A MIG instance or a GPU without a bus id: CUDA's order is the engine's order.
+    const auto it = std::find_if(targets.begin(), targets.end(),
+                                 [&](const TargetKey& t) { return t.ordinal == target.ordinal; });
+    const auto position = static_cast<size_t>(it - targets.begin());
+    if (it != targets.end() && position < gpus.size() &&
+        gpus[position].visible.gpu.bus_id.empty()) {
+      index = position;
+    }
+  }
+  if (!index) {
+    return std::nullopt;
+  }
+  for (const JobReport& job : m_scheduler->jobs()) {
+    if (job.work == work && job.gpu == *index) {
+      return JobView{job, gpus[*index]};
+    }
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<GpuEngine> make_gpu_engine(const Selection& selection, const std::string& sysroot,
+                                           std::chrono::milliseconds timeout) {
+  std::vector<Work> works;
+  for (const Work work : all_works()) {
+    if (is_selected(check_id(work), selection)) {
+      works.push_back(work);
+    }
+  }
+  if (works.empty()) {
+    return nullptr;
+  }
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  return std::make_unique<GpuEngine>(
+      works, sysroot, visible != nullptr ? std::optional<std::string>(visible) : std::nullopt,
+      timeout);
+}
+
+} // namespace gpucheck::engine

@@ -1,0 +1,77 @@
+#pragma once
+/// The GPU engine's face to the rest of gpucheck: started by the CLI before the probes, asked
+/// by the active checks for their children's outcomes. One path: the engine starts at once on
+/// the GPUs the driver lists under /proc/driver/nvidia/gpus; where it lists none (WSL2, a
+/// sysroot fixture) it starts on the checks' own targets the first time one asks, through the
+/// same plan and scheduler.
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/census.hpp"
+#include "engine/plan.hpp"
+#include "engine/scheduler.hpp"
+#include "gpucheck/runner.hpp"
+
+namespace gpucheck::engine {
+
+/// A GPU as the checks know it (from the snapshot's CUDA devices).
+struct TargetKey {
+  int ordinal = 0;
+  std::string bus_id; ///< any case; empty when unknown
+};
+
+/// What one check needs to judge one GPU.
+struct JobView {
+  JobReport job;
+  GpuReport gpu;
+};
+
+class GpuEngine {
+public:
+  GpuEngine(std::vector<Work> works, std::string sysroot,
+            std::optional<std::string> cuda_visible_devices, std::chrono::milliseconds timeout);
+  GpuEngine(const GpuEngine&) = delete;
+  GpuEngine& operator=(const GpuEngine&) = delete;
+  /// Stops every unfinished child and waits for the engine's thread.
+  ~GpuEngine();
+
+  /// Start on the GPUs the driver lists; false (nothing started) when it lists none.
+  bool start_early();
+  /// The outcome of `work` on `target`, waiting for the whole run; starts the engine on
+  /// `targets` first when it has not started. nullopt when the engine did not plan that pair.
+  std::optional<JobView> result(Work work, const TargetKey& target,
+                                const std::vector<TargetKey>& targets);
+  /// Block until no GPU child builds a context, or `limit` passed (the probes' cuDNN children).
+  void await_contexts(std::chrono::milliseconds limit);
+  /// The probes are over.
+  void probes_over();
+  /// Stop every child now (no GPU to test after all).
+  void cancel();
+  /// Test seam: options for the scheduler before it starts.
+  SchedulerOptions& options() { return m_options; }
+
+private:
+  void start(std::vector<VisibleGpu> gpus);
+  void join();
+
+  SchedulerOptions m_options;
+  std::string m_sysroot;
+  std::optional<std::string> m_visible;
+  std::unique_ptr<Scheduler> m_scheduler;
+  std::thread m_thread;
+  std::once_flag m_joined;
+  bool m_probes_over = false;
+  bool m_cancelled = false;
+};
+
+/// The engine for the selected active checks, or nullptr when none is selected.
+std::unique_ptr<GpuEngine> make_gpu_engine(const Selection& selection, const std::string& sysroot,
+                                           std::chrono::milliseconds timeout);
+
+} // namespace gpucheck::engine

@@ -1,0 +1,339 @@
+#include "engine/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+namespace gpucheck::engine {
+
+namespace {
+constexpr uint64_t k_mib = 1ULL << 20;
+constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
+
+struct WorkSpelling {
+  Work work;
+  std::string_view mode;
+  std::string_view check;
+};
+constexpr std::array<WorkSpelling, 4> k_works{{{Work::compute, "gpu-compute", "gpu.compute"},
+                                               {Work::streams, "gpu-streams", "gpu.streams"},
+                                               {Work::bandwidth, "gpu-bandwidth", "gpu.bandwidth"},
+                                               {Work::cudnn, "gpu-cudnn", "gpu.cudnn"}}};
+
+// The rules, by name (docs/architecture.md, "The GPU engine", says why each exists).
+constexpr std::string_view k_one_context_at_a_time = "one_context_at_a_time";
+constexpr std::string_view k_one_child_at_a_time = "one_child_at_a_time";
+constexpr std::string_view k_compute_then_streams = "compute_then_streams";
+constexpr std::string_view k_copies_alone = "copies_alone";
+constexpr std::string_view k_cudnn_after_copies = "cudnn_after_copies";
+constexpr std::string_view k_after_probes = "after_probes";
+
+// Context order on an overlapping GPU: cuDNN first, since it prepares longest before its gate;
+// bandwidth last, so that no context is being built while it copies.
+constexpr std::array<Work, 4> k_setup_order{Work::cudnn, Work::compute, Work::streams,
+                                            Work::bandwidth};
+// Order on a serial GPU: the order of the gated work.
+constexpr std::array<Work, 4> k_work_order{Work::compute, Work::streams, Work::bandwidth,
+                                           Work::cudnn};
+
+// A job's life as numbered events: setup (0), context built (1), ready (2), go (3), done (4),
+// exited (5). Each happens after the one before it; setup and go also after their conditions.
+constexpr int k_setup_event = 0;
+constexpr int k_go_event = 3;
+
+int event_of(Step step) {
+  return step == Step::setup ? k_setup_event : k_go_event;
+}
+
+int event_of(Await await) {
+  switch (await) {
+  case Await::context_built:
+    return 1;
+  case Await::ready:
+    return 2;
+  case Await::done:
+    return 4;
+  case Await::exited:
+  case Await::probes_over:
+    return 5;
+  }
+  return 5;
+}
+
+/// Whether event `event` of job `job` can only happen after event `before` of job `other`.
+bool happens_after(const std::vector<PlannedJob>& jobs, size_t job, int event, size_t other,
+                   int before) {
+  std::vector<std::array<bool, 6>> seen(jobs.size(), std::array<bool, 6>{});
+  std::vector<std::pair<size_t, int>> stack{{job, event}};
+  while (!stack.empty()) {
+    const auto [j, e] = stack.back();
+    stack.pop_back();
+    if (j == other && e >= before) {
+      return true;
+    }
+    if (seen[j][static_cast<size_t>(e)]) {
+      continue;
+    }
+    seen[j][static_cast<size_t>(e)] = true;
+    if (e > 0) {
+      stack.emplace_back(j, e - 1);
+    }
+    for (const Condition& c : jobs[j].conditions) {
+      if (c.job && event_of(c.step) == e) {
+        stack.emplace_back(*c.job, event_of(c.await));
+      }
+    }
+  }
+  return false;
+}
+
+/// Add the condition unless the awaited event can only come after the held step (a deadlock):
+/// a rule never makes the plan wait for itself.
+void add(std::vector<PlannedJob>& jobs, size_t job, Condition condition) {
+  if (condition.job &&
+      (*condition.job == job || happens_after(jobs, *condition.job, event_of(condition.await), job,
+                                              event_of(condition.step)))) {
+    return;
+  }
+  jobs[job].conditions.push_back(condition);
+}
+} // namespace
+
+std::vector<Work> all_works() {
+  std::vector<Work> works;
+  for (const WorkSpelling& w : k_works) {
+    works.push_back(w.work);
+  }
+  return works;
+}
+
+std::string_view child_mode(Work work) {
+  for (const WorkSpelling& w : k_works) {
+    if (w.work == work) {
+      return w.mode;
+    }
+  }
+  return {};
+}
+
+std::string_view check_id(Work work) {
+  for (const WorkSpelling& w : k_works) {
+    if (w.work == work) {
+      return w.check;
+    }
+  }
+  return {};
+}
+
+std::optional<Work> work_for_check(std::string_view check) {
+  for (const WorkSpelling& w : k_works) {
+    if (w.check == check) {
+      return w.work;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(GpuMode mode) {
+  switch (mode) {
+  case GpuMode::overlap:
+    return "overlap";
+  case GpuMode::serial:
+    return "serial";
+  case GpuMode::skip:
+    return "skip";
+  }
+  return "overlap";
+}
+
+uint64_t MemoryModel::min_bytes(Work work) const {
+  switch (work) {
+  case Work::compute:
+    return 32 * k_mib; // the FMA chains and the reduction
+  case Work::streams:
+    return 16 * k_mib;
+  case Work::bandwidth:
+    return 4 * 4 * k_mib + 2 * 16 * k_mib; // the smallest copies that still measure something
+  case Work::cudnn:
+    return 96 * k_mib; // the small verified cases and their workspace
+  }
+  return 0;
+}
+
+uint64_t MemoryModel::wanted_bytes(Work work) const {
+  switch (work) {
+  case Work::compute:
+  case Work::streams:
+    return min_bytes(work);
+  case Work::bandwidth:
+    return 2 * 64 * k_mib + 2 * 256 * k_mib; // host copies' device side, the local copy
+  case Work::cudnn:
+    return 640 * k_mib; // the large timed cases, cuDNN's and cuBLASLt's modules, workspace
+  }
+  return 0;
+}
+
+uint64_t gpu_budget_bytes(uint64_t free_bytes) {
+  return std::min(k_budget_cap_bytes, free_bytes / 10);
+}
+
+std::vector<Condition> conditions_of(const PlannedJob& job, Step step) {
+  std::vector<Condition> out;
+  for (const Condition& c : job.conditions) {
+    if (c.step == step) {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+namespace {
+PlannedGpu plan_gpu(const std::vector<Work>& works, const GpuFacts& facts,
+                    const MemoryModel& memory) {
+  PlannedGpu gpu;
+  gpu.budget_bytes = facts.free_bytes ? gpu_budget_bytes(*facts.free_bytes) : k_budget_cap_bytes;
+  uint64_t overlap_need = memory.context_build_extra_bytes;
+  uint64_t serial_min = 0;
+  uint64_t serial_wanted = 0;
+  for (const Work work : works) {
+    overlap_need += memory.context_bytes + memory.min_bytes(work);
+    serial_min = std::max(serial_min, memory.min_bytes(work));
+    serial_wanted = std::max(serial_wanted, memory.wanted_bytes(work));
+  }
+  // With every context alive at once, the largest work's buffers come on top.
+  overlap_need += serial_wanted;
+  const uint64_t one_context = memory.context_bytes + memory.context_build_extra_bytes;
+  if (gpu.budget_bytes >= overlap_need) {
+    gpu.mode = GpuMode::overlap;
+    gpu.allowance_bytes = gpu.budget_bytes - (overlap_need - serial_wanted);
+  } else if (gpu.budget_bytes >= one_context + serial_min) {
+    gpu.mode = GpuMode::serial;
+    gpu.allowance_bytes = gpu.budget_bytes - one_context;
+    gpu.reason = fmt::format("{} contexts at once would need {} MiB, more than gpucheck's {} MiB "
+                             "here; one check at a time",
+                             works.size(), overlap_need / k_mib, gpu.budget_bytes / k_mib);
+  } else {
+    gpu.mode = GpuMode::skip;
+    gpu.reason = fmt::format("gpucheck may use {} MiB here (1 GiB at most, and 10% of the {} MiB "
+                             "free) but one check needs at least {} MiB",
+                             gpu.budget_bytes / k_mib, facts.free_bytes.value_or(0) / k_mib,
+                             (one_context + serial_min) / k_mib);
+  }
+  gpu.allowance_bytes = std::min(gpu.allowance_bytes, gpu.budget_bytes);
+  return gpu;
+}
+} // namespace
+
+Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpus,
+               const MemoryModel& memory) {
+  Plan plan;
+  std::vector<Work> works;
+  for (const Work w : k_work_order) {
+    if (std::find(wanted.begin(), wanted.end(), w) != wanted.end()) {
+      works.push_back(w);
+    }
+  }
+  for (const GpuFacts& facts : gpus) {
+    plan.gpus.push_back(plan_gpu(works, facts, memory));
+  }
+  std::vector<PlannedJob>& jobs = plan.jobs;
+  const auto job_of = [&jobs](Work work, size_t gpu) -> std::optional<size_t> {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (jobs[i].work == work && jobs[i].gpu == gpu) {
+        return i;
+      }
+    }
+    return std::nullopt;
+  };
+  // Jobs in the order of the gated work: compute and streams of every GPU, then each GPU's
+  // copies, then each GPU's cuDNN.
+  for (const Work w : k_work_order) {
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      if (plan.gpus[g].mode != GpuMode::skip &&
+          std::find(works.begin(), works.end(), w) != works.end()) {
+        jobs.push_back({w, g, {}});
+      }
+    }
+  }
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    if (plan.gpus[g].mode == GpuMode::serial) {
+      // one_child_at_a_time: the budget holds one context and its buffers.
+      std::optional<size_t> previous;
+      for (const Work w : k_work_order) {
+        if (const auto j = job_of(w, g)) {
+          if (previous) {
+            add(jobs, *j, {k_one_child_at_a_time, Step::setup, Await::exited, previous});
+          }
+          previous = j;
+        }
+      }
+    } else if (plan.gpus[g].mode == GpuMode::overlap) {
+      // one_context_at_a_time: a context built beside another takes three times as long.
+      std::optional<size_t> previous;
+      for (const Work w : k_setup_order) {
+        if (const auto j = job_of(w, g)) {
+          if (previous) {
+            add(jobs, *j, {k_one_context_at_a_time, Step::setup, Await::context_built, previous});
+          }
+          previous = j;
+        }
+      }
+    }
+    // compute_then_streams: gated work on one GPU, one check at a time.
+    const auto compute = job_of(Work::compute, g);
+    const auto streams = job_of(Work::streams, g);
+    if (compute && streams) {
+      add(jobs, *streams, {k_compute_then_streams, Step::go, Await::done, compute});
+    }
+  }
+  // copies_alone: a GPU's copies are timed with no other gated work anywhere, no context being
+  // built, no teardown of an earlier job, and no cuDNN preparation on any GPU; one GPU's copies
+  // after the other's.
+  for (size_t b = 0; b < jobs.size(); ++b) {
+    if (jobs[b].work != Work::bandwidth) {
+      continue;
+    }
+    for (size_t o = 0; o < jobs.size(); ++o) {
+      if (o == b) {
+        continue;
+      }
+      switch (jobs[o].work) {
+      case Work::compute:
+      case Work::streams:
+        add(jobs, b, {k_copies_alone, Step::go, Await::exited, o});
+        break;
+      case Work::bandwidth:
+        add(jobs, b,
+            o < b ? Condition{k_copies_alone, Step::go, Await::exited, o}
+                  : Condition{k_copies_alone, Step::go, Await::context_built, o});
+        break;
+      case Work::cudnn:
+        // cuDNN's preparation runs kernels and small copies: not beside copies on its own GPU,
+        // nor on an overlapping GPU; a serial GPU prepares after its own copies, beside the
+        // next GPU's (waiting for it would put every GPU's preparation on the critical path).
+        if (jobs[o].gpu == jobs[b].gpu || plan.gpus[jobs[o].gpu].mode != GpuMode::serial) {
+          add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
+        }
+        break;
+      }
+    }
+  }
+  // cudnn_after_copies and after_probes: cuDNN's timed convolutions after its GPU's other jobs
+  // have gone and every copy is over, and once the probes (which load cuDNN) are over.
+  for (size_t c = 0; c < jobs.size(); ++c) {
+    if (jobs[c].work != Work::cudnn) {
+      continue;
+    }
+    for (size_t o = 0; o < jobs.size(); ++o) {
+      const bool same_gpu_before = jobs[o].gpu == jobs[c].gpu && jobs[o].work != Work::cudnn;
+      if (same_gpu_before || jobs[o].work == Work::bandwidth) {
+        add(jobs, c, {k_cudnn_after_copies, Step::go, Await::exited, o});
+      }
+    }
+    add(jobs, c, {k_after_probes, Step::go, Await::probes_over, std::nullopt});
+  }
+  return plan;
+}
+
+} // namespace gpucheck::engine

@@ -1,0 +1,106 @@
+#pragma once
+/// The GPU engine's plan: which GPU work runs when, written as named rules, apart from the
+/// mechanism that carries it out (scheduler.hpp). Pure: no processes, no clocks.
+///
+/// A plan is a list of jobs (one child per work and GPU) and, for each job, the conditions under
+/// which it may build its context (Step::setup) and start its gated, timed work (Step::go). Each
+/// condition names the rule that asked for it, so a trace or a test failure says why a job
+/// waited. The invariants the rules exist to keep are checked by tests over simulated runs
+/// (tests/unit/engine_plan_test.cpp), not by pinning the lists below.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucheck::engine {
+
+/// The active GPU checks' work, one child mode each.
+enum class Work { compute, streams, bandwidth, cudnn };
+
+/// Every work, in the order the checks report them.
+std::vector<Work> all_works();
+/// "gpu-compute", ...: the child mode that does it.
+std::string_view child_mode(Work work);
+/// "gpu.compute", ...: the check that judges it.
+std::string_view check_id(Work work);
+/// The work of a check id; nullopt for checks that run no GPU work.
+std::optional<Work> work_for_check(std::string_view check_id);
+
+/// Which transition of a job a condition holds back.
+enum class Step { setup, go };
+
+/// What a condition waits for.
+enum class Await {
+  context_built, ///< the other job built its context (or ended)
+  ready,         ///< the other job is prepared and waits at its gate (or got further, or ended)
+  done,          ///< the other job is done with its gated work (or ended)
+  exited,        ///< the other job's process is gone (its teardown included)
+  probes_over,   ///< gpucheck's own probes are over (no other job named)
+};
+
+struct Condition {
+  std::string_view rule; ///< the rule that asked for it (k_rules in plan.cpp)
+  Step step = Step::go;
+  Await await = Await::done;
+  std::optional<size_t> job; ///< the other job (index into Plan::jobs); unset for probes_over
+};
+
+/// How a GPU's work runs, chosen from its free memory before any context exists.
+enum class GpuMode {
+  overlap, ///< contexts one at a time, preparation beside other checks' work
+  serial,  ///< one child alive at a time on this GPU: the overlapping plan does not fit
+  skip,    ///< not even one context and the smallest buffers fit: no active check here
+};
+std::string_view to_string(GpuMode mode);
+
+/// What the planner knows of one GPU before any context is built (the census).
+struct GpuFacts {
+  std::optional<uint64_t> free_bytes;  ///< unknown when NVML could not tell
+  std::optional<uint64_t> total_bytes; ///< likewise
+};
+
+/// Device memory the planner counts per job (docs/architecture.md, "Memory"): a context after
+/// gpucheck shrinks its stack reservation, the extra a context holds while it is being built,
+/// and each work's buffers: the least it can run with and what it uses when it can.
+struct MemoryModel {
+  uint64_t context_bytes = 352ULL << 20;
+  uint64_t context_build_extra_bytes = 208ULL << 20;
+  uint64_t min_bytes(Work work) const;
+  uint64_t wanted_bytes(Work work) const;
+};
+
+/// The most gpucheck takes on a GPU, contexts included: 1 GiB, and at most 10% of what is free.
+uint64_t gpu_budget_bytes(uint64_t free_bytes);
+
+struct PlannedGpu {
+  GpuMode mode = GpuMode::overlap;
+  uint64_t budget_bytes = 0;    ///< gpu_budget_bytes(free), or the cap when free is unknown
+  uint64_t allowance_bytes = 0; ///< the buffers each child of this GPU may allocate
+  std::string reason;           ///< why serial or skip, in plain words
+};
+
+struct PlannedJob {
+  Work work = Work::compute;
+  size_t gpu = 0; ///< index into the plan's GPUs
+  std::vector<Condition> conditions;
+};
+
+struct Plan {
+  std::vector<PlannedGpu> gpus;
+  std::vector<PlannedJob> jobs; ///< jobs of skipped GPUs are left out
+};
+
+/// The plan for `works` on these GPUs. Rules (plan.cpp, k_rules): contexts are built one at a
+/// time per GPU; compute then streams on each GPU; copies are timed alone on the host, with every
+/// context built and every earlier job gone; cuDNN's timed work after its GPU's jobs and every
+/// copy; device-local copies' and cuDNN's timed work after the probes; on a serial GPU one child
+/// alive at a time.
+Plan make_plan(const std::vector<Work>& works, const std::vector<GpuFacts>& gpus,
+               const MemoryModel& memory = {});
+
+/// The conditions of `job` for `step`.
+std::vector<Condition> conditions_of(const PlannedJob& job, Step step);
+
+} // namespace gpucheck::engine

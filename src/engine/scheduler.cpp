@@ -1,0 +1,479 @@
+#include "engine/scheduler.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+#include <utility>
+
+#include "platform/trace.hpp"
+
+namespace gpucheck::engine {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr size_t k_no_job = SIZE_MAX;
+constexpr uint64_t k_mib = 1ULL << 20;
+
+[[maybe_unused]] bool at_least(JobState state, JobState than) {
+  return static_cast<int>(state) >= static_cast<int>(than);
+}
+} // namespace
+
+std::string_view to_string(JobState state) {
+  switch (state) {
+  case JobState::waiting_for_setup:
+    return "waiting_for_setup";
+  case JobState::setting_up:
+    return "setting_up";
+  case JobState::preparing:
+    return "preparing";
+  case JobState::ready:
+    return "ready";
+  case JobState::running:
+    return "running";
+  case JobState::paused:
+    return "paused";
+  case JobState::done:
+    return "done";
+  case JobState::ended:
+    return "ended";
+  }
+  return "ended";
+}
+
+bool condition_met(const Condition& condition, const std::vector<JobState>& states,
+                   bool probes_over) {
+  if (condition.await == Await::probes_over) {
+    return probes_over;
+  }
+  if (!condition.job || *condition.job >= states.size()) {
+    return true;
+  }
+  const JobState other = states[*condition.job];
+  switch (condition.await) {
+  case Await::context_built:
+    return at_least(other, JobState::preparing);
+  case Await::ready:
+    return at_least(other, JobState::ready);
+  case Await::done:
+    return at_least(other, JobState::done);
+  case Await::exited:
+  case Await::probes_over:
+    return other == JobState::ended;
+  }
+  return true;
+}
+
+bool may_step(const PlannedJob& job, Step step, const std::vector<JobState>& states,
+              bool probes_over) {
+  return std::all_of(job.conditions.begin(), job.conditions.end(), [&](const Condition& c) {
+    return c.step != step || condition_met(c, states, probes_over);
+  });
+}
+
+JobState after_message(JobState state, GateMessage message) {
+  // A message counts only in the states where the protocol allows it; anything else (a repeat,
+  // a message ahead of the parent's own step, garbage) leaves the state as it is.
+  switch (message) {
+  case GateMessage::context_built:
+    return state == JobState::setting_up ? JobState::preparing : state;
+  case GateMessage::ready:
+    return state == JobState::setting_up || state == JobState::preparing ? JobState::ready : state;
+  case GateMessage::paused:
+    return state == JobState::running ? JobState::paused : state;
+  case GateMessage::done:
+    return state == JobState::running || state == JobState::paused ? JobState::done : state;
+  case GateMessage::setup:
+  case GateMessage::go:
+  case GateMessage::resume:
+    return state;
+  }
+  return state;
+}
+
+std::vector<CensusProcess> GpuReport::other_processes() const {
+  std::vector<CensusProcess> all;
+  for (const auto* census : {&before, &after}) {
+    if (!census->has_value()) {
+      continue;
+    }
+    for (const CensusProcess& p : (*census)->processes) {
+      if (std::none_of(all.begin(), all.end(),
+                       [&p](const CensusProcess& q) { return q.pid == p.pid; })) {
+        all.push_back(p);
+      }
+    }
+  }
+  return all;
+}
+
+Scheduler::Scheduler(SchedulerOptions options) : m_options(std::move(options)) {}
+
+Scheduler::~Scheduler() {
+  for (GpuTurn& turn : m_turns) {
+    if (turn.waiter && turn.waiter->joinable()) {
+      turn.waiter->join();
+    }
+  }
+}
+
+void Scheduler::probes_over() {
+  m_probes_over.store(true);
+  m_group.wake();
+}
+
+void Scheduler::cancel() {
+  m_stop.store(true);
+  m_group.cancel();
+}
+
+bool Scheduler::await_contexts(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> guard(m_lock);
+  return m_changed.wait_for(guard, limit, [this] { return m_contexts_ready; });
+}
+
+void Scheduler::run() {
+  // Every job's child starts now: loading libcuda and cuInit (about 0.1 s) overlap the census;
+  // none builds a context before the plan lets it.
+  for (size_t g = 0; g < m_options.gpus.size(); ++g) {
+    for (const Work work : m_options.works) {
+      platform::ChildRequest request;
+      const VisibleGpu& gpu = m_options.gpus[g];
+      const auto override = m_options.job_override.find(work);
+      request.mode = std::string(child_mode(work));
+      if (override != m_options.job_override.end() && !override->second.empty()) {
+        request.mode = override->second.front();
+        request.args.assign(override->second.begin() + 1, override->second.end());
+      } else if (!gpu.visible_devices.empty()) {
+        // The child sees this GPU alone, as ordinal 0: cuInit initialises one GPU, not all.
+        request.args = {"0"};
+        request.env.emplace_back("CUDA_VISIBLE_DEVICES", gpu.visible_devices);
+      } else {
+        request.args = {std::to_string(gpu.ordinal >= 0 ? gpu.ordinal : static_cast<int>(g))};
+      }
+      request.timeout = m_options.timeout;
+      request.control_channel = true;
+      request.deadline_by_owner = true;
+      const size_t child = m_group.start(std::move(request));
+      m_job_of_child.resize(child + 1, k_no_job);
+      m_job_of_child[child] = m_jobs.size();
+      m_jobs.push_back({work, g, child, std::nullopt, JobState::waiting_for_setup});
+    }
+  }
+  m_turns.resize(m_options.gpus.size());
+  if (m_options.census_override) {
+    make_plan_from_census(*m_options.census_override);
+  } else {
+    platform::ChildRequest census;
+    census.mode = "gpu-census";
+    census.args = {std::to_string(::getpid())};
+    census.timeout = m_options.census_timeout;
+    m_census_child = m_group.start(std::move(census));
+  }
+  const std::vector<platform::ChildOutcome> outcomes = m_group.wait_all(this);
+  {
+    const std::lock_guard<std::mutex> guard(m_lock);
+    m_contexts_ready = true;
+  }
+  m_changed.notify_all();
+  for (const Job& job : m_jobs) {
+    JobReport report;
+    report.work = job.work;
+    report.gpu = job.gpu;
+    if (job.planned) {
+      report.outcome = outcomes[job.child];
+    }
+    m_reports.push_back(std::move(report));
+  }
+  for (size_t g = 0; g < m_options.gpus.size(); ++g) {
+    GpuReport gpu;
+    gpu.visible = m_options.gpus[g];
+    if (g < m_plan.gpus.size()) {
+      gpu.plan = m_plan.gpus[g];
+    }
+    if (m_census) {
+      if (const CensusGpu* c = m_census->find(gpu.visible.gpu)) {
+        gpu.before = *c;
+      }
+    }
+    if (m_census_after) {
+      if (const CensusGpu* c = m_census_after->find(gpu.visible.gpu)) {
+        gpu.after = *c;
+      }
+    }
+    const GpuTurn& turn = m_turns[g];
+    if (turn.decided) {
+      gpu.lock_waited =
+          std::chrono::duration_cast<std::chrono::milliseconds>(turn.decided_at - turn.asked);
+    }
+    gpu.waited_for_another_run = gpu.lock_waited > std::chrono::milliseconds(50);
+    m_gpu_reports.push_back(std::move(gpu));
+  }
+  // Jobs that never ran: why.
+  for (size_t j = 0; j < m_jobs.size(); ++j) {
+    JobReport& report = m_reports[j];
+    if (report.outcome) {
+      continue;
+    }
+    const size_t g = m_jobs[j].gpu;
+    const PlannedGpu& plan = m_gpu_reports[g].plan;
+    report.skip_reason = plan.reason.empty() ? "not run" : plan.reason;
+    report.skip_is_contention = !m_gpu_reports[g].other_processes().empty();
+  }
+  for (size_t j = 0; j < m_jobs.size(); ++j) {
+    const size_t g = m_jobs[j].gpu;
+    if (m_turns[g].decided && !m_turns[g].held_ever && m_jobs[j].planned) {
+      JobReport& report = m_reports[j];
+      report.outcome.reset();
+      report.skip_reason = fmt::format(
+          "another gpucheck run on this host used GPU {} for more than {:.0f} s: its turn did "
+          "not come",
+          m_options.gpus[g].gpu.bus_id.empty() ? m_options.gpus[g].visible_devices
+                                               : m_options.gpus[g].gpu.bus_id,
+          std::chrono::duration<double>(m_options.lock_wait).count());
+      report.skip_is_contention = true;
+    }
+  }
+}
+
+void Scheduler::make_plan_from_census(const Census& census) {
+  m_census = census;
+  std::vector<GpuFacts> facts;
+  for (const VisibleGpu& gpu : m_options.gpus) {
+    GpuFacts f;
+    if (const CensusGpu* c = census.find(gpu.gpu)) {
+      f.free_bytes = c->free_bytes;
+      f.total_bytes = c->total_bytes;
+    }
+    facts.push_back(f);
+  }
+  m_plan = make_plan(m_options.works, facts, m_options.memory);
+  m_planned = true;
+  for (size_t p = 0; p < m_plan.jobs.size(); ++p) {
+    for (Job& job : m_jobs) {
+      if (job.work == m_plan.jobs[p].work && job.gpu == m_plan.jobs[p].gpu) {
+        job.planned = p;
+      }
+    }
+  }
+  for (size_t g = 0; g < m_plan.gpus.size(); ++g) {
+    if (platform::tracing()) {
+      platform::trace(
+          fmt::format("GPU engine: GPU {} {}: budget {} MiB, allowance {} MiB{}", g,
+                      to_string(m_plan.gpus[g].mode), m_plan.gpus[g].budget_bytes / k_mib,
+                      m_plan.gpus[g].allowance_bytes / k_mib,
+                      m_plan.gpus[g].reason.empty() ? "" : ": " + m_plan.gpus[g].reason));
+    }
+  }
+  for (Job& job : m_jobs) {
+    if (!job.planned) {
+      m_group.cancel_one(job.child, "not run: " + m_plan.gpus[job.gpu].reason);
+    }
+  }
+  // Turns: one waiter per GPU that has work; the lock is named by the GPU's UUID.
+  for (size_t g = 0; g < m_options.gpus.size(); ++g) {
+    const bool has_work = std::any_of(m_jobs.begin(), m_jobs.end(), [g](const Job& job) {
+      return job.gpu == g && job.planned.has_value();
+    });
+    GpuTurn& turn = m_turns[g];
+    turn.asked = Clock::now();
+    if (!has_work) {
+      turn.decided = true;
+      turn.decided_at = turn.asked;
+      continue;
+    }
+    const VisibleGpu& gpu = m_options.gpus[g];
+    const std::string name = !gpu.gpu.uuid.empty()          ? gpu.gpu.uuid
+                             : !gpu.visible_devices.empty() ? gpu.visible_devices
+                                                            : gpu.gpu.bus_id;
+    const auto wait = m_options.lock_wait;
+    turn.waiter = std::make_unique<std::thread>([this, g, name, wait] {
+      GpuLock lock = GpuLock::acquire(name, wait, &m_stop);
+      {
+        const std::lock_guard<std::mutex> guard(m_lock);
+        m_turns[g].held_ever = lock.held();
+        m_turns[g].lock = std::move(lock);
+        m_turns[g].decided = true;
+        m_turns[g].decided_at = Clock::now();
+      }
+      m_group.wake();
+    });
+  }
+}
+
+std::vector<JobState> Scheduler::planned_states() const {
+  std::vector<JobState> states(m_plan.jobs.size(), JobState::ended);
+  for (const Job& job : m_jobs) {
+    if (job.planned) {
+      states[*job.planned] = job.state;
+    }
+  }
+  return states;
+}
+
+void Scheduler::arm_deadline(Job& job) {
+  const auto now = Clock::now();
+  switch (job.state) {
+  case JobState::setting_up:
+  case JobState::running:
+    job.anchor = now; // its own time starts: at the setup, at the go, at the resume
+    m_group.set_deadline(job.child, now + m_options.timeout);
+    break;
+  case JobState::preparing:
+  case JobState::done:
+    m_group.set_deadline(job.child, job.anchor + m_options.timeout);
+    break;
+  case JobState::waiting_for_setup:
+  case JobState::ready:
+  case JobState::paused:
+  case JobState::ended:
+    m_group.set_deadline(job.child, std::nullopt); // waiting is not its own time
+    break;
+  }
+}
+
+void Scheduler::on_message(size_t child, std::string_view bytes) {
+  if (child >= m_job_of_child.size() || m_job_of_child[child] == k_no_job) {
+    return;
+  }
+  Job& job = m_jobs[m_job_of_child[child]];
+  for (const char byte : bytes) {
+    const std::optional<GateMessage> message = parse_gate_message(byte);
+    if (!message || sent_by_parent(*message)) {
+      platform::trace(fmt::format("GPU engine: {} on GPU {} sent byte {} outside the protocol",
+                                  child_mode(job.work), job.gpu, static_cast<int>(byte)));
+      continue;
+    }
+    const JobState before = job.state;
+    job.state = after_message(job.state, *message);
+    if (job.state != before) {
+      arm_deadline(job);
+    }
+  }
+  advance();
+}
+
+void Scheduler::on_finished(size_t child) {
+  if (m_census_child && child == *m_census_child) {
+    const std::optional<platform::ChildOutcome> outcome = m_group.outcome(child);
+    Census census;
+    if (outcome && outcome->ok()) {
+      census = census_from_json(*outcome->payload);
+    } else {
+      census.error = outcome && outcome->failure ? outcome->failure->detail : "no census";
+    }
+    make_plan_from_census(census);
+  } else if (m_census_after_child && child == *m_census_after_child) {
+    const std::optional<platform::ChildOutcome> outcome = m_group.outcome(child);
+    if (outcome && outcome->ok()) {
+      m_census_after = census_from_json(*outcome->payload);
+    }
+  } else if (child < m_job_of_child.size() && m_job_of_child[child] != k_no_job) {
+    Job& job = m_jobs[m_job_of_child[child]];
+    job.state = JobState::ended;
+  }
+  advance();
+}
+
+void Scheduler::on_wake() {
+  advance();
+}
+
+void Scheduler::start_census_after() {
+  platform::ChildRequest census;
+  census.mode = "gpu-census";
+  census.args = {std::to_string(::getpid())};
+  census.timeout = m_options.census_timeout;
+  m_census_after_child = m_group.start(std::move(census));
+  m_job_of_child.resize(*m_census_after_child + 1, k_no_job);
+}
+
+void Scheduler::advance() {
+  if (!m_planned) {
+    return;
+  }
+  const bool probes_over = m_probes_over.load();
+  std::vector<JobState> states = planned_states();
+  std::vector<bool> turn_held(m_turns.size(), false);
+  {
+    const std::lock_guard<std::mutex> guard(m_lock);
+    for (size_t g = 0; g < m_turns.size(); ++g) {
+      GpuTurn& turn = m_turns[g];
+      turn_held[g] = turn.lock && turn.lock->held();
+      if (turn.decided && !turn.held_ever && !turn.gave_up) {
+        turn.gave_up = true;
+        for (const Job& job : m_jobs) {
+          if (job.gpu == g && job.state != JobState::ended) {
+            m_group.cancel_one(job.child, "another gpucheck run held the GPU");
+          }
+        }
+      }
+    }
+  }
+  for (Job& job : m_jobs) {
+    if (!job.planned || job.state == JobState::ended) {
+      continue;
+    }
+    const PlannedJob& planned = m_plan.jobs[*job.planned];
+    if (job.state == JobState::waiting_for_setup && turn_held[job.gpu] &&
+        may_step(planned, Step::setup, states, probes_over)) {
+      const uint64_t allowance_mib = m_plan.gpus[job.gpu].allowance_bytes / k_mib;
+      m_group.send(job.child,
+                   fmt::format("{}{}\n", static_cast<char>(GateMessage::setup), allowance_mib));
+      job.state = JobState::setting_up;
+      arm_deadline(job);
+    } else if (job.state == JobState::ready && may_step(planned, Step::go, states, probes_over)) {
+      m_group.send(job.child, std::string(1, static_cast<char>(GateMessage::go)));
+      m_group.mark_start(job.child);
+      job.state = JobState::running;
+      arm_deadline(job);
+    } else if (job.state == JobState::paused && probes_over) {
+      m_group.send(job.child, std::string(1, static_cast<char>(GateMessage::resume)));
+      job.state = JobState::running;
+      arm_deadline(job);
+    }
+    states[*job.planned] = job.state;
+  }
+  // A GPU's turn ends when its last job has gone.
+  {
+    const std::lock_guard<std::mutex> guard(m_lock);
+    for (size_t g = 0; g < m_turns.size(); ++g) {
+      const bool all_ended = std::all_of(m_jobs.begin(), m_jobs.end(), [g](const Job& job) {
+        return job.gpu != g || job.state == JobState::ended;
+      });
+      if (all_ended && m_turns[g].lock) {
+        m_turns[g].lock->release();
+      }
+    }
+  }
+  // The probes may load cuDNN once no context is being built (a context built beside that load
+  // takes three times as long): every job has its context, has ended, or waits for another
+  // job's exit (a serial GPU), which can take long.
+  const bool contexts_ready = std::all_of(m_jobs.begin(), m_jobs.end(), [this](const Job& job) {
+    if (!job.planned || at_least(job.state, JobState::preparing)) {
+      return true;
+    }
+    return job.state == JobState::waiting_for_setup &&
+           m_plan.gpus[job.gpu].mode != GpuMode::overlap;
+  });
+  if (contexts_ready) {
+    {
+      const std::lock_guard<std::mutex> guard(m_lock);
+      m_contexts_ready = true;
+    }
+    m_changed.notify_all();
+  }
+  // The census after the timed work, while the last jobs check results and tear down.
+  const bool all_done = std::all_of(m_jobs.begin(), m_jobs.end(), [](const Job& job) {
+    return !job.planned || at_least(job.state, JobState::done);
+  });
+  if (all_done && !m_census_after_child && !m_options.census_override &&
+      std::any_of(m_jobs.begin(), m_jobs.end(), [](const Job& job) { return job.planned; })) {
+    start_census_after();
+  }
+}
+
+} // namespace gpucheck::engine

@@ -1,0 +1,167 @@
+#pragma once
+/// The GPU engine's mechanism: it carries out a Plan (plan.hpp) over child processes. Each job's
+/// state is one JobState; each job has one deadline, armed in one place (arm_deadline) from its
+/// state; the gate messages are the typed vocabulary of messages.hpp. The census child runs
+/// first and the plan is made from it while the job children load libcuda and run cuInit.
+///
+/// The decisions (which job may set up or go now) are pure functions of the plan and the job
+/// states, shared by the scheduler and the tests that simulate runs.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/census.hpp"
+#include "engine/gpu_lock.hpp"
+#include "engine/messages.hpp"
+#include "engine/plan.hpp"
+#include "platform/child_process.hpp"
+
+namespace gpucheck::engine {
+
+/// A job's life, in order; a state only ever moves forward.
+enum class JobState {
+  waiting_for_setup, ///< started (cuInit), waits for leave to build its context
+  setting_up,        ///< builds its context (its deadline runs)
+  preparing,         ///< context built; prepares before its gate (its deadline runs)
+  ready,             ///< waits at its gate (no deadline: waiting is not its own time)
+  running,           ///< its gated work (its deadline runs, fresh from the go)
+  paused,            ///< waits for the probes to end in the middle of its work (no deadline)
+  done,              ///< done with the gated work; checks results and tears down
+  ended,             ///< its process is gone (whatever the reason)
+};
+std::string_view to_string(JobState state);
+
+/// Whether the condition holds for these job states.
+bool condition_met(const Condition& condition, const std::vector<JobState>& states,
+                   bool probes_over);
+/// Whether every condition of `job` for `step` holds.
+bool may_step(const PlannedJob& job, Step step, const std::vector<JobState>& states,
+              bool probes_over);
+/// The state after a message from the child. A message counts only where the protocol allows it
+/// (context_built while setting up, ready before the gate, paused while running, done after the
+/// go); repeated, early or misplaced messages change nothing.
+JobState after_message(JobState state, GateMessage message);
+
+/// One GPU of the run, as the scheduler knows it.
+struct EngineGpu {
+  VisibleGpu visible;
+  const CensusGpu* census_before = nullptr; ///< into Scheduler's census
+};
+
+struct SchedulerOptions {
+  std::vector<Work> works;
+  std::vector<VisibleGpu> gpus;
+  std::chrono::milliseconds timeout{60000};   ///< per job, from setup and again from go
+  std::chrono::milliseconds lock_wait{10000}; ///< how long to wait for another run's turn
+  std::chrono::milliseconds census_timeout{5000};
+  MemoryModel memory;
+  /// Test seam: per work, the child mode and arguments that stand for it ("test-gated ..." in
+  /// unit tests); works not named run their real child mode.
+  std::map<Work, std::vector<std::string>> job_override;
+  /// Test seam: a census to use instead of running the census child.
+  std::optional<Census> census_override;
+};
+
+/// What became of one job.
+struct JobReport {
+  Work work = Work::compute;
+  size_t gpu = 0;
+  std::optional<platform::ChildOutcome> outcome; ///< unset when the job never ran
+  std::string skip_reason;         ///< why it never ran (memory, another run's turn), when unset
+  bool skip_is_contention = false; ///< the skip is due to other processes or another run
+};
+
+/// What the run found per GPU.
+struct GpuReport {
+  VisibleGpu visible;
+  PlannedGpu plan;
+  std::optional<CensusGpu> before; ///< the census before any context
+  std::optional<CensusGpu> after;  ///< after the timed work
+  bool waited_for_another_run = false;
+  std::chrono::milliseconds lock_waited{0};
+  /// Processes other than gpucheck's own seen on the GPU before or after the timed work.
+  [[nodiscard]] std::vector<CensusProcess> other_processes() const;
+};
+
+class Scheduler : public platform::ChildListener {
+public:
+  explicit Scheduler(SchedulerOptions options);
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+  ~Scheduler() override;
+
+  /// Run everything to the end (blocks); call once, on the engine's thread.
+  void run();
+  /// Any thread: the probes are over (the after_probes rule; paused jobs resume).
+  void probes_over();
+  /// Any thread: stop every child now.
+  void cancel();
+  /// Any thread: block until every job has built its context (or ended, or will not run), or
+  /// `limit` passed. Returns whether they all had.
+  bool await_contexts(std::chrono::milliseconds limit);
+
+  /// After run(): the jobs and GPUs.
+  [[nodiscard]] const std::vector<JobReport>& jobs() const { return m_reports; }
+  [[nodiscard]] const std::vector<GpuReport>& gpus() const { return m_gpu_reports; }
+  [[nodiscard]] const Plan& plan() const { return m_plan; }
+
+  // platform::ChildListener
+  void on_message(size_t child, std::string_view bytes) override;
+  void on_finished(size_t child) override;
+  void on_wake() override;
+
+private:
+  struct Job {
+    Work work = Work::compute;
+    size_t gpu = 0;
+    size_t child = 0;
+    std::optional<size_t> planned; ///< index into m_plan.jobs once planned
+    JobState state = JobState::waiting_for_setup;
+    std::chrono::steady_clock::time_point anchor; ///< when its own time last started
+  };
+  struct GpuTurn {
+    std::unique_ptr<std::thread> waiter;
+    std::optional<GpuLock> lock; ///< set by the waiter thread (under m_lock)
+    bool decided = false;        ///< the waiter has finished
+    bool held_ever = false;      ///< the waiter got the lock
+    bool gave_up = false;        ///< its jobs were stopped: the turn did not come
+    std::chrono::steady_clock::time_point asked;
+    std::chrono::steady_clock::time_point decided_at;
+  };
+
+  void make_plan_from_census(const Census& census);
+  void arm_deadline(Job& job);
+  void advance();
+  void start_census_after();
+  [[nodiscard]] std::vector<JobState> planned_states() const;
+
+  SchedulerOptions m_options;
+  platform::ChildGroup m_group;
+  std::optional<size_t> m_census_child;
+  std::optional<size_t> m_census_after_child;
+  std::optional<Census> m_census;
+  std::optional<Census> m_census_after;
+  Plan m_plan;
+  bool m_planned = false;
+  std::vector<Job> m_jobs;
+  std::vector<size_t> m_job_of_child; ///< child index -> job index (or SIZE_MAX)
+  std::vector<GpuTurn> m_turns;
+  std::vector<JobReport> m_reports;
+  std::vector<GpuReport> m_gpu_reports;
+
+  std::atomic<bool> m_probes_over{false};
+  std::atomic<bool> m_stop{false}; ///< cancel(): the turn waiters give up
+  std::mutex m_lock;               ///< guards m_contexts_ready and the turns' lock fields
+  std::condition_variable m_changed;
+  bool m_contexts_ready = false;
+};
+
+} // namespace gpucheck::engine

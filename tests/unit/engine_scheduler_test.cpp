@@ -1,0 +1,265 @@
+// The scheduler against real child processes that stand in for the GPU checks (the test-gated
+// child mode speaks the gate protocol with sleeps for its context, preparation and work; the
+// other test modes crash, hang, exit early or send garbage), with a census given by the test.
+
+#include "engine/scheduler.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <thread>
+
+namespace gpucheck::engine {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr uint64_t k_gib = 1ULL << 30;
+
+std::string unique_uuid(const std::string& tag) {
+  return "GPU-test-" + tag + "-" + std::to_string(::getpid());
+}
+
+SchedulerOptions options_for(int gpus, uint64_t free_bytes, const std::string& tag) {
+  SchedulerOptions options;
+  options.works = all_works();
+  Census census;
+  for (int g = 0; g < gpus; ++g) {
+    VisibleGpu gpu;
+    gpu.gpu.uuid = unique_uuid(tag + std::to_string(g));
+    gpu.gpu.bus_id = "0000:1" + std::to_string(g) + ":00.0";
+    gpu.visible_devices = gpu.gpu.uuid;
+    options.gpus.push_back(gpu);
+    CensusGpu c;
+    c.uuid = gpu.gpu.uuid;
+    c.bus_id = gpu.gpu.bus_id;
+    c.free_bytes = free_bytes;
+    c.total_bytes = 80 * k_gib;
+    census.gpus.push_back(c);
+  }
+  options.census_override = census;
+  options.timeout = 5000ms;
+  // setup, work, after-done, preparation (ms)
+  options.job_override = {{Work::compute, {"test-gated", "20", "40", "10", "0"}},
+                          {Work::streams, {"test-gated", "20", "40", "10", "0"}},
+                          {Work::bandwidth, {"test-gated", "20", "60", "30", "0"}},
+                          {Work::cudnn, {"test-gated", "20", "40", "10", "80"}}};
+  return options;
+}
+
+int64_t field(const JobReport& job, const char* name) {
+  if (!job.outcome || !job.outcome->payload) {
+    return -1;
+  }
+  return job.outcome->payload->value(name, int64_t{-1});
+}
+
+TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
+  Scheduler scheduler(options_for(2, 80 * k_gib, "order"));
+  std::thread probes([&scheduler] {
+    std::this_thread::sleep_for(150ms);
+    scheduler.probes_over();
+  });
+  scheduler.run();
+  probes.join();
+  const std::vector<JobReport>& jobs = scheduler.jobs();
+  ASSERT_EQ(jobs.size(), 8U);
+  for (const JobReport& job : jobs) {
+    ASSERT_TRUE(job.outcome && job.outcome->ok())
+        << check_id(job.work) << " on GPU " << job.gpu << ": "
+        << (job.outcome && job.outcome->failure ? job.outcome->failure->detail : job.skip_reason);
+  }
+  for (const JobReport& copies : jobs) {
+    if (copies.work != Work::bandwidth) {
+      continue;
+    }
+    for (const JobReport& other : jobs) {
+      if (&other == &copies) {
+        continue;
+      }
+      // No other job's gated work overlaps the copies.
+      const bool before = field(other, "done_ns") <= field(copies, "began_ns");
+      const bool after = field(other, "began_ns") >= field(copies, "done_ns");
+      EXPECT_TRUE(before || after) << check_id(other.work) << " on GPU " << other.gpu
+                                   << " worked while GPU " << copies.gpu << " copied";
+      if (other.gpu == copies.gpu && other.work == Work::cudnn) {
+        EXPECT_GE(field(other, "began_ns"), field(copies, "ended_ns"));
+      }
+    }
+  }
+  // A serial GPU (the default model under the 1 GiB cap) runs one child at a time.
+  EXPECT_EQ(scheduler.plan().gpus[0].mode, GpuMode::serial);
+  for (size_t g = 0; g < 2; ++g) {
+    int64_t previous_end = 0;
+    for (const Work work : {Work::compute, Work::streams, Work::bandwidth, Work::cudnn}) {
+      for (const JobReport& job : jobs) {
+        if (job.gpu == g && job.work == work) {
+          EXPECT_GE(field(job, "setup_began_ns"), previous_end) << check_id(work);
+          previous_end = field(job, "ended_ns");
+        }
+      }
+    }
+  }
+}
+
+TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
+  SchedulerOptions options = options_for(1, 80 * k_gib, "faults");
+  options.timeout = 400ms;
+  options.job_override = {{Work::compute, {"test-crash"}},
+                          {Work::streams, {"test-hang"}},
+                          {Work::bandwidth, {"test-gated", "10", "20", "0", "0", "0", "noisy"}},
+                          {Work::cudnn, {"test-exit"}}};
+  Scheduler scheduler(options);
+  scheduler.probes_over();
+  const auto start = std::chrono::steady_clock::now();
+  scheduler.run();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  std::map<Work, const JobReport*> by_work;
+  for (const JobReport& job : scheduler.jobs()) {
+    by_work[job.work] = &job;
+  }
+  ASSERT_TRUE(by_work[Work::compute]->outcome);
+  EXPECT_EQ(by_work[Work::compute]->outcome->failure->kind, "signal");
+  ASSERT_TRUE(by_work[Work::streams]->outcome);
+  EXPECT_EQ(by_work[Work::streams]->outcome->failure->kind, "timeout");
+  ASSERT_TRUE(by_work[Work::cudnn]->outcome);
+  EXPECT_EQ(by_work[Work::cudnn]->outcome->failure->kind, "exit");
+  ASSERT_TRUE(by_work[Work::bandwidth]->outcome);
+  EXPECT_TRUE(by_work[Work::bandwidth]->outcome->ok())
+      << by_work[Work::bandwidth]->outcome->failure->detail;
+}
+
+TEST(EngineScheduler, WaitingAtTheGateIsNotTheChildsOwnTime) {
+  // The cuDNN job waits at its gate for the probes much longer than its deadline.
+  SchedulerOptions options = options_for(1, 80 * k_gib, "wait");
+  options.timeout = 600ms;
+  Scheduler scheduler(options);
+  std::thread probes([&scheduler] {
+    std::this_thread::sleep_for(1500ms);
+    scheduler.probes_over();
+  });
+  scheduler.run();
+  probes.join();
+  for (const JobReport& job : scheduler.jobs()) {
+    ASSERT_TRUE(job.outcome);
+    EXPECT_TRUE(job.outcome->ok()) << check_id(job.work) << ": " << job.outcome->failure->detail;
+  }
+}
+
+TEST(EngineScheduler, NoRoomOnTheGpuSkipsWithTheReason) {
+  // 98% of an 80 GiB GPU held: 1.6 GiB free, gpucheck may take 10% of it.
+  Scheduler scheduler(options_for(1, 80 * k_gib / 50, "full"));
+  scheduler.probes_over();
+  scheduler.run();
+  ASSERT_EQ(scheduler.jobs().size(), 4U);
+  for (const JobReport& job : scheduler.jobs()) {
+    EXPECT_FALSE(job.outcome.has_value());
+    EXPECT_NE(job.skip_reason.find("MiB"), std::string::npos) << job.skip_reason;
+  }
+  EXPECT_EQ(scheduler.gpus()[0].plan.mode, GpuMode::skip);
+}
+
+TEST(EngineScheduler, AnotherRunsTurnThatDoesNotEndSkipsTheGpu) {
+  SchedulerOptions options = options_for(1, 80 * k_gib, "held");
+  options.lock_wait = 300ms;
+  const GpuLock other = GpuLock::try_acquire(options.gpus[0].gpu.uuid);
+  ASSERT_TRUE(other.held()) << other.error();
+  Scheduler scheduler(options);
+  scheduler.probes_over();
+  scheduler.run();
+  for (const JobReport& job : scheduler.jobs()) {
+    EXPECT_FALSE(job.outcome.has_value());
+    EXPECT_TRUE(job.skip_is_contention);
+    EXPECT_NE(job.skip_reason.find("another gpucheck run"), std::string::npos) << job.skip_reason;
+  }
+  EXPECT_GE(scheduler.gpus()[0].lock_waited, 300ms);
+}
+
+TEST(EngineScheduler, TakesItsTurnWhenTheOtherRunEnds) {
+  SchedulerOptions options = options_for(1, 80 * k_gib, "turn");
+  options.lock_wait = 5000ms;
+  auto other = std::make_unique<GpuLock>(GpuLock::try_acquire(options.gpus[0].gpu.uuid));
+  ASSERT_TRUE(other->held());
+  std::thread release([&other] {
+    std::this_thread::sleep_for(200ms);
+    other->release();
+  });
+  Scheduler scheduler(options);
+  scheduler.probes_over();
+  scheduler.run();
+  release.join();
+  for (const JobReport& job : scheduler.jobs()) {
+    ASSERT_TRUE(job.outcome);
+    EXPECT_TRUE(job.outcome->ok());
+  }
+  EXPECT_TRUE(scheduler.gpus()[0].waited_for_another_run);
+  EXPECT_GE(scheduler.gpus()[0].lock_waited, 150ms);
+}
+
+TEST(EngineScheduler, ContextsAreReportedToAnotherThread) {
+  Scheduler scheduler(options_for(1, 80 * k_gib, "contexts"));
+  bool built = false;
+  std::thread waiter([&] { built = scheduler.await_contexts(10s); });
+  scheduler.probes_over();
+  scheduler.run();
+  waiter.join();
+  EXPECT_TRUE(built);
+}
+
+TEST(EngineScheduler, MessagesCountOnlyWhereTheProtocolAllowsThem) {
+  EXPECT_EQ(after_message(JobState::waiting_for_setup, GateMessage::done),
+            JobState::waiting_for_setup);
+  EXPECT_EQ(after_message(JobState::waiting_for_setup, GateMessage::ready),
+            JobState::waiting_for_setup);
+  EXPECT_EQ(after_message(JobState::setting_up, GateMessage::context_built), JobState::preparing);
+  EXPECT_EQ(after_message(JobState::setting_up, GateMessage::ready), JobState::ready);
+  EXPECT_EQ(after_message(JobState::running, GateMessage::context_built), JobState::running);
+  EXPECT_EQ(after_message(JobState::running, GateMessage::paused), JobState::paused);
+  EXPECT_EQ(after_message(JobState::paused, GateMessage::done), JobState::done);
+  EXPECT_EQ(after_message(JobState::ready, GateMessage::paused), JobState::ready);
+  EXPECT_EQ(after_message(JobState::done, GateMessage::go), JobState::done);
+}
+
+TEST(GpuLock, TwoProcessesTakeTurns) {
+  const std::string uuid = unique_uuid("two-processes");
+  int to_parent[2];
+  ASSERT_EQ(::pipe(to_parent), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    GpuLock lock = GpuLock::try_acquire(uuid);
+    const char held = lock.held() ? 'y' : 'n';
+    [[maybe_unused]] auto n = ::write(to_parent[1], &held, 1);
+    std::this_thread::sleep_for(300ms);
+    ::_exit(0); // the lock dies with its holder, without a release
+  }
+  char held = 0;
+  ASSERT_EQ(::read(to_parent[0], &held, 1), 1);
+  EXPECT_EQ(held, 'y');
+  const GpuLock refused = GpuLock::try_acquire(uuid);
+  EXPECT_FALSE(refused.held());
+  EXPECT_NE(refused.error().find("another gpucheck run"), std::string::npos);
+  const auto start = std::chrono::steady_clock::now();
+  const GpuLock taken = GpuLock::acquire(uuid, 5s);
+  EXPECT_TRUE(taken.held());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+  ::waitpid(child, nullptr, 0);
+  ::close(to_parent[0]);
+  ::close(to_parent[1]);
+}
+
+TEST(GpuLock, GivesUpWhenAsked) {
+  const std::string uuid = unique_uuid("stop");
+  const GpuLock held = GpuLock::try_acquire(uuid);
+  ASSERT_TRUE(held.held());
+  std::atomic<bool> stop{true};
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(GpuLock::acquire(uuid, 10s, &stop).held());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+} // namespace
+} // namespace gpucheck::engine

@@ -135,35 +135,77 @@ bool Scheduler::await_contexts(std::chrono::milliseconds limit) {
   return m_changed.wait_for(guard, limit, [this] { return m_contexts_ready; });
 }
 
+void Scheduler::spawn(Job& job) {
+  platform::ChildRequest request;
+  const VisibleGpu& gpu = m_options.gpus[job.gpu];
+  const auto override = m_options.job_override.find(job.work);
+  request.mode = std::string(child_mode(job.work));
+  if (override != m_options.job_override.end() && !override->second.empty()) {
+    request.mode = override->second.front();
+    request.args.assign(override->second.begin() + 1, override->second.end());
+  } else if (!gpu.visible_devices.empty()) {
+    // The child sees this GPU alone, as ordinal 0: cuInit initialises one GPU, not all.
+    request.args = {"0"};
+    request.env.emplace_back("CUDA_VISIBLE_DEVICES", gpu.visible_devices);
+  } else {
+    request.args = {std::to_string(gpu.ordinal >= 0 ? gpu.ordinal : static_cast<int>(job.gpu))};
+  }
+  request.timeout = m_options.timeout;
+  request.control_channel = true;
+  request.deadline_by_owner = true;
+  const size_t child = m_group.start(std::move(request));
+  m_job_of_child.resize(child + 1, k_no_job);
+  m_job_of_child[child] = static_cast<size_t>(&job - m_jobs.data());
+  job.child = child;
+}
+
+void Scheduler::spawn_due() {
+  // A child spends about 0.1 s loading libcuda and in cuInit, and four at once take three times
+  // as long each. Before the plan, each GPU's first job starts; then an overlapping GPU's jobs
+  // all start, and on a serial GPU a job starts once the jobs it sets up after have their
+  // contexts: its cuInit runs beside their work, off the critical path.
+  std::vector<bool> gave_up(m_turns.size(), false);
+  {
+    const std::lock_guard<std::mutex> guard(m_lock);
+    for (size_t g = 0; g < m_turns.size(); ++g) {
+      gave_up[g] = m_turns[g].gave_up;
+    }
+  }
+  for (Job& job : m_jobs) {
+    if (job.child || (job.gpu < gave_up.size() && gave_up[job.gpu])) {
+      continue;
+    }
+    bool due = false;
+    if (!m_planned) {
+      due = std::none_of(m_jobs.begin(), m_jobs.end(), [&job](const Job& other) {
+        return other.gpu == job.gpu && &other < &job;
+      });
+    } else if (job.planned) {
+      const PlannedJob& planned = m_plan.jobs[*job.planned];
+      due = m_plan.gpus[job.gpu].mode != GpuMode::serial;
+      if (!due) {
+        const std::vector<JobState> states = planned_states();
+        due = std::all_of(
+            planned.conditions.begin(), planned.conditions.end(), [&states](const Condition& c) {
+              return c.step != Step::setup || !c.job ||
+                     static_cast<int>(states[*c.job]) >= static_cast<int>(JobState::preparing);
+            });
+      }
+    }
+    if (due) {
+      spawn(job);
+    }
+  }
+}
+
 void Scheduler::run() {
-  // Every job's child starts now: loading libcuda and cuInit (about 0.1 s) overlap the census;
-  // none builds a context before the plan lets it.
   for (size_t g = 0; g < m_options.gpus.size(); ++g) {
     for (const Work work : m_options.works) {
-      platform::ChildRequest request;
-      const VisibleGpu& gpu = m_options.gpus[g];
-      const auto override = m_options.job_override.find(work);
-      request.mode = std::string(child_mode(work));
-      if (override != m_options.job_override.end() && !override->second.empty()) {
-        request.mode = override->second.front();
-        request.args.assign(override->second.begin() + 1, override->second.end());
-      } else if (!gpu.visible_devices.empty()) {
-        // The child sees this GPU alone, as ordinal 0: cuInit initialises one GPU, not all.
-        request.args = {"0"};
-        request.env.emplace_back("CUDA_VISIBLE_DEVICES", gpu.visible_devices);
-      } else {
-        request.args = {std::to_string(gpu.ordinal >= 0 ? gpu.ordinal : static_cast<int>(g))};
-      }
-      request.timeout = m_options.timeout;
-      request.control_channel = true;
-      request.deadline_by_owner = true;
-      const size_t child = m_group.start(std::move(request));
-      m_job_of_child.resize(child + 1, k_no_job);
-      m_job_of_child[child] = m_jobs.size();
-      m_jobs.push_back({work, g, child, std::nullopt, JobState::waiting_for_setup});
+      m_jobs.push_back({work, g, std::nullopt, std::nullopt, JobState::waiting_for_setup, {}});
     }
   }
   m_turns.resize(m_options.gpus.size());
+  spawn_due();
   if (m_options.census_override) {
     make_plan_from_census(*m_options.census_override);
   } else {
@@ -183,8 +225,8 @@ void Scheduler::run() {
     JobReport report;
     report.work = job.work;
     report.gpu = job.gpu;
-    if (job.planned) {
-      report.outcome = outcomes[job.child];
+    if (job.planned && job.child) {
+      report.outcome = outcomes[*job.child];
     }
     m_reports.push_back(std::move(report));
   }
@@ -269,10 +311,11 @@ void Scheduler::make_plan_from_census(const Census& census) {
     }
   }
   for (Job& job : m_jobs) {
-    if (!job.planned) {
-      m_group.cancel_one(job.child, "not run: " + m_plan.gpus[job.gpu].reason);
+    if (!job.planned && job.child) {
+      m_group.cancel_one(*job.child, "not run: " + m_plan.gpus[job.gpu].reason);
     }
   }
+  spawn_due();
   // Turns: one waiter per GPU that has work; the lock is named by the GPU's UUID.
   for (size_t g = 0; g < m_options.gpus.size(); ++g) {
     const bool has_work = std::any_of(m_jobs.begin(), m_jobs.end(), [g](const Job& job) {
@@ -315,22 +358,25 @@ std::vector<JobState> Scheduler::planned_states() const {
 }
 
 void Scheduler::arm_deadline(Job& job) {
+  if (!job.child) {
+    return;
+  }
   const auto now = Clock::now();
   switch (job.state) {
   case JobState::setting_up:
   case JobState::running:
     job.anchor = now; // its own time starts: at the setup, at the go, at the resume
-    m_group.set_deadline(job.child, now + m_options.timeout);
+    m_group.set_deadline(*job.child, now + m_options.timeout);
     break;
   case JobState::preparing:
   case JobState::done:
-    m_group.set_deadline(job.child, job.anchor + m_options.timeout);
+    m_group.set_deadline(*job.child, job.anchor + m_options.timeout);
     break;
   case JobState::waiting_for_setup:
   case JobState::ready:
   case JobState::paused:
   case JobState::ended:
-    m_group.set_deadline(job.child, std::nullopt); // waiting is not its own time
+    m_group.set_deadline(*job.child, std::nullopt); // waiting is not its own time
     break;
   }
 }
@@ -406,32 +452,34 @@ void Scheduler::advance() {
       if (turn.decided && !turn.held_ever && !turn.gave_up) {
         turn.gave_up = true;
         for (const Job& job : m_jobs) {
-          if (job.gpu == g && job.state != JobState::ended) {
-            m_group.cancel_one(job.child, "another gpucheck run held the GPU");
+          if (job.gpu == g && job.state != JobState::ended && job.child) {
+            m_group.cancel_one(*job.child, "another gpucheck run held the GPU");
           }
         }
       }
     }
   }
+  spawn_due();
   for (Job& job : m_jobs) {
-    if (!job.planned || job.state == JobState::ended) {
+    if (!job.planned || !job.child || job.state == JobState::ended) {
       continue;
     }
+    const size_t child = *job.child;
     const PlannedJob& planned = m_plan.jobs[*job.planned];
     if (job.state == JobState::waiting_for_setup && turn_held[job.gpu] &&
         may_step(planned, Step::setup, states, probes_over)) {
       const uint64_t allowance_mib = m_plan.gpus[job.gpu].allowance_bytes / k_mib;
-      m_group.send(job.child,
+      m_group.send(child,
                    fmt::format("{}{}\n", static_cast<char>(GateMessage::setup), allowance_mib));
       job.state = JobState::setting_up;
       arm_deadline(job);
     } else if (job.state == JobState::ready && may_step(planned, Step::go, states, probes_over)) {
-      m_group.send(job.child, std::string(1, static_cast<char>(GateMessage::go)));
-      m_group.mark_start(job.child);
+      m_group.send(child, std::string(1, static_cast<char>(GateMessage::go)));
+      m_group.mark_start(child);
       job.state = JobState::running;
       arm_deadline(job);
     } else if (job.state == JobState::paused && probes_over) {
-      m_group.send(job.child, std::string(1, static_cast<char>(GateMessage::resume)));
+      m_group.send(child, std::string(1, static_cast<char>(GateMessage::resume)));
       job.state = JobState::running;
       arm_deadline(job);
     }
@@ -442,7 +490,7 @@ void Scheduler::advance() {
     const std::lock_guard<std::mutex> guard(m_lock);
     for (size_t g = 0; g < m_turns.size(); ++g) {
       const bool all_ended = std::all_of(m_jobs.begin(), m_jobs.end(), [g](const Job& job) {
-        return job.gpu != g || job.state == JobState::ended;
+        return job.gpu != g || !job.planned || job.state == JobState::ended;
       });
       if (all_ended && m_turns[g].lock) {
         m_turns[g].lock->release();

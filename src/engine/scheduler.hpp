@@ -122,7 +122,7 @@ private:
   struct Job {
     Work work = Work::compute;
     size_t gpu = 0;
-    size_t child = 0;
+    std::optional<size_t> child;   ///< its process, once spawned
     std::optional<size_t> planned; ///< index into m_plan.jobs once planned
     JobState state = JobState::waiting_for_setup;
     std::chrono::steady_clock::time_point anchor; ///< when its own time last started
@@ -138,6 +138,9 @@ private:
   };
 
   void make_plan_from_census(const Census& census);
+  void spawn(Job& job);
+  /// Spawn the jobs whose turn to load libcuda has come (see spawn_due()).
+  void spawn_due();
   void arm_deadline(Job& job);
   void advance();
   void start_census_after();

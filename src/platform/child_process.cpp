@@ -506,10 +506,11 @@ std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
         wait_until = std::min(wait_until, now + std::chrono::milliseconds(1));
       }
     }
+    const size_t started = m_runs.size();
     if (listener != nullptr) {
       listener->on_wake(); // after the reaping above: the owner sees exits without delay
     }
-    if (all_done) {
+    if (all_done && m_runs.size() == started) {
       break;
     }
     if (m_wake[0] >= 0) {

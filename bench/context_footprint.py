@@ -74,6 +74,10 @@ if __name__ == "__main__":
         ("conn1", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}, []),
         ("conn1+uuid", {"CUDA_DEVICE_MAX_CONNECTIONS": "1", "CUDA_VISIBLE_DEVICES": uuid[0] if uuid else "0"}, []),
         ("conn1+small limits", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}, [[0, 256], [1, 4096], [2, 1 << 20]]),
+        ("conn1+stack64", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}, [[0, 64], [1, 4096], [2, 1 << 20]]),
+        ("conn1+stack16", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}, [[0, 16], [1, 4096], [2, 1 << 20]]),
+        ("conn1+stack0", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}, [[0, 0], [1, 4096], [2, 1 << 20]]),
+        ("conn1+stack256 only", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}, [[0, 256]]),
         ("conn1+lazy", {"CUDA_DEVICE_MAX_CONNECTIONS": "1", "CUDA_MODULE_LOADING": "LAZY"}, []),
         ("conn1+uuid again", {"CUDA_DEVICE_MAX_CONNECTIONS": "1", "CUDA_VISIBLE_DEVICES": uuid[0] if uuid else "0"}, []),
     ]:

@@ -21,7 +21,14 @@ for fn in ["cudnnGetVersion", "cudnnGetCudartVersion", "cudnnGetMaxDeviceVersion
     if f is None: print(fn, "missing"); continue
     f.restype = ctypes.c_size_t
     print(fn, f(), "MiB", mine())
-sub = os.path.dirname(os.path.realpath(glob.glob("/usr/local/cuda/lib64/libcudnn.so.9*")[0])) if not os.path.isabs(lib) else os.path.dirname(lib)
+import ctypes.util
+class DlInfo(ctypes.Structure):
+    _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p), ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]
+libdl = ctypes.CDLL(None)
+info = DlInfo()
+libdl.dladdr(ctypes.cast(d.cudnnGetVersion, ctypes.c_void_p), ctypes.byref(info))
+sub = os.path.dirname(os.path.realpath(info.fname.decode()))
+print("cudnn dir", sub)
 for stem, check in [("ops", "cudnnOpsVersionCheck"), ("cnn", "cudnnCnnVersionCheck"), ("adv", "cudnnAdvVersionCheck"), ("graph", "cudnnGraphVersionCheck")]:
     for cand in glob.glob(f"{sub}/libcudnn_{stem}.so.9*")[:1]:
         s = ctypes.CDLL(cand, mode=ctypes.RTLD_GLOBAL)

@@ -25,6 +25,7 @@ constexpr std::array<WorkSpelling, 4> k_works{{{Work::compute, "gpu-compute", "g
 constexpr std::string_view k_one_context_at_a_time = "one_context_at_a_time";
 constexpr std::string_view k_one_child_at_a_time = "one_child_at_a_time";
 constexpr std::string_view k_build_beside_teardown = "build_beside_teardown";
+constexpr std::string_view k_one_beside_cudnn = "one_beside_cudnn";
 constexpr std::string_view k_compute_then_streams = "compute_then_streams";
 constexpr std::string_view k_copies_alone = "copies_alone";
 constexpr std::string_view k_cudnn_after_copies = "cudnn_after_copies";
@@ -140,6 +141,8 @@ std::string_view to_string(GpuMode mode) {
   switch (mode) {
   case GpuMode::overlap:
     return "overlap";
+  case GpuMode::beside:
+    return "beside";
   case GpuMode::serial:
     return "serial";
   case GpuMode::skip:
@@ -178,6 +181,31 @@ uint64_t MemoryModel::wanted_bytes(Work work) const {
   return 0;
 }
 
+uint64_t MemoryModel::prepare_bytes(Work work) const {
+  return work == Work::cudnn ? 64 * k_mib : min_bytes(work);
+}
+
+uint64_t modelled_bytes(const PlannedJob& job, int state, const MemoryModel& memory) {
+  // States as numbered in scheduler.hpp's JobState: 0 waiting, 1 setting up, 2 preparing,
+  // 3 ready, 4 running, 5 paused, 6 done, 7 ended.
+  switch (state) {
+  case 1:
+    return memory.context_bytes + memory.context_build_extra_bytes;
+  case 2:
+  case 3:
+    return memory.context_bytes + memory.prepare_bytes(job.work);
+  case 4:
+  case 5:
+  case 6:
+    // A child's buffers stay within its allowance and what its work uses.
+    return memory.context_bytes +
+           std::max(std::min(job.allowance_bytes, memory.wanted_bytes(job.work)),
+                    memory.prepare_bytes(job.work));
+  default:
+    return 0;
+  }
+}
+
 uint64_t gpu_budget_bytes(uint64_t free_bytes) {
   return std::min(k_budget_cap_bytes, free_bytes / 10);
 }
@@ -208,9 +236,26 @@ PlannedGpu plan_gpu(const std::vector<Work>& works, const GpuFacts& facts,
   // With every context alive at once, the largest work's buffers come on top.
   overlap_need += serial_wanted;
   const uint64_t one_context = memory.context_bytes + memory.context_build_extra_bytes;
+  // Beside: cuDNN's child (its context and its preparation) beside one other child at a time.
+  const bool has_cudnn = std::find(works.begin(), works.end(), Work::cudnn) != works.end();
+  uint64_t others_min = 0;
+  for (const Work work : works) {
+    if (work != Work::cudnn) {
+      others_min = std::max(others_min, memory.min_bytes(work));
+    }
+  }
+  const uint64_t cudnn_held = memory.context_bytes + memory.prepare_bytes(Work::cudnn);
+  const uint64_t beside_need =
+      cudnn_held + std::max(one_context, memory.context_bytes + others_min);
   if (gpu.budget_bytes >= overlap_need) {
     gpu.mode = GpuMode::overlap;
     gpu.allowance_bytes = gpu.budget_bytes - (overlap_need - serial_wanted);
+  } else if (has_cudnn && works.size() > 1 && gpu.budget_bytes >= beside_need) {
+    gpu.mode = GpuMode::beside;
+    gpu.allowance_bytes = gpu.budget_bytes - cudnn_held - memory.context_bytes;
+    gpu.reason = fmt::format("{} contexts at once would need {} MiB, more than gpucheck's {} MiB "
+                             "here; cuDNN's check beside one other at a time",
+                             works.size(), overlap_need / k_mib, gpu.budget_bytes / k_mib);
   } else if (gpu.budget_bytes >= one_context + serial_min) {
     gpu.mode = GpuMode::serial;
     gpu.allowance_bytes = gpu.budget_bytes - one_context;
@@ -271,8 +316,14 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
         if (const auto j = job_of(w, g)) {
           if (previous) {
             const Work before = jobs[*previous].work;
-            const uint64_t both = memory.context_bytes + memory.wanted_bytes(before) +
-                                  memory.context_bytes + memory.context_build_extra_bytes;
+            // The previous child's buffers while it tears down, and the next one's context
+            // while it is built or its buffers once it works.
+            const auto buffers = [&](Work of) {
+              return std::max(std::min(plan.gpus[g].allowance_bytes, memory.wanted_bytes(of)),
+                              memory.prepare_bytes(of));
+            };
+            const uint64_t both = memory.context_bytes + buffers(before) + memory.context_bytes +
+                                  std::max(memory.context_build_extra_bytes, buffers(w));
             const bool fits = before != Work::bandwidth && before != Work::cudnn &&
                               both <= plan.gpus[g].budget_bytes;
             add(jobs, *j,
@@ -281,6 +332,23 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
           }
           previous = j;
         }
+      }
+    } else if (plan.gpus[g].mode == GpuMode::beside) {
+      // one_beside_cudnn: cuDNN builds its context first; the others follow one at a time,
+      // each once the one before it has gone.
+      const auto cudnn = job_of(Work::cudnn, g);
+      std::optional<size_t> previous;
+      for (const Work w : k_work_order) {
+        const auto j = job_of(w, g);
+        if (!j || w == Work::cudnn) {
+          continue;
+        }
+        if (previous) {
+          add(jobs, *j, {k_one_beside_cudnn, Step::setup, Await::exited, previous});
+        } else if (cudnn) {
+          add(jobs, *j, {k_one_context_at_a_time, Step::setup, Await::context_built, cudnn});
+        }
+        previous = j;
       }
     } else if (plan.gpus[g].mode == GpuMode::overlap) {
       // one_context_at_a_time: a context built beside another takes three times as long.
@@ -320,7 +388,7 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       case Work::bandwidth:
         add(jobs, b,
             o < b ? Condition{k_copies_alone, Step::go, Await::exited, o}
-                  : Condition{k_copies_alone, Step::go, Await::context_built, o});
+                  : Condition{k_copies_alone, Step::go, Await::ready, o});
         break;
       case Work::cudnn:
         // cuDNN's preparation runs kernels and small copies: not beside copies on its own GPU,
@@ -346,6 +414,15 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       }
     }
     add(jobs, c, {k_after_probes, Step::go, Await::probes_over, std::nullopt});
+  }
+  // Each job's buffers: the GPU's allowance; on a beside GPU cuDNN's timed work comes when the
+  // others have gone, so it may use all but its context.
+  for (PlannedJob& job : jobs) {
+    const PlannedGpu& gpu = plan.gpus[job.gpu];
+    job.allowance_bytes = gpu.allowance_bytes;
+    if (gpu.mode == GpuMode::beside && job.work == Work::cudnn) {
+      job.allowance_bytes = gpu.budget_bytes - memory.context_bytes;
+    }
   }
   return plan;
 }

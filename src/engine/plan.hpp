@@ -50,7 +50,8 @@ struct Condition {
 /// How a GPU's work runs, chosen from its free memory before any context exists.
 enum class GpuMode {
   overlap, ///< contexts one at a time, preparation beside other checks' work
-  serial,  ///< one child alive at a time on this GPU: the overlapping plan does not fit
+  beside,  ///< cuDNN's child beside one other child at a time: the overlapping plan does not fit
+  serial,  ///< one child alive at a time on this GPU: not even cuDNN's beside another fits
   skip,    ///< not even one context and the smallest buffers fit: no active check here
 };
 std::string_view to_string(GpuMode mode);
@@ -65,10 +66,15 @@ struct GpuFacts {
 /// gpucheck shrinks its stack reservation, the extra a context holds while it is being built,
 /// and each work's buffers: the least it can run with and what it uses when it can.
 struct MemoryModel {
-  uint64_t context_bytes = 352ULL << 20;
-  uint64_t context_build_extra_bytes = 208ULL << 20;
+  uint64_t context_bytes = 288ULL << 20;             ///< 262 MiB measured on an H200, + margin
+  uint64_t context_build_extra_bytes = 264ULL << 20; ///< 523 MiB while it is built
+  /// The least buffers the work can run with.
   uint64_t min_bytes(Work work) const;
+  /// What it uses when it can.
   uint64_t wanted_bytes(Work work) const;
+  /// What it holds before its gate, beyond its context (cuDNN's small verified cases: 22 MiB
+  /// measured on an H200).
+  uint64_t prepare_bytes(Work work) const;
 };
 
 /// The most gpucheck takes on a GPU, contexts included: 1 GiB, and at most 10% of what is free.
@@ -85,7 +91,13 @@ struct PlannedJob {
   Work work = Work::compute;
   size_t gpu = 0; ///< index into the plan's GPUs
   std::vector<Condition> conditions;
+  uint64_t allowance_bytes = 0; ///< the device buffers it may allocate (sent with its setup)
 };
+
+/// Device memory the plan counts for a job in `state` (0 when it holds none): its context, the
+/// extra while the context is built, what it holds before its gate, its allowance after.
+/// Tests check that a GPU's sum stays within its budget at every moment of simulated runs.
+uint64_t modelled_bytes(const PlannedJob& job, int state, const MemoryModel& memory);
 
 struct Plan {
   std::vector<PlannedGpu> gpus;

@@ -15,6 +15,12 @@
 namespace gpucheck::probes {
 
 namespace {
+/// The cuDNN probe children need no GPU, but cuDNN's *VersionCheck calls build a CUDA context
+/// when they can (518 MiB on an H200, beside the GPU checks' own): with no GPU visible they
+/// answer the same and touch no device (measured on an H200, docs/performance.md).
+void hide_gpus(platform::ChildRequest& request) {
+  request.env.emplace_back("CUDA_VISIBLE_DEVICES", "");
+}
 
 std::string utc_now() {
   std::time_t now = std::time(nullptr);
@@ -121,6 +127,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     request.mode = std::move(mode);
     request.args = std::move(args);
     request.timeout = timeout.value_or(options.child_timeout);
+    if (request.mode == "cudnn") {
+      hide_gpus(request);
+    }
     return children.start(std::move(request));
   };
   const size_t nvml_child = start("nvml", {});
@@ -173,6 +182,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     platform::ChildRequest request;
     request.mode = "cudnn";
     request.args = {"--shallow", root.path(path)};
+    hide_gpus(request);
     return request;
   };
   if (const LibraryFamily* cudnn = snapshot.library("cudnn"); cudnn != nullptr) {

@@ -123,7 +123,8 @@ bool working(JobState s) {
 }
 
 /// Every invariant the rules exist for; `what` names the case in failures.
-void check_invariants(const Plan& plan, const Trace& trace, const std::string& what) {
+void check_invariants(const Plan& plan, const Trace& trace, const std::string& what,
+                      const MemoryModel& memory = {}) {
   ASSERT_FALSE(trace.deadlock) << what << ": the plan never finished (a deadlock)";
   // With every GPU overlapping, no context is built and nothing prepares on any GPU while copies
   // are timed; a serial GPU builds its later contexts after its own copies, beside another
@@ -132,6 +133,25 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
                                        [](const auto& g) { return g.mode != GpuMode::serial; });
   for (size_t t = 0; t < trace.snapshots.size(); ++t) {
     const std::vector<JobState>& st = trace.snapshots[t];
+    // Memory: what the plan counts for every job alive on a GPU stays within its budget.
+    std::vector<uint64_t> held(plan.gpus.size(), 0);
+    for (size_t j = 0; j < st.size(); ++j) {
+      held[plan.jobs[j].gpu] += modelled_bytes(plan.jobs[j], static_cast<int>(st[j]), memory);
+    }
+    for (size_t g = 0; g < held.size(); ++g) {
+      if (plan.gpus[g].mode != GpuMode::overlap) {
+        std::string alive_jobs;
+        for (size_t j = 0; j < st.size(); ++j) {
+          if (plan.jobs[j].gpu == g &&
+              modelled_bytes(plan.jobs[j], static_cast<int>(st[j]), memory) != 0) {
+            alive_jobs += fmt::format(" {}:{}", check_id(plan.jobs[j].work), to_string(st[j]));
+          }
+        }
+        EXPECT_LE(held[g], plan.gpus[g].budget_bytes)
+            << what << " t=" << t << ": GPU " << g << " over its budget ("
+            << to_string(plan.gpus[g].mode) << "):" << alive_jobs;
+      }
+    }
     for (size_t j = 0; j < st.size(); ++j) {
       const PlannedJob& job = plan.jobs[j];
       const GpuMode mode = plan.gpus[job.gpu].mode;
@@ -205,7 +225,8 @@ std::vector<GpuFacts> gpus_with_free(std::vector<uint64_t> free) {
 TEST(EnginePlan, InvariantsHoldOverRandomRuns) {
   std::mt19937 rng(20261123);
   const std::vector<std::vector<uint64_t>> machines{
-      {80 * k_gib},                                     // one idle GPU: serial under the 1 GiB cap
+      {80 * k_gib},                                     // one idle GPU: beside under the 1 GiB cap
+      {8 * k_gib, 80 * k_gib},                          // serial and beside
       {80 * k_gib, 80 * k_gib},                         // two
       {80 * k_gib, 2 * k_gib, 80 * k_gib},              // one nearly full: skipped
       {80 * k_gib, 80 * k_gib, 80 * k_gib, 80 * k_gib}, // four
@@ -219,9 +240,10 @@ TEST(EnginePlan, InvariantsHoldOverRandomRuns) {
       for (int run = 0; run < 60; ++run) {
         const int probes_end = std::uniform_int_distribution<int>(0, 400)(rng);
         const Trace trace = simulate(plan, rng, probes_end, run % 3 == 0 ? 0.3 : 0.0);
-        check_invariants(plan, trace,
-                         fmt::format("{} GPUs, {} plan, run {}", free.size(),
-                                     to_string(plan.gpus[0].mode), run));
+        check_invariants(
+            plan, trace,
+            fmt::format("{} GPUs, {} plan, run {}", free.size(), to_string(plan.gpus[0].mode), run),
+            memory);
         if (::testing::Test::HasFailure()) {
           return;
         }
@@ -246,9 +268,17 @@ TEST(EnginePlan, SubsetsOfTheChecksAlsoKeepTheInvariants) {
 }
 
 TEST(EnginePlan, MemoryDecidesTheMode) {
-  // Idle H200: 1 GiB cap; four contexts of ~350 MiB do not fit at once.
+  // Idle H200: 1 GiB cap; four contexts of ~290 MiB do not fit at once, cuDNN's beside one
+  // other does.
   Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));
+  EXPECT_EQ(plan.gpus[0].mode, GpuMode::beside);
+  // Without cuDNN: one at a time.
+  plan = make_plan({Work::compute, Work::streams, Work::bandwidth}, gpus_with_free({140 * k_gib}));
   EXPECT_EQ(plan.gpus[0].mode, GpuMode::serial);
+  // 8 GiB free: 819 MiB, one at a time.
+  plan = make_plan(all_works(), gpus_with_free({8 * k_gib}));
+  EXPECT_EQ(plan.gpus[0].mode, GpuMode::serial);
+  plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));
   EXPECT_EQ(plan.gpus[0].budget_bytes, k_gib);
   EXPECT_LE(plan.gpus[0].allowance_bytes + MemoryModel{}.context_bytes +
                 MemoryModel{}.context_build_extra_bytes,

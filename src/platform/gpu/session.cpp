@@ -172,6 +172,7 @@ DeviceSession::DeviceSession(int ordinal, int connections)
   GPUCHECK_CU(m_api, cuCtxSetCurrent, m_context);
   shrink_reservations();
   read_free_memory();
+  m_free_after_context = m_free_bytes;
   engine::gate::context_built();
 }
 
@@ -188,13 +189,13 @@ void DeviceSession::read_free_memory() {
 
 void DeviceSession::shrink_reservations() {
   // A context reserves local memory for every thread the GPU can hold at the default stack of
-  // 1 KiB (on an H200 about 200 of its 523 MiB); gpucheck's kernels need almost none, and the
-  // driver grows the reservation at a launch that needs more (cuDNN's). Measured: 523 -> 325
-  // MiB per context (docs/performance.md).
+  // 1 KiB (on an H200 about 260 of its 523 MiB); gpucheck's kernels need almost none, and the
+  // driver grows the reservation at a launch that needs more (cuDNN's). Measured on an H200:
+  // 523 MiB per context by default, 325 with a 256-byte stack, 262 with 16 (docs/performance.md).
   if (m_api.cuCtxSetLimit == nullptr) {
     return;
   }
-  constexpr size_t k_stack_bytes = 256;
+  constexpr size_t k_stack_bytes = 16;
   constexpr size_t k_printf_fifo_bytes = 4096;
   constexpr size_t k_malloc_heap_bytes = 1U << 20;
   m_api.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, k_stack_bytes);
@@ -208,6 +209,13 @@ void DeviceSession::make_current() const {
 
 void DeviceSession::wait_for_gate() {
   set_stage("waiting for the GPU");
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  if (m_api.cuMemGetInfo != nullptr && m_api.cuMemGetInfo(&free_bytes, &total_bytes) == 0 &&
+      free_bytes < m_free_after_context) {
+    // What its preparation took on the device (on an idle GPU): the plan's memory model.
+    m_prepare_used_bytes = m_free_after_context - free_bytes;
+  }
   engine::gate::ready_and_wait();
   set_stage("released");
   read_free_memory();
@@ -250,7 +258,8 @@ nlohmann::json DeviceSession::describe() const {
           {"free_bytes", m_free_bytes},
           {"budget_bytes", m_budget_bytes},
           {"driver", m_driver_version},
-          {"connections", m_connections}};
+          {"connections", m_connections},
+          {"prepare_used_bytes", m_prepare_used_bytes}};
 }
 
 DeviceBuffer::DeviceBuffer(const DeviceSession& session, uint64_t bytes)

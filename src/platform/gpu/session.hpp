@@ -103,7 +103,7 @@ public:
   /// Attribute value, or `fallback` when the driver does not know it.
   [[nodiscard]] int attribute(CUdevice_attribute attribute, int fallback = 0) const;
   /// {"ordinal", "name", "cc", "sm_count", "pci_bus_id", "free_bytes", "budget_bytes", "driver",
-  /// "connections"}.
+  /// "connections", "prepare_used_bytes"}.
   [[nodiscard]] nlohmann::json describe() const;
 
 private:
@@ -127,6 +127,8 @@ private:
   uint64_t m_free_bytes = 0;
   uint64_t m_budget_bytes = 0;
   std::optional<unsigned long long> m_allowance_bytes; ///< from the engine's plan, if scheduled
+  uint64_t m_free_after_context = 0;
+  uint64_t m_prepare_used_bytes = 0; ///< device memory its preparation took before its gate
 };
 
 /// cuMemAlloc'd device memory (plain allocations only, never managed memory).

@@ -65,6 +65,12 @@ void GpuEngine::await_contexts(std::chrono::milliseconds limit) {
   }
 }
 
+void GpuEngine::await_plan(std::chrono::milliseconds limit) {
+  if (m_scheduler) {
+    m_scheduler->await_plan(limit);
+  }
+}
+
 void GpuEngine::probes_over() {
   m_probes_over = true;
   if (m_scheduler) {

@@ -130,6 +130,11 @@ void Scheduler::cancel() {
   m_group.cancel();
 }
 
+bool Scheduler::await_plan(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> guard(m_lock);
+  return m_changed.wait_for(guard, limit, [this] { return m_plan_ready; });
+}
+
 bool Scheduler::await_contexts(std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> guard(m_lock);
   return m_changed.wait_for(guard, limit, [this] { return m_contexts_ready; });
@@ -177,9 +182,15 @@ void Scheduler::spawn_due() {
     }
     bool due = false;
     if (!m_planned) {
-      due = std::none_of(m_jobs.begin(), m_jobs.end(), [&job](const Job& other) {
-        return other.gpu == job.gpu && &other < &job;
+      // Before the plan: one child per GPU, cuDNN's where it runs (it sets up first and
+      // prepares longest wherever cuDNN's child runs beside others), else the first.
+      const bool has_cudnn = std::any_of(m_jobs.begin(), m_jobs.end(), [&job](const Job& other) {
+        return other.gpu == job.gpu && other.work == Work::cudnn;
       });
+      due = has_cudnn ? job.work == Work::cudnn
+                      : std::none_of(m_jobs.begin(), m_jobs.end(), [&job](const Job& other) {
+                          return other.gpu == job.gpu && &other < &job;
+                        });
     } else if (job.planned) {
       const PlannedJob& planned = m_plan.jobs[*job.planned];
       due = m_plan.gpus[job.gpu].mode == GpuMode::overlap;
@@ -219,6 +230,7 @@ void Scheduler::run() {
   {
     const std::lock_guard<std::mutex> guard(m_lock);
     m_contexts_ready = true;
+    m_plan_ready = true;
   }
   m_changed.notify_all();
   for (const Job& job : m_jobs) {
@@ -294,6 +306,11 @@ void Scheduler::make_plan_from_census(const Census& census) {
   }
   m_plan = make_plan(m_options.works, facts, m_options.memory);
   m_planned = true;
+  {
+    const std::lock_guard<std::mutex> guard(m_lock);
+    m_plan_ready = true;
+  }
+  m_changed.notify_all();
   for (size_t p = 0; p < m_plan.jobs.size(); ++p) {
     for (Job& job : m_jobs) {
       if (job.work == m_plan.jobs[p].work && job.gpu == m_plan.jobs[p].gpu) {

@@ -108,6 +108,9 @@ public:
   /// `limit` passed. Returns whether they all had.
   bool await_contexts(std::chrono::milliseconds limit);
 
+  /// Any thread: block until the plan exists (the census is in), or `limit` passed.
+  bool await_plan(std::chrono::milliseconds limit);
+
   /// After run(): the jobs and GPUs.
   [[nodiscard]] const std::vector<JobReport>& jobs() const { return m_reports; }
   [[nodiscard]] const std::vector<GpuReport>& gpus() const { return m_gpu_reports; }
@@ -165,6 +168,7 @@ private:
   std::mutex m_lock;               ///< guards m_contexts_ready and the turns' lock fields
   std::condition_variable m_changed;
   bool m_contexts_ready = false;
+  bool m_plan_ready = false; ///< under m_lock, for await_plan()
 };
 
 } // namespace gpucheck::engine

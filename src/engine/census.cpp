@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <utility>
 
 namespace gpucheck::engine {
 
@@ -27,15 +28,34 @@ std::string trim(const std::string& text) {
   return text.substr(b, e - b + 1);
 }
 
-std::string read_uuid(const std::filesystem::path& information) {
+/// The UUID and device minor number from a GPU's information file.
+std::pair<std::string, std::string> read_information(const std::filesystem::path& information) {
   std::ifstream in(information);
   std::string line;
+  std::string uuid;
+  std::string minor;
   for (int n = 0; n < 64 && std::getline(in, line); ++n) {
     if (line.rfind("GPU UUID:", 0) == 0) {
-      return trim(line.substr(9));
+      uuid = trim(line.substr(9));
+    } else if (line.rfind("Device Minor:", 0) == 0) {
+      minor = trim(line.substr(13));
     }
   }
-  return {};
+  return {uuid, minor};
+}
+
+bool has_mig_instances(const std::filesystem::path& root, const std::string& minor) {
+  if (minor.empty()) {
+    return false;
+  }
+  std::error_code ec;
+  const std::filesystem::path dir = root / ("proc/driver/nvidia/capabilities/gpu" + minor) / "mig";
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind("gi", 0) == 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool is_number(const std::string& text) {
@@ -57,13 +77,15 @@ std::string text(const nlohmann::json& j, const char* key) {
 
 std::vector<HostGpu> driver_gpus(const std::string& sysroot) {
   std::vector<HostGpu> gpus;
-  const std::filesystem::path dir =
-      std::filesystem::path(sysroot.empty() ? "/" : sysroot) / "proc/driver/nvidia/gpus";
+  const std::filesystem::path root(sysroot.empty() ? "/" : sysroot);
+  const std::filesystem::path dir = root / "proc/driver/nvidia/gpus";
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     HostGpu gpu;
     gpu.bus_id = lower(it->path().filename().string());
-    gpu.uuid = read_uuid(it->path() / "information");
+    const auto [uuid, minor] = read_information(it->path() / "information");
+    gpu.uuid = uuid;
+    gpu.mig = has_mig_instances(root, minor);
     gpus.push_back(std::move(gpu));
   }
   std::sort(gpus.begin(), gpus.end(),

@@ -18,6 +18,9 @@ namespace gpucheck::engine {
 struct HostGpu {
   std::string bus_id; ///< "0000:3b:00.0", as the /proc directory is named
   std::string uuid;   ///< "GPU-...", from its information file; empty when unreadable
+  /// MIG instances exist on it (/proc/driver/nvidia/capabilities/gpuMINOR/mig/gi*): CUDA sees
+  /// the instances, not the GPU, so its UUID cannot name what a child should see.
+  bool mig = false;
 };
 
 /// GPUs under <sysroot>/proc/driver/nvidia/gpus, in PCI order.

@@ -42,9 +42,12 @@ void GpuEngine::start(std::vector<VisibleGpu> gpus) {
 
 bool GpuEngine::start_early() {
   std::vector<VisibleGpu> gpus = visible_gpus(driver_gpus(m_sysroot), m_visible);
-  // Without a UUID a child could not be told which GPU it is: leave those to the late start.
-  if (gpus.empty() || std::any_of(gpus.begin(), gpus.end(),
-                                  [](const VisibleGpu& g) { return g.visible_devices.empty(); })) {
+  // Without a UUID a child could not be told which GPU it is, and a GPU split into MIG
+  // instances shows CUDA its instances: leave those to the late start, on the CUDA devices the
+  // probes find.
+  if (gpus.empty() || std::any_of(gpus.begin(), gpus.end(), [](const VisibleGpu& g) {
+        return g.visible_devices.empty() || g.gpu.mig;
+      })) {
     return false;
   }
   start(std::move(gpus));

@@ -29,6 +29,21 @@ TEST(EngineCensus, DriverGpusComeFromProcInPciOrderWithTheirUuids) {
   EXPECT_EQ(gpus[1].bus_id, "0000:3b:00.0");
   EXPECT_EQ(gpus[1].uuid, "GPU-123e1095-1ac7");
   EXPECT_TRUE(driver_gpus(tree.root() + "/nowhere").empty());
+  EXPECT_FALSE(gpus[1].mig);
+}
+
+TEST(EngineCensus, AGpuSplitIntoMigInstancesIsMarked) {
+  FixtureTree tree;
+  tree.file("/proc/driver/nvidia/gpus/0000:3b:00.0/information",
+            "Model: \t\t NVIDIA H100\nGPU UUID: \t GPU-aaaa\nDevice Minor: \t 2\n");
+  tree.file("/proc/driver/nvidia/gpus/0000:4b:00.0/information",
+            "Model: \t\t NVIDIA H100\nGPU UUID: \t GPU-bbbb\nDevice Minor: \t 3\n");
+  tree.file("/proc/driver/nvidia/capabilities/gpu2/mig/gi1/access", "DeviceFileMinor: 21\n");
+  tree.dir("/proc/driver/nvidia/capabilities/gpu3/mig");
+  const std::vector<HostGpu> gpus = driver_gpus(tree.root());
+  ASSERT_EQ(gpus.size(), 2U);
+  EXPECT_TRUE(gpus[0].mig);
+  EXPECT_FALSE(gpus[1].mig); // MIG mode on, no instance yet
 }
 
 TEST(EngineCensus, EachChildSeesItsGpuByUuid) {

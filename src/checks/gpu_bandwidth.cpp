@@ -86,7 +86,7 @@ double h2d_of(const CheckResult& result) {
 
 std::vector<CheckResult> run(const CheckContext& context) {
   // One GPU at a time: each is measured alone, as nvbandwidth does.
-  std::vector<CheckResult> results = run_per_gpu(k_info, context, "gpu-bandwidth", false, &judge);
+  std::vector<CheckResult> results = run_per_gpu(k_info, context, &judge);
   // GPUs of one model should move data alike: flag one well below its siblings' median.
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
   std::map<std::string, std::vector<size_t>> by_model;

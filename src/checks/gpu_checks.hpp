@@ -1,7 +1,8 @@
 #pragma once
-/// The active GPU checks (issue 4): each runs its work per GPU in an isolated child process
-/// (`gpucheck --child gpu-MODE ORDINAL`) with the check's deadline, and turns the child's JSON
-/// into results with findings and metrics. Shared plumbing lives in gpu_common.cpp.
+/// The active GPU checks (issue 4): each one's work runs per GPU in an isolated child process
+/// (`gpucheck --child gpu-MODE ORDINAL`) scheduled by the GPU engine (src/engine/); the check
+/// turns the child's JSON into results with findings and metrics. Shared plumbing lives in
+/// gpu_common.cpp.
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -48,11 +49,11 @@ struct Judgement {
 };
 using Judge = std::function<Judgement(const GpuTarget& gpu, const nlohmann::json& payload)>;
 
-/// Run `mode` for every target (in parallel when `parallel`, else one GPU at a time) and build
-/// one result per GPU.
+/// The check's results, one per GPU: its child's outcome from the GPU engine
+/// (`context.gpu_engine`, src/engine/), judged; a GPU the engine skipped (no memory to spare,
+/// another run's turn) is a warning that names why, a busy GPU labels the figures.
 std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
-                                     const std::string& mode, bool parallel, const Judge& judge,
-                                     const std::vector<std::string>& extra_args = {});
+                                     const Judge& judge);
 
 /// The findings every GPU child can produce: its `failure` and each failed verification.
 /// `mismatch_code` maps a verification kind to a finding code.

@@ -277,9 +277,7 @@ std::string memory_words(const engine::GpuReport& gpu) {
 } // namespace
 
 std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
-                                     const std::string& /*mode*/, bool /*parallel*/,
-                                     const Judge& judge,
-                                     const std::vector<std::string>& /*extra_args*/) {
+                                     const Judge& judge) {
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
   if (targets.gpus.empty()) {
     if (context.gpu_engine != nullptr) {

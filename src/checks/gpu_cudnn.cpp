@@ -86,7 +86,7 @@ Judgement judge(const GpuTarget& gpu, const nlohmann::json& payload) {
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {
-  return run_per_gpu(k_info, context, "gpu-cudnn", true, &judge);
+  return run_per_gpu(k_info, context, &judge);
 }
 } // namespace
 

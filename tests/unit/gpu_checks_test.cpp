@@ -138,7 +138,7 @@ TEST(GpuChecks, CrashingChildIsAFailWithTheSignalAndItsOutput) {
   const SystemSnapshot snapshot = one_device_snapshot();
   const auto gpu_engine = test_engine({"test-crash"});
   const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};
-  const auto results = run_per_gpu(k_test_info, context, "", false, &never_judge);
+  const auto results = run_per_gpu(k_test_info, context, &never_judge);
   ASSERT_EQ(results.size(), 1U);
   EXPECT_EQ(results[0].status, Status::fail);
   ASSERT_EQ(results[0].findings.size(), 1U);
@@ -153,7 +153,7 @@ TEST(GpuChecks, HangingChildIsKilledAtTheCheckTimeout) {
   const auto gpu_engine = test_engine({"test-hang"}, 300ms);
   const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};
   const auto start = std::chrono::steady_clock::now();
-  const auto results = run_per_gpu(k_test_info, context, "", true, &never_judge);
+  const auto results = run_per_gpu(k_test_info, context, &never_judge);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   ASSERT_EQ(results.size(), 1U);
   EXPECT_EQ(results[0].status, Status::fail);
@@ -168,7 +168,7 @@ TEST(GpuChecks, GarbageAndEarlyExitAreFailures) {
   for (const char* mode : {"test-garbage", "test-exit"}) {
     const auto gpu_engine = test_engine({mode});
     const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};
-    const auto results = run_per_gpu(k_test_info, context, "", false, &never_judge);
+    const auto results = run_per_gpu(k_test_info, context, &never_judge);
     ASSERT_EQ(results.size(), 1U);
     EXPECT_EQ(results[0].status, Status::fail) << mode;
     ASSERT_FALSE(results[0].findings.empty()) << mode;
@@ -189,7 +189,7 @@ TEST(GpuChecks, NoRoomOnTheGpuIsAWarningNamingTheHoldersNeverAFail) {
   census.gpus.push_back(full);
   gpu_engine->options().census_override = census;
   const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};
-  const auto results = run_per_gpu(k_test_info, context, "", false, &never_judge);
+  const auto results = run_per_gpu(k_test_info, context, &never_judge);
   ASSERT_EQ(results.size(), 1U);
   EXPECT_EQ(results[0].status, Status::warn);
   ASSERT_EQ(results[0].findings.size(), 1U);
@@ -203,7 +203,7 @@ TEST(GpuChecks, NoRoomOnTheGpuIsAWarningNamingTheHoldersNeverAFail) {
 TEST(GpuChecks, WithoutAnEngineTheActiveCheckSkips) {
   const SystemSnapshot snapshot = one_device_snapshot();
   const CheckContext context{snapshot, CheckOptions{}};
-  const auto results = run_per_gpu(k_test_info, context, "", false, &never_judge);
+  const auto results = run_per_gpu(k_test_info, context, &never_judge);
   ASSERT_EQ(results.size(), 1U);
   EXPECT_EQ(results[0].status, Status::skip);
 }

@@ -319,7 +319,7 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
     const std::string holders = others.empty() ? std::string("no other process listed")
                                                : engine::describe_processes(others);
     if (!view->job.outcome) {
-      const bool other_run = view->job.skip_reason.find("gpucheck run") != std::string::npos;
+      const bool other_run = view->job.skip == engine::JobReport::Skip::other_run;
       results.push_back(make_result(
           info, fmt::format("GPU {}: not tested ({})", gpu.gpu_index, view->job.skip_reason),
           {other_run

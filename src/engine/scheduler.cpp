@@ -274,6 +274,7 @@ void Scheduler::run() {
     }
     const size_t g = m_jobs[j].gpu;
     const PlannedGpu& plan = m_gpu_reports[g].plan;
+    report.skip = JobReport::Skip::no_memory;
     report.skip_reason = plan.reason.empty() ? "not run" : plan.reason;
     report.skip_is_contention = !m_gpu_reports[g].other_processes().empty();
   }
@@ -288,6 +289,7 @@ void Scheduler::run() {
           m_options.gpus[g].gpu.bus_id.empty() ? m_options.gpus[g].visible_devices
                                                : m_options.gpus[g].gpu.bus_id,
           std::chrono::duration<double>(m_options.lock_wait).count());
+      report.skip = JobReport::Skip::other_run;
       report.skip_is_contention = true;
     }
   }

@@ -75,8 +75,10 @@ struct JobReport {
   Work work = Work::compute;
   size_t gpu = 0;
   std::optional<platform::ChildOutcome> outcome; ///< unset when the job never ran
-  std::string skip_reason;         ///< why it never ran (memory, another run's turn), when unset
-  bool skip_is_contention = false; ///< the skip is due to other processes or another run
+  /// Why it never ran, when `outcome` is unset.
+  enum class Skip { none, no_memory, other_run } skip = Skip::none;
+  std::string skip_reason;         ///< the same in words
+  bool skip_is_contention = false; ///< other processes or another run are why
 };
 
 /// What the run found per GPU.

@@ -158,6 +158,7 @@ TEST(EngineScheduler, NoRoomOnTheGpuSkipsWithTheReason) {
   ASSERT_EQ(scheduler.jobs().size(), 4U);
   for (const JobReport& job : scheduler.jobs()) {
     EXPECT_FALSE(job.outcome.has_value());
+    EXPECT_EQ(job.skip, JobReport::Skip::no_memory);
     EXPECT_NE(job.skip_reason.find("MiB"), std::string::npos) << job.skip_reason;
   }
   EXPECT_EQ(scheduler.gpus()[0].plan.mode, GpuMode::skip);
@@ -174,6 +175,7 @@ TEST(EngineScheduler, AnotherRunsTurnThatDoesNotEndSkipsTheGpu) {
   for (const JobReport& job : scheduler.jobs()) {
     EXPECT_FALSE(job.outcome.has_value());
     EXPECT_TRUE(job.skip_is_contention);
+    EXPECT_EQ(job.skip, JobReport::Skip::other_run);
     EXPECT_NE(job.skip_reason.find("another gpucheck run"), std::string::npos) << job.skip_reason;
   }
   EXPECT_GE(scheduler.gpus()[0].lock_waited, 300ms);

@@ -75,6 +75,10 @@ std::string text(const nlohmann::json& j, const char* key) {
 }
 } // namespace
 
+std::string normal_bus_id(std::string bus_id) {
+  return lower(std::move(bus_id));
+}
+
 std::vector<HostGpu> driver_gpus(const std::string& sysroot) {
   std::vector<HostGpu> gpus;
   const std::filesystem::path root(sysroot.empty() ? "/" : sysroot);

@@ -23,6 +23,9 @@ struct HostGpu {
   bool mig = false;
 };
 
+/// A bus id in the form the engine compares: lower-case hex ("0000:3B:00.0" -> "0000:3b:00.0").
+std::string normal_bus_id(std::string bus_id);
+
 /// GPUs under <sysroot>/proc/driver/nvidia/gpus, in PCI order.
 std::vector<HostGpu> driver_gpus(const std::string& sysroot);
 

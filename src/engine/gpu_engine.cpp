@@ -1,21 +1,12 @@
 #include "engine/gpu_engine.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <utility>
 
 #include "gpucheck/registry.hpp"
 
 namespace gpucheck::engine {
-
-namespace {
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-} // namespace
 
 GpuEngine::GpuEngine(std::vector<Work> works, std::string sysroot,
                      std::optional<std::string> cuda_visible_devices,
@@ -94,7 +85,7 @@ std::optional<JobView> GpuEngine::result(Work work, const TargetKey& target,
     std::vector<VisibleGpu> gpus;
     for (const TargetKey& t : targets) {
       VisibleGpu gpu;
-      gpu.gpu.bus_id = lower(t.bus_id);
+      gpu.gpu.bus_id = normal_bus_id(t.bus_id);
       gpu.ordinal = t.ordinal;
       gpus.push_back(std::move(gpu));
     }
@@ -106,7 +97,7 @@ std::optional<JobView> GpuEngine::result(Work work, const TargetKey& target,
   join();
   const std::vector<GpuReport>& gpus = m_scheduler->gpus();
   std::optional<size_t> index;
-  const std::string bus = lower(target.bus_id);
+  const std::string bus = normal_bus_id(target.bus_id);
   for (size_t g = 0; g < gpus.size(); ++g) {
     if (!bus.empty() && gpus[g].visible.gpu.bus_id == bus) {
       index = g;

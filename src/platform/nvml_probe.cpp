@@ -112,6 +112,18 @@ void read_processes(Fn fn, nvmlDevice_t device, std::vector<GpuProcess>& out,
   }
 }
 
+/// The compute processes on a GPU (the newest query the library has).
+void read_compute_processes(const NvmlApi& api, nvmlDevice_t device, std::vector<GpuProcess>& out,
+                            std::set<uint32_t>& seen) {
+  if (api.nvmlDeviceGetComputeRunningProcesses_v2 != nullptr) {
+    read_processes<nvmlProcessInfo_v2_t>(api.nvmlDeviceGetComputeRunningProcesses_v2, device, out,
+                                         seen);
+  } else if (api.nvmlDeviceGetComputeRunningProcesses_v1 != nullptr) {
+    read_processes<nvmlProcessInfo_v1_t>(api.nvmlDeviceGetComputeRunningProcesses_v1, device, out,
+                                         seen);
+  }
+}
+
 void read_memory(const NvmlApi& api, nvmlDevice_t device, GpuInfo& gpu) {
   if (api.nvmlDeviceGetMemoryInfo_v2 != nullptr) {
     nvmlMemory_v2_t memory{};
@@ -267,13 +279,7 @@ GpuInfo read_gpu(const NvmlApi& api, nvmlDevice_t device, int index) {
   gpu.numa_node = as_int(read_value<unsigned>(api.nvmlDeviceGetNumaNodeId, device));
 
   std::set<uint32_t> seen;
-  if (api.nvmlDeviceGetComputeRunningProcesses_v2 != nullptr) {
-    read_processes<nvmlProcessInfo_v2_t>(api.nvmlDeviceGetComputeRunningProcesses_v2, device,
-                                         gpu.processes, seen);
-  } else if (api.nvmlDeviceGetComputeRunningProcesses_v1 != nullptr) {
-    read_processes<nvmlProcessInfo_v1_t>(api.nvmlDeviceGetComputeRunningProcesses_v1, device,
-                                         gpu.processes, seen);
-  }
+  read_compute_processes(api, device, gpu.processes, seen);
   if (api.nvmlDeviceGetGraphicsRunningProcesses_v2 != nullptr) {
     read_processes<nvmlProcessInfo_v2_t>(api.nvmlDeviceGetGraphicsRunningProcesses_v2, device,
                                          gpu.processes, seen);
@@ -367,13 +373,7 @@ nlohmann::json child_gpu_census(const std::vector<std::string>& args) {
     GpuInfo info;
     read_memory(api, device, info);
     std::set<uint32_t> seen;
-    if (api.nvmlDeviceGetComputeRunningProcesses_v2 != nullptr) {
-      read_processes<nvmlProcessInfo_v2_t>(api.nvmlDeviceGetComputeRunningProcesses_v2, device,
-                                           info.processes, seen);
-    } else if (api.nvmlDeviceGetComputeRunningProcesses_v1 != nullptr) {
-      read_processes<nvmlProcessInfo_v1_t>(api.nvmlDeviceGetComputeRunningProcesses_v1, device,
-                                           info.processes, seen);
-    }
+    read_compute_processes(api, device, info.processes, seen);
     engine::CensusGpu gpu;
     char uuid[96] = {};
     if (api.nvmlDeviceGetUUID != nullptr &&

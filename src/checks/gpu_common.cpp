@@ -318,6 +318,10 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
     }
     const std::string holders = others.empty() ? std::string("no other process listed")
                                                : engine::describe_processes(others);
+    if (!view->job.outcome && view->job.skip == engine::JobReport::Skip::stopped) {
+      results.push_back(skip_result(info, view->job.skip_reason, gpu.gpu_index));
+      continue;
+    }
     if (!view->job.outcome) {
       const bool other_run = view->job.skip == engine::JobReport::Skip::other_run;
       results.push_back(make_result(

@@ -274,9 +274,14 @@ void Scheduler::run() {
     }
     const size_t g = m_jobs[j].gpu;
     const PlannedGpu& plan = m_gpu_reports[g].plan;
-    report.skip = JobReport::Skip::no_memory;
-    report.skip_reason = plan.reason.empty() ? "not run" : plan.reason;
-    report.skip_is_contention = !m_gpu_reports[g].other_processes().empty();
+    if (m_planned && plan.mode == GpuMode::skip) {
+      report.skip = JobReport::Skip::no_memory;
+      report.skip_reason = plan.reason;
+      report.skip_is_contention = !m_gpu_reports[g].other_processes().empty();
+    } else {
+      report.skip = JobReport::Skip::stopped;
+      report.skip_reason = "the GPU work was stopped before this check ran";
+    }
   }
   for (size_t j = 0; j < m_jobs.size(); ++j) {
     const size_t g = m_jobs[j].gpu;

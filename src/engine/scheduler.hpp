@@ -76,7 +76,7 @@ struct JobReport {
   size_t gpu = 0;
   std::optional<platform::ChildOutcome> outcome; ///< unset when the job never ran
   /// Why it never ran, when `outcome` is unset.
-  enum class Skip { none, no_memory, other_run } skip = Skip::none;
+  enum class Skip { none, no_memory, other_run, stopped } skip = Skip::none;
   std::string skip_reason;         ///< the same in words
   bool skip_is_contention = false; ///< other processes or another run are why
 };

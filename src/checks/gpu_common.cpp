@@ -5,6 +5,7 @@
 
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
+#include "engine/payloads.hpp"
 #include "gpucheck/finding_catalog.hpp"
 #include "platform/child_process.hpp"
 
@@ -137,12 +138,16 @@ GpuTargets gpu_targets(const SystemSnapshot& snapshot, std::chrono::milliseconds
 
 std::vector<Metric> payload_metrics(const nlohmann::json& payload, bool contended) {
   std::vector<Metric> metrics;
-  for (const nlohmann::json& m : payload.value("metrics", nlohmann::json::array())) {
+  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  if (!envelope) {
+    return metrics;
+  }
+  for (const engine::PayloadMetric& m : envelope.value().metrics) {
     Metric metric;
-    metric.name = m.value("name", "");
-    metric.value = m.value("value", 0.0);
-    metric.unit = m.value("unit", "");
-    metric.note = m.value("note", "");
+    metric.name = m.name;
+    metric.value = m.value;
+    metric.unit = m.unit;
+    metric.note = m.note;
     if (contended) {
       metric.note +=
           metric.note.empty() ? "measured under contention" : "; measured under contention";
@@ -156,39 +161,43 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
                                      const nlohmann::json& payload) {
   std::vector<Finding> findings;
   const int index = gpu.gpu_index;
-  if (payload.contains("failure")) {
-    const nlohmann::json& f = payload["failure"];
-    const std::string stage = f.value("stage", "");
-    const std::string call = f.value("call", "");
-    if (call.empty()) {
+  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  if (!envelope) {
+    findings.push_back(make_finding(
+        "gpu.child_failed", index, index, check_title,
+        fmt::format("it reported a result gpucheck cannot read: {}", envelope.error().message)));
+    return findings;
+  }
+  if (const auto& f = envelope.value().failure) {
+    if (f->call.empty()) {
       findings.push_back(make_finding("gpu.child_failed", index, index, check_title,
-                                      fmt::format("{}: {}", stage, f.value("message", ""))));
-    } else if (stage == "driver" || stage == "context") {
+                                      fmt::format("{}: {}", f->stage, f->message)));
+    } else if (f->stage == "driver" || f->stage == "context") {
       findings.push_back(
-          make_finding("gpu.context_failed", index, index, call, stage, f.value("message", "")));
+          make_finding("gpu.context_failed", index, index, f->call, f->stage, f->message));
     } else {
-      findings.push_back(make_finding("gpu.cuda_call_failed", index, index, call, stage,
-                                      f.value("name", ""), f.value("text", "")));
+      findings.push_back(
+          make_finding("gpu.cuda_call_failed", index, index, f->call, f->stage, f->name, f->text));
     }
   }
-  for (const nlohmann::json& v : payload.value("verify", nlohmann::json::array())) {
-    const auto mismatches = v.value("mismatches", uint64_t{0});
-    if (mismatches == 0) {
+  for (const engine::PayloadVerification& v : envelope.value().verify) {
+    if (v.mismatches == 0) {
       continue;
     }
-    findings.push_back(
-        make_finding(verify_code(v.value("kind", "")), index, index, v.value("what", ""),
-                     mismatches, v.value("checked", uint64_t{0}),
-                     v.value("first_index", uint64_t{0}), v.value("got", ""), v.value("want", "")));
+    findings.push_back(make_finding(verify_code(v.kind), index, index, v.what, v.mismatches,
+                                    v.checked, v.first_index, v.got, v.want));
   }
   return findings;
 }
 
 bool all_verified(const nlohmann::json& payload) {
-  const nlohmann::json verify = payload.value("verify", nlohmann::json::array());
-  return !verify.empty() && std::all_of(verify.begin(), verify.end(), [](const nlohmann::json& v) {
-    return v.value("mismatches", uint64_t{0}) == 0;
-  });
+  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  if (!envelope || envelope.value().verify.empty()) {
+    return false;
+  }
+  const auto& verify = envelope.value().verify;
+  return std::all_of(verify.begin(), verify.end(),
+                     [](const engine::PayloadVerification& v) { return v.mismatches == 0; });
 }
 
 namespace {
@@ -257,8 +266,9 @@ std::optional<Finding> kernel_load_finding(const GpuTarget& gpu, const nlohmann:
 namespace {
 /// Whether the child ran out of device memory (building its context or allocating).
 bool out_of_memory(const nlohmann::json& payload) {
-  return payload.contains("failure") && payload["failure"].is_object() &&
-         payload["failure"].value("name", "") == "CUDA_ERROR_OUT_OF_MEMORY";
+  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  return envelope && envelope.value().failure &&
+         envelope.value().failure->name == "CUDA_ERROR_OUT_OF_MEMORY";
 }
 
 /// Findings that compare a figure with a floor or with the GPU's other figures.

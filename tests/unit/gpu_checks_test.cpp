@@ -2,6 +2,7 @@
 // fail (no driver, crash, hang, garbage, a wrong result) becomes the right finding.
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
+#include "engine/payloads.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -237,20 +238,21 @@ GpuTarget test_target() {
   return gpu;
 }
 
+/// A child's JSON as the child writes it: through the typed envelope (engine/payloads.hpp).
+nlohmann::json written(const engine::ChildEnvelope& envelope) {
+  nlohmann::json out = nlohmann::json::object();
+  engine::write_envelope(envelope, out);
+  return out;
+}
+
 TEST(GpuChecks, VerificationMismatchesBecomeTheirFindings) {
-  const nlohmann::json payload = {
-      {"verify",
-       {{{"kind", "copy"},
-         {"what", "pinned host->device"},
-         {"checked", 16},
-         {"mismatches", 1},
-         {"first_index", 7},
-         {"got", "0x1"},
-         {"want", "0x2"}},
-        {{"kind", "compute"}, {"what", "ok one"}, {"checked", 5}, {"mismatches", 0}},
-        {{"kind", "cudnn_conv"}, {"what", "conv"}, {"checked", 9}, {"mismatches", 3}},
-        {{"kind", "graph"}, {"what", "graph"}, {"checked", 9}, {"mismatches", 1}},
-        {{"kind", "cudnn_activation"}, {"what", "relu"}, {"checked", 9}, {"mismatches", 2}}}}};
+  engine::ChildEnvelope envelope;
+  envelope.verify = {{"copy", "pinned host->device", 16, 1, 7, "0x1", "0x2"},
+                     {"compute", "ok one", 5, 0, 0, "", ""},
+                     {"cudnn_conv", "conv", 9, 3, 0, "", ""},
+                     {"graph", "graph", 9, 1, 0, "", ""},
+                     {"cudnn_activation", "relu", 9, 2, 0, "", ""}};
+  const nlohmann::json payload = written(envelope);
   const std::vector<Finding> findings = common_findings("t", test_target(), payload);
   ASSERT_EQ(findings.size(), 4U);
   EXPECT_EQ(findings[0].code, "gpu.copy_corrupt");
@@ -262,26 +264,42 @@ TEST(GpuChecks, VerificationMismatchesBecomeTheirFindings) {
   EXPECT_EQ(findings[2].code, "gpu.graph_mismatch");
   EXPECT_EQ(findings[3].code, "cudnn.activation_mismatch");
   EXPECT_FALSE(all_verified(payload));
-  EXPECT_TRUE(all_verified(nlohmann::json{{"verify", {{{"mismatches", 0}}}}}));
-  EXPECT_FALSE(all_verified(nlohmann::json::object()));
+  engine::ChildEnvelope clean;
+  clean.verify = {{"compute", "ok", 5, 0, 0, "", ""}};
+  EXPECT_TRUE(all_verified(written(clean)));
+  EXPECT_FALSE(all_verified(written(engine::ChildEnvelope{})));
+}
+
+TEST(GpuChecks, AResultWithARenamedKeyIsAFailureNamingIt) {
+  engine::ChildEnvelope envelope;
+  envelope.verify = {{"copy", "pinned host->device", 16, 0, 0, "", ""}};
+  nlohmann::json payload = written(envelope);
+  payload["verify"][0].erase("mismatches");
+  payload["verify"][0]["mismatch"] = 0;
+  EXPECT_FALSE(all_verified(payload));
+  const auto findings = common_findings("t", test_target(), payload);
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].code, "gpu.child_failed");
+  EXPECT_NE(findings[0].message.find("verify[0].mismatches is missing"), std::string::npos)
+      << findings[0].message;
 }
 
 TEST(GpuChecks, FailedCallsNameTheCallAndStage) {
-  const nlohmann::json payload = {{"failure",
-                                   {{"stage", "device-local copies"},
-                                    {"call", "cuMemcpyDtoDAsync"},
-                                    {"code", 700},
-                                    {"name", "CUDA_ERROR_ILLEGAL_ADDRESS"},
-                                    {"text", "an illegal memory access was encountered"}}}};
-  const auto findings = common_findings("t", test_target(), payload);
+  engine::ChildEnvelope envelope;
+  envelope.failure = engine::PayloadFailure{"device-local copies",
+                                            "cuMemcpyDtoDAsync",
+                                            700,
+                                            "CUDA_ERROR_ILLEGAL_ADDRESS",
+                                            "an illegal memory access was encountered",
+                                            "m"};
+  const auto findings = common_findings("t", test_target(), written(envelope));
   ASSERT_EQ(findings.size(), 1U);
   EXPECT_EQ(findings[0].code, "gpu.cuda_call_failed");
   EXPECT_EQ(findings[0].message,
             "GPU 2: cuMemcpyDtoDAsync failed during device-local copies: "
             "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)");
-  const nlohmann::json context_failure = {
-      {"failure", {{"stage", "context"}, {"call", "cuDevicePrimaryCtxRetain"}, {"message", "m"}}}};
-  EXPECT_EQ(common_findings("t", test_target(), context_failure)[0].code, "gpu.context_failed");
+  envelope.failure = engine::PayloadFailure{"context", "cuDevicePrimaryCtxRetain", 2, "", "", "m"};
+  EXPECT_EQ(common_findings("t", test_target(), written(envelope))[0].code, "gpu.context_failed");
 }
 
 nlohmann::json module_failure(int code, std::string name) {
@@ -323,8 +341,9 @@ TEST(GpuChecks, KernelLoadFailuresCarryTheLogAndTheExactRemedy) {
 }
 
 TEST(GpuChecks, MetricsAreLabelledUnderContention) {
-  const nlohmann::json payload = {
-      {"metrics", {{{"name", "h2d_gbps"}, {"value", 50.5}, {"unit", "GB/s"}, {"note", "pinned"}}}}};
+  engine::ChildEnvelope envelope;
+  envelope.metrics = {{"h2d_gbps", 50.5, "GB/s", "pinned"}};
+  const nlohmann::json payload = written(envelope);
   const auto quiet = payload_metrics(payload, false);
   ASSERT_EQ(quiet.size(), 1U);
   EXPECT_EQ(quiet[0], (Metric{"h2d_gbps", 50.5, "GB/s", "pinned"}));

@@ -408,7 +408,7 @@ public:
                 size_t{1});
   }
 
-  void record(const Verification& v) { m_out["verify"].push_back(v.to_json()); }
+  void record(const Verification& v) { m_out["verify"].push_back(engine::to_json(v)); }
 
 private:
   const DeviceSession& m_session;

@@ -114,7 +114,7 @@ void fma_verification(const DeviceSession& session, const Kernels& k, const Stre
       }
     }
   }
-  out["verify"].push_back(v.to_json());
+  out["verify"].push_back(engine::to_json(v));
 }
 
 void fma_rate(const DeviceSession& session, const Kernels& k, const Stream& stream, SplitMix64& rng,
@@ -168,7 +168,7 @@ void fma_rate(const DeviceSession& session, const Kernels& k, const Stream& stre
     }
   }
   v.checked = n;
-  out["verify"].push_back(v.to_json());
+  out["verify"].push_back(engine::to_json(v));
 }
 
 void reduction(const DeviceSession& session, const Kernels& k, const Stream& stream,
@@ -201,7 +201,7 @@ void reduction(const DeviceSession& session, const Kernels& k, const Stream& str
     v.got = std::to_string(got);
     v.want = std::to_string(want);
   }
-  out["verify"].push_back(v.to_json());
+  out["verify"].push_back(engine::to_json(v));
 }
 } // namespace
 

@@ -516,7 +516,7 @@ public:
           judge(sm.ni, sm.ki, sm.pi, sm.qi, load(bytes, p), sm.want, sm.sum_abs);
         }
       }
-      m_out["verify"].push_back(v.to_json());
+      m_out["verify"].push_back(engine::to_json(v));
     };
 
     nlohmann::json record = {{"label", cc.label},
@@ -826,7 +826,7 @@ public:
         v.mismatches += bad.count;
         v.checked += count;
       }
-      m_out["verify"].push_back(v.to_json());
+      m_out["verify"].push_back(engine::to_json(v));
       if (timed) {
         set_stage("cudnn relu timing");
         const double ms = time_calls(call, 0.1);

@@ -367,20 +367,8 @@ double median(std::vector<double> values) {
 }
 
 nlohmann::json metric(std::string name, double value, std::string unit, std::string note) {
-  return {{"name", std::move(name)},
-          {"value", value},
-          {"unit", std::move(unit)},
-          {"note", std::move(note)}};
-}
-
-nlohmann::json Verification::to_json() const {
-  return {{"kind", kind},
-          {"what", what},
-          {"checked", checked},
-          {"mismatches", mismatches},
-          {"first_index", first_index},
-          {"got", got},
-          {"want", want}};
+  return engine::to_json(
+      engine::PayloadMetric{std::move(name), value, std::move(unit), std::move(note)});
 }
 
 nlohmann::json run_gpu_child(const std::vector<std::string>& args,
@@ -393,21 +381,28 @@ nlohmann::json run_gpu_child(const std::vector<std::string>& args,
   try {
     ordinal = args.empty() ? 0 : std::stoi(args[0]);
   } catch (const std::exception&) {
-    out["failure"] = {{"stage", "arguments"}, {"message", "bad device ordinal"}};
+    engine::PayloadFailure failure;
+    failure.stage = "arguments";
+    failure.message = "bad device ordinal";
+    out["failure"] = engine::to_json(failure);
     return out;
   }
   try {
     body(ordinal, out);
   } catch (const CudaCallError& e) {
-    out["failure"] = {
-        {"stage", current_stage()},
-        {"call", e.call()},
-        {"code", e.code()},
-        {"name", e.code() == -1 ? "symbol missing" : cuda_error_name(e.code())},
-        {"text", e.code() == -1 ? "not exported by this libcuda" : cuda_error_text(e.code())},
-        {"message", e.what()}};
+    engine::PayloadFailure failure;
+    failure.stage = current_stage();
+    failure.call = e.call();
+    failure.code = e.code();
+    failure.name = e.code() == -1 ? "symbol missing" : cuda_error_name(e.code());
+    failure.text = e.code() == -1 ? "not exported by this libcuda" : cuda_error_text(e.code());
+    failure.message = e.what();
+    out["failure"] = engine::to_json(failure);
   } catch (const std::exception& e) {
-    out["failure"] = {{"stage", current_stage()}, {"message", e.what()}};
+    engine::PayloadFailure failure;
+    failure.stage = current_stage();
+    failure.message = e.what();
+    out["failure"] = engine::to_json(failure);
   }
   set_stage("done");
   out["timeline_ms"] = timeline();

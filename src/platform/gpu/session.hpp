@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/payloads.hpp"
 #include "platform/cuda_api.hpp"
 #include "platform/dynlib.hpp"
 
@@ -242,17 +243,9 @@ template <typename Bad> Mismatches parallel_mismatches(uint64_t n, const Bad& ba
 /// A metric entry for the child JSON.
 nlohmann::json metric(std::string name, double value, std::string unit, std::string note = {});
 
-/// A verification entry: `kind` ("compute", "copy", "cudnn_conv", ...), `what` it covered.
-struct Verification {
-  std::string kind;
-  std::string what;
-  uint64_t checked = 0;
-  uint64_t mismatches = 0;
-  uint64_t first_index = 0;
-  std::string got;  ///< first bad value, printed
-  std::string want; ///< its expected value
-  [[nodiscard]] nlohmann::json to_json() const;
-};
+/// A verification entry (engine/payloads.hpp): `kind` ("compute", "copy", "cudnn_conv", ...),
+/// `what` it covered; written with engine::to_json().
+using Verification = engine::PayloadVerification;
 
 /// Run `body` for the device named by args[0] and return its JSON; a CudaCallError or another
 /// exception becomes {"failure": {"stage", "call", "code", "name", "text"}} next to whatever

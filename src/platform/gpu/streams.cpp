@@ -136,7 +136,7 @@ void run_streams(int ordinal, nlohmann::json& out) {
       v.want = fmt::format("0x{:08X}", want);
     }
   }
-  out["verify"].push_back(v.to_json());
+  out["verify"].push_back(engine::to_json(v));
 }
 } // namespace
 

@@ -97,9 +97,10 @@ std::span<const FindingSpec> findings_frameworks() {
        "a cuDNN/cuBLAS error means a mismatched library (fw.library_shadowed)."},
       // {0} interpreter, {1} detail
       {"fw.interpreter_failed", Severity::info, "Python interpreter did not answer",
-       "gpucheck asks each interpreter for its version and site-packages in a child with a short "
-       "deadline. This one crashed, hung or printed no answer; its environment was read from "
-       "its directory layout instead.",
+       "When an interpreter's files do not say where its environment is (a wrapper script, no "
+       "version anywhere), gpucheck asks the interpreter for its version and site-packages in a "
+       "child with a short deadline. This one crashed, hung or printed no answer; its environment "
+       "was read from its directory layout as far as it goes.",
        "Python interpreter {0} did not answer ({1}); its environment was read from its "
        "directory layout",
        "Run '{0} -c \"import sys; print(sys.prefix)\"' to see why it fails."},

@@ -107,7 +107,7 @@ GPUCHECK_JSON(FrameworkInstall, name, distribution, version, package_dir, cuda, 
               archs, plugins, loader_object, runpath, runpath_source, libraries)
 GPUCHECK_JSON(FrameworkImport, framework, failure, error, version, gpu_available, device_count,
               arch_list, cudnn_version, op_ok, mapped_libraries, seconds)
-GPUCHECK_JSON(PythonEnvironment, interpreter, found_by, version, prefix, kind, source,
+GPUCHECK_JSON(PythonEnvironment, interpreter, found_by, version, prefix, base_prefix, kind, source,
               query_failure, site_packages, distributions, frameworks, imports)
 GPUCHECK_JSON(ProbeIssue, probe, message)
 GPUCHECK_JSON(SystemSnapshot, format_version, collected_at, host, environment, kernel_module, nvml,

@@ -145,13 +145,15 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     library_children.push_back(start("library", std::move(args)));
   }
 
-  // Each Python interpreter is asked for its version and site-packages (short deadline).
+  // Python environments are read from their files; an interpreter is asked for its version and
+  // site-packages (short deadline) only when its files cannot say.
   const std::vector<PythonCandidate> pythons =
       find_python_candidates(root, env, options.python_interpreters);
   const bool run_python = options.run_interpreters.value_or(root.root() == "/");
   std::vector<size_t> python_children;
   for (const PythonCandidate& python : pythons) {
-    const bool runnable = run_python && stat_path(root, python.interpreter).is_regular;
+    const bool runnable = run_python && stat_path(root, python.interpreter).is_regular &&
+                          !read_python_layout(root, env, python).complete;
     python_children.push_back(runnable ? start("python", {root.path(python.interpreter), "query"},
                                                options.python_query_timeout)
                                        : k_not_started);

@@ -26,6 +26,8 @@ struct ProbeOptions {
   /// Whether interpreters may be run at all (the query and --import children). nullopt: only on
   /// the real root; a fixture's interpreters are not this machine's (tests may set true).
   std::optional<bool> run_interpreters;
+  /// The query child's deadline; an interpreter is queried only when its environment's files
+  /// cannot say (read_python_layout).
   std::chrono::milliseconds python_query_timeout{2000};
   std::chrono::milliseconds import_timeout{120000};
   /// Called before the children that load cuDNN start (after the other children and the

@@ -1,7 +1,8 @@
 #pragma once
 /// Python environments and the deep-learning frameworks in them (issue 5), read without importing
 /// anything: interpreters found on PATH, $VIRTUAL_ENV, $CONDA_PREFIX and --python; their
-/// site-packages (asked of the interpreter in a child, else derived from the layout); the
+/// site-packages (read from the files, the interpreter asked in a child only when they cannot
+/// say); the
 /// distributions there (dist-info / egg-info metadata); PyTorch, TensorFlow and JAX builds; and
 /// the CUDA libraries each framework would load (LD_LIBRARY_PATH, its RUNPATH, the loader cache).
 
@@ -42,10 +43,37 @@ struct InterpreterAnswer {
 /// Read the query script's JSON; nullopt when it lacks the prefix or is malformed.
 std::optional<InterpreterAnswer> parse_interpreter_answer(const nlohmann::json& payload);
 
-/// An interpreter's environment derived from the files alone: prefix (bin/..), kind (pyvenv.cfg:
-/// venv, conda-meta/: conda, else system), version (pyvenv.cfg, else lib/python3.N) and the
-/// site-packages / dist-packages directories under the prefix that exist.
-PythonEnvironment environment_from_layout(const Sysroot& root, const PythonCandidate& candidate);
+/// An environment as its files describe it (read_python_layout).
+struct PythonLayout {
+  PythonEnvironment environment; ///< source "layout"; distributions and frameworks not read yet
+  /// The files located the installation (pyvenv.cfg, or a standard library beside the real
+  /// interpreter or one level up) and named its Python version: nothing is left to ask the
+  /// interpreter. When false, the interpreter is asked where it may be run.
+  bool complete = false;
+};
+
+/// An interpreter's environment read from its files alone, as CPython's startup and site.py
+/// compute it, without running anything:
+/// - kind and prefix: a venv when pyvenv.cfg lies beside the interpreter as found or one level
+///   up (its prefix is the parent of the interpreter's directory, even when bin/python3 links to
+///   the base interpreter); otherwise the real interpreter's symlinks are followed and the prefix
+///   is the directory, or its parent, that holds lib/python3.N/os.py; conda when that prefix has
+///   conda-meta/, else system;
+/// - version: pyvenv.cfg's version / version_info, conda-meta/python-<version>-*.json, else the
+///   lib/python3.N directory (the real interpreter's name python3.N picks one of several),
+///   completed by include/python3.N/patchlevel.h when it is installed;
+/// - base prefix: the installation of pyvenv.cfg's `home`; the prefix itself outside a venv;
+/// - site-packages in sys.path order, existing ones only: PYTHONPATH entries that are site- or
+///   dist-packages, the venv's own lib/python3.N/site-packages, the user site-packages
+///   (`$PYTHONUSERBASE` or `$HOME/.local`, lib/python3.N/site-packages; not with
+///   PYTHONNOUSERSITE, nor in a venv without system site-packages), then the installation's
+///   (a venv's base only with include-system-site-packages = true): Debian's
+///   local/lib/python3.N/dist-packages, lib/python3/dist-packages and lib/python3.N/dist-packages
+///   where the installation has lib/python3/dist-packages, else lib{,64}/python3.N/site-packages.
+/// Directories added by .pth files are not followed. A missing interpreter yields only its
+/// interpreter path and bin/.. as prefix.
+PythonLayout read_python_layout(const Sysroot& root, const Environment& env,
+                                const PythonCandidate& candidate);
 
 /// The lib/python3* directories of every environment the library discovery scans for nvidia
 /// wheels: $VIRTUAL_ENV, $CONDA_PREFIX, venvs and conda environments whose bin/ is on PATH,
@@ -80,9 +108,10 @@ ResolvedLibrary resolve_soname(const Sysroot& root, const std::string& soname,
 /// Absolute entries of a LD_LIBRARY_PATH value, split on ':' and ';', normalised.
 std::vector<std::string> split_library_path(const std::optional<std::string>& value);
 
-/// One environment per distinct prefix: candidates with their answers (nullopt: did not answer;
-/// then `failures` may say why) become environments, those resolving to the same prefix merge
-/// their found_by. Distributions and frameworks are filled.
+/// One environment per distinct prefix: each candidate's layout (read_python_layout), replaced
+/// by its interpreter's answer where there is one (nullopt: not asked or did not answer; then
+/// `failures` may say why); those resolving to the same prefix merge their found_by.
+/// Distributions and frameworks are filled.
 std::vector<PythonEnvironment>
 build_python_environments(const Sysroot& root, const Environment& env,
                           const std::vector<PythonCandidate>& candidates,

@@ -1,5 +1,5 @@
-// Python environments: which interpreters to look at, what their layout says when they cannot be
-// asked, and one environment per prefix (see python_envs.hpp).
+// Python environments: which interpreters to look at, and one environment per prefix from their
+// files or their answers (see python_envs.hpp; the files are read in python_files.cpp).
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -54,44 +54,6 @@ void add_python_dirs(const Sysroot& root, const std::string& dir, std::vector<st
   }
 }
 
-/// "key = value" of a pyvenv.cfg.
-std::optional<std::string> cfg_value(const std::string& text, std::string_view key) {
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line(text.data() + start, end - start);
-    start = end + 1;
-    const size_t eq = line.find('=');
-    if (eq == std::string_view::npos) {
-      continue;
-    }
-    auto trim = [](std::string_view s) {
-      while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-      }
-      while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-        s.remove_suffix(1);
-      }
-      return s;
-    };
-    if (trim(line.substr(0, eq)) == key) {
-      return std::string(trim(line.substr(eq + 1)));
-    }
-  }
-  return std::nullopt;
-}
-
-/// "3.12.3.final.0" -> "3.12.3".
-std::string short_python_version(std::string version) {
-  size_t dots = 0;
-  for (size_t i = 0; i < version.size(); ++i) {
-    if (version[i] == '.' && ++dots == 3) {
-      return version.substr(0, i);
-    }
-  }
-  return version;
-}
-
 } // namespace
 
 std::vector<PythonCandidate> find_python_candidates(const Sysroot& root, const Environment& env,
@@ -141,43 +103,6 @@ std::optional<InterpreterAnswer> parse_interpreter_answer(const nlohmann::json& 
     }
   }
   return answer;
-}
-
-PythonEnvironment environment_from_layout(const Sysroot& root, const PythonCandidate& candidate) {
-  PythonEnvironment env;
-  env.interpreter = candidate.interpreter;
-  env.found_by = candidate.found_by;
-  env.source = "layout";
-  const std::string bin = parent_path(candidate.interpreter);
-  env.prefix = base_name(bin) == "bin" ? parent_path(bin) : bin;
-  const std::optional<std::string> cfg = read_resolved(root, join_path(env.prefix, "pyvenv.cfg"));
-  if (cfg) {
-    env.kind = "venv";
-    env.version = short_python_version(
-        cfg_value(*cfg, "version").value_or(cfg_value(*cfg, "version_info").value_or("")));
-  } else if (root.is_directory(join_path(env.prefix, "conda-meta"))) {
-    env.kind = "conda";
-  } else {
-    env.kind = "system";
-  }
-  std::vector<std::string> lib_dirs;
-  add_python_dirs(root, join_path(env.prefix, "lib"), lib_dirs);
-  if (env.prefix == "/usr") {
-    add_python_dirs(root, "/usr/local/lib", lib_dirs); // Debian's pip installs there
-  }
-  for (const std::string& lib : lib_dirs) {
-    const std::string name = base_name(lib);
-    if (env.version.empty() && name.size() > 7 && name[7] == '.') {
-      env.version = name.substr(6); // "python3.12" -> "3.12"
-    }
-    for (const char* site : {"site-packages", "dist-packages"}) {
-      const std::string dir = join_path(lib, site);
-      if (root.is_directory(dir)) {
-        env.site_packages.push_back(dir);
-      }
-    }
-  }
-  return env;
 }
 
 std::vector<std::string> python_lib_dirs(const Sysroot& root, const Environment& env) {
@@ -247,12 +172,13 @@ build_python_environments(const Sysroot& root, const Environment& env,
                           const std::vector<std::optional<ChildFailure>>& failures) {
   std::vector<PythonEnvironment> out;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    PythonEnvironment python = environment_from_layout(root, candidates[i]);
+    PythonEnvironment python = read_python_layout(root, env, candidates[i]).environment;
     const std::optional<InterpreterAnswer>* answer = i < answers.size() ? &answers[i] : nullptr;
     if (answer != nullptr && answer->has_value()) {
       const InterpreterAnswer& said = **answer;
       python.source = "interpreter";
       python.prefix = said.prefix;
+      python.base_prefix = said.base_prefix;
       if (!said.version.empty()) {
         python.version = said.version;
       }

@@ -601,19 +601,21 @@ TEST(ThisMachine, DefaultRunWithoutDriverFindsTheLibraries) {
 namespace gpucheck::testing {
 namespace {
 
-/// A fake python3 (a shell script) for the real binary: it answers the query script with its own
-/// venv, and does `on_import` for an import script.
-std::string fake_python_venv(FixtureTree& tree, const std::string& on_import) {
+/// A fake python3 (a shell script) for the real binary at `bin` (default: the venv's own): it
+/// answers the query script with the venv at /venv, and does `on_import` for an import script.
+/// Every run leaves /ran (a marker file) behind.
+std::string fake_python_venv(FixtureTree& tree, const std::string& on_import,
+                             const std::string& bin = "/venv/bin") {
   const std::string site = make_venv(tree, "/venv");
   make_torch(tree, site, "2.11.0+cu130", "13.0");
   make_cu13_wheels(tree, site);
   const std::string prefix = tree.host("/venv");
-  tree.file("/venv/bin/python3",
-            "#!/bin/sh\ncase \"$2\" in\n  *'import torch'*) " + on_import +
-                " ;;\n  *) echo '{\"version\": \"3.12.3\", \"prefix\": \"" + prefix +
+  tree.file(bin + "/python3",
+            "#!/bin/sh\n: > '" + tree.host("/ran") + "'\ncase \"$2\" in\n  *'import torch'*) " +
+                on_import + " ;;\n  *) echo '{\"version\": \"3.12.3\", \"prefix\": \"" + prefix +
                 "\", \"site_packages\": [\"" + tree.host(site) + "\"]}' >&3 ;;\nesac\n",
             0755);
-  return tree.host("/venv/bin/python3");
+  return tree.host(bin + "/python3");
 }
 
 cli_test::RunResult run_import(const std::string& python) {
@@ -644,7 +646,7 @@ TEST(FrameworkImport, CrashingInterpreterIsAFindingNotOurCrash) {
   ASSERT_TRUE(schema.has_value());
   EXPECT_TRUE(schema->validate(report).empty()) << describe(schema->validate(report));
   const auto& env = report["snapshot"]["python_environments"].at(0);
-  EXPECT_EQ(env["source"], "interpreter");
+  EXPECT_EQ(env["source"], "layout"); // read from its files; only the import ran it
   EXPECT_EQ(env["frameworks"].at(0)["name"], "pytorch");
   const nlohmann::json* result = import_result(report);
   ASSERT_NE(result, nullptr);
@@ -669,6 +671,54 @@ TEST(FrameworkImport, WorkingImportReportsTheGpuAndTheTime) {
   EXPECT_EQ((*result)["metrics"].at(0)["value"], 1.25);
   EXPECT_EQ(report["snapshot"]["python_environments"][0]["imports"][0]["arch_list"],
             nlohmann::json::array({"sm_90"}));
+}
+
+// --quick without interpreters (docs/frameworks.md): a venv on PATH is read from its files; its
+// interpreter runs only for --import, or when its files cannot say what it would.
+TEST(PythonFiles, PlainRunStartsNoInterpreterAndImportDoes) {
+  FixtureTree tree;
+  const std::string python = fake_python_venv(tree, "echo '{\"version\": \"2.11.0+cu130\"}' >&3");
+  const std::map<std::string, std::string> env{{"PATH", tree.host("/venv/bin")},
+                                               {"HOME", "/nonexistent"}};
+  const cli_test::RunResult plain = cli_test::run_gpucheck(
+      {.args = {"--json", "--quick", "--only", "fw"}, .env = env, .inherit_env = false});
+  const nlohmann::json report = nlohmann::json::parse(plain.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << plain.err;
+  EXPECT_FALSE(fs::exists(tree.host("/ran"))) << "a plain run started the interpreter";
+  const auto& venv = report["snapshot"]["python_environments"].at(0);
+  EXPECT_EQ(venv["interpreter"], python);
+  EXPECT_EQ(venv["source"], "layout");
+  EXPECT_EQ(venv["kind"], "venv");
+  EXPECT_EQ(venv["version"], "3.12.3");
+  EXPECT_EQ(venv["query_failure"], nullptr);
+  EXPECT_EQ(venv["frameworks"].at(0)["name"], "pytorch");
+
+  const cli_test::RunResult with_import =
+      cli_test::run_gpucheck({.args = {"--json", "--quick", "--only", "fw", "--import"},
+                              .env = env,
+                              .inherit_env = false});
+  EXPECT_TRUE(fs::exists(tree.host("/ran"))) << "--import did not run the interpreter";
+  const nlohmann::json imported = nlohmann::json::parse(with_import.out, nullptr, false);
+  ASSERT_FALSE(imported.is_discarded()) << with_import.err;
+  EXPECT_EQ(imported["snapshot"]["python_environments"][0]["imports"].at(0)["version"],
+            "2.11.0+cu130");
+}
+
+TEST(PythonFiles, InterpreterWhoseFilesCannotSayIsAsked) {
+  FixtureTree tree;
+  // A wrapper outside the venv (like pyenv's shims): no pyvenv.cfg, no standard library near it.
+  const std::string python = fake_python_venv(tree, "exit 1", "/shims");
+  const cli_test::RunResult run =
+      cli_test::run_gpucheck({.args = {"--json", "--quick", "--only", "fw", "--python", python},
+                              .env = {{"PATH", "/nonexistent"}, {"HOME", "/nonexistent"}},
+                              .inherit_env = false});
+  const nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  EXPECT_TRUE(fs::exists(tree.host("/ran")));
+  const auto& env = report["snapshot"]["python_environments"].at(0);
+  EXPECT_EQ(env["source"], "interpreter");
+  EXPECT_EQ(env["prefix"], tree.host("/venv"));
+  EXPECT_EQ(env["frameworks"].at(0)["name"], "pytorch");
 }
 
 } // namespace

@@ -1,7 +1,9 @@
-// The Python environment probe: interpreters, layout, metadata, build files and library
-// resolution, on fixture trees (no interpreter runs).
+// The Python environment probe: interpreters, metadata, build files and library resolution, on
+// fixture trees, and when the probe runs an interpreter (python_files_test.cpp reads layouts).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <filesystem>
 
 #include "probes/collect.hpp"
 #include "probes/elf_soname.hpp"
@@ -69,32 +71,6 @@ TEST(PythonCandidates, PathVirtualEnvCondaAndExplicitOnesEachOnce) {
   EXPECT_EQ(found[2].interpreter, "/usr/bin/python3");
   EXPECT_EQ(found[2].found_by, (std::vector<std::string>{"--python"}));
   EXPECT_EQ(found[3].interpreter, "/nowhere/python");
-}
-
-TEST(PythonLayout, VenvVersionPrefixAndSitePackages) {
-  FixtureTree tree;
-  const std::string site = make_venv(tree);
-  const PythonEnvironment env =
-      environment_from_layout(Sysroot(tree.root()), {"/opt/torch/.venv/bin/python3", {"PATH"}});
-  EXPECT_EQ(env.prefix, "/opt/torch/.venv");
-  EXPECT_EQ(env.kind, "venv");
-  EXPECT_EQ(env.version, "3.12.3");
-  EXPECT_EQ(env.source, "layout");
-  EXPECT_EQ(env.site_packages, std::vector<std::string>{site});
-}
-
-TEST(PythonLayout, SystemPythonUsesDistPackagesAndDirectoryVersion) {
-  FixtureTree tree;
-  tree.file("/usr/bin/python3", "", 0755)
-      .dir("/usr/lib/python3/dist-packages")
-      .dir("/usr/local/lib/python3.11/dist-packages");
-  const PythonEnvironment env =
-      environment_from_layout(Sysroot(tree.root()), {"/usr/bin/python3", {"PATH"}});
-  EXPECT_EQ(env.kind, "system");
-  EXPECT_EQ(env.version, "3.11");
-  EXPECT_EQ(env.site_packages,
-            (std::vector<std::string>{"/usr/lib/python3/dist-packages",
-                                      "/usr/local/lib/python3.11/dist-packages"}));
 }
 
 TEST(PythonDistributions, MetadataNamesVersionsAndWheelLibraries) {
@@ -267,6 +243,7 @@ TEST(PythonEnvironments, InterpreterAnswerReplacesTheLayout) {
   ASSERT_EQ(envs.size(), 1U);
   EXPECT_EQ(envs[0].source, "interpreter");
   EXPECT_EQ(envs[0].version, "3.12.7");
+  EXPECT_EQ(envs[0].base_prefix, "/usr");
   EXPECT_EQ(envs[0].site_packages,
             (std::vector<std::string>{"/home/u/.local/lib/python3.12/site-packages", site}));
   EXPECT_EQ(parse_interpreter_answer(nlohmann::json::parse(R"({"version": "3.12"})")),
@@ -318,6 +295,34 @@ TEST(PythonProbe, SysrootRunsNoInterpreter) {
   ASSERT_EQ(s.python_environments.size(), 1U);
   EXPECT_EQ(s.python_environments[0].source, "layout");
   EXPECT_EQ(s.python_environments[0].query_failure, std::nullopt);
+}
+
+TEST(PythonProbe, OnlyAnInterpreterWhoseFilesCannotSayIsRun) {
+  FixtureTree tree;
+  make_venv(tree);
+  // Both fake interpreters leave a mark when run, then fail.
+  const std::string venv_mark = tree.host("/venv-ran");
+  const std::string shim_mark = tree.host("/shim-ran");
+  tree.file("/opt/torch/.venv/bin/python3", "#!/bin/sh\n: > '" + venv_mark + "'\nexit 1\n", 0755)
+      .file("/opt/shim/bin/python3", "#!/bin/sh\n: > '" + shim_mark + "'\nexit 1\n", 0755);
+  ProbeOptions options;
+  options.sysroot = tree.root();
+  options.quick = true;
+  options.run_interpreters = true;
+  options.python_interpreters = {"/opt/shim/bin/python3"};
+  options.child_timeout = std::chrono::milliseconds(3000);
+  const SystemSnapshot s =
+      collect_snapshot(options, Environment(Vars{{"PATH", "/opt/torch/.venv/bin"}}));
+  ASSERT_EQ(s.python_environments.size(), 2U);
+  // The venv is read from pyvenv.cfg and lib/python3.12: its interpreter never runs.
+  EXPECT_EQ(s.python_environments[0].source, "layout");
+  EXPECT_EQ(s.python_environments[0].query_failure, std::nullopt);
+  EXPECT_EQ(s.python_environments[0].version, "3.12.3");
+  EXPECT_FALSE(std::filesystem::exists(venv_mark));
+  // The shim's files name no installation: it is asked, and its failure is kept.
+  EXPECT_TRUE(std::filesystem::exists(shim_mark));
+  EXPECT_EQ(s.python_environments[1].source, "layout");
+  ASSERT_TRUE(s.python_environments[1].query_failure);
 }
 
 } // namespace

@@ -362,8 +362,9 @@ struct PythonEnvironment {
   std::vector<std::string> found_by;         ///< "PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "--python"
   std::string version;                       ///< "3.12.3"; "" when unknown
   std::string prefix;                        ///< sys.prefix
+  std::string base_prefix;                   ///< sys.base_prefix (a venv's base); "" if unknown
   std::string kind;                          ///< "venv", "conda", "system"
-  std::string source;                        ///< "interpreter" (it answered) or "layout" (derived)
+  std::string source;                        ///< "layout" (its files) or "interpreter" (asked)
   std::optional<ChildFailure> query_failure; ///< the interpreter did not answer
   std::vector<std::string> site_packages;
   std::vector<PythonDistribution> distributions; ///< frameworks, JAX plugins, nvidia-* wheels

@@ -72,7 +72,9 @@ public:
   /// Throws CudaCallError (stage "driver" or "context") when any step fails. `connections`:
   /// the hardware work queues of the context (CUDA_DEVICE_MAX_CONNECTIONS, set before cuInit);
   /// each check asks for the fewest it needs, since every queue costs time to build and to tear
-  /// down (docs/checks.md, "How the GPU checks are scheduled").
+  /// down (docs/checks.md, "How the GPU checks are scheduled"). Between cuInit and the context
+  /// it waits for the engine's `setup`, which carries its buffer allowance; right after the
+  /// context it shrinks the stack reservation and says `context_built`.
   DeviceSession(int ordinal, int connections);
   DeviceSession(const DeviceSession&) = delete;
   DeviceSession& operator=(const DeviceSession&) = delete;
@@ -89,9 +91,9 @@ public:
   [[nodiscard]] uint64_t budget_bytes() const { return m_budget_bytes; }
   /// Make the context current on the calling thread (a helper thread of the child).
   void make_current() const;
-  /// Setup is done: wait until the parent lets this check use the GPU (platform::gate_wait(),
-  /// docs/checks.md "How the GPU checks are scheduled"), then read free memory and the budget
-  /// again, since checks that ran meanwhile have freed theirs.
+  /// Setup is done: say `ready` and wait for the engine's `go` (engine::gate::ready_and_wait(),
+  /// docs/architecture.md "The GPU engine"), then read free memory and the budget again, since
+  /// checks that ran meanwhile have freed theirs.
   void wait_for_gate();
   /// In the middle of the gated work: wait until gpucheck's own probes are over (they load
   /// cuDNN's libraries, which slowed device-local copies by up to a fifth; docs/performance.md).
@@ -99,7 +101,7 @@ public:
   void wait_for_quiet_host() const;
   /// The gated work is over (the last timed or GPU-heavy step): the parent may release the next
   /// check on this GPU while this one checks results on the host and tears down
-  /// (platform::gate_done()). The destructor implies it.
+  /// (engine::gate::done()). The destructor implies it.
   void done_with_gpu() const;
   /// Attribute value, or `fallback` when the driver does not know it.
   [[nodiscard]] int attribute(CUdevice_attribute attribute, int fallback = 0) const;

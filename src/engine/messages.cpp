@@ -86,6 +86,9 @@ void done() {
     platform::control_close();
   }
 }
+void work_done() {
+  platform::control_send(byte_of(GateMessage::done));
+}
 bool scheduled() {
   return platform::control_channel_open();
 }

@@ -49,6 +49,8 @@ void ready_and_wait();
 void pause_for_quiet_host();
 /// Say `done` and close the channel. Idempotent.
 void done();
+/// Say `done` for one work of a child that goes on to another work (the channel stays open).
+void work_done();
 /// Whether this child is scheduled (has a channel) rather than run alone.
 bool scheduled();
 } // namespace gate

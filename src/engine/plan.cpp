@@ -15,27 +15,23 @@ struct WorkSpelling {
   Work work;
   std::string_view mode;
   std::string_view check;
+  std::string_view name;
 };
-constexpr std::array<WorkSpelling, 4> k_works{{{Work::compute, "gpu-compute", "gpu.compute"},
-                                               {Work::streams, "gpu-streams", "gpu.streams"},
-                                               {Work::bandwidth, "gpu-bandwidth", "gpu.bandwidth"},
-                                               {Work::cudnn, "gpu-cudnn", "gpu.cudnn"}}};
+constexpr std::array<WorkSpelling, 4> k_works{
+    {{Work::compute, "gpu-compute", "gpu.compute", "compute"},
+     {Work::streams, "gpu-streams", "gpu.streams", "streams"},
+     {Work::bandwidth, "gpu-bandwidth", "gpu.bandwidth", "bandwidth"},
+     {Work::cudnn, "gpu-cudnn", "gpu.cudnn", "cudnn"}}};
 
 // The rules, by name (docs/architecture.md, "The GPU engine", says why each exists).
+constexpr std::string_view k_same_child = "same_child";
 constexpr std::string_view k_one_context_at_a_time = "one_context_at_a_time";
 constexpr std::string_view k_one_child_at_a_time = "one_child_at_a_time";
-constexpr std::string_view k_build_beside_teardown = "build_beside_teardown";
-constexpr std::string_view k_one_beside_cudnn = "one_beside_cudnn";
-constexpr std::string_view k_compute_then_streams = "compute_then_streams";
 constexpr std::string_view k_copies_alone = "copies_alone";
 constexpr std::string_view k_cudnn_after_copies = "cudnn_after_copies";
 constexpr std::string_view k_after_probes = "after_probes";
 
-// Context order on an overlapping GPU: cuDNN first, since it prepares longest before its gate;
-// bandwidth last, so that no context is being built while it copies.
-constexpr std::array<Work, 4> k_setup_order{Work::cudnn, Work::compute, Work::streams,
-                                            Work::bandwidth};
-// Order on a serial GPU: the order of the gated work.
+// The order of the gated work (and of the works in the shared child).
 constexpr std::array<Work, 4> k_work_order{Work::compute, Work::streams, Work::bandwidth,
                                            Work::cudnn};
 
@@ -119,6 +115,46 @@ std::string_view child_mode(Work work) {
   return {};
 }
 
+std::string_view shared_child_mode() {
+  return "gpu-device";
+}
+
+std::string_view work_name(Work work) {
+  for (const WorkSpelling& w : k_works) {
+    if (w.work == work) {
+      return w.name;
+    }
+  }
+  return {};
+}
+
+std::optional<Work> work_named(std::string_view name) {
+  for (const WorkSpelling& w : k_works) {
+    if (w.name == name) {
+      return w.work;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works) {
+  std::vector<Work> device;
+  std::vector<Work> cudnn;
+  for (const Work w : k_work_order) {
+    if (std::find(works.begin(), works.end(), w) == works.end()) {
+      continue;
+    }
+    (w == Work::cudnn ? cudnn : device).push_back(w);
+  }
+  std::vector<std::vector<Work>> groups;
+  for (std::vector<Work>* group : {&device, &cudnn}) {
+    if (!group->empty()) {
+      groups.push_back(std::move(*group));
+    }
+  }
+  return groups;
+}
+
 std::string_view check_id(Work work) {
   for (const WorkSpelling& w : k_works) {
     if (w.work == work) {
@@ -141,8 +177,6 @@ std::string_view to_string(GpuMode mode) {
   switch (mode) {
   case GpuMode::overlap:
     return "overlap";
-  case GpuMode::beside:
-    return "beside";
   case GpuMode::serial:
     return "serial";
   case GpuMode::skip:
@@ -221,53 +255,51 @@ std::vector<Condition> conditions_of(const PlannedJob& job, Step step) {
 }
 
 namespace {
-PlannedGpu plan_gpu(const std::vector<Work>& works, const GpuFacts& facts,
+/// The most of `what` over `works`.
+template <typename F> uint64_t most(const std::vector<Work>& works, F what) {
+  uint64_t out = 0;
+  for (const Work w : works) {
+    out = std::max(out, what(w));
+  }
+  return out;
+}
+
+PlannedGpu plan_gpu(const std::vector<std::vector<Work>>& groups, const GpuFacts& facts,
                     const MemoryModel& memory) {
   PlannedGpu gpu;
   gpu.budget_bytes = facts.free_bytes ? gpu_budget_bytes(*facts.free_bytes) : k_budget_cap_bytes;
-  uint64_t overlap_need = memory.context_build_extra_bytes;
-  uint64_t serial_min = 0;
-  uint64_t serial_wanted = 0;
-  for (const Work work : works) {
-    overlap_need += memory.context_bytes + memory.min_bytes(work);
-    serial_min = std::max(serial_min, memory.min_bytes(work));
-    serial_wanted = std::max(serial_wanted, memory.wanted_bytes(work));
+  const auto min_of = [&memory](Work w) { return memory.min_bytes(w); };
+  // One child alone: its context while it is built, or its context and its least buffers.
+  uint64_t one_child = 0;
+  for (const std::vector<Work>& group : groups) {
+    one_child = std::max(one_child, memory.context_bytes +
+                                        std::max(memory.context_build_extra_bytes,
+                                                 most(group, min_of)));
   }
-  // With every context alive at once, the largest work's buffers come on top.
-  overlap_need += serial_wanted;
-  const uint64_t one_context = memory.context_bytes + memory.context_build_extra_bytes;
-  // Beside: cuDNN's child (its context and its preparation) beside one other child at a time.
-  const bool has_cudnn = std::find(works.begin(), works.end(), Work::cudnn) != works.end();
-  uint64_t others_min = 0;
-  for (const Work work : works) {
-    if (work != Work::cudnn) {
-      others_min = std::max(others_min, memory.min_bytes(work));
-    }
+  // Both children: cuDNN's built first and prepared (its context and its small cases), the
+  // other's context built beside it, then its least buffers.
+  uint64_t both = one_child;
+  uint64_t first_held = 0;
+  if (groups.size() == 2) {
+    first_held = memory.context_bytes + memory.prepare_bytes(groups[1].front());
+    both = first_held + memory.context_bytes +
+           std::max(memory.context_build_extra_bytes, most(groups[0], min_of));
   }
-  const uint64_t cudnn_held = memory.context_bytes + memory.prepare_bytes(Work::cudnn);
-  const uint64_t beside_need =
-      cudnn_held + std::max(one_context, memory.context_bytes + others_min);
-  if (gpu.budget_bytes >= overlap_need) {
+  if (gpu.budget_bytes >= both) {
     gpu.mode = GpuMode::overlap;
-    gpu.allowance_bytes = gpu.budget_bytes - (overlap_need - serial_wanted);
-  } else if (has_cudnn && works.size() > 1 && gpu.budget_bytes >= beside_need) {
-    gpu.mode = GpuMode::beside;
-    gpu.allowance_bytes = gpu.budget_bytes - cudnn_held - memory.context_bytes;
-    gpu.reason = fmt::format("{} contexts at once would need {} MiB, more than gpucheck's {} MiB "
-                             "here; cuDNN's check beside one other at a time",
-                             works.size(), overlap_need / k_mib, gpu.budget_bytes / k_mib);
-  } else if (gpu.budget_bytes >= one_context + serial_min) {
+    gpu.allowance_bytes = gpu.budget_bytes - first_held - memory.context_bytes;
+  } else if (gpu.budget_bytes >= one_child) {
     gpu.mode = GpuMode::serial;
-    gpu.allowance_bytes = gpu.budget_bytes - one_context;
-    gpu.reason = fmt::format("{} contexts at once would need {} MiB, more than gpucheck's {} MiB "
-                             "here; one check at a time",
-                             works.size(), overlap_need / k_mib, gpu.budget_bytes / k_mib);
+    gpu.allowance_bytes = gpu.budget_bytes - memory.context_bytes;
+    gpu.reason = fmt::format("two contexts at once would need {} MiB, more than gpucheck's {} MiB "
+                             "here; one child at a time",
+                             both / k_mib, gpu.budget_bytes / k_mib);
   } else {
     gpu.mode = GpuMode::skip;
     gpu.reason = fmt::format("gpucheck may use {} MiB here (1 GiB at most, and 10% of the {} MiB "
                              "free) but one check needs at least {} MiB",
                              gpu.budget_bytes / k_mib, facts.free_bytes.value_or(0) / k_mib,
-                             (one_context + serial_min) / k_mib);
+                             one_child / k_mib);
   }
   gpu.allowance_bytes = std::min(gpu.allowance_bytes, gpu.budget_bytes);
   return gpu;
@@ -277,14 +309,13 @@ PlannedGpu plan_gpu(const std::vector<Work>& works, const GpuFacts& facts,
 Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpus,
                const MemoryModel& memory) {
   Plan plan;
+  const std::vector<std::vector<Work>> groups = child_groups(wanted);
   std::vector<Work> works;
-  for (const Work w : k_work_order) {
-    if (std::find(wanted.begin(), wanted.end(), w) != wanted.end()) {
-      works.push_back(w);
-    }
+  for (const std::vector<Work>& group : groups) {
+    works.insert(works.end(), group.begin(), group.end());
   }
   for (const GpuFacts& facts : gpus) {
-    plan.gpus.push_back(plan_gpu(works, facts, memory));
+    plan.gpus.push_back(plan_gpu(groups, facts, memory));
   }
   std::vector<PlannedJob>& jobs = plan.jobs;
   const auto job_of = [&jobs](Work work, size_t gpu) -> std::optional<size_t> {
@@ -306,67 +337,36 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     }
   }
   for (size_t g = 0; g < gpus.size(); ++g) {
-    if (plan.gpus[g].mode == GpuMode::serial) {
-      // one_child_at_a_time: the budget holds one context and its buffers; but the next
-      // context may be built while the previous child checks its results and tears down
-      // (build_beside_teardown) when both fit: its gated work is over, so nothing it times is
-      // disturbed.
+    if (plan.gpus[g].mode == GpuMode::skip) {
+      continue;
+    }
+    // same_child: each work of a shared child after the one before it, on its context.
+    std::vector<size_t> heads;
+    std::vector<size_t> lasts;
+    for (const std::vector<Work>& group : groups) {
       std::optional<size_t> previous;
-      for (const Work w : k_work_order) {
-        if (const auto j = job_of(w, g)) {
-          if (previous) {
-            const Work before = jobs[*previous].work;
-            // The previous child's buffers while it tears down, and the next one's context
-            // while it is built or its buffers once it works.
-            const auto buffers = [&](Work of) {
-              return std::max(std::min(plan.gpus[g].allowance_bytes, memory.wanted_bytes(of)),
-                              memory.prepare_bytes(of));
-            };
-            const uint64_t both = memory.context_bytes + buffers(before) + memory.context_bytes +
-                                  std::max(memory.context_build_extra_bytes, buffers(w));
-            const bool fits = before != Work::bandwidth && before != Work::cudnn &&
-                              both <= plan.gpus[g].budget_bytes;
-            add(jobs, *j,
-                fits ? Condition{k_build_beside_teardown, Step::setup, Await::done, previous}
-                     : Condition{k_one_child_at_a_time, Step::setup, Await::exited, previous});
-          }
-          previous = j;
-        }
-      }
-    } else if (plan.gpus[g].mode == GpuMode::beside) {
-      // one_beside_cudnn: cuDNN builds its context first; the others follow one at a time,
-      // each once the one before it has gone.
-      const auto cudnn = job_of(Work::cudnn, g);
-      std::optional<size_t> previous;
-      for (const Work w : k_work_order) {
-        const auto j = job_of(w, g);
-        if (!j || w == Work::cudnn) {
-          continue;
-        }
+      for (const Work w : group) {
+        const size_t j = *job_of(w, g);
         if (previous) {
-          add(jobs, *j, {k_one_beside_cudnn, Step::setup, Await::exited, previous});
-        } else if (cudnn) {
-          add(jobs, *j, {k_one_context_at_a_time, Step::setup, Await::context_built, cudnn});
+          jobs[j].after_in_child = previous;
+          jobs[*previous].followed_in_child = true;
+          add(jobs, j, {k_same_child, Step::setup, Await::exited, previous});
+        } else {
+          heads.push_back(j);
         }
         previous = j;
       }
-    } else if (plan.gpus[g].mode == GpuMode::overlap) {
-      // one_context_at_a_time: a context built beside another takes three times as long.
-      std::optional<size_t> previous;
-      for (const Work w : k_setup_order) {
-        if (const auto j = job_of(w, g)) {
-          if (previous) {
-            add(jobs, *j, {k_one_context_at_a_time, Step::setup, Await::context_built, previous});
-          }
-          previous = j;
-        }
-      }
+      lasts.push_back(*previous);
     }
-    // compute_then_streams: gated work on one GPU, one check at a time.
-    const auto compute = job_of(Work::compute, g);
-    const auto streams = job_of(Work::streams, g);
-    if (compute && streams) {
-      add(jobs, *streams, {k_compute_then_streams, Step::go, Await::done, compute});
+    if (heads.size() == 2) {
+      if (plan.gpus[g].mode == GpuMode::serial) {
+        // one_child_at_a_time: cuDNN's child builds its context once the other has gone.
+        add(jobs, heads[1], {k_one_child_at_a_time, Step::setup, Await::exited, lasts[0]});
+      } else {
+        // one_context_at_a_time: a context built beside another takes three times as long;
+        // cuDNN's first, since it prepares longest before its gate.
+        add(jobs, heads[0], {k_one_context_at_a_time, Step::setup, Await::context_built, heads[1]});
+      }
     }
   }
   // copies_alone: a GPU's copies are timed with no other gated work anywhere, no context being
@@ -415,12 +415,12 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     }
     add(jobs, c, {k_after_probes, Step::go, Await::probes_over, std::nullopt});
   }
-  // Each job's buffers: the GPU's allowance; on a beside GPU cuDNN's timed work comes when the
-  // others have gone, so it may use all but its context.
+  // Each job's buffers: the GPU's allowance; cuDNN's timed work comes when the other child has
+  // gone, so it may use all but its context.
   for (PlannedJob& job : jobs) {
     const PlannedGpu& gpu = plan.gpus[job.gpu];
     job.allowance_bytes = gpu.allowance_bytes;
-    if (gpu.mode == GpuMode::beside && job.work == Work::cudnn) {
+    if (job.work == Work::cudnn) {
       job.allowance_bytes = gpu.budget_bytes - memory.context_bytes;
     }
   }

@@ -21,8 +21,21 @@ enum class Work { compute, streams, bandwidth, cudnn };
 
 /// Every work, in the order the checks report them.
 std::vector<Work> all_works();
-/// "gpu-compute", ...: the child mode that does it.
+/// "gpu-compute", ...: the child mode that does it alone.
 std::string_view child_mode(Work work);
+/// The child mode that does several works in one context, in order ("gpu-device").
+std::string_view shared_child_mode();
+/// "compute", ...: a work's name in the shared child's arguments and result lines.
+std::string_view work_name(Work work);
+/// The work of a name; nullopt for an unknown one.
+std::optional<Work> work_named(std::string_view name);
+
+/// Which works share a child process (rule same_child): compute, streams and bandwidth of one GPU
+/// run in one child, in that order, on one context (a context costs 0.05-0.12 s to build and
+/// 0.02-0.03 s to tear down on an H200, and the 1 GiB budget holds only two at once); cuDNN
+/// runs in a child of its own (its libraries are the riskiest code gpucheck loads). Works not
+/// in `works` are left out; empty groups are dropped.
+std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works);
 /// "gpu.compute", ...: the check that judges it.
 std::string_view check_id(Work work);
 /// The work of a check id; nullopt for checks that run no GPU work.
@@ -49,9 +62,8 @@ struct Condition {
 
 /// How a GPU's work runs, chosen from its free memory before any context exists.
 enum class GpuMode {
-  overlap, ///< contexts one at a time, preparation beside other checks' work
-  beside,  ///< cuDNN's child beside one other child at a time: the overlapping plan does not fit
-  serial,  ///< one child alive at a time on this GPU: not even cuDNN's beside another fits
+  overlap, ///< both children alive, contexts built one at a time, cuDNN prepares beside the rest
+  serial,  ///< one child alive at a time on this GPU: the two contexts do not fit at once
   skip,    ///< not even one context and the smallest buffers fit: no active check here
 };
 std::string_view to_string(GpuMode mode);
@@ -92,7 +104,14 @@ struct PlannedJob {
   size_t gpu = 0; ///< index into the plan's GPUs
   std::vector<Condition> conditions;
   uint64_t allowance_bytes = 0; ///< the device buffers it may allocate (sent with its setup)
+  /// The job before it in the same child (same_child): this job builds no context; it starts
+  /// preparing, on that child's context, as soon as that job says `done`.
+  std::optional<size_t> after_in_child;
+  /// Whether another job follows it in the same child: this job's part is over (it "exits") at
+  /// its `done`, since its child goes on to the next work rather than tearing down.
+  bool followed_in_child = false;
 };
+
 
 /// Device memory the plan counts for a job in `state` (0 when it holds none): its context, the
 /// extra while the context is built, what it holds before its gate, its allowance after.

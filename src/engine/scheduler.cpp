@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -85,13 +86,25 @@ JobState after_message(JobState state, GateMessage message) {
   case GateMessage::paused:
     return state == JobState::running ? JobState::paused : state;
   case GateMessage::done:
-    return state == JobState::running || state == JobState::paused ? JobState::done : state;
+    // Also before its go: a work that failed while preparing says it is over.
+    return state == JobState::running || state == JobState::paused ||
+                   state == JobState::preparing
+               ? JobState::done
+               : state;
   case GateMessage::setup:
   case GateMessage::go:
   case GateMessage::resume:
     return state;
   }
   return state;
+}
+
+JobState state_after_setup(const PlannedJob& job) {
+  return job.after_in_child ? JobState::preparing : JobState::setting_up;
+}
+
+JobState state_after_done(const PlannedJob& job) {
+  return job.followed_in_child ? JobState::ended : JobState::done;
 }
 
 std::vector<CensusProcess> GpuReport::other_processes() const {
@@ -140,79 +153,88 @@ bool Scheduler::await_contexts(std::chrono::milliseconds limit) {
   return m_changed.wait_for(guard, limit, [this] { return m_contexts_ready; });
 }
 
-void Scheduler::spawn(Job& job) {
+void Scheduler::spawn(Slot& slot) {
   platform::ChildRequest request;
-  const VisibleGpu& gpu = m_options.gpus[job.gpu];
-  const auto override = m_options.job_override.find(job.work);
-  request.mode = std::string(child_mode(job.work));
+  const VisibleGpu& gpu = m_options.gpus[slot.gpu];
+  const Work first = m_jobs[slot.jobs.front()].work;
+  const bool shared = slot.jobs.size() > 1;
+  std::string works;
+  for (const size_t j : slot.jobs) {
+    works += (works.empty() ? "" : ",") + std::string(work_name(m_jobs[j].work));
+  }
+  std::string ordinal = "0";
+  if (gpu.visible_devices.empty()) {
+    ordinal = std::to_string(gpu.ordinal >= 0 ? gpu.ordinal : static_cast<int>(slot.gpu));
+  } else {
+    // The child sees this GPU alone, as ordinal 0: cuInit initialises one GPU, not all.
+    request.env.emplace_back("CUDA_VISIBLE_DEVICES", gpu.visible_devices);
+  }
+  request.mode = std::string(shared ? shared_child_mode() : child_mode(first));
+  request.args = {ordinal};
+  if (shared) {
+    request.args.push_back(works);
+  }
+  const auto override = m_options.job_override.find(first);
   if (override != m_options.job_override.end() && !override->second.empty()) {
     request.mode = override->second.front();
     request.args.assign(override->second.begin() + 1, override->second.end());
-  } else if (!gpu.visible_devices.empty()) {
-    // The child sees this GPU alone, as ordinal 0: cuInit initialises one GPU, not all.
-    request.args = {"0"};
-    request.env.emplace_back("CUDA_VISIBLE_DEVICES", gpu.visible_devices);
-  } else {
-    request.args = {std::to_string(gpu.ordinal >= 0 ? gpu.ordinal : static_cast<int>(job.gpu))};
+    if (shared) {
+      request.args.push_back("works=" + works);
+    }
   }
   request.timeout = m_options.timeout;
   request.control_channel = true;
   request.deadline_by_owner = true;
-  const size_t child = m_group.start(std::move(request));
-  m_job_of_child.resize(child + 1, k_no_job);
-  m_job_of_child[child] = static_cast<size_t>(&job - m_jobs.data());
-  job.child = child;
+  request.result_lines = shared;
+  request.conclude_at_result = nothing_awaits_exit(slot);
+  const size_t process = m_group.start(std::move(request));
+  m_slot_of_process.resize(process + 1, k_no_job);
+  m_slot_of_process[process] = static_cast<size_t>(&slot - m_slots.data());
+  slot.process = process;
+}
+
+bool Scheduler::nothing_awaits_exit(const Slot& slot) const {
+  // No rule awaits the exit of the child's last job: its result is taken as soon as it is
+  // complete, without waiting for the kernel to free its context (0.1 s for cuDNN's on an H200).
+  const std::optional<size_t> last = m_jobs[slot.jobs.back()].planned;
+  return m_planned && last &&
+         std::none_of(m_plan.jobs.begin(), m_plan.jobs.end(), [&](const PlannedJob& other) {
+           return std::any_of(
+               other.conditions.begin(), other.conditions.end(),
+               [&](const Condition& c) { return c.await == Await::exited && c.job == last; });
+         });
 }
 
 void Scheduler::spawn_due() {
   // A child spends 11-36 ms loading libcuda and in cuInit alone with one GPU visible, and 0.27 s
-  // beside the probes and three other children. Before the plan, each GPU's first job starts;
-  // then an overlapping GPU's jobs all start, and elsewhere a job starts once the jobs it sets up
-  // after are building their contexts: its cuInit runs beside their work.
-  std::vector<bool> gave_up(m_turns.size(), false);
-  {
-    const std::lock_guard<std::mutex> guard(m_lock);
-    for (size_t g = 0; g < m_turns.size(); ++g) {
-      gave_up[g] = m_turns[g].gave_up;
-    }
-  }
-  for (Job& job : m_jobs) {
-    if (job.child || (job.gpu < gave_up.size() && gave_up[job.gpu])) {
+  // beside the probes and other children: every child starts at once, its cuInit beside the
+  // census, and waits for its setup (a child that has only run cuInit holds no device memory).
+  const std::lock_guard<std::mutex> guard(m_lock);
+  for (Slot& slot : m_slots) {
+    if (slot.process || (slot.gpu < m_turns.size() && m_turns[slot.gpu].gave_up)) {
       continue;
     }
-    bool due = false;
-    if (!m_planned) {
-      // Before the plan: one child per GPU, cuDNN's where it runs (it sets up first and
-      // prepares longest wherever cuDNN's child runs beside others), else the first.
-      const bool has_cudnn = std::any_of(m_jobs.begin(), m_jobs.end(), [&job](const Job& other) {
-        return other.gpu == job.gpu && other.work == Work::cudnn;
-      });
-      due = has_cudnn ? job.work == Work::cudnn
-                      : std::none_of(m_jobs.begin(), m_jobs.end(), [&job](const Job& other) {
-                          return other.gpu == job.gpu && &other < &job;
-                        });
-    } else if (job.planned) {
-      const PlannedJob& planned = m_plan.jobs[*job.planned];
-      due = m_plan.gpus[job.gpu].mode == GpuMode::overlap;
-      if (!due) {
-        const std::vector<JobState> states = planned_states();
-        due = std::all_of(
-            planned.conditions.begin(), planned.conditions.end(), [&states](const Condition& c) {
-              return c.step != Step::setup || !c.job ||
-                     static_cast<int>(states[*c.job]) >= static_cast<int>(JobState::setting_up);
-            });
-      }
+    if (m_planned && !m_jobs[slot.jobs.front()].planned) {
+      continue; // its GPU is skipped
     }
-    if (due) {
-      spawn(job);
-    }
+    spawn(slot);
   }
 }
 
 void Scheduler::run() {
   for (size_t g = 0; g < m_options.gpus.size(); ++g) {
-    for (const Work work : m_options.works) {
-      m_jobs.push_back({work, g, std::nullopt, std::nullopt, JobState::waiting_for_setup, {}});
+    for (const std::vector<Work>& group : child_groups(m_options.works)) {
+      Slot slot;
+      slot.gpu = g;
+      for (const Work work : group) {
+        Job job;
+        job.work = work;
+        job.gpu = g;
+        job.slot = m_slots.size();
+        slot.jobs.push_back(m_jobs.size());
+        m_jobs.push_back(job);
+      }
+      m_slots.push_back(std::move(slot));
     }
   }
   m_turns.resize(m_options.gpus.size());
@@ -237,10 +259,10 @@ void Scheduler::run() {
     JobReport report;
     report.work = job.work;
     report.gpu = job.gpu;
-    if (job.planned && job.child) {
-      report.outcome = outcomes[*job.child];
-    }
     m_reports.push_back(std::move(report));
+  }
+  for (const Slot& slot : m_slots) {
+    report_slot(slot, outcomes);
   }
   for (size_t g = 0; g < m_options.gpus.size(); ++g) {
     GpuReport gpu;
@@ -269,7 +291,7 @@ void Scheduler::run() {
   // Jobs that never ran: why.
   for (size_t j = 0; j < m_jobs.size(); ++j) {
     JobReport& report = m_reports[j];
-    if (report.outcome) {
+    if (report.outcome || report.skip != JobReport::Skip::none) {
       continue;
     }
     const size_t g = m_jobs[j].gpu;
@@ -334,9 +356,11 @@ void Scheduler::make_plan_from_census(const Census& census) {
                       m_plan.gpus[g].reason.empty() ? "" : ": " + m_plan.gpus[g].reason));
     }
   }
-  for (Job& job : m_jobs) {
-    if (!job.planned && job.child) {
-      m_group.cancel_one(*job.child, "not run: " + m_plan.gpus[job.gpu].reason);
+  for (Slot& slot : m_slots) {
+    if (!m_jobs[slot.jobs.front()].planned && slot.process) {
+      m_group.cancel_one(*slot.process, "not run: " + m_plan.gpus[slot.gpu].reason);
+    } else if (slot.process && nothing_awaits_exit(slot)) {
+      m_group.conclude_at_result(*slot.process);
     }
   }
   spawn_due();
@@ -382,7 +406,8 @@ std::vector<JobState> Scheduler::planned_states() const {
 }
 
 void Scheduler::arm_deadline(Job& job) {
-  if (!job.child) {
+  const std::optional<size_t> process = m_slots[job.slot].process;
+  if (!process) {
     return;
   }
   const auto now = Clock::now();
@@ -390,38 +415,69 @@ void Scheduler::arm_deadline(Job& job) {
   case JobState::setting_up:
   case JobState::running:
     job.anchor = now; // its own time starts: at the setup, at the go, at the resume
-    m_group.set_deadline(*job.child, now + m_options.timeout);
+    m_group.set_deadline(*process, now + m_options.timeout);
     break;
   case JobState::preparing:
   case JobState::done:
-    m_group.set_deadline(*job.child, job.anchor + m_options.timeout);
+    m_group.set_deadline(*process, job.anchor + m_options.timeout);
     break;
   case JobState::waiting_for_setup:
   case JobState::ready:
   case JobState::paused:
   case JobState::ended:
-    m_group.set_deadline(*job.child, std::nullopt); // waiting is not its own time
+    m_group.set_deadline(*process, std::nullopt); // waiting is not its own time
     break;
   }
 }
 
+Scheduler::Job* Scheduler::current_job(const Slot& slot) {
+  for (const size_t j : slot.jobs) {
+    if (m_jobs[j].state != JobState::ended) {
+      return &m_jobs[j];
+    }
+  }
+  return nullptr;
+}
+
 void Scheduler::on_message(size_t child, std::string_view bytes) {
-  if (child >= m_job_of_child.size() || m_job_of_child[child] == k_no_job) {
+  if (child >= m_slot_of_process.size() || m_slot_of_process[child] == k_no_job) {
     return;
   }
-  Job& job = m_jobs[m_job_of_child[child]];
+  const Slot& slot = m_slots[m_slot_of_process[child]];
   for (const char byte : bytes) {
+    Job* job = current_job(slot);
+    if (job == nullptr) {
+      break;
+    }
     const std::optional<GateMessage> message = parse_gate_message(byte);
     if (!message || sent_by_parent(*message)) {
       platform::trace(fmt::format("GPU engine: {} on GPU {} sent byte {} outside the protocol",
-                                  child_mode(job.work), job.gpu, static_cast<int>(byte)));
+                                  child_mode(job->work), job->gpu, static_cast<int>(byte)));
       continue;
     }
-    const JobState before = job.state;
-    job.state = after_message(job.state, *message);
-    if (job.state != before) {
-      arm_deadline(job);
+    const JobState before = job->state;
+    job->state = after_message(job->state, *message);
+    if (job->state == before) {
+      continue;
     }
+    if (job->state == JobState::done) {
+      job->finished = Clock::now();
+      if (job->planned) {
+        // The next job of a shared child starts preparing on its context at once: the child's
+        // next message is about it.
+        job->state = state_after_done(m_plan.jobs[*job->planned]);
+        if (job->state == JobState::ended) {
+          if (Job* next = current_job(slot)) {
+            next->state = state_after_setup(m_plan.jobs[*next->planned]);
+            next->started = true;
+            next->anchor = Clock::now();
+            arm_deadline(*next);
+            continue;
+          }
+        }
+      }
+    }
+    arm_deadline(*job);
   }
   advance();
 }
@@ -441,11 +497,74 @@ void Scheduler::on_finished(size_t child) {
     if (outcome && outcome->ok()) {
       m_census_after = census_from_json(*outcome->payload);
     }
-  } else if (child < m_job_of_child.size() && m_job_of_child[child] != k_no_job) {
-    Job& job = m_jobs[m_job_of_child[child]];
-    job.state = JobState::ended;
+  } else if (child < m_slot_of_process.size() && m_slot_of_process[child] != k_no_job) {
+    for (const size_t j : m_slots[m_slot_of_process[child]].jobs) {
+      m_jobs[j].state = JobState::ended;
+    }
   }
   advance();
+}
+
+void Scheduler::report_slot(const Slot& slot, const std::vector<platform::ChildOutcome>& outcomes) {
+  if (!slot.process || !m_jobs[slot.jobs.front()].planned) {
+    return;
+  }
+  const platform::ChildOutcome& outcome = outcomes[*slot.process];
+  if (slot.jobs.size() == 1) {
+    m_reports[slot.jobs.front()].outcome = outcome;
+    return;
+  }
+  // A shared child: each job's own line of the result (kept even when the child died later).
+  const std::shared_ptr<const nlohmann::json>& lines =
+      outcome.payload ? outcome.payload : outcome.partial;
+  std::string died_in; // the check whose work the child was on when it failed
+  for (const size_t j : slot.jobs) {
+    const Job& job = m_jobs[j];
+    JobReport& report = m_reports[j];
+    const nlohmann::json* part = nullptr;
+    if (lines && lines->is_array()) {
+      for (const nlohmann::json& line : *lines) {
+        if (line.is_object() && line.value("work", "") == work_name(job.work)) {
+          part = &line;
+        }
+      }
+    }
+    if (part != nullptr && part->contains("not_run")) {
+      report.skip = JobReport::Skip::stopped;
+      const nlohmann::json& why = (*part)["not_run"];
+      report.skip_reason = why.is_string() ? why.get<std::string>() : "not run";
+      continue;
+    }
+    if (part != nullptr) {
+      platform::ChildOutcome own;
+      own.payload = std::make_shared<const nlohmann::json>(*part);
+      own.stderr_tail = outcome.stderr_tail;
+      own.elapsed = job.went && job.finished
+                        ? std::chrono::duration_cast<std::chrono::milliseconds>(*job.finished -
+                                                                                *job.went)
+                        : outcome.elapsed;
+      report.outcome = std::move(own);
+      continue;
+    }
+    if (!died_in.empty() || (!job.started && j != slot.jobs.front())) {
+      report.skip = JobReport::Skip::stopped;
+      report.skip_reason = fmt::format(
+          "not run: the check process {} before this check's turn{}",
+          outcome.failure ? outcome.failure->detail : "ended",
+          died_in.empty() ? std::string() : fmt::format(", during {}", died_in));
+      continue;
+    }
+    // The job it was on: the child's failure is its own.
+    report.outcome = outcome;
+    if (report.outcome->ok()) {
+      ChildFailure failure;
+      failure.kind = "bad_output";
+      failure.detail = "its result has no line for this check";
+      report.outcome->failure = failure;
+      report.outcome->payload.reset();
+    }
+    died_in = check_id(job.work);
+  }
 }
 
 void Scheduler::on_wake() {
@@ -458,7 +577,7 @@ void Scheduler::start_census_after() {
   census.args = {std::to_string(::getpid())};
   census.timeout = m_options.census_timeout;
   m_census_after_child = m_group.start(std::move(census));
-  m_job_of_child.resize(*m_census_after_child + 1, k_no_job);
+  m_slot_of_process.resize(*m_census_after_child + 1, k_no_job);
 }
 
 void Scheduler::advance() {
@@ -475,9 +594,9 @@ void Scheduler::advance() {
       turn_held[g] = turn.lock && turn.lock->held();
       if (turn.decided && !turn.held_ever && !turn.gave_up) {
         turn.gave_up = true;
-        for (const Job& job : m_jobs) {
-          if (job.gpu == g && job.state != JobState::ended && job.child) {
-            m_group.cancel_one(*job.child, "another gpucheck run held the GPU");
+        for (const Slot& slot : m_slots) {
+          if (slot.gpu == g && slot.process) {
+            m_group.cancel_one(*slot.process, "another gpucheck run held the GPU");
           }
         }
       }
@@ -485,21 +604,24 @@ void Scheduler::advance() {
   }
   spawn_due();
   for (Job& job : m_jobs) {
-    if (!job.planned || !job.child || job.state == JobState::ended) {
+    const std::optional<size_t> process = m_slots[job.slot].process;
+    if (!job.planned || !process || job.state == JobState::ended) {
       continue;
     }
-    const size_t child = *job.child;
+    const size_t child = *process;
     const PlannedJob& planned = m_plan.jobs[*job.planned];
-    if (job.state == JobState::waiting_for_setup && turn_held[job.gpu] &&
-        may_step(planned, Step::setup, states, probes_over)) {
+    if (job.state == JobState::waiting_for_setup && !planned.after_in_child &&
+        turn_held[job.gpu] && may_step(planned, Step::setup, states, probes_over)) {
       const uint64_t allowance_mib = planned.allowance_bytes / k_mib;
       m_group.send(child,
                    fmt::format("{}{}\n", static_cast<char>(GateMessage::setup), allowance_mib));
-      job.state = JobState::setting_up;
+      job.state = state_after_setup(planned);
+      job.started = true;
       arm_deadline(job);
     } else if (job.state == JobState::ready && may_step(planned, Step::go, states, probes_over)) {
       m_group.send(child, std::string(1, static_cast<char>(GateMessage::go)));
       m_group.mark_start(child);
+      job.went = Clock::now();
       job.state = JobState::running;
       arm_deadline(job);
     } else if (job.state == JobState::paused && probes_over) {
@@ -525,8 +647,9 @@ void Scheduler::advance() {
   // takes three times as long): every job has its context, has ended, or waits for another
   // job's exit (a serial GPU), which can take long.
   const bool contexts_ready = std::all_of(m_jobs.begin(), m_jobs.end(), [this](const Job& job) {
-    if (!job.planned || at_least(job.state, JobState::preparing)) {
-      return true;
+    if (!job.planned || at_least(job.state, JobState::preparing) ||
+        m_plan.jobs[*job.planned].after_in_child) {
+      return true; // a job that follows another in its child builds no context
     }
     return job.state == JobState::waiting_for_setup &&
            m_plan.gpus[job.gpu].mode != GpuMode::overlap;

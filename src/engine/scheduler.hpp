@@ -50,6 +50,13 @@ bool may_step(const PlannedJob& job, Step step, const std::vector<JobState>& sta
 /// go); repeated, early or misplaced messages change nothing.
 JobState after_message(JobState state, GateMessage message);
 
+/// The state a job moves to when its setup step is taken: setting_up (it builds a context), or
+/// preparing for a job that follows another in the same child (its context exists).
+JobState state_after_setup(const PlannedJob& job);
+/// The state after `done` from the child: done, or ended for a job followed by another in the
+/// same child (its part is over: the child goes on to the next work, it tears nothing down).
+JobState state_after_done(const PlannedJob& job);
+
 /// One GPU of the run, as the scheduler knows it.
 struct EngineGpu {
   VisibleGpu visible;
@@ -127,10 +134,19 @@ private:
   struct Job {
     Work work = Work::compute;
     size_t gpu = 0;
-    std::optional<size_t> child;   ///< its process, once spawned
+    size_t slot = 0;               ///< its child (index into m_slots)
     std::optional<size_t> planned; ///< index into m_plan.jobs once planned
     JobState state = JobState::waiting_for_setup;
+    bool started = false; ///< it left waiting_for_setup (its child worked on it)
     std::chrono::steady_clock::time_point anchor; ///< when its own time last started
+    std::optional<std::chrono::steady_clock::time_point> went; ///< its go
+    std::optional<std::chrono::steady_clock::time_point> finished; ///< its done
+  };
+  /// One child process and the jobs it carries, in order (child_groups()).
+  struct Slot {
+    size_t gpu = 0;
+    std::vector<size_t> jobs;       ///< indices into m_jobs
+    std::optional<size_t> process;  ///< its process in m_group, once spawned
   };
   struct GpuTurn {
     std::unique_ptr<std::thread> waiter;
@@ -142,8 +158,14 @@ private:
     std::chrono::steady_clock::time_point decided_at;
   };
 
+  /// The job of a slot that the child's messages are about: its first job not ended.
+  Job* current_job(const Slot& slot);
+  /// What became of each job of a slot, from its child's outcome.
+  void report_slot(const Slot& slot, const std::vector<platform::ChildOutcome>& outcomes);
   void make_plan_from_census(const Census& census);
-  void spawn(Job& job);
+  void spawn(Slot& slot);
+  /// Whether no rule awaits the exit of the slot's last job (its result may be taken at once).
+  [[nodiscard]] bool nothing_awaits_exit(const Slot& slot) const;
   /// Spawn the jobs whose turn to load libcuda has come (see spawn_due()).
   void spawn_due();
   void arm_deadline(Job& job);
@@ -160,7 +182,8 @@ private:
   Plan m_plan;
   bool m_planned = false;
   std::vector<Job> m_jobs;
-  std::vector<size_t> m_job_of_child; ///< child index -> job index (or SIZE_MAX)
+  std::vector<Slot> m_slots;
+  std::vector<size_t> m_slot_of_process; ///< process index -> slot index (or SIZE_MAX)
   std::vector<GpuTurn> m_turns;
   std::vector<JobReport> m_reports;
   std::vector<GpuReport> m_gpu_reports;

@@ -63,7 +63,27 @@ nlohmann::json test_big(const std::vector<std::string>&) {
 /// sleep WORK_MS (its gated work), say it is done, sleep AFTER_MS (checking and teardown);
 /// reports the monotonic times of each step, so tests can prove the gates open in order. A sixth
 /// argument "noisy" also sends garbage and out-of-order messages on the control channel.
-nlohmann::json test_gated(const std::vector<std::string>& args) {
+/// A trailing "works=a,b,c" argument makes test-gated stand for a shared child: it does each
+/// work's gate, work and done in turn on its one "context", and writes each work's times as a
+/// line of its result ({"work": NAME, ...}), as gpu-device does.
+nlohmann::json test_gated(const std::vector<std::string>& all_args) {
+  std::vector<std::string> args;
+  std::vector<std::string> works;
+  int die_after = -1; // "die=N": abort after N works (a shared child that crashes midway)
+  for (const std::string& arg : all_args) {
+    if (arg.starts_with("die=")) {
+      die_after = std::atoi(arg.c_str() + 4);
+    } else if (arg.starts_with("works=")) {
+      const std::string list = arg.substr(6);
+      for (size_t from = 0; from <= list.size();) {
+        const size_t comma = std::min(list.find(',', from), list.size());
+        works.push_back(list.substr(from, comma - from));
+        from = comma + 1;
+      }
+    } else {
+      args.push_back(arg);
+    }
+  }
   const auto ms = [&args](size_t i) {
     return std::chrono::milliseconds(args.size() > i ? std::atoi(args[i].c_str()) : 0);
   };
@@ -84,30 +104,46 @@ nlohmann::json test_gated(const std::vector<std::string>& args) {
   std::this_thread::sleep_for(ms(0));
   const int64_t context = now_ns();
   engine::gate::context_built();
-  std::this_thread::sleep_for(ms(3));
-  const int64_t ready = now_ns();
-  engine::gate::ready_and_wait();
-  const int64_t began = now_ns();
-  if (noisy) {
-    control_send('c'); // a repeat after the go
-  }
-  std::this_thread::sleep_for(ms(1));
-  int64_t resumed = -1;
-  if (ms(4).count() != 0) { // pause for the quiet host, then work as long again
-    engine::gate::pause_for_quiet_host();
-    resumed = now_ns();
+  nlohmann::json times;
+  const size_t count = std::max<size_t>(works.size(), 1);
+  for (size_t w = 0; w < count; ++w) {
+    if (static_cast<int>(w) == die_after) {
+      std::abort();
+    }
+    std::this_thread::sleep_for(ms(3));
+    const int64_t ready = now_ns();
+    engine::gate::ready_and_wait();
+    const int64_t began = now_ns();
+    if (noisy) {
+      control_send('c'); // a repeat after the go
+    }
     std::this_thread::sleep_for(ms(1));
+    int64_t resumed = -1;
+    if (ms(4).count() != 0) { // pause for the quiet host, then work as long again
+      engine::gate::pause_for_quiet_host();
+      resumed = now_ns();
+      std::this_thread::sleep_for(ms(1));
+    }
+    const int64_t done = now_ns();
+    if (w + 1 < count) {
+      engine::gate::work_done();
+    } else {
+      engine::gate::done();
+      std::this_thread::sleep_for(ms(2));
+    }
+    times = nlohmann::json{{"setup_began_ns", setup_began},
+                           {"context_ns", context},
+                           {"ready_ns", ready},
+                           {"began_ns", began},
+                           {"resumed_ns", resumed},
+                           {"done_ns", done},
+                           {"ended_ns", now_ns()}};
+    if (!works.empty()) {
+      times["work"] = works[w];
+      write_result_line(times);
+    }
   }
-  const int64_t done = now_ns();
-  engine::gate::done();
-  std::this_thread::sleep_for(ms(2));
-  return nlohmann::json{{"setup_began_ns", setup_began},
-                        {"context_ns", context},
-                        {"ready_ns", ready},
-                        {"began_ns", began},
-                        {"resumed_ns", resumed},
-                        {"done_ns", done},
-                        {"ended_ns", now_ns()}};
+  return works.empty() ? times : nlohmann::json{{"timeline_ms", nlohmann::json::array()}};
 }
 
 constexpr ChildMode k_modes[] = {
@@ -122,6 +158,7 @@ constexpr ChildMode k_modes[] = {
     {"gpu-bandwidth", &gpu::child_gpu_bandwidth},
     {"gpu-cudnn", &gpu::child_gpu_cudnn},
     {"gpu-streams", &gpu::child_gpu_streams},
+    {"gpu-device", &gpu::child_gpu_device},
     {"test-ok", &test_ok},
     {"test-crash", &test_crash},
     {"test-segv", &test_segv},
@@ -178,7 +215,7 @@ int run_child_mode(int argc, char** argv) {
     fd = std::atoi(env_fd);
   }
   const nlohmann::json result = mode->handler(args);
-  write_all(fd, result.dump());
+  write_all(fd, result.dump() + "\n"); // a line: the last of a result_lines child's
   ::close(fd);
   std::fflush(nullptr);
   // _exit: NVIDIA libraries' static destructors have crashed at exit before; the result is out.

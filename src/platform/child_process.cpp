@@ -243,8 +243,21 @@ void try_reap(Running& run) {
   }
 }
 
-bool finished(const Running& run) {
-  return run.spawn_failure || (run.reaped && run.result_fd < 0 && run.stderr_fd < 0);
+/// Whether the child's result pipe is closed and holds a valid result.
+bool result_complete(const Running& run, const ChildRequest& request) {
+  if (run.result_fd >= 0 || run.result.empty()) {
+    return false;
+  }
+  return request.result_lines ? run.result.back() == '\n'
+                              : nlohmann::json::accept(run.result.begin(), run.result.end());
+}
+
+bool finished(const Running& run, const ChildRequest& request) {
+  if (run.spawn_failure || (run.reaped && run.result_fd < 0 && run.stderr_fd < 0)) {
+    return true;
+  }
+  return request.conclude_at_result && !run.cancelled && !run.timed_out && !run.reaped &&
+         result_complete(run, request);
 }
 
 std::string tail_lines(const std::string& text, size_t max_lines) {
@@ -279,10 +292,17 @@ void trace_child(const Running& run, const ChildRequest& request, const ChildOut
                     trace_ms(run.spawned), trace_ms(run.start),
                     trace_ms(run.ended.value_or(Clock::now())),
                     outcome.failure ? outcome.failure->detail : "ok"));
-  if (outcome.payload && outcome.payload->contains("timeline_ms")) {
+  // A result_lines child's timeline is in its last line.
+  const std::shared_ptr<const nlohmann::json>& result =
+      outcome.payload ? outcome.payload : outcome.partial;
+  const nlohmann::json* source = result.get();
+  if (source != nullptr && source->is_array() && !source->empty()) {
+    source = &source->back();
+  }
+  if (source != nullptr && source->is_object() && source->contains("timeline_ms")) {
     std::string stages;
     const double base = trace_ms(run.spawned);
-    for (const nlohmann::json& entry : (*outcome.payload)["timeline_ms"]) {
+    for (const nlohmann::json& entry : (*source)["timeline_ms"]) {
       if (entry.is_array() && entry.size() >= 2 && entry[1].is_number()) {
         stages +=
             fmt::format(" {}@+{:.0f}", entry[0].get<std::string>(), base + entry[1].get<double>());
@@ -312,7 +332,23 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
   }
   ChildFailure failure;
   failure.stderr_tail = outcome.stderr_tail;
-  const int status = run.wait_status;
+  if (request.result_lines) {
+    // Every complete line that parses: what a child that failed later had already reported.
+    nlohmann::json lines = nlohmann::json::array();
+    size_t from = 0;
+    for (size_t nl = run.result.find('\n'); nl != std::string::npos;
+         nl = run.result.find('\n', from)) {
+      nlohmann::json line = nlohmann::json::parse(run.result.begin() + static_cast<long>(from),
+                                                  run.result.begin() + static_cast<long>(nl),
+                                                  nullptr, /*allow_exceptions=*/false);
+      if (!line.is_discarded()) {
+        lines.push_back(std::move(line));
+      }
+      from = nl + 1;
+    }
+    outcome.partial = std::make_shared<const nlohmann::json>(std::move(lines));
+  }
+  const int status = run.reaped ? run.wait_status : 0; // not reaped: concluded at its result
   if (run.cancelled) {
     failure.kind = "cancelled";
     failure.detail = run.cancel_reason.empty()
@@ -345,7 +381,19 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
     outcome.failure = failure;
     return outcome;
   }
-  nlohmann::json payload = nlohmann::json::parse(run.result, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json payload =
+      request.result_lines
+          ? (outcome.partial ? *outcome.partial : nlohmann::json::array())
+          : nlohmann::json::parse(run.result, nullptr, /*allow_exceptions=*/false);
+  if (request.result_lines) {
+    // The lines are the payload; one that did not parse, or a last line without its newline,
+    // is garbage.
+    const size_t complete = static_cast<size_t>(
+        std::count(run.result.begin(), run.result.end(), '\n'));
+    if (payload.size() != complete || (!run.result.empty() && run.result.back() != '\n')) {
+      payload = nlohmann::json(nlohmann::json::value_t::discarded);
+    }
+  }
   if (payload.is_discarded() || run.result.empty()) {
     failure.kind = "bad_output";
     failure.detail = run.result.empty() ? "exited without reporting a result"
@@ -354,6 +402,7 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
     return outcome;
   }
   outcome.payload = std::make_shared<const nlohmann::json>(std::move(payload));
+  outcome.partial.reset();
   return outcome;
 }
 
@@ -383,10 +432,13 @@ ChildGroup::ChildGroup() {
 
 ChildGroup::~ChildGroup() {
   // A group dropped without wait_all() must not leave children behind.
-  for (auto& run : m_runs) {
+  for (size_t i = 0; i < m_runs.size(); ++i) {
+    const std::unique_ptr<Running>& run = m_runs[i];
     if (run->pid > 0 && !run->reaped) {
       ::kill(-run->pid, SIGKILL);
-      ::waitpid(run->pid, nullptr, 0);
+      if (!run->finish_reported || !m_requests[i].conclude_at_result) {
+        ::waitpid(run->pid, nullptr, 0);
+      } // else its result is in and it is exiting: not waited for (it dies with gpucheck)
     }
     close_fd(run->result_fd);
     close_fd(run->stderr_fd);
@@ -441,6 +493,10 @@ void ChildGroup::set_deadline(size_t child, std::optional<Clock::time_point> dea
   m_runs.at(child)->deadline = deadline;
 }
 
+void ChildGroup::conclude_at_result(size_t child) {
+  m_requests.at(child).conclude_at_result = true;
+}
+
 void ChildGroup::mark_start(size_t child) {
   m_runs.at(child)->start = Clock::now();
 }
@@ -460,8 +516,10 @@ std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
     for (size_t i = 0; i < m_runs.size(); ++i) {
       Running& run = *m_runs[i];
       const ChildRequest& request = m_requests[i];
-      try_reap(run);
-      if (finished(run)) {
+      if (!run.finish_reported) {
+        try_reap(run);
+      }
+      if (finished(run, request) || run.finish_reported) {
         if (!run.finish_reported) {
           run.finish_reported = true;
           close_fd(run.control_fd);
@@ -574,6 +632,23 @@ int control_descriptor() {
   return fd_text == nullptr || *fd_text == '\0' ? -1 : std::atoi(fd_text);
 }
 } // namespace
+
+void write_result_line(const nlohmann::json& value) {
+  const char* fd_text = std::getenv("GPUCHECK_RESULT_FD");
+  const int fd = fd_text == nullptr || *fd_text == '\0' ? 3 : std::atoi(fd_text);
+  const std::string line = value.dump() + "\n";
+  size_t off = 0;
+  while (off < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + off, line.size() - off);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return;
+    }
+    off += static_cast<size_t>(n);
+  }
+}
 
 bool control_channel_open() {
   return control_descriptor() >= 0;

@@ -35,11 +35,23 @@ struct ChildRequest {
   bool control_channel = false;
   /// No deadline runs until the owner arms one with ChildGroup::set_deadline().
   bool deadline_by_owner = false;
+  /// The child writes one JSON value per line (write_result_line()) as its work goes on; the
+  /// payload is the array of them, and a child that fails keeps the complete lines it wrote
+  /// in ChildOutcome::partial.
+  bool result_lines = false;
+  /// The child's outcome is concluded as soon as its result is complete (its result pipe
+  /// closed with a valid result), without waiting for its process to exit: a GPU child's exit
+  /// (the kernel freeing its context and mappings) took 0.1 s after its result on an H200. The
+  /// process is then neither waited for nor reported again; it dies with gpucheck at the latest.
+  bool conclude_at_result = false;
 };
 
 struct ChildOutcome {
   std::shared_ptr<const nlohmann::json> payload; ///< set when the child exited 0 with valid JSON
   std::optional<ChildFailure> failure;           ///< set otherwise
+  /// With ChildRequest::result_lines, when the child failed: the complete lines it had written
+  /// (a JSON array, maybe empty).
+  std::shared_ptr<const nlohmann::json> partial;
   std::string stderr_tail;                       ///< last lines of the child's stderr and stdout
   std::chrono::milliseconds elapsed{0}; ///< from the start, or from ChildGroup::mark_start()
 
@@ -89,6 +101,9 @@ public:
   [[nodiscard]] std::optional<ChildOutcome> outcome(size_t child) const;
   /// The child's deadline from now on (nullopt: none runs). wait_all()'s thread only.
   void set_deadline(size_t child, std::optional<std::chrono::steady_clock::time_point> deadline);
+  /// From now on, conclude the child's outcome as soon as its result is complete
+  /// (ChildRequest::conclude_at_result). wait_all()'s thread only.
+  void conclude_at_result(size_t child);
   /// The child's elapsed time is counted from now (e.g. its release). wait_all()'s thread only.
   void mark_start(size_t child);
   /// The child's process id (-1 when it could not be started).
@@ -112,6 +127,9 @@ bool control_await(char wanted);
 /// In such a child: the bytes up to the next newline (at most 64; the newline is dropped). A
 /// closed channel ends the child quietly, as in control_await().
 std::string control_read_line();
+/// In a child started with ChildRequest::result_lines: write one JSON value as a line of its
+/// result, now (a result written so is kept even if the child dies later).
+void write_result_line(const nlohmann::json& value);
 /// In such a child: close the channel (the parent sees it end). Idempotent.
 void control_close();
 /// Whether this process has a control channel.

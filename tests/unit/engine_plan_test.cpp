@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 #include "engine/scheduler.hpp"
@@ -37,6 +38,14 @@ struct Trace {
   bool deadlock = false;
 };
 
+/// The first job of the child that carries `job` (same_child).
+size_t head_of(const Plan& plan, size_t job) {
+  while (plan.jobs[job].after_in_child) {
+    job = *plan.jobs[job].after_in_child;
+  }
+  return job;
+}
+
 Trace simulate(const Plan& plan, std::mt19937& rng, int probes_end_ms, double crash_chance) {
   std::uniform_int_distribution<int> ms(1, 60);
   std::uniform_real_distribution<double> unit(0, 1);
@@ -64,7 +73,13 @@ Trace simulate(const Plan& plan, std::mt19937& rng, int probes_end_ms, double cr
       }
       s.next_event_at = -1;
       if (s.crash_in && *s.crash_in == s.state) {
-        s.state = JobState::ended;
+        // The process dies: every job it carries ends with it.
+        for (size_t o = 0; o < sims.size(); ++o) {
+          if (head_of(plan, o) == head_of(plan, j)) {
+            sims[o].state = JobState::ended;
+            sims[o].next_event_at = -1;
+          }
+        }
         continue;
       }
       switch (s.state) {
@@ -77,7 +92,12 @@ Trace simulate(const Plan& plan, std::mt19937& rng, int probes_end_ms, double cr
         break;
       case JobState::running:
         s.state = after_message(s.state, GateMessage::done);
-        s.next_event_at = now + s.teardown_ms;
+        if (s.state == JobState::done) {
+          s.state = state_after_done(plan.jobs[j]);
+        }
+        if (s.state == JobState::done) {
+          s.next_event_at = now + s.teardown_ms;
+        }
         break;
       case JobState::done:
         s.state = JobState::ended;
@@ -94,8 +114,8 @@ Trace simulate(const Plan& plan, std::mt19937& rng, int probes_end_ms, double cr
       Sim& s = sims[j];
       if (s.state == JobState::waiting_for_setup &&
           may_step(plan.jobs[j], Step::setup, states, probes_over)) {
-        s.state = JobState::setting_up;
-        s.next_event_at = now + s.setup_ms;
+        s.state = state_after_setup(plan.jobs[j]);
+        s.next_event_at = now + (s.state == JobState::setting_up ? s.setup_ms : s.prepare_ms);
       } else if (s.state == JobState::ready &&
                  may_step(plan.jobs[j], Step::go, states, probes_over)) {
         s.state = JobState::running;
@@ -139,7 +159,7 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
       held[plan.jobs[j].gpu] += modelled_bytes(plan.jobs[j], static_cast<int>(st[j]), memory);
     }
     for (size_t g = 0; g < held.size(); ++g) {
-      if (plan.gpus[g].mode != GpuMode::overlap) {
+      {
         std::string alive_jobs;
         for (size_t j = 0; j < st.size(); ++j) {
           if (plan.jobs[j].gpu == g &&
@@ -196,16 +216,25 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
           }
         }
       }
+      // A job that follows another in its child builds no context.
+      if (job.after_in_child) {
+        EXPECT_NE(st[j], JobState::setting_up) << what << ": a second context in one child";
+      }
       // Memory: a serial GPU holds one child at a time; an overlapping one builds one context
-      // at a time.
+      // at a time. The jobs of one child live one after another, in order.
       for (size_t o = j + 1; o < st.size(); ++o) {
         if (plan.jobs[o].gpu != job.gpu) {
           continue;
         }
-        if (mode == GpuMode::serial && alive(st[j]) && alive(st[o])) {
-          // One child at a time, but for a context built beside the previous one's teardown.
-          EXPECT_TRUE(st[j] == JobState::done || st[o] == JobState::done)
-              << what << " t=" << t << ": two children at work on a serial GPU";
+        const bool same_child = head_of(plan, o) == head_of(plan, j);
+        if (alive(st[j]) && alive(st[o])) {
+          EXPECT_FALSE(same_child) << what << " t=" << t << ": two works of one child at once";
+          EXPECT_NE(mode, GpuMode::serial)
+              << what << " t=" << t << ": two children alive on a serial GPU";
+        }
+        if (same_child && plan.jobs[o].after_in_child == j) {
+          EXPECT_FALSE(alive(st[o]) && st[j] != JobState::ended)
+              << what << " t=" << t << ": a work began before the one before it in its child";
         }
         EXPECT_FALSE(st[j] == JobState::setting_up && st[o] == JobState::setting_up)
             << what << ": two contexts built at once on one GPU";
@@ -225,8 +254,8 @@ std::vector<GpuFacts> gpus_with_free(std::vector<uint64_t> free) {
 TEST(EnginePlan, InvariantsHoldOverRandomRuns) {
   std::mt19937 rng(20261123);
   const std::vector<std::vector<uint64_t>> machines{
-      {80 * k_gib},                                     // one idle GPU: beside under the 1 GiB cap
-      {8 * k_gib, 80 * k_gib},                          // serial and beside
+      {80 * k_gib},                                     // one idle GPU: two children, 1 GiB cap
+      {8 * k_gib, 80 * k_gib},                          // serial and overlapping
       {80 * k_gib, 80 * k_gib},                         // two
       {80 * k_gib, 2 * k_gib, 80 * k_gib},              // one nearly full: skipped
       {80 * k_gib, 80 * k_gib, 80 * k_gib, 80 * k_gib}, // four
@@ -268,22 +297,26 @@ TEST(EnginePlan, SubsetsOfTheChecksAlsoKeepTheInvariants) {
 }
 
 TEST(EnginePlan, MemoryDecidesTheMode) {
-  // Idle H200: 1 GiB cap; four contexts of ~290 MiB do not fit at once, cuDNN's beside one
-  // other does.
+  // Idle H200: the 1 GiB cap holds cuDNN's context and the shared child's at once.
   Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));
-  EXPECT_EQ(plan.gpus[0].mode, GpuMode::beside);
-  // Without cuDNN: one at a time.
+  EXPECT_EQ(plan.gpus[0].mode, GpuMode::overlap);
+  EXPECT_EQ(plan.gpus[0].budget_bytes, k_gib);
+  // The shared child's buffers beside cuDNN's prepared context; cuDNN's once it is alone.
+  const MemoryModel model;
+  EXPECT_EQ(plan.gpus[0].allowance_bytes, k_gib - 2 * model.context_bytes -
+                                               model.prepare_bytes(Work::cudnn));
+  EXPECT_EQ(plan.jobs.size(), 4U);
+  for (const PlannedJob& job : plan.jobs) {
+    EXPECT_EQ(job.allowance_bytes, job.work == Work::cudnn ? k_gib - model.context_bytes
+                                                           : plan.gpus[0].allowance_bytes);
+  }
+  // Without cuDNN: one child, nothing beside it.
   plan = make_plan({Work::compute, Work::streams, Work::bandwidth}, gpus_with_free({140 * k_gib}));
-  EXPECT_EQ(plan.gpus[0].mode, GpuMode::serial);
-  // 8 GiB free: 819 MiB, one at a time.
+  EXPECT_EQ(plan.gpus[0].mode, GpuMode::overlap);
+  // 8 GiB free: 819 MiB, one child at a time.
   plan = make_plan(all_works(), gpus_with_free({8 * k_gib}));
   EXPECT_EQ(plan.gpus[0].mode, GpuMode::serial);
-  plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));
-  EXPECT_EQ(plan.gpus[0].budget_bytes, k_gib);
-  EXPECT_LE(plan.gpus[0].allowance_bytes + MemoryModel{}.context_bytes +
-                MemoryModel{}.context_build_extra_bytes,
-            k_gib);
-  EXPECT_EQ(plan.jobs.size(), 4U);
+  EXPECT_NE(plan.gpus[0].reason.find("one child at a time"), std::string::npos);
   // 98% held by a tenant: 1.6 GiB free, 10% of it is 164 MiB: not even one context.
   plan = make_plan(all_works(), gpus_with_free({80 * k_gib / 50}));
   EXPECT_EQ(plan.gpus[0].mode, GpuMode::skip);
@@ -292,12 +325,32 @@ TEST(EnginePlan, MemoryDecidesTheMode) {
   // Free memory unknown (no NVML): the cap alone.
   plan = make_plan(all_works(), {GpuFacts{}});
   EXPECT_EQ(plan.gpus[0].budget_bytes, k_gib);
-  // Small contexts: everything fits at once.
-  MemoryModel small;
-  small.context_bytes = 32 * k_mib;
-  small.context_build_extra_bytes = 0;
-  plan = make_plan(all_works(), gpus_with_free({140 * k_gib}), small);
-  EXPECT_EQ(plan.gpus[0].mode, GpuMode::overlap);
+}
+
+TEST(EnginePlan, ComputeStreamsAndCopiesShareOneChildInOrder) {
+  const Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 140 * k_gib}));
+  for (size_t g = 0; g < 2; ++g) {
+    std::map<Work, size_t> of;
+    for (size_t j = 0; j < plan.jobs.size(); ++j) {
+      if (plan.jobs[j].gpu == g) {
+        of[plan.jobs[j].work] = j;
+      }
+    }
+    ASSERT_EQ(of.size(), 4U);
+    EXPECT_FALSE(plan.jobs[of[Work::compute]].after_in_child);
+    EXPECT_EQ(plan.jobs[of[Work::streams]].after_in_child, of[Work::compute]);
+    EXPECT_EQ(plan.jobs[of[Work::bandwidth]].after_in_child, of[Work::streams]);
+    EXPECT_TRUE(plan.jobs[of[Work::compute]].followed_in_child);
+    EXPECT_FALSE(plan.jobs[of[Work::bandwidth]].followed_in_child);
+    EXPECT_FALSE(plan.jobs[of[Work::cudnn]].after_in_child);
+    EXPECT_FALSE(plan.jobs[of[Work::cudnn]].followed_in_child);
+  }
+  EXPECT_EQ(child_groups({Work::cudnn, Work::bandwidth, Work::compute}),
+            (std::vector<std::vector<Work>>{{Work::compute, Work::bandwidth}, {Work::cudnn}}));
+  EXPECT_EQ(child_groups({Work::cudnn}), (std::vector<std::vector<Work>>{{Work::cudnn}}));
+  EXPECT_EQ(work_named("streams"), Work::streams);
+  EXPECT_EQ(work_name(Work::bandwidth), "bandwidth");
+  EXPECT_FALSE(work_named("gpu-streams").has_value());
 }
 
 TEST(EnginePlan, BudgetIsTheSmallerOfTheCapAndATenth) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 namespace gpucheck::engine {
@@ -90,29 +91,32 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
       }
     }
   }
-  // An idle GPU under the 1 GiB cap: cuDNN's child beside one other at a time; each other
-  // child builds its context once the one before it has gone.
-  EXPECT_EQ(scheduler.plan().gpus[0].mode, GpuMode::beside);
+  // An idle GPU under the 1 GiB cap: cuDNN's child beside the shared one. Compute, streams and
+  // copies run in one child (one context: the same setup), one after another.
+  EXPECT_EQ(scheduler.plan().gpus[0].mode, GpuMode::overlap);
   for (size_t g = 0; g < 2; ++g) {
-    int64_t previous_end = 0;
-    for (const Work work : {Work::compute, Work::streams, Work::bandwidth}) {
-      for (const JobReport& job : jobs) {
-        if (job.gpu == g && job.work == work) {
-          EXPECT_GE(field(job, "setup_began_ns"), previous_end) << check_id(work);
-          previous_end = field(job, "ended_ns");
-        }
+    std::map<Work, const JobReport*> of;
+    for (const JobReport& job : jobs) {
+      if (job.gpu == g) {
+        of[job.work] = &job;
       }
     }
+    EXPECT_EQ(field(*of[Work::compute], "setup_began_ns"),
+              field(*of[Work::bandwidth], "setup_began_ns"));
+    EXPECT_NE(field(*of[Work::compute], "setup_began_ns"),
+              field(*of[Work::cudnn], "setup_began_ns"));
+    EXPECT_GE(field(*of[Work::streams], "began_ns"), field(*of[Work::compute], "done_ns"));
+    EXPECT_GE(field(*of[Work::bandwidth], "began_ns"), field(*of[Work::streams], "done_ns"));
+    // cuDNN's context first, the shared child's after it.
+    EXPECT_GE(field(*of[Work::compute], "setup_began_ns"), field(*of[Work::cudnn], "context_ns"));
   }
 }
 
 TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
+  // The shared child crashes at once: compute's is the failure, the works after it never ran.
   SchedulerOptions options = options_for(1, 80 * k_gib, "faults");
   options.timeout = 400ms;
-  options.job_override = {{Work::compute, {"test-crash"}},
-                          {Work::streams, {"test-hang"}},
-                          {Work::bandwidth, {"test-gated", "10", "20", "0", "0", "0", "noisy"}},
-                          {Work::cudnn, {"test-exit"}}};
+  options.job_override = {{Work::compute, {"test-crash"}}, {Work::cudnn, {"test-exit"}}};
   Scheduler scheduler(options);
   scheduler.probes_over();
   const auto start = std::chrono::steady_clock::now();
@@ -124,13 +128,59 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
   }
   ASSERT_TRUE(by_work[Work::compute]->outcome);
   EXPECT_EQ(by_work[Work::compute]->outcome->failure->kind, "signal");
-  ASSERT_TRUE(by_work[Work::streams]->outcome);
-  EXPECT_EQ(by_work[Work::streams]->outcome->failure->kind, "timeout");
+  for (const Work later : {Work::streams, Work::bandwidth}) {
+    EXPECT_FALSE(by_work[later]->outcome) << check_id(later);
+    EXPECT_EQ(by_work[later]->skip, JobReport::Skip::stopped);
+    EXPECT_NE(by_work[later]->skip_reason.find("crashed"), std::string::npos)
+        << by_work[later]->skip_reason;
+    EXPECT_NE(by_work[later]->skip_reason.find("gpu.compute"), std::string::npos)
+        << by_work[later]->skip_reason;
+  }
   ASSERT_TRUE(by_work[Work::cudnn]->outcome);
   EXPECT_EQ(by_work[Work::cudnn]->outcome->failure->kind, "exit");
-  ASSERT_TRUE(by_work[Work::bandwidth]->outcome);
-  EXPECT_TRUE(by_work[Work::bandwidth]->outcome->ok())
-      << by_work[Work::bandwidth]->outcome->failure->detail;
+}
+
+TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
+  // The shared child finishes compute, then dies on streams; garbage and out-of-order messages
+  // on its channel change nothing.
+  SchedulerOptions options = options_for(1, 80 * k_gib, "midway");
+  options.job_override[Work::compute] = {"test-gated", "10", "20", "0", "0", "0", "noisy",
+                                         "die=1"};
+  Scheduler scheduler(options);
+  scheduler.probes_over();
+  scheduler.run();
+  std::map<Work, const JobReport*> by_work;
+  for (const JobReport& job : scheduler.jobs()) {
+    by_work[job.work] = &job;
+  }
+  ASSERT_TRUE(by_work[Work::compute]->outcome);
+  ASSERT_TRUE(by_work[Work::compute]->outcome->ok())
+      << by_work[Work::compute]->outcome->failure->detail;
+  EXPECT_EQ(by_work[Work::compute]->outcome->payload->value("work", ""), "compute");
+  ASSERT_TRUE(by_work[Work::streams]->outcome);
+  EXPECT_EQ(by_work[Work::streams]->outcome->failure->kind, "signal");
+  EXPECT_FALSE(by_work[Work::bandwidth]->outcome);
+  EXPECT_NE(by_work[Work::bandwidth]->skip_reason.find("during gpu.streams"), std::string::npos)
+      << by_work[Work::bandwidth]->skip_reason;
+  ASSERT_TRUE(by_work[Work::cudnn]->outcome);
+  EXPECT_TRUE(by_work[Work::cudnn]->outcome->ok());
+}
+
+TEST(EngineScheduler, AHangInTheSharedChildIsItsCurrentWorksTimeout) {
+  SchedulerOptions options = options_for(1, 80 * k_gib, "hang");
+  options.timeout = 400ms;
+  options.job_override[Work::compute] = {"test-hang"};
+  Scheduler scheduler(options);
+  scheduler.probes_over();
+  scheduler.run();
+  for (const JobReport& job : scheduler.jobs()) {
+    if (job.work == Work::compute) {
+      ASSERT_TRUE(job.outcome);
+      EXPECT_EQ(job.outcome->failure->kind, "timeout");
+    } else if (job.work != Work::cudnn) {
+      EXPECT_EQ(job.skip, JobReport::Skip::stopped) << check_id(job.work);
+    }
+  }
 }
 
 TEST(EngineScheduler, WaitingAtTheGateIsNotTheChildsOwnTime) {

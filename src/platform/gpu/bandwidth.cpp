@@ -464,15 +464,12 @@ void pageable(const DeviceSession& session, Bench& bench, CUdeviceptr device, ui
       metric("d2h_pageable_gbps", static_cast<double>(bytes) / median(d2h) / 1e9, "GB/s", note));
 }
 
-void run_bandwidth(int ordinal, nlohmann::json& out) {
-  // One queue: both directions still run at once on the copy engines (measured on an H200:
-  // 50.6 / 50.8 GB/s bidirectional with one queue, 50.5 / 50.8 with the default eight).
-  DeviceSession session(ordinal, 1);
-  out["device"] = session.describe();
+} // namespace
+
+// One queue serves it: both directions still run at once on the copy engines (measured on an
+// H200: 50.6 / 50.8 GB/s bidirectional with one queue, 50.5 / 50.8 with the default eight).
+void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
   const CudaApi& api = session.api();
-  set_stage("load kernels");
-  KernelModule module(session);
-  out["module"] = module.report();
   out["numa"] = pin_to_gpu_numa_node(session.pci_bus_id());
   // Courtesy: stay inside the budget (min(1 GiB, 10% free)); shrink the local copy first.
   const auto host_bytes_for = [](uint64_t budget) {
@@ -588,10 +585,9 @@ void run_bandwidth(int ordinal, nlohmann::json& out) {
   out["gate_timeouts"] = bench.gate_timeouts();
   out["gated"] = bench.gated();
 }
-} // namespace
 
 nlohmann::json child_gpu_bandwidth(const std::vector<std::string>& args) {
-  return run_gpu_child(args, &run_bandwidth);
+  return run_single_work(args, &bandwidth_work);
 }
 
 } // namespace gpucheck::platform::gpu

@@ -205,27 +205,21 @@ void reduction(const DeviceSession& session, const Kernels& k, const Stream& str
 }
 } // namespace
 
+void compute_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
+  session.wait_for_gate();
+  out["device"] = session.describe();
+  out["metrics"].push_back(metric("kernel_load_ms", module.report().value("load_ms", 0.0), "ms",
+                                  module.report().value("route", "")));
+  SplitMix64 rng(fresh_seed());
+  Stream stream(session);
+  fma_verification(session, module.kernels(), stream, rng, out);
+  reduction(session, module.kernels(), stream, rng, out);
+  fma_rate(session, module.kernels(), stream, rng, out);
+  session.done_with_gpu();
+}
+
 nlohmann::json child_gpu_compute(const std::vector<std::string>& args) {
-  return run_gpu_child(args, [](int ordinal, nlohmann::json& out) {
-    DeviceSession session(ordinal, 1); // one stream: one hardware queue
-    out["device"] = session.describe();
-    set_stage("load kernels");
-    KernelModule module(session);
-    out["module"] = module.report();
-    if (!module.loaded()) {
-      return;
-    }
-    session.wait_for_gate();
-    out["device"] = session.describe();
-    out["metrics"].push_back(metric("kernel_load_ms", module.report().value("load_ms", 0.0), "ms",
-                                    module.report().value("route", "")));
-    SplitMix64 rng(fresh_seed());
-    Stream stream(session);
-    fma_verification(session, module.kernels(), stream, rng, out);
-    reduction(session, module.kernels(), stream, rng, out);
-    fma_rate(session, module.kernels(), stream, rng, out);
-    session.done_with_gpu();
-  });
+  return run_single_work(args, &compute_work);
 }
 
 } // namespace gpucheck::platform::gpu

@@ -5,10 +5,24 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "platform/gpu/kernel_module.hpp"
+#include "platform/gpu/session.hpp"
+
 #include <string>
 #include <vector>
 
 namespace gpucheck::platform::gpu {
+
+/// One work of the GPU children on a session and the kernel module its child loaded: it waits
+/// at its gate, does its gated work, says done_with_gpu(), and checks its results.
+using GpuWork = void (*)(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
+void compute_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
+void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
+void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
+
+/// A child of one work: its session, its kernel module, then the work (or the module's failure
+/// when the work needs gpucheck's kernels and they did not load).
+nlohmann::json run_single_work(const std::vector<std::string>& args, GpuWork work);
 
 /// gpu-devices: {"init": CUresult, "devices": [{"ordinal", "name", "cc", "pci_bus_id"}]}.
 /// Used only when the snapshot carries no driver-API facts.
@@ -26,5 +40,12 @@ nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args);
 
 /// gpu-streams ORDINAL: stream priorities, an event-timed kernel, a captured graph replayed.
 nlohmann::json child_gpu_streams(const std::vector<std::string>& args);
+
+/// gpu-device ORDINAL WORKS: the works named ("compute,streams,bandwidth", in that order) one
+/// after another on one context (engine rule same_child). Each work's result is written as a
+/// line of its own as soon as it is over ({"work": NAME, ...the work's JSON...}, or {"work":
+/// NAME, "not_run": REASON} when an earlier failure left the context unusable); the last line
+/// holds the child's timeline.
+nlohmann::json child_gpu_device(const std::vector<std::string>& args);
 
 } // namespace gpucheck::platform::gpu

@@ -226,9 +226,42 @@ void DeviceSession::wait_for_quiet_host() const {
   engine::gate::pause_for_quiet_host();
 }
 
-void DeviceSession::done_with_gpu() const {
+void DeviceSession::done_with_gpu() {
+  if (m_work_said_done) {
+    return;
+  }
+  m_work_said_done = true;
   set_stage("done with the GPU");
-  engine::gate::done();
+  if (m_works_left > 1) {
+    engine::gate::work_done();
+  } else {
+    engine::gate::done();
+  }
+}
+
+void DeviceSession::end_work() {
+  if (!m_work_said_done) {
+    // It failed before saying so: the parent moves on to the next work (or the teardown).
+    m_work_said_done = true;
+    if (m_works_left > 1) {
+      engine::gate::work_done();
+    } else {
+      engine::gate::done();
+    }
+  }
+  m_works_left = std::max(1, m_works_left - 1);
+  m_work_said_done = false;
+}
+
+std::optional<std::string> DeviceSession::context_error() const {
+  if (m_api.cuCtxSynchronize == nullptr) {
+    return std::nullopt;
+  }
+  const CUresult result = m_api.cuCtxSynchronize();
+  if (result == CUDA_SUCCESS) {
+    return std::nullopt;
+  }
+  return cuda_error_name(static_cast<int>(result));
 }
 
 DeviceSession::~DeviceSession() {
@@ -371,6 +404,34 @@ nlohmann::json metric(std::string name, double value, std::string unit, std::str
       engine::PayloadMetric{std::move(name), value, std::move(unit), std::move(note)});
 }
 
+std::optional<engine::PayloadFailure> failure_of(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const CudaCallError& e) {
+    engine::PayloadFailure failure;
+    failure.stage = current_stage();
+    failure.call = e.call();
+    failure.code = e.code();
+    failure.name = e.code() == -1 ? "symbol missing" : cuda_error_name(e.code());
+    failure.text = e.code() == -1 ? "not exported by this libcuda" : cuda_error_text(e.code());
+    failure.message = e.what();
+    return failure;
+  } catch (const std::exception& e) {
+    engine::PayloadFailure failure;
+    failure.stage = current_stage();
+    failure.message = e.what();
+    return failure;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json peak_rss_metric() {
+  rusage usage{};
+  const double mib =
+      ::getrusage(RUSAGE_SELF, &usage) == 0 ? static_cast<double>(usage.ru_maxrss) / 1024.0 : 0.0;
+  return metric("host_peak_rss_mib", mib, "MiB", "gpucheck child, peak resident");
+}
+
 nlohmann::json run_gpu_child(const std::vector<std::string>& args,
                              const std::function<void(int ordinal, nlohmann::json& out)>& body) {
   child_start() = TimelineClock::now();
@@ -387,32 +448,13 @@ nlohmann::json run_gpu_child(const std::vector<std::string>& args,
     out["failure"] = engine::to_json(failure);
     return out;
   }
-  try {
-    body(ordinal, out);
-  } catch (const CudaCallError& e) {
-    engine::PayloadFailure failure;
-    failure.stage = current_stage();
-    failure.call = e.call();
-    failure.code = e.code();
-    failure.name = e.code() == -1 ? "symbol missing" : cuda_error_name(e.code());
-    failure.text = e.code() == -1 ? "not exported by this libcuda" : cuda_error_text(e.code());
-    failure.message = e.what();
-    out["failure"] = engine::to_json(failure);
-  } catch (const std::exception& e) {
-    engine::PayloadFailure failure;
-    failure.stage = current_stage();
-    failure.message = e.what();
-    out["failure"] = engine::to_json(failure);
+  if (const auto failure = failure_of([&] { body(ordinal, out); })) {
+    out["failure"] = engine::to_json(*failure);
   }
   set_stage("done");
   out["timeline_ms"] = timeline();
   out["timeline_rss_mib"] = rss_timeline();
-  rusage usage{};
-  if (::getrusage(RUSAGE_SELF, &usage) == 0) {
-    out["metrics"].push_back(metric("host_peak_rss_mib",
-                                    static_cast<double>(usage.ru_maxrss) / 1024.0, "MiB",
-                                    "gpucheck child, peak resident"));
-  }
+  out["metrics"].push_back(peak_rss_metric());
   // What that resident memory is at the end: private (anonymous) pages, and pages of mapped
   // files (libraries: clean, shared with every other process that maps them, reclaimable).
   std::ifstream status("/proc/self/status");

@@ -101,8 +101,16 @@ public:
   void wait_for_quiet_host() const;
   /// The gated work is over (the last timed or GPU-heavy step): the parent may release the next
   /// check on this GPU while this one checks results on the host and tears down
-  /// (engine::gate::done()). The destructor implies it.
-  void done_with_gpu() const;
+  /// (engine::gate::done(); engine::gate::work_done() while more works follow in this child).
+  /// Once per work; the destructor implies it.
+  void done_with_gpu();
+  /// A child that does `count` works on this session, one after another (the shared child).
+  void begin_works(int count) { m_works_left = count; }
+  /// One work is over (whether or not it said done_with_gpu()): the next one begins.
+  void end_work();
+  /// nullopt while the context still works (cuCtxSynchronize succeeds), else the error's name:
+  /// after a failed work, whether the next may run on this context.
+  [[nodiscard]] std::optional<std::string> context_error() const;
   /// Attribute value, or `fallback` when the driver does not know it.
   [[nodiscard]] int attribute(CUdevice_attribute attribute, int fallback = 0) const;
   /// {"ordinal", "name", "cc", "sm_count", "pci_bus_id", "free_bytes", "budget_bytes", "driver",
@@ -132,6 +140,8 @@ private:
   std::optional<unsigned long long> m_allowance_bytes; ///< from the engine's plan, if scheduled
   uint64_t m_free_after_context = 0;
   uint64_t m_prepare_used_bytes = 0; ///< device memory its preparation took before its gate
+  int m_works_left = 1;              ///< works of this child not yet over, the current one included
+  bool m_work_said_done = false;     ///< the current work has said done
 };
 
 /// cuMemAlloc'd device memory (plain allocations only, never managed memory).
@@ -254,6 +264,12 @@ using Verification = engine::PayloadVerification;
 /// `body` had already written into `out`. Peak host RSS is added as a metric.
 nlohmann::json run_gpu_child(const std::vector<std::string>& args,
                              const std::function<void(int ordinal, nlohmann::json& out)>& body);
+
+/// Run `body`; what it threw, as the failure a child reports (nullopt when it returned).
+std::optional<engine::PayloadFailure> failure_of(const std::function<void()>& body);
+
+/// The child's peak resident memory so far, as a metric (host_peak_rss_mib).
+nlohmann::json peak_rss_metric();
 
 /// SplitMix64: fast deterministic host-side random numbers for test inputs.
 class SplitMix64 {

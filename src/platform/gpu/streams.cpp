@@ -40,17 +40,11 @@ private:
   CUgraphExec m_exec = nullptr;
 };
 
-void run_streams(int ordinal, nlohmann::json& out) {
+} // namespace
+
+void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
   // Priorities, events and graphs need no second hardware queue (nothing here runs concurrently).
-  DeviceSession session(ordinal, 1);
-  out["device"] = session.describe();
   const CudaApi& api = session.api();
-  set_stage("load kernels");
-  KernelModule module(session);
-  out["module"] = module.report();
-  if (!module.loaded()) {
-    return;
-  }
   session.wait_for_gate();
   out["device"] = session.describe();
   const Kernels& k = module.kernels();
@@ -138,10 +132,9 @@ void run_streams(int ordinal, nlohmann::json& out) {
   }
   out["verify"].push_back(engine::to_json(v));
 }
-} // namespace
 
 nlohmann::json child_gpu_streams(const std::vector<std::string>& args) {
-  return run_gpu_child(args, &run_streams);
+  return run_single_work(args, &streams_work);
 }
 
 nlohmann::json child_gpu_devices(const std::vector<std::string>& /*args*/) {

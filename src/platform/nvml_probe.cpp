@@ -328,21 +328,37 @@ nlohmann::json child_probe_nvml(const std::vector<std::string>& /*args*/) {
 }
 
 namespace {
-/// The parent process id of `pid` (/proc/PID/stat's fourth field), or 0.
-uint32_t parent_of(uint32_t pid) {
+/// What /proc/PID/stat says of a process: its parent, and whether it is on its way out.
+struct ProcStat {
+  uint32_t parent = 0;
+  bool exiting = false; ///< PF_EXITING set, or a zombie: its memory is being freed, it runs nothing
+};
+
+ProcStat proc_stat(uint32_t pid) {
   std::ifstream stat(fmt::format("/proc/{}/stat", pid));
   std::string line;
   std::getline(stat, line);
+  ProcStat out;
   const auto close = line.rfind(')'); // the name may hold spaces and parentheses
   if (close == std::string::npos) {
-    return 0;
+    return out;
   }
   char state = 0;
   unsigned parent = 0;
-  if (std::sscanf(line.c_str() + close + 1, " %c %u", &state, &parent) != 2) {
-    return 0;
+  long long group = 0;
+  long long session = 0;
+  long long tty = 0;
+  long long foreground = 0;
+  unsigned long flags = 0;
+  const int got = std::sscanf(line.c_str() + close + 1, " %c %u %lld %lld %lld %lld %lu", &state,
+                              &parent, &group, &session, &tty, &foreground, &flags);
+  if (got < 2) {
+    return out;
   }
-  return parent;
+  constexpr unsigned long k_pf_exiting = 0x4; // include/linux/sched.h
+  out.parent = parent;
+  out.exiting = state == 'Z' || state == 'X' || (got == 7 && (flags & k_pf_exiting) != 0);
+  return out;
 }
 } // namespace
 
@@ -386,7 +402,10 @@ nlohmann::json child_gpu_census(const std::vector<std::string>& args) {
     gpu.free_bytes = info.memory_free_bytes;
     gpu.total_bytes = info.memory_total_bytes;
     for (const GpuProcess& p : info.processes) {
-      if (own.count(p.pid) != 0 || own.count(parent_of(p.pid)) != 0) {
+      const ProcStat stat = proc_stat(p.pid);
+      // A process on its way out (an earlier gpucheck's child whose result is in, a tenant that
+      // just ended) frees its memory and runs nothing: not contention.
+      if (own.count(p.pid) != 0 || own.count(stat.parent) != 0 || stat.exiting) {
         continue;
       }
       gpu.processes.push_back({p.pid, p.name, p.used_memory_bytes});

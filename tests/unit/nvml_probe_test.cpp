@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/wait.h>
+
 #include <chrono>
+#include <thread>
 #include <fmt/format.h>
 
 #include "fakes/fake_gpu.hpp"
@@ -278,6 +281,31 @@ TEST(NvmlProbe, MissingLibraryIsReportedNotFatal) {
   EXPECT_TRUE(result.nvml.library.missing_symbols.empty());
   EXPECT_FALSE(result.nvml.init_result);
   EXPECT_TRUE(result.gpus.empty());
+}
+
+TEST(GpuCensus, AProcessOnItsWayOutIsNotATenant) {
+  // A zombie (exited, not yet reaped: as an earlier run's GPU child whose result was taken
+  // before its exit) holds nothing and runs nothing; a live process of someone else counts.
+  const pid_t zombie = ::fork();
+  ASSERT_GE(zombie, 0);
+  if (zombie == 0) {
+    ::_exit(0);
+  }
+  std::this_thread::sleep_for(100ms); // it is a zombie now: nothing reaps it yet
+  FakeMachine machine(fmt::format("gpu.0.uuid=GPU-census-zombie\n"
+                                  "gpu.0.compute_processes={}:1000,1:2000\n",
+                                  zombie));
+  platform::ChildRequest request = machine.request("gpu-census");
+  request.args = {"999999"}; // not this test's pid: its children are no one's own
+  const nlohmann::json payload = run_ok(request);
+  ::waitpid(zombie, nullptr, 0);
+  ASSERT_TRUE(payload.contains("gpus")) << payload.dump();
+  ASSERT_EQ(payload["gpus"].size(), 1U);
+  std::vector<uint32_t> pids;
+  for (const nlohmann::json& p : payload["gpus"][0]["processes"]) {
+    pids.push_back(p.value("pid", 0U));
+  }
+  EXPECT_EQ(pids, std::vector<uint32_t>{1}) << payload.dump();
 }
 
 TEST(NvmlErrorName, NamesTheCodesADiagnosisNeeds) {

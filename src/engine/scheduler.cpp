@@ -206,18 +206,44 @@ bool Scheduler::nothing_awaits_exit(const Slot& slot) const {
 }
 
 void Scheduler::spawn_due() {
-  // A child spends 11-36 ms loading libcuda and in cuInit alone with one GPU visible, and 0.27 s
-  // beside the probes and other children: every child starts at once, its cuInit beside the
-  // census, and waits for its setup (a child that has only run cuInit holds no device memory).
-  const std::lock_guard<std::mutex> guard(m_lock);
+  // A child spends 11-36 ms loading libcuda and in cuInit alone with one GPU visible, and
+  // 0.19-0.27 s beside the census and other children (the driver initialises one process at a
+  // time). Before the plan, each GPU's first child to build a context starts (cuDNN's, which
+  // prepares longest); after it, a child starts once the jobs its setup waits for are building
+  // their contexts: its cuInit runs beside their work, not beside theirs.
+  std::vector<bool> gave_up(m_turns.size(), false);
+  {
+    const std::lock_guard<std::mutex> guard(m_lock);
+    for (size_t g = 0; g < m_turns.size(); ++g) {
+      gave_up[g] = m_turns[g].gave_up;
+    }
+  }
+  const std::vector<JobState> states = m_planned ? planned_states() : std::vector<JobState>{};
   for (Slot& slot : m_slots) {
-    if (slot.process || (slot.gpu < m_turns.size() && m_turns[slot.gpu].gave_up)) {
+    if (slot.process || (slot.gpu < gave_up.size() && gave_up[slot.gpu])) {
       continue;
     }
-    if (m_planned && !m_jobs[slot.jobs.front()].planned) {
-      continue; // its GPU is skipped
+    const Job& head = m_jobs[slot.jobs.front()];
+    bool due = false;
+    if (!m_planned) {
+      const bool has_cudnn = std::any_of(m_jobs.begin(), m_jobs.end(), [&head](const Job& other) {
+        return other.gpu == head.gpu && other.work == Work::cudnn;
+      });
+      due = has_cudnn ? head.work == Work::cudnn
+                      : std::none_of(m_slots.begin(), m_slots.end(), [&slot](const Slot& other) {
+                          return other.gpu == slot.gpu && &other < &slot;
+                        });
+    } else if (head.planned) {
+      const PlannedJob& planned = m_plan.jobs[*head.planned];
+      due = std::all_of(
+          planned.conditions.begin(), planned.conditions.end(), [&states](const Condition& c) {
+            return c.step != Step::setup || !c.job ||
+                   static_cast<int>(states[*c.job]) >= static_cast<int>(JobState::setting_up);
+          });
     }
-    spawn(slot);
+    if (due) {
+      spawn(slot);
+    }
   }
 }
 
@@ -631,6 +657,7 @@ void Scheduler::advance() {
     }
     states[*job.planned] = job.state;
   }
+  spawn_due(); // children whose turn to start came with the steps just taken
   // A GPU's turn ends when its last job has gone.
   {
     const std::lock_guard<std::mutex> guard(m_lock);

@@ -2,11 +2,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <optional>
 
 #include "checks/gpu_bandwidth_rules.hpp"
 #include "checks/gpu_checks.hpp"
+#include "engine/gpu_engine.hpp"
 #include "gpucheck/finding_catalog.hpp"
 
 namespace gpucheck::checks {
@@ -84,11 +86,105 @@ double h2d_of(const CheckResult& result) {
   return 0.0;
 }
 
+/// Several GPUs: each GPU's host copies again, every GPU at once (engine::Work::copies_together):
+/// each GPU's rate while all copied, and the host's aggregate (their sum, as DCGM's PCIe test
+/// reports it) on every GPU's result, with how well the copy windows overlapped.
+void add_copies_together(std::vector<CheckResult>& results, const CheckContext& context,
+                         const GpuTargets& targets) {
+  if (context.gpu_engine == nullptr || targets.gpus.size() < 2 ||
+      results.size() != targets.gpus.size()) {
+    return;
+  }
+  std::vector<engine::TargetKey> keys;
+  for (const GpuTarget& gpu : targets.gpus) {
+    keys.push_back({gpu.ordinal, gpu.pci_bus_id});
+  }
+  struct Part {
+    size_t index;
+    nlohmann::json together;
+  };
+  std::vector<Part> parts;
+  for (size_t i = 0; i < targets.gpus.size(); ++i) {
+    const std::optional<engine::JobView> view =
+        context.gpu_engine->result(engine::Work::copies_together, keys[i], keys);
+    if (!view || !view->job.outcome) {
+      continue; // not planned, or not run (the reason is the copies' own result's)
+    }
+    CheckResult& result = results[i];
+    const GpuTarget& gpu = targets.gpus[i];
+    const platform::ChildOutcome& outcome = *view->job.outcome;
+    if (!outcome.ok()) {
+      Finding finding = make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index,
+                                     "host copies on every GPU at once",
+                                     outcome.failure ? outcome.failure->detail : "no result");
+      result.status = worst_of(result.status, status_for(finding.severity));
+      result.findings.push_back(std::move(finding));
+      continue;
+    }
+    const nlohmann::json& payload = *outcome.payload;
+    for (Finding& finding : common_findings("host copies on every GPU at once", gpu, payload)) {
+      // A failure both parts met (no context, no driver) is reported once.
+      const bool known = std::any_of(
+          result.findings.begin(), result.findings.end(), [&finding](const Finding& f) {
+            return f.code == finding.code && f.message == finding.message;
+          });
+      if (!known) {
+        result.status = worst_of(result.status, status_for(finding.severity));
+        result.findings.push_back(std::move(finding));
+      }
+    }
+    const bool contended = !view->gpu.other_processes().empty();
+    for (Metric& metric : payload_metrics(payload, contended)) {
+      if (metric.name.find("together") != std::string::npos) {
+        result.metrics.push_back(std::move(metric));
+      }
+    }
+    if (payload.contains("together") && payload["together"].is_object()) {
+      parts.push_back({i, payload["together"]});
+    }
+  }
+  if (parts.size() < 2) {
+    return;
+  }
+  for (const char* direction : {"h2d", "d2h"}) {
+    double sum = 0.0;
+    int64_t first_open = INT64_MAX;
+    int64_t last_open = INT64_MIN;
+    int64_t first_over = INT64_MAX;
+    int64_t last_over = INT64_MIN;
+    for (const Part& part : parts) {
+      const nlohmann::json& d = part.together.value(direction, nlohmann::json::object());
+      sum += d.value("gbps", 0.0);
+      first_open = std::min(first_open, d.value("opened_ns", int64_t{0}));
+      last_open = std::max(last_open, d.value("opened_ns", int64_t{0}));
+      first_over = std::min(first_over, d.value("over_ns", int64_t{0}));
+      last_over = std::max(last_over, d.value("over_ns", int64_t{0}));
+    }
+    const double span = static_cast<double>(last_over - first_open);
+    const double overlap =
+        span > 0.0 ? std::max(0.0, static_cast<double>(first_over - last_open)) / span : 0.0;
+    Metric metric;
+    metric.name = fmt::format("host_{}_all_gpus_gbps", direction);
+    metric.value = sum;
+    metric.unit = "GB/s";
+    metric.note = fmt::format("{} GPUs copying {} at once: the sum of each GPU's rate; their copy "
+                              "windows overlapped {:.0f}%",
+                              parts.size(),
+                              std::string_view(direction) == "h2d" ? "host->device"
+                                                                   : "device->host",
+                              100.0 * overlap);
+    for (const Part& part : parts) {
+      results[part.index].metrics.push_back(metric);
+    }
+  }
+}
+
 std::vector<CheckResult> run(const CheckContext& context) {
   // One GPU at a time: each is measured alone, as nvbandwidth does.
   std::vector<CheckResult> results = run_per_gpu(k_info, context, &judge);
   // GPUs of one model should move data alike: flag one well below its siblings' median.
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
+  add_copies_together(results, context, targets);
   std::map<std::string, std::vector<size_t>> by_model;
   for (size_t i = 0; i < results.size() && i < targets.gpus.size(); ++i) {
     if (h2d_of(results[i]) > 0.0) {

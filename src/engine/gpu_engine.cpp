@@ -23,6 +23,13 @@ GpuEngine::~GpuEngine() {
 
 void GpuEngine::start(std::vector<VisibleGpu> gpus) {
   m_options.gpus = std::move(gpus);
+  // Several GPUs: gpu.bandwidth also times every GPU's host copies at once (copies_together).
+  std::vector<Work>& works = m_options.works;
+  if (m_options.gpus.size() > 1 &&
+      std::find(works.begin(), works.end(), Work::bandwidth) != works.end() &&
+      std::find(works.begin(), works.end(), Work::copies_together) == works.end()) {
+    works.push_back(Work::copies_together);
+  }
   m_scheduler = std::make_unique<Scheduler>(m_options);
   if (m_probes_over) {
     m_scheduler->probes_over();

@@ -17,10 +17,11 @@ struct WorkSpelling {
   std::string_view check;
   std::string_view name;
 };
-constexpr std::array<WorkSpelling, 4> k_works{
+constexpr std::array<WorkSpelling, 5> k_works{
     {{Work::compute, "gpu-compute", "gpu.compute", "compute"},
      {Work::streams, "gpu-streams", "gpu.streams", "streams"},
      {Work::bandwidth, "gpu-bandwidth", "gpu.bandwidth", "bandwidth"},
+     {Work::copies_together, "", "gpu.bandwidth", "copies_together"},
      {Work::cudnn, "gpu-cudnn", "gpu.cudnn", "cudnn"}}};
 
 // The rules, by name (docs/architecture.md, "The GPU engine", says why each exists).
@@ -28,12 +29,13 @@ constexpr std::string_view k_same_child = "same_child";
 constexpr std::string_view k_one_context_at_a_time = "one_context_at_a_time";
 constexpr std::string_view k_one_child_at_a_time = "one_child_at_a_time";
 constexpr std::string_view k_copies_alone = "copies_alone";
+constexpr std::string_view k_copies_together = "copies_together";
 constexpr std::string_view k_cudnn_after_copies = "cudnn_after_copies";
 constexpr std::string_view k_after_probes = "after_probes";
 
 // The order of the gated work (and of the works in the shared child).
-constexpr std::array<Work, 4> k_work_order{Work::compute, Work::streams, Work::bandwidth,
-                                           Work::cudnn};
+constexpr std::array<Work, 5> k_work_order{Work::compute, Work::streams, Work::bandwidth,
+                                           Work::copies_together, Work::cudnn};
 
 // A job's life as numbered events: setup (0), context built (1), ready (2), go (3), done (4),
 // exited (5). Each happens after the one before it; setup and go also after their conditions.
@@ -101,7 +103,9 @@ void add(std::vector<PlannedJob>& jobs, size_t job, Condition condition) {
 std::vector<Work> all_works() {
   std::vector<Work> works;
   for (const WorkSpelling& w : k_works) {
-    works.push_back(w.work);
+    if (w.work != Work::copies_together) {
+      works.push_back(w.work);
+    }
   }
   return works;
 }
@@ -193,6 +197,8 @@ uint64_t MemoryModel::min_bytes(Work work) const {
     return 16 * k_mib;
   case Work::bandwidth:
     return 4 * 4 * k_mib + 2 * 16 * k_mib; // the smallest copies that still measure something
+  case Work::copies_together:
+    return 2 * 4 * k_mib; // the host copies' device buffers, kept from gpu.bandwidth's own
   case Work::cudnn:
     return 96 * k_mib; // the small verified cases and their workspace
   }
@@ -209,6 +215,8 @@ uint64_t MemoryModel::wanted_bytes(Work work) const {
     return 176 * k_mib;
   case Work::bandwidth:
     return 2 * 64 * k_mib + 2 * 256 * k_mib; // host copies' device side, the local copy
+  case Work::copies_together:
+    return 2 * 64 * k_mib;
   case Work::cudnn:
     return 640 * k_mib; // the large timed cases, cuDNN's and cuBLASLt's modules, workspace
   }
@@ -390,12 +398,47 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
             o < b ? Condition{k_copies_alone, Step::go, Await::exited, o}
                   : Condition{k_copies_alone, Step::go, Await::ready, o});
         break;
+      case Work::copies_together:
+        // An earlier GPU's part of the copies together prepares (takes its buffers) before
+        // these copies, not beside them; a later GPU's comes after them anyway.
+        if (const auto own = job_of(Work::bandwidth, jobs[o].gpu); own && *own < b) {
+          add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
+        }
+        break;
       case Work::cudnn:
         // cuDNN's preparation runs kernels and small copies: not beside copies on its own GPU,
         // nor on an overlapping GPU; a serial GPU prepares after its own copies, beside the
         // next GPU's (waiting for it would put every GPU's preparation on the critical path).
         if (jobs[o].gpu == jobs[b].gpu || plan.gpus[jobs[o].gpu].mode != GpuMode::serial) {
           add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
+        }
+        break;
+      }
+    }
+  }
+  // copies_together: every GPU's host copies at once, released in one step once each GPU's part
+  // is prepared, with every GPU's own copies, compute and streams over and no cuDNN
+  // preparation anywhere (as copies_alone).
+  for (size_t t = 0; t < jobs.size(); ++t) {
+    if (jobs[t].work != Work::copies_together) {
+      continue;
+    }
+    for (size_t o = 0; o < jobs.size(); ++o) {
+      if (o == t) {
+        continue;
+      }
+      switch (jobs[o].work) {
+      case Work::copies_together:
+        add(jobs, t, {k_copies_together, Step::go, Await::ready, o});
+        break;
+      case Work::compute:
+      case Work::streams:
+      case Work::bandwidth:
+        add(jobs, t, {k_copies_together, Step::go, Await::exited, o});
+        break;
+      case Work::cudnn:
+        if (jobs[o].gpu == jobs[t].gpu || plan.gpus[jobs[o].gpu].mode != GpuMode::serial) {
+          add(jobs, t, {k_copies_together, Step::go, Await::ready, o});
         }
         break;
       }
@@ -409,7 +452,8 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     }
     for (size_t o = 0; o < jobs.size(); ++o) {
       const bool same_gpu_before = jobs[o].gpu == jobs[c].gpu && jobs[o].work != Work::cudnn;
-      if (same_gpu_before || jobs[o].work == Work::bandwidth) {
+      if (same_gpu_before || jobs[o].work == Work::bandwidth ||
+          jobs[o].work == Work::copies_together) {
         add(jobs, c, {k_cudnn_after_copies, Step::go, Await::exited, o});
       }
     }

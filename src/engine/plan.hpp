@@ -16,12 +16,16 @@
 
 namespace gpucheck::engine {
 
-/// The active GPU checks' work, one child mode each.
-enum class Work { compute, streams, bandwidth, cudnn };
+/// The active GPU checks' work. copies_together is gpu.bandwidth's second part on a machine
+/// with several GPUs: host copies on every GPU at once (the host's aggregate, as DCGM's PCIe
+/// test reports it), after each GPU's copies were timed alone.
+enum class Work { compute, streams, bandwidth, copies_together, cudnn };
 
-/// Every work, in the order the checks report them.
+/// Every work that runs on any machine, in the order the checks report them (copies_together,
+/// which only a machine with several GPUs runs, is not among them).
 std::vector<Work> all_works();
-/// "gpu-compute", ...: the child mode that does it alone.
+/// "gpu-compute", ...: the child mode that does it alone ("" for copies_together, which runs
+/// only in the shared child).
 std::string_view child_mode(Work work);
 /// The child mode that does several works in one context, in order ("gpu-device").
 std::string_view shared_child_mode();

@@ -232,6 +232,31 @@ std::vector<Scenario> scenarios() {
                   .exit_code = 1,
                   .extra = &each_gpu_check_names_the_context_failure_on_gpu_0,
                   .standard_run = true});
+  // Two GPUs: gpu.bandwidth also copies on both at once (copies_together, in the same child);
+  // the context failure both parts meet is reported once per GPU.
+  list.push_back(
+      {.name = "standard_run_on_two_gpus_where_no_context_can_be_created",
+       .fake = "gpu.count=2\n",
+       .root = [](FixtureTree& t) { healthy_root(t, 2); },
+       .codes = {"gpu.context_failed"},
+       .exit_code = 1,
+       .extra =
+           [](const nlohmann::json& r) {
+             int bandwidth_results = 0;
+             for (const auto& result : r["results"]) {
+               if (result["check_id"] != "gpu.bandwidth") {
+                 continue;
+               }
+               ++bandwidth_results;
+               int context_findings = 0;
+               for (const auto& finding : result["findings"]) {
+                 context_findings += finding["code"] == "gpu.context_failed" ? 1 : 0;
+               }
+               EXPECT_EQ(context_findings, 1) << result.dump(1);
+             }
+             EXPECT_EQ(bandwidth_results, 2);
+           },
+       .standard_run = true});
   // Busy nodes: gpucheck never fails a GPU because others use it (the engine issue).
   list.push_back(
       {.name = "standard_run_on_a_gpu_98_percent_held_by_another_process",

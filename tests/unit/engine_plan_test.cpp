@@ -177,10 +177,14 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
       const GpuMode mode = plan.gpus[job.gpu].mode;
       // Copies are timed alone: no other gated work anywhere, no context being built anywhere,
       // nothing else alive on their GPU but a job parked at its gate.
-      if (job.work == Work::bandwidth && working(st[j])) {
+      const bool copies = job.work == Work::bandwidth || job.work == Work::copies_together;
+      if (copies && working(st[j])) {
         for (size_t o = 0; o < st.size(); ++o) {
           if (o == j) {
             continue;
+          }
+          if (job.work == Work::copies_together && plan.jobs[o].work == Work::copies_together) {
+            continue; // the copies together run together
           }
           EXPECT_FALSE(working(st[o]))
               << what << " t=" << t << ": job " << o << " works while job " << j << " times copies";
@@ -202,9 +206,17 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
       if (job.work == Work::cudnn && working(st[j])) {
         EXPECT_TRUE(trace.probes_over_at_snapshot[t] != 0) << what << ": cuDNN timed early";
         for (size_t o = 0; o < st.size(); ++o) {
-          if (plan.jobs[o].work == Work::bandwidth) {
+          if (plan.jobs[o].work == Work::bandwidth || plan.jobs[o].work == Work::copies_together) {
             EXPECT_TRUE(st[o] == JobState::ended || st[o] == JobState::waiting_for_setup)
                 << what << " t=" << t << ": cuDNN times beside copies";
+          }
+        }
+      }
+      // The copies together: every GPU's at once, none before every GPU's own copies are over.
+      if (job.work == Work::copies_together && working(st[j])) {
+        for (size_t o = 0; o < st.size(); ++o) {
+          if (plan.jobs[o].work == Work::bandwidth) {
+            EXPECT_NE(st[o], JobState::ready) << what << " t=" << t << ": copies together early";
           }
         }
       }
@@ -265,7 +277,11 @@ TEST(EnginePlan, InvariantsHoldOverRandomRuns) {
   small.context_build_extra_bytes = 16 * k_mib;
   for (const auto& free : machines) {
     for (const MemoryModel& memory : {MemoryModel{}, small}) {
-      const Plan plan = make_plan(all_works(), gpus_with_free(free), memory);
+      std::vector<Work> works = all_works();
+      if (free.size() > 1) {
+        works.push_back(Work::copies_together); // as the engine does with several GPUs
+      }
+      const Plan plan = make_plan(works, gpus_with_free(free), memory);
       for (int run = 0; run < 60; ++run) {
         const int probes_end = std::uniform_int_distribution<int>(0, 400)(rng);
         const Trace trace = simulate(plan, rng, probes_end, run % 3 == 0 ? 0.3 : 0.0);
@@ -325,6 +341,35 @@ TEST(EnginePlan, MemoryDecidesTheMode) {
   // Free memory unknown (no NVML): the cap alone.
   plan = make_plan(all_works(), {GpuFacts{}});
   EXPECT_EQ(plan.gpus[0].budget_bytes, k_gib);
+}
+
+TEST(EnginePlan, CopiesTogetherGoInOneStepAfterEveryGpusOwnCopies) {
+  std::vector<Work> works = all_works();
+  works.push_back(Work::copies_together);
+  const Plan plan = make_plan(works, gpus_with_free({140 * k_gib, 140 * k_gib, 140 * k_gib}));
+  std::mt19937 rng(11);
+  for (int run = 0; run < 40; ++run) {
+    const Trace trace = simulate(plan, rng, run * 7, 0.0);
+    ASSERT_FALSE(trace.deadlock);
+    // Once any GPU's part goes, every GPU's part is going (no crash here): they start together.
+    bool seen = false;
+    for (const std::vector<JobState>& st : trace.snapshots) {
+      size_t working_parts = 0;
+      size_t parts = 0;
+      for (size_t j = 0; j < st.size(); ++j) {
+        if (plan.jobs[j].work == Work::copies_together) {
+          ++parts;
+          working_parts += working(st[j]) || st[j] == JobState::ended ? 1 : 0;
+        }
+      }
+      if (working_parts > 0 && !seen) {
+        EXPECT_EQ(working_parts, parts) << "run " << run << ": the parts did not start together";
+        seen = true;
+      }
+    }
+    EXPECT_TRUE(seen);
+    check_invariants(plan, trace, fmt::format("together, run {}", run));
+  }
 }
 
 TEST(EnginePlan, ComputeStreamsAndCopiesShareOneChildInOrder) {

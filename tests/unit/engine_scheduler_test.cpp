@@ -112,6 +112,33 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
   }
 }
 
+TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
+  SchedulerOptions options = options_for(2, 80 * k_gib, "together");
+  options.works.push_back(Work::copies_together);
+  Scheduler scheduler(options);
+  scheduler.probes_over();
+  scheduler.run();
+  std::map<std::pair<size_t, Work>, const JobReport*> of;
+  for (const JobReport& job : scheduler.jobs()) {
+    ASSERT_TRUE(job.outcome && job.outcome->ok()) << check_id(job.work) << " on GPU " << job.gpu;
+    of[{job.gpu, job.work}] = &job;
+  }
+  ASSERT_EQ(of.size(), 10U);
+  const JobReport& first = *of[{0, Work::copies_together}];
+  const JobReport& second = *of[{1, Work::copies_together}];
+  EXPECT_EQ(first.outcome->payload->value("work", ""), "copies_together");
+  for (size_t g = 0; g < 2; ++g) {
+    // After both GPUs' own copies, and before either GPU's cuDNN timing.
+    for (const JobReport* part : {&first, &second}) {
+      EXPECT_GE(field(*part, "began_ns"), field(*of[{g, Work::bandwidth}], "done_ns"));
+      EXPECT_LE(field(*part, "done_ns"), field(*of[{g, Work::cudnn}], "began_ns"));
+    }
+  }
+  // Released in one step: each began before the other was done.
+  EXPECT_LT(field(first, "began_ns"), field(second, "done_ns"));
+  EXPECT_LT(field(second, "began_ns"), field(first, "done_ns"));
+}
+
 TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
   // The shared child crashes at once: compute's is the failure, the works after it never ran.
   SchedulerOptions options = options_for(1, 80 * k_gib, "faults");

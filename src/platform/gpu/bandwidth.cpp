@@ -181,6 +181,37 @@ public:
     return elapsed_ms(m_api, m_start, m_end);
   }
 
+  /// A sample whose gate opens at `open_at` (steady_clock, shared by every process of the
+  /// host): the copies of several GPUs' children, each behind its own gate, start together.
+  /// Returns the event time in ms and the host-clock window [gate opened, copies over].
+  struct WindowSample {
+    double ms = 0.0;
+    int64_t opened_ns = 0;
+    int64_t over_ns = 0;
+  };
+  WindowSample sample_at(const Stream& measured, const Enqueue& enqueue, int copies,
+                         std::chrono::steady_clock::time_point open_at) {
+    volatile int* latch = close_gate(measured.get());
+    m_start.record(measured.get());
+    enqueue(measured.get(), copies);
+    m_end.record(measured.get());
+    while (std::chrono::steady_clock::now() < open_at) {
+    }
+    const auto since_epoch = [] {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+    };
+    WindowSample out;
+    out.opened_ns = since_epoch();
+    open_gate(latch);
+    measured.synchronize();
+    out.over_ns = since_epoch();
+    count_gate_timeout(latch);
+    out.ms = elapsed_ms(m_api, m_start, m_end);
+    return out;
+  }
+
   struct PairSample {
     std::array<double, 2> ms{};
     bool covered = false;
@@ -464,6 +495,24 @@ void pageable(const DeviceSession& session, Bench& bench, CUdeviceptr device, ui
       metric("d2h_pageable_gbps", static_cast<double>(bytes) / median(d2h) / 1e9, "GB/s", note));
 }
 
+/// What gpu.bandwidth's own copies leave for the copies together (the same child, next work):
+/// a pinned host buffer, its device twin, and the rates measured alone.
+struct KeptCopies {
+  std::unique_ptr<PinnedBuffer> host;
+  std::unique_ptr<DeviceBuffer> device;
+  uint64_t bytes = 0;
+  double h2d_gbps = 0.0;
+  double d2h_gbps = 0.0;
+};
+
+std::unique_ptr<KeptCopies>& kept_copies() {
+  static std::unique_ptr<KeptCopies> kept;
+  return kept;
+}
+
+constexpr double k_together_target_ms = 12.0; // each direction's copies, at the rate alone
+constexpr auto k_together_lead = std::chrono::milliseconds(5); // from the go to the first gate
+constexpr auto k_together_spacing = std::chrono::milliseconds(40); // between the two gates
 } // namespace
 
 // One queue serves it: both directions still run at once on the copy engines (measured on an
@@ -502,7 +551,8 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
                   {"pageable_bytes", pageable_bytes}};
 
   set_stage("allocate");
-  DeviceBuffer dev_a(session, host_bytes);
+  auto dev_a_owned = std::make_unique<DeviceBuffer>(session, host_bytes);
+  DeviceBuffer& dev_a = *dev_a_owned;
   DeviceBuffer dev_b(session, host_bytes);
   Stream s1(session);
   Stream s2(session);
@@ -527,8 +577,8 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   uint32_t seed = bench.seed();
   Bench::fill_host(host_a.get(), host_bytes, seed);
   GPUCHECK_CU(api, cuMemsetD32Async, dev_a.get(), 0U, size_t{host_bytes / 4}, s1.get());
-  bench.measure("h2d_gbps", "host->device, pinned, copy engine", host_bytes, s1,
-                h2d(dev_a.get(), host_a));
+  const nlohmann::json h2d_alone = bench.measure(
+      "h2d_gbps", "host->device, pinned, copy engine", host_bytes, s1, h2d(dev_a.get(), host_a));
   out["link"] = read_link(session.pci_bus_id()); // read while the link is busy, not idle
   bench.plant_device_fault(dev_a.get(), host_bytes);
   bench.record(bench.check_device(dev_a.get(), host_bytes, seed, "pinned host->device", s1));
@@ -537,8 +587,8 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   seed = bench.seed();
   bench.fill_device(dev_b.get(), host_bytes, seed, s1);
   Bench::zero_host(host_b.get(), host_bytes);
-  bench.measure("d2h_gbps", "device->host, pinned, copy engine", host_bytes, s1,
-                d2h(host_b, dev_b.get()));
+  const nlohmann::json d2h_alone = bench.measure(
+      "d2h_gbps", "device->host, pinned, copy engine", host_bytes, s1, d2h(host_b, dev_b.get()));
   bench.record(Bench::check_host(host_b.get(), host_bytes, seed, "pinned device->host"));
 
   set_stage("bidirectional copies");
@@ -556,9 +606,13 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   bench.record(
       Bench::check_host(host_b.get(), host_bytes, seed_down, "bidirectional device->host"));
 
-  // Pageable copies after the pinned buffers are freed (host memory stays under 300 MiB).
-  pinned_a.reset();
+  // Pageable copies after one pinned buffer is freed (host memory stays under 300 MiB); the other
+  // and its device twin are kept for the copies together (copies_together_work()).
   pinned_b.reset();
+  auto kept = std::make_unique<KeptCopies>();
+  kept->bytes = host_bytes;
+  kept->h2d_gbps = h2d_alone.value("median", 0.0);
+  kept->d2h_gbps = d2h_alone.value("median", 0.0);
   pageable(session, bench, dev_a.get(), pageable_bytes, s1, out);
   // The device-local copy last, once gpucheck's probes are over: beside them (the probe child
   // that loads every cuDNN library) it read up to a fifth less in half of the standard runs on
@@ -584,6 +638,80 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   bench.record(bench.check_device(dev_dst.get(), d2d_bytes, seed, "device-local copy", s1));
   out["gate_timeouts"] = bench.gate_timeouts();
   out["gated"] = bench.gated();
+  kept->host = std::move(pinned_a);
+  kept->device = std::move(dev_a_owned);
+  kept_copies() = std::move(kept);
+}
+
+void copies_together_work(DeviceSession& session, const KernelModule& module,
+                          nlohmann::json& out) {
+  const CudaApi& api = session.api();
+  const std::unique_ptr<KeptCopies> kept = std::move(kept_copies());
+  if (!kept || !kept->host || !kept->device) {
+    throw std::runtime_error("gpu.bandwidth's own copies did not run in this child: nothing to "
+                             "copy together");
+  }
+  Stream stream(session);
+  Bench bench(session, module, out);
+  const uint64_t bytes = kept->bytes;
+  const auto copies_for = [bytes](double gbps) {
+    const double per_copy_ms = gbps > 0.0 ? static_cast<double>(bytes) / (gbps * 1e9) * 1e3 : 1.0;
+    return std::clamp(static_cast<int>(std::ceil(k_together_target_ms / per_copy_ms)), 1,
+                      k_max_copies);
+  };
+  const int up_copies = copies_for(kept->h2d_gbps);
+  const int down_copies = copies_for(kept->d2h_gbps);
+  const uint32_t seed = bench.seed();
+  Bench::fill_host(kept->host->get(), bytes, seed);
+  const CUdeviceptr device = kept->device->get();
+  void* host = kept->host->get();
+  session.wait_for_gate();
+  const auto go = std::chrono::steady_clock::now();
+  out["device"] = session.describe();
+  set_stage("host->device copies, every GPU at once");
+  GPUCHECK_CU(api, cuMemsetD32Async, device, 0U, size_t{bytes / 4}, stream.get());
+  const Bench::WindowSample up = bench.sample_at(
+      stream,
+      [&api, device, host, bytes](CUstream s, int copies) {
+        for (int c = 0; c < copies; ++c) {
+          GPUCHECK_CU(api, cuMemcpyHtoDAsync, device, host, size_t{bytes}, s);
+        }
+      },
+      up_copies, go + k_together_lead);
+  set_stage("device->host copies, every GPU at once");
+  Bench::zero_host(host, bytes);
+  const Bench::WindowSample down = bench.sample_at(
+      stream,
+      [&api, device, host, bytes](CUstream s, int copies) {
+        for (int c = 0; c < copies; ++c) {
+          GPUCHECK_CU(api, cuMemcpyDtoHAsync, host, device, size_t{bytes}, s);
+        }
+      },
+      down_copies, go + k_together_lead + k_together_spacing);
+  session.done_with_gpu();
+  // The device got the host's pattern, and the host got it back.
+  bench.record(bench.check_device(device, bytes, seed, "host->device, every GPU at once", stream));
+  bench.record(Bench::check_host(host, bytes, seed, "device->host, every GPU at once"));
+  const auto rate = [bytes](const Bench::WindowSample& s, int copies) {
+    return s.ms > 0.0 ? static_cast<double>(bytes) * copies / (s.ms * 1e-3) / 1e9 : 0.0;
+  };
+  const double up_gbps = rate(up, up_copies);
+  const double down_gbps = rate(down, down_copies);
+  out["together"] = {
+      {"h2d", {{"gbps", up_gbps}, {"opened_ns", up.opened_ns}, {"over_ns", up.over_ns},
+               {"copies", up_copies}}},
+      {"d2h", {{"gbps", down_gbps}, {"opened_ns", down.opened_ns}, {"over_ns", down.over_ns},
+               {"copies", down_copies}}},
+      {"bytes", bytes}};
+  out["metrics"].push_back(metric(
+      "h2d_together_gbps", up_gbps, "GB/s",
+      fmt::format("host->device while every GPU copies; one sample of {} copies of {} MiB{}",
+                  up_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
+  out["metrics"].push_back(metric(
+      "d2h_together_gbps", down_gbps, "GB/s",
+      fmt::format("device->host while every GPU copies; one sample of {} copies of {} MiB{}",
+                  down_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
+  out["gate_timeouts"] = bench.gate_timeouts();
 }
 
 nlohmann::json child_gpu_bandwidth(const std::vector<std::string>& args) {

@@ -31,6 +31,7 @@ constexpr WorkEntry k_works[] = {
     {"compute", "gpu.compute", &compute_work, true},
     {"streams", "gpu.streams", &streams_work, true},
     {"bandwidth", "gpu.bandwidth", &bandwidth_work, false},
+    {"copies_together", "gpu.bandwidth", &copies_together_work, false},
 };
 
 const WorkEntry* work_entry(std::string_view name) {

@@ -93,7 +93,7 @@ struct GpuReport {
   VisibleGpu visible;
   PlannedGpu plan;
   std::optional<CensusGpu> before; ///< the census before any context
-  std::optional<CensusGpu> after;  ///< after the timed work
+  std::optional<CensusGpu> after;  ///< beside the last timed work, once it has all begun
   bool waited_for_another_run = false;
   std::chrono::milliseconds lock_waited{0};
   /// Processes other than gpucheck's own seen on the GPU before or after the timed work.

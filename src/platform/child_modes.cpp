@@ -53,6 +53,27 @@ nlohmann::json test_garbage(const std::vector<std::string>&) {
   [[maybe_unused]] auto n = ::write(3, k_garbage, sizeof k_garbage - 1);
   std::_Exit(0);
 }
+/// test-lines N [crash|linger]: writes N result lines ({"line": i}), then aborts ("crash"), or
+/// returns its last line and, with "linger", stays alive 2 s after closing its result.
+nlohmann::json test_lines(const std::vector<std::string>& args) {
+  const int n = args.empty() ? 0 : std::atoi(args[0].c_str());
+  for (int i = 0; i < n; ++i) {
+    write_result_line(nlohmann::json{{"line", i}});
+  }
+  const std::string then = args.size() > 1 ? args[1] : "";
+  if (then == "crash") {
+    std::abort();
+  }
+  if (then == "linger") {
+    // Close the result and stay: as a GPU child whose exit (its context freed) is slow.
+    const std::string last = nlohmann::json{{"last", true}}.dump() + "\n";
+    [[maybe_unused]] auto w = ::write(3, last.data(), last.size());
+    ::close(3);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    std::_Exit(0);
+  }
+  return nlohmann::json{{"last", true}};
+}
 nlohmann::json test_big(const std::vector<std::string>&) {
   // Larger than a pipe buffer, to prove the parent drains while the child writes.
   return nlohmann::json{{"blob", std::string(1 << 20, 'x')}};
@@ -167,6 +188,7 @@ constexpr ChildMode k_modes[] = {
     {"test-exit", &test_exit},
     {"test-garbage", &test_garbage},
     {"test-big", &test_big},
+    {"test-lines", &test_lines},
     {"test-gated", &test_gated},
 };
 

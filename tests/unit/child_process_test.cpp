@@ -27,6 +27,65 @@ TEST(ChildProcess, DeliversJsonResult) {
   EXPECT_FALSE(outcome.failure);
 }
 
+TEST(ChildProcess, ResultLinesAreThePayload) {
+  ChildRequest r = req("test-lines");
+  r.args = {"3"};
+  r.result_lines = true;
+  const ChildOutcome outcome = run_child(r);
+  ASSERT_TRUE(outcome.ok()) << (outcome.failure ? outcome.failure->detail : "");
+  ASSERT_TRUE(outcome.payload->is_array());
+  ASSERT_EQ(outcome.payload->size(), 4U); // three lines and the returned last one
+  EXPECT_EQ((*outcome.payload)[2]["line"], 2);
+  EXPECT_EQ((*outcome.payload)[3]["last"], true);
+  EXPECT_FALSE(outcome.partial);
+}
+
+TEST(ChildProcess, LinesWrittenBeforeACrashAreKept) {
+  ChildRequest r = req("test-lines");
+  r.args = {"2", "crash"};
+  r.result_lines = true;
+  const ChildOutcome outcome = run_child(r);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.failure->kind, "signal");
+  ASSERT_TRUE(outcome.partial);
+  ASSERT_EQ(outcome.partial->size(), 2U);
+  EXPECT_EQ((*outcome.partial)[1]["line"], 1);
+}
+
+TEST(ChildProcess, ALineCutShortIsBadOutput) {
+  // Garbage without a newline where lines are expected: not a payload, and no line kept.
+  ChildRequest r = req("test-garbage");
+  r.result_lines = true;
+  const ChildOutcome outcome = run_child(r);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.failure->kind, "bad_output");
+  ASSERT_TRUE(outcome.partial);
+  EXPECT_TRUE(outcome.partial->empty());
+}
+
+TEST(ChildProcess, ConcludedAtItsResultWithoutWaitingForTheExit) {
+  ChildRequest r = req("test-lines");
+  r.args = {"1", "linger"};
+  r.result_lines = true;
+  r.conclude_at_result = true;
+  const auto start = std::chrono::steady_clock::now();
+  ChildOutcome outcome;
+  {
+    ChildGroup group;
+    group.start(r);
+    outcome = group.wait_all().front();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms) << "it waited for the exit";
+  } // the group is dropped without waiting for the lingering process either
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1800ms);
+  ASSERT_TRUE(outcome.ok()) << (outcome.failure ? outcome.failure->detail : "");
+  EXPECT_EQ(outcome.payload->size(), 2U);
+  // Without the flag the same child is waited for.
+  r.conclude_at_result = false;
+  const auto again = std::chrono::steady_clock::now();
+  EXPECT_TRUE(run_child(r).ok());
+  EXPECT_GE(std::chrono::steady_clock::now() - again, 1900ms);
+}
+
 TEST(ChildProcess, AbortBecomesSignalFailureWithStderr) {
   const ChildOutcome outcome = run_child(req("test-crash"));
   ASSERT_FALSE(outcome.ok());

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/payloads.hpp"
 #include "gpucheck/check.hpp"
 
 namespace gpucheck::checks {
@@ -66,11 +67,26 @@ std::vector<Metric> payload_metrics(const nlohmann::json& payload, bool contende
 /// Whether every verification in the payload found no mismatch (and there was at least one).
 bool all_verified(const nlohmann::json& payload);
 
-/// The finding for a kernel module that did not load, or nullopt when it loaded.
-std::optional<Finding> kernel_load_finding(const GpuTarget& gpu, const nlohmann::json& payload);
+/// The finding for a kernel module that did not load, or nullopt when it loaded. `device`: the
+/// payload's, for the GPU's compute capability (sm_00 when the child had none).
+std::optional<Finding> kernel_load_finding(const GpuTarget& gpu,
+                                           const engine::KernelModuleReport& module,
+                                           const std::optional<engine::DeviceDescription>& device);
+
+/// The judgement for a result whose own fields cannot be read (engine/payloads.hpp's error, which
+/// names the key): gpu.child_failed, never a pass.
+Judgement unreadable_result(std::string_view check_title, const GpuTarget& gpu, const Error& error);
 
 /// For the checks that need gpucheck's kernels: the judgement when the child could not get to its
-/// work (the kernels did not load, or a stage failed), or nullopt when it did.
-std::optional<Judgement> judge_kernel_setup(const GpuTarget& gpu, const nlohmann::json& payload);
+/// work (its result cannot be read, the kernels did not load, or a stage failed), or nullopt when
+/// it did.
+std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const GpuTarget& gpu,
+                                            const nlohmann::json& payload);
+
+/// The judges of gpu.compute, gpu.streams and gpu.cudnn (exposed for their tests): the check's own
+/// findings and summary from its child's payload, read through engine/payloads.hpp.
+Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload);
+Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& payload);
+Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload);
 
 } // namespace gpucheck::checks

@@ -67,6 +67,11 @@ std::string failure_detail(const ChildFailure& failure) {
   return detail;
 }
 
+Finding unreadable_finding(std::string_view check_title, const GpuTarget& gpu, const Error& error) {
+  return make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index, std::string(check_title),
+                      fmt::format("it reported a result gpucheck cannot read: {}", error.message));
+}
+
 std::string verify_code(const std::string& kind) {
   if (kind == "compute") {
     return "gpu.compute_mismatch";
@@ -163,9 +168,7 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
   const int index = gpu.gpu_index;
   const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
   if (!envelope) {
-    findings.push_back(make_finding(
-        "gpu.child_failed", index, index, check_title,
-        fmt::format("it reported a result gpucheck cannot read: {}", envelope.error().message)));
+    findings.push_back(unreadable_finding(check_title, gpu, envelope.error()));
     return findings;
   }
   if (const auto& f = envelope.value().failure) {
@@ -201,8 +204,7 @@ bool all_verified(const nlohmann::json& payload) {
 }
 
 namespace {
-std::string load_remedy(int code, const nlohmann::json& module, int cc_major, int cc_minor) {
-  const std::string toolkit = module.value("toolkit", "");
+std::string load_remedy(int code, const std::string& toolkit, int cc_major, int cc_minor) {
   switch (code) {
   case 200:
     return fmt::format("the driver could not read the image: a driver older than CUDA {0} (which "
@@ -233,42 +235,47 @@ std::string load_remedy(int code, const nlohmann::json& module, int cc_major, in
 }
 } // namespace
 
-std::optional<Finding> kernel_load_finding(const GpuTarget& gpu, const nlohmann::json& payload) {
-  if (!payload.contains("module") || payload["module"].value("loaded", false)) {
+std::optional<Finding> kernel_load_finding(const GpuTarget& gpu,
+                                           const engine::KernelModuleReport& module,
+                                           const std::optional<engine::DeviceDescription>& device) {
+  if (module.loaded) {
     return std::nullopt;
   }
-  const nlohmann::json& module = payload["module"];
-  const int code = module.value("code", 0);
-  if (code == -2) {
+  if (module.code == -2) {
     return make_finding("gpu.kernels_not_built", gpu.gpu_index, gpu.gpu_index);
   }
-  int cc_major = 0;
-  int cc_minor = 0;
-  const std::string cc = payload.contains("device") ? payload["device"].value("cc", "") : "";
-  if (std::sscanf(cc.c_str(), "%d.%d", &cc_major, &cc_minor) != 2) {
-    cc_major = cc_minor = 0;
-  }
+  const int cc_major = device ? device->cc_major : 0;
+  const int cc_minor = device ? device->cc_minor : 0;
   std::string image;
-  for (const nlohmann::json& entry : module.value("image", nlohmann::json::array())) {
-    image += (image.empty() ? "" : " ") + entry.get<std::string>();
+  for (const std::string& entry : module.image) {
+    image += (image.empty() ? "" : " ") + entry;
   }
-  std::string log = module.value("error_log", "");
-  if (log.empty()) {
-    log = module.value("info_log", "");
-  }
+  const std::string& log = module.error_log.empty() ? module.info_log : module.error_log;
   return make_finding("gpu.kernel_load_failed", gpu.gpu_index, gpu.gpu_index, gpu.name,
-                      fmt::format("{}{}", cc_major, cc_minor), module.value("call", ""),
-                      module.value("name", ""), module.value("text", ""), image,
+                      fmt::format("{}{}", cc_major, cc_minor), module.call, module.name,
+                      module.text, image,
                       log.empty() ? std::string() : "; JIT log: " + tail(log, k_stderr_shown),
-                      load_remedy(code, module, cc_major, cc_minor));
+                      load_remedy(module.code, module.toolkit, cc_major, cc_minor));
+}
+
+Judgement unreadable_result(std::string_view check_title, const GpuTarget& gpu,
+                            const Error& error) {
+  Judgement judgement;
+  judgement.findings.push_back(unreadable_finding(check_title, gpu, error));
+  judgement.summary = fmt::format("GPU {}: its result cannot be read", gpu.gpu_index);
+  return judgement;
 }
 
 namespace {
-/// Whether the child ran out of device memory (building its context or allocating).
-bool out_of_memory(const nlohmann::json& payload) {
+/// The call that ran out of device memory (building its context or allocating), if one did.
+std::optional<std::string> out_of_memory_call(const nlohmann::json& payload) {
   const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
-  return envelope && envelope.value().failure &&
-         envelope.value().failure->name == "CUDA_ERROR_OUT_OF_MEMORY";
+  if (!envelope || !envelope.value().failure ||
+      envelope.value().failure->name != "CUDA_ERROR_OUT_OF_MEMORY") {
+    return std::nullopt;
+  }
+  const std::string& call = envelope.value().failure->call;
+  return call.empty() ? std::string("a CUDA call") : call;
 }
 
 /// Findings that compare a figure with a floor or with the GPU's other figures.
@@ -354,16 +361,16 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
                            {make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index,
                                          std::string(info.title), detail)},
                            gpu.gpu_index);
-    } else if (out_of_memory(*outcome.payload) && !others.empty()) {
+    } else if (const auto oom_call = out_of_memory_call(*outcome.payload);
+               oom_call && !others.empty()) {
       // Out of memory beside other processes: contention, not a broken GPU.
       result = make_result(
           info,
           fmt::format("GPU {}: not tested (out of memory beside other processes)", gpu.gpu_index),
-          {make_finding("gpu.busy_not_tested", gpu.gpu_index, gpu.gpu_index,
-                        fmt::format("{} ran out of device memory ({})",
-                                    (*outcome.payload)["failure"].value("call", "a CUDA call"),
-                                    memory_words(view->gpu)),
-                        holders)},
+          {make_finding(
+              "gpu.busy_not_tested", gpu.gpu_index, gpu.gpu_index,
+              fmt::format("{} ran out of device memory ({})", *oom_call, memory_words(view->gpu)),
+              holders)},
           gpu.gpu_index);
     } else {
       const nlohmann::json& payload = *outcome.payload;
@@ -393,16 +400,34 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
   return results;
 }
 
-std::optional<Judgement> judge_kernel_setup(const GpuTarget& gpu, const nlohmann::json& payload) {
-  Judgement judgement;
-  if (auto load = kernel_load_finding(gpu, payload)) {
-    judgement.findings.push_back(std::move(*load));
-    judgement.summary = fmt::format("GPU {}: gpucheck's kernels did not load", gpu.gpu_index);
+std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const GpuTarget& gpu,
+                                            const nlohmann::json& payload) {
+  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  if (!envelope) {
+    // common_findings() has named the key already.
+    Judgement judgement;
+    judgement.summary = fmt::format("GPU {}: its result cannot be read", gpu.gpu_index);
     return judgement;
   }
-  if (payload.contains("failure")) {
-    judgement.summary = fmt::format("GPU {}: failed during {}", gpu.gpu_index,
-                                    payload["failure"].value("stage", "setup"));
+  const auto module = engine::read_kernel_module(payload);
+  if (!module) {
+    return unreadable_result(check_title, gpu, module.error());
+  }
+  const auto device = engine::read_device(payload);
+  if (!device) {
+    return unreadable_result(check_title, gpu, device.error());
+  }
+  if (module.value()) {
+    if (auto load = kernel_load_finding(gpu, *module.value(), device.value())) {
+      Judgement judgement;
+      judgement.findings.push_back(std::move(*load));
+      judgement.summary = fmt::format("GPU {}: gpucheck's kernels did not load", gpu.gpu_index);
+      return judgement;
+    }
+  }
+  if (const auto& failure = envelope.value().failure) {
+    Judgement judgement;
+    judgement.summary = fmt::format("GPU {}: failed during {}", gpu.gpu_index, failure->stage);
     return judgement;
   }
   return std::nullopt;

@@ -13,47 +13,48 @@ constexpr CheckInfo k_info{
     "integer reduction on fresh random input against the CPU, bit for bit; reports GFLOP/s.",
     CheckKind::active};
 
-double metric_value(const nlohmann::json& payload, const std::string& name) {
-  for (const nlohmann::json& m : payload.value("metrics", nlohmann::json::array())) {
-    if (m.value("name", "") == name) {
-      return m.value("value", 0.0);
-    }
-  }
-  return 0.0;
+std::vector<CheckResult> run(const CheckContext& context) {
+  return run_per_gpu(k_info, context, &judge_gpu_compute);
 }
+} // namespace
 
-Judgement judge(const GpuTarget& gpu, const nlohmann::json& payload) {
-  if (std::optional<Judgement> setup = judge_kernel_setup(gpu, payload)) {
+Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload) {
+  if (std::optional<Judgement> setup = judge_kernel_setup(k_info.title, gpu, payload)) {
     return std::move(*setup);
   }
+  // judge_kernel_setup() has read the envelope, the module and the device without error.
+  const engine::ChildEnvelope envelope = engine::read_envelope(payload).value();
+  const std::optional<engine::KernelModuleReport> module =
+      engine::read_kernel_module(payload).value();
+  const std::optional<engine::DeviceDescription> device = engine::read_device(payload).value();
   Judgement judgement;
-  const nlohmann::json& module = payload.value("module", nlohmann::json::object());
-  if (module.value("route", "") == "ptx-jit") {
+  if (module && module->route == "ptx-jit") {
     std::string image;
-    for (const nlohmann::json& entry : module.value("image", nlohmann::json::array())) {
+    for (const std::string& entry : module->image) {
       image += image.empty() ? "" : " ";
-      image += entry.get<std::string>();
+      image += entry;
     }
     judgement.findings.push_back(make_finding(
         "gpu.kernel_jit_used", gpu.gpu_index, gpu.gpu_index,
         fmt::format("{}, sm_{}", gpu.name,
-                    payload.value("device", nlohmann::json::object()).value("cc", "?")),
+                    device ? fmt::format("{}.{}", device->cc_major, device->cc_minor) : "?"),
         image));
   }
   uint64_t checked = 0;
-  for (const nlohmann::json& v : payload.value("verify", nlohmann::json::array())) {
-    checked += v.value("checked", uint64_t{0});
+  for (const engine::PayloadVerification& v : envelope.verify) {
+    checked += v.checked;
   }
-  judgement.summary = fmt::format(
-      "GPU {} ({}): {} results checked against the CPU; {:.0f} GFLOP/s FP32 FMA", gpu.gpu_index,
-      payload["device"].value("name", gpu.name), checked, metric_value(payload, "fp32_fma_gflops"));
+  double gflops = 0.0;
+  for (const engine::PayloadMetric& m : envelope.metrics) {
+    if (m.name == "fp32_fma_gflops") {
+      gflops = m.value;
+    }
+  }
+  judgement.summary =
+      fmt::format("GPU {} ({}): {} results checked against the CPU; {:.0f} GFLOP/s FP32 FMA",
+                  gpu.gpu_index, device ? device->name : gpu.name, checked, gflops);
   return judgement;
 }
-
-std::vector<CheckResult> run(const CheckContext& context) {
-  return run_per_gpu(k_info, context, &judge);
-}
-} // namespace
 
 CheckDef gpu_compute_check() {
   return {k_info, &run};

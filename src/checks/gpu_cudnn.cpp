@@ -26,69 +26,72 @@ std::string version_text(int64_t version) {
   return fmt::format("{}.{}.{}", version / 1000, version % 1000 / 100, version % 100);
 }
 
-Judgement judge(const GpuTarget& gpu, const nlohmann::json& payload) {
+std::vector<CheckResult> run(const CheckContext& context) {
+  return run_per_gpu(k_info, context, &judge_gpu_cudnn);
+}
+} // namespace
+
+Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload) {
   Judgement judgement;
   const int index = gpu.gpu_index;
-  if (payload.contains("cudnn_missing")) {
+  const Expected<engine::CudnnPayload> read = engine::read_cudnn(payload);
+  if (!read) {
+    return unreadable_result(k_info.title, gpu, read.error());
+  }
+  const engine::CudnnPayload& cudnn = read.value();
+  if (cudnn.missing) {
     judgement.skipped = true;
     judgement.summary = fmt::format("GPU {}: cuDNN not loadable ({}); see the libraries checks",
-                                    index, payload.value("cudnn_missing", ""));
+                                    index, *cudnn.missing);
     return judgement;
   }
-  if (payload.contains("failure")) {
-    judgement.summary =
-        fmt::format("GPU {}: failed during {}", index, payload["failure"].value("stage", "setup"));
+  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  if (!envelope) {
+    judgement.summary = fmt::format("GPU {}: its result cannot be read", index);
+    return judgement; // common_findings() has named the key
+  }
+  if (const auto& failure = envelope.value().failure) {
+    judgement.summary = fmt::format("GPU {}: failed during {}", index, failure->stage);
     return judgement;
   }
-  const nlohmann::json& lib = payload.value("cudnn", nlohmann::json::object());
-  const std::string version = version_text(lib.value("version", int64_t{0}));
-  if (payload.contains("cudnn_failure")) {
-    const nlohmann::json& f = payload["cudnn_failure"];
-    const std::string detail = f.value("detail", "");
-    judgement.findings.push_back(make_finding(
-        "cudnn.call_failed", index, index, f.value("call", ""), f.value("stage", ""),
-        f.value("status", 0), f.value("name", ""), detail.empty() ? "" : ": " + detail));
+  const std::string version = version_text(cudnn.library ? cudnn.library->version : 0);
+  if (const auto& f = cudnn.failure) {
+    judgement.findings.push_back(make_finding("cudnn.call_failed", index, index, f->call, f->stage,
+                                              f->status, f->name,
+                                              f->detail.empty() ? "" : ": " + f->detail));
     judgement.summary = fmt::format("GPU {}: cuDNN {} failed", index, version);
     return judgement;
   }
   std::string rates;
-  for (const nlohmann::json& conv : payload.value("convolutions", nlohmann::json::array())) {
-    if (!conv.contains("found")) {
+  for (const engine::ConvRecord& conv : cudnn.convolutions) {
+    if (!conv.found) {
       continue;
     }
-    const nlohmann::json& found = conv["found"];
-    const nlohmann::json& heuristic = conv["heuristic"];
+    const engine::ConvAlgoTiming& found = *conv.found;
+    const engine::ConvAlgoTiming& heuristic = conv.heuristic;
     // The better of the legacy API's timed best and the graph API's (when it ran).
-    const nlohmann::json& best = conv.contains("best") ? conv["best"] : found;
-    rates += fmt::format("{}{} {:.0f} TFLOP/s{}", rates.empty() ? "" : ", ",
-                         conv.value("label", ""), best.value("tflops", 0.0),
-                         best.value("api", "") == "graph" ? " (graph API)" : "");
-    const double heuristic_ms = heuristic.value("ms", 0.0);
-    const double found_ms = found.value("ms", 0.0);
+    const double best_tflops = conv.best ? conv.best->tflops : found.tflops.value_or(0.0);
+    const bool graph_best = conv.best && conv.best->api == "graph";
+    rates += fmt::format("{}{} {:.0f} TFLOP/s{}", rates.empty() ? "" : ", ", conv.label,
+                         best_tflops, graph_best ? " (graph API)" : "");
+    const double heuristic_ms = heuristic.ms.value_or(0.0);
+    const double found_ms = found.ms.value_or(0.0);
     if (found_ms > 0.0 && heuristic_ms > k_heuristic_slow_factor * found_ms) {
-      judgement.findings.push_back(make_finding(
-          "cudnn.heuristic_slow", index, index, conv.value("shape", ""),
-          heuristic.value("algo", ""), fmt::format("{:.3f}", heuristic_ms), found.value("algo", ""),
-          fmt::format("{:.3f}", found_ms), fmt::format("{:.1f}", heuristic_ms / found_ms)));
+      judgement.findings.push_back(make_finding("cudnn.heuristic_slow", index, index, conv.shape,
+                                                heuristic.algo, fmt::format("{:.3f}", heuristic_ms),
+                                                found.algo, fmt::format("{:.3f}", found_ms),
+                                                fmt::format("{:.1f}", heuristic_ms / found_ms)));
     }
   }
-  if (payload.contains("determinism") && !payload["determinism"].value("equal", true)) {
-    const nlohmann::json& d = payload["determinism"];
-    const nlohmann::json hashes = d.value("hashes", nlohmann::json::array({"", ""}));
-    judgement.findings.push_back(make_finding(
-        "cudnn.nondeterministic", index, index, d.value("label", ""), d.value("algo", ""),
-        hashes[0].get<std::string>(), hashes[1].get<std::string>()));
+  if (const auto& d = cudnn.determinism; d && !d->equal) {
+    judgement.findings.push_back(make_finding("cudnn.nondeterministic", index, index, d->label,
+                                              d->algo, d->hashes[0], d->hashes[1]));
   }
   judgement.summary =
       fmt::format("GPU {}: cuDNN {}: convolutions and activations {}; {}", index, version,
                   all_verified(payload) ? "match the CPU" : "DO NOT MATCH the CPU", rates);
   return judgement;
 }
-
-std::vector<CheckResult> run(const CheckContext& context) {
-  return run_per_gpu(k_info, context, &judge);
-}
-} // namespace
 
 CheckDef gpu_cudnn_check() {
   return {k_info, &run};

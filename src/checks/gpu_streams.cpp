@@ -13,31 +13,32 @@ constexpr CheckInfo k_info{
     "replays a CUDA graph captured from a stream, checking its result against the CPU.",
     CheckKind::active};
 
-Judgement judge(const GpuTarget& gpu, const nlohmann::json& payload) {
-  if (std::optional<Judgement> setup = judge_kernel_setup(gpu, payload)) {
+std::vector<CheckResult> run(const CheckContext& context) {
+  return run_per_gpu(k_info, context, &judge_gpu_streams);
+}
+} // namespace
+
+Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& payload) {
+  if (std::optional<Judgement> setup = judge_kernel_setup(k_info.title, gpu, payload)) {
     return std::move(*setup);
   }
+  const Expected<engine::StreamsPayload> streams = engine::read_streams(payload);
+  if (!streams) {
+    return unreadable_result(k_info.title, gpu, streams.error());
+  }
+  const engine::StreamPriorities& p = streams.value().priorities;
   Judgement judgement;
-  const nlohmann::json& p = payload.value("priorities", nlohmann::json::object());
-  const int least = p.value("least", 0);
-  const int greatest = p.value("greatest", 0);
-  const int high = p.value("high_stream", 0);
-  const int low = p.value("low_stream", 0);
-  if (high != greatest || low != least) {
+  if (p.high_stream != p.greatest || p.low_stream != p.least) {
     judgement.findings.push_back(make_finding("gpu.stream_priority_ignored", gpu.gpu_index,
-                                              gpu.gpu_index, greatest, least, high, low));
+                                              gpu.gpu_index, p.greatest, p.least, p.high_stream,
+                                              p.low_stream));
   }
   judgement.summary =
       fmt::format("GPU {}: stream priorities {}..{}, event-timed kernel {:.1f} us, graph replay {}",
-                  gpu.gpu_index, least, greatest, payload.value("event_ms", 0.0) * 1e3,
+                  gpu.gpu_index, p.least, p.greatest, streams.value().event_ms * 1e3,
                   all_verified(payload) ? "verified" : "WRONG");
   return judgement;
 }
-
-std::vector<CheckResult> run(const CheckContext& context) {
-  return run_per_gpu(k_info, context, &judge);
-}
-} // namespace
 
 CheckDef gpu_streams_check() {
   return {k_info, &run};

@@ -3,32 +3,421 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+
 namespace gpucheck::engine {
 
 namespace {
-/// Read `key` of `object` into `into`; an error names the path.
-template <typename T>
-std::optional<Error> field(const nlohmann::json& object, const char* key, T& into,
-                           const std::string& where) {
-  if (!object.contains(key)) {
-    return make_error(fmt::format("{}.{} is missing", where, key));
+using Json = nlohmann::json;
+using Problem = std::optional<Error>;
+
+// Read one JSON value into a typed field; an error names `path`, the value's place in the
+// payload ("convolutions[2].found.ms"). Scalars first, then lists, maps and optionals of them;
+// the payload's structs have overloads of their own below.
+Problem read_value(const Json& value, const std::string& path, std::string& into) {
+  if (!value.is_string()) {
+    return make_error(path + " is not a string");
   }
-  const nlohmann::json& value = object[key];
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (!value.is_string()) {
-      return make_error(fmt::format("{}.{} is not a string", where, key));
-    }
-  } else if constexpr (std::is_same_v<T, uint64_t>) {
-    if (!value.is_number_unsigned()) {
-      return make_error(fmt::format("{}.{} is not a count", where, key));
-    }
-  } else {
-    if (!value.is_number()) {
-      return make_error(fmt::format("{}.{} is not a number", where, key));
-    }
-  }
-  into = value.get<T>();
+  into = value.get<std::string>();
   return std::nullopt;
+}
+
+Problem read_value(const Json& value, const std::string& path, uint64_t& into) {
+  if (!value.is_number_unsigned()) {
+    return make_error(path + " is not a count");
+  }
+  into = value.get<uint64_t>();
+  return std::nullopt;
+}
+
+Problem read_value(const Json& value, const std::string& path, int64_t& into) {
+  if (!value.is_number_integer()) {
+    return make_error(path + " is not an integer");
+  }
+  into = value.get<int64_t>();
+  return std::nullopt;
+}
+
+Problem read_value(const Json& value, const std::string& path, int& into) {
+  if (!value.is_number_integer()) {
+    return make_error(path + " is not an integer");
+  }
+  const int64_t wide = value.get<int64_t>();
+  if (wide < INT32_MIN || wide > INT32_MAX) {
+    return make_error(path + " is out of range");
+  }
+  into = static_cast<int>(wide);
+  return std::nullopt;
+}
+
+Problem read_value(const Json& value, const std::string& path, double& into) {
+  if (!value.is_number()) {
+    return make_error(path + " is not a number");
+  }
+  into = value.get<double>();
+  return std::nullopt;
+}
+
+Problem read_value(const Json& value, const std::string& path, bool& into) {
+  if (!value.is_boolean()) {
+    return make_error(path + " is not true or false");
+  }
+  into = value.get<bool>();
+  return std::nullopt;
+}
+
+// The payload's structs, read by overloads further down (declared here so that the templates
+// below find them).
+Problem read_value(const Json& v, const std::string& path, PayloadMetric& into);
+Problem read_value(const Json& v, const std::string& path, PayloadVerification& into);
+Problem read_value(const Json& f, const std::string& path, PayloadFailure& into);
+Problem read_value(const Json& v, const std::string& path, DeviceDescription& into);
+Problem read_value(const Json& v, const std::string& path, KernelModuleReport& into);
+Problem read_value(const Json& v, const std::string& path, StreamPriorities& into);
+Problem read_value(const Json& v, const std::string& path, CudnnLibrary& into);
+Problem read_value(const Json& v, const std::string& path, ConvAlgoTiming& into);
+Problem read_value(const Json& v, const std::string& path, ConvGraphScreened& into);
+Problem read_value(const Json& v, const std::string& path, ConvGraphError& into);
+Problem read_value(const Json& v, const std::string& path, ConvGraph& into);
+Problem read_value(const Json& v, const std::string& path, ConvBest& into);
+Problem read_value(const Json& v, const std::string& path, ConvRecord& into);
+Problem read_value(const Json& v, const std::string& path, CudnnDeterminism& into);
+Problem read_value(const Json& v, const std::string& path, CudnnFailure& into);
+
+template <typename T>
+Problem read_value(const Json& value, const std::string& path, std::vector<T>& into) {
+  if (!value.is_array()) {
+    return make_error(path + " is not a list");
+  }
+  into.clear();
+  for (size_t i = 0; i < value.size(); ++i) {
+    T item{};
+    if (Problem p = read_value(value[i], fmt::format("{}[{}]", path, i), item)) {
+      return p;
+    }
+    into.push_back(std::move(item));
+  }
+  return std::nullopt;
+}
+
+template <typename T>
+Problem read_value(const Json& value, const std::string& path, std::map<std::string, T>& into) {
+  if (!value.is_object()) {
+    return make_error(path + " is not an object");
+  }
+  into.clear();
+  for (const auto& [key, item] : value.items()) {
+    if (Problem p = read_value(item, path + "." + key, into[key])) {
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
+/// A key that must be there.
+template <typename T>
+Problem field(const Json& object, const char* key, T& into, const std::string& where) {
+  const std::string path = where.empty() ? std::string(key) : where + "." + key;
+  if (!object.contains(key)) {
+    return make_error(path + " is missing");
+  }
+  return read_value(object[key], path, into);
+}
+
+/// A key that may be absent (nullopt then), but is of the right type when there.
+template <typename T>
+Problem optional_field(const Json& object, const char* key, std::optional<T>& into,
+                       const std::string& where) {
+  into.reset();
+  if (!object.contains(key)) {
+    return std::nullopt;
+  }
+  T value{};
+  if (Problem p = field(object, key, value, where)) {
+    return p;
+  }
+  into = std::move(value);
+  return std::nullopt;
+}
+
+/// The first error of a list of reads (each already done).
+Problem first(std::initializer_list<Problem> problems) {
+  for (const Problem& p : problems) {
+    if (p) {
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
+Problem must_be_object(const Json& value, const std::string& path) {
+  if (!value.is_object()) {
+    return make_error(path + " is not an object");
+  }
+  return std::nullopt;
+}
+
+// Reads evaluate left to right inside a braced list, so `first({...})` reports the first bad
+// key of each struct in declaration order.
+
+Problem read_value(const Json& v, const std::string& path, PayloadMetric& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "name", into.name, path), field(v, "value", into.value, path),
+                field(v, "unit", into.unit, path), field(v, "note", into.note, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, PayloadVerification& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "kind", into.kind, path), field(v, "what", into.what, path),
+                field(v, "checked", into.checked, path),
+                field(v, "mismatches", into.mismatches, path),
+                field(v, "first_index", into.first_index, path), field(v, "got", into.got, path),
+                field(v, "want", into.want, path)});
+}
+
+Problem read_value(const Json& f, const std::string& path, PayloadFailure& into) {
+  if (Problem p = must_be_object(f, path)) {
+    return p;
+  }
+  // A failure always names its stage and message; the driver call, its code and names only
+  // when a call failed.
+  if (Problem p =
+          first({field(f, "stage", into.stage, path), field(f, "message", into.message, path)})) {
+    return p;
+  }
+  if (!f.contains("call")) {
+    return std::nullopt;
+  }
+  return first({field(f, "call", into.call, path), field(f, "code", into.code, path),
+                field(f, "name", into.name, path), field(f, "text", into.text, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, DeviceDescription& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  std::string cc;
+  if (Problem p = first({field(v, "ordinal", into.ordinal, path), field(v, "name", into.name, path),
+                         field(v, "cc", cc, path), field(v, "sm_count", into.sm_count, path),
+                         field(v, "pci_bus_id", into.pci_bus_id, path),
+                         field(v, "free_bytes", into.free_bytes, path),
+                         field(v, "budget_bytes", into.budget_bytes, path),
+                         field(v, "driver", into.driver, path),
+                         field(v, "connections", into.connections, path),
+                         field(v, "prepare_used_bytes", into.prepare_used_bytes, path)})) {
+    return p;
+  }
+  char end = 0;
+  if (std::sscanf(cc.c_str(), "%d.%d%c", &into.cc_major, &into.cc_minor, &end) != 2) {
+    return make_error(fmt::format("{}.cc is not MAJOR.MINOR: \"{}\"", path, cc));
+  }
+  return std::nullopt;
+}
+
+Problem read_value(const Json& v, const std::string& path, KernelModuleReport& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  if (Problem p = first(
+          {field(v, "loaded", into.loaded, path), field(v, "toolkit", into.toolkit, path),
+           field(v, "image_bytes", into.image_bytes, path), field(v, "image", into.image, path),
+           field(v, "route", into.route, path), field(v, "call", into.call, path),
+           field(v, "code", into.code, path), field(v, "name", into.name, path),
+           field(v, "text", into.text, path), optional_field(v, "load_ms", into.load_ms, path)})) {
+    return p;
+  }
+  into.error_log.clear();
+  into.info_log.clear();
+  if (!into.load_ms) {
+    return std::nullopt;
+  }
+  return first(
+      {field(v, "error_log", into.error_log, path), field(v, "info_log", into.info_log, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, StreamPriorities& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "least", into.least, path), field(v, "greatest", into.greatest, path),
+                field(v, "high_stream", into.high_stream, path),
+                field(v, "low_stream", into.low_stream, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, CudnnLibrary& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  if (Problem p = first({field(v, "path", into.path, path), field(v, "version", into.version, path),
+                         field(v, "cudart", into.cudart, path),
+                         field(v, "graph_api", into.graph_api, path)})) {
+    return p;
+  }
+  into.graph_api_missing.clear();
+  return into.graph_api ? std::nullopt
+                        : field(v, "graph_api_missing", into.graph_api_missing, path);
+}
+
+Problem read_value(const Json& v, const std::string& path, ConvAlgoTiming& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "algo", into.algo, path), optional_field(v, "ms", into.ms, path),
+                optional_field(v, "tflops", into.tflops, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, ConvGraphScreened& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "config", into.config, path), field(v, "mode", into.mode, path),
+                field(v, "rank", into.rank, path), field(v, "screen_ms", into.screen_ms, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, ConvGraphError& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "call", into.call, path), field(v, "status", into.status, path),
+                field(v, "name", into.name, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, ConvGraph& into) {
+  if (Problem p = first({must_be_object(v, path), field(v, "available", into.available, path),
+                         optional_field(v, "error", into.error, path)})) {
+    return p;
+  }
+  // The screening's keys come together, written once the configs were tried ("offered" first);
+  // the best config's once one was timed ("ms").
+  into.screening.reset();
+  if (v.contains("offered")) {
+    ConvGraphScreening& s = into.screening.emplace();
+    if (Problem p = first({field(v, "offered", s.offered, path), field(v, "tried", s.tried, path),
+                           field(v, "refused", s.refused, path),
+                           field(v, "workspace_too_large", s.workspace_too_large, path),
+                           field(v, "failed", s.failed, path),
+                           field(v, "skipped_statuses", s.skipped_statuses, path),
+                           field(v, "screened", s.screened, path)})) {
+      return p;
+    }
+  }
+  into.best.reset();
+  if (v.contains("ms")) {
+    ConvGraphBest& b = into.best.emplace();
+    return first({field(v, "engine", b.engine, path), field(v, "knobs", b.knobs, path),
+                  field(v, "numerical_notes", b.numerical_notes, path),
+                  field(v, "mode", b.mode, path), field(v, "rank", b.rank, path),
+                  field(v, "ms", b.ms, path), field(v, "tflops", b.tflops, path)});
+  }
+  return std::nullopt;
+}
+
+Problem read_value(const Json& v, const std::string& path, ConvBest& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "api", into.api, path), field(v, "what", into.what, path),
+                field(v, "ms", into.ms, path), field(v, "tflops", into.tflops, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, ConvRecord& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "label", into.label, path), field(v, "shape", into.shape, path),
+                field(v, "gflop", into.gflop, path), field(v, "heuristic", into.heuristic, path),
+                optional_field(v, "found", into.found, path),
+                optional_field(v, "graph", into.graph, path),
+                optional_field(v, "best", into.best, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, CudnnDeterminism& into) {
+  if (Problem p = first({must_be_object(v, path), field(v, "label", into.label, path),
+                         field(v, "algo", into.algo, path), field(v, "hashes", into.hashes, path),
+                         field(v, "equal", into.equal, path)})) {
+    return p;
+  }
+  if (into.hashes.size() != 2) {
+    return make_error(path + ".hashes is not two hashes");
+  }
+  return std::nullopt;
+}
+
+Problem read_value(const Json& v, const std::string& path, CudnnFailure& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "call", into.call, path), field(v, "status", into.status, path),
+                field(v, "name", into.name, path), field(v, "detail", into.detail, path),
+                field(v, "stage", into.stage, path)});
+}
+
+Json to_json(const ConvAlgoTiming& t) {
+  Json out = {{"algo", t.algo}};
+  if (t.ms) {
+    out["ms"] = *t.ms;
+  }
+  if (t.tflops) {
+    out["tflops"] = *t.tflops;
+  }
+  return out;
+}
+
+Json to_json(const ConvGraphScreened& s) {
+  return {{"config", s.config}, {"mode", s.mode}, {"rank", s.rank}, {"screen_ms", s.screen_ms}};
+}
+
+template <typename T> Json list_json(const std::vector<T>& items) {
+  Json list = Json::array();
+  for (const T& item : items) {
+    list.push_back(to_json(item));
+  }
+  return list;
+}
+
+Json to_json(const ConvGraph& g) {
+  Json out = {{"available", g.available}};
+  if (g.screening) {
+    const ConvGraphScreening& s = *g.screening;
+    out["offered"] = s.offered;
+    out["tried"] = s.tried;
+    out["refused"] = s.refused;
+    out["workspace_too_large"] = s.workspace_too_large;
+    out["failed"] = s.failed;
+    out["skipped_statuses"] = s.skipped_statuses;
+    out["screened"] = list_json(s.screened);
+  }
+  if (g.best) {
+    const ConvGraphBest& b = *g.best;
+    out["engine"] = b.engine;
+    out["knobs"] = b.knobs;
+    out["numerical_notes"] = b.numerical_notes;
+    out["mode"] = b.mode;
+    out["rank"] = b.rank;
+    out["ms"] = b.ms;
+    out["tflops"] = b.tflops;
+  }
+  if (g.error) {
+    out["error"] = {{"call", g.error->call}, {"status", g.error->status}, {"name", g.error->name}};
+  }
+  return out;
+}
+
+/// Read the payload's `key` as a T when it is there.
+template <typename T>
+Expected<std::optional<T>> read_optional(const Json& payload, const char* key) {
+  if (!payload.is_object()) {
+    return make_error("the result is not a JSON object");
+  }
+  std::optional<T> value;
+  if (Problem p = optional_field(payload, key, value, "")) {
+    return *p;
+  }
+  return value;
 }
 } // namespace
 
@@ -80,67 +469,141 @@ Expected<ChildEnvelope> read_envelope(const nlohmann::json& payload) {
       return make_error(fmt::format("{} is missing or not a list", list));
     }
   }
-  size_t i = 0;
-  for (const nlohmann::json& m : payload["metrics"]) {
-    const std::string where = fmt::format("metrics[{}]", i++);
-    if (!m.is_object()) {
-      return make_error(where + " is not an object");
-    }
-    PayloadMetric metric;
-    for (const auto& error :
-         {field(m, "name", metric.name, where), field(m, "value", metric.value, where),
-          field(m, "unit", metric.unit, where), field(m, "note", metric.note, where)}) {
-      if (error) {
-        return *error;
-      }
-    }
-    envelope.metrics.push_back(std::move(metric));
-  }
-  i = 0;
-  for (const nlohmann::json& v : payload["verify"]) {
-    const std::string where = fmt::format("verify[{}]", i++);
-    if (!v.is_object()) {
-      return make_error(where + " is not an object");
-    }
-    PayloadVerification verification;
-    for (const auto& error :
-         {field(v, "kind", verification.kind, where), field(v, "what", verification.what, where),
-          field(v, "checked", verification.checked, where),
-          field(v, "mismatches", verification.mismatches, where),
-          field(v, "first_index", verification.first_index, where),
-          field(v, "got", verification.got, where), field(v, "want", verification.want, where)}) {
-      if (error) {
-        return *error;
-      }
-    }
-    envelope.verify.push_back(std::move(verification));
-  }
-  if (payload.contains("failure")) {
-    const nlohmann::json& f = payload["failure"];
-    if (!f.is_object()) {
-      return make_error("failure is not an object");
-    }
-    PayloadFailure failure;
-    // A failure always names its stage and message; the driver call, its code and names only
-    // when a call failed.
-    for (const auto& error : {field(f, "stage", failure.stage, "failure"),
-                              field(f, "message", failure.message, "failure")}) {
-      if (error) {
-        return *error;
-      }
-    }
-    if (f.contains("call")) {
-      for (const auto& error :
-           {field(f, "call", failure.call, "failure"), field(f, "code", failure.code, "failure"),
-            field(f, "name", failure.name, "failure"), field(f, "text", failure.text, "failure")}) {
-        if (error) {
-          return *error;
-        }
-      }
-    }
-    envelope.failure = std::move(failure);
+  if (Problem p = first({field(payload, "metrics", envelope.metrics, ""),
+                         field(payload, "verify", envelope.verify, ""),
+                         optional_field(payload, "failure", envelope.failure, "")})) {
+    return *p;
   }
   return envelope;
+}
+
+nlohmann::json to_json(const DeviceDescription& d) {
+  return {{"ordinal", d.ordinal},
+          {"name", d.name},
+          {"cc", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
+          {"sm_count", d.sm_count},
+          {"pci_bus_id", d.pci_bus_id},
+          {"free_bytes", d.free_bytes},
+          {"budget_bytes", d.budget_bytes},
+          {"driver", d.driver},
+          {"connections", d.connections},
+          {"prepare_used_bytes", d.prepare_used_bytes}};
+}
+
+nlohmann::json to_json(const KernelModuleReport& m) {
+  nlohmann::json out = {
+      {"loaded", m.loaded}, {"toolkit", m.toolkit}, {"image_bytes", m.image_bytes},
+      {"image", m.image},   {"route", m.route},     {"call", m.call},
+      {"code", m.code},     {"name", m.name},       {"text", m.text}};
+  if (m.load_ms) {
+    out["load_ms"] = *m.load_ms;
+    out["error_log"] = m.error_log;
+    out["info_log"] = m.info_log;
+  }
+  return out;
+}
+
+Expected<std::optional<DeviceDescription>> read_device(const nlohmann::json& payload) {
+  return read_optional<DeviceDescription>(payload, "device");
+}
+
+Expected<std::optional<KernelModuleReport>> read_kernel_module(const nlohmann::json& payload) {
+  return read_optional<KernelModuleReport>(payload, "module");
+}
+
+void write_streams(const StreamsPayload& streams, nlohmann::json& out) {
+  const StreamPriorities& p = streams.priorities;
+  out["priorities"] = {{"least", p.least},
+                       {"greatest", p.greatest},
+                       {"high_stream", p.high_stream},
+                       {"low_stream", p.low_stream}};
+  out["event_ms"] = streams.event_ms;
+}
+
+Expected<StreamsPayload> read_streams(const nlohmann::json& payload) {
+  if (!payload.is_object()) {
+    return make_error("the result is not a JSON object");
+  }
+  StreamsPayload streams;
+  if (Problem p = first({field(payload, "priorities", streams.priorities, ""),
+                         field(payload, "event_ms", streams.event_ms, "")})) {
+    return *p;
+  }
+  return streams;
+}
+
+nlohmann::json to_json(const ConvRecord& r) {
+  nlohmann::json out = {{"label", r.label},
+                        {"shape", r.shape},
+                        {"gflop", r.gflop},
+                        {"heuristic", to_json(r.heuristic)}};
+  if (r.found) {
+    out["found"] = to_json(*r.found);
+  }
+  if (r.graph) {
+    out["graph"] = to_json(*r.graph);
+  }
+  if (r.best) {
+    out["best"] = {{"api", r.best->api},
+                   {"what", r.best->what},
+                   {"ms", r.best->ms},
+                   {"tflops", r.best->tflops}};
+  }
+  return out;
+}
+
+void write_cudnn(const CudnnPayload& cudnn, nlohmann::json& out) {
+  for (const char* key :
+       {"cudnn_missing", "cudnn", "convolutions", "inputs_on", "determinism", "cudnn_failure"}) {
+    out.erase(key);
+  }
+  if (cudnn.missing) {
+    out["cudnn_missing"] = *cudnn.missing;
+  }
+  if (const auto& lib = cudnn.library) {
+    out["cudnn"] = {{"path", lib->path},
+                    {"version", lib->version},
+                    {"cudart", lib->cudart},
+                    {"graph_api", lib->graph_api}};
+    if (!lib->graph_api) {
+      out["cudnn"]["graph_api_missing"] = lib->graph_api_missing;
+    }
+    out["convolutions"] = list_json(cudnn.convolutions);
+  }
+  if (cudnn.inputs_on) {
+    out["inputs_on"] = *cudnn.inputs_on;
+  }
+  if (const auto& d = cudnn.determinism) {
+    out["determinism"] = {
+        {"label", d->label}, {"algo", d->algo}, {"hashes", d->hashes}, {"equal", d->equal}};
+  }
+  if (const auto& f = cudnn.failure) {
+    out["cudnn_failure"] = {{"call", f->call},
+                            {"status", f->status},
+                            {"name", f->name},
+                            {"detail", f->detail},
+                            {"stage", f->stage}};
+  }
+}
+
+Expected<CudnnPayload> read_cudnn(const nlohmann::json& payload) {
+  if (!payload.is_object()) {
+    return make_error("the result is not a JSON object");
+  }
+  CudnnPayload cudnn;
+  if (Problem p = first({optional_field(payload, "cudnn_missing", cudnn.missing, ""),
+                         optional_field(payload, "cudnn", cudnn.library, ""),
+                         optional_field(payload, "inputs_on", cudnn.inputs_on, ""),
+                         optional_field(payload, "determinism", cudnn.determinism, ""),
+                         optional_field(payload, "cudnn_failure", cudnn.failure, "")})) {
+    return *p;
+  }
+  if (cudnn.library) {
+    if (Problem p = field(payload, "convolutions", cudnn.convolutions, "")) {
+      return *p;
+    }
+  }
+  return cudnn;
 }
 
 } // namespace gpucheck::engine

@@ -1,15 +1,19 @@
 #pragma once
-/// What every GPU check child reports, as types: the envelope around each child's own results
-/// (its failure, its metrics, its verifications). The child writes it and the judge reads it
-/// through the functions below, so a key renamed on one side fails the round-trip tests instead
-/// of passing every test that runs without a GPU. A protocol header: std and nlohmann only.
+/// What the GPU check children report, as types: the envelope around each child's own results
+/// (its failure, its metrics, its verifications), the device and kernel module every child
+/// describes, and the own fields of the streams and cuDNN children. The child writes them and the
+/// judge reads them through the functions below, so a key renamed on one side fails the
+/// round-trip tests instead of passing every test that runs without a GPU. A protocol header: std
+/// and nlohmann only.
 ///
-/// The checks' own fields (bandwidth figures, cuDNN's cases, the kernel module's load) are still
-/// read by key in each judge (docs/architecture.md, "Payloads").
+/// Every read_* function never throws: a key that is missing or of the wrong type is an Error
+/// naming its path ("device.cc is missing", "convolutions[2].found.ms is not a number").
+/// The bandwidth child's own fields are still read by key (docs/architecture.md, "Payloads").
 
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,5 +68,195 @@ void write_envelope(const ChildEnvelope& envelope, nlohmann::json& out);
 /// Read the envelope from a child's JSON; an error names the key that is missing or of the wrong
 /// type. Never throws.
 Expected<ChildEnvelope> read_envelope(const nlohmann::json& payload);
+
+/// The device a child worked on (DeviceSession::describe()), the payload's "device".
+struct DeviceDescription {
+  int ordinal = 0; ///< CUDA ordinal inside the child
+  std::string name;
+  int cc_major = 0; ///< written as "cc": "MAJOR.MINOR"
+  int cc_minor = 0;
+  int sm_count = 0;
+  std::string pci_bus_id;
+  uint64_t free_bytes = 0;         ///< free device memory when last read
+  uint64_t budget_bytes = 0;       ///< what the child may allocate
+  int driver = 0;                  ///< cuDriverGetVersion, e.g. 13000
+  int connections = 0;             ///< hardware queues of the context
+  uint64_t prepare_used_bytes = 0; ///< device memory its preparation took before its gate
+  bool operator==(const DeviceDescription&) const = default;
+};
+
+/// The load of gpucheck's kernels (KernelModule::report()), the payload's "module".
+struct KernelModuleReport {
+  bool loaded = false;
+  std::string toolkit;            ///< the CUDA release that built the image
+  uint64_t image_bytes = 0;       ///< size of the embedded fatbin
+  std::vector<std::string> image; ///< its entries ("sm_90", "compute_75")
+  std::string route;              ///< how the driver runs it on this GPU ("sass", "ptx-jit", ...)
+  /// The call that decided the load: "cuModuleLoadDataEx", "cuModuleGetFunction(NAME)", or
+  /// "build" (code -2) when this gpucheck carries no kernels.
+  std::string call;
+  int code = 0; ///< its CUresult
+  std::string name;
+  std::string text;
+  /// Set when the image was handed to the driver; error_log and info_log are written with it.
+  std::optional<double> load_ms;
+  std::string error_log; ///< the JIT's error log, trimmed
+  std::string info_log;  ///< the JIT's info log, trimmed
+  bool operator==(const KernelModuleReport&) const = default;
+};
+
+nlohmann::json to_json(const DeviceDescription& device);
+nlohmann::json to_json(const KernelModuleReport& module);
+/// The payload's "device": nullopt when it has none (the child stopped before its context).
+Expected<std::optional<DeviceDescription>> read_device(const nlohmann::json& payload);
+/// The payload's "module": nullopt when it has none (no kernels loaded in this child).
+Expected<std::optional<KernelModuleReport>> read_kernel_module(const nlohmann::json& payload);
+
+/// The streams child's own fields: the priority range and what its two streams got.
+struct StreamPriorities {
+  int least = 0;
+  int greatest = 0;
+  int high_stream = 0; ///< the priority the stream created at `greatest` reports
+  int low_stream = 0;  ///< the priority the stream created at `least` reports
+  bool operator==(const StreamPriorities&) const = default;
+};
+
+struct StreamsPayload {
+  StreamPriorities priorities;
+  double event_ms = 0.0; ///< the event-timed kernel
+  bool operator==(const StreamsPayload&) const = default;
+};
+
+/// Write "priorities" and "event_ms" into a child's JSON object (leaving its other keys).
+void write_streams(const StreamsPayload& streams, nlohmann::json& out);
+Expected<StreamsPayload> read_streams(const nlohmann::json& payload);
+
+/// The cuDNN library the child loaded.
+struct CudnnLibrary {
+  std::string path;    ///< its real path
+  int64_t version = 0; ///< cudnnGetVersion (9.x: major*10000 + minor*100 + patch)
+  int64_t cudart = 0;  ///< cudnnGetCudartVersion
+  bool graph_api = false;
+  /// The backend entries that did not resolve; written only when graph_api is false.
+  std::vector<std::string> graph_api_missing;
+  bool operator==(const CudnnLibrary&) const = default;
+};
+
+/// One legacy-API algorithm: `ms` and `tflops` only where it was timed (the perf cases).
+struct ConvAlgoTiming {
+  std::string algo; ///< "IMPLICIT_PRECOMP_GEMM", ...
+  std::optional<double> ms;
+  std::optional<double> tflops;
+  bool operator==(const ConvAlgoTiming&) const = default;
+};
+
+/// A graph-API engine config that ran in the screening.
+struct ConvGraphScreened {
+  std::string config; ///< "engine 12, knobs 3=1"
+  std::string mode;   ///< "A" or "fallback"
+  int rank = 0;
+  double screen_ms = 0.0;
+  bool operator==(const ConvGraphScreened&) const = default;
+};
+
+/// How the graph API's configs fared.
+struct ConvGraphScreening {
+  uint64_t offered = 0;
+  uint64_t tried = 0;
+  int refused = 0;
+  int workspace_too_large = 0;
+  int failed = 0;
+  std::map<std::string, int> skipped_statuses; ///< cuDNN status name -> configs skipped for it
+  std::vector<ConvGraphScreened> screened;     ///< fastest first
+  bool operator==(const ConvGraphScreening&) const = default;
+};
+
+/// The graph API's fastest config, timed and verified.
+struct ConvGraphBest {
+  int64_t engine = -1;
+  std::string knobs; ///< the config, described
+  std::vector<std::string> numerical_notes;
+  std::string mode; ///< "A" or "fallback"
+  int rank = 0;
+  double ms = 0.0;
+  double tflops = 0.0;
+  bool operator==(const ConvGraphBest&) const = default;
+};
+
+struct ConvGraphError {
+  std::string call;
+  int status = 0;
+  std::string name;
+  bool operator==(const ConvGraphError&) const = default;
+};
+
+/// The graph API on one convolution: not available, or its screening (and its best when a
+/// config ran), or the call that failed. Flat in JSON: {"available", "offered", ..., "ms", ...,
+/// "error"}.
+struct ConvGraph {
+  bool available = false;
+  std::optional<ConvGraphScreening> screening;
+  std::optional<ConvGraphBest> best;
+  std::optional<ConvGraphError> error;
+  bool operator==(const ConvGraph&) const = default;
+};
+
+/// The better of the legacy API's timed best and the graph API's best.
+struct ConvBest {
+  std::string api; ///< "legacy" or "graph"
+  std::string what;
+  double ms = 0.0;
+  double tflops = 0.0;
+  bool operator==(const ConvBest&) const = default;
+};
+
+/// One convolution: the small verified cases carry the heuristic's algorithm only; the perf cases
+/// also the timed best (`found`), the graph API and the best of both.
+struct ConvRecord {
+  std::string label;
+  std::string shape;
+  double gflop = 0.0;
+  ConvAlgoTiming heuristic;
+  std::optional<ConvAlgoTiming> found;
+  std::optional<ConvGraph> graph;
+  std::optional<ConvBest> best;
+  bool operator==(const ConvRecord&) const = default;
+};
+
+/// A deterministic algorithm run twice on the same input.
+struct CudnnDeterminism {
+  std::string label;
+  std::string algo;
+  std::vector<std::string> hashes; ///< two hex hashes of the outputs
+  bool equal = false;
+  bool operator==(const CudnnDeterminism&) const = default;
+};
+
+/// The cuDNN call that failed.
+struct CudnnFailure {
+  std::string call;
+  int status = 0;
+  std::string name;
+  std::string detail; ///< cudnnGetLastErrorString, may be empty
+  std::string stage;
+  bool operator==(const CudnnFailure&) const = default;
+};
+
+/// The cuDNN child's own fields. Each is written only when the child got that far: `missing`
+/// when no usable libcudnn loaded, `library` and `convolutions` once one did.
+struct CudnnPayload {
+  std::optional<std::string> missing;   ///< "cudnn_missing": why cuDNN could not be used
+  std::optional<CudnnLibrary> library;  ///< "cudnn"
+  std::vector<ConvRecord> convolutions; ///< written with `library`
+  std::optional<std::string> inputs_on; ///< "gpu" or "host": where inputs were generated
+  std::optional<CudnnDeterminism> determinism;
+  std::optional<CudnnFailure> failure; ///< "cudnn_failure"
+  bool operator==(const CudnnPayload&) const = default;
+};
+
+nlohmann::json to_json(const ConvRecord& record);
+/// Write the cuDNN child's own keys into its JSON object (leaving its other keys).
+void write_cudnn(const CudnnPayload& cudnn, nlohmann::json& out);
+Expected<CudnnPayload> read_cudnn(const nlohmann::json& payload);
 
 } // namespace gpucheck::engine

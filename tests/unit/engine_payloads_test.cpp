@@ -1,5 +1,7 @@
-// The envelope every GPU check child writes and every judge reads (engine/payloads.hpp): the same
-// code on both sides, so a renamed key fails here rather than passing every GPU-less test.
+// What the GPU check children write and the judges read (engine/payloads.hpp): the envelope, the
+// device, the kernel module, the streams and cuDNN children's own fields. The same code on both
+// sides, so a renamed key fails here rather than passing every GPU-less test; the literal JSON
+// below pins the keys that the report and bench/compare.py read.
 
 #include "engine/payloads.hpp"
 
@@ -83,6 +85,265 @@ TEST(EnginePayloads, GarbageIsAnErrorNotAnException) {
   write_envelope(everything_set(), out);
   out["verify"][0]["mismatches"] = -1;
   EXPECT_FALSE(read_envelope(out));
+}
+
+// ---- The typed child fields ----
+
+DeviceDescription h200() {
+  return {0,          "NVIDIA H200", 9, 0,           132, "00000000:1B:00.0", 150ULL << 30,
+          1ULL << 30, 13000,         2, 352ULL << 20};
+}
+
+KernelModuleReport loaded_module() {
+  KernelModuleReport m;
+  m.loaded = true;
+  m.toolkit = "13.0";
+  m.image_bytes = 123456;
+  m.image = {"sm_90", "compute_75"};
+  m.route = "sass";
+  m.call = "cuModuleLoadDataEx";
+  m.code = 0;
+  m.name = "CUDA_SUCCESS";
+  m.text = "no error";
+  m.load_ms = 3.25;
+  m.error_log = "";
+  m.info_log = "ptxas info";
+  return m;
+}
+
+KernelModuleReport kernels_not_built() {
+  KernelModuleReport m;
+  m.toolkit = "13.0";
+  m.route = "none";
+  m.call = "build";
+  m.code = -2;
+  m.name = "no kernels built";
+  m.text = "built without nvcc";
+  return m;
+}
+
+StreamsPayload streams() {
+  return {{0, -5, -5, 0}, 0.0125};
+}
+
+ConvRecord small_conv() {
+  ConvRecord r;
+  r.label = "fp32_nchw_small";
+  r.shape = "2x16x20x20, 24 filters 3x3, pad 1, stride 1, fp32 NCHW";
+  r.gflop = 0.0066;
+  r.heuristic.algo = "IMPLICIT_PRECOMP_GEMM";
+  return r;
+}
+
+ConvRecord perf_conv() {
+  ConvRecord r;
+  r.label = "fp16_nhwc_32x256x56x56";
+  r.shape = "32x256x56x56, 256 filters 3x3, pad 1, stride 1, fp16 NHWC";
+  r.gflop = 118.4;
+  r.heuristic = {"IMPLICIT_PRECOMP_GEMM", 0.9, 131.5};
+  r.found = ConvAlgoTiming{"WINOGRAD_NONFUSED", 0.5, 236.8};
+  ConvGraph& g = r.graph.emplace();
+  g.available = true;
+  ConvGraphScreening& s = g.screening.emplace();
+  s.offered = 12;
+  s.tried = 4;
+  s.refused = 1;
+  s.workspace_too_large = 1;
+  s.failed = 1;
+  s.skipped_statuses = {{"CUDNN_STATUS_NOT_SUPPORTED", 2}};
+  s.screened = {{"engine 12, knobs 3=1", "A", 0, 0.41}, {"engine 7", "fallback", 2, 0.6}};
+  g.best = ConvGraphBest{12, "engine 12, knobs 3=1", {"TENSOR_CORE"}, "A", 0, 0.4, 296.0};
+  r.best = ConvBest{"graph", "graph API engine 12, knobs 3=1", 0.4, 296.0};
+  return r;
+}
+
+CudnnPayload everything_cudnn() {
+  CudnnPayload c;
+  c.library =
+      CudnnLibrary{"/usr/lib/libcudnn.so.9.10.2", 91002, 13000, false, {"cudnnBackendExecute"}};
+  ConvRecord unavailable = perf_conv();
+  unavailable.label = "no_graph";
+  unavailable.graph = ConvGraph{false, std::nullopt, std::nullopt, std::nullopt};
+  ConvRecord refused = perf_conv();
+  refused.label = "graph_error";
+  refused.graph =
+      ConvGraph{true, std::nullopt, std::nullopt,
+                ConvGraphError{"cudnnBackendFinalize", 3000, "CUDNN_STATUS_NOT_SUPPORTED"}};
+  c.convolutions = {small_conv(), perf_conv(), unavailable, refused};
+  c.inputs_on = "gpu";
+  c.determinism = CudnnDeterminism{
+      "fp32_nchw_64x64x56x56", "IMPLICIT_GEMM", {"00000000000000ab", "00000000000000cd"}, false};
+  c.failure = CudnnFailure{"cudnnConvolutionForward", 8, "CUDNN_STATUS_EXECUTION_FAILED", "",
+                           "cudnn timing x"};
+  return c;
+}
+
+nlohmann::json with_device(const DeviceDescription& d) {
+  return {{"device", to_json(d)}};
+}
+
+nlohmann::json with_module(const KernelModuleReport& m) {
+  return {{"module", to_json(m)}};
+}
+
+nlohmann::json written_streams(const StreamsPayload& p) {
+  nlohmann::json out = nlohmann::json::object();
+  write_streams(p, out);
+  return out;
+}
+
+nlohmann::json written_cudnn(const CudnnPayload& p) {
+  nlohmann::json out = nlohmann::json::object();
+  write_cudnn(p, out);
+  return out;
+}
+
+/// Every object member of `value`, as JSON pointers (lists are walked into, not retyped).
+void members(const nlohmann::json& value, const nlohmann::json::json_pointer& at,
+             std::vector<nlohmann::json::json_pointer>& out) {
+  if (value.is_object()) {
+    for (const auto& [key, item] : value.items()) {
+      out.push_back(at / key);
+      members(item, at / key, out);
+    }
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      members(value[i], at / i, out);
+    }
+  }
+}
+
+/// Each key the writer wrote matters to the reader: removed, the read fails naming it or reads
+/// something else (an optional part); retyped, the read fails naming it.
+template <typename T, typename Read>
+void expect_every_key_read(const T& value, const nlohmann::json& written, Read read) {
+  const auto back = read(nlohmann::json::parse(written.dump()));
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back.value(), value);
+  std::vector<nlohmann::json::json_pointer> keys;
+  members(written, nlohmann::json::json_pointer(), keys);
+  ASSERT_FALSE(keys.empty());
+  for (const nlohmann::json::json_pointer& key : keys) {
+    SCOPED_TRACE(key.to_string());
+    nlohmann::json removed = written;
+    removed[key.parent_pointer()].erase(key.back());
+    const auto without = read(removed);
+    if (without) {
+      EXPECT_NE(without.value(), value) << "removing it changed nothing";
+    } else {
+      EXPECT_NE(without.error().message.find(key.back()), std::string::npos)
+          << without.error().message;
+    }
+    nlohmann::json retyped = written;
+    retyped[key] = retyped[key].is_boolean() ? nlohmann::json("yes") : nlohmann::json(true);
+    const auto wrong = read(retyped);
+    ASSERT_FALSE(wrong) << "retyped, it still reads";
+    EXPECT_NE(wrong.error().message.find(key.back()), std::string::npos) << wrong.error().message;
+  }
+}
+
+TEST(EnginePayloads, DeviceRoundTripsAndEveryKeyIsRead) {
+  expect_every_key_read(std::optional<DeviceDescription>(h200()), with_device(h200()),
+                        &read_device);
+  const auto none = read_device(nlohmann::json::object());
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none.value());
+  nlohmann::json bad_cc = with_device(h200());
+  bad_cc["device"]["cc"] = "9";
+  ASSERT_FALSE(read_device(bad_cc));
+  EXPECT_NE(read_device(bad_cc).error().message.find("device.cc"), std::string::npos);
+}
+
+TEST(EnginePayloads, DeviceJsonKeepsItsKeys) {
+  EXPECT_EQ(to_json(h200()), nlohmann::json::parse(R"({"ordinal": 0, "name": "NVIDIA H200",
+      "cc": "9.0", "sm_count": 132, "pci_bus_id": "00000000:1B:00.0",
+      "free_bytes": 161061273600, "budget_bytes": 1073741824, "driver": 13000,
+      "connections": 2, "prepare_used_bytes": 369098752})"));
+}
+
+TEST(EnginePayloads, KernelModuleRoundTripsAndEveryKeyIsRead) {
+  for (const KernelModuleReport& m : {loaded_module(), kernels_not_built()}) {
+    expect_every_key_read(std::optional<KernelModuleReport>(m), with_module(m),
+                          &read_kernel_module);
+  }
+  const auto none = read_kernel_module(nlohmann::json::object());
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none.value());
+}
+
+TEST(EnginePayloads, KernelModuleJsonKeepsItsKeys) {
+  EXPECT_EQ(to_json(loaded_module()), nlohmann::json::parse(R"({"loaded": true, "toolkit": "13.0",
+      "image_bytes": 123456, "image": ["sm_90", "compute_75"], "route": "sass",
+      "call": "cuModuleLoadDataEx", "code": 0, "name": "CUDA_SUCCESS", "text": "no error",
+      "load_ms": 3.25, "error_log": "", "info_log": "ptxas info"})"));
+  // Without a load, no load time and no logs.
+  EXPECT_EQ(to_json(kernels_not_built()), nlohmann::json::parse(R"({"loaded": false,
+      "toolkit": "13.0", "image_bytes": 0, "image": [], "route": "none", "call": "build",
+      "code": -2, "name": "no kernels built", "text": "built without nvcc"})"));
+}
+
+TEST(EnginePayloads, StreamsRoundTripAndEveryKeyIsRead) {
+  expect_every_key_read(streams(), written_streams(streams()), &read_streams);
+  EXPECT_EQ(written_streams(streams()), nlohmann::json::parse(R"({"priorities": {"least": 0,
+      "greatest": -5, "high_stream": -5, "low_stream": 0}, "event_ms": 0.0125})"));
+  EXPECT_FALSE(read_streams(nlohmann::json::object()));
+}
+
+TEST(EnginePayloads, CudnnRoundTripsAndEveryKeyIsRead) {
+  expect_every_key_read(everything_cudnn(), written_cudnn(everything_cudnn()), &read_cudnn);
+  CudnnPayload missing;
+  missing.missing = "libcudnn.so.9: cannot open shared object file";
+  expect_every_key_read(missing, written_cudnn(missing), &read_cudnn);
+  EXPECT_EQ(written_cudnn(missing),
+            nlohmann::json({{"cudnn_missing", "libcudnn.so.9: cannot open shared object file"}}));
+  // Nothing written (the child stopped before cuDNN): nothing read.
+  EXPECT_EQ(read_cudnn(nlohmann::json::object()).value(), CudnnPayload{});
+}
+
+TEST(EnginePayloads, CudnnJsonKeepsTheKeysTheReportAndComparePyRead) {
+  const nlohmann::json out = written_cudnn(everything_cudnn());
+  EXPECT_EQ(out["cudnn"], nlohmann::json::parse(R"({"path": "/usr/lib/libcudnn.so.9.10.2",
+      "version": 91002, "cudart": 13000, "graph_api": false,
+      "graph_api_missing": ["cudnnBackendExecute"]})"));
+  EXPECT_EQ(out["convolutions"][0], nlohmann::json::parse(R"({"label": "fp32_nchw_small",
+      "shape": "2x16x20x20, 24 filters 3x3, pad 1, stride 1, fp32 NCHW", "gflop": 0.0066,
+      "heuristic": {"algo": "IMPLICIT_PRECOMP_GEMM"}})"));
+  EXPECT_EQ(out["convolutions"][1], nlohmann::json::parse(R"({"label": "fp16_nhwc_32x256x56x56",
+      "shape": "32x256x56x56, 256 filters 3x3, pad 1, stride 1, fp16 NHWC", "gflop": 118.4,
+      "heuristic": {"algo": "IMPLICIT_PRECOMP_GEMM", "ms": 0.9, "tflops": 131.5},
+      "found": {"algo": "WINOGRAD_NONFUSED", "ms": 0.5, "tflops": 236.8},
+      "graph": {"available": true, "offered": 12, "tried": 4, "refused": 1,
+                "workspace_too_large": 1, "failed": 1,
+                "skipped_statuses": {"CUDNN_STATUS_NOT_SUPPORTED": 2},
+                "screened": [{"config": "engine 12, knobs 3=1", "mode": "A", "rank": 0,
+                              "screen_ms": 0.41},
+                             {"config": "engine 7", "mode": "fallback", "rank": 2,
+                              "screen_ms": 0.6}],
+                "engine": 12, "knobs": "engine 12, knobs 3=1", "numerical_notes": ["TENSOR_CORE"],
+                "mode": "A", "rank": 0, "ms": 0.4, "tflops": 296.0},
+      "best": {"api": "graph", "what": "graph API engine 12, knobs 3=1", "ms": 0.4,
+               "tflops": 296.0}})"));
+  EXPECT_EQ(out["convolutions"][2]["graph"], nlohmann::json({{"available", false}}));
+  EXPECT_EQ(out["convolutions"][3]["graph"], nlohmann::json::parse(R"({"available": true,
+      "error": {"call": "cudnnBackendFinalize", "status": 3000,
+                "name": "CUDNN_STATUS_NOT_SUPPORTED"}})"));
+  EXPECT_EQ(out["inputs_on"], "gpu");
+  EXPECT_EQ(out["determinism"], nlohmann::json::parse(R"({"label": "fp32_nchw_64x64x56x56",
+      "algo": "IMPLICIT_GEMM", "hashes": ["00000000000000ab", "00000000000000cd"],
+      "equal": false})"));
+  EXPECT_EQ(out["cudnn_failure"], nlohmann::json::parse(R"({"call": "cudnnConvolutionForward",
+      "status": 8, "name": "CUDNN_STATUS_EXECUTION_FAILED", "detail": "",
+      "stage": "cudnn timing x"})"));
+}
+
+TEST(EnginePayloads, WritingTheChildFieldsLeavesTheEnvelope) {
+  nlohmann::json out = nlohmann::json::object();
+  write_envelope(everything_set(), out);
+  write_cudnn(everything_cudnn(), out);
+  write_streams(streams(), out);
+  EXPECT_EQ(read_envelope(out).value(), everything_set());
+  EXPECT_EQ(read_cudnn(out).value(), everything_cudnn());
+  EXPECT_EQ(read_streams(out).value(), streams());
 }
 
 } // namespace

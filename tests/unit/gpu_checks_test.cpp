@@ -302,22 +302,25 @@ TEST(GpuChecks, FailedCallsNameTheCallAndStage) {
   EXPECT_EQ(common_findings("t", test_target(), written(envelope))[0].code, "gpu.context_failed");
 }
 
-nlohmann::json module_failure(int code, std::string name) {
-  return {{"device", {{"cc", "9.0"}}},
-          {"module",
-           {{"loaded", false},
-            {"code", code},
-            {"name", std::move(name)},
-            {"text", "t"},
-            {"call", "cuModuleLoadDataEx"},
-            {"toolkit", "13.0"},
-            {"error_log", "ptxas fatal"},
-            {"image", {"compute_75", "sm_90"}}}}};
+engine::KernelModuleReport module_failure(int code, std::string name) {
+  engine::KernelModuleReport module;
+  module.code = code;
+  module.name = std::move(name);
+  module.text = "t";
+  module.call = "cuModuleLoadDataEx";
+  module.toolkit = "13.0";
+  module.load_ms = 1.0;
+  module.error_log = "ptxas fatal";
+  module.image = {"compute_75", "sm_90"};
+  return module;
 }
 
+const std::optional<engine::DeviceDescription> k_sm90 =
+    engine::DeviceDescription{0, "Test GPU", 9, 0, 132, "", 0, 0, 13000, 1, 0};
+
 TEST(GpuChecks, KernelLoadFailuresCarryTheLogAndTheExactRemedy) {
-  auto ptx =
-      kernel_load_finding(test_target(), module_failure(222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"));
+  auto ptx = kernel_load_finding(test_target(),
+                                 module_failure(222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"), k_sm90);
   ASSERT_TRUE(ptx);
   EXPECT_EQ(ptx->code, "gpu.kernel_load_failed");
   EXPECT_EQ(
@@ -326,18 +329,25 @@ TEST(GpuChecks, KernelLoadFailuresCarryTheLogAndTheExactRemedy) {
       "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (t); image: compute_75 sm_90; JIT log: ptxas fatal");
   EXPECT_NE(ptx->remedy.find("supports CUDA 13.0 (r580 or newer"), std::string::npos)
       << ptx->remedy;
-  auto jit =
-      kernel_load_finding(test_target(), module_failure(221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND"));
+  auto jit = kernel_load_finding(test_target(),
+                                 module_failure(221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND"), k_sm90);
   ASSERT_TRUE(jit);
   EXPECT_NE(jit->remedy.find("NVIDIA_DRIVER_CAPABILITIES"), std::string::npos);
-  auto none =
-      kernel_load_finding(test_target(), module_failure(209, "CUDA_ERROR_NO_BINARY_FOR_GPU"));
+  auto none = kernel_load_finding(test_target(),
+                                  module_failure(209, "CUDA_ERROR_NO_BINARY_FOR_GPU"), k_sm90);
   EXPECT_NE(none->remedy.find("no code for sm_90"), std::string::npos);
-  auto image = kernel_load_finding(test_target(), module_failure(200, "CUDA_ERROR_INVALID_IMAGE"));
+  auto image =
+      kernel_load_finding(test_target(), module_failure(200, "CUDA_ERROR_INVALID_IMAGE"), k_sm90);
   EXPECT_NE(image->remedy.find("binary is damaged"), std::string::npos) << image->remedy;
-  auto not_built = kernel_load_finding(test_target(), module_failure(-2, "no kernels built"));
+  auto not_built =
+      kernel_load_finding(test_target(), module_failure(-2, "no kernels built"), k_sm90);
   EXPECT_EQ(not_built->code, "gpu.kernels_not_built");
-  EXPECT_FALSE(kernel_load_finding(test_target(), nlohmann::json{{"module", {{"loaded", true}}}}));
+  engine::KernelModuleReport loaded = module_failure(0, "CUDA_SUCCESS");
+  loaded.loaded = true;
+  EXPECT_FALSE(kernel_load_finding(test_target(), loaded, k_sm90));
+  // Without a device (the child had none), the capability is unknown: sm_00.
+  auto unknown = kernel_load_finding(test_target(), module_failure(209, "X"), std::nullopt);
+  EXPECT_NE(unknown->message.find("sm_00"), std::string::npos) << unknown->message;
 }
 
 TEST(GpuChecks, MetricsAreLabelledUnderContention) {

@@ -20,6 +20,7 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -224,12 +225,14 @@ struct ConvCase {
 class CudnnRunner {
 public:
   /// `module`: gpucheck's kernels, which generate the inputs and hash outputs on the GPU; when
-  /// they did not load, the host does both (slower, same values).
+  /// they did not load, the host does both (slower, same values). Metrics and verifications go
+  /// into `out` (the envelope), convolutions and determinism into `result`.
   CudnnRunner(const DeviceSession& session, const KernelModule& module, const CudnnApi& dnn,
-              const CudnnBackendApi& graph, bool full, nlohmann::json& out)
+              const CudnnBackendApi& graph, bool full, nlohmann::json& out,
+              engine::CudnnPayload& result)
       : m_session(session), m_cuda(session.api()), m_module(module), m_dnn(dnn), m_graph(graph),
-        m_full(full), m_out(out), m_stream(session), m_start(session), m_end(session),
-        m_rng(fresh_seed()) {
+        m_full(full), m_out(out), m_result(result), m_stream(session), m_start(session),
+        m_end(session), m_rng(fresh_seed()) {
     GPUCHECK_DNN(m_dnn, cudnnCreate, &m_handle);
     GPUCHECK_DNN(m_dnn, cudnnSetStream, m_handle, m_stream.get());
   }
@@ -540,17 +543,18 @@ public:
       m_out["verify"].push_back(engine::to_json(v));
     };
 
-    nlohmann::json record = {{"label", cc.label},
-                             {"shape", shape},
-                             {"gflop", flops / 1e9},
-                             {"heuristic", {{"algo", algo_name(heuristic)}}}};
+    engine::ConvRecord record;
+    record.label = cc.label;
+    record.shape = shape;
+    record.gflop = flops / 1e9;
+    // A small case runs one fixed algorithm, not the heuristic's pick: its record says so.
+    record.heuristic.algo = cc.perf ? std::string(algo_name(heuristic))
+                                    : fmt::format("{} (fixed)", algo_name(heuristic));
     if (!cc.perf) {
-      record.erase("heuristic");
-      record["algo"] = algo_name(heuristic); // fixed, not the heuristic's
       set_stage("cudnn run and verify " + cc.label);
       verify([&] { run_algo(heuristic); }, algo_name(heuristic),
              p == Precision::fp32 && fault_planted("cudnn"));
-      m_out["convolutions"].push_back(record);
+      m_result.convolutions.push_back(record);
       return;
     }
     set_stage("cudnn find algorithm " + cc.label);
@@ -579,22 +583,19 @@ public:
     if (found != heuristic) {
       verify([&] { run_algo(found); }, algo_name(found), false);
     }
-    record["heuristic"] = {{"algo", algo_name(heuristic)},
-                           {"ms", heuristic_ms},
-                           {"tflops", flops / (heuristic_ms * 1e-3) / 1e12}};
-    record["found"] = {
-        {"algo", algo_name(found)}, {"ms", found_ms}, {"tflops", flops / (found_ms * 1e-3) / 1e12}};
+    record.heuristic = {algo_name(heuristic), heuristic_ms, flops / (heuristic_ms * 1e-3) / 1e12};
+    record.found =
+        engine::ConvAlgoTiming{algo_name(found), found_ms, flops / (found_ms * 1e-3) / 1e12};
 
     // The graph (backend) API: the engine configs its heuristics offer, screened, the fastest
     // timed like the legacy algorithms, the best verified.
     std::string best_what = fmt::format("legacy API {}", algo_name(found));
     double best_ms = found_ms;
     std::string graph_text = "graph API not available";
-    if (!m_graph.available) {
-      record["graph"] = {{"available", false}};
-    } else {
+    engine::ConvGraph& g = record.graph.emplace();
+    g.available = m_graph.available;
+    if (m_graph.available) {
       set_stage("cudnn graph " + cc.label);
-      nlohmann::json g = {{"available", true}};
       try {
         const GraphConvSpec spec{.n = n,
                                  .c = cc.c,
@@ -623,10 +624,9 @@ public:
         int refused = 0;
         int too_large = 0;
         int failed = 0;
-        nlohmann::json statuses = nlohmann::json::object(); // why configs were skipped
+        std::map<std::string, int> statuses; // why configs were skipped
         const auto count_status = [&](cudnnStatus_t status) {
-          const std::string name = m_dnn.cudnnGetErrorString(status);
-          statuses[name] = statuses.value(name, 0) + 1;
+          ++statuses[m_dnn.cudnnGetErrorString(status)];
         };
         const auto run_plan = [&](int plan) {
           const cudnnStatus_t status = graph.execute(plan);
@@ -656,20 +656,18 @@ public:
         }
         std::stable_sort(screened.begin(), screened.end(),
                          [](const Screened& a, const Screened& b) { return a.ms < b.ms; });
-        nlohmann::json tried = nlohmann::json::array();
+        engine::ConvGraphScreening& screening = g.screening.emplace();
         for (const Screened& sc : screened) {
-          tried.push_back({{"config", describe(configs[sc.config])},
-                           {"mode", configs[sc.config].fallback ? "fallback" : "A"},
-                           {"rank", configs[sc.config].rank},
-                           {"screen_ms", sc.ms}});
+          screening.screened.push_back({describe(configs[sc.config]),
+                                        configs[sc.config].fallback ? "fallback" : "A",
+                                        configs[sc.config].rank, sc.ms});
         }
-        g["offered"] = configs.size();
-        g["tried"] = chosen.size();
-        g["refused"] = refused;
-        g["workspace_too_large"] = too_large;
-        g["failed"] = failed;
-        g["skipped_statuses"] = statuses;
-        g["screened"] = tried;
+        screening.offered = configs.size();
+        screening.tried = chosen.size();
+        screening.refused = refused;
+        screening.workspace_too_large = too_large;
+        screening.failed = failed;
+        screening.skipped_statuses = std::move(statuses);
         if (!screened.empty()) {
           const size_t finalists =
               std::min(screened.size(), m_full ? k_graph_finalists_full : size_t{1});
@@ -687,13 +685,13 @@ public:
           const std::string what = "graph API " + describe(config);
           set_stage("cudnn graph verify " + cc.label);
           verify([&] { run_plan(screened[best].plan); }, what, false);
-          g["engine"] = config.engine;
-          g["knobs"] = describe(config);
-          g["numerical_notes"] = config.numerical_notes;
-          g["mode"] = config.fallback ? "fallback" : "A";
-          g["rank"] = config.rank;
-          g["ms"] = best_graph_ms;
-          g["tflops"] = flops / (best_graph_ms * 1e-3) / 1e12;
+          g.best = engine::ConvGraphBest{config.engine,
+                                         describe(config),
+                                         config.numerical_notes,
+                                         config.fallback ? "fallback" : "A",
+                                         config.rank,
+                                         best_graph_ms,
+                                         flops / (best_graph_ms * 1e-3) / 1e12};
           graph_text =
               fmt::format("graph API {} {:.3f} ms ({} of {} configs screened)", describe(config),
                           best_graph_ms, screened.size(), configs.size());
@@ -705,19 +703,15 @@ public:
           graph_text = fmt::format("graph API: none of {} configs ran", configs.size());
         }
       } catch (const CudnnGraphError& e) {
-        g["error"] = {{"call", e.call},
-                      {"status", static_cast<int>(e.status)},
-                      {"name", m_dnn.cudnnGetErrorString(e.status)}};
+        g.error = engine::ConvGraphError{e.call, static_cast<int>(e.status),
+                                         m_dnn.cudnnGetErrorString(e.status)};
         graph_text =
             fmt::format("graph API: {} returned {}", e.call, m_dnn.cudnnGetErrorString(e.status));
       }
-      record["graph"] = g;
     }
-    record["best"] = {{"api", best_what.starts_with("graph") ? "graph" : "legacy"},
-                      {"what", best_what},
-                      {"ms", best_ms},
-                      {"tflops", flops / (best_ms * 1e-3) / 1e12}};
-    m_out["convolutions"].push_back(record);
+    record.best = engine::ConvBest{best_what.starts_with("graph") ? "graph" : "legacy", best_what,
+                                   best_ms, flops / (best_ms * 1e-3) / 1e12};
+    m_result.convolutions.push_back(record);
     m_out["metrics"].push_back(metric(
         "conv_" + cc.label + "_tflops", flops / (best_ms * 1e-3) / 1e12, "TFLOP/s",
         fmt::format("{}; best: {} {:.3f} ms; legacy API: timed best {} {:.3f} ms, heuristic {} "
@@ -736,11 +730,11 @@ public:
         m_stream.synchronize();
         hash = hash_device(y);
       }
-      m_out["determinism"] = {
-          {"label", cc.label},
-          {"algo", algo_name(algo)},
-          {"hashes", {fmt::format("{:016x}", hashes[0]), fmt::format("{:016x}", hashes[1])}},
-          {"equal", hashes[0] == hashes[1]}};
+      m_result.determinism = engine::CudnnDeterminism{
+          cc.label,
+          algo_name(algo),
+          {fmt::format("{:016x}", hashes[0]), fmt::format("{:016x}", hashes[1])},
+          hashes[0] == hashes[1]};
     }
   }
 
@@ -870,6 +864,7 @@ private:
   const CudnnBackendApi& m_graph;
   bool m_full;
   nlohmann::json& m_out;
+  engine::CudnnPayload& m_result;
   Stream m_stream;
   Event m_start;
   Event m_end;
@@ -919,7 +914,8 @@ public:
           stages_off_on_this_thread();
           try {
             session.make_current();
-            m_runner = std::make_unique<CudnnRunner>(session, module, dnn, graph, full, m_out);
+            m_runner =
+                std::make_unique<CudnnRunner>(session, module, dnn, graph, full, m_out, m_result);
             for (const ConvCase& cc : all) {
               if (cc.perf) {
                 m_runner->convolution(cc, /*warm_only=*/true);
@@ -949,6 +945,7 @@ private:
   nlohmann::json m_out = {{"metrics", nlohmann::json::array()},
                           {"verify", nlohmann::json::array()},
                           {"convolutions", nlohmann::json::array()}};
+  engine::CudnnPayload m_result;
   std::unique_ptr<CudnnRunner> m_runner;
   std::exception_ptr m_error;
   std::thread m_thread; // last: it starts once the members above exist
@@ -963,17 +960,17 @@ private:
 /// docs/performance.md); the heuristic's first calls on a third (HeuristicWarmup).
 void prepare(const DeviceSession& session, const KernelModule& module, const CudnnApi& dnn,
              const CudnnBackendApi& graph, bool full, CudnnRunner& runner,
-             const std::vector<ConvCase>& all, nlohmann::json& out) {
-  nlohmann::json side = {{"metrics", nlohmann::json::array()},
-                         {"verify", nlohmann::json::array()},
-                         {"convolutions", nlohmann::json::array()}};
+             const std::vector<ConvCase>& all, nlohmann::json& out, engine::CudnnPayload& result) {
+  nlohmann::json side = {{"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
+  engine::CudnnPayload side_result;
   std::exception_ptr side_error;
   std::unique_ptr<CudnnRunner> side_runner;
   std::thread helper([&] {
     stages_off_on_this_thread();
     try {
       session.make_current();
-      side_runner = std::make_unique<CudnnRunner>(session, module, dnn, graph, full, side);
+      side_runner =
+          std::make_unique<CudnnRunner>(session, module, dnn, graph, full, side, side_result);
       for (const ConvCase& cc : all) {
         if (!cc.perf && cc.precision != Precision::fp32) {
           side_runner->convolution(cc);
@@ -995,10 +992,11 @@ void prepare(const DeviceSession& session, const KernelModule& module, const Cud
     throw;
   }
   helper.join();
-  for (const char* key : {"verify", "convolutions"}) {
-    for (nlohmann::json& entry : side[key]) {
-      out[key].push_back(std::move(entry));
-    }
+  for (nlohmann::json& entry : side["verify"]) {
+    out["verify"].push_back(std::move(entry));
+  }
+  for (engine::ConvRecord& record : side_result.convolutions) {
+    result.convolutions.push_back(std::move(record));
   }
   if (side_error) {
     std::rethrow_exception(side_error);
@@ -1006,7 +1004,9 @@ void prepare(const DeviceSession& session, const KernelModule& module, const Cud
   static_cast<void>(side_runner.release()); // like the main runner: exit frees it
 }
 
-void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
+/// The cuDNN work; its own fields go into `result`, which the caller writes (whatever it threw).
+void cudnn_work(const std::vector<std::string>& args, int ordinal, nlohmann::json& out,
+                engine::CudnnPayload& result) {
   const bool full = std::find(args.begin(), args.end(), "full") != args.end();
   // Two queues: with one, cuDNN's FFT_TILING convolution took 0.30 ms instead of 0.22 (H200,
   // FP32 NCHW 64x64x56x56); with two it was as fast as with the default eight (0.23 ms;
@@ -1016,7 +1016,7 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
   set_stage("load cuDNN");
   DynamicLibrary lib = DynamicLibrary::open_first({"libcudnn.so.9", "libcudnn.so.8"});
   if (!lib.loaded()) {
-    out["cudnn_missing"] = lib.load().error;
+    result.missing = lib.load().error;
     return;
   }
   const CudnnApi dnn = load_cudnn_api(lib);
@@ -1025,18 +1025,14 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
     for (const std::string& name : lib.load().missing_symbols) {
       missing += (missing.empty() ? "" : ", ") + name;
     }
-    out["cudnn_missing"] = fmt::format("{} lacks {}", lib.load().real_path, missing);
+    result.missing = fmt::format("{} lacks {}", lib.load().real_path, missing);
     return;
   }
   const CudnnBackendApi graph = load_cudnn_backend_api(lib);
-  out["cudnn"] = {{"path", lib.load().real_path},
-                  {"version", dnn.cudnnGetVersion()},
-                  {"cudart", dnn.cudnnGetCudartVersion()},
-                  {"graph_api", graph.available}};
-  if (!graph.available) {
-    out["cudnn"]["graph_api_missing"] = graph.missing;
-  }
-  out["convolutions"] = nlohmann::json::array();
+  result.library =
+      engine::CudnnLibrary{lib.load().real_path, static_cast<int64_t>(dnn.cudnnGetVersion()),
+                           static_cast<int64_t>(dnn.cudnnGetCudartVersion()), graph.available,
+                           graph.available ? std::vector<std::string>{} : graph.missing};
   // Resident memory before cuDNN touches the GPU: the rest of the peak is cuDNN's own.
   out["metrics"].push_back(metric("host_rss_before_cudnn_mib", resident_mib(), "MiB",
                                   "gpucheck child with the driver loaded"));
@@ -1044,13 +1040,14 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
     set_stage("load kernels");
     auto owned_module = std::make_unique<const KernelModule>(session);
     const KernelModule& module = *owned_module;
-    out["inputs_on"] = module.loaded() ? "gpu" : "host";
+    result.inputs_on = module.loaded() ? "gpu" : "host";
     set_stage("cudnn handle");
-    auto owned_runner = std::make_unique<CudnnRunner>(session, module, dnn, graph, full, out);
+    auto owned_runner =
+        std::make_unique<CudnnRunner>(session, module, dnn, graph, full, out, result);
     CudnnRunner& runner = *owned_runner;
     const std::vector<ConvCase> all = cases(full, session.cc_major());
     HeuristicWarmup warmup(session, module, dnn, graph, full, all);
-    prepare(session, module, dnn, graph, full, runner, all, out);
+    prepare(session, module, dnn, graph, full, runner, all, out, result);
     session.wait_for_gate();
     out["device"] = session.describe();
     set_stage("cudnn heuristic warm-up");
@@ -1069,12 +1066,19 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
     static_cast<void>(owned_runner.release());
     static_cast<void>(owned_module.release());
   } catch (const CudnnError& e) {
-    out["cudnn_failure"] = {{"call", e.call},
-                            {"status", e.status},
-                            {"name", e.name},
-                            {"detail", e.detail},
-                            {"stage", current_stage()}};
+    result.failure = engine::CudnnFailure{e.call, e.status, e.name, e.detail, current_stage()};
   }
+}
+
+void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
+  engine::CudnnPayload result;
+  try {
+    cudnn_work(args, ordinal, out, result);
+  } catch (...) {
+    engine::write_cudnn(result, out); // what it did before the failure stays in the payload
+    throw;
+  }
+  engine::write_cudnn(result, out);
 }
 } // namespace
 

@@ -24,25 +24,28 @@ std::string trim_log(const char* text) {
 } // namespace
 
 KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api()) {
+  load(session);
+  m_report = engine::to_json(m_load);
+}
+
+void KernelModule::load(const DeviceSession& session) {
   const std::span<const std::byte> image = embedded_fatbin();
-  m_report = {{"loaded", false},
-              {"toolkit", kernel_build::k_toolkit_release},
-              {"image_bytes", image.size()}};
-  nlohmann::json listing = nlohmann::json::array();
+  m_load.loaded = false;
+  m_load.toolkit = kernel_build::k_toolkit_release;
+  m_load.image_bytes = image.size();
   std::vector<FatbinEntry> entries;
   if (auto parsed = parse_fatbin(image)) {
     entries = *parsed;
     for (const FatbinEntry& entry : entries) {
-      listing.push_back(to_string(entry));
+      m_load.image.push_back(to_string(entry));
     }
   }
-  m_report["image"] = listing;
-  m_report["route"] = image_route(entries, session.cc_major(), session.cc_minor());
+  m_load.route = image_route(entries, session.cc_major(), session.cc_minor());
   if (image.empty() || !kernel_build::k_kernels_built) {
-    m_report["call"] = "build";
-    m_report["code"] = -2;
-    m_report["name"] = "no kernels built";
-    m_report["text"] = "this gpucheck was built without nvcc, so it carries no GPU kernels";
+    m_load.call = "build";
+    m_load.code = -2;
+    m_load.name = "no kernels built";
+    m_load.text = "this gpucheck was built without nvcc, so it carries no GPU kernels";
     return;
   }
   set_stage("load kernels");
@@ -71,14 +74,14 @@ KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api())
           ? CUDA_ERROR_NOT_FOUND
           : m_api->cuModuleLoadDataEx(&m_module, data, static_cast<unsigned>(options.size()),
                                       options.data(), values.data());
-  m_report["load_ms"] =
+  m_load.load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  m_report["call"] = "cuModuleLoadDataEx";
-  m_report["code"] = static_cast<int>(result);
-  m_report["name"] = cuda_error_name(static_cast<int>(result));
-  m_report["text"] = cuda_error_text(static_cast<int>(result));
-  m_report["error_log"] = trim_log(error_log.data());
-  m_report["info_log"] = trim_log(info_log.data());
+  m_load.call = "cuModuleLoadDataEx";
+  m_load.code = static_cast<int>(result);
+  m_load.name = cuda_error_name(static_cast<int>(result));
+  m_load.text = cuda_error_text(static_cast<int>(result));
+  m_load.error_log = trim_log(error_log.data());
+  m_load.info_log = trim_log(info_log.data());
   if (result != CUDA_SUCCESS) {
     m_module = nullptr;
     return;
@@ -98,10 +101,10 @@ KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api())
   for (const auto& [name, slot] : wanted) {
     const CUresult got = m_api->cuModuleGetFunction(slot, m_module, name);
     if (got != CUDA_SUCCESS) {
-      m_report["call"] = fmt::format("cuModuleGetFunction({})", name);
-      m_report["code"] = static_cast<int>(got);
-      m_report["name"] = cuda_error_name(static_cast<int>(got));
-      m_report["text"] = cuda_error_text(static_cast<int>(got));
+      m_load.call = fmt::format("cuModuleGetFunction({})", name);
+      m_load.code = static_cast<int>(got);
+      m_load.name = cuda_error_name(static_cast<int>(got));
+      m_load.text = cuda_error_text(static_cast<int>(got));
       return;
     }
     int registers = 0;
@@ -110,7 +113,7 @@ KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api())
     }
   }
   m_loaded = true;
-  m_report["loaded"] = true;
+  m_load.loaded = true;
 }
 
 KernelModule::~KernelModule() {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/payloads.hpp"
 #include "platform/gpu/session.hpp"
 
 namespace gpucheck::platform::gpu {
@@ -37,15 +38,20 @@ public:
 
   [[nodiscard]] bool loaded() const { return m_loaded; }
   [[nodiscard]] const Kernels& kernels() const { return m_kernels; }
-  /// {"loaded", "code", "name", "text", "call", "error_log", "info_log", "route", "image": [...],
-  ///  "toolkit", "image_bytes", "load_ms"}: what the check reports on success or failure.
+  /// What the check reports on success or failure: the payload's "module".
+  [[nodiscard]] const engine::KernelModuleReport& load_report() const { return m_load; }
+  /// load_report() as JSON (engine::to_json).
   [[nodiscard]] const nlohmann::json& report() const { return m_report; }
 
 private:
+  /// The load itself: fills m_load, the module and the kernels.
+  void load(const DeviceSession& session);
+
   const CudaApi* m_api;
   CUmodule m_module = nullptr;
   bool m_loaded = false;
   Kernels m_kernels;
+  engine::KernelModuleReport m_load;
   nlohmann::json m_report;
 };
 

@@ -282,17 +282,24 @@ int DeviceSession::attribute(CUdevice_attribute attribute, int fallback) const {
   return value;
 }
 
+engine::DeviceDescription DeviceSession::description() const {
+  engine::DeviceDescription d;
+  d.ordinal = m_ordinal;
+  d.name = m_name;
+  d.cc_major = m_cc_major;
+  d.cc_minor = m_cc_minor;
+  d.sm_count = m_sm_count;
+  d.pci_bus_id = m_pci_bus_id;
+  d.free_bytes = m_free_bytes;
+  d.budget_bytes = m_budget_bytes;
+  d.driver = m_driver_version;
+  d.connections = m_connections;
+  d.prepare_used_bytes = m_prepare_used_bytes;
+  return d;
+}
+
 nlohmann::json DeviceSession::describe() const {
-  return {{"ordinal", m_ordinal},
-          {"name", m_name},
-          {"cc", fmt::format("{}.{}", m_cc_major, m_cc_minor)},
-          {"sm_count", m_sm_count},
-          {"pci_bus_id", m_pci_bus_id},
-          {"free_bytes", m_free_bytes},
-          {"budget_bytes", m_budget_bytes},
-          {"driver", m_driver_version},
-          {"connections", m_connections},
-          {"prepare_used_bytes", m_prepare_used_bytes}};
+  return engine::to_json(description());
 }
 
 DeviceBuffer::DeviceBuffer(const DeviceSession& session, uint64_t bytes)

@@ -113,8 +113,9 @@ public:
   [[nodiscard]] std::optional<std::string> context_error() const;
   /// Attribute value, or `fallback` when the driver does not know it.
   [[nodiscard]] int attribute(CUdevice_attribute attribute, int fallback = 0) const;
-  /// {"ordinal", "name", "cc", "sm_count", "pci_bus_id", "free_bytes", "budget_bytes", "driver",
-  /// "connections", "prepare_used_bytes"}.
+  /// The device as the payload's "device" carries it (engine/payloads.hpp).
+  [[nodiscard]] engine::DeviceDescription description() const;
+  /// description() as JSON: engine::to_json(description()).
   [[nodiscard]] nlohmann::json describe() const;
 
 private:

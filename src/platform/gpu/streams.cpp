@@ -50,17 +50,13 @@ void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::
   const Kernels& k = module.kernels();
 
   set_stage("stream priorities");
-  int least = 0;
-  int greatest = 0;
-  GPUCHECK_CU(api, cuCtxGetStreamPriorityRange, &least, &greatest);
-  Stream high(session, greatest);
-  Stream low(session, least);
-  int high_got = 0;
-  int low_got = 0;
-  GPUCHECK_CU(api, cuStreamGetPriority, high.get(), &high_got);
-  GPUCHECK_CU(api, cuStreamGetPriority, low.get(), &low_got);
-  out["priorities"] = {
-      {"least", least}, {"greatest", greatest}, {"high_stream", high_got}, {"low_stream", low_got}};
+  engine::StreamsPayload own; // this child's own fields
+  engine::StreamPriorities& priorities = own.priorities;
+  GPUCHECK_CU(api, cuCtxGetStreamPriorityRange, &priorities.least, &priorities.greatest);
+  Stream high(session, priorities.greatest);
+  Stream low(session, priorities.least);
+  GPUCHECK_CU(api, cuStreamGetPriority, high.get(), &priorities.high_stream);
+  GPUCHECK_CU(api, cuStreamGetPriority, low.get(), &priorities.low_stream);
 
   set_stage("event-timed kernel");
   SplitMix64 rng(fresh_seed());
@@ -81,7 +77,9 @@ void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::
   launch(api, k.affine_step, grid, k_block, high.get(), {&ptr, &n, &mul, &add});
   end.record(high.get());
   const double kernel_ms = elapsed_ms(api, start, end);
-  out["event_ms"] = kernel_ms;
+  own.event_ms = kernel_ms;
+  // Written once both are known; a failure after this point keeps them in the payload.
+  engine::write_streams(own, out);
   out["metrics"].push_back(metric("event_timed_kernel_us", kernel_ms * 1e3, "us",
                                   fmt::format("one affine step over {} words", k_words)));
   int applied = 1;

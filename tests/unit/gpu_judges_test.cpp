@@ -1,0 +1,252 @@
+// The judges of gpu.compute, gpu.streams and gpu.cudnn on payloads built from the typed structs
+// the children write (engine/payloads.hpp), never from hand-written keys: a key renamed in the
+// payload code changes what both sides use, and a key renamed by hand in a payload fails here.
+#include "checks/gpu_checks.hpp"
+#include "engine/payloads.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+
+namespace gpucheck::checks {
+namespace {
+
+GpuTarget target() {
+  GpuTarget gpu;
+  gpu.gpu_index = 1;
+  gpu.name = "Test GPU";
+  return gpu;
+}
+
+engine::DeviceDescription device() {
+  engine::DeviceDescription d;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  return d;
+}
+
+engine::KernelModuleReport module(std::string route) {
+  engine::KernelModuleReport m;
+  m.loaded = true;
+  m.toolkit = "13.0";
+  m.image = {"compute_75"};
+  m.route = std::move(route);
+  m.call = "cuModuleLoadDataEx";
+  m.name = "CUDA_SUCCESS";
+  m.load_ms = 4.0;
+  return m;
+}
+
+/// A child's payload as the child writes it: envelope, device and module through the structs.
+nlohmann::json payload(const engine::ChildEnvelope& envelope,
+                       const std::optional<engine::KernelModuleReport>& kernels) {
+  nlohmann::json out = nlohmann::json::object();
+  engine::write_envelope(envelope, out);
+  out["device"] = engine::to_json(device());
+  if (kernels) {
+    out["module"] = engine::to_json(*kernels);
+  }
+  return out;
+}
+
+std::vector<std::string> codes(const Judgement& judgement) {
+  std::vector<std::string> out;
+  for (const Finding& f : judgement.findings) {
+    out.push_back(f.code);
+  }
+  return out;
+}
+
+/// The judgement of a payload with the key at `pointer` renamed: gpu.child_failed naming it.
+void expect_renamed_key_named(
+    const std::function<Judgement(const GpuTarget&, const nlohmann::json&)>& judge,
+    nlohmann::json good, const std::string& pointer) {
+  SCOPED_TRACE(pointer);
+  const nlohmann::json::json_pointer at(pointer);
+  nlohmann::json& parent = good[at.parent_pointer()];
+  parent[at.back() + "_renamed"] = parent[at.back()];
+  parent.erase(at.back());
+  const Judgement judgement = judge(target(), good);
+  ASSERT_EQ(codes(judgement), std::vector<std::string>{"gpu.child_failed"});
+  EXPECT_NE(judgement.findings[0].message.find(at.back() + " is missing"), std::string::npos)
+      << judgement.findings[0].message;
+  EXPECT_EQ(judgement.summary, "GPU 1: its result cannot be read");
+}
+
+engine::ChildEnvelope compute_envelope() {
+  engine::ChildEnvelope envelope;
+  envelope.metrics = {{"kernel_load_ms", 4.0, "ms", "sass"},
+                      {"fp32_fma_gflops", 51234.4, "GFLOP/s", "median of 5"}};
+  envelope.verify = {{"compute", "fma", 1000, 0, 0, "", ""}, {"compute", "sum", 1, 0, 0, "", ""}};
+  return envelope;
+}
+
+TEST(GpuComputeJudge, SummarisesWhatWasCheckedAndTheRate) {
+  const Judgement judgement =
+      judge_gpu_compute(target(), payload(compute_envelope(), module("sass")));
+  EXPECT_TRUE(judgement.findings.empty());
+  EXPECT_EQ(judgement.summary, "GPU 1 (NVIDIA H200): 1001 results checked against the CPU; 51234 "
+                               "GFLOP/s FP32 FMA");
+}
+
+TEST(GpuComputeJudge, PtxJitIsANoteNamingTheImage) {
+  const Judgement judgement =
+      judge_gpu_compute(target(), payload(compute_envelope(), module("ptx-jit")));
+  ASSERT_EQ(codes(judgement), std::vector<std::string>{"gpu.kernel_jit_used"});
+  EXPECT_EQ(judgement.findings[0].message, "GPU 1 (Test GPU, sm_9.0) has no SASS in this build "
+                                           "(compute_75); its kernels were JIT-compiled from PTX");
+}
+
+TEST(GpuComputeJudge, AModuleThatDidNotLoadIsTheLoadFinding) {
+  engine::KernelModuleReport failed = module("ptx-jit");
+  failed.loaded = false;
+  failed.code = 222;
+  failed.name = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+  const Judgement judgement = judge_gpu_compute(target(), payload({}, failed));
+  EXPECT_EQ(codes(judgement), std::vector<std::string>{"gpu.kernel_load_failed"});
+  EXPECT_EQ(judgement.summary, "GPU 1: gpucheck's kernels did not load");
+}
+
+TEST(GpuComputeJudge, AFailedStageIsSummarised) {
+  engine::ChildEnvelope envelope;
+  envelope.failure = engine::PayloadFailure{"fma throughput", "cuLaunchKernel", 700, "X", "x", "m"};
+  const Judgement judgement = judge_gpu_compute(target(), payload(envelope, module("sass")));
+  EXPECT_TRUE(judgement.findings.empty());
+  EXPECT_EQ(judgement.summary, "GPU 1: failed during fma throughput");
+}
+
+TEST(GpuComputeJudge, ARenamedKeyIsAChildFailureNamingIt) {
+  const nlohmann::json good = payload(compute_envelope(), module("sass"));
+  for (const char* key :
+       {"/device/name", "/device/cc", "/module/route", "/module/loaded", "/module/image"}) {
+    expect_renamed_key_named(&judge_gpu_compute, good, key);
+  }
+}
+
+nlohmann::json streams_payload(const engine::StreamsPayload& streams) {
+  engine::ChildEnvelope envelope;
+  envelope.verify = {{"graph", "graph replays", 1024, 0, 0, "", ""}};
+  nlohmann::json out = payload(envelope, module("sass"));
+  engine::write_streams(streams, out);
+  return out;
+}
+
+TEST(GpuStreamsJudge, HonouredPrioritiesPass) {
+  const Judgement judgement =
+      judge_gpu_streams(target(), streams_payload({{0, -5, -5, 0}, 0.0125}));
+  EXPECT_TRUE(judgement.findings.empty());
+  EXPECT_EQ(judgement.summary,
+            "GPU 1: stream priorities 0..-5, event-timed kernel 12.5 us, graph replay verified");
+}
+
+TEST(GpuStreamsJudge, IgnoredPrioritiesAreAWarning) {
+  const Judgement judgement = judge_gpu_streams(target(), streams_payload({{0, -5, 0, 0}, 0.01}));
+  ASSERT_EQ(codes(judgement), std::vector<std::string>{"gpu.stream_priority_ignored"});
+  EXPECT_EQ(judgement.findings[0].message,
+            "GPU 1: streams created with priorities -5 and 0 report 0 and 0");
+}
+
+TEST(GpuStreamsJudge, ARenamedKeyIsAChildFailureNamingIt) {
+  const nlohmann::json good = streams_payload({{0, -5, -5, 0}, 0.0125});
+  for (const char* key : {"/event_ms", "/priorities", "/priorities/least", "/priorities/greatest",
+                          "/priorities/high_stream", "/priorities/low_stream"}) {
+    expect_renamed_key_named(&judge_gpu_streams, good, key);
+  }
+}
+
+engine::ConvRecord timed_conv(double heuristic_ms, double found_ms) {
+  engine::ConvRecord r;
+  r.label = "fp16_nhwc_32x256x56x56";
+  r.shape = "32x256x56x56 fp16";
+  r.gflop = 100.0;
+  r.heuristic = {"IMPLICIT_GEMM", heuristic_ms, 0.1 / heuristic_ms};
+  r.found = engine::ConvAlgoTiming{"WINOGRAD", found_ms, 0.1 / found_ms};
+  r.graph = engine::ConvGraph{false, std::nullopt, std::nullopt, std::nullopt};
+  r.best = engine::ConvBest{"legacy", "legacy API WINOGRAD", found_ms, 0.1 / found_ms * 1000};
+  return r;
+}
+
+engine::CudnnPayload cudnn_ok() {
+  engine::CudnnPayload c;
+  c.library = engine::CudnnLibrary{"/lib/libcudnn.so.9", 91002, 13000, true, {}};
+  engine::ConvRecord small;
+  small.label = "fp32_nchw_small";
+  small.shape = "2x16x20x20";
+  small.heuristic.algo = "IMPLICIT_GEMM";
+  c.convolutions = {small, timed_conv(0.5, 0.4)};
+  c.inputs_on = "gpu";
+  c.determinism = engine::CudnnDeterminism{"fp32", "IMPLICIT_GEMM", {"ab", "ab"}, true};
+  return c;
+}
+
+nlohmann::json cudnn_payload(const engine::CudnnPayload& cudnn,
+                             const engine::ChildEnvelope& envelope = {
+                                 std::nullopt, {}, {{"cudnn_conv", "conv", 10, 0, 0, "", ""}}}) {
+  nlohmann::json out = nlohmann::json::object();
+  engine::write_envelope(envelope, out);
+  out["device"] = engine::to_json(device());
+  engine::write_cudnn(cudnn, out);
+  return out;
+}
+
+TEST(GpuCudnnJudge, SummarisesVersionVerificationAndRates) {
+  const Judgement judgement = judge_gpu_cudnn(target(), cudnn_payload(cudnn_ok()));
+  EXPECT_TRUE(judgement.findings.empty());
+  EXPECT_FALSE(judgement.skipped);
+  EXPECT_EQ(judgement.summary, "GPU 1: cuDNN 9.10.2: convolutions and activations match the CPU; "
+                               "fp16_nhwc_32x256x56x56 250 TFLOP/s");
+}
+
+TEST(GpuCudnnJudge, GraphBestIsLabelled) {
+  engine::CudnnPayload c = cudnn_ok();
+  c.convolutions[1].best = engine::ConvBest{"graph", "graph API engine 3", 0.3, 333.0};
+  EXPECT_NE(judge_gpu_cudnn(target(), cudnn_payload(c)).summary.find("333 TFLOP/s (graph API)"),
+            std::string::npos);
+}
+
+TEST(GpuCudnnJudge, SlowHeuristicAndNondeterminismAreFindings) {
+  engine::CudnnPayload c = cudnn_ok();
+  c.convolutions[1] = timed_conv(1.0, 0.4);
+  c.determinism->equal = false;
+  c.determinism->hashes = {"ab", "cd"};
+  const Judgement judgement = judge_gpu_cudnn(target(), cudnn_payload(c));
+  ASSERT_EQ(codes(judgement),
+            (std::vector<std::string>{"cudnn.heuristic_slow", "cudnn.nondeterministic"}));
+  EXPECT_NE(judgement.findings[0].message.find("IMPLICIT_GEMM (1.000 ms)"), std::string::npos)
+      << judgement.findings[0].message;
+  EXPECT_NE(judgement.findings[1].message.find("hashes ab and cd"), std::string::npos)
+      << judgement.findings[1].message;
+}
+
+TEST(GpuCudnnJudge, MissingCudnnIsASkipAndAFailedCallAFinding) {
+  engine::CudnnPayload missing;
+  missing.missing = "libcudnn.so.9: not found";
+  const Judgement skipped = judge_gpu_cudnn(target(), cudnn_payload(missing));
+  EXPECT_TRUE(skipped.skipped);
+  EXPECT_EQ(skipped.summary,
+            "GPU 1: cuDNN not loadable (libcudnn.so.9: not found); see the libraries checks");
+  engine::CudnnPayload failed = cudnn_ok();
+  failed.failure = engine::CudnnFailure{"cudnnConvolutionForward", 8, "EXECUTION_FAILED", "bad",
+                                        "cudnn timing x"};
+  const Judgement judgement = judge_gpu_cudnn(target(), cudnn_payload(failed));
+  ASSERT_EQ(codes(judgement), std::vector<std::string>{"cudnn.call_failed"});
+  EXPECT_EQ(judgement.findings[0].message,
+            "cudnnConvolutionForward failed on GPU 1 during cudnn timing x: status 8 "
+            "(EXECUTION_FAILED): bad");
+  EXPECT_EQ(judgement.summary, "GPU 1: cuDNN 9.10.2 failed");
+}
+
+TEST(GpuCudnnJudge, ARenamedKeyIsAChildFailureNamingIt) {
+  const nlohmann::json good = cudnn_payload(cudnn_ok());
+  for (const char* key : {"/convolutions", "/cudnn/version", "/convolutions/1/found/algo",
+                          "/convolutions/1/heuristic", "/convolutions/1/best/tflops",
+                          "/convolutions/0/label", "/determinism/equal", "/determinism/hashes"}) {
+    expect_renamed_key_named(&judge_gpu_cudnn, good, key);
+  }
+}
+
+} // namespace
+} // namespace gpucheck::checks

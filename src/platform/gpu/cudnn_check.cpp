@@ -951,57 +951,84 @@ private:
   std::thread m_thread; // last: it starts once the members above exist
 };
 
+/// One part of the preparation on a thread of its own, with its own handle and stream (a
+/// CudnnRunner); what it found is merged into the child's payload after the join.
+class PreparationThread {
+public:
+  PreparationThread(const DeviceSession& session, const KernelModule& module, const CudnnApi& dnn,
+                    const CudnnBackendApi& graph, bool full, const ConvCase& cc)
+      : m_thread([this, &session, &module, &dnn, &graph, full, &cc] {
+          stages_off_on_this_thread();
+          try {
+            session.make_current();
+            m_runner =
+                std::make_unique<CudnnRunner>(session, module, dnn, graph, full, m_out, m_result);
+            m_runner->convolution(cc);
+          } catch (...) {
+            m_error = std::current_exception();
+          }
+        }) {}
+  PreparationThread(const PreparationThread&) = delete;
+  PreparationThread& operator=(const PreparationThread&) = delete;
+  PreparationThread(PreparationThread&&) = delete;
+  PreparationThread& operator=(PreparationThread&&) = delete;
+  ~PreparationThread() { join(); }
+  void join() {
+    if (m_thread.joinable()) {
+      m_thread.join();
+      static_cast<void>(m_runner.release()); // like the main runner: exit frees it
+    }
+  }
+  /// Join, move its verifications and convolutions into the child's, rethrow its failure.
+  void merge_into(nlohmann::json& out, engine::CudnnPayload& result) {
+    join();
+    for (nlohmann::json& entry : m_out["verify"]) {
+      out["verify"].push_back(std::move(entry));
+    }
+    for (engine::ConvRecord& record : m_result.convolutions) {
+      result.convolutions.push_back(std::move(record));
+    }
+    if (m_error) {
+      std::rethrow_exception(m_error);
+    }
+  }
+
+private:
+  nlohmann::json m_out = {{"metrics", nlohmann::json::array()},
+                          {"verify", nlohmann::json::array()}};
+  engine::CudnnPayload m_result;
+  std::unique_ptr<CudnnRunner> m_runner;
+  std::exception_ptr m_error;
+  std::thread m_thread; // last: it starts once the members above exist
+};
+
 /// Before the gate, beside the other checks on this GPU: the small verified cases and the
 /// activations, nothing timed. The first use of each kernel family (cuDNN loads it then) is most
 /// of this child's time, so it overlaps the checks before it. That first use is host work
-/// (0.1-0.3 s per family on an H200 machine): FP32 and the activations run on this thread,
-/// the tensor-core cases on a second thread with its own handle and stream, so the two loads
-/// overlap (preparation 339-467 ms instead of 500-540 on one thread, same machine;
-/// docs/performance.md); the heuristic's first calls on a third (HeuristicWarmup).
+/// (0.1-0.4 s per family on H100 and H200 machines): FP32 and the activations run on this
+/// thread, each tensor-core case (FP16, BF16) on a thread with its own handle and stream, so the
+/// loads overlap (one tensor-core thread for both: ready at 467-547 ms on an H100; one each:
+/// docs/performance.md); the heuristic's first calls on another (HeuristicWarmup).
 void prepare(const DeviceSession& session, const KernelModule& module, const CudnnApi& dnn,
              const CudnnBackendApi& graph, bool full, CudnnRunner& runner,
              const std::vector<ConvCase>& all, nlohmann::json& out, engine::CudnnPayload& result) {
-  nlohmann::json side = {{"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
-  engine::CudnnPayload side_result;
-  std::exception_ptr side_error;
-  std::unique_ptr<CudnnRunner> side_runner;
-  std::thread helper([&] {
-    stages_off_on_this_thread();
-    try {
-      session.make_current();
-      side_runner =
-          std::make_unique<CudnnRunner>(session, module, dnn, graph, full, side, side_result);
-      for (const ConvCase& cc : all) {
-        if (!cc.perf && cc.precision != Precision::fp32) {
-          side_runner->convolution(cc);
-        }
-      }
-    } catch (...) {
-      side_error = std::current_exception();
+  std::vector<std::unique_ptr<PreparationThread>> threads;
+  for (const ConvCase& cc : all) {
+    if (!cc.perf && cc.precision != Precision::fp32) {
+      threads.push_back(
+          std::make_unique<PreparationThread>(session, module, dnn, graph, full, cc));
     }
-  });
-  try {
-    for (const ConvCase& cc : all) {
-      if (!cc.perf && cc.precision == Precision::fp32) {
-        runner.convolution(cc);
-      }
+  }
+  // A throw here joins the threads first (their destructors).
+  for (const ConvCase& cc : all) {
+    if (!cc.perf && cc.precision == Precision::fp32) {
+      runner.convolution(cc);
     }
-    runner.activations(0, false);
-  } catch (...) {
-    helper.join();
-    throw;
   }
-  helper.join();
-  for (nlohmann::json& entry : side["verify"]) {
-    out["verify"].push_back(std::move(entry));
+  runner.activations(0, false);
+  for (const std::unique_ptr<PreparationThread>& thread : threads) {
+    thread->merge_into(out, result);
   }
-  for (engine::ConvRecord& record : side_result.convolutions) {
-    result.convolutions.push_back(std::move(record));
-  }
-  if (side_error) {
-    std::rethrow_exception(side_error);
-  }
-  static_cast<void>(side_runner.release()); // like the main runner: exit frees it
 }
 
 /// The cuDNN work; its own fields go into `result`, which the caller writes (whatever it threw).

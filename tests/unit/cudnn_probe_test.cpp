@@ -83,6 +83,23 @@ TEST(CudnnProbe, VersionChecksReportAMixedSet) {
   EXPECT_EQ(sublibrary(result.cudnn, "libcudnn_graph.so.9")->version_check, 0);
 }
 
+TEST(CudnnProbe, ShallowLoadsOnlyTheCoreAndCallsNoVersionCheck) {
+  // --quick: cuDNN 9's cudnnGraphVersionCheck initialises CUDA (0.2-0.3 s), so --shallow calls
+  // none; the large sub-libraries are checked for presence only. The deep probe of the same
+  // machine reports the failing check (its twin below).
+  FakeMachine machine("cudnn.version=91902\ncudnn.graph_check_rc=1002\n");
+  const CudnnResult shallow = probe(machine.request("cudnn", {"--shallow"}));
+  EXPECT_EQ(shallow.load.version_raw, 91902);
+  ASSERT_EQ(shallow.cudnn.sublibraries.size(), 1U); // present ones are listed only when absent
+  EXPECT_EQ(shallow.cudnn.sublibraries.front().name, "libcudnn_graph.so.9");
+  EXPECT_TRUE(shallow.cudnn.sublibraries.front().loaded);
+  EXPECT_FALSE(shallow.cudnn.sublibraries.front().version_check);
+
+  const CudnnResult deep = probe(machine.request("cudnn"));
+  ASSERT_NE(sublibrary(deep.cudnn, "libcudnn_graph.so.9"), nullptr);
+  EXPECT_EQ(sublibrary(deep.cudnn, "libcudnn_graph.so.9")->version_check, 1002);
+}
+
 TEST(CudnnProbe, MissingGraphLibraryIsReportedWithoutCallingTheShim) {
   FakeMachine machine("");
   copy_fake_cudnn(machine.dir(), "libcudnn_graph");

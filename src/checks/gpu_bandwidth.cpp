@@ -9,6 +9,7 @@
 #include "checks/gpu_bandwidth_rules.hpp"
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
+#include "engine/payloads.hpp"
 #include "gpucheck/finding_catalog.hpp"
 
 namespace gpucheck::checks {
@@ -28,53 +29,6 @@ std::optional<double> metric_of(const nlohmann::json& payload, const std::string
     }
   }
   return std::nullopt;
-}
-
-Judgement judge(const GpuTarget& gpu, const nlohmann::json& payload) {
-  Judgement judgement;
-  if (payload.contains("failure")) {
-    judgement.summary = fmt::format("GPU {}: failed during {}", gpu.gpu_index,
-                                    payload["failure"].value("stage", "setup"));
-    return judgement;
-  }
-  const double h2d = metric_of(payload, "h2d_gbps").value_or(0.0);
-  const double d2h = metric_of(payload, "d2h_gbps").value_or(0.0);
-  const double d2d = metric_of(payload, "d2d_gbps").value_or(0.0);
-  judgement.summary = fmt::format(
-      "GPU {}: host->device {:.1f} GB/s, device->host {:.1f} GB/s, device-local {:.0f} GB/s; {}",
-      gpu.gpu_index, h2d, d2h, d2d,
-      all_verified(payload) ? "all copies verified" : "COPIED DATA CORRUPTED");
-
-  const nlohmann::json& link = payload.value("link", nlohmann::json::object());
-  std::optional<LinkRate> rate = link_rate_from_sysfs(link.value("current_link_speed", ""),
-                                                      link.value("current_link_width", ""));
-  if (!rate && gpu.pcie_gen && gpu.pcie_width) {
-    rate = link_rate_from_generation(*gpu.pcie_gen, *gpu.pcie_width);
-  }
-  if (rate) {
-    judgement.summary += fmt::format(" ({} carries {:.1f} GB/s)", rate->label, rate->gbps);
-    const bool slower_is_h2d = h2d <= d2h;
-    const double worst = slower_is_h2d ? h2d : d2h;
-    if (is_bandwidth_low(worst, *rate)) {
-      Finding finding = make_finding(
-          "gpu.bandwidth_low", gpu.gpu_index, gpu.gpu_index,
-          slower_is_h2d ? "host->device (pinned)" : "device->host (pinned)",
-          fmt::format("{:.1f}", worst), fmt::format("{:.0f}", 100.0 * worst / rate->gbps),
-          rate->label, fmt::format("{:.1f}", rate->gbps),
-          fmt::format("{:.0f}", 100.0 * k_low_bandwidth_fraction),
-          gpu.pci_bus_id.empty() ? std::string("<bus id>") : gpu.pci_bus_id, rate->generation);
-      if (!gpu.other_processes.empty()) {
-        finding.severity = Severity::info; // labelled, not failed, when the GPU is shared
-      }
-      judgement.findings.push_back(std::move(finding));
-    }
-  }
-  const int timeouts = payload.value("gate_timeouts", 0);
-  if (timeouts > 0) {
-    judgement.findings.push_back(
-        make_finding("gpu.copy_gate_timeout", gpu.gpu_index, gpu.gpu_index, timeouts));
-  }
-  return judgement;
 }
 
 double h2d_of(const CheckResult& result) {
@@ -101,7 +55,7 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
   }
   struct Part {
     size_t index;
-    nlohmann::json together;
+    engine::CopiesTogetherPayload together;
   };
   std::vector<Part> parts;
   for (size_t i = 0; i < targets.gpus.size(); ++i) {
@@ -139,26 +93,36 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
         result.metrics.push_back(std::move(metric));
       }
     }
-    if (payload.contains("together") && payload["together"].is_object()) {
-      parts.push_back({i, payload["together"]});
+    const Expected<std::optional<engine::CopiesTogetherPayload>> together =
+        engine::read_copies_together(payload);
+    if (!together) {
+      Finding finding =
+          make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index,
+                       "host copies on every GPU at once",
+                       fmt::format("its result could not be read: {}", together.error().message));
+      result.status = worst_of(result.status, status_for(finding.severity));
+      result.findings.push_back(std::move(finding));
+    } else if (together.value()) {
+      parts.push_back({i, *together.value()});
     }
   }
   if (parts.size() < 2) {
     return;
   }
-  for (const char* direction : {"h2d", "d2h"}) {
+  for (const bool up : {true, false}) {
+    const char* direction = up ? "h2d" : "d2h";
     double sum = 0.0;
     int64_t first_open = INT64_MAX;
     int64_t last_open = INT64_MIN;
     int64_t first_over = INT64_MAX;
     int64_t last_over = INT64_MIN;
     for (const Part& part : parts) {
-      const nlohmann::json& d = part.together.value(direction, nlohmann::json::object());
-      sum += d.value("gbps", 0.0);
-      first_open = std::min(first_open, d.value("opened_ns", int64_t{0}));
-      last_open = std::max(last_open, d.value("opened_ns", int64_t{0}));
-      first_over = std::min(first_over, d.value("over_ns", int64_t{0}));
-      last_over = std::max(last_over, d.value("over_ns", int64_t{0}));
+      const engine::TogetherDirection& d = up ? part.together.h2d : part.together.d2h;
+      sum += d.gbps;
+      first_open = std::min(first_open, d.opened_ns);
+      last_open = std::max(last_open, d.opened_ns);
+      first_over = std::min(first_over, d.over_ns);
+      last_over = std::max(last_over, d.over_ns);
     }
     const double span = static_cast<double>(last_over - first_open);
     const double overlap =
@@ -170,8 +134,7 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
     metric.note = fmt::format("{} GPUs copying {} at once: the sum of each GPU's rate; their copy "
                               "windows overlapped {:.0f}%",
                               parts.size(),
-                              std::string_view(direction) == "h2d" ? "host->device"
-                                                                   : "device->host",
+                              up ? "host->device" : "device->host",
                               100.0 * overlap);
     for (const Part& part : parts) {
       results[part.index].metrics.push_back(metric);
@@ -181,7 +144,7 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
 
 std::vector<CheckResult> run(const CheckContext& context) {
   // One GPU at a time: each is measured alone, as nvbandwidth does.
-  std::vector<CheckResult> results = run_per_gpu(k_info, context, &judge);
+  std::vector<CheckResult> results = run_per_gpu(k_info, context, &judge_gpu_bandwidth);
   // GPUs of one model should move data alike: flag one well below its siblings' median.
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
   add_copies_together(results, context, targets);
@@ -210,6 +173,57 @@ std::vector<CheckResult> run(const CheckContext& context) {
   return results;
 }
 } // namespace
+
+Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payload) {
+  Judgement judgement;
+  if (payload.contains("failure")) {
+    judgement.summary = fmt::format("GPU {}: failed during {}", gpu.gpu_index,
+                                    payload["failure"].value("stage", "setup"));
+    return judgement;
+  }
+  const double h2d = metric_of(payload, "h2d_gbps").value_or(0.0);
+  const double d2h = metric_of(payload, "d2h_gbps").value_or(0.0);
+  const double d2d = metric_of(payload, "d2d_gbps").value_or(0.0);
+  judgement.summary = fmt::format(
+      "GPU {}: host->device {:.1f} GB/s, device->host {:.1f} GB/s, device-local {:.0f} GB/s; {}",
+      gpu.gpu_index, h2d, d2h, d2d,
+      all_verified(payload) ? "all copies verified" : "COPIED DATA CORRUPTED");
+
+  const Expected<engine::BandwidthPayload> bandwidth = engine::read_bandwidth(payload);
+  if (!bandwidth) {
+    return unreadable_result(k_info.title, gpu, bandwidth.error());
+  }
+  const engine::PcieLinkReading link = bandwidth.value().link.value_or(engine::PcieLinkReading{});
+  std::optional<LinkRate> rate = link_rate_from_sysfs(link.current_link_speed.value_or(""),
+                                                      link.current_link_width.value_or(""));
+  if (!rate && gpu.pcie_gen && gpu.pcie_width) {
+    rate = link_rate_from_generation(*gpu.pcie_gen, *gpu.pcie_width);
+  }
+  if (rate) {
+    judgement.summary += fmt::format(" ({} carries {:.1f} GB/s)", rate->label, rate->gbps);
+    const bool slower_is_h2d = h2d <= d2h;
+    const double worst = slower_is_h2d ? h2d : d2h;
+    if (is_bandwidth_low(worst, *rate)) {
+      Finding finding = make_finding(
+          "gpu.bandwidth_low", gpu.gpu_index, gpu.gpu_index,
+          slower_is_h2d ? "host->device (pinned)" : "device->host (pinned)",
+          fmt::format("{:.1f}", worst), fmt::format("{:.0f}", 100.0 * worst / rate->gbps),
+          rate->label, fmt::format("{:.1f}", rate->gbps),
+          fmt::format("{:.0f}", 100.0 * k_low_bandwidth_fraction),
+          gpu.pci_bus_id.empty() ? std::string("<bus id>") : gpu.pci_bus_id, rate->generation);
+      if (!gpu.other_processes.empty()) {
+        finding.severity = Severity::info; // labelled, not failed, when the GPU is shared
+      }
+      judgement.findings.push_back(std::move(finding));
+    }
+  }
+  const int timeouts = bandwidth.value().gate_timeouts.value_or(0);
+  if (timeouts > 0) {
+    judgement.findings.push_back(
+        make_finding("gpu.copy_gate_timeout", gpu.gpu_index, gpu.gpu_index, timeouts));
+  }
+  return judgement;
+}
 
 CheckDef gpu_bandwidth_check() {
   return {k_info, &run};

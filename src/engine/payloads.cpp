@@ -83,6 +83,11 @@ Problem read_value(const Json& v, const std::string& path, ConvBest& into);
 Problem read_value(const Json& v, const std::string& path, ConvRecord& into);
 Problem read_value(const Json& v, const std::string& path, CudnnDeterminism& into);
 Problem read_value(const Json& v, const std::string& path, CudnnFailure& into);
+Problem read_value(const Json& v, const std::string& path, PcieLinkReading& into);
+Problem read_value(const Json& v, const std::string& path, NumaPlacement& into);
+Problem read_value(const Json& v, const std::string& path, CopySizes& into);
+Problem read_value(const Json& v, const std::string& path, BidirectionalCounts& into);
+Problem read_value(const Json& v, const std::string& path, TogetherDirection& into);
 
 template <typename T>
 Problem read_value(const Json& value, const std::string& path, std::vector<T>& into) {
@@ -530,6 +535,148 @@ Expected<StreamsPayload> read_streams(const nlohmann::json& payload) {
     return *p;
   }
   return streams;
+}
+
+namespace {
+template <typename T>
+void put_if(Json& out, const char* key, const std::optional<T>& value) {
+  if (value) {
+    out[key] = *value;
+  }
+}
+} // namespace
+
+nlohmann::json to_json(const PcieLinkReading& link) {
+  Json out = Json::object();
+  put_if(out, "current_link_speed", link.current_link_speed);
+  put_if(out, "current_link_width", link.current_link_width);
+  put_if(out, "max_link_speed", link.max_link_speed);
+  put_if(out, "max_link_width", link.max_link_width);
+  return out;
+}
+
+nlohmann::json to_json(const NumaPlacement& numa) {
+  return {{"numa_node", numa.numa_node}, {"local_cpus", numa.local_cpus}, {"pinned", numa.pinned}};
+}
+
+nlohmann::json to_json(const CopySizes& sizes) {
+  return {{"host_copy_bytes", sizes.host_copy_bytes},
+          {"d2d_bytes", sizes.d2d_bytes},
+          {"pageable_bytes", sizes.pageable_bytes}};
+}
+
+nlohmann::json to_json(const BidirectionalCounts& counts) {
+  return {{"copies", counts.copies}, {"extra", counts.extra}, {"uncovered", counts.uncovered}};
+}
+
+namespace {
+Problem read_value(const Json& v, const std::string& path, PcieLinkReading& into) {
+  if (!v.is_object()) {
+    return make_error(path + " is not an object");
+  }
+  return first({optional_field(v, "current_link_speed", into.current_link_speed, path),
+                optional_field(v, "current_link_width", into.current_link_width, path),
+                optional_field(v, "max_link_speed", into.max_link_speed, path),
+                optional_field(v, "max_link_width", into.max_link_width, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, NumaPlacement& into) {
+  if (!v.is_object()) {
+    return make_error(path + " is not an object");
+  }
+  return first({field(v, "numa_node", into.numa_node, path),
+                field(v, "local_cpus", into.local_cpus, path),
+                field(v, "pinned", into.pinned, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, CopySizes& into) {
+  if (!v.is_object()) {
+    return make_error(path + " is not an object");
+  }
+  return first({field(v, "host_copy_bytes", into.host_copy_bytes, path),
+                field(v, "d2d_bytes", into.d2d_bytes, path),
+                field(v, "pageable_bytes", into.pageable_bytes, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, BidirectionalCounts& into) {
+  if (!v.is_object()) {
+    return make_error(path + " is not an object");
+  }
+  return first({field(v, "copies", into.copies, path), field(v, "extra", into.extra, path),
+                field(v, "uncovered", into.uncovered, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, TogetherDirection& into) {
+  if (!v.is_object()) {
+    return make_error(path + " is not an object");
+  }
+  return first({field(v, "gbps", into.gbps, path), field(v, "opened_ns", into.opened_ns, path),
+                field(v, "over_ns", into.over_ns, path), field(v, "copies", into.copies, path)});
+}
+} // namespace
+
+void write_bandwidth(const BandwidthPayload& bandwidth, nlohmann::json& out) {
+  if (bandwidth.numa) {
+    out["numa"] = to_json(*bandwidth.numa);
+  }
+  if (bandwidth.sizes) {
+    out["sizes"] = to_json(*bandwidth.sizes);
+  }
+  if (bandwidth.link) {
+    out["link"] = to_json(*bandwidth.link);
+  }
+  if (bandwidth.bidirectional) {
+    out["bidirectional"] = to_json(*bandwidth.bidirectional);
+  }
+  put_if(out, "gate_timeouts", bandwidth.gate_timeouts);
+  put_if(out, "gated", bandwidth.gated);
+}
+
+Expected<BandwidthPayload> read_bandwidth(const nlohmann::json& payload) {
+  if (!payload.is_object()) {
+    return make_error("the result is not a JSON object");
+  }
+  BandwidthPayload bandwidth;
+  if (Problem p = first({optional_field(payload, "numa", bandwidth.numa, ""),
+                         optional_field(payload, "sizes", bandwidth.sizes, ""),
+                         optional_field(payload, "link", bandwidth.link, ""),
+                         optional_field(payload, "bidirectional", bandwidth.bidirectional, ""),
+                         optional_field(payload, "gate_timeouts", bandwidth.gate_timeouts, ""),
+                         optional_field(payload, "gated", bandwidth.gated, "")})) {
+    return *p;
+  }
+  return bandwidth;
+}
+
+void write_copies_together(const CopiesTogetherPayload& together, nlohmann::json& out) {
+  const auto direction = [](const TogetherDirection& d) {
+    return Json{
+        {"gbps", d.gbps}, {"opened_ns", d.opened_ns}, {"over_ns", d.over_ns}, {"copies", d.copies}};
+  };
+  out["together"] = {
+      {"h2d", direction(together.h2d)}, {"d2h", direction(together.d2h)}, {"bytes", together.bytes}};
+  out["gate_timeouts"] = together.gate_timeouts;
+}
+
+Expected<std::optional<CopiesTogetherPayload>> read_copies_together(const nlohmann::json& payload) {
+  if (!payload.is_object()) {
+    return make_error("the result is not a JSON object");
+  }
+  if (!payload.contains("together")) {
+    return std::optional<CopiesTogetherPayload>();
+  }
+  CopiesTogetherPayload together;
+  const Json& t = payload["together"];
+  if (!t.is_object()) {
+    return make_error("together is not an object");
+  }
+  if (Problem p = first({field(t, "h2d", together.h2d, "together"),
+                         field(t, "d2h", together.d2h, "together"),
+                         field(t, "bytes", together.bytes, "together"),
+                         field(payload, "gate_timeouts", together.gate_timeouts, "")})) {
+    return *p;
+  }
+  return std::optional<CopiesTogetherPayload>(std::move(together));
 }
 
 nlohmann::json to_json(const ConvRecord& r) {

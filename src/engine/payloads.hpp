@@ -1,14 +1,13 @@
 #pragma once
 /// What the GPU check children report, as types: the envelope around each child's own results
 /// (its failure, its metrics, its verifications), the device and kernel module every child
-/// describes, and the own fields of the streams and cuDNN children. The child writes them and the
+/// describes, and the own fields of the streams, bandwidth and cuDNN children. The child writes them and the
 /// judge reads them through the functions below, so a key renamed on one side fails the
 /// round-trip tests instead of passing every test that runs without a GPU. A protocol header: std
 /// and nlohmann only.
 ///
 /// Every read_* function never throws: a key that is missing or of the wrong type is an Error
 /// naming its path ("device.cc is missing", "convolutions[2].found.ms is not a number").
-/// The bandwidth child's own fields are still read by key (docs/architecture.md, "Payloads").
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -130,6 +129,84 @@ struct StreamsPayload {
 /// Write "priorities" and "event_ms" into a child's JSON object (leaving its other keys).
 void write_streams(const StreamsPayload& streams, nlohmann::json& out);
 Expected<StreamsPayload> read_streams(const nlohmann::json& payload);
+
+/// The GPU's PCIe link as sysfs showed it while the copies ran, each value as sysfs writes it
+/// ("32.0 GT/s PCIe", "16"); a value sysfs did not have is absent.
+struct PcieLinkReading {
+  std::optional<std::string> current_link_speed;
+  std::optional<std::string> current_link_width;
+  std::optional<std::string> max_link_speed;
+  std::optional<std::string> max_link_width;
+  bool operator==(const PcieLinkReading&) const = default;
+};
+
+/// Where the copying thread ran: the GPU's NUMA node and CPUs (sysfs text, empty where absent),
+/// and whether the thread was pinned to those CPUs.
+struct NumaPlacement {
+  std::string numa_node;
+  std::string local_cpus;
+  bool pinned = false;
+  bool operator==(const NumaPlacement&) const = default;
+};
+
+/// The sizes the copies used after the memory budget.
+struct CopySizes {
+  uint64_t host_copy_bytes = 0; ///< each pinned copy (bidirectional: half of it each way)
+  uint64_t d2d_bytes = 0;
+  uint64_t pageable_bytes = 0;
+  bool operator==(const CopySizes&) const = default;
+};
+
+/// The bidirectional copies' counts per direction (host->device, device->host): timed copies,
+/// extra copies after them, and samples left out because the other direction had stopped.
+struct BidirectionalCounts {
+  std::vector<int> copies;
+  std::vector<int> extra;
+  int uncovered = 0;
+  bool operator==(const BidirectionalCounts&) const = default;
+};
+
+/// The bandwidth child's own fields, each written when the child got that far.
+struct BandwidthPayload {
+  std::optional<NumaPlacement> numa;
+  std::optional<CopySizes> sizes;
+  std::optional<PcieLinkReading> link;
+  std::optional<BidirectionalCounts> bidirectional;
+  std::optional<int> gate_timeouts; ///< samples whose spin-kernel gate timed out
+  std::optional<bool> gated;        ///< false: the copies were queued without the gate kernel
+  bool operator==(const BandwidthPayload&) const = default;
+};
+
+/// One direction of the copies on every GPU at once: its rate, and its copy window on the host's
+/// steady clock (nanoseconds), so that the judge sees how the GPUs' windows overlapped.
+struct TogetherDirection {
+  double gbps = 0.0;
+  int64_t opened_ns = 0;
+  int64_t over_ns = 0;
+  int copies = 0;
+  bool operator==(const TogetherDirection&) const = default;
+};
+
+/// The copies-together work's own fields ("together", "gate_timeouts").
+struct CopiesTogetherPayload {
+  TogetherDirection h2d;
+  TogetherDirection d2h;
+  uint64_t bytes = 0;
+  int gate_timeouts = 0;
+  bool operator==(const CopiesTogetherPayload&) const = default;
+};
+
+nlohmann::json to_json(const PcieLinkReading& link);
+nlohmann::json to_json(const NumaPlacement& numa);
+nlohmann::json to_json(const CopySizes& sizes);
+nlohmann::json to_json(const BidirectionalCounts& counts);
+/// Write the bandwidth child's own keys that are set into its JSON object (leaving its other
+/// keys): "numa", "sizes", "link", "bidirectional", "gate_timeouts", "gated".
+void write_bandwidth(const BandwidthPayload& bandwidth, nlohmann::json& out);
+Expected<BandwidthPayload> read_bandwidth(const nlohmann::json& payload);
+void write_copies_together(const CopiesTogetherPayload& together, nlohmann::json& out);
+/// nullopt when the payload has no "together" (the work stopped before its copies).
+Expected<std::optional<CopiesTogetherPayload>> read_copies_together(const nlohmann::json& payload);
 
 /// The cuDNN library the child loaded.
 struct CudnnLibrary {

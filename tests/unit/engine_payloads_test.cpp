@@ -289,6 +289,64 @@ TEST(EnginePayloads, StreamsRoundTripAndEveryKeyIsRead) {
   EXPECT_FALSE(read_streams(nlohmann::json::object()));
 }
 
+BandwidthPayload everything_bandwidth() {
+  BandwidthPayload b;
+  b.numa = NumaPlacement{"1", "48-95,144-191", true};
+  b.sizes = CopySizes{64ULL << 20, 256ULL << 20, 32ULL << 20};
+  b.link = PcieLinkReading{"32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16"};
+  b.bidirectional = BidirectionalCounts{{9, 9}, {6, 7}, 1};
+  b.gate_timeouts = 0;
+  b.gated = true;
+  return b;
+}
+
+nlohmann::json written_bandwidth(const BandwidthPayload& p) {
+  nlohmann::json out = nlohmann::json::object();
+  write_bandwidth(p, out);
+  return out;
+}
+
+TEST(EnginePayloads, BandwidthRoundTripsAndEveryKeyIsRead) {
+  expect_every_key_read(everything_bandwidth(), written_bandwidth(everything_bandwidth()),
+                        &read_bandwidth);
+  // sysfs without the link's files: the link is there, its values absent.
+  BandwidthPayload no_link_files;
+  no_link_files.link = PcieLinkReading{};
+  expect_every_key_read(no_link_files, written_bandwidth(no_link_files), &read_bandwidth);
+  // Nothing written (the child stopped before its copies): nothing read.
+  EXPECT_EQ(read_bandwidth(nlohmann::json::object()).value(), BandwidthPayload{});
+  EXPECT_FALSE(read_bandwidth(nlohmann::json::array()));
+}
+
+TEST(EnginePayloads, BandwidthJsonKeepsTheKeysComparePyReads) {
+  // bench/compare.py sizes PyTorch's copies from "sizes".
+  EXPECT_EQ(written_bandwidth(everything_bandwidth()), nlohmann::json::parse(R"({
+      "numa": {"numa_node": "1", "local_cpus": "48-95,144-191", "pinned": true},
+      "sizes": {"host_copy_bytes": 67108864, "d2d_bytes": 268435456, "pageable_bytes": 33554432},
+      "link": {"current_link_speed": "32.0 GT/s PCIe", "current_link_width": "16",
+               "max_link_speed": "32.0 GT/s PCIe", "max_link_width": "16"},
+      "bidirectional": {"copies": [9, 9], "extra": [6, 7], "uncovered": 1},
+      "gate_timeouts": 0, "gated": true})"));
+  // Written in parts as the child gets there: each part leaves the others.
+  nlohmann::json out = written_bandwidth({.numa = NumaPlacement{"0", "0-7", false}});
+  write_bandwidth({.gate_timeouts = 2}, out);
+  const BandwidthPayload back = read_bandwidth(out).value();
+  EXPECT_EQ(back.numa, (NumaPlacement{"0", "0-7", false}));
+  EXPECT_EQ(back.gate_timeouts, 2);
+}
+
+TEST(EnginePayloads, CopiesTogetherRoundTripAndEveryKeyIsRead) {
+  const CopiesTogetherPayload together{{51.5, 1000, 13000, 10}, {52.5, 41000, 53000, 11},
+                                       64ULL << 20, 1};
+  nlohmann::json out = nlohmann::json::object();
+  write_copies_together(together, out);
+  expect_every_key_read(std::optional<CopiesTogetherPayload>(together), out,
+                        &read_copies_together);
+  const auto none = read_copies_together(nlohmann::json::object());
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(none.value());
+}
+
 TEST(EnginePayloads, CudnnRoundTripsAndEveryKeyIsRead) {
   expect_every_key_read(everything_cudnn(), written_cudnn(everything_cudnn()), &read_cudnn);
   CudnnPayload missing;

@@ -1,4 +1,4 @@
-// The judges of gpu.compute, gpu.streams and gpu.cudnn on payloads built from the typed structs
+// The judges of gpu.compute, gpu.streams, gpu.bandwidth and gpu.cudnn on payloads built from the typed structs
 // the children write (engine/payloads.hpp), never from hand-written keys: a key renamed in the
 // payload code changes what both sides use, and a key renamed by hand in a payload fails here.
 #include "checks/gpu_checks.hpp"
@@ -154,6 +154,67 @@ TEST(GpuStreamsJudge, ARenamedKeyIsAChildFailureNamingIt) {
   for (const char* key : {"/event_ms", "/priorities", "/priorities/least", "/priorities/greatest",
                           "/priorities/high_stream", "/priorities/low_stream"}) {
     expect_renamed_key_named(&judge_gpu_streams, good, key);
+  }
+}
+
+nlohmann::json bandwidth_payload(double h2d, double d2h, const engine::BandwidthPayload& own) {
+  engine::ChildEnvelope envelope;
+  envelope.metrics = {{"h2d_gbps", h2d, "GB/s", "pinned"},
+                      {"d2h_gbps", d2h, "GB/s", "pinned"},
+                      {"d2d_gbps", 1460.0, "GB/s", "device-local"}};
+  envelope.verify = {{"copy", "pinned host->device", 16777216, 0, 0, "", ""}};
+  nlohmann::json out = payload(envelope, std::nullopt);
+  engine::write_bandwidth(own, out);
+  return out;
+}
+
+engine::BandwidthPayload gen5_x16() {
+  engine::BandwidthPayload b;
+  b.numa = engine::NumaPlacement{"0", "0-15", true};
+  b.sizes = engine::CopySizes{64ULL << 20, 256ULL << 20, 32ULL << 20};
+  b.link = engine::PcieLinkReading{"32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16"};
+  b.bidirectional = engine::BidirectionalCounts{{9, 9}, {6, 7}, 0};
+  b.gate_timeouts = 0;
+  b.gated = true;
+  return b;
+}
+
+TEST(GpuBandwidthJudge, FullRateOnTheLinkPasses) {
+  const Judgement judgement = judge_gpu_bandwidth(target(), bandwidth_payload(55.1, 55.2, gen5_x16()));
+  EXPECT_TRUE(judgement.findings.empty());
+  EXPECT_EQ(judgement.summary, "GPU 1: host->device 55.1 GB/s, device->host 55.2 GB/s, "
+                               "device-local 1460 GB/s; all copies verified (PCIe Gen5 x16 "
+                               "carries 63.0 GB/s)");
+}
+
+TEST(GpuBandwidthJudge, TheLinkThePayloadReadJudgesTheRate) {
+  // 14 GB/s is low on the Gen5 x16 link the child read, and fine on a Gen3 x16 one.
+  const Judgement low = judge_gpu_bandwidth(target(), bandwidth_payload(14.0, 55.0, gen5_x16()));
+  ASSERT_EQ(codes(low), std::vector<std::string>{"gpu.bandwidth_low"});
+  EXPECT_EQ(low.findings[0].severity, Severity::warn);
+  engine::BandwidthPayload gen3 = gen5_x16();
+  gen3.link->current_link_speed = "8.0 GT/s PCIe";
+  EXPECT_TRUE(judge_gpu_bandwidth(target(), bandwidth_payload(14.0, 14.0, gen3)).findings.empty());
+  // Beside another process: labelled, not a warning.
+  GpuTarget shared = target();
+  shared.other_processes = {"4242 (python3)"};
+  const Judgement contended = judge_gpu_bandwidth(shared, bandwidth_payload(14.0, 55.0, gen5_x16()));
+  ASSERT_EQ(codes(contended), std::vector<std::string>{"gpu.bandwidth_low"});
+  EXPECT_EQ(contended.findings[0].severity, Severity::info);
+}
+
+TEST(GpuBandwidthJudge, GateTimeoutsAreAFinding) {
+  engine::BandwidthPayload timed_out = gen5_x16();
+  timed_out.gate_timeouts = 2;
+  EXPECT_EQ(codes(judge_gpu_bandwidth(target(), bandwidth_payload(55.0, 55.0, timed_out))),
+            std::vector<std::string>{"gpu.copy_gate_timeout"});
+}
+
+TEST(GpuBandwidthJudge, ARenamedKeyIsAChildFailureNamingIt) {
+  const nlohmann::json good = bandwidth_payload(55.1, 55.2, gen5_x16());
+  for (const char* key : {"/numa/pinned", "/sizes/host_copy_bytes", "/sizes/d2d_bytes",
+                          "/bidirectional/uncovered", "/bidirectional/copies"}) {
+    expect_renamed_key_named(&judge_gpu_bandwidth, good, key);
   }
 }
 

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/payloads.hpp"
 #include "platform/gpu/gpu_children.hpp"
 #include "platform/gpu/kernel_module.hpp"
 #include "platform/gpu/session.hpp"
@@ -82,34 +83,31 @@ std::vector<int> parse_cpu_list(const std::string& text) {
 }
 
 /// Pin this thread to the CPUs local to the GPU, so pinned pages come from its NUMA node.
-nlohmann::json pin_to_gpu_numa_node(const std::string& bus_id) {
+engine::NumaPlacement pin_to_gpu_numa_node(const std::string& bus_id) {
   const std::string dir = "/sys/bus/pci/devices/" + sysfs_bdf(bus_id);
-  const std::string cpulist = read_sysfs(dir + "/local_cpulist");
-  const std::string node = read_sysfs(dir + "/numa_node");
-  nlohmann::json info = {{"numa_node", node}, {"local_cpus", cpulist}, {"pinned", false}};
-  const std::vector<int> cpus = parse_cpu_list(cpulist);
+  engine::NumaPlacement info;
+  info.local_cpus = read_sysfs(dir + "/local_cpulist");
+  info.numa_node = read_sysfs(dir + "/numa_node");
+  const std::vector<int> cpus = parse_cpu_list(info.local_cpus);
   if (!cpus.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
     for (int c : cpus) {
       CPU_SET(c, &set);
     }
-    info["pinned"] = ::sched_setaffinity(0, sizeof set, &set) == 0;
+    info.pinned = ::sched_setaffinity(0, sizeof set, &set) == 0;
   }
   return info;
 }
 
-nlohmann::json read_link(const std::string& bus_id) {
+engine::PcieLinkReading read_link(const std::string& bus_id) {
   const std::string dir = "/sys/bus/pci/devices/" + sysfs_bdf(bus_id);
-  nlohmann::json link = nlohmann::json::object();
-  for (const char* name :
-       {"current_link_speed", "current_link_width", "max_link_speed", "max_link_width"}) {
-    const std::string value = read_sysfs(dir + "/" + name);
-    if (!value.empty()) {
-      link[name] = value;
-    }
-  }
-  return link;
+  const auto value = [&dir](const char* name) -> std::optional<std::string> {
+    std::string text = read_sysfs(dir + "/" + name);
+    return text.empty() ? std::nullopt : std::optional<std::string>(std::move(text));
+  };
+  return {value("current_link_speed"), value("current_link_width"), value("max_link_speed"),
+          value("max_link_width")};
 }
 
 class Bench {
@@ -331,7 +329,11 @@ public:
                           : "",
                       gated() ? "" : ", ungated")));
     }
-    m_out["bidirectional"] = {{"copies", copies}, {"extra", extra}, {"uncovered", uncovered}};
+    engine::write_bandwidth(
+        {.bidirectional = engine::BidirectionalCounts{{copies.begin(), copies.end()},
+                                                      {extra.begin(), extra.end()},
+                                                      uncovered}},
+        m_out);
   }
 
   void fill_device(CUdeviceptr ptr, uint64_t bytes, uint32_t seed, const Stream& stream) {
@@ -522,7 +524,7 @@ constexpr auto k_together_spacing = std::chrono::milliseconds(40); // between th
 // H200: 50.6 / 50.8 GB/s bidirectional with one queue, 50.5 / 50.8 with the default eight).
 void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
   const CudaApi& api = session.api();
-  out["numa"] = pin_to_gpu_numa_node(session.pci_bus_id());
+  engine::write_bandwidth({.numa = pin_to_gpu_numa_node(session.pci_bus_id())}, out);
   // Courtesy: stay inside the budget (min(1 GiB, 10% free)); shrink the local copy first.
   const auto host_bytes_for = [](uint64_t budget) {
     uint64_t bytes = k_host_copy_bytes;
@@ -549,9 +551,8 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
     d2d_bytes /= 2;
   }
   const uint64_t pageable_bytes = std::min(host_bytes, k_pageable_bytes);
-  out["sizes"] = {{"host_copy_bytes", host_bytes},
-                  {"d2d_bytes", d2d_bytes},
-                  {"pageable_bytes", pageable_bytes}};
+  engine::write_bandwidth({.sizes = engine::CopySizes{host_bytes, d2d_bytes, pageable_bytes}},
+                          out);
 
   set_stage("allocate");
   auto dev_a_owned = std::make_unique<DeviceBuffer>(session, host_bytes);
@@ -583,7 +584,8 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   const nlohmann::json h2d_alone = bench.measure(
       "h2d_gbps", "host->device, pinned, copy engine", host_bytes, s1,
       h2d(dev_a.get(), host_a.get(), host_bytes));
-  out["link"] = read_link(session.pci_bus_id()); // read while the link is busy, not idle
+  // The link read while it is busy, not idle.
+  engine::write_bandwidth({.link = read_link(session.pci_bus_id())}, out);
   bench.plant_device_fault(dev_a.get(), host_bytes);
   bench.record(bench.check_device(dev_a.get(), host_bytes, seed, "pinned host->device", s1));
 
@@ -643,8 +645,7 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   out["metrics"].push_back(metric("d2d_dram_gbps", 2.0 * d2d["median"].get<double>(), "GB/s",
                                   "device-local copy counting bytes read + written"));
   bench.record(bench.check_device(dev_dst.get(), d2d_bytes, seed, "device-local copy", s1));
-  out["gate_timeouts"] = bench.gate_timeouts();
-  out["gated"] = bench.gated();
+  engine::write_bandwidth({.gate_timeouts = bench.gate_timeouts(), .gated = bench.gated()}, out);
   kept->host = std::move(pinned_a);
   kept->device = std::move(dev_a_owned);
   kept_copies() = std::move(kept);
@@ -704,12 +705,11 @@ void copies_together_work(DeviceSession& session, const KernelModule& module,
   };
   const double up_gbps = rate(up, up_copies);
   const double down_gbps = rate(down, down_copies);
-  out["together"] = {
-      {"h2d", {{"gbps", up_gbps}, {"opened_ns", up.opened_ns}, {"over_ns", up.over_ns},
-               {"copies", up_copies}}},
-      {"d2h", {{"gbps", down_gbps}, {"opened_ns", down.opened_ns}, {"over_ns", down.over_ns},
-               {"copies", down_copies}}},
-      {"bytes", bytes}};
+  engine::write_copies_together({{up_gbps, up.opened_ns, up.over_ns, up_copies},
+                                 {down_gbps, down.opened_ns, down.over_ns, down_copies},
+                                 bytes,
+                                 bench.gate_timeouts()},
+                                out);
   out["metrics"].push_back(metric(
       "h2d_together_gbps", up_gbps, "GB/s",
       fmt::format("host->device while every GPU copies; one sample of {} copies of {} MiB{}",
@@ -718,7 +718,6 @@ void copies_together_work(DeviceSession& session, const KernelModule& module,
       "d2h_together_gbps", down_gbps, "GB/s",
       fmt::format("device->host while every GPU copies; one sample of {} copies of {} MiB{}",
                   down_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
-  out["gate_timeouts"] = bench.gate_timeouts();
 }
 
 nlohmann::json child_gpu_bandwidth(const std::vector<std::string>& args) {

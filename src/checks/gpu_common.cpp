@@ -127,16 +127,22 @@ GpuTargets gpu_targets(const SystemSnapshot& snapshot, std::chrono::milliseconds
                                       outcome.failure ? outcome.failure->detail : "no result");
     return targets;
   }
-  const nlohmann::json& payload = *outcome.payload;
-  for (const nlohmann::json& device : payload.value("devices", nlohmann::json::array())) {
-    targets.gpus.push_back(make_target(snapshot, device.value("ordinal", 0),
-                                       device.value("name", ""), device.value("pci_bus_id", "")));
+  const Expected<engine::DeviceListing> listing = engine::read_device_listing(*outcome.payload);
+  if (!listing) {
+    targets.skip_reason =
+        fmt::format("listing CUDA devices failed: its result cannot be read ({})",
+                    listing.error().message);
+    return targets;
+  }
+  for (const engine::ListedDevice& device : listing.value().devices) {
+    targets.gpus.push_back(make_target(snapshot, device.ordinal, device.name, ""));
   }
   if (targets.gpus.empty()) {
     targets.skip_reason =
-        payload.contains("error")
-            ? fmt::format("no CUDA driver: {}", payload.value("error", ""))
-            : fmt::format("no CUDA device (cuInit: {})", payload.value("init_name", "not run"));
+        listing.value().error
+            ? fmt::format("no CUDA driver: {}", *listing.value().error)
+            : fmt::format("no CUDA device (cuInit: {})",
+                          listing.value().init_name.value_or("not run"));
   }
   return targets;
 }

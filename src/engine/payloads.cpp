@@ -88,6 +88,7 @@ Problem read_value(const Json& v, const std::string& path, NumaPlacement& into);
 Problem read_value(const Json& v, const std::string& path, CopySizes& into);
 Problem read_value(const Json& v, const std::string& path, BidirectionalCounts& into);
 Problem read_value(const Json& v, const std::string& path, TogetherDirection& into);
+Problem read_value(const Json& v, const std::string& path, ListedDevice& into);
 
 template <typename T>
 Problem read_value(const Json& value, const std::string& path, std::vector<T>& into) {
@@ -677,6 +678,57 @@ Expected<std::optional<CopiesTogetherPayload>> read_copies_together(const nlohma
     return *p;
   }
   return std::optional<CopiesTogetherPayload>(std::move(together));
+}
+
+void write_work_line(const WorkLine& line, nlohmann::json& out) {
+  out["work"] = line.work;
+  put_if(out, "not_run", line.not_run);
+}
+
+Expected<WorkLine> read_work_line(const nlohmann::json& line) {
+  if (!line.is_object()) {
+    return make_error("the line is not a JSON object");
+  }
+  WorkLine out;
+  if (Problem p = first({field(line, "work", out.work, ""),
+                         optional_field(line, "not_run", out.not_run, "")})) {
+    return *p;
+  }
+  return out;
+}
+
+namespace {
+Problem read_value(const Json& v, const std::string& path, ListedDevice& into) {
+  if (!v.is_object()) {
+    return make_error(path + " is not an object");
+  }
+  return first({field(v, "ordinal", into.ordinal, path), field(v, "name", into.name, path)});
+}
+} // namespace
+
+nlohmann::json to_json(const DeviceListing& listing) {
+  Json out = {{"devices", Json::array()}};
+  put_if(out, "error", listing.error);
+  put_if(out, "init", listing.init);
+  put_if(out, "init_name", listing.init_name);
+  for (const ListedDevice& d : listing.devices) {
+    out["devices"].push_back({{"ordinal", d.ordinal}, {"name", d.name}});
+  }
+  return out;
+}
+
+Expected<DeviceListing> read_device_listing(const nlohmann::json& payload) {
+  if (!payload.is_object()) {
+    return make_error("the result is not a JSON object");
+  }
+  DeviceListing listing;
+  if (Problem p = first({optional_field(payload, "error", listing.error, ""),
+                         optional_field(payload, "init", listing.init, ""),
+                         optional_field(payload, "init_name", listing.init_name, ""),
+                         field(payload, "devices", listing.devices, "")})) {
+    return *p;
+  }
+  return listing;
 }
 
 nlohmann::json to_json(const ConvRecord& r) {

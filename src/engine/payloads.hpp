@@ -208,6 +208,40 @@ void write_copies_together(const CopiesTogetherPayload& together, nlohmann::json
 /// nullopt when the payload has no "together" (the work stopped before its copies).
 Expected<std::optional<CopiesTogetherPayload>> read_copies_together(const nlohmann::json& payload);
 
+/// The head of one line of the shared child (gpu-device): which work it is, and why that work
+/// did not run (an earlier work left the context unusable). The rest of the line is the work's
+/// own payload (envelope, device, module, its own fields).
+struct WorkLine {
+  std::string work; ///< engine::work_name(): "compute", "streams", "bandwidth", ...
+  std::optional<std::string> not_run;
+  bool operator==(const WorkLine&) const = default;
+};
+
+/// Write "work" (and "not_run" when set) into a line's JSON object (leaving its other keys).
+void write_work_line(const WorkLine& line, nlohmann::json& out);
+/// An error when the line is not an object or its "work" or "not_run" is missing or mistyped.
+Expected<WorkLine> read_work_line(const nlohmann::json& line);
+
+/// One CUDA device as the gpu-devices child lists it.
+struct ListedDevice {
+  int ordinal = 0;
+  std::string name;
+  bool operator==(const ListedDevice&) const = default;
+};
+
+/// The gpu-devices child's result: why there is no driver (`error`), or cuInit's result and the
+/// devices it found.
+struct DeviceListing {
+  std::optional<std::string> error; ///< libcuda did not load or lacks the driver API
+  std::optional<int> init;          ///< cuInit's CUresult
+  std::optional<std::string> init_name;
+  std::vector<ListedDevice> devices;
+  bool operator==(const DeviceListing&) const = default;
+};
+
+nlohmann::json to_json(const DeviceListing& listing);
+Expected<DeviceListing> read_device_listing(const nlohmann::json& payload);
+
 /// The cuDNN library the child loaded.
 struct CudnnLibrary {
   std::string path;    ///< its real path

@@ -9,6 +9,7 @@
 #include <climits>
 #include <utility>
 
+#include "engine/payloads.hpp"
 #include "platform/trace.hpp"
 
 namespace gpucheck::engine {
@@ -549,17 +550,20 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<platform::ChildO
     const Job& job = m_jobs[j];
     JobReport& report = m_reports[j];
     const nlohmann::json* part = nullptr;
+    std::optional<WorkLine> head;
     if (lines && lines->is_array()) {
       for (const nlohmann::json& line : *lines) {
-        if (line.is_object() && line.value("work", "") == work_name(job.work)) {
+        // A line that is not a work's (the timeline), or garbage, is no job's.
+        const Expected<WorkLine> read = read_work_line(line);
+        if (read && read.value().work == work_name(job.work)) {
           part = &line;
+          head = read.value();
         }
       }
     }
-    if (part != nullptr && part->contains("not_run")) {
+    if (head && head->not_run) {
       report.skip = JobReport::Skip::stopped;
-      const nlohmann::json& why = (*part)["not_run"];
-      report.skip_reason = why.is_string() ? why.get<std::string>() : "not run";
+      report.skip_reason = *head->not_run;
       continue;
     }
     if (part != nullptr) {

@@ -347,6 +347,35 @@ TEST(EnginePayloads, CopiesTogetherRoundTripAndEveryKeyIsRead) {
   EXPECT_FALSE(none.value());
 }
 
+TEST(EnginePayloads, WorkLinesRoundTripAndEveryKeyIsRead) {
+  for (const WorkLine& line :
+       {WorkLine{"bandwidth", std::nullopt},
+        WorkLine{"streams", "not run: gpu.compute failed and left its CUDA context unusable"}}) {
+    nlohmann::json out = {{"metrics", nlohmann::json::array()}};
+    write_work_line(line, out);
+    EXPECT_EQ(out.at("work"), line.work);
+    out.erase("metrics"); // the work's own payload is not the head's
+    expect_every_key_read(line, out, &read_work_line);
+  }
+  // The child's last line (its timeline) is no work's.
+  EXPECT_FALSE(read_work_line(nlohmann::json{{"timeline_ms", nlohmann::json::array()}}));
+  EXPECT_FALSE(read_work_line(nlohmann::json("compute")));
+}
+
+TEST(EnginePayloads, DeviceListingRoundTripsAndEveryKeyIsRead) {
+  DeviceListing two;
+  two.init = 0;
+  two.init_name = "CUDA_SUCCESS";
+  two.devices = {{0, "NVIDIA H200"}, {1, "NVIDIA H200"}};
+  expect_every_key_read(two, to_json(two), &read_device_listing);
+  EXPECT_EQ(to_json(two), nlohmann::json::parse(R"({"init": 0, "init_name": "CUDA_SUCCESS",
+      "devices": [{"ordinal": 0, "name": "NVIDIA H200"}, {"ordinal": 1, "name": "NVIDIA H200"}]})"));
+  DeviceListing no_driver;
+  no_driver.error = "libcuda.so.1: cannot open shared object file";
+  expect_every_key_read(no_driver, to_json(no_driver), &read_device_listing);
+  EXPECT_FALSE(read_device_listing(nlohmann::json::object())); // "devices" is always written
+}
+
 TEST(EnginePayloads, CudnnRoundTripsAndEveryKeyIsRead) {
   expect_every_key_read(everything_cudnn(), written_cudnn(everything_cudnn()), &read_cudnn);
   CudnnPayload missing;

@@ -97,9 +97,10 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
     }
     summary["works"] = args.size() > 1 ? args[1] : std::string();
     const auto part_for = [](const WorkEntry& w) {
-      return nlohmann::json{{"work", w.name},
-                            {"metrics", nlohmann::json::array()},
-                            {"verify", nlohmann::json::array()}};
+      nlohmann::json part = {{"metrics", nlohmann::json::array()},
+                             {"verify", nlohmann::json::array()}};
+      engine::write_work_line({std::string(w.name), std::nullopt}, part);
+      return part;
     };
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<KernelModule> module;
@@ -120,7 +121,9 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
     std::string stopped; // why the works left are not run
     for (const WorkEntry* w : works) {
       if (!stopped.empty()) {
-        write_result_line({{"work", w->name}, {"not_run", stopped}});
+        nlohmann::json line = nlohmann::json::object();
+        engine::write_work_line({std::string(w->name), stopped}, line);
+        write_result_line(line);
         continue;
       }
       nlohmann::json part = part_for(*w);

@@ -28,7 +28,8 @@ void copies_together_work(DeviceSession& session, const KernelModule& module,
 /// when the work needs gpucheck's kernels and they did not load).
 nlohmann::json run_single_work(const std::vector<std::string>& args, GpuWork work);
 
-/// gpu-devices: {"init": CUresult, "devices": [{"ordinal", "name", "cc", "pci_bus_id"}]}.
+/// gpu-devices: engine::DeviceListing ({"init", "init_name", "devices": [{"ordinal", "name"}]},
+/// or {"error"} without a usable libcuda).
 /// Used only when the snapshot carries no driver-API facts.
 nlohmann::json child_gpu_devices(const std::vector<std::string>& args);
 

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "engine/payloads.hpp"
 #include "platform/gpu/gpu_children.hpp"
 #include "platform/gpu/kernel_module.hpp"
 #include "platform/gpu/session.hpp"
@@ -136,23 +137,23 @@ nlohmann::json child_gpu_streams(const std::vector<std::string>& args) {
 }
 
 nlohmann::json child_gpu_devices(const std::vector<std::string>& /*args*/) {
-  nlohmann::json out = {{"devices", nlohmann::json::array()}};
+  engine::DeviceListing listing;
   DynamicLibrary lib = DynamicLibrary::open("libcuda.so.1");
   if (!lib.loaded()) {
-    out["error"] = lib.load().error;
-    return out;
+    listing.error = lib.load().error;
+    return engine::to_json(listing);
   }
   const CudaApi api = load_cuda_api(lib);
   if (!api.usable) {
-    out["error"] = "libcuda.so.1 lacks required driver API symbols";
-    return out;
+    listing.error = "libcuda.so.1 lacks required driver API symbols";
+    return engine::to_json(listing);
   }
   const CUresult init = api.cuInit(0);
-  out["init"] = static_cast<int>(init);
-  out["init_name"] = cuda_error_name(static_cast<int>(init));
+  listing.init = static_cast<int>(init);
+  listing.init_name = cuda_error_name(static_cast<int>(init));
   int count = 0;
   if (init != CUDA_SUCCESS || api.cuDeviceGetCount(&count) != CUDA_SUCCESS) {
-    return out;
+    return engine::to_json(listing);
   }
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     CUdevice device = 0;
@@ -161,9 +162,9 @@ nlohmann::json child_gpu_devices(const std::vector<std::string>& /*args*/) {
         api.cuDeviceGetName(name, static_cast<int>(sizeof name), device) != CUDA_SUCCESS) {
       continue;
     }
-    out["devices"].push_back({{"ordinal", ordinal}, {"name", name}});
+    listing.devices.push_back({ordinal, name});
   }
-  return out;
+  return engine::to_json(listing);
 }
 
 } // namespace gpucheck::platform::gpu

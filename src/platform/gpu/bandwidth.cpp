@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "engine/payloads.hpp"
+#include "platform/gpu/copy_series.hpp"
 #include "platform/gpu/gpu_children.hpp"
 #include "platform/gpu/kernel_module.hpp"
 #include "platform/gpu/session.hpp"
@@ -581,9 +582,9 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   uint32_t seed = bench.seed();
   Bench::fill_host(host_a.get(), host_bytes, seed);
   GPUCHECK_CU(api, cuMemsetD32Async, dev_a.get(), 0U, size_t{host_bytes / 4}, s1.get());
-  const nlohmann::json h2d_alone = bench.measure(
-      "h2d_gbps", "host->device, pinned, copy engine", host_bytes, s1,
-      h2d(dev_a.get(), host_a.get(), host_bytes));
+  nlohmann::json h2d_alone = bench.measure("h2d_gbps", "host->device, pinned, copy engine",
+                                           host_bytes, s1,
+                                           h2d(dev_a.get(), host_a.get(), host_bytes));
   // The link read while it is busy, not idle.
   engine::write_bandwidth({.link = read_link(session.pci_bus_id())}, out);
   bench.plant_device_fault(dev_a.get(), host_bytes);
@@ -593,10 +594,43 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   seed = bench.seed();
   bench.fill_device(dev_b.get(), host_bytes, seed, s1);
   Bench::zero_host(host_a.get(), host_bytes); // host->device's source is verified: reused
-  const nlohmann::json d2h_alone =
+  nlohmann::json d2h_alone =
       bench.measure("d2h_gbps", "device->host, pinned, copy engine", host_bytes, s1,
                     d2h(host_a.get(), dev_b.get(), host_bytes));
   bench.record(Bench::check_host(host_a.get(), host_bytes, seed, "pinned device->host"));
+
+  // A degraded link slows both directions alike; one direction far below the other is most
+  // often a passing disturbance (another VM's DMA on the host, seen on H100 VMs: device->host
+  // 32 GB/s beside 55 host->device, 55 both ways in the next run). The slower direction is
+  // measured again, verified again, and the better series reported, the first one named in its
+  // note; a fault that stays is seen by both series and still judged.
+  const double up_median = h2d_alone.value("median", 0.0);
+  const double down_median = d2h_alone.value("median", 0.0);
+  if (needs_second_series(up_median, down_median)) {
+    if (up_median < down_median) {
+      set_stage("host->device copies, again");
+      seed = bench.seed();
+      Bench::fill_host(host_a.get(), host_bytes, seed);
+      GPUCHECK_CU(api, cuMemsetD32Async, dev_a.get(), 0U, size_t{host_bytes / 4}, s1.get());
+      const nlohmann::json again =
+          bench.measure("h2d_gbps", "host->device, pinned, copy engine", host_bytes, s1,
+                        h2d(dev_a.get(), host_a.get(), host_bytes));
+      bench.record(
+          bench.check_device(dev_a.get(), host_bytes, seed, "pinned host->device, again", s1));
+      h2d_alone = keep_better_series(out, "h2d_gbps", h2d_alone, again, down_median);
+    } else {
+      set_stage("device->host copies, again");
+      seed = bench.seed();
+      bench.fill_device(dev_b.get(), host_bytes, seed, s1);
+      Bench::zero_host(host_a.get(), host_bytes);
+      const nlohmann::json again =
+          bench.measure("d2h_gbps", "device->host, pinned, copy engine", host_bytes, s1,
+                        d2h(host_a.get(), dev_b.get(), host_bytes));
+      bench.record(
+          Bench::check_host(host_a.get(), host_bytes, seed, "pinned device->host, again"));
+      d2h_alone = keep_better_series(out, "d2h_gbps", d2h_alone, again, up_median);
+    }
+  }
 
   // Both directions at once on the pinned buffer's two halves: the first half goes up to
   // dev_a while the first half of dev_b comes down into the second half.

@@ -24,6 +24,7 @@
 #include "cli/options.hpp"
 #include "cli/outputs.hpp"
 #include "compat/matrix.hpp"
+#include "core/root_causes.hpp"
 #include "engine/gpu_engine.hpp"
 #include "gates/gates.hpp"
 #include "gpucheck/finding_catalog.hpp"
@@ -109,6 +110,7 @@ Report build_report(const RunOptions& options, SystemSnapshot snapshot,
   report.results = gates::apply_gates(gate_spec(options.gates), snapshot,
                                       run_checks(all_checks(), context, selection));
   report.summary = summarize(report.results);
+  report.root_causes = find_root_causes(report.results);
   report.context.tool_version = build_info::k_version;
   report.context.generated_at = report_timestamp();
   report.context.matrix_version = compat::active_matrix().matrix_version;

@@ -22,8 +22,8 @@ constexpr FindingSpec k_table[] = {
     {"cuda.init_failed", Severity::fail, "cuInit failed",
      "The CUDA driver API could not initialise; the code names the reason.",
      "cuInit returned {0} ({1}): {2}",
-     "look up {0} in the CUDA driver API documentation; check sudo dmesg | grep -i -e nvrm -e xid "
-     "for driver errors and rerun"},
+     "look up {0} in the CUDA driver API documentation; read driver.kernel_log's decoded Xid "
+     "and NVRM errors of this boot (gpucheck reads the kernel log when this user may) and rerun"},
     {"cuda.insufficient_driver", Severity::fail, "Driver too old for this libcuda",
      "The CUDA driver reports that it is too old for the CUDA version requested.",
      "cuInit returned CUDA_ERROR_INSUFFICIENT_DRIVER (35); the driver supports CUDA {0}",
@@ -477,8 +477,8 @@ constexpr FindingSpec k_table[] = {
     {"probe.timed_out", Severity::error, "Probe hung",
      "A probe's child process did not finish in time and was killed: a driver call hung.",
      "the {0} did not finish within {1} s and was killed; stderr: {2}",
-     "a hung driver call usually means a GPU in a bad state: check sudo dmesg | grep -i xid, stop "
-     "stuck GPU processes, reset the GPU or reboot"},
+     "a hung driver call usually means a GPU in a bad state: read driver.kernel_log's Xid "
+     "findings, stop stuck GPU processes, reset the GPU or reboot"},
 };
 } // namespace
 

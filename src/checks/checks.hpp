@@ -11,6 +11,7 @@ CheckDef driver_installed_check();     ///< driver.installed
 CheckDef driver_kernel_module_check(); ///< driver.kernel_module
 CheckDef driver_nvml_check();          ///< driver.nvml
 CheckDef driver_version_match_check(); ///< driver.version_match
+CheckDef driver_kernel_log_check();    ///< driver.kernel_log
 
 // CUDA driver API
 CheckDef cuda_init_check(); ///< cuda.init
@@ -21,6 +22,8 @@ CheckDef env_container_check();       ///< env.container
 CheckDef env_device_nodes_check();    ///< env.device_nodes
 CheckDef env_nouveau_check();         ///< env.nouveau
 CheckDef env_variables_check();       ///< env.variables
+CheckDef env_wsl_check();             ///< env.wsl
+CheckDef env_shm_check();             ///< env.shm
 
 // Libraries
 CheckDef lib_cudart_check();       ///< lib.cudart
@@ -37,5 +40,6 @@ CheckDef gpu_remapped_rows_check(); ///< gpu.remapped_rows
 CheckDef gpu_pcie_link_check();     ///< gpu.pcie_link
 CheckDef gpu_clocks_check();        ///< gpu.clocks
 CheckDef gpu_memory_check();        ///< gpu.memory
+CheckDef gpu_display_check();       ///< gpu.display
 
 } // namespace gpucheck::checks

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
+#include <cstdlib>
+
 #include "checks/version_text.hpp"
 
 namespace gpucheck::checks {
@@ -15,6 +18,51 @@ std::vector<const PciDevice*> nvidia_gpu_functions(const KernelModuleInfo& modul
     }
   }
   return gpus;
+}
+
+std::string canonical_bus_id(std::string_view bus_id) {
+  std::string text;
+  for (const char c : bus_id) {
+    text += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  const size_t first = text.find(':');
+  const size_t last = text.rfind(':');
+  if (first == std::string::npos || first == last) {
+    return text;
+  }
+  // The domain is 4 or 8 hex digits ("0000", "00000000"): compare it as a number.
+  const unsigned long domain = std::strtoul(text.substr(0, first).c_str(), nullptr, 16);
+  return fmt::format("{:04x}{}", domain, text.substr(first));
+}
+
+const PciDevice* lost_gpu_function(const SystemSnapshot& snapshot, int nvml_index) {
+  const std::vector<const PciDevice*> functions = nvidia_gpu_functions(snapshot.kernel_module);
+  const int handles = static_cast<int>(snapshot.nvml.handle_failures.size());
+  if (snapshot.nvml.device_count &&
+      static_cast<int>(functions.size()) == *snapshot.nvml.device_count && nvml_index >= 0 &&
+      nvml_index < static_cast<int>(functions.size())) {
+    return functions[static_cast<size_t>(nvml_index)];
+  }
+  std::vector<const PciDevice*> unclaimed;
+  for (const PciDevice* device : functions) {
+    bool claimed = false;
+    for (const GpuInfo& gpu : snapshot.gpus) {
+      claimed = claimed || (!gpu.pci_bus_id.empty() &&
+                            canonical_bus_id(gpu.pci_bus_id) == canonical_bus_id(device->bdf));
+    }
+    if (!claimed) {
+      unclaimed.push_back(device);
+    }
+  }
+  if (static_cast<int>(unclaimed.size()) != handles) {
+    return nullptr;
+  }
+  for (int i = 0; i < handles; ++i) {
+    if (snapshot.nvml.handle_failures[static_cast<size_t>(i)].index == nvml_index) {
+      return unclaimed[static_cast<size_t>(i)];
+    }
+  }
+  return nullptr;
 }
 
 std::string pci_gpu_summary(const KernelModuleInfo& module) {

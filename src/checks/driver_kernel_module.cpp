@@ -32,6 +32,14 @@ std::vector<CheckResult> run(const CheckContext& context) {
   if (!module.proc_version_present && !user_space) {
     return {skip_result(k_info, "no NVIDIA driver is installed (see driver.installed)")};
   }
+  if (!module.proc_version_present && s.environment.wsl) {
+    // WSL2 has no Linux kernel module by design: the Windows driver serves the GPU through
+    // /dev/dxg (env.wsl judges that layout). Installing a Linux driver here would break it.
+    return {make_result(k_info,
+                        "WSL2: the Windows driver serves the GPU; there is no Linux kernel "
+                        "module by design (see env.wsl)",
+                        {})};
+  }
   if (!module.proc_version_present) {
     const std::string kernel = s.host.kernel.empty() ? std::string("$(uname -r)") : s.host.kernel;
     return {make_result(k_info, "the nvidia kernel module is not loaded",

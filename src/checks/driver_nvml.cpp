@@ -20,6 +20,53 @@ constexpr int k_nvml_gpu_is_lost = 15;
 constexpr int k_nvml_lib_rm_version_mismatch = 18;
 constexpr int k_nvml_unknown = 999;
 
+constexpr int k_nvml_reset_required = 16;
+
+/// Whether an Xid 79 or a "fallen off the bus" line in the kernel log names this PCI address.
+bool log_says_fallen_off(const SystemSnapshot& s, const std::string& bdf) {
+  for (const KernelLogEvent& event : s.kernel_log.events) {
+    const bool fallen = event.kind == "fallen_off_bus" || (event.kind == "xid" && event.code == 79);
+    // An Xid line names bus and device only (function 0).
+    if (fallen && !bdf.empty() &&
+        canonical_bus_id(event.pci_bus_id).substr(0, 10) == canonical_bus_id(bdf).substr(0, 10)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// One finding per GPU that NVML counts but cannot give a handle for (F22: lost, or waiting for
+/// a reset), naming it by PCI address.
+std::vector<Finding> lost_gpu_findings(const SystemSnapshot& s) {
+  std::vector<Finding> findings;
+  for (const NvmlHandleFailure& failure : s.nvml.handle_failures) {
+    const PciDevice* device = lost_gpu_function(s, failure.index);
+    const std::string bdf = device != nullptr ? device->bdf : std::string();
+    std::string evidence = fmt::format("nvmlDeviceGetHandleByIndex returned {} ({})",
+                                       failure.result_name, failure.result);
+    if (device != nullptr && device->config_all_ones.value_or(false)) {
+      evidence += "; its PCI config space reads 0xffffffff (the device does not answer)";
+    }
+    if (log_says_fallen_off(s, bdf)) {
+      evidence += "; the kernel log says it fell off the bus (Xid 79)";
+    }
+    const int cuda_count = static_cast<int>(s.cuda.devices.size());
+    const std::string cuda = s.cuda.device_count
+                                 ? fmt::format("; CUDA sees {} of NVML's {} GPU(s)", cuda_count,
+                                               s.nvml.device_count.value_or(0))
+                                 : std::string();
+    const std::string address = bdf.empty() ? std::string("at an unknown PCI address") : bdf;
+    if (failure.result == k_nvml_reset_required) {
+      findings.push_back(make_finding("gpu.reset_required", failure.index, failure.index, address,
+                                      evidence + cuda));
+    } else {
+      findings.push_back(
+          make_finding("gpu.lost", failure.index, failure.index, address, evidence + cuda));
+    }
+  }
+  return findings;
+}
+
 std::vector<CheckResult> run(const CheckContext& context) {
   const SystemSnapshot& s = context.snapshot;
   const NvmlInfo& nvml = s.nvml;
@@ -50,7 +97,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
                                     nvml.driver_version.value_or("unknown"),
                                     nvml.device_count ? std::to_string(*nvml.device_count)
                                                       : std::string("unknown number of")),
-                        {})};
+                        lost_gpu_findings(s))};
   }
   const std::string summary =
       fmt::format("nvmlInit_v2 failed: {} ({})", nvml.init_result_name, code);

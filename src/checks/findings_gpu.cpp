@@ -34,7 +34,8 @@ constexpr FindingSpec k_table[] = {
     {"cudnn.nondeterministic", Severity::fail, "cuDNN deterministic algorithm is not repeatable",
      "Two runs of a convolution algorithm that cuDNN declares deterministic gave different bits.",
      "{1} on GPU {0}: two runs of deterministic algorithm {2} differ (output hashes {3} and {4})",
-     "the GPU or its memory is unstable: check dmesg for Xid errors and the ECC counters "
+     "the GPU or its memory is unstable: read driver.kernel_log's Xid findings and the ECC "
+     "counters "
      "(nvidia-smi -q -d ECC); run dcgmi diag -r 3"},
     {"gpu.bandwidth_low", Severity::warn, "host<->device bandwidth below what the link carries",
      "Copies between host and GPU run well below what the negotiated PCIe link can carry. "
@@ -60,13 +61,15 @@ constexpr FindingSpec k_table[] = {
      "The isolated process that ran this check's GPU work crashed, hung past its deadline or "
      "exited without a result. A hang usually means the GPU stopped responding.",
      "{1} on GPU {0}: {2}",
-     "look for Xid errors in `dmesg` or `journalctl -k`; if the GPU is merely slow or busy, "
+     "read driver.kernel_log's Xid findings (the kernel log since boot); if the GPU is merely slow "
+     "or busy, "
      "raise the deadline with --timeout SECONDS"},
     {"gpu.compute_mismatch", Severity::fail, "GPU computed wrong results",
      "A kernel of gpucheck's own, run on fresh random input, gave results that differ from the "
      "CPU reference (FMA chains are compared bit for bit, sums exactly).",
      "GPU {0}: {1}: {2} of {3} wrong, first at [{4}]: got {5}, expected {6}",
-     "the GPU is faulty or unstable: check dmesg for Xid errors, the ECC and remapped-row "
+     "the GPU is faulty or unstable: read driver.kernel_log's Xid findings, the ECC and "
+     "remapped-row "
      "counters (nvidia-smi -q -d ECC,ROW_REMAPPER) and any overclock; run dcgmi diag -r 3 and "
      "have the GPU replaced if it repeats"},
     {"gpu.contention", Severity::info, "GPU shared with other processes",
@@ -84,7 +87,8 @@ constexpr FindingSpec k_table[] = {
     {"gpu.copy_corrupt", Severity::fail, "copied data corrupted",
      "Data copied between host and GPU, or inside the GPU, came out different from what went in.",
      "GPU {0}: {1}: {2} of {3} words wrong, first at word {4}: got {5}, expected {6}",
-     "this is a hardware or platform fault: check dmesg for Xid and PCIe AER errors, the ECC "
+     "this is a hardware or platform fault: read driver.kernel_log's Xid and PCIe AER findings, "
+     "the ECC "
      "counters (nvidia-smi -q -d ECC), IOMMU settings, and reseat the card; run dcgmi diag -r 3"},
     {"gpu.copy_gate_timeout", Severity::warn, "copy timing gate timed out",
      "The spin kernel that holds queued copies until they are all enqueued timed out, so some "

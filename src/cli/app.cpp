@@ -24,6 +24,7 @@
 #include "cli/options.hpp"
 #include "cli/outputs.hpp"
 #include "compat/matrix.hpp"
+#include "core/root_causes.hpp"
 #include "engine/gpu_engine.hpp"
 #include "gates/gates.hpp"
 #include "gpucheck/finding_catalog.hpp"
@@ -109,6 +110,7 @@ Report build_report(const RunOptions& options, SystemSnapshot snapshot,
   report.results = gates::apply_gates(gate_spec(options.gates), snapshot,
                                       run_checks(all_checks(), context, selection));
   report.summary = summarize(report.results);
+  report.root_causes = find_root_causes(report.results);
   report.context.tool_version = build_info::k_version;
   report.context.generated_at = report_timestamp();
   report.context.matrix_version = compat::active_matrix().matrix_version;
@@ -286,11 +288,32 @@ int command_explain(const std::string& code) {
   }
   const FindingSpec* spec = find_finding_spec(code);
   if (spec == nullptr) {
-    throw UsageError{
-        fmt::format("unknown finding code '{}' (gpucheck explain all lists them)", code)};
+    // A check id ("gpu.ecc") names a check: say what it verifies and how to run it alone.
+    for (const CheckDef& check : all_checks()) {
+      if (check.info.id == code) {
+        std::cout << fmt::format(
+            "{} (check, {})\n{}\n\n{}\n\nRun it alone: gpucheck --only {}\nIts finding codes "
+            "and how it judges: docs/checks.md; gpucheck explain CODE for each code.\n",
+            check.info.id, check.info.kind == CheckKind::active ? "active" : "passive",
+            check.info.title, check.info.description, check.info.id);
+        return k_exit_ok;
+      }
+    }
+    throw UsageError{fmt::format(
+        "unknown finding code or check id '{}' (gpucheck explain all lists the codes, gpucheck "
+        "list the checks)",
+        code)};
   }
-  std::cout << fmt::format("{} ({})\n{}\n\n{}\n\nRemedy: {}\n", spec->code,
-                           to_string(spec->severity), spec->title, spec->explanation, spec->remedy);
+  // The templates' {0}, {1}, ... are facts of the machine the finding is about.
+  const bool placeholders = spec->message.find('{') != std::string_view::npos ||
+                            spec->remedy.find('{') != std::string_view::npos;
+  std::cout << fmt::format(
+      "{} ({})\n{}\n\n{}\n\nMessage: {}\nRemedy: {}\n{}", spec->code, to_string(spec->severity),
+      spec->title, spec->explanation, spec->message, spec->remedy,
+      placeholders ? "\n{0}, {1}, ... stand for this machine's facts (versions, "
+                     "paths, GPUs), filled in when the finding is reported; "
+                     "docs/findings.md names each.\n"
+                   : "");
   return k_exit_ok;
 }
 
@@ -426,10 +449,12 @@ int run_app(int argc, char** argv) {
   report_cmd->fallthrough();
 
   CLI::App* list_cmd = app.add_subcommand("list", "List the checks in run order");
-  CLI::App* explain_cmd =
-      app.add_subcommand("explain", "Explain a finding code (or 'all' to list them)");
+  CLI::App* explain_cmd = app.add_subcommand(
+      "explain", "Explain a finding code or a check id (or 'all' to list the codes)");
   std::string explain_code;
-  explain_cmd->add_option("code", explain_code, "Finding code, e.g. cuda.init_failed")->required();
+  explain_cmd
+      ->add_option("code", explain_code, "Finding code (cuda.init_failed) or check id (gpu.ecc)")
+      ->required();
   CLI::App* matrix_cmd = app.add_subcommand(
       "matrix", "What this machine (or --driver/--gpu) can run: CUDA, PyTorch, TF, JAX, cuDNN");
   MatrixOptions matrix_options;

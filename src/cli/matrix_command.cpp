@@ -10,6 +10,20 @@
 
 namespace gpucheck::cli {
 
+namespace {
+/// A GPU as people type it ("RTX 3090", "a100", "H100 SXM"): the matrix's patterns match the
+/// names NVML reports ("NVIDIA GeForce RTX 3090"), so the typed name is also tried with the
+/// prefixes NVML would add.
+const compat::GpuProduct* gpu_as_typed(const compat::Matrix& matrix, const std::string& typed) {
+  for (const char* prefix : {"", "NVIDIA ", "GeForce ", "NVIDIA GeForce "}) {
+    if (const compat::GpuProduct* product = compat::gpu_by_name(matrix, prefix + typed)) {
+      return product;
+    }
+  }
+  return nullptr;
+}
+} // namespace
+
 Expected<compat::MachineQuery> matrix_query(const MatrixOptions& options,
                                             const compat::Matrix& matrix,
                                             const std::optional<compat::MachineQuery>& probed) {
@@ -34,7 +48,7 @@ Expected<compat::MachineQuery> matrix_query(const MatrixOptions& options,
         cc && cc->major_number() >= 1 && cc->major_number() <= 20) {
       query.gpu_ccs.push_back(*cc);
       query.gpu_names.emplace_back();
-    } else if (const compat::GpuProduct* product = compat::gpu_by_name(matrix, gpu)) {
+    } else if (const compat::GpuProduct* product = gpu_as_typed(matrix, gpu)) {
       query.gpu_ccs.push_back(product->cc);
       query.gpu_names.push_back(product->product);
     } else {

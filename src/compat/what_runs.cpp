@@ -66,6 +66,56 @@ std::string range_text(const Version& from, const Version& to) {
   return from == to ? from.str() : fmt::format("{}-{}", from.str(), to.str());
 }
 
+/// Whether no GPU of the query was dropped by this CUDA major (Volta by CUDA 13). A build of an
+/// older CUDA than the GPU's first may still run it through PTX or the wheel's own newer
+/// libraries: the builds' own architecture data judge that.
+bool gpus_run_cuda(const Matrix& matrix, const MachineQuery& q, const Version& cuda) {
+  return std::all_of(q.gpu_ccs.begin(), q.gpu_ccs.end(), [&](const Version& cc) {
+    const ComputeCapability* info = cc_info(matrix, cc);
+    return info == nullptr || !info->last_cuda_major ||
+           cuda.major_number() <= *info->last_cuda_major;
+  });
+}
+
+/// The newest CUDA major every GPU still supports, or nullopt when none dropped out.
+std::optional<int> newest_cuda_major_for_gpus(const Matrix& matrix, const MachineQuery& q) {
+  std::optional<int> cap;
+  for (const Version& cc : q.gpu_ccs) {
+    if (const ComputeCapability* info = cc_info(matrix, cc); info && info->last_cuda_major) {
+      cap = cap ? std::min(*cap, *info->last_cuda_major) : *info->last_cuda_major;
+    }
+  }
+  return cap;
+}
+
+/// Notes for GPUs this driver cannot drive: a branch newer than the architecture's last one
+/// (R580 for Volta), or a driver older than the first CUDA release for it (R470 and Hopper).
+std::vector<std::string> gpus_the_driver_cannot_run(const Matrix& matrix, const MachineQuery& q,
+                                                    const std::optional<Version>& driver_cuda) {
+  std::vector<std::string> notes;
+  for (const Version& cc : q.gpu_ccs) {
+    const ComputeCapability* info = cc_info(matrix, cc);
+    if (info == nullptr) {
+      continue;
+    }
+    if (q.driver && info->last_driver_branch &&
+        q.driver->major_number() > *info->last_driver_branch) {
+      notes.push_back(fmt::format(
+          "driver {} does not support {} ({}): R{} is the last driver branch for it, so nothing "
+          "runs on it with this driver; install an R{} driver",
+          q.driver_text.value_or(q.driver->str()), sm_name(cc), info->arch,
+          *info->last_driver_branch, *info->last_driver_branch));
+    } else if (driver_cuda && driver_cuda->truncated(2) < info->first_cuda.truncated(2)) {
+      notes.push_back(fmt::format(
+          "driver {} (CUDA {}) is older than {} ({}): it needs a driver for CUDA {} or newer, "
+          "so nothing runs on it with this driver",
+          q.driver_text.value_or("of this machine"), driver_cuda->str(), sm_name(cc), info->arch,
+          info->first_cuda.str()));
+    }
+  }
+  return notes;
+}
+
 } // namespace
 
 WheelVerdict fit_pytorch_wheel(const Matrix& matrix, const PytorchWheel& wheel,
@@ -159,6 +209,33 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
     out.newest_cuda = fmt::format("{} or newer", newest_known_cuda(matrix).str());
   }
 
+  // GPU against driver: a GPU this driver cannot drive runs nothing at all.
+  if (std::vector<std::string> cannot = gpus_the_driver_cannot_run(matrix, q, driver_cuda);
+      !cannot.empty()) {
+    out.notes.insert(out.notes.end(), cannot.begin(), cannot.end());
+    out.newest_cuda.reset();
+    out.newest_cuda_mvc.reset();
+    return out;
+  }
+  // GPU against CUDA: a major that dropped a GPU's architecture runs nothing on it.
+  if (const std::optional<int> cap = newest_cuda_major_for_gpus(matrix, q);
+      cap && driver_cuda && driver_cuda->major_number() > *cap) {
+    std::optional<Version> newest;
+    for (const CudaRelease& r : matrix.cuda_releases) {
+      if (!r.prerelease && r.version.major_number() == *cap && (!newest || *newest < r.version)) {
+        newest = r.version;
+      }
+    }
+    out.newest_cuda_mvc.reset();
+    if (newest) {
+      out.notes.push_back(fmt::format(
+          "CUDA {} dropped a GPU here (the newest CUDA major for it is {}): the newest CUDA it "
+          "runs is {}",
+          driver_cuda->major_number(), *cap, newest->str()));
+      out.newest_cuda = newest->str();
+    }
+  }
+
   // PyTorch: the newest wheel (release, then CUDA) that fits.
   std::vector<const PytorchWheel*> wheels;
   for (const PytorchWheel& w : matrix.pytorch) {
@@ -195,7 +272,8 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
     bool mvc = false;
     bool unconfirmed = false;
     const std::optional<Version> version = Version::parse(tf.version);
-    if (!version || !driver_runs(matrix, q, tf.cuda, mvc, unconfirmed)) {
+    if (!version || !driver_runs(matrix, q, tf.cuda, mvc, unconfirmed) ||
+        !gpus_run_cuda(matrix, q, tf.cuda)) {
       continue;
     }
     const bool gpus_ok = std::all_of(q.gpu_ccs.begin(), q.gpu_ccs.end(), [&](const Version& cc) {
@@ -219,7 +297,7 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
                                     : (q.driver_cuda && *q.driver_cuda >= jax.cuda_min);
     const bool gpus_ok = std::all_of(q.gpu_ccs.begin(), q.gpu_ccs.end(),
                                      [&](const Version& cc) { return cc >= jax.cc_min; });
-    if (driver_ok && gpus_ok) {
+    if (driver_ok && gpus_ok && gpus_run_cuda(matrix, q, jax.built_with_cuda)) {
       out.jax = Pick{jax.wheel,
                      jax.built_with_cuda.str(),
                      false,
@@ -249,7 +327,7 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
         return (!cc_min || cc >= *cc_min) &&
                (!cc_max || cc.major_number() <= cc_max->major_number());
       });
-      if (driver_ok && gpus_ok) {
+      if (driver_ok && gpus_ok && gpus_run_cuda(matrix, q, b.cuda_from)) {
         builds.push_back(fmt::format("CUDA {}", range_text(b.cuda_from, b.cuda_to)));
       }
     }

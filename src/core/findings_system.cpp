@@ -22,8 +22,8 @@ constexpr FindingSpec k_table[] = {
     {"cuda.init_failed", Severity::fail, "cuInit failed",
      "The CUDA driver API could not initialise; the code names the reason.",
      "cuInit returned {0} ({1}): {2}",
-     "look up {0} in the CUDA driver API documentation; check sudo dmesg | grep -i -e nvrm -e xid "
-     "for driver errors and rerun"},
+     "look up {0} in the CUDA driver API documentation; read driver.kernel_log's decoded Xid "
+     "and NVRM errors of this boot (gpucheck reads the kernel log when this user may) and rerun"},
     {"cuda.insufficient_driver", Severity::fail, "Driver too old for this libcuda",
      "The CUDA driver reports that it is too old for the CUDA version requested.",
      "cuInit returned CUDA_ERROR_INSUFFICIENT_DRIVER (35); the driver supports CUDA {0}",
@@ -155,6 +155,25 @@ constexpr FindingSpec k_table[] = {
      "{0}={1} is set: {2}",
      "unset {0} unless you are debugging (look in ~/.bashrc, the job script, the container "
      "image's ENV)"},
+    {"env.shm_missing", Severity::warn, "No /dev/shm in the container",
+     "The container has no /dev/shm: NCCL's shared-memory transport and PyTorch DataLoader "
+     "workers cannot exchange data between processes.",
+     "/dev/shm does not exist in this {0} container",
+     "start the container with --ipc=host or --shm-size=16g (Kubernetes: mount an emptyDir "
+     "with medium: Memory at /dev/shm)"},
+    {"env.shm_not_writable", Severity::warn, "/dev/shm not writable",
+     "This user cannot write to /dev/shm (it should be mode 1777): NCCL fails with \"shm_open "
+     "failed: Permission denied\".",
+     "/dev/shm is not writable for this user in this {0} container",
+     "make it writable (chmod 1777 /dev/shm in the image or at start), or start the container "
+     "with --ipc=host"},
+    {"env.shm_small", Severity::warn, "/dev/shm too small",
+     "Docker gives a container 64 MiB of /dev/shm; NCCL (between local ranks) and PyTorch "
+     "DataLoader workers need far more and fail with \"unhandled system error\", \"No space "
+     "left on device\" or bus errors.",
+     "/dev/shm holds only {0} in this {1} container, with {2}",
+     "start the container with --shm-size=16g (at least {3}) or --ipc=host; Kubernetes: mount "
+     "an emptyDir with medium: Memory at /dev/shm; a slower workaround is NCCL_SHM_DISABLE=1"},
     {"env.visible_devices_hides_all", Severity::fail, "CUDA_VISIBLE_DEVICES hides every GPU",
      "CUDA_VISIBLE_DEVICES is set to a value that makes CUDA enumerate no device.",
      "CUDA_VISIBLE_DEVICES=\"{0}\" hides every GPU from CUDA ({1})",
@@ -170,6 +189,47 @@ constexpr FindingSpec k_table[] = {
      "CUDA_VISIBLE_DEVICES=\"{0}\": entry '{1}' is invalid ({2}), so CUDA ignores it and "
      "everything after it; CUDA enumerates only {3}",
      "fix or remove '{1}'; this machine's GPUs are {4}"},
+    {"env.wsl_cuda_meta_package", Severity::warn, "CUDA meta-package under WSL2",
+     "Under WSL2 the CUDA toolkit must be installed alone (cuda-toolkit-X-Y); the meta-packages "
+     "cuda, cuda-X-Y and cuda-runtime-X-Y depend on cuda-drivers, which tries to install a Linux "
+     "NVIDIA driver inside WSL and breaks the Windows driver's libraries (NVIDIA's CUDA on WSL "
+     "user guide).",
+     "CUDA was installed through the meta-package(s) {0}, which pull in the Linux driver "
+     "(cuda-drivers)",
+     "sudo apt remove --purge {0} cuda-drivers, then install the toolkit alone: sudo apt install "
+     "cuda-toolkit-X-Y (from NVIDIA's wsl-ubuntu repository); the Windows driver provides the "
+     "driver"},
+    {"env.wsl_file_missing", Severity::fail, "WSL2 GPU file missing",
+     "Under WSL2 the Windows NVIDIA driver exposes the GPU through /dev/dxg and provides "
+     "libcuda.so.1 and libnvidia-ml.so.1 in /usr/lib/wsl/lib; without them CUDA cannot start.",
+     "{0} does not exist under WSL2",
+     "install or update the NVIDIA driver on the Windows side (it provides /usr/lib/wsl/lib and "
+     "/dev/dxg), run wsl --update and wsl --shutdown in Windows, and check that this "
+     "distribution runs as WSL 2 (wsl -l -v), not WSL 1"},
+    {"env.wsl_ldconfig_warning", Severity::info, "ldconfig's WSL warning is harmless",
+     "WSL mounts the Windows driver's libcuda.so, libcuda.so.1 and libcuda.so.1.1 as plain "
+     "files, not symbolic links, so every ldconfig run prints \"/usr/lib/wsl/lib/libcuda.so.1 is "
+     "not a symbolic link\". It changes nothing.",
+     "/usr/lib/wsl/lib/libcuda.so.1 is a plain file: ldconfig prints \"is not a symbolic link\" "
+     "for it, which is harmless",
+     "nothing to do; do not replace or delete the files in /usr/lib/wsl/lib"},
+    {"env.wsl_linux_driver_library", Severity::fail, "Linux driver library inside WSL2",
+     "Under WSL2 the GPU is served by the Windows driver through /dev/dxg and its libraries in "
+     "/usr/lib/wsl/lib; a Linux libcuda or NVML (from a Linux driver installed inside WSL) "
+     "expects /dev/nvidia* and a kernel module that do not exist there, and shadows the working "
+     "one.",
+     "the loader picks a Linux driver library instead of the Windows driver's in "
+     "/usr/lib/wsl/lib: {0}",
+     "remove the Linux driver inside WSL (sudo apt remove --purge 'nvidia-driver-*' "
+     "'libnvidia-compute-*' cuda-drivers, or delete the file named) and run sudo ldconfig, so "
+     "/usr/lib/wsl/lib is used; never install a Linux NVIDIA driver inside WSL 2"},
+    {"env.wsl_linux_driver_package", Severity::fail, "Linux NVIDIA driver package inside WSL2",
+     "A Linux NVIDIA driver package is installed inside WSL2, where the Windows driver serves "
+     "the GPU; its libraries shadow /usr/lib/wsl/lib and break CUDA (NVIDIA's CUDA on WSL user "
+     "guide).",
+     "Linux NVIDIA driver package(s) installed inside WSL2: {0}",
+     "sudo apt remove --purge {0}, then sudo ldconfig; keep only the Windows driver (and, for "
+     "the toolkit, cuda-toolkit-X-Y)"},
     {"gpu.clocks_hw_slowdown", Severity::warn, "Hardware slowdown active",
      "The GPU's clocks are held down by hardware: HW slowdown or an external power brake "
      "(power delivery, PSU, chassis/BMC signal).",
@@ -194,6 +254,18 @@ constexpr FindingSpec k_table[] = {
      "In compute mode Prohibited no CUDA context can be created on the GPU.",
      "GPU {0} is in compute mode Prohibited: no CUDA program can use it",
      "sudo nvidia-smi -i {1} -c DEFAULT"},
+    {"gpu.display_active", Severity::info, "GPU drives a display",
+     "The GPU drives a display; the desktop shares its time and memory with compute work.",
+     "GPU {0} drives an active display (no kernel time limit applies)",
+     "for long or timed compute, prefer a GPU without a display"},
+    {"gpu.display_watchdog", Severity::warn, "Display watchdog limits kernels",
+     "The GPU drives a display (or, under WSL, the Windows driver's TDR applies), so the driver "
+     "kills any kernel that runs longer than a few seconds: \"the launch timed out and was "
+     "terminated\" (CUDA error 702), sometimes Xid 8.",
+     "GPU {0} has a kernel run-time limit (CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT = 1): {1}",
+     "run long kernels on a GPU without a display (drive the desktop from the integrated GPU "
+     "or another card), stop the display manager for long jobs (sudo systemctl stop "
+     "display-manager), or split work into shorter kernels"},
     {"gpu.ecc_disabled", Severity::info, "ECC off",
      "ECC memory protection is supported but switched off.", "ECC is supported but off on GPU {0}",
      "on data-center GPUs keep ECC on: sudo nvidia-smi -i {1} -e 1, then reboot"},
@@ -203,6 +275,14 @@ constexpr FindingSpec k_table[] = {
      "GPU {0} (serial {1}) has {2} uncorrected ECC error(s) since the driver loaded",
      "drain the GPU, then reset it (sudo nvidia-smi -i {3} -r) or reboot; if errors return, "
      "check retired pages / remapped rows and ask the vendor for an RMA (serial {1})"},
+    {"gpu.lost", Severity::fail, "GPU lost (fell off the bus)",
+     "NVML counts the GPU but cannot reach it (NVML_ERROR_GPU_IS_LOST): it stopped answering on "
+     "the PCIe bus (Xid 79), usually from power delivery, overheating, a bad riser or slot, or "
+     "firmware; CUDA no longer lists it.",
+     "GPU {0} at {1} is lost: {2}",
+     "drain the node and reboot it (a reset does not bring a lost GPU back); if it is lost "
+     "again, power off and reseat the GPU at {1}, check its power cables, PSU and cooling, and "
+     "update the SBIOS and driver; if it repeats, ask the vendor for an RMA"},
     {"gpu.memory_held_by_others", Severity::warn, "GPU memory held by other processes",
      "Most of the GPU memory is already allocated by other processes, so new work will run out "
      "of memory (often reported as CUDNN_STATUS_NOT_INITIALIZED or CUDA out of memory).",
@@ -239,6 +319,12 @@ constexpr FindingSpec k_table[] = {
      "persistence mode is off on GPU {0}",
      "enable the persistence daemon: sudo systemctl enable --now nvidia-persistenced (or sudo "
      "nvidia-smi -i {1} -pm 1)"},
+    {"gpu.reset_required", Severity::fail, "GPU needs a reset",
+     "NVML counts the GPU but will not use it until it is reset (NVML_ERROR_RESET_REQUIRED), "
+     "typically after an uncorrectable error or a pending row remap.",
+     "GPU {0} at {1} needs a reset: {2}",
+     "stop the processes on it and reset it (sudo nvidia-smi -r -i {1}) or reboot; if it needs "
+     "resets again, ask the vendor for an RMA"},
     {"gpu.retired_pages_limit", Severity::fail, "Retired pages at the RMA limit",
      "The GPU has retired so many memory pages (double-bit or repeated single-bit ECC errors) "
      "that NVIDIA considers the board due for replacement.",
@@ -294,6 +380,58 @@ constexpr FindingSpec k_table[] = {
      "cuDNN sub-library {0} in {1} {2}",
      "reinstall cuDNN so every libcudnn*.so.9 in {1} comes from one release (the shim loaded is "
      "{3}); remove stray copies from other releases"},
+    {"log.fallen_off_bus", Severity::fail, "GPU fell off the bus",
+     "The kernel log says the NVIDIA driver found a GPU not answering on PCIe any more: power "
+     "delivery, overheating, a bad riser or slot, firmware, or a failing GPU.",
+     "the kernel log says {0} fell off the bus, {1}: \"{2}\"",
+     "drain and reboot the node; check power cables, PSU and cooling; reseat the GPU and check "
+     "the riser and slot; update the SBIOS and driver; if it repeats ask the vendor for an RMA"},
+    {"log.pcie_aer_corrected", Severity::info, "Corrected PCIe errors on a GPU",
+     "The PCIe link of a GPU had errors that the hardware corrected (AER). A few are harmless; a "
+     "steady stream points at signal quality.",
+     "corrected PCIe (AER) errors on {0}, {1}: \"{2}\"",
+     "nothing to do for a few; if they keep coming reseat the GPU, check the riser and slot, and "
+     "compare the link with gpu.pcie_link"},
+    {"log.pcie_aer_fatal", Severity::fail, "Fatal PCIe error on a GPU",
+     "The PCIe link of a GPU had a fatal uncorrectable error (AER): the link was reset or lost "
+     "and the GPU may have fallen off the bus.",
+     "fatal PCIe (AER) error on {0}, {1}: \"{2}\"",
+     "drain and reboot the node; reseat the GPU, check the riser, slot and power; update the "
+     "SBIOS; if it repeats ask the vendor for an RMA"},
+    {"log.pcie_aer_uncorrected", Severity::warn, "Uncorrected PCIe errors on a GPU",
+     "The PCIe link of a GPU had uncorrectable, non-fatal errors (AER): transfers were lost or "
+     "retried by software.",
+     "uncorrected non-fatal PCIe (AER) errors on {0}, {1}: \"{2}\"",
+     "reseat the GPU, check the riser and slot, update the SBIOS; watch gpu.pcie_link and the "
+     "kernel log for Xid 79"},
+    {"log.sxid", Severity::warn, "NVSwitch error (SXid)",
+     "The NVSwitch driver logged a Switch Xid: an error in the NVSwitch fabric between the GPUs. "
+     "Fatal SXids stop the GPUs' NVLink traffic until a reset.",
+     "SXid {0} ({1}) on {2}, {3}: \"{4}\"",
+     "look the SXid up in the SXid section of NVIDIA's Fabric Manager user guide and check the "
+     "Fabric Manager log; a fatal SXid needs the NVSwitch and its GPUs reset (or a reboot)"},
+    {"log.xid_application", Severity::info, "Xid caused by an application",
+     "The NVIDIA driver logged an Xid that a program's own fault causes (an illegal address, a "
+     "killed or failed program); the GPU itself is healthy.",
+     "Xid {0} ({1}) on {3}, {4}: {2} (\"{6}\")",
+     "{5} (NVIDIA's Xid catalogue: https://docs.nvidia.com/deploy/xid-errors/)"},
+    {"log.xid_fatal", Severity::fail, "Fatal Xid: GPU lost or memory error",
+     "The NVIDIA driver logged an Xid that leaves the GPU unusable or its memory corrupt until a "
+     "reset or reboot (fell off the bus, uncorrectable or uncontained ECC error, failed row "
+     "remap, failed initialisation); a repeat means failing hardware.",
+     "Xid {0} ({1}) on {3}, {4}: {2} (\"{6}\")",
+     "{5} (NVIDIA's Xid catalogue: https://docs.nvidia.com/deploy/xid-errors/)"},
+    {"log.xid_hardware", Severity::warn, "Xid: GPU hardware or firmware error",
+     "The NVIDIA driver logged an Xid from the GPU's hardware, firmware or links (ECC events, "
+     "NVLink, GSP firmware, micro-controller, timeouts) that needs a reset or a watch.",
+     "Xid {0} ({1}) on {3}, {4}: {2} (\"{6}\")",
+     "{5} (NVIDIA's Xid catalogue: https://docs.nvidia.com/deploy/xid-errors/)"},
+    {"log.xid_unlisted", Severity::info, "Xid gpucheck does not know",
+     "The NVIDIA driver logged an Xid that is not in gpucheck's table; NVIDIA's Xid catalogue "
+     "describes it.",
+     "Xid {0} on {1}, {2} (\"{3}\")",
+     "look Xid {0} up in NVIDIA's Xid catalogue, https://docs.nvidia.com/deploy/xid-errors/, "
+     "and follow its resolution"},
     {"nvml.driver_not_loaded", Severity::fail, "NVML: driver not loaded",
      "NVML found no running NVIDIA kernel driver.",
      "nvmlInit_v2 returned NVML_ERROR_DRIVER_NOT_LOADED (9){0}",
@@ -339,8 +477,8 @@ constexpr FindingSpec k_table[] = {
     {"probe.timed_out", Severity::error, "Probe hung",
      "A probe's child process did not finish in time and was killed: a driver call hung.",
      "the {0} did not finish within {1} s and was killed; stderr: {2}",
-     "a hung driver call usually means a GPU in a bad state: check sudo dmesg | grep -i xid, stop "
-     "stuck GPU processes, reset the GPU or reboot"},
+     "a hung driver call usually means a GPU in a bad state: read driver.kernel_log's Xid "
+     "findings, stop stuck GPU processes, reset the GPU or reboot"},
 };
 } // namespace
 

@@ -71,14 +71,16 @@ GPUCHECK_JSON(LibraryLoad, name, loaded, error, path, real_path, version, versio
               missing_symbols)
 GPUCHECK_JSON(DeviceNode, path, exists, readable, writable, mode)
 GPUCHECK_JSON(PciDevice, bdf, device_id, class_code, driver, current_link_speed, current_link_width,
-              max_link_speed, max_link_width, numa_node, runtime_status, power_state)
+              max_link_speed, max_link_width, numa_node, runtime_status, power_state,
+              config_all_ones)
 GPUCHECK_JSON(KernelModuleInfo, proc_version_present, version, flavor, version_text, nvidia_loaded,
               uvm_loaded, nouveau_loaded, device_nodes, pci_devices, running_kernel, module_files,
               other_kernels_with_module, secure_boot, lockdown, modprobe_blacklist)
+GPUCHECK_JSON(NvmlHandleFailure, index, result, result_name)
 GPUCHECK_JSON(NvmlInfo, library, init_result, init_result_name, driver_version, cuda_driver_version,
-              cuda_driver_version_kernel, nvml_version, device_count, failure)
+              cuda_driver_version_kernel, nvml_version, device_count, handle_failures, failure)
 GPUCHECK_JSON(CudaDevice, ordinal, name, uuid, pci_bus_id, cc_major, cc_minor, sm_count,
-              total_memory_bytes)
+              total_memory_bytes, kernel_exec_timeout)
 GPUCHECK_JSON(CudaDriverInfo, library, driver_version, init_result, init_result_name,
               init_result_text, device_count, devices, failure)
 GPUCHECK_JSON(GpuProcess, pid, used_memory_bytes, name)
@@ -90,7 +92,8 @@ GPUCHECK_JSON(GpuInfo, index, cuda_ordinal, name, uuid, serial, pci_bus_id, pci_
               retired_pages_sbe, retired_pages_dbe, retired_pages_pending,
               remapped_rows_correctable, remapped_rows_uncorrectable, remapped_rows_pending,
               remapped_rows_failure, clock_event_reasons, temperature_c, power_w, power_limit_w,
-              sm_clock_mhz, sm_clock_max_mhz, numa_node, processes)
+              sm_clock_mhz, sm_clock_max_mhz, numa_node, processes, display_mode, display_active,
+              kernel_exec_timeout)
 GPUCHECK_JSON(LibraryCopy, path, real_path, origin, version, selected, shadowed, reported_version,
               cudart_version)
 GPUCHECK_JSON(CudnnSublibrary, name, loaded, path, error, version_check)
@@ -99,7 +102,10 @@ GPUCHECK_JSON(LibraryFamily, family, load, copies, cudnn, failure)
 GPUCHECK_JSON(ToolkitInstall, path, version)
 GPUCHECK_JSON(ToolkitInfo, nvcc_path, nvcc_version, cuda_home, cuda_path, installs)
 GPUCHECK_JSON(ContainerInfo, kind, evidence, nvidia_mounts)
-GPUCHECK_JSON(EnvironmentInfo, variables, container, wsl)
+GPUCHECK_JSON(WslFile, path, exists, is_symlink)
+GPUCHECK_JSON(WslInfo, kernel_release, dxg, files, driver_packages)
+GPUCHECK_JSON(ShmInfo, total_bytes, free_bytes, source, writable)
+GPUCHECK_JSON(EnvironmentInfo, variables, container, wsl, wsl_details, shm)
 GPUCHECK_JSON(HostInfo, hostname, os, kernel, arch, glibc, cpu_model, cpu_count, memory_total_bytes)
 GPUCHECK_JSON(PythonDistribution, name, version, metadata_dir, libraries)
 GPUCHECK_JSON(ResolvedLibrary, family, soname, path, real_path, via, version, own_path, own_version)
@@ -110,13 +116,18 @@ GPUCHECK_JSON(FrameworkImport, framework, failure, error, version, gpu_available
 GPUCHECK_JSON(PythonEnvironment, interpreter, found_by, version, prefix, base_prefix, kind, source,
               query_failure, site_packages, distributions, frameworks, imports)
 GPUCHECK_JSON(ProbeIssue, probe, message)
+GPUCHECK_JSON(KernelLogEvent, kind, code, pci_bus_id, severity, seconds, text)
+GPUCHECK_JSON(KernelLogInfo, source, readable, unreadable_reason, uptime_s, truncated, records_read,
+              events)
 GPUCHECK_JSON(SystemSnapshot, format_version, collected_at, host, environment, kernel_module, nvml,
-              cuda, gpus, libraries, toolkit, python_environments, probe_issues)
+              cuda, gpus, libraries, toolkit, python_environments, kernel_log, probe_issues)
 GPUCHECK_JSON(Finding, code, severity, message, remedy, gpu_index, ignored)
 GPUCHECK_JSON(Metric, name, value, unit, note)
 GPUCHECK_JSON(ReportContext, schema_version, tool_version, generated_at, mode, matrix_version, argv)
 GPUCHECK_JSON(ReportSummary, overall, pass, warn, fail, skip, error)
-GPUCHECK_JSON(Report, context, snapshot, results, summary)
+GPUCHECK_JSON(ResultRef, check_id, gpu_index)
+GPUCHECK_JSON(RootCause, code, check_id, gpu_index, message, remedy, explains)
+GPUCHECK_JSON(Report, context, root_causes, snapshot, results, summary)
 
 #undef nlohmann_json_j
 #undef nlohmann_json_t

@@ -86,6 +86,10 @@ CudaDevice read_device(const CudaApi& api, int ordinal, CUdevice device) {
   out.cc_major = attribute(api, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   out.cc_minor = attribute(api, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   out.sm_count = attribute(api, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  if (int timeout = 0; api.cuDeviceGetAttribute(&timeout, CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT,
+                                                device) == CUDA_SUCCESS) {
+    out.kernel_exec_timeout = timeout != 0;
+  }
   size_t bytes = 0;
   if (api.cuDeviceTotalMem(&bytes, device) == CUDA_SUCCESS) {
     out.total_memory_bytes = bytes;

@@ -166,6 +166,10 @@ template <typename T> using nvml_signature_t = typename NvmlSignature<T>::type;
     "nvmlDeviceGetMaxClockInfo")                                                                   \
   X(nvmlDeviceGetNumaNodeId, (nvmlReturn_t(*)(nvmlDevice_t, unsigned*)),                           \
     "nvmlDeviceGetNumaNodeId")                                                                     \
+  X(nvmlDeviceGetDisplayMode, (nvmlReturn_t(*)(nvmlDevice_t, nvmlEnableState_t*)),                 \
+    "nvmlDeviceGetDisplayMode")                                                                    \
+  X(nvmlDeviceGetDisplayActive, (nvmlReturn_t(*)(nvmlDevice_t, nvmlEnableState_t*)),               \
+    "nvmlDeviceGetDisplayActive")                                                                  \
   X(nvmlDeviceGetComputeRunningProcesses_v2,                                                       \
     (nvmlReturn_t(*)(nvmlDevice_t, unsigned*, nvmlProcessInfo_v2_t*)),                             \
     "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2")          \

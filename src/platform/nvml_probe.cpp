@@ -264,6 +264,12 @@ GpuInfo read_gpu(const NvmlApi& api, nvmlDevice_t device, int index) {
   }
   gpu.compute_mode =
       compute_mode_name(read_value<nvmlComputeMode_t>(api.nvmlDeviceGetComputeMode, device));
+  if (const auto mode = read_value<nvmlEnableState_t>(api.nvmlDeviceGetDisplayMode, device)) {
+    gpu.display_mode = *mode != 0;
+  }
+  if (const auto active = read_value<nvmlEnableState_t>(api.nvmlDeviceGetDisplayActive, device)) {
+    gpu.display_active = *active != 0;
+  }
   read_mig(api, device, gpu);
   read_ecc(api, device, gpu);
   read_retirement(api, device, gpu);
@@ -313,8 +319,12 @@ nlohmann::json child_probe_nvml(const std::vector<std::string>& /*args*/) {
           nvmlDevice_t device = nullptr;
           // A GPU whose handle cannot be had (lost, reset required) is left out here; the
           // count above still shows it.
-          if (api.nvmlDeviceGetHandleByIndex(i, &device) == k_nvml_success) {
+          const nvmlReturn_t handle_rc = api.nvmlDeviceGetHandleByIndex(i, &device);
+          if (handle_rc == k_nvml_success) {
             gpus.push_back(read_gpu(api, device, static_cast<int>(i)));
+          } else {
+            info.handle_failures.push_back(
+                {static_cast<int>(i), static_cast<int>(handle_rc), nvml_error_name(handle_rc)});
           }
         }
       }

@@ -9,6 +9,7 @@
 #include "gpucheck/model/json.hpp"
 #include "platform/child_process.hpp"
 #include "platform/trace.hpp"
+#include "probes/kernel_log.hpp"
 #include "probes/paths.hpp"
 #include "probes/python_envs.hpp"
 
@@ -163,6 +164,13 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   snapshot.host = probe_host(root);
   snapshot.environment = probe_environment(root, env);
   snapshot.kernel_module = probe_kernel_module(root);
+  {
+    std::vector<std::string> nvidia_devices;
+    for (const PciDevice& device : snapshot.kernel_module.pci_devices) {
+      nvidia_devices.push_back(device.bdf);
+    }
+    snapshot.kernel_log = read_kernel_log(root, nvidia_devices);
+  }
   snapshot.toolkit = probe_toolkit(root, env);
   if (options.before_cudnn_children) {
     platform::trace("probes: local facts read; the cuDNN children wait for the GPU contexts");

@@ -2,11 +2,16 @@
 // sysroot and the captured environment.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <fstream>
 #include <set>
 #include <span>
 #include <sstream>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "probes/collect.hpp"
+#include "probes/paths.hpp"
 #include "probes/risky_env.hpp"
 
 namespace gpucheck::probes {
@@ -174,6 +179,141 @@ bool detect_wsl(const Sysroot& root) {
   return root.exists("/dev/dxg");
 }
 
+/// Whether an installed package is a Linux NVIDIA driver, or a CUDA meta-package that pulls one
+/// in (NVIDIA's WSL guide: install cuda-toolkit-X-Y, never cuda, cuda-X-Y or cuda-drivers).
+bool is_driver_package(std::string_view name) {
+  auto digits_and_dashes = [](std::string_view rest) {
+    return !rest.empty() && std::all_of(rest.begin(), rest.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '-';
+    });
+  };
+  if (name == "cuda" || name == "cuda-drivers" || name.starts_with("cuda-drivers-") ||
+      name.starts_with("nvidia-driver-") || name.starts_with("libnvidia-compute-") ||
+      name.starts_with("nvidia-dkms-") || name.starts_with("nvidia-kernel-open-") ||
+      name.starts_with("nvidia-kernel-source-") || name == "nvidia-driver" || name == "libcuda1" ||
+      name == "nvidia-open") {
+    return true;
+  }
+  // cuda-12-8 and cuda-runtime-12-8 depend on cuda-drivers; cuda-toolkit-12-8 does not.
+  return (name.starts_with("cuda-") && digits_and_dashes(name.substr(5))) ||
+         (name.starts_with("cuda-runtime-") && digits_and_dashes(name.substr(13)));
+}
+
+/// Installed driver packages from dpkg's status file, read line by line with a cap (it is
+/// several MiB on a desktop; only the package name and status lines matter).
+std::vector<std::string> installed_driver_packages(const Sysroot& root) {
+  std::vector<std::string> packages;
+  std::ifstream in(root.path("/var/lib/dpkg/status"));
+  constexpr size_t k_max_bytes = 64U << 20U;
+  size_t read = 0;
+  std::string line;
+  std::string package;
+  bool installed = false;
+  auto flush = [&] {
+    if (installed && is_driver_package(package)) {
+      packages.push_back(package);
+    }
+    package.clear();
+    installed = false;
+  };
+  while (read < k_max_bytes && std::getline(in, line)) {
+    read += line.size() + 1;
+    if (line.empty()) {
+      flush();
+    } else if (line.starts_with("Package: ")) {
+      package = line.substr(9);
+    } else if (line.starts_with("Status: ")) {
+      installed = line.ends_with(" installed");
+    }
+  }
+  flush();
+  std::sort(packages.begin(), packages.end());
+  packages.erase(std::unique(packages.begin(), packages.end()), packages.end());
+  return packages;
+}
+
+WslInfo probe_wsl(const Sysroot& root) {
+  WslInfo info;
+  info.kernel_release = root.read_line("/proc/sys/kernel/osrelease").value_or("");
+  info.dxg = root.exists("/dev/dxg");
+  for (const char* name : {"libcuda.so", "libcuda.so.1", "libcuda.so.1.1", "libnvidia-ml.so.1"}) {
+    WslFile file;
+    file.path = std::string("/usr/lib/wsl/lib/") + name;
+    const PathStat stat = stat_path(root, file.path);
+    file.exists = stat.exists;
+    file.is_symlink = stat.is_symlink;
+    info.files.push_back(std::move(file));
+  }
+  info.driver_packages = installed_driver_packages(root);
+  return info;
+}
+
+/// The size= option of the tmpfs mounted at /dev/shm in a mounts text ("65536k"), in bytes.
+std::optional<uint64_t> shm_size_from_mounts(const std::string& mounts) {
+  std::istringstream lines(mounts);
+  std::string line;
+  std::optional<uint64_t> size;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string device, mount_point, type, options;
+    if (!(fields >> device >> mount_point >> type >> options) || mount_point != "/dev/shm") {
+      continue;
+    }
+    size.reset(); // the last mount on /dev/shm is the one in effect
+    std::istringstream opts(options);
+    std::string option;
+    while (std::getline(opts, option, ',')) {
+      if (!option.starts_with("size=")) {
+        continue;
+      }
+      char* end = nullptr;
+      const unsigned long long value = std::strtoull(option.c_str() + 5, &end, 10);
+      uint64_t unit = 1;
+      switch (end != nullptr ? *end : '\0') {
+      case 'k':
+      case 'K':
+        unit = 1ULL << 10U;
+        break;
+      case 'm':
+      case 'M':
+        unit = 1ULL << 20U;
+        break;
+      case 'g':
+      case 'G':
+        unit = 1ULL << 30U;
+        break;
+      default:
+        break;
+      }
+      size = static_cast<uint64_t>(value) * unit;
+    }
+  }
+  return size;
+}
+
+ShmInfo probe_shm(const Sysroot& root) {
+  ShmInfo info;
+  if (!root.is_directory("/dev/shm")) {
+    info.source = "absent";
+    return info;
+  }
+  info.writable = can_access(root, "/dev/shm", W_OK);
+  // statvfs tells the truth on the real root; under a fixture root it would describe the build
+  // machine's file system, so there the tmpfs mount's size= option is read instead.
+  struct statvfs vfs {};
+  if (root.root() == "/" && ::statvfs("/dev/shm", &vfs) == 0) {
+    info.total_bytes = static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
+    info.free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    info.source = "statvfs";
+  } else if (const std::optional<std::string> mounts = root.read("/proc/self/mounts")) {
+    if (const std::optional<uint64_t> size = shm_size_from_mounts(*mounts)) {
+      info.total_bytes = size;
+      info.source = "mounts";
+    }
+  }
+  return info;
+}
+
 } // namespace
 
 EnvironmentInfo probe_environment(const Sysroot& root, const Environment& env) {
@@ -185,6 +325,10 @@ EnvironmentInfo probe_environment(const Sysroot& root, const Environment& env) {
   }
   info.container = detect_container(root, env);
   info.wsl = detect_wsl(root);
+  if (info.wsl) {
+    info.wsl_details = probe_wsl(root);
+  }
+  info.shm = probe_shm(root);
   return info;
 }
 

@@ -63,6 +63,7 @@ void fill_from_cuda(GpuInfo& gpu, const CudaDevice& device) {
   if (!gpu.memory_total_bytes) {
     gpu.memory_total_bytes = device.total_memory_bytes;
   }
+  gpu.kernel_exec_timeout = device.kernel_exec_timeout;
 }
 
 } // namespace

@@ -125,6 +125,15 @@ std::optional<PciDevice> probe_pci_function(const Sysroot& root, const std::stri
   device.numa_node = read_int(root, dir + "/numa_node");
   device.runtime_status = read_nonempty_line(root, dir + "/power/runtime_status");
   device.power_state = read_nonempty_line(root, dir + "/power_state");
+  // Vendor and device id read 0xffff when a device no longer answers on the bus (the kernel's
+  // sysfs vendor file is cached; config space is read from the device). 64 bytes are readable
+  // without root.
+  if (const std::optional<std::string> config = root.read(dir + "/config");
+      config && config->size() >= 4) {
+    device.config_all_ones = std::all_of(config->begin(), config->begin() + 4, [](char c) {
+      return static_cast<unsigned char>(c) == 0xff;
+    });
+  }
   return device;
 }
 

@@ -53,6 +53,7 @@ public:
 
   std::string render() {
     heading();
+    root_causes();
     summary_table();
     problems();
     inventory();
@@ -97,6 +98,35 @@ private:
     line(about + ".");
     line(fmt::format("{} passed, {} warned, {} failed, {} errors, {} skipped.", sum.pass, sum.warn,
                      sum.fail, sum.error, sum.skip));
+    line();
+  }
+
+  /// The faults that explain other results, before everything else: the one thing to fix.
+  void root_causes() {
+    if (m_report.root_causes.empty()) {
+      return;
+    }
+    line(fmt::format("### Root {} (fix first)",
+                     m_report.root_causes.size() == 1 ? "cause" : "causes"));
+    line();
+    for (const RootCause& cause : m_report.root_causes) {
+      std::string where = markdown_code(cause.check_id);
+      if (cause.gpu_index) {
+        where += fmt::format(" on GPU {}", *cause.gpu_index);
+      }
+      line(fmt::format("- **{}** ({}): {}", markdown_code(cause.code), where,
+                       or_dash(cause.message)));
+      if (!cause.remedy.empty()) {
+        line(fmt::format("  - **Fix:** {}", markdown_escape(cause.remedy)));
+      }
+      std::vector<std::string> names;
+      for (const ResultRef& ref : cause.explains) {
+        names.push_back(
+            ref.gpu_index ? fmt::format("{} (GPU {})", markdown_code(ref.check_id), *ref.gpu_index)
+                          : markdown_code(ref.check_id));
+      }
+      line(fmt::format("  - **Explains:** {}", fmt::join(names, ", ")));
+    }
     line();
   }
 

@@ -1,6 +1,7 @@
 #include "render/text.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstdint>
@@ -103,6 +104,7 @@ public:
 
   std::string render() {
     header();
+    root_causes();
     results();
     summary_line();
     return std::move(m_out);
@@ -613,6 +615,33 @@ private:
         metrics(first);
       }
       i = j;
+    }
+  }
+
+  /// The faults that explain other results, first: the one thing to fix.
+  void root_causes() {
+    if (m_report.root_causes.empty()) {
+      return;
+    }
+    heading(
+        fmt::format("Root {} (fix first)", m_report.root_causes.size() == 1 ? "cause" : "causes"));
+    const std::string indent(k_result_indent, ' ');
+    for (const RootCause& cause : m_report.root_causes) {
+      std::string head = paint(cause.code, k_bold);
+      head += fmt::format(" ({}{})", cause.check_id,
+                          cause.gpu_index ? fmt::format(", GPU {}", *cause.gpu_index) : "");
+      m_out += wrap(head + ": " + cause.message, m_width, "", indent);
+      if (!cause.remedy.empty()) {
+        m_out += wrap("fix: " + cause.remedy, m_width, indent, indent);
+      }
+      std::vector<std::string> names;
+      for (const ResultRef& ref : cause.explains) {
+        names.push_back(ref.gpu_index ? fmt::format("{} (GPU {})", ref.check_id, *ref.gpu_index)
+                                      : ref.check_id);
+      }
+      m_out += wrap(fmt::format("explains {} other result(s): {}", cause.explains.size(),
+                                fmt::join(names, ", ")),
+                    m_width, indent, indent);
     }
   }
 

@@ -161,6 +161,17 @@ TEST(Cli, ExplainKnownAndUnknownCodes) {
   EXPECT_EQ(known.out.rfind(code + " (", 0), 0u) << known.out;
   EXPECT_NE(known.out.find("Remedy: "), std::string::npos) << known.out;
 
+  const RunResult check = run_gpucheck({"explain", "gpu.ecc"});
+  EXPECT_EQ(check.exit_code, 0) << check.err;
+  EXPECT_EQ(check.out.rfind("gpu.ecc (check, passive)", 0), 0u) << check.out;
+  EXPECT_NE(check.out.find("gpucheck --only gpu.ecc"), std::string::npos) << check.out;
+
+  const RunResult templated = run_gpucheck({"explain", "cuda.init_failed"});
+  EXPECT_EQ(templated.exit_code, 0) << templated.err;
+  EXPECT_NE(templated.out.find("Message: cuInit returned {0}"), std::string::npos) << templated.out;
+  EXPECT_NE(templated.out.find("stand for this machine's facts"), std::string::npos)
+      << templated.out;
+
   const RunResult unknown = run_gpucheck({"explain", "no.such_code"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_EQ(unknown.out, "");

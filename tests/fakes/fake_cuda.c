@@ -153,6 +153,9 @@ FAKE_EXPORT CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attrib,
   case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
     *value = (int)fake_gpu_int(gpu, "sm_count", 132);
     return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT:
+    *value = (int)fake_gpu_int(gpu, "exec_timeout", 0);
+    return CUDA_SUCCESS;
   default:
     return CUDA_ERROR_INVALID_VALUE;
   }

@@ -343,6 +343,8 @@ FAKE_UNSIGNED_FIELD(nvmlDeviceGetNumaNodeId, "numa_node", 0)
 FAKE_UNSIGNED_FIELD(nvmlDeviceGetPersistenceMode, "persistence", 1)
 FAKE_UNSIGNED_FIELD(nvmlDeviceGetComputeMode, "compute_mode", 0)
 FAKE_UNSIGNED_FIELD(nvmlDeviceGetRetiredPagesPendingStatus, "retired_pending", 0)
+FAKE_UNSIGNED_FIELD(nvmlDeviceGetDisplayMode, "display_mode", 0)
+FAKE_UNSIGNED_FIELD(nvmlDeviceGetDisplayActive, "display_active", 0)
 
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned* current,
                                               unsigned* pending) {

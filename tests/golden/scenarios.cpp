@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/root_causes.hpp"
 #include "gpucheck/model/json.hpp"
 
 namespace gpucheck::testing {
@@ -52,6 +53,7 @@ Report make_report(const std::string& name, std::string mode, std::vector<CheckR
   report.snapshot = load_recorded_snapshot(name);
   report.results = std::move(results);
   report.summary = summarize(report.results);
+  report.root_causes = find_root_causes(report.results);
   return report;
 }
 

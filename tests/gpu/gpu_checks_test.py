@@ -38,6 +38,36 @@ def run(gpucheck, only, fault=None):
     return [r for r in report["results"] if r["check_id"].startswith(only)]
 
 
+def passive_facts(gpucheck):
+    """Issue 14's facts on a real GPU: the driver API's kernel time limit and NVML's display
+    state are read for every GPU, every GPU has an NVML handle, and the new checks (kernel log,
+    display watchdog, lost GPUs, WSL2, /dev/shm) fail nothing on a healthy machine."""
+    failures = []
+    proc = subprocess.run([gpucheck, "--json", "--quick"], capture_output=True, text=True,
+                          timeout=120, check=False)
+    report = json.loads(proc.stdout)
+    snapshot = report["snapshot"]
+    for gpu in snapshot["gpus"]:
+        for key in ("kernel_exec_timeout", "display_active", "display_mode"):
+            if gpu.get(key) is None:
+                failures.append(f"GPU {gpu['index']}: {key} was not read")
+    if snapshot["nvml"]["handle_failures"]:
+        failures.append(f"NVML handle failures: {snapshot['nvml']['handle_failures']}")
+    log = snapshot["kernel_log"]
+    print(f"info kernel log: source={log['source']!r} readable={log['readable']} "
+          f"records={log['records_read']} events={len(log['events'])} {log['unreadable_reason']}")
+    for r in report["results"]:
+        if r["check_id"] in ("driver.kernel_log", "gpu.display", "env.wsl", "env.shm",
+                             "driver.nvml", "driver.kernel_module"):
+            codes = [f["code"] for f in r.get("findings", [])]
+            print(f"info {r['check_id']} GPU {r.get('gpu_index')}: {r['status']}: {r['summary']} {codes}")
+            if r["status"] in ("fail", "error"):
+                failures.append(f"{r['check_id']}: {r['status']}: {r['summary']} {codes}")
+    if report["root_causes"]:
+        print(f"info root causes: {[c['code'] for c in report['root_causes']]}")
+    return failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--gpucheck", required=True)
@@ -82,6 +112,7 @@ def main():
         print(f"ok   copies still measured without kernels: {bandwidth[0]['summary']}")
     else:
         failures.append(f"copies without kernels: {[(r['status'], r['summary']) for r in bandwidth]}")
+    failures += passive_facts(args.gpucheck)
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0

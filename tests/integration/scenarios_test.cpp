@@ -78,6 +78,75 @@ void each_gpu_check_names_the_context_failure_on_gpu_0(const nlohmann::json& r) 
   }
 }
 
+/// Copy one fake library (its real file) to `to` as a plain file, as WSL mounts the Windows
+/// driver's libraries.
+void copy_fake_file(const std::string& from_name, const std::string& to) {
+  fs::create_directories(fs::path(to).parent_path());
+  fs::copy_file(fs::canonical(fs::path(GPUCHECK_FAKE_LIB_DIR) / from_name), to,
+                fs::copy_options::overwrite_existing);
+}
+
+/// A dpkg status file listing these packages as installed.
+std::string dpkg_status(const std::vector<std::string>& packages) {
+  std::string text;
+  for (const std::string& name : packages) {
+    text += "Package: " + name + "\nStatus: install ok installed\nVersion: 1.0\n\n";
+  }
+  // A removed package (config files left) is not installed.
+  text += "Package: nvidia-driver-535\nStatus: deinstall ok config-files\nVersion: 535\n\n";
+  return text;
+}
+
+/// A healthy WSL2 machine (F17): a microsoft-standard-WSL2 kernel, /dev/dxg, the Windows
+/// driver's libcuda and NVML as plain files in /usr/lib/wsl/lib (in the loader cache), no
+/// /proc/driver/nvidia, no /dev/nvidia*, the CUDA toolkit installed alone.
+void wsl_root(FixtureTree& tree) {
+  tree.file("/proc/sys/kernel/osrelease", "5.15.167.4-microsoft-standard-WSL2\n");
+  tree.file("/proc/version", "Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) "
+                             "(gcc (GCC) 11.2.0) #1 SMP Tue Nov 5 00:21:55 UTC 2024\n");
+  tree.file("/dev/dxg", "", 0666);
+  for (const char* name : {"libcuda.so", "libcuda.so.1", "libcuda.so.1.1"}) {
+    copy_fake_file("libcuda.so.1", tree.host(std::string("/usr/lib/wsl/lib/") + name));
+  }
+  copy_fake_file("libnvidia-ml.so.1", tree.host("/usr/lib/wsl/lib/libnvidia-ml.so.1"));
+  tree.file("/etc/ld.so.cache.txt",
+            "3 libs found in cache `/etc/ld.so.cache'\n"
+            "\tlibnvidia-ml.so.1 (libc6,x86-64) => /usr/lib/wsl/lib/libnvidia-ml.so.1\n"
+            "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/wsl/lib/libcuda.so.1\n"
+            "\tlibcuda.so (libc6,x86-64) => /usr/lib/wsl/lib/libcuda.so\n");
+  tree.file("/var/lib/dpkg/status", dpkg_status({"cuda-toolkit-12-8", "libc6"}));
+}
+
+/// The result of a check, or nullptr.
+const nlohmann::json* result_with(const nlohmann::json& report, const std::string& id) {
+  for (const auto& result : report["results"]) {
+    if (result["check_id"] == id) {
+      return &result;
+    }
+  }
+  return nullptr;
+}
+
+/// The first finding with this code anywhere in the report, or nullptr.
+const nlohmann::json* finding_with(const nlohmann::json& report, const std::string& code) {
+  for (const auto& result : report["results"]) {
+    for (const auto& finding : result["findings"]) {
+      if (finding["code"] == code) {
+        return &finding;
+      }
+    }
+  }
+  return nullptr;
+}
+
+/// Asserts that the finding `code` exists and that its remedy contains `fix`.
+void remedy_names(const nlohmann::json& report, const std::string& code, const std::string& fix) {
+  const nlohmann::json* finding = finding_with(report, code);
+  ASSERT_NE(finding, nullptr) << code;
+  EXPECT_NE((*finding)["remedy"].get<std::string>().find(fix), std::string::npos)
+      << code << ": " << (*finding)["remedy"];
+}
+
 struct Scenario {
   std::string name;
   std::string fake;                       ///< FAKE_GPU_SCENARIO contents
@@ -234,29 +303,28 @@ std::vector<Scenario> scenarios() {
                   .standard_run = true});
   // Two GPUs: gpu.bandwidth also copies on both at once (copies_together, in the same child);
   // the context failure both parts meet is reported once per GPU.
-  list.push_back(
-      {.name = "standard_run_on_two_gpus_where_no_context_can_be_created",
-       .fake = "gpu.count=2\n",
-       .root = [](FixtureTree& t) { healthy_root(t, 2); },
-       .codes = {"gpu.context_failed"},
-       .exit_code = 1,
-       .extra =
-           [](const nlohmann::json& r) {
-             int bandwidth_results = 0;
-             for (const auto& result : r["results"]) {
-               if (result["check_id"] != "gpu.bandwidth") {
-                 continue;
-               }
-               ++bandwidth_results;
-               int context_findings = 0;
-               for (const auto& finding : result["findings"]) {
-                 context_findings += finding["code"] == "gpu.context_failed" ? 1 : 0;
-               }
-               EXPECT_EQ(context_findings, 1) << result.dump(1);
-             }
-             EXPECT_EQ(bandwidth_results, 2);
-           },
-       .standard_run = true});
+  list.push_back({.name = "standard_run_on_two_gpus_where_no_context_can_be_created",
+                  .fake = "gpu.count=2\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 2); },
+                  .codes = {"gpu.context_failed"},
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        int bandwidth_results = 0;
+                        for (const auto& result : r["results"]) {
+                          if (result["check_id"] != "gpu.bandwidth") {
+                            continue;
+                          }
+                          ++bandwidth_results;
+                          int context_findings = 0;
+                          for (const auto& finding : result["findings"]) {
+                            context_findings += finding["code"] == "gpu.context_failed" ? 1 : 0;
+                          }
+                          EXPECT_EQ(context_findings, 1) << result.dump(1);
+                        }
+                        EXPECT_EQ(bandwidth_results, 2);
+                      },
+                  .standard_run = true});
   // Busy nodes: gpucheck never fails a GPU because others use it (the engine issue).
   list.push_back(
       {.name = "standard_run_on_a_gpu_98_percent_held_by_another_process",
@@ -317,7 +385,20 @@ std::vector<Scenario> scenarios() {
                   .root = [](FixtureTree& t) { t.dir("/proc"); },
                   .fake_libraries = false,
                   .codes = {"driver.missing"},
-                  .exit_code = 1});
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        ASSERT_EQ(r["root_causes"].size(), 1u) << r["root_causes"].dump(1);
+                        EXPECT_EQ(r["root_causes"][0]["code"], "driver.missing");
+                        std::set<std::string> explained;
+                        for (const auto& ref : r["root_causes"][0]["explains"]) {
+                          explained.insert(ref["check_id"].get<std::string>());
+                        }
+                        for (const char* id : {"driver.nvml", "cuda.init", "gpu.ecc"}) {
+                          EXPECT_TRUE(explained.contains(id)) << id;
+                        }
+                        EXPECT_FALSE(explained.contains("env.container"));
+                      }});
   list.push_back({.name = "libraries_without_kernel_module",
                   .fake = "nvml.init_rc=9\ncuda.init_rc=100\n",
                   .root =
@@ -335,7 +416,19 @@ std::vector<Scenario> scenarios() {
        .root = [](FixtureTree& t) { healthy_root(t, 1, "535.129.03"); },
        // The module still running is 535: too old for the CUDA 13 runtime as well.
        .codes = {"driver.version_mismatch", "cuda.system_driver_mismatch", "compat.driver_too_old"},
-       .exit_code = 1});
+       .exit_code = 1,
+       .extra =
+           [](const nlohmann::json& r) {
+             ASSERT_EQ(r["root_causes"].size(), 1u) << r["root_causes"].dump(1);
+             EXPECT_EQ(r["root_causes"][0]["code"], "driver.version_mismatch");
+             std::set<std::string> explained;
+             for (const auto& ref : r["root_causes"][0]["explains"]) {
+               explained.insert(ref["check_id"].get<std::string>());
+             }
+             EXPECT_TRUE(explained.contains("cuda.init")) << r["root_causes"].dump(1);
+             EXPECT_TRUE(explained.contains("driver.nvml")) << r["root_causes"].dump(1);
+             EXPECT_FALSE(explained.contains("compat.driver_runtime"));
+           }});
   list.push_back({.name = "cuinit_999",
                   .fake = "cuda.init_rc=999\n",
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },
@@ -350,7 +443,13 @@ std::vector<Scenario> scenarios() {
                   .root = [](FixtureTree& t) { healthy_root(t, 2); },
                   .env = {{"CUDA_VISIBLE_DEVICES", "-1"}},
                   .codes = {"env.visible_devices_hides_all", "cuda.no_device"},
-                  .exit_code = 1});
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        ASSERT_EQ(r["root_causes"].size(), 1u) << r["root_causes"].dump(1);
+                        EXPECT_EQ(r["root_causes"][0]["code"], "env.visible_devices_hides_all");
+                        EXPECT_EQ(r["root_causes"][0]["explains"][0]["check_id"], "cuda.init");
+                      }});
   list.push_back({.name = "cuda_visible_devices_names_none",
                   .fake = "gpu.count=2\n",
                   .root = [](FixtureTree& t) { healthy_root(t, 2); },
@@ -566,6 +665,254 @@ std::vector<Scenario> scenarios() {
                           EXPECT_EQ((*result)["status"], "warn") << id;
                         }
                         EXPECT_EQ(result_of(r, "fw.import")->at("status"), "skip");
+                      }});
+  // WSL2 (F17): no kernel module, no /dev/nvidia*, and a pass.
+  list.push_back({.name = "wsl2_healthy",
+                  .root = &wsl_root,
+                  .codes = {},
+                  .exit_code = 0,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        const nlohmann::json* module = result_with(r, "driver.kernel_module");
+                        ASSERT_NE(module, nullptr);
+                        EXPECT_EQ((*module)["status"], "pass");
+                        EXPECT_NE((*module)["summary"].get<std::string>().find(
+                                      "WSL2: the Windows driver serves the GPU"),
+                                  std::string::npos);
+                        const nlohmann::json* wsl = result_with(r, "env.wsl");
+                        ASSERT_NE(wsl, nullptr);
+                        EXPECT_EQ((*wsl)["status"], "pass");
+                        // The harmless ldconfig warning is explained as a note.
+                        ASSERT_NE(finding_with(r, "env.wsl_ldconfig_warning"), nullptr);
+                        EXPECT_EQ(r["snapshot"]["environment"]["wsl_details"]["dxg"], true);
+                      },
+                  .tree_lib_dir_first = "/usr/lib/wsl/lib"});
+  list.push_back(
+      {.name = "wsl2_linux_driver_installed_inside",
+       .root =
+           [](FixtureTree& t) {
+             wsl_root(t);
+             copy_fake_file("libcuda.so.1",
+                            t.host("/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05"));
+             t.symlink("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "libcuda.so.580.95.05");
+             copy_fake_file("libnvidia-ml.so.1",
+                            t.host("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.95.05"));
+             t.symlink("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "libnvidia-ml.so.580.95.05");
+             t.file("/var/lib/dpkg/status", dpkg_status({"cuda-drivers", "libnvidia-compute-580"}));
+           },
+       .codes = {"env.wsl_linux_driver_library", "env.wsl_linux_driver_package"},
+       .exit_code = 1,
+       .extra =
+           [](const nlohmann::json& r) {
+             remedy_names(r, "env.wsl_linux_driver_library", "sudo apt remove");
+             remedy_names(r, "env.wsl_linux_driver_package",
+                          "sudo apt remove --purge cuda-drivers libnvidia-compute-580");
+             EXPECT_EQ(result_with(r, "driver.kernel_module")->at("status"), "pass");
+           },
+       .tree_lib_dir_first = "/usr/lib/x86_64-linux-gnu"});
+  list.push_back({.name = "wsl2_toolkit_through_the_cuda_meta_package",
+                  .root =
+                      [](FixtureTree& t) {
+                        wsl_root(t);
+                        t.file("/var/lib/dpkg/status", dpkg_status({"cuda", "cuda-toolkit-12-8"}));
+                      },
+                  .codes = {"env.wsl_cuda_meta_package"},
+                  .exit_code = 0,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        remedy_names(r, "env.wsl_cuda_meta_package", "cuda-toolkit-X-Y");
+                      },
+                  .tree_lib_dir_first = "/usr/lib/wsl/lib"});
+  list.push_back({.name = "wsl2_without_dxg_and_nvml",
+                  .root =
+                      [](FixtureTree& t) {
+                        wsl_root(t);
+                        t.remove("/dev/dxg");
+                        t.remove("/usr/lib/wsl/lib/libnvidia-ml.so.1");
+                      },
+                  .codes = {"env.wsl_file_missing"},
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        remedy_names(r, "env.wsl_file_missing", "wsl --update");
+                        int missing = 0;
+                        for (const auto& f : result_with(r, "env.wsl")->at("findings")) {
+                          missing += f["code"] == "env.wsl_file_missing" ? 1 : 0;
+                        }
+                        EXPECT_EQ(missing, 2);
+                      },
+                  .drop_libraries = {"libnvidia-ml"},
+                  .tree_lib_dir_first = "/usr/lib/wsl/lib"});
+  // A GPU that fell off the bus (F22): NVML counts two GPUs but answers GPU_IS_LOST (15) for
+  // the second, CUDA lists one, its config space reads all ones.
+  auto config_space = [](FixtureTree& t, int gpu, bool lost) {
+    std::string bytes(64, '\0');
+    if (lost) {
+      bytes.assign(64, static_cast<char>(0xff));
+    } else {
+      bytes[0] = static_cast<char>(0xde);
+      bytes[1] = 0x10;
+      bytes[2] = 0x30;
+      bytes[3] = 0x23;
+    }
+    t.file("/sys/bus/pci/devices/" + fake_bdf(gpu) + "/config", bytes);
+  };
+  list.push_back(
+      {.name = "gpu_fell_off_the_bus",
+       .fake = "gpu.count=2\ngpu.1.handle_rc=15\ngpu.1.cuda=0\n",
+       .root =
+           [config_space](FixtureTree& t) {
+             healthy_root(t, 2);
+             config_space(t, 0, false);
+             config_space(t, 1, true);
+             t.file("/proc/uptime", "7200.00 1000.00\n");
+             t.file("/dev/kmsg", "4,812,7100000000,-;NVRM: Xid (PCI:0000:28:00): 79, "
+                                 "pid='<unknown>', name=<unknown>, GPU has fallen off "
+                                 "the bus.\n");
+           },
+       .codes = {"gpu.lost", "log.xid_fatal"},
+       .exit_code = 1,
+       .extra =
+           [](const nlohmann::json& r) {
+             const nlohmann::json* lost = finding_with(r, "gpu.lost");
+             ASSERT_NE(lost, nullptr);
+             EXPECT_EQ((*lost)["gpu_index"], 1);
+             const std::string message = (*lost)["message"].get<std::string>();
+             EXPECT_NE(message.find(fake_bdf(1)), std::string::npos) << message;
+             EXPECT_NE(message.find("GPU_IS_LOST"), std::string::npos) << message;
+             EXPECT_NE(message.find("0xffffffff"), std::string::npos) << message;
+             EXPECT_NE(message.find("CUDA sees 1 of NVML's 2"), std::string::npos) << message;
+             remedy_names(r, "gpu.lost", "reseat");
+             remedy_names(r, "gpu.lost", "RMA");
+             EXPECT_NE(message.find("Xid 79"), std::string::npos) << message;
+             const nlohmann::json* xid = finding_with(r, "log.xid_fatal");
+             ASSERT_NE(xid, nullptr);
+             EXPECT_EQ((*xid)["gpu_index"], 1);
+             remedy_names(r, "log.xid_fatal", "https://docs.nvidia.com/deploy/xid-errors/");
+             // The lost GPU is the root cause; the kernel log's Xid its consequence.
+             ASSERT_EQ(r["root_causes"].size(), 1u) << r["root_causes"].dump(1);
+             EXPECT_EQ(r["root_causes"][0]["code"], "gpu.lost");
+             EXPECT_EQ(r["root_causes"][0]["gpu_index"], 1);
+             EXPECT_EQ(r["root_causes"][0]["explains"][0]["check_id"], "driver.kernel_log");
+           }});
+  list.push_back(
+      {.name = "two_gpus_answering_on_the_bus",
+       .fake = "gpu.count=2\n",
+       .root =
+           [config_space](FixtureTree& t) {
+             healthy_root(t, 2);
+             config_space(t, 0, false);
+             config_space(t, 1, false);
+           },
+       .codes = {},
+       .exit_code = 0,
+       .extra =
+           [](const nlohmann::json& r) {
+             EXPECT_EQ(r["snapshot"]["kernel_module"]["pci_devices"][1]["config_all_ones"], false);
+           }});
+  // The kernel log (F22, F24, F39): Xids decoded and weighed, attributed to GPUs by address.
+  auto kmsg = [](FixtureTree& t, const std::string& records) {
+    t.file("/proc/uptime", "7200.00 1000.00\n");
+    t.file("/dev/kmsg", "6,1,0,-;Linux version 6.8.0-45-generic\n" + records);
+  };
+  list.push_back({.name = "kernel_log_clean",
+                  .root =
+                      [kmsg](FixtureTree& t) {
+                        healthy_root(t, 1);
+                        kmsg(t, "6,2,1000000,-;NVRM: loading NVIDIA UNIX Open Kernel Module\n");
+                      },
+                  .codes = {},
+                  .exit_code = 0,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        EXPECT_EQ(result_with(r, "driver.kernel_log")->at("status"), "pass");
+                        EXPECT_EQ(r["snapshot"]["kernel_log"]["records_read"], 2);
+                      }});
+  list.push_back(
+      {.name = "kernel_log_application_xids_are_notes",
+       .root =
+           [kmsg](FixtureTree& t) {
+             healthy_root(t, 1);
+             kmsg(t, "4,2,7000000000,-;NVRM: Xid (PCI:0000:18:00): 13, pid=42, name=python, "
+                     "Graphics Exception: ESR 0x514648=0x1000000e\n"
+                     "4,3,7001000000,-;NVRM: Xid (PCI:0000:18:00): 43, pid=42, name=python, Ch 8\n"
+                     "3,4,7002000000,-;pcieport 0000:00:01.0: AER: Corrected error received: "
+                     "0000:18:00.0\n");
+           },
+       .codes = {},
+       .exit_code = 0,
+       .extra =
+           [](const nlohmann::json& r) {
+             const nlohmann::json* log = result_with(r, "driver.kernel_log");
+             ASSERT_NE(log, nullptr);
+             EXPECT_EQ((*log)["status"], "pass");
+             std::set<std::string> codes;
+             for (const auto& f : (*log)["findings"]) {
+               codes.insert(f["code"].get<std::string>());
+               EXPECT_EQ(f["gpu_index"], 0);
+             }
+             EXPECT_EQ(codes,
+                       (std::set<std::string>{"log.xid_application", "log.pcie_aer_corrected"}));
+             remedy_names(r, "log.xid_application", "compute-sanitizer");
+           }});
+  list.push_back(
+      {.name = "kernel_log_uncontained_ecc_error",
+       .root =
+           [kmsg](FixtureTree& t) {
+             healthy_root(t, 1);
+             kmsg(t, "4,2,7000000000,-;NVRM: Xid (PCI:0000:18:00): 95, pid=42, "
+                     "name=python, Uncontained: FBHUB. RST: Yes, D-RST: No\n");
+           },
+       .codes = {"log.xid_fatal"},
+       .exit_code = 1,
+       .extra =
+           [](const nlohmann::json& r) {
+             remedy_names(r, "log.xid_fatal", "reset the GPU");
+             const std::string message =
+                 finding_with(r, "log.xid_fatal")->at("message").get<std::string>();
+             EXPECT_NE(message.find("ROBUST_CHANNEL_UNCONTAINED_ERROR"), std::string::npos)
+                 << message;
+             EXPECT_NE(message.find("GPU 0 (0000:18:00.0)"), std::string::npos) << message;
+           }});
+  // /dev/shm in a container (F38): Docker's default 64 MiB with two GPUs and NCCL; its twin has
+  // --shm-size=16g.
+  for (const bool small : {true, false}) {
+    list.push_back(
+        {.name =
+             small ? "container_shm_64_mib_with_two_gpus" : "container_shm_16_gib_with_two_gpus",
+         .fake = "gpu.count=2\n",
+         .root =
+             [small](FixtureTree& t) {
+               healthy_root(t, 2);
+               t.file("/.dockerenv").dir("/dev/shm");
+               t.file("/proc/self/mounts",
+                      std::string("overlay / overlay rw 0 0\nshm /dev/shm tmpfs "
+                                  "rw,nosuid,nodev,noexec,relatime,size=") +
+                          (small ? "65536k" : "16777216k") + " 0 0\n");
+             },
+         .env = {{"NVIDIA_DRIVER_CAPABILITIES", "compute,utility"}},
+         .codes = small ? std::set<std::string>{"env.shm_small"} : std::set<std::string>{},
+         .exit_code = 0,
+         .extra =
+             [small](const nlohmann::json& r) {
+               EXPECT_EQ(result_with(r, "env.shm")->at("status"), small ? "warn" : "pass");
+               if (small) {
+                 remedy_names(r, "env.shm_small", "--shm-size");
+                 remedy_names(r, "env.shm_small", "--ipc=host");
+               }
+             }});
+  }
+  // A GPU that drives a display (F40); healthy_single_gpu is its twin.
+  list.push_back({.name = "display_watchdog",
+                  .fake = "gpu.0.exec_timeout=1\ngpu.0.display_active=1\ngpu.0.display_mode=1\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"gpu.display_watchdog"},
+                  .exit_code = 0,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        remedy_names(r, "gpu.display_watchdog", "without a display");
+                        EXPECT_EQ(r["snapshot"]["gpus"][0]["kernel_exec_timeout"], true);
+                        EXPECT_EQ(r["snapshot"]["gpus"][0]["display_active"], true);
                       }});
   return list;
 }

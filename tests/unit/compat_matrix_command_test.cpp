@@ -24,6 +24,21 @@ TEST(MatrixCommand, HypotheticalDriverAndGpus) {
   EXPECT_EQ(q->driver_text, "535.104.05");
 }
 
+TEST(MatrixCommand, GpuNamesAsPeopleTypeThem) {
+  MatrixOptions options;
+  options.driver = "580.65.06";
+  options.gpus = {"RTX 3090", "a100", "H100 SXM", "rtx 4090"};
+  const Expected<compat::MachineQuery> q = matrix_query(options, compat::embedded_matrix(), {});
+  ASSERT_TRUE(q) << q.error().message;
+  ASSERT_EQ(q->gpu_ccs.size(), 4u);
+  EXPECT_EQ(q->gpu_ccs[0].str(), "8.6");
+  EXPECT_EQ(q->gpu_ccs[1].str(), "8.0");
+  EXPECT_EQ(q->gpu_ccs[2].str(), "9.0");
+  EXPECT_EQ(q->gpu_ccs[3].str(), "8.9");
+  options.gpus = {"Voodoo 5"};
+  EXPECT_FALSE(matrix_query(options, compat::embedded_matrix(), {}));
+}
+
 TEST(MatrixCommand, MissingPartsComeFromTheProbe) {
   compat::MachineQuery probed;
   probed.driver_text = "580.159.04";

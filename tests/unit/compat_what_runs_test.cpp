@@ -82,6 +82,44 @@ TEST(WhatRuns, VoltaOnR580KeepsCu126) {
   EXPECT_EQ(w.jax->name, "jax[cuda12]");
 }
 
+TEST(WhatRuns, VoltaOnR580RunsCuda12AtMost) {
+  // R580 runs CUDA 13.0, but CUDA 13 dropped Volta: the newest CUDA for sm_70 is 12.9.
+  const WhatRuns w = what_runs(embedded_matrix(), query("580.65.06", {"sm_70"}));
+  EXPECT_EQ(w.newest_cuda, "12.9");
+  EXPECT_FALSE(w.newest_cuda_mvc);
+  ASSERT_FALSE(w.notes.empty());
+  EXPECT_NE(w.notes.back().find("the newest CUDA major for it is 12"), std::string::npos);
+  ASSERT_TRUE(w.tensorflow);
+  for (const std::string& cudnn : w.cudnn) {
+    EXPECT_EQ(cudnn.find("CUDA 13"), std::string::npos) << cudnn;
+  }
+}
+
+TEST(WhatRuns, VoltaOnR590RunsNothing) {
+  // R580 is the last branch for Volta: a newer driver offers no CUDA, no framework at all.
+  const WhatRuns w = what_runs(embedded_matrix(), query("590.44.01", {"sm_70"}));
+  EXPECT_FALSE(w.newest_cuda);
+  EXPECT_FALSE(w.pytorch);
+  EXPECT_FALSE(w.tensorflow);
+  EXPECT_FALSE(w.jax);
+  EXPECT_TRUE(w.cudnn.empty());
+  ASSERT_FALSE(w.notes.empty());
+  EXPECT_NE(w.notes.back().find("R580 is the last driver branch"), std::string::npos)
+      << w.notes.back();
+  // Its twin: the same GPU on R580 runs CUDA 12 builds.
+  EXPECT_TRUE(what_runs(embedded_matrix(), query("580.65.06", {"sm_70"})).pytorch);
+}
+
+TEST(WhatRuns, HopperOnR470RunsNothing) {
+  const WhatRuns w = what_runs(embedded_matrix(), query("470.256.02", {"sm_90"}));
+  EXPECT_FALSE(w.pytorch);
+  EXPECT_FALSE(w.jax);
+  EXPECT_FALSE(w.tensorflow);
+  ASSERT_FALSE(w.notes.empty());
+  EXPECT_NE(w.notes.back().find("needs a driver for CUDA 11.8 or newer"), std::string::npos)
+      << w.notes.back();
+}
+
 TEST(WhatRuns, KeplerOnR470GetsCu118) {
   const WhatRuns w = what_runs(embedded_matrix(), query("470.82.01", {"3.7"}));
   ASSERT_TRUE(w.pytorch);

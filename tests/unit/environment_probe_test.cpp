@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "gpucheck/model/json.hpp"
 #include "probes/collect.hpp"
 #include "probes/risky_env.hpp"
@@ -146,6 +148,79 @@ TEST(EnvironmentProbe, WslFromKernelNameOrDxg) {
         .dir("/usr/lib/wsl/lib");
     EXPECT_FALSE(probe_environment(Sysroot(tree.root()), Environment()).wsl);
   }
+}
+
+TEST(EnvironmentProbe, WslLayoutFilesAndDriverPackages) {
+  FixtureTree tree;
+  tree.file("/proc/sys/kernel/osrelease", "5.15.167.4-microsoft-standard-WSL2\n")
+      .file("/dev/dxg")
+      .file("/usr/lib/wsl/lib/libcuda.so.1.1", "elf")
+      .file("/usr/lib/wsl/lib/libcuda.so.1", "elf")
+      .symlink("/usr/lib/wsl/lib/libcuda.so", "libcuda.so.1")
+      .file("/var/lib/dpkg/status",
+            "Package: cuda-toolkit-12-8\nStatus: install ok installed\n\n"
+            "Package: cuda-drivers\nStatus: install ok installed\n\n"
+            "Package: cuda\nStatus: install ok installed\n\n"
+            "Package: cuda-12-8\nStatus: install ok installed\n\n"
+            "Package: cuda-compat-12-8\nStatus: install ok installed\n\n"
+            "Package: nvidia-driver-535\nStatus: deinstall ok config-files\n\n"
+            "Package: libnvidia-compute-580\nStatus: install ok installed");
+  const EnvironmentInfo info = probe_environment(Sysroot(tree.root()), Environment());
+  ASSERT_TRUE(info.wsl);
+  ASSERT_TRUE(info.wsl_details.has_value());
+  const WslInfo& wsl = *info.wsl_details;
+  EXPECT_EQ(wsl.kernel_release, "5.15.167.4-microsoft-standard-WSL2");
+  EXPECT_TRUE(wsl.dxg);
+  ASSERT_EQ(wsl.files.size(), 4U);
+  EXPECT_EQ(wsl.files[0].path, "/usr/lib/wsl/lib/libcuda.so");
+  EXPECT_TRUE(wsl.files[0].is_symlink);
+  EXPECT_TRUE(wsl.files[1].exists);
+  EXPECT_FALSE(wsl.files[1].is_symlink);
+  EXPECT_FALSE(wsl.files[3].exists); // libnvidia-ml.so.1
+  EXPECT_EQ(wsl.driver_packages, (std::vector<std::string>{"cuda", "cuda-12-8", "cuda-drivers",
+                                                           "libnvidia-compute-580"}));
+  const nlohmann::json json = info;
+  EXPECT_EQ(json.get<EnvironmentInfo>(), info);
+}
+
+TEST(EnvironmentProbe, NoWslDetailsOutsideWsl) {
+  FixtureTree tree;
+  tree.file("/proc/version", "Linux version 6.8.0-45-generic\n");
+  EXPECT_FALSE(probe_environment(Sysroot(tree.root()), Environment()).wsl_details.has_value());
+}
+
+TEST(EnvironmentProbe, ShmSizeFromTheLastTmpfsMountOnDevShm) {
+  FixtureTree tree;
+  tree.dir("/dev/shm")
+      .file("/proc/self/mounts",
+            "tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n"
+            "proc /proc proc rw 0 0\n"
+            "shm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n"
+            "garbage\n");
+  const EnvironmentInfo info = probe_environment(Sysroot(tree.root()), Environment());
+  ASSERT_TRUE(info.shm.has_value());
+  EXPECT_EQ(info.shm->total_bytes, 64ULL << 20U);
+  EXPECT_EQ(info.shm->source, "mounts");
+  EXPECT_EQ(info.shm->writable, true);
+
+  tree.file("/proc/self/mounts", "shm /dev/shm tmpfs rw,size=16g 0 0\n");
+  EXPECT_EQ(probe_environment(Sysroot(tree.root()), Environment()).shm->total_bytes, 16ULL << 30U);
+  tree.file("/proc/self/mounts", "tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0\n");
+  const EnvironmentInfo unsized = probe_environment(Sysroot(tree.root()), Environment());
+  ASSERT_TRUE(unsized.shm.has_value());
+  EXPECT_FALSE(unsized.shm->total_bytes.has_value());
+  tree.remove("/dev/shm");
+  EXPECT_EQ(probe_environment(Sysroot(tree.root()), Environment()).shm->source, "absent");
+}
+
+TEST(EnvironmentProbe, ShmOnTheRealRootComesFromStatvfs) {
+  if (!std::filesystem::is_directory("/dev/shm")) {
+    GTEST_SKIP() << "this machine has no /dev/shm";
+  }
+  const EnvironmentInfo info = probe_environment(Sysroot("/"), Environment());
+  ASSERT_TRUE(info.shm.has_value());
+  EXPECT_EQ(info.shm->source, "statvfs");
+  EXPECT_GT(info.shm->total_bytes.value_or(0), 0U);
 }
 
 } // namespace

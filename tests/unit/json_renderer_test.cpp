@@ -43,6 +43,11 @@ Report every_field_set() {
   s.environment.variables = {{"CUDA_VISIBLE_DEVICES", "0"}};
   s.environment.container = {"docker", {"/.dockerenv exists"}};
   s.environment.wsl = true;
+  s.environment.wsl_details = WslInfo{"5.15.167.4-microsoft-standard-WSL2",
+                                      true,
+                                      {WslFile{"/usr/lib/wsl/lib/libcuda.so.1", true, false}},
+                                      {"cuda-drivers"}};
+  s.environment.shm = ShmInfo{67108864u, 67000000u, "mounts", true};
   s.kernel_module = {true,
                      "580.159.04",
                      "open",
@@ -55,6 +60,7 @@ Report every_field_set() {
                                 16, "32.0 GT/s PCIe", 16, 0}}};
   s.kernel_module.pci_devices[0].runtime_status = "active";
   s.kernel_module.pci_devices[0].power_state = "D0";
+  s.kernel_module.pci_devices[0].config_all_ones = false;
   s.kernel_module.running_kernel = "6.8.0";
   s.kernel_module.module_files = {"/lib/modules/6.8.0/updates/dkms/nvidia.ko.zst"};
   s.kernel_module.other_kernels_with_module = {"6.5.0"};
@@ -63,15 +69,25 @@ Report every_field_set() {
   s.kernel_module.modprobe_blacklist = {"/etc/modprobe.d/x.conf: blacklist nvidia"};
   const LibraryLoad load{"libx.so.1",        true,  "", "/lib/libx.so.1",
                          "/lib/libx.so.1.2", "1.2", 12, {"xMissing"}};
-  s.nvml = {load, 0, "SUCCESS", "580.159.04", 13000, 13000, "13.580.159.04", 1, failure()};
-  s.cuda = {load,
-            13000,
+  s.nvml = {load,
             0,
-            "CUDA_SUCCESS",
-            "no error",
+            "SUCCESS",
+            "580.159.04",
+            13000,
+            13000,
+            "13.580.159.04",
             1,
-            {CudaDevice{0, "NVIDIA H200", "GPU-1", "0000:1B:00.0", 9, 0, 132, 150754820096u}},
+            {NvmlHandleFailure{1, 15, "GPU_IS_LOST"}},
             failure()};
+  s.cuda = {
+      load,
+      13000,
+      0,
+      "CUDA_SUCCESS",
+      "no error",
+      1,
+      {CudaDevice{0, "NVIDIA H200", "GPU-1", "0000:1B:00.0", 9, 0, 132, 150754820096u, false}},
+      failure()};
   GpuInfo gpu;
   gpu.cuda_ordinal = 0;
   gpu.name = "NVIDIA H200";
@@ -102,6 +118,7 @@ Report every_field_set() {
   gpu.sm_clock_max_mhz = 1980;
   gpu.numa_node = 0;
   gpu.processes = {GpuProcess{42, 1024u, "python3"}};
+  gpu.display_mode = gpu.display_active = gpu.kernel_exec_timeout = false;
   s.gpus = {gpu};
   LibraryFamily cudnn{
       "cudnn",
@@ -115,6 +132,13 @@ Report every_field_set() {
                "/usr/local/cuda",
                "/usr/local/cuda",
                {ToolkitInstall{"/usr/local/cuda-13.0", "13.0.2"}}};
+  s.kernel_log = {"kmsg",
+                  true,
+                  "",
+                  3600.5,
+                  false,
+                  12,
+                  {KernelLogEvent{"xid", 79, "0000:1b:00.0", "", 12.5, "NVRM: Xid ..."}}};
   s.probe_issues = {ProbeIssue{"nvml", "slow"}};
   CheckResult result;
   result.check_id = "gpu.ecc";
@@ -127,6 +151,8 @@ Report every_field_set() {
   result.duration = std::chrono::milliseconds(12);
   report.results = {result};
   report.summary = summarize(report.results);
+  report.root_causes = {
+      RootCause{"gpu.ecc_corrected", "gpu.ecc", 0, "m", "r", {ResultRef{"gpu.ecc", 0}}}};
   return report;
 }
 

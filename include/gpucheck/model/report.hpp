@@ -1,6 +1,7 @@
 #pragma once
 /// Report: the immutable outcome of one run (context, snapshot, results).
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,32 @@ struct ReportSummary {
   bool operator==(const ReportSummary&) const = default;
 };
 
+/// A result named by its check and GPU (the pair is unique in a report).
+struct ResultRef {
+  std::string check_id;
+  std::optional<int> gpu_index;
+
+  bool operator==(const ResultRef&) const = default;
+};
+
+/// One fault that explains other results: fix it first, and its consequences may go away.
+struct RootCause {
+  std::string code;                ///< the finding that is the cause, e.g. "driver.missing"
+  std::string check_id;            ///< the result that holds it
+  std::optional<int> gpu_index;    ///< that result's GPU, if per GPU
+  std::string message;             ///< the finding's message
+  std::string remedy;              ///< the finding's remedy
+  std::vector<ResultRef> explains; ///< results that are its consequences, in report order
+
+  bool operator==(const RootCause&) const = default;
+};
+
 struct Report {
   ReportContext context;
   SystemSnapshot snapshot;
   std::vector<CheckResult> results;
   ReportSummary summary;
+  std::vector<RootCause> root_causes; ///< from find_root_causes(results), in report order
 
   bool operator==(const Report&) const = default;
 };

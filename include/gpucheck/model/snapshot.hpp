@@ -64,6 +64,9 @@ struct PciDevice {
   std::optional<int> numa_node;
   std::optional<std::string> runtime_status; ///< power/runtime_status: "active", "suspended"
   std::optional<std::string> power_state;    ///< power_state (newer kernels): "D0", "D3cold"
+  /// The first 4 bytes of its config space read 0xffffffff: the device does not answer on the
+  /// bus (fell off it, F22). nullopt when config could not be read.
+  std::optional<bool> config_all_ones;
 
   bool operator==(const PciDevice&) const = default;
 };
@@ -91,6 +94,15 @@ struct KernelModuleInfo {
   bool operator==(const KernelModuleInfo&) const = default;
 };
 
+/// A GPU NVML counts but gives no handle for (nvmlDeviceGetHandleByIndex_v2 failed).
+struct NvmlHandleFailure {
+  int index = 0;           ///< NVML index
+  int result = 0;          ///< nvmlReturn_t, e.g. 15 (GPU_IS_LOST)
+  std::string result_name; ///< "GPU_IS_LOST"
+
+  bool operator==(const NvmlHandleFailure&) const = default;
+};
+
 /// NVML system-level facts (gathered in a child).
 struct NvmlInfo {
   LibraryLoad library;
@@ -101,6 +113,8 @@ struct NvmlInfo {
   std::optional<int> cuda_driver_version_kernel; ///< nvmlSystemGetCudaDriverVersion
   std::optional<std::string> nvml_version;
   std::optional<int> device_count;
+  /// GPUs the count includes whose handle NVML would not give (lost: 15, reset required: 16).
+  std::vector<NvmlHandleFailure> handle_failures;
   std::optional<ChildFailure> failure; ///< the child crashed or hung
 
   bool operator==(const NvmlInfo&) const = default;
@@ -116,6 +130,9 @@ struct CudaDevice {
   int cc_minor = 0;
   int sm_count = 0;
   uint64_t total_memory_bytes = 0;
+  /// CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: a run-time limit applies to kernels (a display
+  /// watchdog, F40); nullopt when the attribute could not be read.
+  std::optional<bool> kernel_exec_timeout;
 
   bool operator==(const CudaDevice&) const = default;
 };
@@ -186,6 +203,10 @@ struct GpuInfo {
   std::optional<int> sm_clock_max_mhz;
   std::optional<int> numa_node;
   std::vector<GpuProcess> processes;
+  std::optional<bool> display_mode;   ///< nvmlDeviceGetDisplayMode: a monitor is connected
+  std::optional<bool> display_active; ///< nvmlDeviceGetDisplayActive: a display is initialised
+  /// From the driver API (CudaDevice::kernel_exec_timeout): kernels have a run-time limit.
+  std::optional<bool> kernel_exec_timeout;
 
   bool operator==(const GpuInfo&) const = default;
 };
@@ -265,11 +286,47 @@ struct ContainerInfo {
   bool operator==(const ContainerInfo&) const = default;
 };
 
+/// A file the Windows driver provides to WSL2 under /usr/lib/wsl/lib.
+struct WslFile {
+  std::string path; ///< "/usr/lib/wsl/lib/libcuda.so.1"
+  bool exists = false;
+  bool is_symlink = false; ///< lstat: WSL mounts plain files, so ldconfig warns about them
+
+  bool operator==(const WslFile&) const = default;
+};
+
+/// WSL2's GPU layout (F17): the Windows driver serves the GPU through /dev/dxg and its
+/// libraries in /usr/lib/wsl/lib; a Linux driver inside the distribution breaks it.
+struct WslInfo {
+  std::string kernel_release; ///< /proc/sys/kernel/osrelease: "5.15.167.4-microsoft-standard-WSL2"
+  bool dxg = false;           ///< /dev/dxg exists
+  std::vector<WslFile> files; ///< libcuda.so, libcuda.so.1, libcuda.so.1.1, libnvidia-ml.so.1
+  /// Installed packages (dpkg) that are a Linux NVIDIA driver or pull one in: "cuda-drivers",
+  /// "nvidia-driver-580", "libnvidia-compute-580", "cuda", "cuda-12-8", ...
+  std::vector<std::string> driver_packages;
+
+  bool operator==(const WslInfo&) const = default;
+};
+
+/// /dev/shm, where NCCL and DataLoader workers exchange data between processes (F38).
+struct ShmInfo {
+  std::optional<uint64_t> total_bytes;
+  std::optional<uint64_t> free_bytes;
+  /// "statvfs" (the real root), "mounts" (the size= option of its tmpfs mount in
+  /// /proc/self/mounts), "absent" (no /dev/shm), "" when its size is unknown.
+  std::string source;
+  std::optional<bool> writable; ///< access(W_OK) for this user
+
+  bool operator==(const ShmInfo&) const = default;
+};
+
 struct EnvironmentInfo {
   /// CUDA-relevant variables that are set, by name (CUDA_VISIBLE_DEVICES, LD_LIBRARY_PATH, ...).
   std::map<std::string, std::string> variables;
   ContainerInfo container;
   bool wsl = false;
+  std::optional<WslInfo> wsl_details; ///< only under WSL
+  std::optional<ShmInfo> shm;         ///< nullopt when not recorded
 
   bool operator==(const EnvironmentInfo&) const = default;
 };
@@ -374,6 +431,33 @@ struct PythonEnvironment {
   bool operator==(const PythonEnvironment&) const = default;
 };
 
+/// One driver or PCIe event from the kernel log.
+struct KernelLogEvent {
+  std::string kind;        ///< "xid", "sxid", "fallen_off_bus", "aer"
+  std::optional<int> code; ///< the Xid or SXid number
+  /// The device, normalised "0000:3b:00.0"; an Xid line names bus and device only
+  /// ("PCI:0000:3b:00"), which is written with function 0.
+  std::string pci_bus_id;
+  std::string severity; ///< AER: "corrected", "uncorrected", "fatal"; SXid: "fatal", "non-fatal"
+  double seconds = 0.0; ///< since boot
+  std::string text;     ///< the message (at most 300 characters)
+
+  bool operator==(const KernelLogEvent&) const = default;
+};
+
+/// The kernel log since boot (/dev/kmsg, or the journal), as far as this user may read it.
+struct KernelLogInfo {
+  std::string source; ///< "kmsg", "journal", "" when not read
+  bool readable = false;
+  std::string unreadable_reason;  ///< "/dev/kmsg: Operation not permitted (dmesg_restrict=1)"
+  std::optional<double> uptime_s; ///< /proc/uptime: how long ago boot was
+  bool truncated = false;         ///< the size cap was reached before the end
+  int64_t records_read = 0;
+  std::vector<KernelLogEvent> events; ///< NVIDIA and PCIe events only, oldest first (capped)
+
+  bool operator==(const KernelLogInfo&) const = default;
+};
+
 /// A probe that could not do its work (not a finding about the system: a gap in the facts).
 struct ProbeIssue {
   std::string probe; ///< "nvml", "cuda", "libraries", ...
@@ -396,6 +480,7 @@ struct SystemSnapshot {
   std::vector<LibraryFamily> libraries;
   ToolkitInfo toolkit;
   std::vector<PythonEnvironment> python_environments;
+  KernelLogInfo kernel_log;
   std::vector<ProbeIssue> probe_issues;
 
   bool operator==(const SystemSnapshot&) const = default;

@@ -35,6 +35,29 @@ TEST(ToolkitVersion, Parsers) {
   EXPECT_EQ(parse_nvcc_version_output("command not found"), std::nullopt);
 }
 
+// Issue 21 item 4: these parsers used std::regex, whose recursion overflowed the stack on a
+// 230 KB version.txt and a 60 KB nvcc output. A linear scan now; huge inputs answer at once.
+TEST(ToolkitVersion, HugeAndHostileTextsParseWithoutRecursion) {
+  EXPECT_EQ(parse_version_txt("CUDA Version\t12.4.1 extra"), "12.4.1");
+  EXPECT_EQ(parse_version_txt("CUDA Version 12"), std::nullopt); // the regex wanted a dot too
+  EXPECT_EQ(parse_version_txt("CUDA VersionX 1.2 CUDA Version 9.1"), "9.1");
+  EXPECT_EQ(parse_version_txt("CUDA Version " + std::string(230 * 1024, '1')), std::nullopt);
+  EXPECT_EQ(parse_version_txt("CUDA Version 12.4" + std::string(230 * 1024, '.')), "12.4");
+  const std::string spaces_then_version =
+      "CUDA Version" + std::string(230 * 1024, ' ') + "12.8.0\n";
+  EXPECT_EQ(parse_version_txt(spaces_then_version), "12.8.0");
+  std::string noisy;
+  for (int i = 0; i < 6000; ++i) {
+    noisy += "release 1.";
+  }
+  EXPECT_EQ(parse_nvcc_version_output(noisy), std::nullopt);
+  EXPECT_EQ(parse_nvcc_version_output(std::string(60 * 1024, 'x') +
+                                      "release 12.9, V12.9.41\n"),
+            "12.9.41");
+  EXPECT_EQ(parse_nvcc_version_output("release 12.6,V12.6.20"), "12.6.20");
+  EXPECT_EQ(parse_nvcc_version_output("release 12.6.1, X"), "12.6");
+}
+
 TEST(ToolkitVersion, DistInfoNames) {
   EXPECT_EQ(dist_info_version("nvidia_cuda_nvcc-13.0.88.dist-info", "nvidia_cuda_nvcc"), "13.0.88");
   EXPECT_EQ(dist_info_version("nvidia_cudnn_cu13-9.19.0.56.dist-info", "nvidia_cudnn"),

@@ -9,6 +9,8 @@
 
 #include <cerrno>
 
+#include "probes/path_trust.hpp"
+
 extern char** environ; // NOLINT(readability-redundant-declaration)
 
 namespace gpucheck::probes {
@@ -16,6 +18,11 @@ namespace gpucheck::probes {
 std::optional<std::string> run_capture(const std::vector<std::string>& argv,
                                        std::chrono::milliseconds deadline) {
   if (argv.empty()) {
+    return std::nullopt;
+  }
+  // The last guard of the root policy (path_trust.hpp): callers that can say why in the report
+  // check first; here a program another user could have replaced is simply not run.
+  if (root_policy_applies() && untrusted_reason(Sysroot("/"), argv[0], ::geteuid())) {
     return std::nullopt;
   }
   int fds[2];

@@ -22,10 +22,16 @@ constexpr int k_ipv6_groups = 8;
 
 /// Words of the GPU stack's own vocabulary: a user or host with such a name is replaced in home
 /// paths only, never wherever the word stands (that would eat "/usr/lib/nvidia").
-constexpr std::array<std::string_view, 24> k_vocabulary = {
-    "root", "nobody", "nvidia", "cuda",   "gpu",   "lib",  "lib64", "local",
-    "usr",  "share",  "bin",    "opt",    "home",  "etc",  "dev",   "proc",
-    "sys",  "python", "conda",  "docker", "admin", "user", "test",  "localhost"};
+/// Words a user or host may be named that are also the stack's or the report's own vocabulary
+/// (statuses, severities, check-id parts, modes): such a name is replaced in home paths only, so
+/// that USER=pass or USER=driver neither breaks nor mangles the report (issue 21, item 9).
+constexpr std::array<std::string_view, 44> k_vocabulary = {
+    "root",   "nobody",  "nvidia", "cuda",    "gpu",      "lib",    "lib64",  "local",
+    "usr",    "share",   "bin",    "opt",     "home",     "etc",    "dev",    "proc",
+    "sys",    "python",  "conda",  "docker",  "admin",    "user",   "test",   "localhost",
+    "pass",   "warn",    "fail",   "skip",    "error",    "info",   "driver", "libs",
+    "env",    "compat",  "fw",     "gate",    "gates",    "toolkit", "system", "replay",
+    "quick",  "standard", "host",  "mig"};
 
 bool is_word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
@@ -215,10 +221,22 @@ void collect_versions(const nlohmann::json& j, std::string_view key, std::set<st
 }
 
 /// Every string in a JSON document (values only; keys name fields or variables).
+/// Members whose values are the report's own vocabulary (ids, codes, closed sets): never
+/// redacted, whatever a user is called.
+bool is_vocabulary_key(std::string_view key) {
+  for (std::string_view name : {"check_id", "code", "status", "severity", "overall", "mode",
+                                "kind", "unit", "probe", "found_by", "source", "verdict"}) {
+    if (key == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void for_each_string(nlohmann::json& j, std::string_view key,
                      const std::function<void(std::string&)>& visit) {
   if (j.is_string()) {
-    if (!is_version_key(key)) {
+    if (!is_version_key(key) && !is_vocabulary_key(key)) {
       visit(j.get_ref<std::string&>());
     }
   } else if (j.is_object()) {

@@ -63,15 +63,15 @@ std::optional<std::string> directory_problem(const std::string& path) {
 
 std::string_view type_name(mode_t mode) {
   if (S_ISDIR(mode)) {
-    return "a directory";
+    return "it is a directory";
   }
   if (S_ISBLK(mode)) {
-    return "a block device";
+    return "it is a block device";
   }
   if (S_ISSOCK(mode)) {
-    return "a socket";
+    return "it is a socket";
   }
-  return "not a regular file";
+  return "it is not a regular file";
 }
 
 /// ENOSPC and its kind are failures of writing (exit 3), not of the path the user named.

@@ -102,7 +102,7 @@ TEST(JunitRenderer, OneTestcasePerResultWithOutcomeElements) {
             std::string::npos)
       << xml;
   EXPECT_NE(xml.find("  remedy: drain &amp; replace"), std::string::npos) << xml;
-  EXPECT_NE(xml.find("<error message=\"probe.crashed: child killed by SIGSEGV?[0m\" "
+  EXPECT_NE(xml.find("<error message=\"probe.crashed: child killed by SIGSEGV\\x1b[0m\" "
                      "type=\"probe.crashed\">"),
             std::string::npos)
       << xml;

@@ -51,9 +51,9 @@ TEST(ToolkitVersion, HugeAndHostileTextsParseWithoutRecursion) {
     noisy += "release 1.";
   }
   EXPECT_EQ(parse_nvcc_version_output(noisy), std::nullopt);
-  EXPECT_EQ(parse_nvcc_version_output(std::string(60 * 1024, 'x') +
-                                      "release 12.9, V12.9.41\n"),
-            "12.9.41");
+  std::string long_output(60 * 1024, 'x');
+  long_output.append("release 12.9, V12.9.41\n");
+  EXPECT_EQ(parse_nvcc_version_output(long_output), "12.9.41");
   EXPECT_EQ(parse_nvcc_version_output("release 12.6,V12.6.20"), "12.6.20");
   EXPECT_EQ(parse_nvcc_version_output("release 12.6.1, X"), "12.6");
 }

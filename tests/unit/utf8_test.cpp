@@ -4,6 +4,7 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
 #include "render/json.hpp"
 #include "render/utf8.hpp"
@@ -15,8 +16,9 @@ using render::is_valid_utf8;
 using render::visible_utf8;
 
 TEST(Utf8, ValidTextIsKeptAsItIs) {
-  for (const std::string text : {"", "plain", "caf\xc3\xa9", "\xe2\x82\xac 5", "\xf0\x9f\x98\x80",
-                                 "\xef\xbf\xbd", std::string("nul\0byte", 8)}) {
+  for (const std::string& text :
+       std::vector<std::string>{"", "plain", "caf\xc3\xa9", "\xe2\x82\xac 5", "\xf0\x9f\x98\x80",
+                                "\xef\xbf\xbd", std::string("nul\0byte", 8)}) {
     EXPECT_TRUE(is_valid_utf8(text)) << text;
     EXPECT_EQ(visible_utf8(text), text);
   }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -99,10 +100,13 @@ bool may_run_as_root(const Sysroot& root, const std::string& path, std::string_v
   if (!problem) {
     return true;
   }
-  notes.push_back(ProbeIssue{std::string(k_root_safety_probe),
-                             fmt::format("did not {} '{}' as root: {}; another user could have "
-                                         "put code there",
-                                         what, path, *problem)});
+  ProbeIssue note{std::string(k_root_safety_probe),
+                  fmt::format("did not {} '{}' as root: {}; another user could have put code there",
+                              what, path, *problem)};
+  // Once per path and purpose: an interpreter asked about by two steps is named once.
+  if (std::find(notes.begin(), notes.end(), note) == notes.end()) {
+    notes.push_back(std::move(note));
+  }
   return false;
 }
 

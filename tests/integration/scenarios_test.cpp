@@ -784,11 +784,20 @@ TEST(RootSafety, AnInterpreterInAWorldWritableVenvIsNotRunAsRootUnlessNamed) {
   EXPECT_FALSE(fs::exists(tree.host("/ran"))) << "ran an interpreter another user could replace";
   report = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_FALSE(report.is_discarded()) << run.err;
+  // Two refusals: the interpreter, and the venv's cuDNN wheel, which a probe child would have
+  // loaded by path (its constructor would run as root).
   const std::vector<std::string> notes = root_safety_notes(report);
-  ASSERT_EQ(notes.size(), 1u) << report["snapshot"]["probe_issues"].dump();
-  EXPECT_NE(notes[0].find("did not run the Python interpreter '" + python + "' as root"),
+  ASSERT_EQ(notes.size(), 2u) << report["snapshot"]["probe_issues"].dump(1);
+  const std::string joined = notes[0] + "\n" + notes[1];
+  EXPECT_NE(joined.find("did not run the Python interpreter '" + python + "' as root"),
             std::string::npos)
-      << notes[0];
+      << joined;
+  EXPECT_NE(joined.find("did not load the cuDNN copy '" + tree.host("/venv/lib/python3.12/"
+                                                                     "site-packages/nvidia/cudnn/"
+                                                                     "lib/libcudnn.so.9") +
+                        "' as root"),
+            std::string::npos)
+      << joined;
   EXPECT_NE(notes[0].find("writable by every user"), std::string::npos) << notes[0];
   // The frameworks are still read from the venv's files.
   EXPECT_EQ(report["snapshot"]["python_environments"].at(0)["frameworks"].at(0)["name"],

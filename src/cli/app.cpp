@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -59,7 +59,8 @@ std::optional<std::string> getenv_opt(const char* name) {
 SystemSnapshot load_snapshot_file(const std::string& path) {
   Expected<std::string> text = read_input_file(path);
   if (!text) {
-    throw UsageError{fmt::format("cannot read snapshot file '{}' ({})", path, text.error().message)};
+    throw UsageError{
+        fmt::format("cannot read snapshot file '{}' ({})", path, text.error().message)};
   }
   Expected<SystemSnapshot> snapshot = snapshot_from_text(*text);
   if (!snapshot) {
@@ -203,8 +204,8 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
                                                   "the raw sources of that machine were not "
                                                   "saved with it.\n"}}
             : probes::collect_raw_sources(probes::Sysroot(options.sysroot));
-    if (std::optional<WriteError> problem = write_output_file(
-            *plan.bundle, render::make_bundle(report, sources, bundle_options))) {
+    if (std::optional<WriteError> problem =
+            write_output_file(*plan.bundle, render::make_bundle(report, sources, bundle_options))) {
       write_failure = worse_exit(write_failure, *problem);
     }
   }
@@ -437,7 +438,8 @@ int run_app(int argc, char** argv) {
                  "Run only checks whose id starts with this prefix (repeatable, comma-separated)");
   app.add_option("--skip", options.skip,
                  "Skip checks whose id starts with this prefix (repeatable, comma-separated)");
-  app.add_option("--timeout", options.timeout_s, "Seconds each GPU check may run (default 30; 0.01 to 86400)")
+  app.add_option("--timeout", options.timeout_s,
+                 "Seconds each GPU check may run (default 30; 0.01 to 86400)")
       ->check(timeout_seconds());
   std::string color = "auto";
   app.add_option("--color", color, "Colour: auto (TTY, NO_COLOR, CLICOLOR_FORCE), always, never")

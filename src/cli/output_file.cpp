@@ -35,7 +35,8 @@ std::optional<int> standard_stream_fd(std::string_view path) {
   if (path == "/dev/stderr") {
     return STDERR_FILENO;
   }
-  for (std::string_view prefix : {std::string_view("/dev/fd/"), std::string_view("/proc/self/fd/")}) {
+  for (std::string_view prefix :
+       {std::string_view("/dev/fd/"), std::string_view("/proc/self/fd/")}) {
     if (path.starts_with(prefix)) {
       const std::string_view digits = path.substr(prefix.size());
       int fd = -1;
@@ -158,7 +159,8 @@ std::optional<WriteError> replace_file(const std::string& path, std::string_view
   }
   // mkostemp: O_CREAT|O_EXCL with a random name, so a planted file or link of that name is
   // never opened; the mode is 0600 until fchmod below.
-  std::string temporary = (std::filesystem::path(directory) / ("." + name + ".tmp.XXXXXX")).string();
+  std::string temporary =
+      (std::filesystem::path(directory) / ("." + name + ".tmp.XXXXXX")).string();
   std::vector<char> buffer(temporary.begin(), temporary.end());
   buffer.push_back('\0');
   const int fd = ::mkostemp(buffer.data(), O_CLOEXEC);

@@ -14,9 +14,9 @@ namespace gpucheck::cli {
 
 /// What a path names now, for writing.
 enum class OutputFileKind {
-  replace,  ///< a regular file or no file yet: written through a temporary file and rename
-  stream,   ///< a character device or a FIFO (also through a link, e.g. /dev/stdout): written in
-  refused,  ///< something gpucheck will not write or replace
+  replace, ///< a regular file or no file yet: written through a temporary file and rename
+  stream,  ///< a character device or a FIFO (also through a link, e.g. /dev/stdout): written in
+  refused, ///< something gpucheck will not write or replace
 };
 
 /// Why a write failed. `refused`: the path was not acceptable or could not be created (a usage

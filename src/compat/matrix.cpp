@@ -301,9 +301,10 @@ GpuProduct read_gpu(const Node& n) {
   }
   if (Expected<NamePattern> compiled = NamePattern::compile(g.pattern, true); !compiled) {
     // At most 80 characters of the pattern: a hostile one may be huge.
-    n.at("pattern").fail(fmt::format(
-        "name pattern '{}': {}", g.pattern.size() > 80 ? g.pattern.substr(0, 80) + "..." : g.pattern,
-        compiled.error().message));
+    n.at("pattern").fail(
+        fmt::format("name pattern '{}': {}",
+                    g.pattern.size() > 80 ? g.pattern.substr(0, 80) + "..." : g.pattern,
+                    compiled.error().message));
   }
   g.product = n.at("product").str();
   g.arch = n.at("arch").str();
@@ -503,8 +504,8 @@ Expected<Matrix> parse_matrix(std::string_view text, std::string origin) {
 Expected<Matrix> load_matrix_file(const std::string& path) {
   Expected<std::string> text = read_input_file(path);
   if (!text) {
-    return make_error(fmt::format("{}: cannot read the matrix file ({})", path,
-                                  text.error().message));
+    return make_error(
+        fmt::format("{}: cannot read the matrix file ({})", path, text.error().message));
   }
   return parse_matrix(*text, path);
 }

@@ -37,8 +37,8 @@ public:
 
   Expected<NamePattern> compile() {
     if (m_text.size() > NamePattern::k_max_pattern_chars) {
-      return Error{fmt::format("pattern is longer than {} characters",
-                               NamePattern::k_max_pattern_chars)};
+      return Error{
+          fmt::format("pattern is longer than {} characters", NamePattern::k_max_pattern_chars)};
     }
     const std::optional<size_t> root = alternation(0);
     if (!root) {
@@ -365,8 +365,8 @@ private:
 
   bool push(Instruction instruction) {
     if (m_pattern.m_program.size() >= NamePattern::k_max_instructions) {
-      return fail(fmt::format("the pattern needs more than {} steps",
-                              NamePattern::k_max_instructions));
+      return fail(
+          fmt::format("the pattern needs more than {} steps", NamePattern::k_max_instructions));
     }
     m_pattern.m_program.push_back(instruction);
     return true;
@@ -400,7 +400,7 @@ private:
     std::vector<uint32_t> jumps;
     for (size_t i = 0; i + 1 < node.children.size(); ++i) {
       const uint32_t split = pc();
-      if (!push({Op::split}) ) {
+      if (!push({Op::split})) {
         return false;
       }
       m_pattern.m_program[split].x = pc();

@@ -39,12 +39,20 @@ public:
   [[nodiscard]] bool search(std::string_view text) const;
 
   /// The instruction set of the compiled NFA (public for the compiler in the .cpp).
-  enum class Op : uint8_t { byte_class, split, jump, assert_begin, assert_end, word_boundary,
-                            not_word_boundary, match };
+  enum class Op : uint8_t {
+    byte_class,
+    split,
+    jump,
+    assert_begin,
+    assert_end,
+    word_boundary,
+    not_word_boundary,
+    match
+  };
   struct Instruction {
     Op op = Op::match;
-    uint32_t x = 0; ///< jump target, or split's first branch
-    uint32_t y = 0; ///< split's second branch
+    uint32_t x = 0;   ///< jump target, or split's first branch
+    uint32_t y = 0;   ///< split's second branch
     uint32_t set = 0; ///< byte_class: index into m_sets
   };
 

@@ -50,8 +50,8 @@ public:
                    const nlohmann::detail::exception& error) {
     std::string what = error.what();
     // "[json.exception.out_of_range.406] number overflow parsing '1e400'": keep the plain part.
-    if (const size_t bracket = what.find("] "); what.starts_with("[json.") &&
-                                                bracket != std::string::npos) {
+    if (const size_t bracket = what.find("] ");
+        what.starts_with("[json.") && bracket != std::string::npos) {
       what = what.substr(bracket + 2);
     }
     (void)last_token;
@@ -148,8 +148,8 @@ Expected<std::string> read_input_file(const std::string& path, size_t max_bytes)
     data.append(chunk.data(), static_cast<size_t>(n));
     if (data.size() > max_bytes) {
       ::close(fd);
-      return Error{fmt::format("'{}' is larger than {} MiB; gpucheck reads no more", path,
-                               max_bytes >> 20)};
+      return Error{
+          fmt::format("'{}' is larger than {} MiB; gpucheck reads no more", path, max_bytes >> 20)};
     }
   }
   ::close(fd);

@@ -26,8 +26,7 @@ std::optional<std::string> entry_problem(const std::string& shown, const struct 
   }
   const bool sticky_dir = S_ISDIR(info.st_mode) && (info.st_mode & S_ISVTX) != 0;
   if ((info.st_mode & S_IWOTH) != 0 && !sticky_dir) {
-    return fmt::format("'{}' is writable by every user (mode {:04o})", shown,
-                       info.st_mode & 07777);
+    return fmt::format("'{}' is writable by every user (mode {:04o})", shown, info.st_mode & 07777);
   }
   if ((info.st_mode & S_IWGRP) != 0 && info.st_gid != 0 && !sticky_dir) {
     return fmt::format("'{}' is writable by group {} (mode {:04o})", shown, info.st_gid,

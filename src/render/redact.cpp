@@ -26,12 +26,11 @@ constexpr int k_ipv6_groups = 8;
 /// (statuses, severities, check-id parts, modes): such a name is replaced in home paths only, so
 /// that USER=pass or USER=driver neither breaks nor mangles the report (issue 21, item 9).
 constexpr std::array<std::string_view, 44> k_vocabulary = {
-    "root",   "nobody",  "nvidia", "cuda",    "gpu",      "lib",    "lib64",  "local",
-    "usr",    "share",   "bin",    "opt",     "home",     "etc",    "dev",    "proc",
-    "sys",    "python",  "conda",  "docker",  "admin",    "user",   "test",   "localhost",
-    "pass",   "warn",    "fail",   "skip",    "error",    "info",   "driver", "libs",
-    "env",    "compat",  "fw",     "gate",    "gates",    "toolkit", "system", "replay",
-    "quick",  "standard", "host",  "mig"};
+    "root",  "nobody",  "nvidia", "cuda",   "gpu",   "lib",       "lib64",  "local", "usr",
+    "share", "bin",     "opt",    "home",   "etc",   "dev",       "proc",   "sys",   "python",
+    "conda", "docker",  "admin",  "user",   "test",  "localhost", "pass",   "warn",  "fail",
+    "skip",  "error",   "info",   "driver", "libs",  "env",       "compat", "fw",    "gate",
+    "gates", "toolkit", "system", "replay", "quick", "standard",  "host",   "mig"};
 
 bool is_word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
@@ -224,8 +223,8 @@ void collect_versions(const nlohmann::json& j, std::string_view key, std::set<st
 /// Members whose values are the report's own vocabulary (ids, codes, closed sets): never
 /// redacted, whatever a user is called.
 bool is_vocabulary_key(std::string_view key) {
-  for (std::string_view name : {"check_id", "code", "status", "severity", "overall", "mode",
-                                "kind", "unit", "probe", "found_by", "source", "verdict"}) {
+  for (std::string_view name : {"check_id", "code", "status", "severity", "overall", "mode", "kind",
+                                "unit", "probe", "found_by", "source", "verdict"}) {
     if (key == name) {
       return true;
     }
@@ -470,8 +469,11 @@ std::string Redactor::replace_macs(std::string_view text) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
-    const bool bounded_before =
-        i == 0 || (!is_word_char(text[i - 1]) && text[i - 1] != ':' && text[i - 1] != '-');
+    // A '-' before a colon-separated MAC is a name's separator ("eth0-02:42:..." leaked); before
+    // a dash-separated one it may be part of a longer run of hex groups.
+    const bool colon_form = i + 2 < text.size() && text[i + 2] == ':';
+    const bool bounded_before = i == 0 || (!is_word_char(text[i - 1]) && text[i - 1] != ':' &&
+                                           (text[i - 1] != '-' || colon_form));
     const size_t end = i + k_mac_length;
     const bool bounded_after =
         end >= text.size() || (!is_word_char(text[end]) && text[end] != ':' && text[end] != '-');

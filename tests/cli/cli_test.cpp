@@ -427,8 +427,8 @@ TEST(Cli, NumberOverflowInInputFilesIsAUsageErrorNamingThePath) {
 // Issue 21 item 4: std::regex overflowed the stack on long names; now linear and capped.
 TEST(Cli, HugeNamesAndHostilePatternsNeitherCrashNorHang) {
   const std::string dir = ::testing::TempDir();
-  const RunResult long_gpu = run_gpucheck({"matrix", "--driver", "580.95.05", "--gpu",
-                                           std::string(100 * 1024, 'H') + " H100"});
+  const RunResult long_gpu = run_gpucheck(
+      {"matrix", "--driver", "580.95.05", "--gpu", std::string(100 * 1024, 'H') + " H100"});
   EXPECT_TRUE(long_gpu.exit_code == 0 || long_gpu.exit_code == 2) << long_gpu.err;
   std::ifstream in(snapshot_file("h200_healthy"));
   std::stringstream text;
@@ -458,11 +458,10 @@ TEST(Cli, HugeNamesAndHostilePatternsNeitherCrashNorHang) {
   const std::string slow = dir + "/slow_matrix.json";
   std::ofstream(slow) << matrix.dump();
   const auto started = std::chrono::steady_clock::now();
-  const RunResult fast = run_gpucheck({"--matrix", slow, "matrix", "--driver", "580.95.05",
-                                       "--gpu", std::string(30, 'a')});
+  const RunResult fast = run_gpucheck(
+      {"--matrix", slow, "matrix", "--driver", "580.95.05", "--gpu", std::string(30, 'a')});
   EXPECT_NE(fast.exit_code, 139) << fast.err;
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
-            5.0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5.0);
 }
 
 TEST(Cli, HelpStatesTheTimeoutRange) {

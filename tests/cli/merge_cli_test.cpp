@@ -1,8 +1,8 @@
 // gpucheck merge on the real binary: reports made by the binary from the recorded snapshots,
 // plus refused files; exit codes 0, 1 and 2 as docs/fleet.md promises.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>

@@ -39,7 +39,7 @@ TEST(NamePattern, MatchesLikeRegexSearch) {
   EXPECT_FALSE(search("^0x[0-9a-fA-F]{4}$", "0x233", false));
   EXPECT_TRUE(search("^https://[^ ]+$", "https://docs.nvidia.com/x", false));
   EXPECT_FALSE(search("^https://[^ ]+$", "https://a b", false));
-  EXPECT_TRUE(search("a|", "zzz"));    // an empty branch matches anywhere
+  EXPECT_TRUE(search("a|", "zzz")); // an empty branch matches anywhere
   EXPECT_TRUE(search("(?:ab)+c", "xxababc"));
   EXPECT_TRUE(search("x\\d\\w\\s.", "x1a b"));
 }
@@ -51,9 +51,14 @@ TEST(NamePattern, AgreesWithStdRegexOnTheMatrixPatterns) {
   std::stringstream text;
   text << in.rdbuf();
   const nlohmann::json matrix = nlohmann::json::parse(text.str());
-  std::vector<std::string> names = {"NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-16GB",
-                                    "NVIDIA A100-SXM4-40GB", "NVIDIA GeForce RTX 3090",
-                                    "Quadro RTX 8000", "NVIDIA L40S", "Tesla K80", "Orin (nvgpu)",
+  std::vector<std::string> names = {"NVIDIA H100 80GB HBM3",
+                                    "Tesla V100-SXM2-16GB",
+                                    "NVIDIA A100-SXM4-40GB",
+                                    "NVIDIA GeForce RTX 3090",
+                                    "Quadro RTX 8000",
+                                    "NVIDIA L40S",
+                                    "Tesla K80",
+                                    "Orin (nvgpu)",
                                     "NVIDIA RTX PRO 6000 Blackwell Server Edition"};
   std::mt19937 rng(std::random_device{}());
   const std::string alphabet = "ABGHKLMPTVX0123456789 -()";

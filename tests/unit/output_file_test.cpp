@@ -1,7 +1,7 @@
 // Output files (docs/security.md): regular files replaced atomically through a temporary file of
 // a random name; devices and FIFOs written in; links, block devices, sockets never replaced.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>

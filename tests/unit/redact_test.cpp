@@ -182,6 +182,16 @@ TEST(Redact, UsersNamedLikeTheReportsVocabularyLeaveItIntact) {
   }
 }
 
+TEST(Redact, AMacAfterADashIsRedactedToo) {
+  Redactor redactor;
+  const std::string scrubbed =
+      redactor.scrub("link veth-02:42:ac:11:00:02 and eth0-0a:1b:2c:3d:4e:5f");
+  EXPECT_EQ(scrubbed.find("02:42:ac:11:00:02"), std::string::npos) << scrubbed;
+  EXPECT_EQ(scrubbed.find("0a:1b:2c:3d:4e:5f"), std::string::npos) << scrubbed;
+  // A dash-separated run longer than a MAC is not one.
+  EXPECT_EQ(redactor.scrub("id 00-11-22-33-44-55-66"), "id 00-11-22-33-44-55-66");
+}
+
 TEST(Redact, RedactingTwiceChangesNothingMore) {
   const PlantedIdentifiers planted = plant_identifiers();
   Redactor first;

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <thread>
 
 #include "probes/collect.hpp"
 #include "probes/run_capture.hpp"
@@ -137,6 +139,34 @@ TEST(ToolkitProbe, RealMachineFindsCuda13) {
   EXPECT_TRUE(info.nvcc_version->starts_with("13.")) << *info.nvcc_version;
   ASSERT_FALSE(info.installs.empty());
   EXPECT_TRUE(info.installs[0].version.starts_with("13.")) << info.installs[0].version;
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet: it no longer runs).
+bool process_ended(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const size_t paren = text.rfind(')');
+  return !stat || paren == std::string::npos || text.substr(paren + 2, 1) == "Z";
+}
+
+// Issue 21 item 11: on timeout the helper's whole process group is killed, not just its pid.
+TEST(RunCapture, ATimeoutKillsTheHelpersChildrenToo) {
+  FixtureTree tree;
+  const std::string pid_file = tree.host("/grandchild.pid");
+  EXPECT_EQ(
+      run_capture({"/bin/sh", "-c", "sleep 30 & echo $! > '" + pid_file + "'; sleep 30"}, 300ms),
+      std::nullopt);
+  std::ifstream in(pid_file);
+  std::string pid;
+  std::getline(in, pid);
+  ASSERT_FALSE(pid.empty());
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {
+    ended = process_ended(pid);
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(ended) << "the helper's child " << pid << " outlived the timeout";
 }
 
 TEST(RunCapture, CapturesStdoutAndHonoursTheDeadline) {

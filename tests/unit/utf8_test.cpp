@@ -26,11 +26,13 @@ TEST(Utf8, ValidTextIsKeptAsItIs) {
 
 TEST(Utf8, InvalidBytesBecomeVisibleHex) {
   EXPECT_EQ(visible_utf8("0\xff"), "0\\xff");
-  EXPECT_EQ(visible_utf8("\xc3"), "\\xc3");                 // truncated sequence
-  EXPECT_EQ(visible_utf8("\xc0\xaf"), "\\xc0\\xaf");        // overlong '/'
-  EXPECT_EQ(visible_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80"); // a surrogate
+  EXPECT_EQ(visible_utf8("\xc3"), "\\xc3");                            // truncated sequence
+  EXPECT_EQ(visible_utf8("\xc0\xaf"), "\\xc0\\xaf");                   // overlong '/'
+  EXPECT_EQ(visible_utf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");          // a surrogate
   EXPECT_EQ(visible_utf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80"); // above U+10FFFF
-  EXPECT_EQ(visible_utf8("a\x80" "caf\xc3\xa9"), "a\\x80caf\xc3\xa9");
+  EXPECT_EQ(visible_utf8("a\x80"
+                         "caf\xc3\xa9"),
+            "a\\x80caf\xc3\xa9");
 }
 
 TEST(Utf8, RandomBytesAlwaysGiveValidUtf8) {

@@ -223,6 +223,20 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
   return write_failure != k_exit_ok ? write_failure : exit_code_for(report);
 }
 
+/// `code`, unless stdout could not take what was written to it (closed, /dev/full): then exit 3
+/// with a line saying so, as a run does (list, explain, --help and --version exited 0).
+int stdout_checked(int code) {
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout) {
+    const int error = errno;
+    std::cerr << "gpucheck: cannot write to stdout: "
+              << (error != 0 ? std::strerror(error) : "write failed") << "\n";
+    return k_exit_internal;
+  }
+  return code;
+}
+
 /// The main command and `gpucheck report` (report_command): check the outputs, run, write.
 int command_run(const RunOptions& options, bool report_command) {
   require_some_check(options);
@@ -479,11 +493,11 @@ int run_app(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return stdout_checked(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return stdout_checked(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return stdout_checked(app.exit(e));
   } catch (const CLI::ParseError& e) {
     std::cerr << "gpucheck: " << e.what() << "\n"
               << "Run 'gpucheck --help' for usage.\n";
@@ -511,10 +525,10 @@ int run_app(int argc, char** argv) {
       return command_snapshot(options, snapshot_output);
     }
     if (*list_cmd) {
-      return command_list(options.json);
+      return stdout_checked(command_list(options.json));
     }
     if (*explain_cmd) {
-      return command_explain(explain_code);
+      return stdout_checked(command_explain(explain_code));
     }
     return command_run(options, report_cmd->parsed());
   } catch (const UsageError& e) {

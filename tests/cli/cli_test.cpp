@@ -2,6 +2,7 @@
 // validity, never the ids or codes of the live checks (those change as checks are written).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -462,6 +463,19 @@ TEST(Cli, HugeNamesAndHostilePatternsNeitherCrashNorHang) {
       {"--matrix", slow, "matrix", "--driver", "580.95.05", "--gpu", std::string(30, 'a')});
   EXPECT_NE(fast.exit_code, 139) << fast.err;
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5.0);
+}
+
+// Issue 21, Low: list, explain and --help exited 0 when stdout could not be written.
+TEST(Cli, ListExplainAndHelpFailWhenStdoutCannotBeWritten) {
+  if (::access("/dev/full", W_OK) != 0) {
+    GTEST_SKIP() << "/dev/full is not writable here";
+  }
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"list"}, {"explain", "all"}, {"--help"}, {"--version"}}) {
+    const RunResult r = run_gpucheck(RunSpec{args, {}, "/dev/full"});
+    EXPECT_EQ(r.exit_code, 3) << args[0];
+    EXPECT_NE(r.err.find("cannot write to stdout"), std::string::npos) << args[0] << r.err;
+  }
 }
 
 TEST(Cli, HelpStatesTheTimeoutRange) {

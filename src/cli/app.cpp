@@ -246,6 +246,12 @@ int command_run(const RunOptions& options, bool report_command) {
   if (!plan) {
     throw UsageError{plan.error().message, true};
   }
+  // A snapshot to replay is read first: a bad one is a usage error with no progress line
+  // before it (issue 21, Low).
+  std::optional<SystemSnapshot> replayed;
+  if (options.from_snapshot) {
+    replayed = load_snapshot_file(*options.from_snapshot);
+  }
   // Progress goes to stderr; a program reading JSON or JUnit from stdout wants silence.
   const bool machine_output =
       plan->stdout_format == ReportFormat::json || plan->stdout_format == ReportFormat::junit;
@@ -272,7 +278,8 @@ int command_run(const RunOptions& options, bool report_command) {
     gpu_engine->await_plan(std::chrono::milliseconds(1000));
     gpu_engine->await_contexts(std::chrono::milliseconds(1000));
   }
-  SystemSnapshot snapshot = obtain_snapshot(options, gpu_engine.get());
+  SystemSnapshot snapshot =
+      replayed ? std::move(*replayed) : obtain_snapshot(options, gpu_engine.get());
   if (gpu_engine != nullptr) {
     if (options.import_frameworks) {
       gpu_engine->start_early();

@@ -413,6 +413,9 @@ TEST(Cli, NumberOverflowInInputFilesIsAUsageErrorNamingThePath) {
   EXPECT_NE(r.err.find("overflow_snapshot.json: not valid JSON at $.host.cpu_count"),
             std::string::npos)
       << r.err;
+  // The usage error comes alone, with no progress line before it.
+  EXPECT_EQ(r.err.rfind("gpucheck: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find("replaying"), std::string::npos) << r.err;
   const std::string matrix = dir + "/overflow_matrix.json";
   std::ofstream(matrix) << "{\"matrix_version\": 1e400}";
   r = run_gpucheck({"--matrix", matrix, "--from-snapshot", snapshot_file("h200_healthy")});

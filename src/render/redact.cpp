@@ -512,8 +512,36 @@ std::string Redactor::replace_ipv4(std::string_view text) {
       });
 }
 
+namespace {
+
+/// "scheme://user:secret@host" with the user information replaced by "credentials": a token in a
+/// captured variable (a proxy or index URL) must not reach a ticket.
+std::string replace_url_credentials(std::string_view text) {
+  std::string out;
+  size_t from = 0;
+  for (size_t scheme = text.find("://"); scheme != std::string_view::npos;
+       scheme = text.find("://", scheme + 3)) {
+    const size_t start = scheme + 3;
+    size_t end = start;
+    while (end < text.size() && text[end] != '@' && text[end] != '/' &&
+           std::isspace(static_cast<unsigned char>(text[end])) == 0) {
+      ++end;
+    }
+    if (end < text.size() && text[end] == '@' && end > start && start >= from) {
+      out.append(text.substr(from, start - from));
+      out += "credentials";
+      from = end;
+    }
+  }
+  out.append(text.substr(std::min(from, text.size())));
+  return out;
+}
+
+} // namespace
+
 std::string Redactor::scrub(std::string_view text) {
-  std::string out = replace_home_users(text);
+  std::string out = replace_url_credentials(text);
+  out = replace_home_users(out);
   out = replace_literals(std::move(out));
   out = replace_uuids(out);
   out = replace_macs(out);

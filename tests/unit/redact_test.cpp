@@ -192,6 +192,18 @@ TEST(Redact, AMacAfterADashIsRedactedToo) {
   EXPECT_EQ(redactor.scrub("id 00-11-22-33-44-55-66"), "id 00-11-22-33-44-55-66");
 }
 
+TEST(Redact, CredentialsInUrlsAreRedacted) {
+  Redactor redactor;
+  const std::string scrubbed =
+      redactor.scrub("https_proxy=http://alice:s3cr3tT0ken@proxy.example:3128 and "
+                     "https://__token__:pypi-AgEIcHlwaS5vcmc@upload.example/simple");
+  EXPECT_EQ(scrubbed.find("s3cr3tT0ken"), std::string::npos) << scrubbed;
+  EXPECT_EQ(scrubbed.find("pypi-AgEIcHlwaS5vcmc"), std::string::npos) << scrubbed;
+  EXPECT_NE(scrubbed.find("http://credentials@proxy.example:3128"), std::string::npos) << scrubbed;
+  EXPECT_EQ(redactor.scrub("see https://docs.nvidia.com/cuda/"),
+            "see https://docs.nvidia.com/cuda/");
+}
+
 TEST(Redact, RedactingTwiceChangesNothingMore) {
   const PlantedIdentifiers planted = plant_identifiers();
   Redactor first;

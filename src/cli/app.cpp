@@ -6,9 +6,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +25,7 @@
 #include "cli/matrix_command.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/options.hpp"
+#include "cli/output_file.hpp"
 #include "cli/outputs.hpp"
 #include "compat/matrix.hpp"
 #include "core/root_causes.hpp"
@@ -29,6 +33,7 @@
 #include "gates/gates.hpp"
 #include "gpucheck/finding_catalog.hpp"
 #include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_input.hpp"
 #include "gpucheck/registry.hpp"
 #include "gpucheck/runner.hpp"
 #include "probes/collect.hpp"
@@ -53,13 +58,12 @@ std::optional<std::string> getenv_opt(const char* name) {
 }
 
 SystemSnapshot load_snapshot_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw UsageError{fmt::format("cannot read snapshot file '{}'", path)};
+  Expected<std::string> text = read_input_file(path);
+  if (!text) {
+    throw UsageError{
+        fmt::format("cannot read snapshot file '{}' ({})", path, text.error().message)};
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  Expected<SystemSnapshot> snapshot = snapshot_from_text(buffer.str());
+  Expected<SystemSnapshot> snapshot = snapshot_from_text(*text);
   if (!snapshot) {
     throw UsageError{fmt::format("{}: {}", path, snapshot.error().message)};
   }
@@ -81,6 +85,9 @@ SystemSnapshot obtain_snapshot(const RunOptions& options, engine::GpuEngine* gpu
   probe_options.import_frameworks = options.import_frameworks;
   probe_options.child_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
+  // The interpreter query gets the probes' deadline too: a fixed 2 s timed out under eight
+  // concurrent runs and changed the report (issue 21, item 13).
+  probe_options.python_query_timeout = probe_options.child_timeout;
   if (gpu_engine != nullptr) {
     // The GPU children's contexts build three times faster without cuDNN loading beside them:
     // the probes' cuDNN children wait for them (at most 1.5 s), off the critical path.
@@ -138,9 +145,31 @@ void require_some_check(const RunOptions& options) {
   throw UsageError{"--only/--skip select no check ('gpucheck list' shows the ids)", true};
 }
 
-/// Write the report where the plan says: files first (atomically), then the bundle, then
-/// stdout. A file that cannot be written after all is a usage error (exit 2), as it is when
-/// plan_outputs finds it before the run.
+/// The exit code after writing outputs: a refused path is a usage error (2), data that could not
+/// be written (disk full, I/O error, stdout closed) is gpucheck's failure (3); the worse wins.
+int worse_exit(int current, const WriteError& problem) {
+  std::cerr << "gpucheck: " << problem.message << "\n";
+  const int code = problem.refused ? k_exit_usage : k_exit_internal;
+  return std::max(current, code);
+}
+
+/// Write a rendered report to stdout; a failure (closed, /dev/full) says why.
+std::optional<WriteError> write_stdout(const std::string& text) {
+  errno = 0;
+  std::cout << text;
+  std::cout.flush();
+  if (!std::cout) {
+    const int error = errno;
+    return WriteError{fmt::format("cannot write the report to stdout: {}",
+                                  error != 0 ? std::strerror(error) : "write failed"),
+                      false};
+  }
+  return std::nullopt;
+}
+
+/// Write the report where the plan says: files first, then the bundle, then stdout. An output
+/// that fails is named on stderr and the others are still written (a report always gets out);
+/// the exit code is then 2 for a path that was refused, 3 for data that could not be written.
 int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions& options) {
   std::optional<Report> redacted;
   const auto shown = [&](ReportFormat format) -> const Report& {
@@ -154,12 +183,13 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
     }
     return *redacted;
   };
+  int write_failure = k_exit_ok;
   render::TextStyle file_style;
   file_style.verbose = options.verbose;
   for (const OutputTarget& target : plan.files) {
     const std::string text = render_report(shown(target.format), target.format, file_style);
-    if (std::optional<Error> problem = write_file_atomically(target.path, text)) {
-      throw UsageError{problem->message};
+    if (std::optional<WriteError> problem = write_output_file(target.path, text)) {
+      write_failure = worse_exit(write_failure, *problem);
     }
   }
   if (plan.bundle) {
@@ -176,9 +206,9 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
                                                   "the raw sources of that machine were not "
                                                   "saved with it.\n"}}
             : probes::collect_raw_sources(probes::Sysroot(options.sysroot));
-    if (std::optional<Error> problem = write_file_atomically(
-            *plan.bundle, render::make_bundle(report, sources, bundle_options))) {
-      throw UsageError{problem->message};
+    if (std::optional<WriteError> problem =
+            write_output_file(*plan.bundle, render::make_bundle(report, sources, bundle_options))) {
+      write_failure = worse_exit(write_failure, *problem);
     }
   }
   if (plan.stdout_format) {
@@ -187,13 +217,26 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
         render::decide_color(options.color, ::isatty(STDOUT_FILENO) != 0, getenv_opt("NO_COLOR"),
                              getenv_opt("CLICOLOR_FORCE"), getenv_opt("TERM"));
     style.verbose = options.verbose;
-    std::cout << render_report(shown(*plan.stdout_format), *plan.stdout_format, style);
-    std::cout.flush();
-    if (!std::cout) {
-      return k_exit_internal;
+    if (std::optional<WriteError> problem =
+            write_stdout(render_report(shown(*plan.stdout_format), *plan.stdout_format, style))) {
+      write_failure = worse_exit(write_failure, *problem);
     }
   }
-  return exit_code_for(report);
+  return write_failure != k_exit_ok ? write_failure : exit_code_for(report);
+}
+
+/// `code`, unless stdout could not take what was written to it (closed, /dev/full): then exit 3
+/// with a line saying so, as a run does (list, explain, --help and --version exited 0).
+int stdout_checked(int code) {
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout) {
+    const int error = errno;
+    std::cerr << "gpucheck: cannot write to stdout: "
+              << (error != 0 ? std::strerror(error) : "write failed") << "\n";
+    return k_exit_internal;
+  }
+  return code;
 }
 
 /// The main command and `gpucheck report` (report_command): check the outputs, run, write.
@@ -204,6 +247,12 @@ int command_run(const RunOptions& options, bool report_command) {
   Expected<OutputPlan> plan = plan_outputs(output, report_command);
   if (!plan) {
     throw UsageError{plan.error().message, true};
+  }
+  // A snapshot to replay is read first: a bad one is a usage error with no progress line
+  // before it (issue 21, Low).
+  std::optional<SystemSnapshot> replayed;
+  if (options.from_snapshot) {
+    replayed = load_snapshot_file(*options.from_snapshot);
   }
   // Progress goes to stderr; a program reading JSON or JUnit from stdout wants silence.
   const bool machine_output =
@@ -231,7 +280,8 @@ int command_run(const RunOptions& options, bool report_command) {
     gpu_engine->await_plan(std::chrono::milliseconds(1000));
     gpu_engine->await_contexts(std::chrono::milliseconds(1000));
   }
-  SystemSnapshot snapshot = obtain_snapshot(options, gpu_engine.get());
+  SystemSnapshot snapshot =
+      replayed ? std::move(*replayed) : obtain_snapshot(options, gpu_engine.get());
   if (gpu_engine != nullptr) {
     if (options.import_frameworks) {
       gpu_engine->start_early();
@@ -243,19 +293,17 @@ int command_run(const RunOptions& options, bool report_command) {
 }
 
 int command_snapshot(const RunOptions& options, const std::string& output) {
+  const bool to_stdout = output.empty() || output == "-";
+  if (!to_stdout) {
+    if (std::optional<std::string> problem = output_path_problem(output)) {
+      throw UsageError{*problem};
+    }
+  }
   const SystemSnapshot snapshot = obtain_snapshot(options);
   const std::string text = render::render_snapshot_json(snapshot);
-  if (output.empty() || output == "-") {
-    std::cout << text;
-    std::cout.flush();
-    return std::cout ? k_exit_ok : k_exit_internal;
-  }
-  std::ofstream out(output, std::ios::binary);
-  out << text;
-  if (!out) {
-    throw UsageError{fmt::format("cannot write '{}'", output)};
-  }
-  return k_exit_ok;
+  const std::optional<WriteError> problem =
+      to_stdout ? write_stdout(text) : write_output_file(output, text);
+  return problem ? worse_exit(k_exit_ok, *problem) : k_exit_ok;
 }
 
 int command_list(bool json) {
@@ -317,17 +365,24 @@ int command_explain(const std::string& code) {
   return k_exit_ok;
 }
 
-/// Seconds for a time limit: a finite number above zero. (CLI11's PositiveNumber names the
-/// largest double in its message, which is no help to anyone.)
-const CLI::Validator& positive_seconds() {
+/// The range of --timeout and --probe-timeout in seconds: 1e300 overflowed the milliseconds
+/// (every probe killed at once) and 1e-300 was 0 ms.
+constexpr double k_min_timeout_s = 0.01;
+constexpr double k_max_timeout_s = 86400.0;
+
+/// Seconds for a time limit within [k_min_timeout_s, k_max_timeout_s]; the message says the
+/// range. (CLI11's PositiveNumber names the largest double, which is no help to anyone.)
+const CLI::Validator& timeout_seconds() {
   static const CLI::Validator validator(
       [](std::string& text) -> std::string {
         char* end = nullptr;
         const double value = std::strtod(text.c_str(), &end);
-        if (end != text.c_str() && *end == '\0' && std::isfinite(value) && value > 0.0) {
+        if (end != text.c_str() && *end == '\0' && std::isfinite(value) &&
+            value >= k_min_timeout_s && value <= k_max_timeout_s) {
           return "";
         }
-        return fmt::format("expected a positive number of seconds, got '{}'", text);
+        return fmt::format("expected seconds from {} to {} (one day), got '{}'", k_min_timeout_s,
+                           k_max_timeout_s, text);
       },
       "SECONDS");
   return validator;
@@ -399,8 +454,8 @@ void add_probe_options(CLI::App& app, RunOptions& options) {
       ->group("")
       ->envname("GPUCHECK_SYSROOT");
   app.add_option("--probe-timeout", options.probe_timeout_s,
-                 "Seconds each probe child may run before it is killed")
-      ->check(positive_seconds());
+                 "Seconds each probe child may run before it is killed (0.01 to 86400)")
+      ->check(timeout_seconds());
   app.add_option("--python", options.python,
                  "Also examine this Python interpreter's frameworks (repeatable)")
       ->type_name("PATH");
@@ -427,8 +482,9 @@ int run_app(int argc, char** argv) {
                  "Run only checks whose id starts with this prefix (repeatable, comma-separated)");
   app.add_option("--skip", options.skip,
                  "Skip checks whose id starts with this prefix (repeatable, comma-separated)");
-  app.add_option("--timeout", options.timeout_s, "Seconds each GPU check may run (default 30)")
-      ->check(positive_seconds());
+  app.add_option("--timeout", options.timeout_s,
+                 "Seconds each GPU check may run (default 30; 0.01 to 86400)")
+      ->check(timeout_seconds());
   std::string color = "auto";
   app.add_option("--color", color, "Colour: auto (TTY, NO_COLOR, CLICOLOR_FORCE), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -469,11 +525,11 @@ int run_app(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return stdout_checked(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return stdout_checked(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return stdout_checked(app.exit(e));
   } catch (const CLI::ParseError& e) {
     std::cerr << "gpucheck: " << e.what() << "\n"
               << "Run 'gpucheck --help' for usage.\n";
@@ -501,10 +557,10 @@ int run_app(int argc, char** argv) {
       return command_snapshot(options, snapshot_output);
     }
     if (*list_cmd) {
-      return command_list(options.json);
+      return stdout_checked(command_list(options.json));
     }
     if (*explain_cmd) {
-      return command_explain(explain_code);
+      return stdout_checked(command_explain(explain_code));
     }
     return command_run(options, report_cmd->parsed());
   } catch (const UsageError& e) {

@@ -11,10 +11,14 @@
 #include <stdexcept>
 
 #include "cli/options.hpp"
+#include "gpucheck/model/json_input.hpp"
 
 namespace gpucheck::cli {
 
 namespace {
+
+/// A config file is a few lines; more than this is not one.
+constexpr size_t k_max_config_bytes = size_t{1} << 20;
 
 /// A CLI11 validator from one of the gate parsers: empty string when the value is good, else the
 /// parser's message.
@@ -41,9 +45,16 @@ public:
   explicit ConfigFile(const CLI::App& app) : m_app(app) {}
 
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
-    std::stringstream buffer;
-    buffer << input.rdbuf();
-    const std::string text = buffer.str();
+    // A size cap: `--config /dev/zero` read forever and threw bad_alloc.
+    std::string text;
+    char chunk[1 << 14];
+    while (input.read(chunk, sizeof chunk) || input.gcount() > 0) {
+      text.append(chunk, static_cast<size_t>(input.gcount()));
+      if (text.size() > k_max_config_bytes) {
+        throw CLI::ConfigError(
+            fmt::format("{}: larger than {} KiB", config_label(), k_max_config_bytes >> 10));
+      }
+    }
     const size_t first = text.find_first_not_of(" \t\r\n");
     std::vector<CLI::ConfigItem> read;
     // A JSON object starts with '{'; a JSON array would read as a TOML section, so it is
@@ -68,6 +79,15 @@ public:
   }
 
 private:
+  /// "config file 'PATH'", for messages.
+  std::string config_label() const {
+    const CLI::Option* option = m_app.get_option_no_throw("--config");
+    if (option != nullptr && !option->results().empty()) {
+      return fmt::format("config file '{}'", option->results().back());
+    }
+    return "config file";
+  }
+
   static std::string scalar(const nlohmann::json& value, const std::string& key) {
     if (value.is_string()) {
       return value.get<std::string>();
@@ -82,13 +102,14 @@ private:
         "config file: \"{}\" must be a string, number, boolean or a list of them", key));
   }
 
-  static std::vector<CLI::ConfigItem> from_json(const std::string& text) {
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw CLI::ConfigError(fmt::format("config file is not valid JSON: {}", e.what()));
+  std::vector<CLI::ConfigItem> from_json(const std::string& text) const {
+    // Never throws: 1e400 aborted the run (SIGABRT); now it names the JSON path.
+    Expected<nlohmann::json> parsed = parse_json_input(text);
+    if (!parsed) {
+      throw CLI::ConfigError(
+          fmt::format("{} is not valid JSON {}", config_label(), parsed.error().message));
     }
+    const nlohmann::json doc = std::move(parsed).value();
     if (!doc.is_object()) {
       throw CLI::ConfigError("config file: a JSON config must be an object of options");
     }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "compat/lookup.hpp"
+#include "render/json.hpp"
 
 namespace gpucheck::cli {
 
@@ -54,7 +55,7 @@ Expected<compat::MachineQuery> matrix_query(const MatrixOptions& options,
     } else {
       return make_error(fmt::format(
           "--gpu '{}' is neither a compute capability (sm_86, 8.6) nor a GPU the matrix knows",
-          gpu));
+          gpu.size() > 80 ? gpu.substr(0, 80) + "..." : gpu));
     }
   }
   if (gpus.empty() && probed) {
@@ -68,7 +69,7 @@ std::string render_matrix(const compat::Matrix& matrix, const compat::MachineQue
                           bool json) {
   const compat::WhatRuns what = compat::what_runs(matrix, query);
   if (json) {
-    return compat::to_json(what).dump(2) + "\n";
+    return render::dump_valid_json(compat::to_json(what));
   }
   return compat::to_text(what);
 }

@@ -1,7 +1,5 @@
 #include "cli/outputs.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -15,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/output_file.hpp"
 #include "render/json.hpp"
 #include "render/junit.hpp"
 #include "render/markdown.hpp"
@@ -25,11 +24,6 @@ namespace {
 
 constexpr int k_first_login_uid = 1000;
 constexpr int k_last_login_uid = 60000;
-
-std::string directory_of(const std::string& path) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  return parent.empty() ? "." : parent.string();
-}
 
 std::optional<ReportFormat> format_from_extension(std::string_view path) {
   const std::string extension = std::filesystem::path(path).extension().string();
@@ -211,58 +205,8 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
 }
 
 std::optional<Error> check_writable(const std::string& path) {
-  const std::string directory = directory_of(path);
-  struct stat info {};
-  if (::stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    return Error{fmt::format("cannot write '{}': directory '{}' does not exist", path, directory)};
-  }
-  if (::access(directory.c_str(), W_OK) != 0) {
-    return Error{fmt::format("cannot write '{}': directory '{}' is not writable ({})", path,
-                             directory, std::strerror(errno))};
-  }
-  if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
-    return Error{fmt::format("cannot write '{}': it is a directory", path)};
-  }
-  return std::nullopt;
-}
-
-std::optional<Error> write_file_atomically(const std::string& path, std::string_view data) {
-  const std::filesystem::path target(path);
-  const std::string temporary = (std::filesystem::path(directory_of(path)) /
-                                 fmt::format(".{}.tmp.{}", target.filename().string(), ::getpid()))
-                                    .string();
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return Error{fmt::format("cannot write '{}': {}", path, std::strerror(errno))};
-  }
-  const auto fail = [&](int error) {
-    ::close(fd);
-    ::unlink(temporary.c_str());
-    return Error{fmt::format("cannot write '{}': {}", path, std::strerror(error))};
-  };
-  size_t written = 0;
-  while (written < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return fail(errno);
-    }
-    written += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    return fail(errno);
-  }
-  if (::close(fd) != 0) {
-    const int error = errno;
-    ::unlink(temporary.c_str());
-    return Error{fmt::format("cannot write '{}': {}", path, std::strerror(error))};
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(temporary.c_str());
-    return Error{fmt::format("cannot write '{}': {}", path, std::strerror(error))};
+  if (std::optional<std::string> problem = output_path_problem(path)) {
+    return Error{std::move(*problem)};
   }
   return std::nullopt;
 }

@@ -80,13 +80,9 @@ struct OutputPlan {
 Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_command);
 
 /// Whether `path` could be written now: nullopt if so, else the reason ("cannot write
-/// 'x/y.json': directory 'x' does not exist").
+/// 'x/y.json': directory 'x' does not exist"; a symbolic link, a block device, a socket or a
+/// directory is refused: output_file.hpp).
 std::optional<Error> check_writable(const std::string& path);
-
-/// Write `data` to `path` atomically: into a temporary file in the same directory, flushed and
-/// synced, then renamed over `path`; on failure the temporary file is removed and `path` is
-/// untouched. Returns nullopt on success, else why.
-std::optional<Error> write_file_atomically(const std::string& path, std::string_view data);
 
 /// The report in one format. `style` applies to text only.
 std::string render_report(const Report& report, ReportFormat format,

@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <regex>
 
 #include "compat/lookup.hpp"
 #include "compat/machine.hpp"
@@ -29,10 +28,24 @@ std::optional<Version> package_cuda(const Matrix& matrix, const MachineFacts& fa
   if (facts.driver_cuda) {
     return facts.driver_cuda;
   }
-  static const std::regex k_name(R"(libcuda\.so\.([0-9]+\.[0-9.]+))");
-  std::smatch match;
-  if (std::regex_search(*facts.compat_libcuda, match, k_name)) {
-    if (std::optional<Version> driver = Version::parse(match[1].str())) {
+  // "libcuda.so.615.31": a plain scan, no regex (the name comes from the machine).
+  constexpr std::string_view k_prefix = "libcuda.so.";
+  const std::string& name = *facts.compat_libcuda;
+  const size_t at = name.find(k_prefix);
+  if (at != std::string::npos) {
+    const size_t begin = at + k_prefix.size();
+    size_t end = begin;
+    while (end < name.size() && end - begin < 32 &&
+           ((name[end] >= '0' && name[end] <= '9') || name[end] == '.')) {
+      ++end;
+    }
+    std::string digits = name.substr(begin, end - begin);
+    while (!digits.empty() && digits.back() == '.') {
+      digits.pop_back();
+    }
+    std::optional<Version> driver =
+        digits.find('.') != std::string::npos ? Version::parse(digits) : std::nullopt;
+    if (driver) {
       if (const CudaRelease* r = newest_release_for_driver(matrix, *driver)) {
         return r->version;
       }

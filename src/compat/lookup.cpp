@@ -6,7 +6,9 @@
 #include <cctype>
 #include <map>
 #include <mutex>
-#include <regex>
+#include <optional>
+
+#include "compat/name_pattern.hpp"
 
 namespace gpucheck::compat {
 
@@ -91,10 +93,10 @@ namespace {
 /// kept with them, so a matrix that reuses a freed one's address is never served stale regexes.
 struct CompiledPatterns {
   std::vector<std::string> texts;
-  std::vector<std::regex> regexes;
+  std::vector<std::optional<NamePattern>> patterns; ///< nullopt: a pattern that cannot compile
 };
 
-const std::vector<std::regex>& compiled_patterns(const Matrix& matrix) {
+const std::vector<std::optional<NamePattern>>& compiled_patterns(const Matrix& matrix) {
   static std::mutex k_mutex;
   static std::map<const Matrix*, CompiledPatterns> k_cache;
   const std::lock_guard<std::mutex> lock(k_mutex);
@@ -107,14 +109,14 @@ const std::vector<std::regex>& compiled_patterns(const Matrix& matrix) {
     cached = {};
     for (const GpuProduct& gpu : matrix.gpus) {
       cached.texts.push_back(gpu.pattern);
-      try {
-        cached.regexes.emplace_back(gpu.pattern, std::regex::ECMAScript | std::regex::icase);
-      } catch (const std::regex_error&) {
-        cached.regexes.emplace_back("(?!)", std::regex::ECMAScript); // never matches
-      }
+      // Linear-time matching (name_pattern.hpp); a pattern that does not compile never matches
+      // (matrix validation refuses it in a --matrix file).
+      Expected<NamePattern> compiled = NamePattern::compile(gpu.pattern, true);
+      cached.patterns.push_back(compiled ? std::optional<NamePattern>(std::move(compiled).value())
+                                         : std::nullopt);
     }
   }
-  return cached.regexes;
+  return cached.patterns;
 }
 
 std::string lower(std::string_view text) {
@@ -129,10 +131,9 @@ const GpuProduct* gpu_by_name(const Matrix& matrix, std::string_view name) {
   if (name.empty()) {
     return nullptr;
   }
-  const std::vector<std::regex>& patterns = compiled_patterns(matrix);
-  const std::string text(name);
+  const std::vector<std::optional<NamePattern>>& patterns = compiled_patterns(matrix);
   for (size_t i = 0; i < patterns.size(); ++i) {
-    if (std::regex_search(text, patterns[i])) {
+    if (patterns[i] && patterns[i]->search(name)) {
       return &matrix.gpus[i];
     }
   }

@@ -11,7 +11,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "compat/name_pattern.hpp"
 #include "compat/schema.hpp"
+#include "gpucheck/model/json_input.hpp"
 
 namespace gpucheck::compat {
 
@@ -297,6 +299,13 @@ GpuProduct read_gpu(const Node& n) {
   if (g.pattern.empty()) {
     n.at("pattern").fail("empty name pattern");
   }
+  if (Expected<NamePattern> compiled = NamePattern::compile(g.pattern, true); !compiled) {
+    // At most 80 characters of the pattern: a hostile one may be huge.
+    n.at("pattern").fail(
+        fmt::format("name pattern '{}': {}",
+                    g.pattern.size() > 80 ? g.pattern.substr(0, 80) + "..." : g.pattern,
+                    compiled.error().message));
+  }
   g.product = n.at("product").str();
   g.arch = n.at("arch").str();
   g.cc = n.at("cc").cc();
@@ -460,16 +469,12 @@ Matrix read_matrix(const Json& json, std::string origin) {
 }
 
 Expected<Matrix> parse(std::string_view text, std::string origin, bool check_schema) {
-  Json json = Json::parse(text, nullptr, false);
-  if (json.is_discarded()) {
-    // Parse again with exceptions on, only to get the position of the syntax error.
-    try {
-      [[maybe_unused]] const Json again = Json::parse(text);
-    } catch (const Json::parse_error& e) {
-      return make_error(fmt::format("{}: not valid JSON: {}", origin, e.what()));
-    }
-    return make_error(fmt::format("{}: not valid JSON", origin));
+  // Never throws: a syntax error, 1e400 or deep nesting is an error naming the JSON path.
+  Expected<Json> parsed = parse_json_input(text);
+  if (!parsed) {
+    return make_error(fmt::format("{}: not valid JSON {}", origin, parsed.error().message));
   }
+  Json json = std::move(parsed).value();
   if (check_schema) {
     const Json schema = Json::parse(embedded_matrix_schema_json());
     const std::vector<SchemaProblem> problems = validate_schema(json, schema, 1);
@@ -497,13 +502,12 @@ Expected<Matrix> parse_matrix(std::string_view text, std::string origin) {
 }
 
 Expected<Matrix> load_matrix_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return make_error(fmt::format("{}: cannot read the matrix file", path));
+  Expected<std::string> text = read_input_file(path);
+  if (!text) {
+    return make_error(
+        fmt::format("{}: cannot read the matrix file ({})", path, text.error().message));
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_matrix(buffer.str(), path);
+  return parse_matrix(*text, path);
 }
 
 const Matrix& embedded_matrix() {

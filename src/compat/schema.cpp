@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <regex>
+
+#include "compat/name_pattern.hpp"
 
 namespace gpucheck::compat {
 
@@ -120,7 +121,14 @@ private:
       add(path, fmt::format("'{}' is shorter than {} characters", text, min_length->get<size_t>()));
     }
     if (const auto pattern = schema.find("pattern"); pattern != schema.end()) {
-      if (!std::regex_search(text, compiled(pattern->get<std::string>()))) {
+      const Expected<NamePattern>& compiled_pattern = compiled(pattern->get<std::string>());
+      if (text.size() > NamePattern::k_max_text_bytes) {
+        add(path, fmt::format("a string of {} bytes (at most {} are accepted here)", text.size(),
+                              NamePattern::k_max_text_bytes));
+      } else if (!compiled_pattern) {
+        add(path, fmt::format("the schema's pattern {} cannot be used: {}",
+                              pattern->get<std::string>(), compiled_pattern.error().message));
+      } else if (!compiled_pattern->search(text)) {
         add(path, fmt::format("'{}' does not match {}", text, pattern->get<std::string>()));
       }
     }
@@ -162,10 +170,11 @@ private:
     }
   }
 
-  const std::regex& compiled(const std::string& pattern) {
-    auto it = m_regexes.find(pattern);
-    if (it == m_regexes.end()) {
-      it = m_regexes.emplace(pattern, std::regex(pattern, std::regex::ECMAScript)).first;
+  /// Linear-time matching (name_pattern.hpp): the text comes from a --matrix file.
+  const Expected<NamePattern>& compiled(const std::string& pattern) {
+    auto it = m_patterns.find(pattern);
+    if (it == m_patterns.end()) {
+      it = m_patterns.emplace(pattern, NamePattern::compile(pattern, false)).first;
     }
     return it->second;
   }
@@ -173,7 +182,7 @@ private:
   const nlohmann::json& m_root;
   size_t m_max_problems;
   std::vector<SchemaProblem> m_problems;
-  std::map<std::string, std::regex> m_regexes;
+  std::map<std::string, Expected<NamePattern>> m_patterns;
 };
 
 } // namespace

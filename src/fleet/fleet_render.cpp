@@ -152,7 +152,8 @@ std::string render_fleet_json(const FleetTable& table) {
   for (const RejectedInput& r : table.rejected) {
     j["rejected"].push_back({{"source", r.source}, {"reason", r.reason}});
   }
-  return j.dump(2) + "\n";
+  // A file name that is not UTF-8 must not cost the table: such bytes become U+FFFD.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string render_fleet_markdown(const FleetTable& table) {

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/model/json_input.hpp"
 
 namespace gpucheck::fleet {
 
@@ -78,7 +79,8 @@ Expected<std::vector<std::string>> report_files(const std::vector<std::string>& 
              it(path, fs::directory_options::skip_permission_denied, ec),
          end;
          !ec && it != end; it.increment(ec)) {
-      if (it->path().extension() == ".json" && !it->is_directory()) {
+      // Regular files only: a FIFO named x.json would hang the merge (issue 21, item 5).
+      if (it->path().extension() == ".json" && it->is_regular_file(ec)) {
         found.push_back(it->path().string());
       }
     }
@@ -98,14 +100,13 @@ FleetTable merge_files(const std::vector<std::string>& files) {
   std::vector<NodeReport> nodes;
   std::vector<RejectedInput> rejected;
   for (const std::string& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    if (!in) {
-      rejected.push_back({file, "cannot be read"});
+    // Read with a size cap (a 1 GB input cost 2 GB of memory); the cap's error names the file.
+    Expected<std::string> text = read_input_file(file);
+    if (!text) {
+      rejected.push_back({file, "cannot be read (" + text.error().message + ")"});
       continue;
     }
-    Expected<NodeReport> node = read_node_report(buffer.str(), file);
+    Expected<NodeReport> node = read_node_report(*text, file);
     if (!node) {
       rejected.push_back({file, node.error().message});
       continue;

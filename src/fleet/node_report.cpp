@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "gpucheck/model/json_input.hpp"
 #include "gpucheck/model/report.hpp"
 
 namespace gpucheck::fleet {
@@ -116,13 +117,13 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
     return Error{"empty file"};
   }
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann's message names the byte; a truncated report ends "unexpected end of input".
-    return Error{fmt::format("not valid JSON ({})", e.what())};
+  // parse_json_input names the byte and the JSON path; a truncated report ends "unexpected end
+  // of input", a number like 1e400 says "number overflow"; depth and size are capped.
+  Expected<json> parsed = parse_json_input(text);
+  if (!parsed) {
+    return Error{fmt::format("not valid JSON ({})", parsed.error().message)};
   }
+  json doc = std::move(parsed).value();
   if (!doc.is_object()) {
     return Error{fmt::format("JSON, but not a gpucheck report (the top level is {}, not an "
                              "object)",

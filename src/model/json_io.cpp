@@ -2,6 +2,7 @@
 // docs/report.schema.json must change with them.
 
 #include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_input.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -151,12 +152,12 @@ void from_json(const nlohmann::json& j, CheckResult& v) {
 }
 
 Expected<SystemSnapshot> snapshot_from_text(const std::string& text) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return Error{fmt::format("not valid JSON: {}", e.what())};
+  // Never throws: 1e400, a syntax error or 200k nested arrays are errors naming the JSON path.
+  Expected<nlohmann::json> parsed = parse_json_input(text);
+  if (!parsed) {
+    return Error{fmt::format("not valid JSON {}", parsed.error().message)};
   }
+  const nlohmann::json j = std::move(parsed).value();
   // A report file holds its snapshot under "snapshot"; accept both.
   const nlohmann::json& body = j.contains("snapshot") && j.contains("context") ? j["snapshot"] : j;
   if (!body.is_object() || !body.contains("format_version")) {

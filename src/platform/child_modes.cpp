@@ -74,6 +74,16 @@ nlohmann::json test_lines(const std::vector<std::string>& args) {
   }
   return nlohmann::json{{"last", true}};
 }
+/// test-flood: writes to its result pipe without end (a child gone wrong); the parent must stop it.
+nlohmann::json test_flood(const std::vector<std::string>&) {
+  static const std::string k_chunk(1 << 16, 'x');
+  for (;;) {
+    if (::write(3, k_chunk.data(), k_chunk.size()) <= 0) {
+      std::_Exit(0);
+    }
+  }
+}
+
 nlohmann::json test_big(const std::vector<std::string>&) {
   // Larger than a pipe buffer, to prove the parent drains while the child writes.
   return nlohmann::json{{"blob", std::string(1 << 20, 'x')}};
@@ -188,6 +198,7 @@ constexpr ChildMode k_modes[] = {
     {"test-exit", &test_exit},
     {"test-garbage", &test_garbage},
     {"test-big", &test_big},
+    {"test-flood", &test_flood},
     {"test-lines", &test_lines},
     {"test-gated", &test_gated},
 };

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -40,6 +41,9 @@ std::string& self_exe_storage() {
 
 using Clock = std::chrono::steady_clock;
 
+/// The most a child may send as its result; more is a child gone wrong.
+constexpr size_t k_max_result_bytes = size_t{64} << 20;
+
 } // namespace
 
 struct Running {
@@ -58,6 +62,7 @@ struct Running {
   bool cancelled = false;
   std::string cancel_reason;
   bool reaped = false;
+  bool flooded = false; ///< its result passed k_max_result_bytes: stopped and killed
   bool finish_reported = false;
   std::optional<ChildOutcome> outcome; ///< concluded when it finished
   int wait_status = 0;
@@ -208,9 +213,12 @@ Running spawn(const ChildRequest& request) {
   return run;
 }
 
-void drain(int& fd, std::string& into, size_t keep_tail) {
+/// Read what `fd` has now into `into` (keeping only the last `keep_tail` bytes when that is not
+/// 0), returning once it would block, at EOF, or when `into` holds more than `max_bytes`.
+void drain(int& fd, std::string& into, size_t keep_tail,
+           size_t max_bytes = std::numeric_limits<size_t>::max()) {
   std::array<char, 16384> buffer{};
-  while (fd >= 0) {
+  while (fd >= 0 && into.size() <= max_bytes) {
     const ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n > 0) {
       into.append(buffer.data(), static_cast<size_t>(n));
@@ -332,6 +340,13 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
   }
   ChildFailure failure;
   failure.stderr_tail = outcome.stderr_tail;
+  if (run.flooded) {
+    failure.kind = "bad_output";
+    failure.detail = fmt::format("sent more than {} MiB of results; it was stopped",
+                                 k_max_result_bytes >> 20);
+    outcome.failure = failure;
+    return outcome;
+  }
   if (request.result_lines) {
     // Every complete line that parses: what a child that failed later had already reported.
     nlohmann::json lines = nlohmann::json::array();
@@ -599,7 +614,15 @@ std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
       const size_t index = owners[k].first;
       Running& run = *m_runs[index];
       if (owners[k].second == Source::result) {
-        drain(run.result_fd, run.result, 0);
+        drain(run.result_fd, run.result, 0, k_max_result_bytes);
+        if (run.result.size() > k_max_result_bytes && !run.flooded) {
+          // A child that floods its result pipe (529 MB in 2 s) is stopped, not buffered.
+          run.flooded = true;
+          close_fd(run.result_fd);
+          run.result.clear();
+          run.result.shrink_to_fit();
+          ::kill(-run.pid, SIGKILL);
+        }
       } else if (owners[k].second == Source::stderr_text) {
         drain(run.stderr_fd, run.stderr_text, k_stderr_keep_bytes);
       } else {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <ctime>
 #include <set>
 
@@ -10,6 +11,7 @@
 #include "platform/child_process.hpp"
 #include "platform/trace.hpp"
 #include "probes/kernel_log.hpp"
+#include "probes/path_trust.hpp"
 #include "probes/paths.hpp"
 #include "probes/python_envs.hpp"
 
@@ -77,14 +79,26 @@ const std::vector<LibraryProbe>& library_probes() {
   return k_probes;
 }
 
+/// As root, an interpreter the user did not name (--python) runs only from a trusted path: a
+/// venv in a user's home would run that user's code (and its .pth files) as root.
+bool may_run_interpreter(const Sysroot& root, const std::string& interpreter,
+                         const std::vector<std::string>& found_by, std::vector<ProbeIssue>& notes) {
+  if (std::find(found_by.begin(), found_by.end(), "--python") != found_by.end()) {
+    return true;
+  }
+  return may_run_as_root(root, interpreter, "run the Python interpreter", notes);
+}
+
 /// --import: each framework of each environment imported in its own child interpreter, all at
 /// once, each with its own deadline.
 void import_frameworks(const Sysroot& root, const ProbeOptions& options,
-                       std::vector<PythonEnvironment>& environments) {
+                       std::vector<PythonEnvironment>& environments,
+                       std::vector<ProbeIssue>& notes) {
   platform::ChildGroup children;
   std::vector<std::pair<PythonEnvironment*, std::string>> started;
   for (PythonEnvironment& python : environments) {
-    if (!stat_path(root, python.interpreter).is_regular) {
+    if (!stat_path(root, python.interpreter).is_regular || python.frameworks.empty() ||
+        !may_run_interpreter(root, python.interpreter, python.found_by, notes)) {
       continue;
     }
     for (const FrameworkInstall& framework : python.frameworks) {
@@ -153,8 +167,10 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   const bool run_python = options.run_interpreters.value_or(root.root() == "/");
   std::vector<size_t> python_children;
   for (const PythonCandidate& python : pythons) {
-    const bool runnable = run_python && stat_path(root, python.interpreter).is_regular &&
-                          !read_python_layout(root, env, python).complete;
+    const bool runnable =
+        run_python && stat_path(root, python.interpreter).is_regular &&
+        !read_python_layout(root, env, python).complete &&
+        may_run_interpreter(root, python.interpreter, python.found_by, snapshot.probe_issues);
     python_children.push_back(runnable ? start("python", {root.path(python.interpreter), "query"},
                                                options.python_query_timeout)
                                        : k_not_started);
@@ -171,7 +187,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     }
     snapshot.kernel_log = read_kernel_log(root, nvidia_devices);
   }
-  snapshot.toolkit = probe_toolkit(root, env);
+  snapshot.toolkit = probe_toolkit(root, env, &snapshot.probe_issues);
   if (options.before_cudnn_children) {
     platform::trace("probes: local facts read; the cuDNN children wait for the GPU contexts");
     options.before_cudnn_children();
@@ -205,7 +221,10 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     }
     if (real_paths.size() > 1) {
       for (const std::string& path : real_paths) {
-        if (path != cudnn_selected) {
+        // As root, a copy in a place another user can write (~/.local) is not loaded: its
+        // constructor would run as root. Its file name still gives its version.
+        if (path != cudnn_selected &&
+            may_run_as_root(root, path, "load the cuDNN copy", snapshot.probe_issues)) {
           platform::ChildRequest request = copy_request(path);
           cudnn_copy_children.emplace_back(start(request.mode, request.args), path);
         }
@@ -296,7 +315,8 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
           copy.cudart_version = cudnn.cudnn ? cudnn.cudnn->cudart_version : std::nullopt;
         }
       }
-    } else {
+    } else if (may_run_as_root(root, cudnn_selected, "load the cuDNN copy",
+                               snapshot.probe_issues)) {
       platform::ChildRequest request = copy_request(cudnn_selected);
       request.timeout = options.child_timeout;
       record_copy(platform::run_child(request), cudnn_selected);
@@ -322,7 +342,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   snapshot.python_environments =
       build_python_environments(root, env, pythons, answers, answer_failures);
   if (options.import_frameworks && run_python) {
-    import_frameworks(root, options, snapshot.python_environments);
+    import_frameworks(root, options, snapshot.python_environments, snapshot.probe_issues);
   }
   platform::trace("probes: done");
   return snapshot;

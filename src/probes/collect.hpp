@@ -43,7 +43,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
 KernelModuleInfo probe_kernel_module(const Sysroot& root);
 EnvironmentInfo probe_environment(const Sysroot& root, const Environment& env);
 HostInfo probe_host(const Sysroot& root);
-ToolkitInfo probe_toolkit(const Sysroot& root, const Environment& env);
+/// `notes`: where a refusal to run nvcc as root goes (path_trust.hpp), when given.
+ToolkitInfo probe_toolkit(const Sysroot& root, const Environment& env,
+                          std::vector<ProbeIssue>* notes = nullptr);
 /// Every copy of each family's libraries on disk (no loading): cudart, cudnn, cublas, nccl,
 /// plus libcuda ("cuda") and NVML ("nvml").
 std::vector<LibraryFamily> discover_libraries(const Sysroot& root, const Environment& env);

@@ -187,13 +187,19 @@ std::optional<std::string> cuda_from_tag(const std::string& tag) {
   return digits.substr(0, digits.size() - 1) + "." + digits.substr(digits.size() - 1);
 }
 
+/// The number `text` starts with, 0 when none; a number too large for a version part (a
+/// version.py with cuda='99999999999' overflowed here) is 0 as well.
 int leading_int(std::string_view text) {
+  constexpr int k_max = 1000000;
   int value = 0;
   for (const char c : text) {
     if (std::isdigit(static_cast<unsigned char>(c)) == 0) {
       break;
     }
     value = value * 10 + (c - '0');
+    if (value > k_max) {
+      return 0;
+    }
   }
   return value;
 }
@@ -455,7 +461,10 @@ private:
         std::string entry = raw->substr(start, end - start);
         start = end + 1;
         for (const char* token : {"${ORIGIN}", "$ORIGIN"}) {
-          for (size_t at = entry.find(token); at != std::string::npos; at = entry.find(token)) {
+          // Search on after the replacement: an origin that itself holds "$ORIGIN" (a venv
+          // path may) expanded without end (issue 21, item 5).
+          for (size_t at = entry.find(token); at != std::string::npos;
+               at = entry.find(token, at + origin.size())) {
             entry.replace(at, std::string_view(token).size(), origin);
           }
         }

@@ -93,8 +93,14 @@ std::optional<InterpreterAnswer> parse_interpreter_answer(const nlohmann::json& 
   }
   InterpreterAnswer answer;
   answer.prefix = normalize_path(payload["prefix"].get<std::string>());
-  answer.base_prefix = payload.value("base_prefix", answer.prefix);
-  answer.version = payload.value("version", std::string{});
+  // An interpreter that answers with wrong types is a bad answer, not an exception (issue 21,
+  // item 8: it made the run exit 3).
+  const auto text = [&payload](const char* key, const std::string& fallback) {
+    const auto it = payload.find(key);
+    return it != payload.end() && it->is_string() ? it->get<std::string>() : fallback;
+  };
+  answer.base_prefix = text("base_prefix", answer.prefix);
+  answer.version = text("version", std::string{});
   if (const auto it = payload.find("site_packages"); it != payload.end() && it->is_array()) {
     for (const nlohmann::json& entry : *it) {
       if (entry.is_string() && entry.get<std::string>().starts_with('/')) {

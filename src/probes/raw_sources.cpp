@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "probes/paths.hpp"
 #include "probes/run_capture.hpp"
 
 namespace gpucheck::probes {
@@ -84,14 +85,17 @@ std::map<std::string, std::string> collect_raw_sources(const Sysroot& root) {
   const bool live = root.root() == "/";
   std::map<std::string, std::string> sources;
 
+  // Links are resolved inside the sysroot (read_resolved): an absolute link in a fixture or a
+  // container root must not copy a host file such as /etc/shadow into the bundle (issue 21,
+  // item 12).
   sources["proc-driver-nvidia-version.txt"] =
-      root.read("/proc/driver/nvidia/version")
+      read_resolved(root, "/proc/driver/nvidia/version")
           .value_or("(/proc/driver/nvidia/version is absent or unreadable: no NVIDIA kernel "
                     "module loaded)\n");
 
   const std::optional<std::string> log =
       live ? run_first(root, {"/usr/bin/dmesg", "/bin/dmesg"}, "--kernel")
-           : root.read("/var/log/dmesg");
+           : read_resolved(root, "/var/log/dmesg");
   if (!log) {
     sources["dmesg-nvidia.txt"] =
         "(the kernel log could not be read: dmesg needs root, or kernel.dmesg_restrict=0)\n";
@@ -103,7 +107,7 @@ std::map<std::string, std::string> collect_raw_sources(const Sysroot& root) {
 
   const std::optional<std::string> cache =
       live ? run_first(root, {"/sbin/ldconfig", "/usr/sbin/ldconfig", "/usr/bin/ldconfig"}, "-p")
-           : root.read("/etc/ld.so.cache.txt");
+           : read_resolved(root, "/etc/ld.so.cache.txt");
   if (!cache) {
     sources["ldconfig-nvidia.txt"] = "(ldconfig -p could not be run)\n";
   } else {

@@ -9,6 +9,8 @@
 
 #include <cerrno>
 
+#include "probes/path_trust.hpp"
+
 extern char** environ; // NOLINT(readability-redundant-declaration)
 
 namespace gpucheck::probes {
@@ -16,6 +18,11 @@ namespace gpucheck::probes {
 std::optional<std::string> run_capture(const std::vector<std::string>& argv,
                                        std::chrono::milliseconds deadline) {
   if (argv.empty()) {
+    return std::nullopt;
+  }
+  // The last guard of the root policy (path_trust.hpp): callers that can say why in the report
+  // check first; here a program another user could have replaced is simply not run.
+  if (root_policy_applies() && untrusted_reason(Sysroot("/"), argv[0], ::geteuid())) {
     return std::nullopt;
   }
   int fds[2];
@@ -32,8 +39,16 @@ std::optional<std::string> run_capture(const std::vector<std::string>& argv,
     args.push_back(const_cast<char*>(arg.c_str()));
   }
   args.push_back(nullptr);
+  // A process group of its own: on timeout the whole group is killed, so a helper's own
+  // children (a compiler driver's) do not outlive it (issue 21, item 11).
+  posix_spawnattr_t attributes;
+  ::posix_spawnattr_init(&attributes);
+  ::posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  ::posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
-  const int spawned = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  const int spawned =
+      ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, args.data(), environ);
+  ::posix_spawnattr_destroy(&attributes);
   ::posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
   if (spawned != 0) {
@@ -90,7 +105,7 @@ std::optional<std::string> run_capture(const std::vector<std::string>& argv,
     ::usleep(2000);
   }
   if (!reaped) {
-    ::kill(pid, SIGKILL);
+    ::kill(-pid, SIGKILL);
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }

@@ -1,5 +1,11 @@
 #include "probes/sysroot.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -36,20 +42,36 @@ bool Sysroot::is_directory(std::string_view absolute) const {
 }
 
 std::optional<std::string> Sysroot::read(std::string_view absolute) const {
-  std::ifstream in(path(absolute), std::ios::binary);
-  if (!in) {
+  // Regular files only, opened without blocking: a FIFO named METADATA or pyvenv.cfg hung the
+  // run (issue 21, item 5); a device could be read without end.
+  const int fd = ::open(path(absolute).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    ::close(fd);
     return std::nullopt;
   }
   // Grow as the file does: most files read here are sysfs attributes of a few bytes.
   constexpr size_t k_max = 1 << 20;
   std::string data;
   char chunk[4096];
-  while (data.size() < k_max && in.read(chunk, sizeof chunk).gcount() > 0) {
-    data.append(chunk, static_cast<size_t>(in.gcount()));
+  while (data.size() < k_max) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) {
+      break;
+    }
+    data.append(chunk, static_cast<size_t>(n));
   }
-  if (in.bad()) {
-    return std::nullopt;
-  }
+  ::close(fd);
   data.resize(std::min(data.size(), k_max));
   return data;
 }

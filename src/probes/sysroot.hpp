@@ -20,7 +20,8 @@ public:
   [[nodiscard]] std::string path(std::string_view absolute) const;
   [[nodiscard]] bool exists(std::string_view absolute) const;
   [[nodiscard]] bool is_directory(std::string_view absolute) const;
-  /// Whole file, or nullopt when it cannot be read. Bounded to 1 MiB.
+  /// Whole file, or nullopt when it cannot be read or is not a regular file (a FIFO or a device
+  /// is never read: it could block or never end). Bounded to 1 MiB.
   [[nodiscard]] std::optional<std::string> read(std::string_view absolute) const;
   /// First line without the newline, trimmed.
   [[nodiscard]] std::optional<std::string> read_line(std::string_view absolute) const;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "probes/collect.hpp"
+#include "probes/path_trust.hpp"
 #include "probes/paths.hpp"
 #include "probes/run_capture.hpp"
 #include "probes/toolkit_version.hpp"
@@ -71,7 +72,8 @@ bool looks_like_toolkit(const Sysroot& root, const std::string& dir) {
 
 } // namespace
 
-ToolkitInfo probe_toolkit(const Sysroot& root, const Environment& env) {
+ToolkitInfo probe_toolkit(const Sysroot& root, const Environment& env,
+                          std::vector<ProbeIssue>* notes) {
   ToolkitInfo info;
   info.cuda_home = env.get("CUDA_HOME");
   info.cuda_path = env.get("CUDA_PATH");
@@ -81,7 +83,9 @@ ToolkitInfo probe_toolkit(const Sysroot& root, const Environment& env) {
     const std::string real = resolve_path(root, *info.nvcc_path).value_or(*info.nvcc_path);
     nvcc_toolkit = parent_path(parent_path(real)); // <toolkit>/bin/nvcc
     info.nvcc_version = read_toolkit_version(root, *nvcc_toolkit);
-    if (!info.nvcc_version && root.root() == "/") {
+    std::vector<ProbeIssue> refused;
+    if (!info.nvcc_version && root.root() == "/" &&
+        may_run_as_root(root, *info.nvcc_path, "run nvcc", notes != nullptr ? *notes : refused)) {
       // No version file next to it (a distribution's nvcc in /usr/bin): ask nvcc itself.
       if (const std::optional<std::string> out =
               run_capture({real, "--version"}, k_nvcc_deadline)) {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
+#include <optional>
 
 #include "probes/paths.hpp"
 
@@ -23,6 +23,44 @@ bool is_version_text(std::string_view text) {
     }
   }
   return true;
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+/// How many blanks (space, tab, newline) `text` starts with.
+size_t skip_spaces(std::string_view text) {
+  size_t n = 0;
+  while (n < text.size() && std::isspace(static_cast<unsigned char>(text[n])) != 0) {
+    ++n;
+  }
+  return n;
+}
+
+/// The version `text` starts with: at least `min_parts` dot-separated numbers ("12.4.131"), at
+/// most `max_parts` of them (0: any), or nullopt.
+std::optional<std::string> dotted_version(std::string_view text, size_t min_parts,
+                                          size_t max_parts = 0) {
+  size_t end = 0;
+  size_t parts = 0;
+  while (end < text.size() && is_digit(text[end])) {
+    size_t next = end;
+    while (next < text.size() && is_digit(text[next])) {
+      ++next;
+    }
+    ++parts;
+    end = next;
+    if ((max_parts != 0 && parts == max_parts) || end + 1 >= text.size() || text[end] != '.' ||
+        !is_digit(text[end + 1])) {
+      break;
+    }
+    ++end; // the dot
+  }
+  if (parts < min_parts) {
+    return std::nullopt;
+  }
+  return std::string(text.substr(0, end));
 }
 
 } // namespace
@@ -45,23 +83,57 @@ std::optional<std::string> parse_version_json(std::string_view text, std::string
 }
 
 std::optional<std::string> parse_version_txt(std::string_view text) {
-  static const std::regex k_pattern(R"(CUDA Version\s+([0-9]+(\.[0-9]+)+))");
-  std::match_results<std::string_view::const_iterator> match;
-  if (!std::regex_search(text.begin(), text.end(), match, k_pattern)) {
-    return std::nullopt;
+  // "CUDA Version 12.4.1": a linear scan, no regex (a 230 KB version.txt overflowed std::regex).
+  constexpr std::string_view k_label = "CUDA Version";
+  for (size_t at = text.find(k_label); at != std::string_view::npos;
+       at = text.find(k_label, at + 1)) {
+    std::string_view rest = text.substr(at + k_label.size());
+    const size_t spaces = skip_spaces(rest);
+    if (spaces == 0) {
+      continue;
+    }
+    if (std::optional<std::string> version = dotted_version(rest.substr(spaces), 2)) {
+      return version;
+    }
   }
-  return match[1].str();
+  return std::nullopt;
 }
 
 std::optional<std::string> parse_nvcc_version_output(std::string_view text) {
-  static const std::regex k_full(R"(release\s+[0-9.]+,\s*V([0-9]+(\.[0-9]+)+))");
-  static const std::regex k_release(R"(release\s+([0-9]+\.[0-9]+))");
-  std::match_results<std::string_view::const_iterator> match;
-  if (std::regex_search(text.begin(), text.end(), match, k_full) ||
-      std::regex_search(text.begin(), text.end(), match, k_release)) {
-    return match[1].str();
+  // "Cuda compilation tools, release 12.4, V12.4.131": the V version, else the release's.
+  constexpr std::string_view k_release = "release";
+  std::optional<std::string> short_version;
+  for (size_t at = text.find(k_release); at != std::string_view::npos;
+       at = text.find(k_release, at + 1)) {
+    std::string_view rest = text.substr(at + k_release.size());
+    const size_t spaces = skip_spaces(rest);
+    if (spaces == 0) {
+      continue;
+    }
+    rest.remove_prefix(spaces);
+    size_t digits = 0;
+    while (digits < rest.size() && (is_digit(rest[digits]) || rest[digits] == '.')) {
+      ++digits;
+    }
+    if (digits == 0) {
+      continue;
+    }
+    if (!short_version) {
+      short_version = dotted_version(rest, 2, 2);
+    }
+    std::string_view after = rest.substr(digits);
+    if (after.empty() || after.front() != ',') {
+      continue;
+    }
+    after.remove_prefix(1);
+    after.remove_prefix(skip_spaces(after));
+    if (!after.empty() && after.front() == 'V') {
+      if (std::optional<std::string> version = dotted_version(after.substr(1), 2)) {
+        return version;
+      }
+    }
   }
-  return std::nullopt;
+  return short_version;
 }
 
 std::optional<std::string> dist_info_version(std::string_view dir_name, std::string_view base) {

@@ -3,17 +3,23 @@
 #include <nlohmann/json.hpp>
 
 #include "gpucheck/model/json.hpp"
+#include "render/utf8.hpp"
 
 namespace gpucheck::render {
 
+std::string dump_valid_json(nlohmann::json j) {
+  // Bytes that are not UTF-8 (an environment value, a path, sysfs text) become visible "\xNN"
+  // text; `replace` is the last guard, so that dump never throws.
+  make_valid_utf8(j);
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 std::string render_json(const Report& report) {
-  nlohmann::json j = report;
-  return j.dump(2) + "\n";
+  return dump_valid_json(report);
 }
 
 std::string render_snapshot_json(const SystemSnapshot& snapshot) {
-  nlohmann::json j = snapshot;
-  return j.dump(2) + "\n";
+  return dump_valid_json(snapshot);
 }
 
 } // namespace gpucheck::render

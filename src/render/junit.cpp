@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "render/utf8.hpp"
+
 namespace gpucheck::render {
 
 namespace {
@@ -66,10 +68,21 @@ std::string system_out(const CheckResult& result) {
 
 } // namespace
 
-std::string xml_escape(std::string_view text, bool attribute) {
+std::string xml_escape(std::string_view raw, bool attribute) {
+  // XML must be UTF-8 here: bytes that are not become visible "\xNN" text first.
+  const std::string valid = visible_utf8(raw);
+  const std::string_view text = valid;
   std::string out;
   out.reserve(text.size());
-  for (const char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    // U+FFFE and U+FFFF (EF BF BE/BF) are UTF-8 but not XML characters.
+    if (c == '\xEF' && i + 2 < text.size() && text[i + 1] == '\xBF' &&
+        (text[i + 2] == '\xBE' || text[i + 2] == '\xBF')) {
+      out += fmt::format("\\u{:04X}", text[i + 2] == '\xBE' ? 0xFFFE : 0xFFFF);
+      i += 2;
+      continue;
+    }
     const auto u = static_cast<unsigned char>(c);
     switch (c) {
     case '&':
@@ -97,7 +110,12 @@ std::string xml_escape(std::string_view text, bool attribute) {
       out += attribute ? "&#9;" : "\t";
       break;
     default:
-      out += (u < 0x20 || u == 0x7f) ? '?' : c;
+      // Control characters are not allowed in XML 1.0: written as visible "\xNN" text.
+      if (u < 0x20 || u == 0x7f) {
+        out += fmt::format("\\x{:02x}", u);
+      } else {
+        out += c;
+      }
     }
   }
   return out;

@@ -22,10 +22,15 @@ constexpr int k_ipv6_groups = 8;
 
 /// Words of the GPU stack's own vocabulary: a user or host with such a name is replaced in home
 /// paths only, never wherever the word stands (that would eat "/usr/lib/nvidia").
-constexpr std::array<std::string_view, 24> k_vocabulary = {
-    "root", "nobody", "nvidia", "cuda",   "gpu",   "lib",  "lib64", "local",
-    "usr",  "share",  "bin",    "opt",    "home",  "etc",  "dev",   "proc",
-    "sys",  "python", "conda",  "docker", "admin", "user", "test",  "localhost"};
+/// Words a user or host may be named that are also the stack's or the report's own vocabulary
+/// (statuses, severities, check-id parts, modes): such a name is replaced in home paths only, so
+/// that USER=pass or USER=driver neither breaks nor mangles the report (issue 21, item 9).
+constexpr std::array<std::string_view, 44> k_vocabulary = {
+    "root",  "nobody",  "nvidia", "cuda",   "gpu",   "lib",       "lib64",  "local", "usr",
+    "share", "bin",     "opt",    "home",   "etc",   "dev",       "proc",   "sys",   "python",
+    "conda", "docker",  "admin",  "user",   "test",  "localhost", "pass",   "warn",  "fail",
+    "skip",  "error",   "info",   "driver", "libs",  "env",       "compat", "fw",    "gate",
+    "gates", "toolkit", "system", "replay", "quick", "standard",  "host",   "mig"};
 
 bool is_word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
@@ -215,10 +220,22 @@ void collect_versions(const nlohmann::json& j, std::string_view key, std::set<st
 }
 
 /// Every string in a JSON document (values only; keys name fields or variables).
+/// Members whose values are the report's own vocabulary (ids, codes, closed sets): never
+/// redacted, whatever a user is called.
+bool is_vocabulary_key(std::string_view key) {
+  for (std::string_view name : {"check_id", "code", "status", "severity", "overall", "mode", "kind",
+                                "unit", "probe", "found_by", "source", "verdict"}) {
+    if (key == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void for_each_string(nlohmann::json& j, std::string_view key,
                      const std::function<void(std::string&)>& visit) {
   if (j.is_string()) {
-    if (!is_version_key(key)) {
+    if (!is_version_key(key) && !is_vocabulary_key(key)) {
       visit(j.get_ref<std::string&>());
     }
   } else if (j.is_object()) {
@@ -452,8 +469,11 @@ std::string Redactor::replace_macs(std::string_view text) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
-    const bool bounded_before =
-        i == 0 || (!is_word_char(text[i - 1]) && text[i - 1] != ':' && text[i - 1] != '-');
+    // A '-' before a colon-separated MAC is a name's separator ("eth0-02:42:..." leaked); before
+    // a dash-separated one it may be part of a longer run of hex groups.
+    const bool colon_form = i + 2 < text.size() && text[i + 2] == ':';
+    const bool bounded_before = i == 0 || (!is_word_char(text[i - 1]) && text[i - 1] != ':' &&
+                                           (text[i - 1] != '-' || colon_form));
     const size_t end = i + k_mac_length;
     const bool bounded_after =
         end >= text.size() || (!is_word_char(text[end]) && text[end] != ':' && text[end] != '-');
@@ -492,8 +512,36 @@ std::string Redactor::replace_ipv4(std::string_view text) {
       });
 }
 
+namespace {
+
+/// "scheme://user:secret@host" with the user information replaced by "credentials": a token in a
+/// captured variable (a proxy or index URL) must not reach a ticket.
+std::string replace_url_credentials(std::string_view text) {
+  std::string out;
+  size_t from = 0;
+  for (size_t scheme = text.find("://"); scheme != std::string_view::npos;
+       scheme = text.find("://", scheme + 3)) {
+    const size_t start = scheme + 3;
+    size_t end = start;
+    while (end < text.size() && text[end] != '@' && text[end] != '/' &&
+           std::isspace(static_cast<unsigned char>(text[end])) == 0) {
+      ++end;
+    }
+    if (end < text.size() && text[end] == '@' && end > start && start >= from) {
+      out.append(text.substr(from, start - from));
+      out += "credentials";
+      from = end;
+    }
+  }
+  out.append(text.substr(std::min(from, text.size())));
+  return out;
+}
+
+} // namespace
+
 std::string Redactor::scrub(std::string_view text) {
-  std::string out = replace_home_users(text);
+  std::string out = replace_url_credentials(text);
+  out = replace_home_users(out);
   out = replace_literals(std::move(out));
   out = replace_uuids(out);
   out = replace_macs(out);

@@ -2,7 +2,9 @@
 // validity, never the ids or codes of the live checks (those change as checks are written).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -407,7 +409,92 @@ TEST(Cli, FailingToWriteTheReportIsAnInternalError) {
   RunSpec spec{{"--from-snapshot", snapshot_file("h200_healthy"), "--json"},
                {{"SOURCE_DATE_EPOCH", "1700000000"}},
                "/dev/full"};
-  EXPECT_EQ(run_gpucheck(spec).exit_code, 3);
+  const RunResult r = run_gpucheck(spec);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("cannot write the report to stdout"), std::string::npos) << r.err;
+}
+
+// Issue 21 item 7: 1e400 in a snapshot or a --matrix file is a usage error naming the path.
+TEST(Cli, NumberOverflowInInputFilesIsAUsageErrorNamingThePath) {
+  const std::string dir = ::testing::TempDir();
+  const std::string snapshot = dir + "/overflow_snapshot.json";
+  std::ofstream(snapshot) << "{\"format_version\": 1, \"host\": {\"cpu_count\": 1e400}}";
+  RunResult r = run_gpucheck({"--from-snapshot", snapshot});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("overflow_snapshot.json: not valid JSON at $.host.cpu_count"),
+            std::string::npos)
+      << r.err;
+  // The usage error comes alone, with no progress line before it.
+  EXPECT_EQ(r.err.rfind("gpucheck: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find("replaying"), std::string::npos) << r.err;
+  const std::string matrix = dir + "/overflow_matrix.json";
+  std::ofstream(matrix) << "{\"matrix_version\": 1e400}";
+  r = run_gpucheck({"--matrix", matrix, "--from-snapshot", snapshot_file("h200_healthy")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("not valid JSON at $.matrix_version"), std::string::npos) << r.err;
+  // 200k nested arrays: refused at the depth cap, no crash.
+  std::ofstream(snapshot) << std::string(200000, '[') << std::string(200000, ']');
+  r = run_gpucheck({"--from-snapshot", snapshot});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("nested deeper than"), std::string::npos) << r.err;
+}
+
+// Issue 21 item 4: std::regex overflowed the stack on long names; now linear and capped.
+TEST(Cli, HugeNamesAndHostilePatternsNeitherCrashNorHang) {
+  const std::string dir = ::testing::TempDir();
+  const RunResult long_gpu = run_gpucheck(
+      {"matrix", "--driver", "580.95.05", "--gpu", std::string(100 * 1024, 'H') + " H100"});
+  EXPECT_TRUE(long_gpu.exit_code == 0 || long_gpu.exit_code == 2) << long_gpu.err;
+  std::ifstream in(snapshot_file("h200_healthy"));
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json snapshot = nlohmann::json::parse(text.str());
+  for (auto& gpu : snapshot["gpus"]) {
+    gpu["name"] = std::string(300 * 1024, 'A') + " H200";
+  }
+  const std::string huge = dir + "/huge_name.json";
+  std::ofstream(huge) << snapshot.dump();
+  const RunResult replay = run_gpucheck({"--from-snapshot", huge, "--json"});
+  EXPECT_TRUE(replay.exit_code == 0 || replay.exit_code == 1) << replay.err;
+  // A --matrix whose pattern nests too deep is refused when it is read (exit 2).
+  std::ifstream matrix_in(std::string(GPUCHECK_SOURCE_DIR) + "/data/compat/matrix.json");
+  std::stringstream matrix_text;
+  matrix_text << matrix_in.rdbuf();
+  nlohmann::json matrix = nlohmann::json::parse(matrix_text.str());
+  matrix["gpus"][0]["pattern"] = std::string(5000, '(') + "a" + std::string(5000, ')');
+  const std::string nested = dir + "/nested_matrix.json";
+  std::ofstream(nested) << matrix.dump();
+  const RunResult refused =
+      run_gpucheck({"--matrix", nested, "--from-snapshot", snapshot_file("h200_healthy")});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("pattern"), std::string::npos) << refused.err;
+  // (a|aa)*c is linear now: a 30-character name no longer takes 12 s.
+  matrix["gpus"][0]["pattern"] = "(a|aa)*c";
+  const std::string slow = dir + "/slow_matrix.json";
+  std::ofstream(slow) << matrix.dump();
+  const auto started = std::chrono::steady_clock::now();
+  const RunResult fast = run_gpucheck(
+      {"--matrix", slow, "matrix", "--driver", "580.95.05", "--gpu", std::string(30, 'a')});
+  EXPECT_NE(fast.exit_code, 139) << fast.err;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5.0);
+}
+
+// Issue 21, Low: list, explain and --help exited 0 when stdout could not be written.
+TEST(Cli, ListExplainAndHelpFailWhenStdoutCannotBeWritten) {
+  if (::access("/dev/full", W_OK) != 0) {
+    GTEST_SKIP() << "/dev/full is not writable here";
+  }
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"list"}, {"explain", "all"}, {"--help"}, {"--version"}}) {
+    const RunResult r = run_gpucheck(RunSpec{args, {}, "/dev/full"});
+    EXPECT_EQ(r.exit_code, 3) << args[0];
+    EXPECT_NE(r.err.find("cannot write to stdout"), std::string::npos) << args[0] << r.err;
+  }
+}
+
+TEST(Cli, HelpStatesTheTimeoutRange) {
+  const RunResult r = run_gpucheck({"--help"});
+  EXPECT_NE(r.out.find("0.01 to 86400"), std::string::npos) << r.out;
 }
 
 } // namespace

@@ -222,6 +222,19 @@ TEST(GatesCli, MalformedGatesAreUsageErrors) {
       {{"--ignore", "no.such_code"}, "not a finding code"},
       {{"--config", "/nonexistent/gpucheck.toml"}, "gpucheck.toml"},
       {{"--config", temp_file("bad.json", "{\"require\": [")}, "not valid JSON"},
+      // Issue 21 item 7: a number that overflows aborted the run (SIGABRT); now exit 2 with
+      // the file, the JSON path and the problem.
+      {{"--config", temp_file("overflow.json", "{\"min\": {\"h2d_gbps\": 1e400}}")},
+       "overflow.json' is not valid JSON at $.min.h2d_gbps (byte"},
+      {{"--config", temp_file("overflow.json", "{\"min\": {\"h2d_gbps\": 1e400}}")},
+       "number overflow"},
+      // Item 8: a config that never ends is capped, not read into memory without end.
+      {{"--config", "/dev/zero"}, "larger than"},
+      // Item 10: time limits have a range, and the message says it.
+      {{"--timeout", "1e300"}, "0.01 to 86400"},
+      {{"--timeout", "1e-300"}, "0.01 to 86400"},
+      {{"--probe-timeout", "1e300"}, "0.01 to 86400"},
+      {{"--probe-timeout", "0"}, "0.01 to 86400"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"--from-snapshot", snapshot_path("h200_healthy")};

@@ -2,6 +2,7 @@
 // plus refused files; exit codes 0, 1 and 2 as docs/fleet.md promises.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -72,6 +73,24 @@ TEST(MergeCli, MergesADirectoryAndRefusesGarbage) {
 
   const RunResult md = run_gpucheck({"merge", "--format", "markdown", dir.string()});
   EXPECT_EQ(md.out.rfind("## gpucheck fleet report\n", 0), 0u) << md.out;
+}
+
+// Issue 21 items 5, 7: a number that overflows in one input loses that input only (with a note
+// naming the JSON path), and a FIFO named *.json in the directory is not opened (it hung).
+TEST(MergeCli, AnOverflowingNumberSkipsThatReportAndAFifoIsNotOpened) {
+  const fs::path dir = fresh_dir("overflow");
+  const std::vector<Made> made = make_reports(dir);
+  ASSERT_GE(made.size(), 2u);
+  std::ofstream(dir / "overflow.json") << "{\"context\": {\"x\": 1e400}, \"results\": []}";
+  ASSERT_EQ(::mkfifo((dir / "fifo.json").c_str(), 0600), 0);
+  const RunResult r = run_gpucheck({"merge", "--json", dir.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const json table = json::parse(r.out);
+  EXPECT_EQ(table["summary"]["nodes"], made.size());
+  EXPECT_EQ(table["summary"]["rejected"], 1);
+  EXPECT_NE(r.err.find("overflow.json: not valid JSON (at $.context.x (byte"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("number overflow"), std::string::npos) << r.err;
 }
 
 TEST(MergeCli, ExitZeroWhenEveryNodePasses) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -257,6 +258,132 @@ TEST(ReportOutputs, OutputToDashReplacesTheTerminalFormat) {
   const RunResult r =
       run_gpucheck({"--from-snapshot", snapshot_file("h200_healthy"), "--output", "junit:-"});
   EXPECT_EQ(r.out.rfind("<?xml", 0), 0u) << r.out;
+}
+
+// Issue 21 item 1: special files are written into, never replaced; links are refused.
+TEST(ReportOutputs, DevNullAndDevStdoutAreWrittenIntoNotReplaced) {
+  const std::string snapshot = snapshot_file("h200_healthy");
+  RunResult r =
+      run_gpucheck({"--from-snapshot", snapshot, "--quick", "--output", "json:/dev/null"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  struct stat info {};
+  ASSERT_EQ(::lstat("/dev/null", &info), 0);
+  EXPECT_TRUE(S_ISCHR(info.st_mode));
+  // /dev/stdout is the run's stdout, whatever that is (here a capture file, which a rename
+  // would have replaced): the JSON lands there, before the terminal's text report.
+  r = run_gpucheck({"--from-snapshot", snapshot, "--output", "json:/dev/stdout"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const size_t brace = r.out.find('{');
+  ASSERT_NE(brace, std::string::npos) << r.out;
+  EXPECT_FALSE(json::parse(r.out.substr(brace, r.out.rfind('}') - brace + 1), nullptr, false)
+                   .is_discarded());
+}
+
+TEST(ReportOutputs, DevFullIsAWriteFailureExit3AndStdoutStillGetsTheReport) {
+  if (::access("/dev/full", W_OK) != 0) {
+    GTEST_SKIP() << "/dev/full is not writable here";
+  }
+  const RunResult r = run_gpucheck(
+      {"--from-snapshot", snapshot_file("h200_healthy"), "--output", "json:/dev/full"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("cannot write '/dev/full': No space left"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("NVIDIA H200"), std::string::npos) << "the terminal report is still written";
+  const RunResult snapshot = run_gpucheck(
+      {"--from-snapshot", snapshot_file("h200_healthy"), "snapshot", "-o", "/dev/full"});
+  EXPECT_EQ(snapshot.exit_code, 3) << snapshot.err;
+  EXPECT_NE(snapshot.err.find("No space left"), std::string::npos) << snapshot.err;
+}
+
+TEST(ReportOutputs, LinksAreRefusedBeforeTheRunAndLeftAsTheyAre) {
+  FixtureTree dir;
+  dir.file("/victim", "root-only data");
+  const std::string snapshot = snapshot_file("h200_healthy");
+  dir.symlink("/r.json", dir.host("/victim"));
+  expect_output_error(run_gpucheck({"--from-snapshot", snapshot, "--output", dir.host("/r.json")}),
+                      "symbolic link");
+  dir.symlink("/b.tar.gz", dir.host("/victim"));
+  expect_output_error(
+      run_gpucheck({"--from-snapshot", snapshot, "--bundle", dir.host("/b.tar.gz")}),
+      "symbolic link");
+  dir.symlink("/dangling.json", dir.host("/would-be-created"));
+  expect_output_error(
+      run_gpucheck({"--from-snapshot", snapshot, "--output", dir.host("/dangling.json")}),
+      "symbolic link to nothing");
+  const RunResult r =
+      run_gpucheck({"--from-snapshot", snapshot, "snapshot", "-o", dir.host("/r.json")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("symbolic link"), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(dir.host("/victim")), "root-only data");
+  EXPECT_FALSE(std::filesystem::exists(dir.host("/would-be-created")));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.host("/r.json")));
+}
+
+TEST(ReportOutputs, SnapshotOutputIsWrittenAtomically) {
+  FixtureTree dir;
+  const std::string path = dir.host("/s.json");
+  const RunResult r =
+      run_gpucheck({"--from-snapshot", snapshot_file("h200_healthy"), "snapshot", "-o", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(json::parse(read_file(path), nullptr, false).is_discarded());
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.root())) {
+    ++entries;
+  }
+  EXPECT_EQ(entries, 1u);
+}
+
+// Issue 21 item 3: bytes that are not UTF-8 in an environment value, a library path and sysfs
+// text leave every format valid, the bytes visible as "\xNN".
+TEST(ReportOutputs, NonUtf8BytesAnywhereStillGiveValidReportsInEveryFormat) {
+  FixtureTree dir;
+  FixtureTree root;
+  root.file("/proc/driver/nvidia/version",
+            "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  "
+            "(builder@h\xff\xfe)\nGCC version:  gcc \xc3\x28\n");
+  root.file("/etc/os-release", "PRETTY_NAME=\"Linux \xff\x01\"\n");
+  const std::map<std::string, std::string> env{{"CUDA_VISIBLE_DEVICES", "0\xff"},
+                                               {"LD_LIBRARY_PATH", "/opt/\xfe\xfd/lib"},
+                                               {"GPUCHECK_SYSROOT", root.root()},
+                                               {"SOURCE_DATE_EPOCH", "1700000000"}};
+  const auto run = [&](std::vector<std::string> args) {
+    return run_gpucheck(RunSpec{std::move(args), env, std::nullopt});
+  };
+  const RunResult as_json = run({"--quick", "--json"});
+  EXPECT_NE(as_json.exit_code, 3) << as_json.err;
+  const json report = json::parse(as_json.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << as_json.err;
+  EXPECT_EQ(report["snapshot"]["environment"]["variables"]["CUDA_VISIBLE_DEVICES"], "0\\xff");
+  const Expected<testing::JsonSchema> schema =
+      testing::JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
+  ASSERT_TRUE(schema);
+  EXPECT_TRUE(schema->validate(report).empty());
+
+  const RunResult as_junit = run({"--quick", "--format", "junit"});
+  EXPECT_NE(as_junit.exit_code, 3) << as_junit.err;
+  std::ofstream(dir.host("/stdout.xml")) << as_junit.out;
+  const std::string xsd = std::string(GPUCHECK_TEST_DATA_DIR) + "/data/junit.xsd";
+  ToolResult valid = run_tool({"xmllint", "--noout", "--schema", xsd, dir.host("/stdout.xml")});
+  EXPECT_EQ(valid.exit_code, 0) << valid.output;
+
+  const RunResult files =
+      run({"--quick", "--output", dir.host("/r.json"), "--output", dir.host("/r.xml"), "--output",
+           dir.host("/r.md"), "--bundle", dir.host("/b.tar.gz")});
+  EXPECT_NE(files.exit_code, 3) << files.err;
+  EXPECT_FALSE(json::parse(read_file(dir.host("/r.json")), nullptr, false).is_discarded());
+  valid = run_tool({"xmllint", "--noout", "--schema", xsd, dir.host("/r.xml")});
+  EXPECT_EQ(valid.exit_code, 0) << valid.output;
+  EXPECT_TRUE(std::filesystem::exists(dir.host("/r.md")));
+  dir.dir("/x");
+  EXPECT_EQ(run_tool({"tar", "-xzf", dir.host("/b.tar.gz"), "-C", dir.host("/x")}).exit_code, 0);
+
+  const RunResult snapshot = run({"snapshot", "-o", dir.host("/s.json")});
+  EXPECT_EQ(snapshot.exit_code, 0) << snapshot.err;
+  const json saved = json::parse(read_file(dir.host("/s.json")), nullptr, false);
+  ASSERT_FALSE(saved.is_discarded());
+  // The saved snapshot replays.
+  const RunResult replay = run_gpucheck({"--from-snapshot", dir.host("/s.json"), "--json"});
+  EXPECT_NE(replay.exit_code, 3) << replay.err;
+  EXPECT_NE(replay.exit_code, 2) << replay.err;
 }
 
 } // namespace

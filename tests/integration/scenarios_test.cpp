@@ -1093,5 +1093,104 @@ TEST(PythonFiles, InterpreterWhoseFilesCannotSayIsAsked) {
   EXPECT_EQ(env["frameworks"].at(0)["name"], "pytorch");
 }
 
+// Issue 21 items 5/6: as root (here the test hook GPUCHECK_TEST_TREAT_AS_ROOT=1, which only
+// makes gpucheck run less), nothing runs from a place another user can write, unless the user
+// named it (--python); the report says what was not run and why (probe issue "root_safety").
+std::vector<std::string> root_safety_notes(const nlohmann::json& report) {
+  std::vector<std::string> notes;
+  for (const auto& issue : report["snapshot"]["probe_issues"]) {
+    if (issue["probe"] == "root_safety") {
+      notes.push_back(issue["message"].get<std::string>());
+    }
+  }
+  return notes;
+}
+
+TEST(RootSafety, AnInterpreterInAWorldWritableVenvIsNotRunAsRootUnlessNamed) {
+  FixtureTree tree;
+  const std::string python = fake_python_venv(tree, "echo '{\"version\": \"2.11.0\"}' >&3");
+  const std::map<std::string, std::string> env{{"PATH", tree.host("/venv/bin")},
+                                               {"HOME", "/nonexistent"},
+                                               {"GPUCHECK_TEST_TREAT_AS_ROOT", "1"}};
+  const std::vector<std::string> args{"--json", "--quick", "--only", "fw", "--import"};
+  // Healthy twin: a closed venv runs (as the PythonFiles test shows without the hook).
+  fs::permissions(tree.host("/venv"), fs::perms::owner_all | fs::perms::group_read |
+                                          fs::perms::group_exec | fs::perms::others_read |
+                                          fs::perms::others_exec);
+  cli_test::RunResult run =
+      cli_test::run_gpucheck({.args = args, .env = env, .inherit_env = false});
+  EXPECT_TRUE(fs::exists(tree.host("/ran"))) << run.err;
+  nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  EXPECT_TRUE(root_safety_notes(report).empty());
+
+  // Anyone may write the venv: its interpreter (and the .pth files it would run) stay unrun.
+  fs::remove(tree.host("/ran"));
+  fs::permissions(tree.host("/venv"), fs::perms::all);
+  run = cli_test::run_gpucheck({.args = args, .env = env, .inherit_env = false});
+  EXPECT_FALSE(fs::exists(tree.host("/ran"))) << "ran an interpreter another user could replace";
+  report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  // Two refusals: the interpreter, and the venv's cuDNN wheel, which a probe child would have
+  // loaded by path (its constructor would run as root).
+  const std::vector<std::string> notes = root_safety_notes(report);
+  ASSERT_EQ(notes.size(), 2u) << report["snapshot"]["probe_issues"].dump(1);
+  const std::string joined = notes[0] + "\n" + notes[1];
+  EXPECT_NE(joined.find("did not run the Python interpreter '" + python + "' as root"),
+            std::string::npos)
+      << joined;
+  EXPECT_NE(joined.find("did not load the cuDNN copy '" + tree.host("/venv/lib/python3.12/"
+                                                                     "site-packages/nvidia/cudnn/"
+                                                                     "lib/libcudnn.so.9") +
+                        "' as root"),
+            std::string::npos)
+      << joined;
+  EXPECT_NE(notes[0].find("writable by every user"), std::string::npos) << notes[0];
+  // The frameworks are still read from the venv's files.
+  EXPECT_EQ(report["snapshot"]["python_environments"].at(0)["frameworks"].at(0)["name"],
+            "pytorch");
+
+  // Named on the command line: the user's own choice, run.
+  run = cli_test::run_gpucheck(
+      {.args = {"--json", "--quick", "--only", "fw", "--import", "--python", python},
+       .env = env,
+       .inherit_env = false});
+  EXPECT_TRUE(fs::exists(tree.host("/ran"))) << run.err;
+}
+
+TEST(RootSafety, NvccInAWorldWritableDirectoryIsNotRunAsRoot) {
+  FixtureTree tree;
+  tree.file("/tools/bin/nvcc",
+            "#!/bin/sh\n: > '" + tree.host("/ran") +
+                "'\necho 'Cuda compilation tools, release 12.8, V12.8.93'\n",
+            0755);
+  fs::permissions(tree.host("/tools/bin"), fs::perms::owner_all | fs::perms::group_read |
+                                               fs::perms::group_exec | fs::perms::others_read |
+                                               fs::perms::others_exec);
+  const std::map<std::string, std::string> env{{"PATH", tree.host("/tools/bin") + ":/usr/bin:/bin"},
+                                               {"HOME", "/nonexistent"},
+                                               {"GPUCHECK_TEST_TREAT_AS_ROOT", "1"}};
+  const std::vector<std::string> args{"--json", "--quick", "--only", "compat.toolkit_driver"};
+  cli_test::RunResult run =
+      cli_test::run_gpucheck({.args = args, .env = env, .inherit_env = false});
+  nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  EXPECT_TRUE(fs::exists(tree.host("/ran")));
+  EXPECT_EQ(report["snapshot"]["toolkit"]["nvcc_version"], "12.8.93");
+  EXPECT_TRUE(root_safety_notes(report).empty());
+
+  fs::remove(tree.host("/ran"));
+  fs::permissions(tree.host("/tools/bin"), fs::perms::all);
+  run = cli_test::run_gpucheck({.args = args, .env = env, .inherit_env = false});
+  report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  EXPECT_FALSE(fs::exists(tree.host("/ran"))) << "ran an nvcc another user could replace";
+  EXPECT_EQ(report["snapshot"]["toolkit"]["nvcc_path"], tree.host("/tools/bin/nvcc"));
+  EXPECT_EQ(report["snapshot"]["toolkit"]["nvcc_version"], nullptr);
+  const std::vector<std::string> notes = root_safety_notes(report);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("did not run nvcc"), std::string::npos) << notes[0];
+}
+
 } // namespace
 } // namespace gpucheck::testing

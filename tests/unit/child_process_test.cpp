@@ -150,6 +150,17 @@ TEST(ChildProcess, LargeResultIsDrained) {
   EXPECT_EQ((*outcome.payload)["blob"].get<std::string>().size(), size_t{1} << 20);
 }
 
+// Issue 21 item 8: a child flooding its result pipe is stopped at the cap, not buffered.
+TEST(ChildProcess, AFloodedResultIsStoppedAtTheCap) {
+  const auto start = std::chrono::steady_clock::now();
+  const ChildOutcome outcome = run_child(req("test-flood", 20s));
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->kind, "bad_output");
+  EXPECT_NE(outcome.failure->detail.find("MiB of results"), std::string::npos)
+      << outcome.failure->detail;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
+}
+
 TEST(ChildProcess, ManyChildrenInParallelKeepTheirOrder) {
   std::vector<ChildRequest> requests{req("test-ok"), req("test-crash"), req("test-hang", 300ms),
                                      req("test-ok")};

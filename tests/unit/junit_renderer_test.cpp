@@ -77,7 +77,10 @@ TEST(XmlEscape, EscapesMarkupAndDropsCharactersXmlForbids) {
   EXPECT_EQ(xml_escape("a<b>&\"c'", false), "a&lt;b&gt;&amp;\"c'");
   EXPECT_EQ(xml_escape("x\ny\tz", true), "x&#10;y&#9;z");
   EXPECT_EQ(xml_escape("x\ny", false), "x\ny");
-  EXPECT_EQ(xml_escape("\x1b[0m\x01", false), "?[0m?");
+  EXPECT_EQ(xml_escape("\x1b[0m\x01", false), "\\x1b[0m\\x01");
+  // Bytes that are not UTF-8 and the non-characters U+FFFE/U+FFFF stay visible, the XML valid.
+  EXPECT_EQ(xml_escape("0\xff\xc3(", true), "0\\xff\\xc3(");
+  EXPECT_EQ(xml_escape("caf\xc3\xa9 \xef\xbf\xbe", false), "caf\xc3\xa9 \\uFFFE");
 }
 
 TEST(JunitRenderer, OneTestcasePerResultWithOutcomeElements) {
@@ -99,7 +102,7 @@ TEST(JunitRenderer, OneTestcasePerResultWithOutcomeElements) {
             std::string::npos)
       << xml;
   EXPECT_NE(xml.find("  remedy: drain &amp; replace"), std::string::npos) << xml;
-  EXPECT_NE(xml.find("<error message=\"probe.crashed: child killed by SIGSEGV?[0m\" "
+  EXPECT_NE(xml.find("<error message=\"probe.crashed: child killed by SIGSEGV\\x1b[0m\" "
                      "type=\"probe.crashed\">"),
             std::string::npos)
       << xml;

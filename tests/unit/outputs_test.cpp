@@ -181,29 +181,23 @@ TEST(PlanOutputs, MarkdownAndBundleAreRedactedByDefaultOthersOnRequest) {
   EXPECT_FALSE(plan.redacts(ReportFormat::markdown));
 }
 
-TEST(WriteFileAtomically, WritesReplacesAndLeavesNoTemporaryFile) {
+TEST(PlanOutputs, LinksBlockDevicesAndSocketsAreRefusedBeforeTheRunDevicesAreNot) {
   FixtureTree dir;
-  const std::string path = dir.host("/r.json");
-  ASSERT_FALSE(cli::write_file_atomically(path, "first"));
-  ASSERT_FALSE(cli::write_file_atomically(path, "second, longer"));
-  EXPECT_EQ(read_file(path), "second, longer");
-  size_t entries = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.root())) {
-    ++entries;
-  }
-  EXPECT_EQ(entries, 1u);
-}
-
-TEST(WriteFileAtomically, FailureNamesThePathAndKeepsTheOldFile) {
-  FixtureTree dir;
-  const std::optional<Error> missing = cli::write_file_atomically(dir.host("/missing/r.json"), "x");
-  ASSERT_TRUE(missing);
-  EXPECT_NE(missing->message.find(dir.host("/missing/r.json")), std::string::npos);
-  dir.dir("/target");
-  dir.file("/target/keep", "kept");
-  // Renaming a file over a non-empty directory fails: the directory stays as it was.
-  EXPECT_TRUE(cli::write_file_atomically(dir.host("/target"), "x"));
-  EXPECT_EQ(read_file(dir.host("/target/keep")), "kept");
+  dir.file("/victim", "kept");
+  dir.symlink("/link.json", dir.host("/victim"));
+  OutputOptions link;
+  link.outputs = {dir.host("/link.json")};
+  const Expected<OutputPlan> refused = plan_outputs(link, false);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("symbolic link"), std::string::npos);
+  OutputOptions bundle;
+  bundle.bundle = dir.host("/b.tar.gz");
+  dir.symlink("/b.tar.gz", dir.host("/victim"));
+  EXPECT_FALSE(plan_outputs(bundle, false));
+  OutputOptions devices;
+  devices.outputs = {"json:/dev/null"};
+  EXPECT_TRUE(plan_outputs(devices, false));
+  EXPECT_EQ(read_file(dir.host("/victim")), "kept");
 }
 
 TEST(LoginNames, TakesPeopleNotSystemAccounts) {

@@ -248,6 +248,15 @@ TEST(PythonEnvironments, InterpreterAnswerReplacesTheLayout) {
             (std::vector<std::string>{"/home/u/.local/lib/python3.12/site-packages", site}));
   EXPECT_EQ(parse_interpreter_answer(nlohmann::json::parse(R"({"version": "3.12"})")),
             std::nullopt);
+  // Wrong types are ignored, never thrown (issue 21 item 8: the run exited 3).
+  std::optional<InterpreterAnswer> odd;
+  ASSERT_NO_THROW(odd = parse_interpreter_answer(nlohmann::json::parse(
+                      R"({"version": 3.12, "prefix": "/p", "base_prefix": ["x"],
+                          "site_packages": [1, {"a": 2}, "/p/site"]})")));
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->version, "");
+  EXPECT_EQ(odd->base_prefix, "/p");
+  EXPECT_EQ(odd->site_packages, std::vector<std::string>{"/p/site"});
 }
 
 TEST(PythonEnvironments, FailedQueryFallsBackToLayoutAndKeepsTheFailure) {

@@ -67,5 +67,22 @@ TEST(RawSources, SaysWhyASourceIsMissing) {
   EXPECT_NE(sources.at("ldconfig-nvidia.txt").find("could not be run"), std::string::npos);
 }
 
+// Issue 21 item 12: an absolute link in the tree resolves inside the tree, never to the host's
+// file of that name (a link to a shadow-like file was copied into the bundle).
+TEST(RawSources, AbsoluteLinksResolveInsideTheTreeNotOnTheHost) {
+  FixtureTree host;
+  host.file("/secret", "NVRM host secret\n");
+  FixtureTree tree;
+  // On the host the link's target exists; inside the tree it does not.
+  tree.symlink("/var/log/dmesg", host.host("/secret"));
+  tree.file("/tree-version", "NVRM version: tree's own\n");
+  tree.symlink("/proc/driver/nvidia/version", "/tree-version");
+  const std::map<std::string, std::string> sources = collect_raw_sources(Sysroot(tree.root()));
+  for (const auto& [name, text] : sources) {
+    EXPECT_EQ(text.find("host secret"), std::string::npos) << name;
+  }
+  EXPECT_EQ(sources.at("proc-driver-nvidia-version.txt"), "NVRM version: tree's own\n");
+}
+
 } // namespace
 } // namespace gpucheck::testing

@@ -157,6 +157,53 @@ TEST(Redact, HintedNamesAreReplacedAsWordsOnly) {
             "user-0 ran it on host-0 (host-0); carolyn did not");
 }
 
+// Issue 21 item 9: a user called like a status or a check-id part broke `report` and `--bundle`
+// (exit 3: "pass" no longer parsed as a status) or mangled check ids.
+TEST(Redact, UsersNamedLikeTheReportsVocabularyLeaveItIntact) {
+  const PlantedIdentifiers planted = plant_identifiers();
+  const Report original = planted_report(planted);
+  for (const char* name : {"pass", "driver", "fail", "gpu", "compat"}) {
+    RedactionHints hints;
+    hints.user_names = {name};
+    Redactor redactor(hints);
+    Report redacted;
+    ASSERT_NO_THROW(redacted = redactor.redact(original)) << name;
+    ASSERT_EQ(redacted.results.size(), original.results.size());
+    for (size_t i = 0; i < original.results.size(); ++i) {
+      EXPECT_EQ(redacted.results[i].check_id, original.results[i].check_id) << name;
+      EXPECT_EQ(redacted.results[i].status, original.results[i].status) << name;
+      ASSERT_EQ(redacted.results[i].findings.size(), original.results[i].findings.size());
+      for (size_t f = 0; f < original.results[i].findings.size(); ++f) {
+        EXPECT_EQ(redacted.results[i].findings[f].code, original.results[i].findings[f].code);
+      }
+    }
+    // Still replaced where it is clearly a user: in a home path.
+    EXPECT_EQ(redactor.scrub(std::string("/home/") + name + "/venv"), "/home/user-0/venv") << name;
+  }
+}
+
+TEST(Redact, AMacAfterADashIsRedactedToo) {
+  Redactor redactor;
+  const std::string scrubbed =
+      redactor.scrub("link veth-02:42:ac:11:00:02 and eth0-0a:1b:2c:3d:4e:5f");
+  EXPECT_EQ(scrubbed.find("02:42:ac:11:00:02"), std::string::npos) << scrubbed;
+  EXPECT_EQ(scrubbed.find("0a:1b:2c:3d:4e:5f"), std::string::npos) << scrubbed;
+  // A dash-separated run longer than a MAC is not one.
+  EXPECT_EQ(redactor.scrub("id 00-11-22-33-44-55-66"), "id 00-11-22-33-44-55-66");
+}
+
+TEST(Redact, CredentialsInUrlsAreRedacted) {
+  Redactor redactor;
+  const std::string scrubbed =
+      redactor.scrub("https_proxy=http://alice:s3cr3tT0ken@proxy.example:3128 and "
+                     "https://__token__:pypi-AgEIcHlwaS5vcmc@upload.example/simple");
+  EXPECT_EQ(scrubbed.find("s3cr3tT0ken"), std::string::npos) << scrubbed;
+  EXPECT_EQ(scrubbed.find("pypi-AgEIcHlwaS5vcmc"), std::string::npos) << scrubbed;
+  EXPECT_NE(scrubbed.find("http://credentials@proxy.example:3128"), std::string::npos) << scrubbed;
+  EXPECT_EQ(redactor.scrub("see https://docs.nvidia.com/cuda/"),
+            "see https://docs.nvidia.com/cuda/");
+}
+
 TEST(Redact, RedactingTwiceChangesNothingMore) {
   const PlantedIdentifiers planted = plant_identifiers();
   Redactor first;

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <thread>
 
 #include "probes/collect.hpp"
 #include "probes/run_capture.hpp"
@@ -33,6 +35,29 @@ TEST(ToolkitVersion, Parsers) {
             "13.0.88");
   EXPECT_EQ(parse_nvcc_version_output("Cuda compilation tools, release 11.8\n"), "11.8");
   EXPECT_EQ(parse_nvcc_version_output("command not found"), std::nullopt);
+}
+
+// Issue 21 item 4: these parsers used std::regex, whose recursion overflowed the stack on a
+// 230 KB version.txt and a 60 KB nvcc output. A linear scan now; huge inputs answer at once.
+TEST(ToolkitVersion, HugeAndHostileTextsParseWithoutRecursion) {
+  EXPECT_EQ(parse_version_txt("CUDA Version\t12.4.1 extra"), "12.4.1");
+  EXPECT_EQ(parse_version_txt("CUDA Version 12"), std::nullopt); // the regex wanted a dot too
+  EXPECT_EQ(parse_version_txt("CUDA VersionX 1.2 CUDA Version 9.1"), "9.1");
+  EXPECT_EQ(parse_version_txt("CUDA Version " + std::string(230 * 1024, '1')), std::nullopt);
+  EXPECT_EQ(parse_version_txt("CUDA Version 12.4" + std::string(230 * 1024, '.')), "12.4");
+  const std::string spaces_then_version =
+      "CUDA Version" + std::string(230 * 1024, ' ') + "12.8.0\n";
+  EXPECT_EQ(parse_version_txt(spaces_then_version), "12.8.0");
+  std::string noisy;
+  for (int i = 0; i < 6000; ++i) {
+    noisy += "release 1.";
+  }
+  EXPECT_EQ(parse_nvcc_version_output(noisy), std::nullopt);
+  std::string long_output(60 * 1024, 'x');
+  long_output.append("release 12.9, V12.9.41\n");
+  EXPECT_EQ(parse_nvcc_version_output(long_output), "12.9.41");
+  EXPECT_EQ(parse_nvcc_version_output("release 12.6,V12.6.20"), "12.6.20");
+  EXPECT_EQ(parse_nvcc_version_output("release 12.6.1, X"), "12.6");
 }
 
 TEST(ToolkitVersion, DistInfoNames) {
@@ -114,6 +139,34 @@ TEST(ToolkitProbe, RealMachineFindsCuda13) {
   EXPECT_TRUE(info.nvcc_version->starts_with("13.")) << *info.nvcc_version;
   ASSERT_FALSE(info.installs.empty());
   EXPECT_TRUE(info.installs[0].version.starts_with("13.")) << info.installs[0].version;
+}
+
+/// Whether process `pid` is gone (or a zombie nobody reaped yet: it no longer runs).
+bool process_ended(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const size_t paren = text.rfind(')');
+  return !stat || paren == std::string::npos || text.substr(paren + 2, 1) == "Z";
+}
+
+// Issue 21 item 11: on timeout the helper's whole process group is killed, not just its pid.
+TEST(RunCapture, ATimeoutKillsTheHelpersChildrenToo) {
+  FixtureTree tree;
+  const std::string pid_file = tree.host("/grandchild.pid");
+  EXPECT_EQ(
+      run_capture({"/bin/sh", "-c", "sleep 30 & echo $! > '" + pid_file + "'; sleep 30"}, 300ms),
+      std::nullopt);
+  std::ifstream in(pid_file);
+  std::string pid;
+  std::getline(in, pid);
+  ASSERT_FALSE(pid.empty());
+  bool ended = false;
+  for (int i = 0; i < 100 && !ended; ++i) {
+    ended = process_ended(pid);
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(ended) << "the helper's child " << pid << " outlived the timeout";
 }
 
 TEST(RunCapture, CapturesStdoutAndHonoursTheDeadline) {

@@ -1,0 +1,202 @@
+// Output files (docs/security.md): regular files replaced atomically through a temporary file of
+// a random name; devices and FIFOs written in; links, block devices, sockets never replaced.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "cli/output_file.hpp"
+#include "support/fixture_tree.hpp"
+
+namespace gpucheck::testing {
+namespace {
+
+using cli::classify_output_path;
+using cli::OutputFileKind;
+using cli::write_output_file;
+using cli::WriteError;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+std::vector<std::string> entries(const std::string& directory) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string random_text() {
+  std::mt19937 rng(std::random_device{}());
+  return "report " + std::to_string(rng()) + "\n";
+}
+
+TEST(OutputFile, WritesAndReplacesARegularFileLeavingNoTemporaryFile) {
+  FixtureTree dir;
+  const std::string path = dir.host("/r.json");
+  const std::string second = random_text();
+  ASSERT_FALSE(write_output_file(path, "first"));
+  ASSERT_FALSE(write_output_file(path, second));
+  EXPECT_EQ(read_file(path), second);
+  EXPECT_EQ(entries(dir.root()), std::vector<std::string>{"r.json"});
+}
+
+TEST(OutputFile, NewFilesGetTheUmasksMode) {
+  FixtureTree dir;
+  const mode_t old_mask = ::umask(027);
+  const std::optional<WriteError> problem = write_output_file(dir.host("/r.txt"), "x");
+  ::umask(old_mask);
+  ASSERT_FALSE(problem);
+  struct stat info {};
+  ASSERT_EQ(::stat(dir.host("/r.txt").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0640u);
+}
+
+TEST(OutputFile, DevNullIsWrittenIntoAndStaysADevice) {
+  EXPECT_EQ(classify_output_path("/dev/null").kind, OutputFileKind::stream);
+  ASSERT_FALSE(write_output_file("/dev/null", random_text()));
+  struct stat info {};
+  ASSERT_EQ(::lstat("/dev/null", &info), 0);
+  EXPECT_TRUE(S_ISCHR(info.st_mode));
+}
+
+TEST(OutputFile, DevFullIsAWriteErrorNotAUsageError) {
+  if (::access("/dev/full", W_OK) != 0) {
+    GTEST_SKIP() << "/dev/full is not writable here";
+  }
+  const std::optional<WriteError> problem = write_output_file("/dev/full", random_text());
+  ASSERT_TRUE(problem);
+  EXPECT_FALSE(problem->refused);
+  EXPECT_NE(problem->message.find("/dev/full"), std::string::npos);
+  EXPECT_NE(problem->message.find("No space left"), std::string::npos) << problem->message;
+}
+
+TEST(OutputFile, AFifoWithAReaderIsWrittenIntoAndStaysAFifo) {
+  FixtureTree dir;
+  const std::string fifo = dir.host("/pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  const std::string text = random_text();
+  ASSERT_FALSE(write_output_file(fifo, text));
+  std::string got(text.size() + 16, '\0');
+  const ssize_t n = ::read(reader, got.data(), got.size());
+  ::close(reader);
+  ASSERT_GT(n, 0);
+  got.resize(static_cast<size_t>(n));
+  EXPECT_EQ(got, text);
+  struct stat info {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode));
+}
+
+TEST(OutputFile, AFifoWithoutAReaderIsRefusedAtOnceNotAHang) {
+  FixtureTree dir;
+  const std::string fifo = dir.host("/pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::optional<WriteError> problem = write_output_file(fifo, "x");
+  ASSERT_TRUE(problem);
+  EXPECT_TRUE(problem->refused);
+  EXPECT_NE(problem->message.find("FIFO"), std::string::npos) << problem->message;
+  struct stat info {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode));
+}
+
+TEST(OutputFile, ALinkToAFileIsRefusedAndNeitherLinkNorTargetChange) {
+  FixtureTree dir;
+  dir.file("/victim", "root-only data");
+  dir.symlink("/r.json", dir.host("/victim"));
+  const std::optional<WriteError> problem = write_output_file(dir.host("/r.json"), "report");
+  ASSERT_TRUE(problem);
+  EXPECT_TRUE(problem->refused);
+  EXPECT_NE(problem->message.find("symbolic link"), std::string::npos) << problem->message;
+  EXPECT_EQ(read_file(dir.host("/victim")), "root-only data");
+  struct stat info {};
+  ASSERT_EQ(::lstat(dir.host("/r.json").c_str(), &info), 0);
+  EXPECT_TRUE(S_ISLNK(info.st_mode));
+}
+
+TEST(OutputFile, ADanglingLinkIsRefusedAndNothingIsCreatedAtItsTarget) {
+  FixtureTree dir;
+  dir.symlink("/r.json", dir.host("/created-through-link"));
+  const std::optional<WriteError> problem = write_output_file(dir.host("/r.json"), "report");
+  ASSERT_TRUE(problem);
+  EXPECT_TRUE(problem->refused);
+  EXPECT_FALSE(std::filesystem::exists(dir.host("/created-through-link")));
+}
+
+TEST(OutputFile, ALinkToADeviceIsWrittenThrough) {
+  FixtureTree dir;
+  dir.symlink("/null", "/dev/null");
+  EXPECT_EQ(classify_output_path(dir.host("/null")).kind, OutputFileKind::stream);
+  ASSERT_FALSE(write_output_file(dir.host("/null"), "x"));
+  struct stat info {};
+  ASSERT_EQ(::lstat(dir.host("/null").c_str(), &info), 0);
+  EXPECT_TRUE(S_ISLNK(info.st_mode));
+}
+
+TEST(OutputFile, DirectoriesSocketsAndMissingDirectoriesAreRefused) {
+  FixtureTree dir;
+  dir.dir("/sub");
+  EXPECT_EQ(classify_output_path(dir.host("/sub")).reason, "it is a directory");
+  EXPECT_NE(classify_output_path(dir.host("/no/r.json")).reason.find("does not exist"),
+            std::string::npos);
+  EXPECT_EQ(classify_output_path(dir.host("/sub/new.json")).kind, OutputFileKind::replace);
+  EXPECT_EQ(classify_output_path("/dev/fd/987654").kind, OutputFileKind::refused);
+}
+
+// The old scheme opened ".NAME.tmp.PID" without O_EXCL: a link planted under that name (and any
+// other guess) must never be followed.
+TEST(OutputFile, PlantedTemporaryNamesAreNeverOpened) {
+  FixtureTree dir;
+  dir.file("/victim", "root-only data");
+  for (int pid : {static_cast<int>(::getpid()), 1, 2}) {
+    dir.symlink("/.r.json.tmp." + std::to_string(pid), dir.host("/victim"));
+  }
+  ASSERT_FALSE(write_output_file(dir.host("/r.json"), "report"));
+  EXPECT_EQ(read_file(dir.host("/victim")), "root-only data");
+  EXPECT_EQ(read_file(dir.host("/r.json")), "report");
+  EXPECT_EQ(entries(dir.root()).size(), 5u); // victim, three links, r.json
+}
+
+// A write that fails half-way (here: the file size limit) removes its temporary file, keeps the
+// old file, and is an I/O failure (exit 3), not a usage error.
+TEST(OutputFile, AFailedWriteRemovesTheTemporaryFileAndKeepsTheOldOne) {
+  FixtureTree dir;
+  const std::string path = dir.host("/r.json");
+  dir.file("/r.json", "old report");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{16, 16};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    const std::optional<WriteError> problem = write_output_file(path, std::string(4096, 'x'));
+    ::_exit(!problem ? 10 : problem->refused ? 11 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: succeeded, 11: called a usage error";
+  EXPECT_EQ(read_file(path), "old report");
+  EXPECT_EQ(entries(dir.root()), std::vector<std::string>{"r.json"});
+}
+
+} // namespace
+} // namespace gpucheck::testing

@@ -1,0 +1,141 @@
+// The root policy's path check (issue 21, items 5/6): a program or library is trusted only when
+// nobody but root and the running user can change it or any directory above it. Testable without
+// root: the "running user" is a parameter, and ownership by another user is made by chown when
+// the suite runs as root, else by naming another uid as the runner.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "probes/path_trust.hpp"
+#include "support/fixture_tree.hpp"
+
+namespace gpucheck::testing {
+namespace {
+
+using probes::Sysroot;
+using probes::untrusted_reason;
+
+constexpr uid_t k_other_uid = 12345;
+
+void set_mode(const std::string& path, mode_t mode) {
+  ASSERT_EQ(::chmod(path.c_str(), mode), 0) << path;
+}
+
+/// A tree with /opt/tool/bin/nvcc (0755) in directories of 0755.
+void tool_tree(FixtureTree& tree) {
+  tree.file("/opt/tool/bin/nvcc", "#!/bin/sh\n", 0755);
+  for (const char* dir : {"/opt", "/opt/tool", "/opt/tool/bin"}) {
+    set_mode(tree.host(dir), 0755);
+  }
+}
+
+TEST(PathTrust, FilesOfRootOrTheRunnerInClosedDirectoriesAreTrusted) {
+  FixtureTree tree;
+  tool_tree(tree);
+  EXPECT_EQ(untrusted_reason(Sysroot(tree.root()), "/opt/tool/bin/nvcc", ::geteuid()),
+            std::nullopt);
+  EXPECT_EQ(untrusted_reason(Sysroot("/"), "/bin/sh", ::geteuid()), std::nullopt);
+}
+
+TEST(PathTrust, AWorldWritableFileOrDirectoryOnTheWayIsNot) {
+  FixtureTree tree;
+  tool_tree(tree);
+  const Sysroot root(tree.root());
+  set_mode(tree.host("/opt/tool/bin/nvcc"), 0777);
+  std::optional<std::string> why = untrusted_reason(root, "/opt/tool/bin/nvcc", ::geteuid());
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("'/opt/tool/bin/nvcc' is writable by every user (mode 0777)"),
+            std::string::npos)
+      << *why;
+  set_mode(tree.host("/opt/tool/bin/nvcc"), 0755);
+  set_mode(tree.host("/opt/tool"), 0777);
+  why = untrusted_reason(root, "/opt/tool/bin/nvcc", ::geteuid());
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("'/opt/tool'"), std::string::npos) << *why;
+  // A sticky directory (like /tmp) is fine: others cannot replace what they do not own.
+  set_mode(tree.host("/opt/tool"), 01777);
+  EXPECT_EQ(untrusted_reason(root, "/opt/tool/bin/nvcc", ::geteuid()), std::nullopt);
+}
+
+TEST(PathTrust, GroupWritableIsTrustedOnlyForRootsGroup) {
+  FixtureTree tree;
+  tool_tree(tree);
+  const std::string bin = tree.host("/opt/tool/bin");
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(bin.c_str(), 0, 0), 0);
+    set_mode(bin, 0775);
+    EXPECT_EQ(untrusted_reason(Sysroot(tree.root()), "/opt/tool/bin/nvcc", 0), std::nullopt);
+    ASSERT_EQ(::chown(bin.c_str(), 0, 1000), 0);
+  } else if (::getegid() == 0) {
+    GTEST_SKIP() << "needs a group other than root's";
+  }
+  set_mode(bin, 0775);
+  const std::optional<std::string> why =
+      untrusted_reason(Sysroot(tree.root()), "/opt/tool/bin/nvcc", ::geteuid());
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("writable by group"), std::string::npos) << *why;
+}
+
+TEST(PathTrust, AnotherUsersFileOrDirectoryIsNot) {
+  FixtureTree tree;
+  tool_tree(tree);
+  uid_t runner = ::geteuid();
+  if (runner == 0) {
+    ASSERT_EQ(::chown(tree.host("/opt/tool").c_str(), k_other_uid, static_cast<gid_t>(-1)), 0);
+  } else {
+    runner = k_other_uid; // the tree is then another user's
+  }
+  const std::optional<std::string> why =
+      untrusted_reason(Sysroot(tree.root()), "/opt/tool/bin/nvcc", runner);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("is owned by uid"), std::string::npos) << *why;
+}
+
+TEST(PathTrust, LinksAreCheckedWhereTheyAreAndWhereTheyLead) {
+  FixtureTree tree;
+  tool_tree(tree);
+  const Sysroot root(tree.root());
+  // A link in a trusted directory to a file in an open one: what would run is not safe.
+  tree.file("/open/nvcc", "#!/bin/sh\n", 0755);
+  set_mode(tree.host("/open"), 0777);
+  tree.dir("/usr/bin");
+  set_mode(tree.host("/usr"), 0755);
+  set_mode(tree.host("/usr/bin"), 0755);
+  tree.symlink("/usr/bin/nvcc", tree.host("/open/nvcc"));
+  std::optional<std::string> why = untrusted_reason(root, "/usr/bin/nvcc", ::geteuid());
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("/open"), std::string::npos) << *why;
+  // A link in an open directory to a trusted file: another user could point it elsewhere.
+  tree.symlink("/open/link", tree.host("/opt/tool/bin/nvcc"));
+  why = untrusted_reason(root, "/open/link", ::geteuid());
+  ASSERT_TRUE(why);
+  // A missing file cannot be examined: untrusted.
+  EXPECT_TRUE(untrusted_reason(root, "/opt/tool/bin/missing", ::geteuid()));
+}
+
+TEST(PathTrust, MayRunAsRootRecordsARefusalUnderAStableName) {
+  FixtureTree tree;
+  tool_tree(tree);
+  set_mode(tree.host("/opt/tool/bin"), 0777);
+  ::setenv("GPUCHECK_TEST_TREAT_AS_ROOT", "1", 1);
+  std::vector<ProbeIssue> notes;
+  const bool allowed =
+      probes::may_run_as_root(Sysroot(tree.root()), "/opt/tool/bin/nvcc", "run nvcc", notes);
+  set_mode(tree.host("/opt/tool/bin"), 0755);
+  const bool allowed_when_closed =
+      probes::may_run_as_root(Sysroot(tree.root()), "/opt/tool/bin/nvcc", "run nvcc", notes);
+  ::unsetenv("GPUCHECK_TEST_TREAT_AS_ROOT");
+  EXPECT_FALSE(allowed);
+  EXPECT_TRUE(allowed_when_closed);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].probe, "root_safety");
+  EXPECT_NE(notes[0].message.find("did not run nvcc '/opt/tool/bin/nvcc' as root"),
+            std::string::npos)
+      << notes[0].message;
+}
+
+} // namespace
+} // namespace gpucheck::testing

@@ -10,6 +10,8 @@
 # 12.9: NVRTC and ptxas, NVIDIA's Python wheels from PyPI) go into GPUCHECK_TOOLCHAINS_DIR
 # (default ~/.cache/gpucheck/toolchains, where cmake/Kernels.cmake looks). They are optional: the
 # build then embeds the CUDA 13 image only. GPUCHECK_NO_OLD_TOOLKITS=1 skips them.
+# `--portable` also installs Zig (the `ziglang` wheel) for the portable release build
+# (CMake preset "portable", docs/building.md).
 set -euo pipefail
 
 packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
@@ -45,6 +47,9 @@ install_toolkit_wheels() { # DIR PACKAGE==VERSION...
     echo "gpucheck: could not install $*; the build embeds the CUDA 13 kernel image only" >&2
   fi
 }
+if [ "${1:-}" = --portable ]; then
+  install_toolkit_wheels zig ziglang==0.17.1
+fi
 if [ "${GPUCHECK_NO_OLD_TOOLKITS:-0}" != 1 ]; then
   install_toolkit_wheels cuda-11.8 nvidia-cuda-nvrtc-cu11==11.8.89 nvidia-cuda-nvcc-cu11==11.8.89
   install_toolkit_wheels cuda-12.9 nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-cuda-nvcc-cu12==12.9.86

@@ -428,8 +428,8 @@ std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const 
     // than CUDA 11): not the machine's fault; the checks that need no kernel of ours still run.
     Judgement judgement;
     judgement.skipped = true;
-    judgement.summary = fmt::format("GPU {}: gpucheck's kernels cannot run here: {}",
-                                    gpu.gpu_index, module.value()->reason);
+    judgement.summary = fmt::format("GPU {}: gpucheck's kernels cannot run here: {}", gpu.gpu_index,
+                                    module.value()->reason);
     return judgement;
   }
   if (module.value()) {

@@ -21,8 +21,8 @@ std::vector<CheckResult> run(const CheckContext& context) {
 namespace {
 /// The note that the kernels came from an older toolkit's image (the newest does not fit this
 /// driver or GPU), whatever happened after the load.
-std::optional<Finding> image_fallback_note(const GpuTarget& gpu,
-                                           const std::optional<engine::KernelModuleReport>& module) {
+std::optional<Finding>
+image_fallback_note(const GpuTarget& gpu, const std::optional<engine::KernelModuleReport>& module) {
   if (!module || !module->loaded || !module->fallback) {
     return std::nullopt;
   }

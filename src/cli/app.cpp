@@ -16,7 +16,6 @@
 #include <sstream>
 
 #include "build_info.hpp"
-#include "kernel_build.hpp"
 #include "cli/clock.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/gate_options.hpp"
@@ -31,6 +30,7 @@
 #include "gpucheck/model/json.hpp"
 #include "gpucheck/registry.hpp"
 #include "gpucheck/runner.hpp"
+#include "kernel_build.hpp"
 #include "probes/collect.hpp"
 #include "probes/raw_sources.hpp"
 #include "render/bundle.hpp"

@@ -233,10 +233,10 @@ Problem read_value(const Json& v, const std::string& path, KernelModuleReport& i
   }
   if (Problem p = first(
           {field(v, "loaded", into.loaded, path), field(v, "image_name", into.image_name, path),
-           field(v, "toolkit", into.toolkit, path),
-           field(v, "image_bytes", into.image_bytes, path), field(v, "image", into.image, path),
-           field(v, "route", into.route, path), field(v, "reason", into.reason, path),
-           field(v, "fallback", into.fallback, path), field(v, "attempts", into.attempts, path), field(v, "call", into.call, path),
+           field(v, "toolkit", into.toolkit, path), field(v, "image_bytes", into.image_bytes, path),
+           field(v, "image", into.image, path), field(v, "route", into.route, path),
+           field(v, "reason", into.reason, path), field(v, "fallback", into.fallback, path),
+           field(v, "attempts", into.attempts, path), field(v, "call", into.call, path),
            field(v, "code", into.code, path), field(v, "name", into.name, path),
            field(v, "text", into.text, path), optional_field(v, "load_ms", into.load_ms, path)})) {
     return p;
@@ -504,15 +504,22 @@ nlohmann::json to_json(const DeviceDescription& d) {
 nlohmann::json to_json(const KernelModuleReport& m) {
   nlohmann::json attempts = nlohmann::json::array();
   for (const KernelLoadAttempt& a : m.attempts) {
-    attempts.push_back({{"image", a.image}, {"route", a.route}, {"code", a.code}, {"name", a.name}});
+    attempts.push_back(
+        {{"image", a.image}, {"route", a.route}, {"code", a.code}, {"name", a.name}});
   }
-  nlohmann::json out = {{"loaded", m.loaded}, {"image_name", m.image_name},
-                        {"toolkit", m.toolkit}, {"image_bytes", m.image_bytes},
-                        {"image", m.image},   {"route", m.route},
-                        {"reason", m.reason}, {"fallback", m.fallback},
+  nlohmann::json out = {{"loaded", m.loaded},
+                        {"image_name", m.image_name},
+                        {"toolkit", m.toolkit},
+                        {"image_bytes", m.image_bytes},
+                        {"image", m.image},
+                        {"route", m.route},
+                        {"reason", m.reason},
+                        {"fallback", m.fallback},
                         {"attempts", std::move(attempts)},
-                        {"call", m.call},     {"code", m.code},
-                        {"name", m.name},     {"text", m.text}};
+                        {"call", m.call},
+                        {"code", m.code},
+                        {"name", m.name},
+                        {"text", m.text}};
   if (m.load_ms) {
     out["load_ms"] = *m.load_ms;
     out["error_log"] = m.error_log;

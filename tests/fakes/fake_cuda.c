@@ -346,7 +346,8 @@ FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, uns
       if ((long)isa_major + 4 > toolkit_major) {
         toolkit_major = (long)isa_major + 4;
       }
-      ptx_fits |= (int)arch <= cc_major * 10 + cc_minor && driver >= ptx_driver(isa_major, isa_minor);
+      ptx_fits |=
+          (int)arch <= cc_major * 10 + cc_minor && driver >= ptx_driver(isa_major, isa_minor);
     } else if (kind == 2) {
       sass_fits |= !force_ptx && (int)arch / 10 == cc_major && (int)arch % 10 <= cc_minor;
     }

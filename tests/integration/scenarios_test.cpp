@@ -219,7 +219,8 @@ const nlohmann::json* result_of(const nlohmann::json& report, const std::string&
 const std::string k_r535 = "cuda.driver_version=12020\nnvml.cuda_driver_version_kernel=12020\n";
 
 /// Code -> message of the info findings of check `id`.
-std::map<std::string, std::string> info_findings(const nlohmann::json& report, const std::string& id) {
+std::map<std::string, std::string> info_findings(const nlohmann::json& report,
+                                                 const std::string& id) {
   std::map<std::string, std::string> out;
   for (const auto& result : report["results"]) {
     if (result["check_id"] != id) {

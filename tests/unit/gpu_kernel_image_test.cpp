@@ -180,10 +180,10 @@ KernelImage synthetic_image(const std::string& toolkit, int version, const std::
 std::vector<KernelImage> fleet_images() {
   return {synthetic_image("13.0", 13000, {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121}, 75,
                           9, 0),
-          synthetic_image("12.9", 12090,
-                          {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103,
-                           120, 121},
-                          50, 8, 0),
+          synthetic_image(
+              "12.9", 12090,
+              {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 120, 121}, 50,
+              8, 0),
           synthetic_image("11.8", 11080, {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90},
                           50, 7, 4)};
 }
@@ -217,8 +217,7 @@ TEST(KernelImageChoice, PicksByDriverBranchAndComputeCapability) {
       {"R525 (CUDA 12.0), L4", 12000, 8, 9, "cuda12.9/sass cuda11.8/sass"},
       {"R535 (CUDA 12.2), H100", 12020, 9, 0, "cuda12.9/sass cuda11.8/sass"},
       {"R550 (CUDA 12.4), Pascal P100", 12040, 6, 0, "cuda12.9/sass cuda11.8/sass"},
-      {"R570 (CUDA 12.8), H100 (the h100x8 snapshot)", 12080, 9, 0,
-       "cuda12.9/sass cuda11.8/sass"},
+      {"R570 (CUDA 12.8), H100 (the h100x8 snapshot)", 12080, 9, 0, "cuda12.9/sass cuda11.8/sass"},
       {"R570, Blackwell B200", 12080, 10, 0, "cuda12.9/sass cuda11.8/ptx-jit"},
       {"R570, Blackwell RTX 5090", 12080, 12, 0, "cuda12.9/sass cuda11.8/ptx-jit"},
       {"R580 (CUDA 13.0), H100", 13000, 9, 0, "cuda13.0/sass cuda12.9/sass cuda11.8/sass"},
@@ -243,8 +242,9 @@ TEST(KernelImageChoice, PicksByDriverBranchAndComputeCapability) {
           << choice.none_reason;
     } else {
       EXPECT_TRUE(choice.none_reason.empty());
-      EXPECT_NE(choice.candidates.front().why.find(images.at(choice.candidates.front().image).name()),
-                std::string::npos);
+      EXPECT_NE(
+          choice.candidates.front().why.find(images.at(choice.candidates.front().image).name()),
+          std::string::npos);
     }
   }
 }
@@ -309,7 +309,7 @@ TEST(KernelImageChoice, PtxIsaVersionsMapToTheDriversThatJitThem) {
 
 /// The SASS architectures each generation of GPU reports, Maxwell to Blackwell (x86_64 hosts and
 /// the Arm boards of the same architectures).
-const std::vector<int> k_fleet_archs = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80,
+const std::vector<int> k_fleet_archs = {50, 52, 53, 60, 61,  62,  70,  72,  75, 80,
                                         86, 87, 89, 90, 100, 101, 103, 120, 121};
 
 std::set<int> csv_ints(const std::string& csv) {

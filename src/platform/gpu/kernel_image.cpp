@@ -200,10 +200,9 @@ ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_ver
   ImageChoice choice;
   std::vector<ImageCandidate> ptx_routes;
   std::vector<std::string> rejected; // why each image that does not fit does not
-  const std::string driver =
-      driver_version > 0 ? fmt::format("driver {} (CUDA {})", driver_version,
-                                       driver_cuda_version(driver_version))
-                         : std::string("a driver of unknown version");
+  const std::string driver = driver_version > 0 ? fmt::format("driver {} (CUDA {})", driver_version,
+                                                              driver_cuda_version(driver_version))
+                                                : std::string("a driver of unknown version");
   const std::string gpu = fmt::format("sm_{}{}", cc_major, cc_minor);
   for (size_t i = 0; i < images.size(); ++i) {
     const KernelImage& image = images[i];
@@ -221,9 +220,8 @@ ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_ver
                        to_string(*sass), gpu, driver, toolkit_major)});
       continue;
     }
-    const int jit_driver = ptx != nullptr ? ptx_isa_min_driver(ptx->ptx_isa_major,
-                                                               ptx->ptx_isa_minor)
-                                          : 0;
+    const int jit_driver =
+        ptx != nullptr ? ptx_isa_min_driver(ptx->ptx_isa_major, ptx->ptx_isa_minor) : 0;
     if (ptx != nullptr && (driver_version == 0 || driver_version >= jit_driver)) {
       ptx_routes.push_back(
           {i, "ptx-jit",
@@ -267,7 +265,8 @@ ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_ver
   if (images.empty()) {
     choice.none_reason = "this gpucheck carries no kernel images";
   } else if (!only.empty() && rejected.empty()) {
-    choice.none_reason = fmt::format("GPUCHECK_KERNEL_IMAGE={} names no image of this gpucheck", only);
+    choice.none_reason =
+        fmt::format("GPUCHECK_KERNEL_IMAGE={} names no image of this gpucheck", only);
   } else if (cc_major * 10 + cc_minor < 50) {
     choice.none_reason =
         fmt::format("this {} GPU is older than Maxwell (sm_50), the oldest architecture "

@@ -40,8 +40,8 @@ std::string image_route(const std::vector<FatbinEntry>& entries, int cc_major, i
 
 /// One kernel image: a fatbin and the toolkit that built it.
 struct KernelImage {
-  std::string toolkit;         ///< "13.0", "12.9", "11.8"
-  int toolkit_version = 0;     ///< cuDriverGetVersion form: 13000, 12090, 11080
+  std::string toolkit;     ///< "13.0", "12.9", "11.8"
+  int toolkit_version = 0; ///< cuDriverGetVersion form: 13000, 12090, 11080
   std::span<const std::byte> fatbin;
   std::vector<FatbinEntry> entries; ///< parsed from fatbin; empty when it does not parse
 

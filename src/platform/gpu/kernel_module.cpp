@@ -33,7 +33,8 @@ KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api())
 
 namespace {
 /// cuModuleLoadDataEx answers that mean "this image does not suit this driver or GPU": the next
-/// image may. Anything else (out of memory, a lost GPU) is the machine's answer and stops the tries.
+/// image may. Anything else (out of memory, a lost GPU) is the machine's answer and stops the
+/// tries.
 bool image_rejected(CUresult result) {
   switch (result) {
   case CUDA_ERROR_INVALID_IMAGE:

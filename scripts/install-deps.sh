@@ -2,7 +2,8 @@
 # Install what gpucheck's build needs and is missing, from the system package manager.
 # Debian/Ubuntu: cmake, g++, CLI11, fmt, nlohmann-json, GoogleTest; for the tests only: cmark-gfm
 # (renders the Markdown report), xmllint (validates JUnit XML), tar and gzip (read the bundle),
-# python3 with PyYAML and shellcheck (check the CI examples and deploy manifests). The CUDA
+# python3 with PyYAML and shellcheck (check the CI examples and deploy manifests), pip (the
+# toolchain wheels below), binutils and man-db (inspect the portable binary and the man page). The CUDA
 # toolkit (headers and nvcc) is expected at /usr/local/cuda or named by CUDAToolkit_ROOT; it is
 # not installed here.
 #
@@ -15,7 +16,8 @@
 set -euo pipefail
 
 packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
-  cmark-gfm libxml2-utils tar gzip python3 python3-yaml shellcheck)
+  cmark-gfm libxml2-utils tar gzip python3 python3-yaml python3-pip shellcheck
+  binutils man-db)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

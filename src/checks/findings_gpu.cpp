@@ -105,6 +105,12 @@ constexpr FindingSpec k_table[] = {
      "produce when launched directly.",
      "GPU {0}: {1}: {2} of {3} words wrong, first at [{4}]: got {5}, expected {6}",
      "update the NVIDIA driver; if gpu.compute also fails, the GPU itself is at fault"},
+    {"gpu.kernel_image_fallback", Severity::info, "kernels from an older toolkit's image",
+     "gpucheck carries its kernels built by several CUDA toolkits and hands the driver the newest "
+     "one that fits its version and the GPU. This driver or GPU needed an older one; that is "
+     "normal for an older driver branch or an older GPU, and the kernels are the same.",
+     "GPU {0} ({1}): gpucheck's kernels came from its CUDA {2} image ({3}): {4}",
+     "nothing to do; a driver of the newest image's branch would load its newest code"},
     {"gpu.kernel_jit_used", Severity::info, "kernels JIT-compiled for this GPU",
      "This gpucheck carries no machine code for the GPU's architecture, so the driver compiled "
      "the PTX just in time. That works, but shows the build predates this GPU.",

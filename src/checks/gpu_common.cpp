@@ -252,9 +252,15 @@ std::optional<Finding> kernel_load_finding(const GpuTarget& gpu,
   }
   const int cc_major = device ? device->cc_major : 0;
   const int cc_minor = device ? device->cc_minor : 0;
-  std::string image;
-  for (const std::string& entry : module.image) {
-    image += (image.empty() ? "" : " ") + entry;
+  std::string image = module.image_name.empty() ? std::string() : module.image_name + ": ";
+  for (size_t i = 0; i < module.image.size(); ++i) {
+    image += (i == 0 ? "" : " ") + module.image[i];
+  }
+  if (module.attempts.size() > 1) {
+    image += "; tried";
+    for (const engine::KernelLoadAttempt& attempt : module.attempts) {
+      image += fmt::format(" {} ({})", attempt.image, attempt.name);
+    }
   }
   const std::string& log = module.error_log.empty() ? module.info_log : module.error_log;
   return make_finding("gpu.kernel_load_failed", gpu.gpu_index, gpu.gpu_index, gpu.name,
@@ -422,6 +428,15 @@ std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const 
   const auto device = engine::read_device(payload);
   if (!device) {
     return unreadable_result(check_title, gpu, device.error());
+  }
+  if (module.value() && module.value()->code == -3) {
+    // None of gpucheck's images fits this driver and GPU (a GPU older than sm_50, a driver older
+    // than CUDA 11): not the machine's fault; the checks that need no kernel of ours still run.
+    Judgement judgement;
+    judgement.skipped = true;
+    judgement.summary = fmt::format("GPU {}: gpucheck's kernels cannot run here: {}", gpu.gpu_index,
+                                    module.value()->reason);
+    return judgement;
   }
   if (module.value()) {
     if (auto load = kernel_load_finding(gpu, *module.value(), device.value())) {

@@ -18,8 +18,26 @@ std::vector<CheckResult> run(const CheckContext& context) {
 }
 } // namespace
 
+namespace {
+/// The note that the kernels came from an older toolkit's image (the newest does not fit this
+/// driver or GPU), whatever happened after the load.
+std::optional<Finding>
+image_fallback_note(const GpuTarget& gpu, const std::optional<engine::KernelModuleReport>& module) {
+  if (!module || !module->loaded || !module->fallback) {
+    return std::nullopt;
+  }
+  return make_finding("gpu.kernel_image_fallback", gpu.gpu_index, gpu.gpu_index, gpu.name,
+                      module->toolkit, module->route, module->reason);
+}
+} // namespace
+
 Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload) {
   if (std::optional<Judgement> setup = judge_kernel_setup(k_info.title, gpu, payload)) {
+    if (const auto module = engine::read_kernel_module(payload); module) {
+      if (auto note = image_fallback_note(gpu, module.value())) {
+        setup->findings.push_back(std::move(*note));
+      }
+    }
     return std::move(*setup);
   }
   // judge_kernel_setup() has read the envelope, the module and the device without error.
@@ -28,7 +46,12 @@ Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload)
       engine::read_kernel_module(payload).value();
   const std::optional<engine::DeviceDescription> device = engine::read_device(payload).value();
   Judgement judgement;
-  if (module && module->route == "ptx-jit") {
+  if (auto note = image_fallback_note(gpu, module)) {
+    judgement.findings.push_back(std::move(*note));
+  }
+  // Under CUDA_FORCE_PTX_JIT=1 the JIT is asked for, not a sign of a build older than the GPU.
+  if (module && module->route == "ptx-jit" &&
+      module->reason.find("CUDA_FORCE_PTX_JIT") == std::string::npos) {
     std::string image;
     for (const std::string& entry : module->image) {
       image += image.empty() ? "" : " ";

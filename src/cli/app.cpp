@@ -36,6 +36,7 @@
 #include "gpucheck/model/json_input.hpp"
 #include "gpucheck/registry.hpp"
 #include "gpucheck/runner.hpp"
+#include "kernel_build.hpp"
 #include "probes/collect.hpp"
 #include "probes/raw_sources.hpp"
 #include "render/bundle.hpp"
@@ -463,6 +464,21 @@ void add_probe_options(CLI::App& app, RunOptions& options) {
                "Import PyTorch/TensorFlow/JAX in a child interpreter and run one tiny GPU op");
 }
 
+/// `gpucheck --version`: the release, the commit, the compatibility data and the toolkits of the
+/// embedded kernel images (docs/building.md).
+std::string version_text() {
+  std::string images;
+  for (const char* toolkit : kernel_build::k_image_toolkits) {
+    if (*toolkit != '\0') {
+      images += fmt::format("{}CUDA {}", images.empty() ? "" : ", ", toolkit);
+    }
+  }
+  return fmt::format("gpucheck {} (commit {})\ncompatibility data {}\nkernel images: {}",
+                     build_info::k_version, build_info::k_git_commit,
+                     compat::embedded_matrix().matrix_version,
+                     images.empty() ? "none (built without nvcc)" : images);
+}
+
 } // namespace
 
 int run_app(int argc, char** argv) {
@@ -472,7 +488,7 @@ int run_app(int argc, char** argv) {
   CLI::App app{
       "gpucheck: does this machine's NVIDIA GPU stack really work? If not, why, and what to do."};
   app.name("gpucheck");
-  app.set_version_flag("--version", std::string("gpucheck ") + build_info::k_version);
+  app.set_version_flag("--version", &version_text);
   app.add_flag("--json", options.json, "Write the report as JSON: the same as --format json");
   OutputBinding output_binding;
   add_output_options(app, options.output, output_binding);

@@ -72,6 +72,7 @@ Problem read_value(const Json& v, const std::string& path, PayloadMetric& into);
 Problem read_value(const Json& v, const std::string& path, PayloadVerification& into);
 Problem read_value(const Json& f, const std::string& path, PayloadFailure& into);
 Problem read_value(const Json& v, const std::string& path, DeviceDescription& into);
+Problem read_value(const Json& v, const std::string& path, KernelLoadAttempt& into);
 Problem read_value(const Json& v, const std::string& path, KernelModuleReport& into);
 Problem read_value(const Json& v, const std::string& path, StreamPriorities& into);
 Problem read_value(const Json& v, const std::string& path, CudnnLibrary& into);
@@ -224,14 +225,24 @@ Problem read_value(const Json& v, const std::string& path, DeviceDescription& in
   return std::nullopt;
 }
 
+Problem read_value(const Json& v, const std::string& path, KernelLoadAttempt& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "image", into.image, path), field(v, "route", into.route, path),
+                field(v, "code", into.code, path), field(v, "name", into.name, path)});
+}
+
 Problem read_value(const Json& v, const std::string& path, KernelModuleReport& into) {
   if (Problem p = must_be_object(v, path)) {
     return p;
   }
   if (Problem p = first(
-          {field(v, "loaded", into.loaded, path), field(v, "toolkit", into.toolkit, path),
-           field(v, "image_bytes", into.image_bytes, path), field(v, "image", into.image, path),
-           field(v, "route", into.route, path), field(v, "call", into.call, path),
+          {field(v, "loaded", into.loaded, path), field(v, "image_name", into.image_name, path),
+           field(v, "toolkit", into.toolkit, path), field(v, "image_bytes", into.image_bytes, path),
+           field(v, "image", into.image, path), field(v, "route", into.route, path),
+           field(v, "reason", into.reason, path), field(v, "fallback", into.fallback, path),
+           field(v, "attempts", into.attempts, path), field(v, "call", into.call, path),
            field(v, "code", into.code, path), field(v, "name", into.name, path),
            field(v, "text", into.text, path), optional_field(v, "load_ms", into.load_ms, path)})) {
     return p;
@@ -497,10 +508,24 @@ nlohmann::json to_json(const DeviceDescription& d) {
 }
 
 nlohmann::json to_json(const KernelModuleReport& m) {
-  nlohmann::json out = {
-      {"loaded", m.loaded}, {"toolkit", m.toolkit}, {"image_bytes", m.image_bytes},
-      {"image", m.image},   {"route", m.route},     {"call", m.call},
-      {"code", m.code},     {"name", m.name},       {"text", m.text}};
+  nlohmann::json attempts = nlohmann::json::array();
+  for (const KernelLoadAttempt& a : m.attempts) {
+    attempts.push_back(
+        {{"image", a.image}, {"route", a.route}, {"code", a.code}, {"name", a.name}});
+  }
+  nlohmann::json out = {{"loaded", m.loaded},
+                        {"image_name", m.image_name},
+                        {"toolkit", m.toolkit},
+                        {"image_bytes", m.image_bytes},
+                        {"image", m.image},
+                        {"route", m.route},
+                        {"reason", m.reason},
+                        {"fallback", m.fallback},
+                        {"attempts", std::move(attempts)},
+                        {"call", m.call},
+                        {"code", m.code},
+                        {"name", m.name},
+                        {"text", m.text}};
   if (m.load_ms) {
     out["load_ms"] = *m.load_ms;
     out["error_log"] = m.error_log;

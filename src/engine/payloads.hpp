@@ -85,14 +85,35 @@ struct DeviceDescription {
 };
 
 /// The load of gpucheck's kernels (KernelModule::report()), the payload's "module".
+/// One kernel image handed to the driver, and its answer.
+struct KernelLoadAttempt {
+  std::string image; ///< "cuda12.9"
+  std::string route; ///< "sass" or "ptx-jit"
+  int code = 0;      ///< the CUresult of cuModuleLoadDataEx
+  std::string name;  ///< its name
+  bool operator==(const KernelLoadAttempt&) const = default;
+};
+
 struct KernelModuleReport {
   bool loaded = false;
-  std::string toolkit;            ///< the CUDA release that built the image
-  uint64_t image_bytes = 0;       ///< size of the embedded fatbin
+  /// The image chosen (the one loaded, or the last one tried): "cuda13.0", "cuda12.9",
+  /// "cuda11.8"; "" when none was (no kernels built, none fits).
+  std::string image_name;
+  std::string toolkit;            ///< the CUDA release that built that image
+  uint64_t image_bytes = 0;       ///< size of its fatbin
   std::vector<std::string> image; ///< its entries ("sm_90", "compute_75")
   std::string route;              ///< how the driver runs it on this GPU ("sass", "ptx-jit", ...)
-  /// The call that decided the load: "cuModuleLoadDataEx", "cuModuleGetFunction(NAME)", or
-  /// "build" (code -2) when this gpucheck carries no kernels.
+  /// Why that image: the rule that picked it and the images passed over, or, with code -3, why
+  /// no image fits this driver and GPU.
+  std::string reason;
+  /// The image is not this gpucheck's newest: the newest does not fit this driver or GPU, or the
+  /// driver rejected it.
+  bool fallback = false;
+  /// Every image handed to the driver, in order (a later one after an earlier one's rejection).
+  std::vector<KernelLoadAttempt> attempts;
+  /// The call that decided the load: "cuModuleLoadDataEx", "cuModuleGetFunction(NAME)",
+  /// "build" (code -2) when this gpucheck carries no kernels, or "choose" (code -3) when none of
+  /// its images fits this driver and GPU (the checks that need them skip; `reason` says why).
   std::string call;
   int code = 0; ///< its CUresult
   std::string name;

@@ -99,10 +99,14 @@ json list_checks() {
   return json::parse(r.out);
 }
 
-TEST(Cli, VersionPrintsNameAndVersion) {
+TEST(Cli, VersionPrintsNameVersionCommitDataAndKernelImages) {
   const RunResult r = run_gpucheck({"--version"});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_TRUE(std::regex_match(r.out, std::regex("gpucheck [0-9]+\\.[0-9]+\\.[0-9]+\\S*\n")))
+  EXPECT_TRUE(std::regex_match(
+      r.out,
+      std::regex("gpucheck [0-9]+\\.[0-9]+\\.[0-9]+\\S* \\(commit ([0-9a-f]{12}|unknown)\\)\n"
+                 "compatibility data [0-9]+\\.[0-9]+\\.[0-9]+\n"
+                 "kernel images: (CUDA [0-9]+\\.[0-9]+(, CUDA [0-9]+\\.[0-9]+)*|none .*)\n")))
       << r.out;
   EXPECT_EQ(r.err, "");
 }

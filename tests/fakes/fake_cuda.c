@@ -2,6 +2,7 @@
  * (README.md). Honours CUDA_VISIBLE_DEVICES like the real driver. */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,7 +230,11 @@ FAKE_EXPORT CUresult cuGetErrorString(CUresult error, const char** text) {
 }
 
 /* No real context can be made: the scenario chooses the answer (default 801, NOT_SUPPORTED; 2,
- * OUT_OF_MEMORY, for a GPU that other processes fill). */
+ * OUT_OF_MEMORY, for a GPU that other processes fill). With context_rc=0 a token context exists:
+ * it can be made current, report its memory and load modules (cuModuleLoadDataEx below); every
+ * other call on it answers 801. */
+static int g_context_gpu = -1; /* the GPU whose token context was retained */
+
 FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice dev) {
   if (context != NULL) {
     *context = NULL;
@@ -238,5 +243,149 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice dev) 
   if (!g_initialised || gpu < 0) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
-  return (CUresult)fake_gpu_int(gpu, "context_rc", 801);
+  const CUresult rc = (CUresult)fake_gpu_int(gpu, "context_rc", 801);
+  if (rc == CUDA_SUCCESS) {
+    static int token;
+    g_context_gpu = gpu;
+    *context = (CUcontext)&token;
+  }
+  return rc;
+}
+
+FAKE_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+  (void)dev;
+  return g_context_gpu >= 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
+  return context != NULL && g_context_gpu >= 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+  (void)limit;
+  (void)value;
+  return g_context_gpu >= 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_EXPORT CUresult cuMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  if (g_context_gpu < 0) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  const long long total = fake_gpu_int(g_context_gpu, "memory_total", 85899345920LL);
+  const long long used = fake_gpu_int(g_context_gpu, "memory_used", 0);
+  *total_bytes = (size_t)total;
+  *free_bytes = (size_t)(total > used ? total - used : 0);
+  return CUDA_SUCCESS;
+}
+
+/* The oldest driver (cuDriverGetVersion form) that JITs PTX of this ISA (7.x: CUDA 11.x, 8.0-8.5:
+ * 12.0-12.5, 8.6-8.8: 12.7-12.9, 9.x: 13.x). */
+static long ptx_driver(unsigned isa_major, unsigned isa_minor) {
+  if (isa_major <= 7) {
+    return 11000 + 10L * isa_minor;
+  }
+  if (isa_major == 8) {
+    return 12000 + 10L * (isa_minor <= 5 ? isa_minor : isa_minor + 1);
+  }
+  return 1000L * (isa_major + 4) + 10L * isa_minor;
+}
+
+static uint32_t read_u32(const unsigned char* p) {
+  uint32_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static uint16_t read_u16(const unsigned char* p) {
+  uint16_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static uint64_t read_u64(const unsigned char* p) {
+  uint64_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* The driver's rule for a fatbin, on its table of contents: the toolkit that built it is the one
+ * of its PTX's ISA (ISA major + 4: 9.x -> CUDA 13); a driver of an older CUDA major rejects the
+ * image (222, UNSUPPORTED_PTX_VERSION, what R570 answers for CUDA 13 code). Otherwise SASS of the
+ * GPU's major and a minor at or below its own runs (ignored under CUDA_FORCE_PTX_JIT=1), else PTX
+ * at or below the GPU's arch that this driver can JIT, else 209 (NO_BINARY_FOR_GPU). Not a fatbin:
+ * 200 (INVALID_IMAGE). */
+static int g_modules_loaded = 0;
+
+FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int count,
+                                        CUjit_option* options, void** values) {
+  (void)count;
+  (void)options;
+  (void)values;
+  if (g_context_gpu < 0) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  const unsigned char* bytes = (const unsigned char*)image;
+  if (read_u32(bytes) != 0xBA55ED50u) {
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  const long driver = fake_get_int("cuda.driver_version", 13000);
+  int cc_major = 0;
+  int cc_minor = 0;
+  parse_cc(g_context_gpu, &cc_major, &cc_minor);
+  const char* force = getenv("CUDA_FORCE_PTX_JIT");
+  const int force_ptx = force != NULL && strcmp(force, "1") == 0;
+  const uint16_t header = read_u16(bytes + 6);
+  const uint64_t end = header + read_u64(bytes + 8);
+  int sass_fits = 0;
+  int ptx_fits = 0;
+  long toolkit_major = 0;
+  for (uint64_t at = header; at + 48 <= end;) {
+    const unsigned char* entry = bytes + at;
+    const uint16_t kind = read_u16(entry);
+    const uint32_t arch = read_u32(entry + 28);
+    if (kind == 1) {
+      const unsigned isa_minor = read_u16(entry + 24);
+      const unsigned isa_major = read_u16(entry + 26);
+      if ((long)isa_major + 4 > toolkit_major) {
+        toolkit_major = (long)isa_major + 4;
+      }
+      ptx_fits |=
+          (int)arch <= cc_major * 10 + cc_minor && driver >= ptx_driver(isa_major, isa_minor);
+    } else if (kind == 2) {
+      sass_fits |= !force_ptx && (int)arch / 10 == cc_major && (int)arch % 10 <= cc_minor;
+    }
+    at += read_u32(entry + 4) + read_u64(entry + 8);
+  }
+  if (toolkit_major > driver / 1000) {
+    return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+  }
+  if (!sass_fits && !ptx_fits) {
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  }
+  static int token;
+  *module = (CUmodule)&token;
+  ++g_modules_loaded;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuModuleUnload(CUmodule module) {
+  (void)module;
+  return g_modules_loaded > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
+  static int token;
+  if (module == NULL || name == NULL || strncmp(name, "gpucheck_", 9) != 0) {
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  *function = (CUfunction)&token;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attribute,
+                                        CUfunction function) {
+  (void)attribute;
+  (void)function;
+  *value = 32;
+  return CUDA_SUCCESS;
 }

@@ -9,12 +9,8 @@
     return 801;                                                                                    \
   }
 
-FAKE_UNIMPLEMENTED(cuDevicePrimaryCtxRelease_v2)
-FAKE_UNIMPLEMENTED(cuCtxSetCurrent)
 FAKE_UNIMPLEMENTED(cuCtxSynchronize)
-FAKE_UNIMPLEMENTED(cuCtxSetLimit)
 FAKE_UNIMPLEMENTED(cuCtxGetStreamPriorityRange)
-FAKE_UNIMPLEMENTED(cuMemGetInfo_v2)
 FAKE_UNIMPLEMENTED(cuMemAlloc_v2)
 FAKE_UNIMPLEMENTED(cuMemFree_v2)
 FAKE_UNIMPLEMENTED(cuMemHostAlloc)
@@ -42,10 +38,6 @@ FAKE_UNIMPLEMENTED(cuEventDestroy_v2)
 FAKE_UNIMPLEMENTED(cuEventRecord)
 FAKE_UNIMPLEMENTED(cuEventSynchronize)
 FAKE_UNIMPLEMENTED(cuEventElapsedTime_v2)
-FAKE_UNIMPLEMENTED(cuModuleLoadDataEx)
-FAKE_UNIMPLEMENTED(cuModuleUnload)
-FAKE_UNIMPLEMENTED(cuModuleGetFunction)
-FAKE_UNIMPLEMENTED(cuFuncGetAttribute)
 FAKE_UNIMPLEMENTED(cuLaunchKernel)
 FAKE_UNIMPLEMENTED(cuGraphInstantiateWithFlags)
 FAKE_UNIMPLEMENTED(cuGraphLaunch)

@@ -6,6 +6,9 @@ GPUCHECK_PLANT_FAULT=<what> makes the child corrupt one output element on purpos
 GPU wrote it, before it is verified); the check must then fail with the named finding.
 GPUCHECK_PLANT_FAULT=kernel-load hands the driver a broken kernel image: gpu.compute must report
 gpu.kernel_load_failed and gpu.bandwidth must still pass without kernels.
+The image the kernels came from shows in gpu.compute's kernel_load_ms note ("cuda13.0 sass"):
+with GPUCHECK_KERNEL_IMAGE=cuda11.8 it must be that image, and with CUDA_FORCE_PTX_JIT=1 (the driver
+ignores SASS) its route must be ptx-jit, which proves that image's PTX (docs/building.md).
 Exit 0: all good; 1: a failure (printed); 77: skipped (no GPU here), with the reason.
 """
 import argparse
@@ -68,6 +71,23 @@ def passive_facts(gpucheck):
     return failures
 
 
+def image_problems(result):
+    """The kernel image gpu.compute used, printed, against GPUCHECK_KERNEL_IMAGE and
+    CUDA_FORCE_PTX_JIT."""
+    notes = [m.get("note", "") for m in result.get("metrics", []) if m["name"] == "kernel_load_ms"]
+    if not notes:
+        return [f"gpu.compute GPU {result.get('gpu_index')}: no kernel_load_ms metric"]
+    image, _, route = notes[0].partition(" ")
+    print(f"     kernels: image {image}, route {route}")
+    problems = []
+    wanted = os.environ.get("GPUCHECK_KERNEL_IMAGE")
+    if wanted and image != wanted:
+        problems.append(f"GPUCHECK_KERNEL_IMAGE={wanted} but the kernels came from {image}")
+    if os.environ.get("CUDA_FORCE_PTX_JIT") == "1" and route != "ptx-jit":
+        problems.append(f"CUDA_FORCE_PTX_JIT=1 but the route is {route}")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--gpucheck", required=True)
@@ -87,6 +107,8 @@ def main():
                                 f"{[f['message'] for f in r.get('findings', [])]}")
             else:
                 print(f"ok   {check} GPU {r.get('gpu_index')}: {r['summary']}")
+            if check == "gpu.compute":
+                failures += image_problems(r)
     for fault, (check, code) in PLANTED.items():
         planted = run(args.gpucheck, check, fault)
         caught = [r for r in planted

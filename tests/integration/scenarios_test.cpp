@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/run_binary.hpp"
+#include "kernel_build.hpp"
 #include "support/fixture_tree.hpp"
 #include "support/json_schema.hpp"
 #include "unit/python_fixture.hpp"
@@ -282,6 +283,27 @@ const nlohmann::json* result_of(const nlohmann::json& report, const std::string&
   return nullptr;
 }
 
+/// A driver that supports CUDA 12.2 (R535) as libcuda and NVML report it. The fake libraries' file
+/// names and /proc stay at 580.95.05, so that no version mismatch is reported beside it.
+const std::string k_r535 = "cuda.driver_version=12020\nnvml.cuda_driver_version_kernel=12020\n";
+
+/// Code -> message of the info findings of check `id`.
+std::map<std::string, std::string> info_findings(const nlohmann::json& report,
+                                                 const std::string& id) {
+  std::map<std::string, std::string> out;
+  for (const auto& result : report["results"]) {
+    if (result["check_id"] != id) {
+      continue;
+    }
+    for (const auto& finding : result["findings"]) {
+      if (finding["severity"] == "info") {
+        out[finding["code"].get<std::string>()] = finding["message"].get<std::string>();
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<Scenario> scenarios() {
   std::vector<Scenario> list;
   list.push_back({.name = "healthy_single_gpu",
@@ -353,6 +375,72 @@ std::vector<Scenario> scenarios() {
                   .exit_code = 0,
                   .standard_run = true});
   // Its twin: the same out-of-memory answer on a GPU nobody else uses is a broken GPU.
+  // Kernel images (docs/architecture.md "Kernel images"): the fake driver gives a token context and
+  // loads a fatbin by the real driver's rule (tests/fakes/README.md), then answers 801 to the
+  // first allocation, so each run ends in the same gpu.cuda_call_failed; what differs is which
+  // image loaded. An R535 node with an H100 must not fail gpu.kernel_load_failed.
+  if (kernel_build::k_image_toolkits[1][0] != '\0') {
+    list.push_back({.name = "standard_run_on_r535_loads_the_cuda_12_kernel_image",
+                    .fake = k_r535 + "gpu.0.context_rc=0\n",
+                    .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                    .codes = {"gpu.cuda_call_failed"},
+                    .exit_code = 1,
+                    .extra =
+                        [](const nlohmann::json& r) {
+                          const auto info = info_findings(r, "gpu.compute");
+                          ASSERT_TRUE(info.contains("gpu.kernel_image_fallback")) << r.dump(1);
+                          const std::string message = info.at("gpu.kernel_image_fallback");
+                          EXPECT_NE(message.find("CUDA 12.9 image (sass)"), std::string::npos)
+                              << message;
+                          EXPECT_NE(message.find("driver 12020 (CUDA 12.2)"), std::string::npos)
+                              << message;
+                        },
+                    .standard_run = true});
+    // Its failing twin: the CUDA 13 image alone (GPUCHECK_KERNEL_IMAGE), which R535 rejects.
+    list.push_back({.name = "standard_run_on_r535_with_only_the_cuda_13_image_fails_to_load",
+                    .fake = k_r535 + "gpu.0.context_rc=0\n",
+                    .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                    .env = {{"GPUCHECK_KERNEL_IMAGE", "cuda13.0"}},
+                    .codes = {"gpu.kernel_load_failed", "gpu.cuda_call_failed"},
+                    .exit_code = 1,
+                    .standard_run = true});
+  }
+  // The healthy twin on R580: the newest image loads, no fallback.
+  list.push_back({.name = "standard_run_on_r580_loads_the_newest_kernel_image",
+                  .fake = "gpu.0.context_rc=0\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"gpu.cuda_call_failed"},
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        EXPECT_FALSE(info_findings(r, "gpu.compute")
+                                         .contains("gpu.kernel_image_fallback"))
+                            << r.dump(1);
+                      },
+                  .standard_run = true});
+  // A Kepler GPU (sm_37) has no image at all: the kernel checks skip with the reason, the
+  // copies still run (and meet the fake's 801). The compatibility checks say, rightly, that R580
+  // dropped Kepler; gpucheck's own build is not one of the findings.
+  list.push_back({.name = "standard_run_on_a_kepler_gpu_skips_the_kernel_checks",
+                  .fake = "gpu.0.context_rc=0\ngpu.0.cc=3.7\ngpu.0.name=Tesla K80\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"compat.cudnn_arch_unconfirmed", "compat.gpu_arch_removed",
+                            "compat.gpu_dropped_by_driver", "gpu.cuda_call_failed"},
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        for (const auto& result : r["results"]) {
+                          if (result["check_id"] == "gpu.compute" ||
+                              result["check_id"] == "gpu.streams") {
+                            EXPECT_EQ(result["status"], "skip") << result.dump();
+                            EXPECT_NE(result["summary"].get<std::string>().find(
+                                          "older than Maxwell"),
+                                      std::string::npos)
+                                << result.dump();
+                          }
+                        }
+                      },
+                  .standard_run = true});
   list.push_back({.name = "standard_run_out_of_memory_on_an_idle_gpu",
                   .fake = "gpu.0.context_rc=2\n",
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },

@@ -97,10 +97,15 @@ DeviceDescription h200() {
 KernelModuleReport loaded_module() {
   KernelModuleReport m;
   m.loaded = true;
-  m.toolkit = "13.0";
+  m.image_name = "cuda12.9";
+  m.toolkit = "12.9";
   m.image_bytes = 123456;
   m.image = {"sm_90", "compute_75"};
   m.route = "sass";
+  m.reason = "cuda12.9 has SASS sm_90";
+  m.fallback = true;
+  m.attempts = {{"cuda13.0", "sass", 222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+                {"cuda12.9", "sass", 0, "CUDA_SUCCESS"}};
   m.call = "cuModuleLoadDataEx";
   m.code = 0;
   m.name = "CUDA_SUCCESS";
@@ -272,13 +277,19 @@ TEST(EnginePayloads, KernelModuleRoundTripsAndEveryKeyIsRead) {
 }
 
 TEST(EnginePayloads, KernelModuleJsonKeepsItsKeys) {
-  EXPECT_EQ(to_json(loaded_module()), nlohmann::json::parse(R"({"loaded": true, "toolkit": "13.0",
+  EXPECT_EQ(to_json(loaded_module()), nlohmann::json::parse(R"({"loaded": true,
+      "image_name": "cuda12.9", "toolkit": "12.9",
       "image_bytes": 123456, "image": ["sm_90", "compute_75"], "route": "sass",
+      "reason": "cuda12.9 has SASS sm_90", "fallback": true, "attempts": [
+        {"image": "cuda13.0", "route": "sass", "code": 222,
+         "name": "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+        {"image": "cuda12.9", "route": "sass", "code": 0, "name": "CUDA_SUCCESS"}],
       "call": "cuModuleLoadDataEx", "code": 0, "name": "CUDA_SUCCESS", "text": "no error",
       "load_ms": 3.25, "error_log": "", "info_log": "ptxas info"})"));
   // Without a load, no load time and no logs.
   EXPECT_EQ(to_json(kernels_not_built()), nlohmann::json::parse(R"({"loaded": false,
-      "toolkit": "13.0", "image_bytes": 0, "image": [], "route": "none", "call": "build",
+      "image_name": "", "toolkit": "13.0", "image_bytes": 0, "image": [], "route": "none",
+      "reason": "", "fallback": false, "attempts": [], "call": "build",
       "code": -2, "name": "no kernels built", "text": "built without nvcc"})"));
 }
 

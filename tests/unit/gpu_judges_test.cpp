@@ -100,6 +100,48 @@ TEST(GpuComputeJudge, PtxJitIsANoteNamingTheImage) {
                                            "(compute_75); its kernels were JIT-compiled from PTX");
 }
 
+TEST(GpuComputeJudge, AnOlderImageIsANoteNamingItAndWhy) {
+  engine::KernelModuleReport older = module("sass");
+  older.image_name = "cuda12.9";
+  older.toolkit = "12.9";
+  older.fallback = true;
+  older.reason = "cuda12.9 has SASS sm_90 for this sm_90 GPU and driver 12020 (CUDA 12.2) loads "
+                 "CUDA 12 code";
+  const Judgement judgement = judge_gpu_compute(target(), payload(compute_envelope(), older));
+  ASSERT_EQ(codes(judgement), std::vector<std::string>{"gpu.kernel_image_fallback"});
+  EXPECT_EQ(judgement.findings[0].message,
+            "GPU 1 (Test GPU): gpucheck's kernels came from its CUDA 12.9 image (sass): " +
+                older.reason);
+  // Its twin: the newest image, no note.
+  older.fallback = false;
+  EXPECT_TRUE(judge_gpu_compute(target(), payload(compute_envelope(), older)).findings.empty());
+}
+
+TEST(GpuComputeJudge, ForcedPtxJitIsNoSignOfAnOldBuild) {
+  engine::KernelModuleReport forced = module("ptx-jit");
+  forced.reason = "cuda13.0 has PTX compute_75 (ISA 9.0) that driver 13000 (CUDA 13.0) can JIT for "
+                  "this sm_90 GPU (CUDA_FORCE_PTX_JIT=1: the driver ignores SASS)";
+  EXPECT_TRUE(judge_gpu_compute(target(), payload(compute_envelope(), forced)).findings.empty());
+}
+
+TEST(GpuKernelJudges, NoImageThatFitsSkipsWithTheReason) {
+  engine::KernelModuleReport none = module("none");
+  none.loaded = false;
+  none.call = "choose";
+  none.code = -3;
+  none.name = "no image fits";
+  none.reason = "this sm_37 GPU is older than Maxwell (sm_50)";
+  none.load_ms.reset();
+  for (const auto& judge : {&judge_gpu_compute, &judge_gpu_streams}) {
+    const Judgement judgement = judge(target(), payload({}, none));
+    EXPECT_TRUE(judgement.skipped);
+    EXPECT_TRUE(judgement.findings.empty());
+    EXPECT_EQ(judgement.summary,
+              "GPU 1: gpucheck's kernels cannot run here: this sm_37 GPU is older than Maxwell "
+              "(sm_50)");
+  }
+}
+
 TEST(GpuComputeJudge, AModuleThatDidNotLoadIsTheLoadFinding) {
   engine::KernelModuleReport failed = module("ptx-jit");
   failed.loaded = false;

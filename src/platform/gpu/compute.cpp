@@ -208,8 +208,10 @@ void reduction(const DeviceSession& session, const Kernels& k, const Stream& str
 void compute_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
   session.wait_for_gate();
   out["device"] = session.describe();
-  out["metrics"].push_back(metric("kernel_load_ms", module.load_report().load_ms.value_or(0.0),
-                                  "ms", module.load_report().route));
+  // The note names the image and how it ran ("cuda12.9 sass"): the report shows which one loaded.
+  const engine::KernelModuleReport& load = module.load_report();
+  out["metrics"].push_back(metric("kernel_load_ms", load.load_ms.value_or(0.0), "ms",
+                                  fmt::format("{} {}", load.image_name, load.route)));
   SplitMix64 rng(fresh_seed());
   Stream stream(session);
   fma_verification(session, module.kernels(), stream, rng, out);

@@ -2,21 +2,71 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+
+#include "kernel_build.hpp"
 
 namespace gpucheck::platform::gpu {
 
 extern "C" {
 // Defined by the assembler file that cmake/Kernels.cmake generates (.incbin of the fatbin).
-extern const unsigned char gpucheck_fatbin_begin[]; // NOLINT(readability-identifier-naming)
-extern const unsigned char gpucheck_fatbin_end[];   // NOLINT(readability-identifier-naming)
+// Slot 0: the build's nvcc; 1: CUDA 12.9 NVRTC; 2: CUDA 11.8 NVRTC. Absent slots are empty.
+extern const unsigned char gpucheck_fatbin_0_begin[]; // NOLINT(readability-identifier-naming)
+extern const unsigned char gpucheck_fatbin_0_end[];   // NOLINT(readability-identifier-naming)
+extern const unsigned char gpucheck_fatbin_1_begin[]; // NOLINT(readability-identifier-naming)
+extern const unsigned char gpucheck_fatbin_1_end[];   // NOLINT(readability-identifier-naming)
+extern const unsigned char gpucheck_fatbin_2_begin[]; // NOLINT(readability-identifier-naming)
+extern const unsigned char gpucheck_fatbin_2_end[];   // NOLINT(readability-identifier-naming)
 }
 
+namespace {
+std::span<const std::byte> slot_bytes(const unsigned char* begin, const unsigned char* end) {
+  return {reinterpret_cast<const std::byte*>(begin), // NOLINT
+          static_cast<size_t>(end - begin)};
+}
+
+/// "12.9" -> 12090; 0 when it does not read.
+int toolkit_version(const std::string& release) {
+  int major = 0;
+  int minor = 0;
+  if (std::sscanf(release.c_str(), "%d.%d", &major, &minor) != 2) {
+    return 0;
+  }
+  return major * 1000 + minor * 10;
+}
+} // namespace
+
 std::span<const std::byte> embedded_fatbin() {
-  const auto size = static_cast<size_t>(gpucheck_fatbin_end - gpucheck_fatbin_begin);
-  return {reinterpret_cast<const std::byte*>(gpucheck_fatbin_begin), // NOLINT
-          size};
+  return slot_bytes(gpucheck_fatbin_0_begin, gpucheck_fatbin_0_end);
+}
+
+const std::vector<KernelImage>& embedded_images() {
+  static const std::vector<KernelImage> images = [] {
+    const std::array<std::span<const std::byte>, 3> slots{
+        slot_bytes(gpucheck_fatbin_0_begin, gpucheck_fatbin_0_end),
+        slot_bytes(gpucheck_fatbin_1_begin, gpucheck_fatbin_1_end),
+        slot_bytes(gpucheck_fatbin_2_begin, gpucheck_fatbin_2_end)};
+    std::vector<KernelImage> out;
+    for (size_t slot = 0; slot < slots.size(); ++slot) {
+      const std::string toolkit = kernel_build::k_image_toolkits.at(slot);
+      if (slots.at(slot).empty() || toolkit.empty()) {
+        continue;
+      }
+      KernelImage image;
+      image.toolkit = toolkit;
+      image.toolkit_version = toolkit_version(toolkit);
+      image.fatbin = slots.at(slot);
+      if (auto parsed = parse_fatbin(image.fatbin)) {
+        image.entries = std::move(*parsed);
+      }
+      out.push_back(std::move(image));
+    }
+    return out;
+  }();
+  return images;
 }
 
 std::string to_string(const FatbinEntry& entry) {
@@ -97,6 +147,137 @@ std::string image_route(const std::vector<FatbinEntry>& entries, int cc_major, i
     ptx = ptx || (entry.kind == FatbinEntry::Kind::ptx && entry.arch <= arch);
   }
   return ptx ? "ptx-jit" : "none";
+}
+
+int ptx_isa_min_driver(int isa_major, int isa_minor) {
+  // PTX ISA 7.x came with CUDA 11.x, 8.0-8.5 with 12.0-12.5, 8.6-8.8 with 12.7-12.9, 9.x with 13.x.
+  if (isa_major <= 6) {
+    return 10000;
+  }
+  if (isa_major == 7) {
+    return 11000 + isa_minor * 10;
+  }
+  if (isa_major == 8) {
+    return 12000 + (isa_minor <= 5 ? isa_minor : isa_minor + 1) * 10;
+  }
+  return (isa_major + 4) * 1000 + isa_minor * 10;
+}
+
+std::string driver_cuda_version(int driver_version) {
+  return fmt::format("{}.{}", driver_version / 1000, (driver_version % 1000) / 10);
+}
+
+namespace {
+/// The image's SASS entry a GPU of cc major.minor runs: same major, the highest minor at or below
+/// the GPU's (binary compatibility within a major); nullptr when none.
+const FatbinEntry* sass_for(const KernelImage& image, int cc_major, int cc_minor) {
+  const FatbinEntry* best = nullptr;
+  for (const FatbinEntry& e : image.entries) {
+    if (e.kind == FatbinEntry::Kind::sass && e.arch / 10 == cc_major && e.arch % 10 <= cc_minor &&
+        (best == nullptr || e.arch > best->arch)) {
+      best = &e;
+    }
+  }
+  return best;
+}
+
+/// The image's PTX entry a GPU of cc major.minor can JIT (arch at or below its own); nullptr when
+/// none.
+const FatbinEntry* ptx_for(const KernelImage& image, int cc_major, int cc_minor) {
+  const FatbinEntry* best = nullptr;
+  for (const FatbinEntry& e : image.entries) {
+    if (e.kind == FatbinEntry::Kind::ptx && e.arch <= cc_major * 10 + cc_minor &&
+        (best == nullptr || e.arch > best->arch)) {
+      best = &e;
+    }
+  }
+  return best;
+}
+} // namespace
+
+ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_version, int cc_major,
+                          int cc_minor, bool force_ptx, const std::string& only) {
+  ImageChoice choice;
+  std::vector<ImageCandidate> ptx_routes;
+  std::vector<std::string> rejected; // why each image that does not fit does not
+  const std::string driver = driver_version > 0 ? fmt::format("driver {} (CUDA {})", driver_version,
+                                                              driver_cuda_version(driver_version))
+                                                : std::string("a driver of unknown version");
+  const std::string gpu = fmt::format("sm_{}{}", cc_major, cc_minor);
+  for (size_t i = 0; i < images.size(); ++i) {
+    const KernelImage& image = images[i];
+    if (!only.empty() && image.name() != only) {
+      continue;
+    }
+    const int toolkit_major = image.toolkit_version / 1000;
+    const bool driver_major_ok = driver_version == 0 || driver_version / 1000 >= toolkit_major;
+    const FatbinEntry* sass = force_ptx ? nullptr : sass_for(image, cc_major, cc_minor);
+    const FatbinEntry* ptx = ptx_for(image, cc_major, cc_minor);
+    if (sass != nullptr && driver_major_ok) {
+      choice.candidates.push_back(
+          {i, "sass",
+           fmt::format("{} has SASS {} for this {} GPU and {} loads CUDA {} code", image.name(),
+                       to_string(*sass), gpu, driver, toolkit_major)});
+      continue;
+    }
+    const int jit_driver =
+        ptx != nullptr ? ptx_isa_min_driver(ptx->ptx_isa_major, ptx->ptx_isa_minor) : 0;
+    if (ptx != nullptr && (driver_version == 0 || driver_version >= jit_driver)) {
+      ptx_routes.push_back(
+          {i, "ptx-jit",
+           fmt::format("{} has PTX {} (ISA {}.{}) that {} can JIT for this {} GPU{}", image.name(),
+                       to_string(*ptx), ptx->ptx_isa_major, ptx->ptx_isa_minor, driver, gpu,
+                       force_ptx ? " (CUDA_FORCE_PTX_JIT=1: the driver ignores SASS)" : "")});
+      continue;
+    }
+    std::string why;
+    if (sass != nullptr) {
+      why = fmt::format("{}: its SASS {} needs a CUDA {} driver", image.name(), to_string(*sass),
+                        toolkit_major);
+    } else if (ptx != nullptr) {
+      why = fmt::format("{}: no SASS for {}{}, and its PTX {} (ISA {}.{}) needs driver {} or newer",
+                        image.name(), gpu, force_ptx ? " used (CUDA_FORCE_PTX_JIT=1)" : "",
+                        to_string(*ptx), ptx->ptx_isa_major, ptx->ptx_isa_minor,
+                        driver_cuda_version(jit_driver));
+    } else {
+      why = fmt::format("{}: no SASS for {} and no PTX at or below it", image.name(), gpu);
+    }
+    if (!only.empty()) {
+      // Forced: hand it to the driver anyway and let its answer show.
+      choice.candidates.push_back(
+          {i, image_route(image.entries, cc_major, cc_minor),
+           fmt::format("GPUCHECK_KERNEL_IMAGE={} chose it although {}", only, why)});
+      continue;
+    }
+    rejected.push_back(std::move(why));
+  }
+  choice.candidates.insert(choice.candidates.end(), ptx_routes.begin(), ptx_routes.end());
+  std::string rejected_text;
+  for (const std::string& why : rejected) {
+    rejected_text += (rejected_text.empty() ? "" : "; ") + why;
+  }
+  if (!choice.candidates.empty()) {
+    if (!rejected_text.empty()) {
+      choice.candidates.front().why += " (passed over: " + rejected_text + ")";
+    }
+    return choice;
+  }
+  if (images.empty()) {
+    choice.none_reason = "this gpucheck carries no kernel images";
+  } else if (!only.empty() && rejected.empty()) {
+    choice.none_reason =
+        fmt::format("GPUCHECK_KERNEL_IMAGE={} names no image of this gpucheck", only);
+  } else if (cc_major * 10 + cc_minor < 50) {
+    choice.none_reason =
+        fmt::format("this {} GPU is older than Maxwell (sm_50), the oldest architecture "
+                    "gpucheck's kernels are built for ({})",
+                    gpu, rejected_text);
+  } else {
+    choice.none_reason =
+        fmt::format("no kernel image of this gpucheck runs on {} with this {} GPU ({})", driver,
+                    gpu, rejected_text);
+  }
+  return choice;
 }
 
 } // namespace gpucheck::platform::gpu

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdlib>
+#include <span>
+#include <string_view>
 
 #include "kernel_build.hpp"
 #include "platform/gpu/kernel_image.hpp"
@@ -28,62 +31,79 @@ KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api())
   m_report = engine::to_json(m_load);
 }
 
-void KernelModule::load(const DeviceSession& session) {
-  const std::span<const std::byte> image = embedded_fatbin();
-  m_load.loaded = false;
-  m_load.toolkit = kernel_build::k_toolkit_release;
-  m_load.image_bytes = image.size();
-  std::vector<FatbinEntry> entries;
-  if (auto parsed = parse_fatbin(image)) {
-    entries = *parsed;
-    for (const FatbinEntry& entry : entries) {
-      m_load.image.push_back(to_string(entry));
-    }
+namespace {
+/// cuModuleLoadDataEx answers that mean "this image does not suit this driver or GPU": the next
+/// image may. Anything else (out of memory, a lost GPU) is the machine's answer and stops the
+/// tries.
+bool image_rejected(CUresult result) {
+  switch (result) {
+  case CUDA_ERROR_INVALID_IMAGE:
+  case CUDA_ERROR_NO_BINARY_FOR_GPU:
+  case CUDA_ERROR_INVALID_PTX:
+  case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+  case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+  case CUDA_ERROR_INVALID_SOURCE:
+    return true;
+  default:
+    return static_cast<int>(result) == 225; // CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC
   }
-  m_load.route = image_route(entries, session.cc_major(), session.cc_minor());
-  if (image.empty() || !kernel_build::k_kernels_built) {
+}
+
+/// CUDA_FORCE_PTX_JIT=1: the driver ignores every SASS entry and JIT-compiles the PTX.
+bool force_ptx_jit() {
+  const char* value = std::getenv("CUDA_FORCE_PTX_JIT");
+  return value != nullptr && std::string_view(value) == "1";
+}
+} // namespace
+
+void KernelModule::load(const DeviceSession& session) {
+  const std::vector<KernelImage>& images = embedded_images();
+  m_load.loaded = false;
+  if (images.empty() || !kernel_build::k_kernels_built) {
+    m_load.toolkit = kernel_build::k_toolkit_release;
+    m_load.route = "none";
     m_load.call = "build";
     m_load.code = -2;
     m_load.name = "no kernels built";
     m_load.text = "this gpucheck was built without nvcc, so it carries no GPU kernels";
     return;
   }
-  set_stage("load kernels");
-  std::array<char, k_log_bytes> error_log{};
-  std::array<char, k_log_bytes> info_log{};
-  std::array<CUjit_option, 5> options{CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                                      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                                      CU_JIT_LOG_VERBOSE};
-  // The driver reads sizes and flags from the pointer slots themselves (cuda.h's convention).
-  std::array<void*, 5> values{
-      error_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(k_log_bytes - 1)), // NOLINT
-      info_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(k_log_bytes - 1)),  // NOLINT
-      reinterpret_cast<void*>(static_cast<uintptr_t>(0))};                                // NOLINT
-  // GPUCHECK_PLANT_FAULT=kernel-load: hand the driver an image with a broken header, so the
-  // GPU tests see a real load failure and that the checks needing no kernel still run.
-  std::vector<std::byte> broken;
-  const void* data = image.data();
-  if (fault_planted("kernel-load")) {
-    broken.assign(image.begin(), image.end());
-    broken[0] = std::byte{0};
-    data = broken.data();
+  const char* only = std::getenv("GPUCHECK_KERNEL_IMAGE");
+  const ImageChoice choice =
+      choose_images(images, session.driver_version(), session.cc_major(), session.cc_minor(),
+                    force_ptx_jit(), only != nullptr ? only : "");
+  if (choice.candidates.empty()) {
+    m_load.route = "none";
+    m_load.reason = choice.none_reason;
+    m_load.call = "choose";
+    m_load.code = -3;
+    m_load.name = "no image fits";
+    m_load.text = choice.none_reason;
+    return;
   }
+  set_stage("load kernels");
   const auto start = std::chrono::steady_clock::now();
-  const CUresult result =
-      m_api->cuModuleLoadDataEx == nullptr
-          ? CUDA_ERROR_NOT_FOUND
-          : m_api->cuModuleLoadDataEx(&m_module, data, static_cast<unsigned>(options.size()),
-                                      options.data(), values.data());
+  for (const ImageCandidate& candidate : choice.candidates) {
+    const KernelImage& image = images.at(candidate.image);
+    m_load.image_name = image.name();
+    m_load.toolkit = image.toolkit;
+    m_load.image_bytes = image.fatbin.size();
+    m_load.image.clear();
+    for (const FatbinEntry& entry : image.entries) {
+      m_load.image.push_back(to_string(entry));
+    }
+    m_load.route = candidate.route;
+    m_load.reason = candidate.why;
+    m_load.fallback = candidate.image != 0;
+    const CUresult result = load_image(image.fatbin);
+    m_load.attempts.push_back({image.name(), candidate.route, m_load.code, m_load.name});
+    if (result == CUDA_SUCCESS || !image_rejected(result)) {
+      break;
+    }
+  }
   m_load.load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  m_load.call = "cuModuleLoadDataEx";
-  m_load.code = static_cast<int>(result);
-  m_load.name = cuda_error_name(static_cast<int>(result));
-  m_load.text = cuda_error_text(static_cast<int>(result));
-  m_load.error_log = trim_log(error_log.data());
-  m_load.info_log = trim_log(info_log.data());
-  if (result != CUDA_SUCCESS) {
-    m_module = nullptr;
+  if (m_module == nullptr) {
     return;
   }
   // Resolve and touch every kernel now (nvbandwidth's preload): under lazy loading the first
@@ -114,6 +134,43 @@ void KernelModule::load(const DeviceSession& session) {
   }
   m_loaded = true;
   m_load.loaded = true;
+}
+
+CUresult KernelModule::load_image(std::span<const std::byte> image) {
+  std::array<char, k_log_bytes> error_log{};
+  std::array<char, k_log_bytes> info_log{};
+  std::array<CUjit_option, 5> options{CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                                      CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                      CU_JIT_LOG_VERBOSE};
+  // The driver reads sizes and flags from the pointer slots themselves (cuda.h's convention).
+  std::array<void*, 5> values{
+      error_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(k_log_bytes - 1)), // NOLINT
+      info_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(k_log_bytes - 1)),  // NOLINT
+      reinterpret_cast<void*>(static_cast<uintptr_t>(0))};                                // NOLINT
+  // GPUCHECK_PLANT_FAULT=kernel-load: hand the driver every image with a broken header, so the
+  // GPU tests see a real load failure and that the checks needing no kernel still run.
+  std::vector<std::byte> broken;
+  const void* data = image.data();
+  if (fault_planted("kernel-load")) {
+    broken.assign(image.begin(), image.end());
+    broken[0] = std::byte{0};
+    data = broken.data();
+  }
+  const CUresult result =
+      m_api->cuModuleLoadDataEx == nullptr
+          ? CUDA_ERROR_NOT_FOUND
+          : m_api->cuModuleLoadDataEx(&m_module, data, static_cast<unsigned>(options.size()),
+                                      options.data(), values.data());
+  m_load.call = "cuModuleLoadDataEx";
+  m_load.code = static_cast<int>(result);
+  m_load.name = cuda_error_name(static_cast<int>(result));
+  m_load.text = cuda_error_text(static_cast<int>(result));
+  m_load.error_log = trim_log(error_log.data());
+  m_load.info_log = trim_log(info_log.data());
+  if (result != CUDA_SUCCESS) {
+    m_module = nullptr;
+  }
+  return result;
 }
 
 KernelModule::~KernelModule() {

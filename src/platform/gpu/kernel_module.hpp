@@ -1,5 +1,6 @@
 #pragma once
-/// Loads the embedded fatbin into the current context with cuModuleLoadDataEx, capturing the JIT
+/// Loads one of the embedded fatbins (the one chosen for this driver and GPU, with fallback to the
+/// next on a rejection) into the current context with cuModuleLoadDataEx, capturing the JIT
 /// error and info logs, and resolves every gpucheck_ kernel. A failed load is data (the CUresult
 /// and the log), never an exception: the checks that need no kernel of ours still run.
 
@@ -7,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,8 +47,13 @@ public:
   [[nodiscard]] const nlohmann::json& report() const { return m_report; }
 
 private:
-  /// The load itself: fills m_load, the module and the kernels.
+  /// The load itself: chooses the images (choose_images()), hands them to the driver in order
+  /// until one loads or one fails for a reason other than the image; fills m_load, the module
+  /// and the kernels.
   void load(const DeviceSession& session);
+  /// One cuModuleLoadDataEx of `image`: sets m_module on success, and m_load's call, code, name,
+  /// text and logs.
+  CUresult load_image(std::span<const std::byte> image);
 
   const CudaApi* m_api;
   CUmodule m_module = nullptr;

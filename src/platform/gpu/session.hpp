@@ -85,6 +85,8 @@ public:
   [[nodiscard]] int ordinal() const { return m_ordinal; }
   [[nodiscard]] int cc_major() const { return m_cc_major; }
   [[nodiscard]] int cc_minor() const { return m_cc_minor; }
+  /// cuDriverGetVersion: 13000 for CUDA 13.0.
+  [[nodiscard]] int driver_version() const { return m_driver_version; }
   [[nodiscard]] int sm_count() const { return m_sm_count; }
   [[nodiscard]] const std::string& pci_bus_id() const { return m_pci_bus_id; }
   [[nodiscard]] uint64_t free_bytes() const { return m_free_bytes; }

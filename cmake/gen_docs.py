@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Generate gpucheck's man page and shell completions from the built binary's own --help.
+
+The options and subcommands come from CLI11's help output (`gpucheck --help`, `gpucheck SUB
+--help`), so the man page gpucheck(1) and the bash, zsh and fish completions list exactly what
+`--help` lists. Written to OUTDIR: gpucheck.1, gpucheck.bash, _gpucheck (zsh), gpucheck.fish.
+"""
+
+import re
+import subprocess
+import sys
+
+OPTION = re.compile(r"^  (-\S+?)(?:\s+(\S.*?))?(?:\s{2,}(\S.*))?$")
+
+
+def help_text(binary, *args):
+    return subprocess.run([binary, *args, "--help"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def parse(text):
+    """(description, [(names, argument, help)], [(subcommand, help)], [(positional, help)])."""
+    lines = text.splitlines()
+    description = lines[0].strip() if lines else ""
+    options, subcommands, positionals = [], [], []
+    section = None
+    for line in lines[1:]:
+        if line.endswith(":") and not line.startswith(" "):
+            section = line[:-1]
+            continue
+        if not line.strip():
+            continue
+        if section == "Options":
+            match = OPTION.match(line)
+            if match and line.startswith("  -"):
+                names_and_arg = line[2:].split("  ")[0].strip()
+                rest = line[2 + len(names_and_arg):].strip()
+                names, _, arg = names_and_arg.partition(" ")
+                options.append([names.split(","), arg.strip(), rest])
+            elif options and line.startswith("     "):
+                continuation = line.strip()
+                if options[-1][2]:
+                    options[-1][2] += " " + continuation
+                else:
+                    options[-1][2] = continuation
+        elif section == "Subcommands":
+            name, _, rest = line.strip().partition(" ")
+            subcommands.append((name, rest.strip()))
+        elif section == "Positionals":
+            name, _, rest = line.strip().partition(" ")
+            positionals.append((name, rest.strip()))
+    return description, options, subcommands, positionals
+
+
+def roff(text):
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    return re.sub(r"^([.'])", r"\\&\1", text)
+
+
+def man_page(version, main, subs):
+    description, options, subcommands, _ = main
+    out = [f'.TH GPUCHECK 1 "" "gpucheck {version}" "User Commands"',
+           ".SH NAME", "gpucheck \\- " + roff(description.split(": ", 1)[-1]),
+           ".SH SYNOPSIS", ".B gpucheck", "[\\fIOPTIONS\\fR] [\\fISUBCOMMAND\\fR]",
+           ".SH DESCRIPTION", roff(description),
+           "gpucheck probes the driver, libraries and GPUs, judges them against its compatibility "
+           "data, proves them with small verified GPU kernels and reports what is wrong, why, and "
+           "what to do.",
+           ".SH EXIT STATUS",
+           "0: every check passed, warned or was skipped; 1: a check or a gate failed or errored; "
+           "2: a usage error or unreadable input; 3: gpucheck itself failed "
+           "(/usr/share/doc/gpucheck/exit\\-codes.md).",
+           ".SH OPTIONS"]
+    for names, arg, text in options:
+        out.append(".TP")
+        label = ", ".join(f"\\fB{roff(n)}\\fR" for n in names)
+        out.append(label + (f" \\fI{roff(arg)}\\fR" if arg else ""))
+        out.append(roff(text))
+    out.append(".SH SUBCOMMANDS")
+    for name, text in subcommands:
+        _, sub_options, _, positionals = subs[name]
+        out.append(".TP")
+        usage = f"\\fBgpucheck {name}\\fR"
+        usage += "".join(f" \\fI{roff(p)}\\fR" for p, _ in positionals)
+        out.append(usage)
+        out.append(roff(text))
+        for names, arg, sub_text in sub_options:
+            if names == ["-h", "--help"]:
+                continue
+            out.append(".RS")
+            out.append(".TP")
+            label = ", ".join(f"\\fB{roff(n)}\\fR" for n in names)
+            out.append(label + (f" \\fI{roff(arg)}\\fR" if arg else ""))
+            out.append(roff(sub_text))
+            out.append(".RE")
+    out += [".SH FILES", "/usr/share/doc/gpucheck/ \\- the documentation and report.schema.json",
+            ".SH SEE ALSO", "nvidia\\-smi(1)", ""]
+    return "\n".join(out)
+
+
+def long_names(options):
+    return [n for names, _, _ in options for n in names]
+
+
+def bash_completion(main, subs):
+    _, options, subcommands, _ = main
+    lines = ["# bash completion for gpucheck (generated from gpucheck --help)", "_gpucheck() {",
+             '  local cur="${COMP_WORDS[COMP_CWORD]}" sub="" i',
+             "  for ((i = 1; i < COMP_CWORD; i++)); do",
+             '    case "${COMP_WORDS[i]}" in',
+             "    " + "|".join(n for n, _ in subcommands) + ') sub="${COMP_WORDS[i]}" ;;',
+             "    esac", "  done", '  local words', '  case "$sub" in']
+    for name, _ in subcommands:
+        lines.append(f"  {name}) words=\"{' '.join(long_names(subs[name][1]))}\" ;;")
+    lines.append(f"  *) words=\"{' '.join(long_names(options) + [n for n, _ in subcommands])}\" ;;")
+    lines += ["  esac", '  mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")', "}",
+              "complete -o default -F _gpucheck gpucheck", ""]
+    return "\n".join(lines)
+
+
+def zsh_quote(text):
+    return text.replace("'", "'\\''").replace("[", "\\[").replace("]", "\\]").replace(":", "\\:")
+
+
+def zsh_completion(main, subs):
+    _, options, subcommands, _ = main
+    lines = ["#compdef gpucheck", "# zsh completion for gpucheck (generated from gpucheck --help)",
+             "_gpucheck() {", "  local -a subcommands", "  subcommands=("]
+    lines += [f"    '{name}:{zsh_quote(text)}'" for name, text in subcommands]
+    lines += ["  )", "  if (( CURRENT > 2 )) && (( ${subcommands[(I)${words[2]}:*]} )); then",
+              "    case ${words[2]} in"]
+    for name, _ in subcommands:
+        specs = " ".join(f"'{n}[{zsh_quote(text)}]'" for names, _, text in subs[name][1]
+                         for n in names)
+        lines.append(f"    {name}) _arguments {specs} '*:file:_files' ;;")
+    lines += ["    esac", "    return", "  fi"]
+    specs = " ".join(f"'{n}[{zsh_quote(text)}]'" for names, _, text in options for n in names)
+    lines += [f"  _arguments {specs} '1: :{{_describe command subcommands}}' '*:file:_files'", "}",
+              '_gpucheck "$@"', ""]
+    return "\n".join(lines)
+
+
+def fish_completion(main, subs):
+    _, options, subcommands, _ = main
+    lines = ["# fish completion for gpucheck (generated from gpucheck --help)"]
+    names = " ".join(n for n, _ in subcommands)
+
+    def option_line(flags, text, condition):
+        parts = []
+        for flag in flags:
+            if flag.startswith("--"):
+                parts.append(f"-l {flag[2:]}")
+            else:
+                parts.append(f"-s {flag[1:]}")
+        text = text.replace("'", "\\'")
+        return f"complete -c gpucheck -n '{condition}' {' '.join(parts)} -d '{text}'"
+
+    for flags, _, text in options:
+        lines.append(option_line(flags, text, f"not __fish_seen_subcommand_from {names}"))
+    for name, text in subcommands:
+        text = text.replace("'", "\\'")
+        lines.append(f"complete -c gpucheck -n 'not __fish_seen_subcommand_from {names}' "
+                     f"-a {name} -d '{text}'")
+        for flags, _, sub_text in subs[name][1]:
+            lines.append(option_line(flags, sub_text, f"__fish_seen_subcommand_from {name}"))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: gen_docs.py GPUCHECK OUTDIR")
+    binary, outdir = sys.argv[1], sys.argv[2]
+    version = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                             check=True).stdout.split()[1]
+    main_help = parse(help_text(binary))
+    subs = {name: parse(help_text(binary, name)) for name, _ in main_help[2]}
+    files = {"gpucheck.1": man_page(version, main_help, subs),
+             "gpucheck.bash": bash_completion(main_help, subs),
+             "_gpucheck": zsh_completion(main_help, subs),
+             "gpucheck.fish": fish_completion(main_help, subs)}
+    for name, text in files.items():
+        with open(f"{outdir}/{name}", "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""What `cmake --install` and the .deb put on a machine (docs/building.md, "Packages").
+
+--build DIR: install that build tree into a temporary prefix (cmake --install) and check it.
+--deb GLOB: unpack the newest .deb matching GLOB with `dpkg -x` into a temporary root and check
+it, and its Depends line; exit 77 (ctest: skipped) with the reason where none matches.
+Checked either way: the binary runs (--version), the man page renders (`man -l`) and names every
+long option of `gpucheck --help`, the bash, zsh and fish completions exist and name them too (the
+bash one parses with `bash -n`), and the docs with report.schema.json (valid JSON) are there.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+
+
+def run(argv, **kwargs):
+    result = subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)
+    if result.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(argv)} exited {result.returncode}:\n{result.stderr}{result.stdout}")
+    return result.stdout
+
+
+def check_tree(usr):
+    binary = os.path.join(usr, "bin", "gpucheck")
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"FAIL: no executable {binary}")
+    print(run([binary, "--version"]).strip().replace("\n", " | "))
+    options = sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", run([binary, "--help"]))))
+    expected = {
+        "man page": os.path.join(usr, "share/man/man1/gpucheck.1"),
+        "bash completion": os.path.join(usr, "share/bash-completion/completions/gpucheck"),
+        "zsh completion": os.path.join(usr, "share/zsh/site-functions/_gpucheck"),
+        "fish completion": os.path.join(usr, "share/fish/vendor_completions.d/gpucheck.fish"),
+        "JSON schema": os.path.join(usr, "share/doc/gpucheck/report.schema.json"),
+        "architecture doc": os.path.join(usr, "share/doc/gpucheck/architecture.md"),
+        "building doc": os.path.join(usr, "share/doc/gpucheck/building.md"),
+    }
+    for what, path in expected.items():
+        if not os.path.isfile(path):
+            sys.exit(f"FAIL: no {what} at {path}")
+    page = run(["man", "-l", expected["man page"]], env=dict(os.environ, MANWIDTH="200",
+                                                            MAN_KEEP_FORMATTING="0"))
+    page = re.sub(r".\x08", "", page)
+    for section in ("NAME", "SYNOPSIS", "OPTIONS", "SUBCOMMANDS", "EXIT STATUS"):
+        if section not in page:
+            sys.exit(f"FAIL: the man page has no {section} section:\n{page[:2000]}")
+    for what in ("man page", "bash completion", "zsh completion", "fish completion"):
+        text = page if what == "man page" else open(expected[what], encoding="utf-8").read()
+        if what == "fish completion":
+            missing = [o for o in options if f"-l {o[2:]} " not in text]
+        else:
+            missing = [o for o in options if o not in text]
+        if missing:
+            sys.exit(f"FAIL: the {what} lacks {missing}")
+    run(["bash", "-n", expected["bash completion"]])
+    with open(expected["JSON schema"], encoding="utf-8") as f:
+        json.load(f)
+    print(f"checked: binary, man page, 3 completions ({len(options)} options each), docs, schema")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build")
+    parser.add_argument("--deb")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.build:
+            run(["cmake", "--install", args.build, "--prefix", os.path.join(tmp, "usr")])
+            check_tree(os.path.join(tmp, "usr"))
+        if args.deb:
+            debs = sorted(glob.glob(args.deb), key=os.path.getmtime)
+            if not debs:
+                print(f"SKIP: no .deb matches {args.deb} (cmake --workflow --preset portable, "
+                      "then cpack in build/portable; docs/building.md)")
+                return SKIP
+            deb = debs[-1]
+            print("package:", deb)
+            depends = run(["dpkg-deb", "-f", deb, "Depends"]).strip()
+            if depends != "libc6 (>= 2.28)":
+                sys.exit(f"FAIL: the .deb depends on {depends!r}; only libc6 (>= 2.28) is wanted")
+            run(["dpkg", "-x", deb, os.path.join(tmp, "root")])
+            check_tree(os.path.join(tmp, "root", "usr"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

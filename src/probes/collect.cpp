@@ -163,6 +163,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   snapshot.host = probe_host(root);
   snapshot.environment = probe_environment(root, env);
   snapshot.kernel_module = probe_kernel_module(root);
+  snapshot.fabric_manager_running = fabric_manager_running(root);
   snapshot.toolkit = probe_toolkit(root, env);
   if (options.before_cudnn_children) {
     platform::trace("probes: local facts read; the cuDNN children wait for the GPU contexts");
@@ -215,6 +216,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   std::vector<GpuInfo> nvml_gpus;
   if (decode(outcomes[nvml_child], "nvml", "nvml", snapshot.nvml, issues)) {
     decode(outcomes[nvml_child], "nvml", "gpus", nvml_gpus, issues);
+    if (outcomes[nvml_child].payload->contains("gpu_paths")) {
+      decode(outcomes[nvml_child], "nvml", "gpu_paths", snapshot.gpu_paths, issues);
+    }
   } else {
     snapshot.nvml.failure = outcomes[nvml_child].failure;
   }

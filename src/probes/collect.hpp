@@ -43,6 +43,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
 KernelModuleInfo probe_kernel_module(const Sysroot& root);
 EnvironmentInfo probe_environment(const Sysroot& root, const Environment& env);
 HostInfo probe_host(const Sysroot& root);
+/// Whether an nv-fabricmanager process is in /proc (this PID namespace only); nullopt when /proc
+/// lists no process at all (not mounted, or a fixture without one).
+std::optional<bool> fabric_manager_running(const Sysroot& root);
 ToolkitInfo probe_toolkit(const Sysroot& root, const Environment& env);
 /// Every copy of each family's libraries on disk (no loading): cudart, cudnn, cublas, nccl,
 /// plus libcuda ("cuda") and NVML ("nvml").

@@ -53,6 +53,8 @@ std::span<const CheckDef> all_checks() {
       checks::gpu_bandwidth_check(),
       checks::gpu_cudnn_check(),
       checks::gpu_streams_check(),
+      checks::gpu_p2p_check(),
+      checks::gpu_nccl_check(),
   };
   return k_checks;
 }

@@ -2,6 +2,7 @@
  * (README.md). Honours CUDA_VISIBLE_DEVICES like the real driver. */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,5 +236,49 @@ FAKE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice dev) 
   if (!g_initialised || gpu < 0) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
-  return (CUresult)fake_gpu_int(gpu, "context_rc", 801);
+  const CUresult rc = (CUresult)fake_gpu_int(gpu, "context_rc", 801);
+  if (rc == CUDA_SUCCESS && context != NULL) {
+    /* A token, not a real context: only cuCtxSetCurrent accepts it. */
+    *context = (CUcontext)(uintptr_t)(gpu + 1);
+  }
+  return rc;
+}
+
+/* Accepts the token cuDevicePrimaryCtxRetain gave (context_rc=0); anything else is 801. */
+FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
+  const uintptr_t token = (uintptr_t)context;
+  return token >= 1 && token <= (uintptr_t)fake_gpu_count() ? CUDA_SUCCESS
+                                                            : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* `p2p.A.B.access` (physical indices A < B, both directions): 1 (default) or 0. */
+static int peer_access(CUdevice a, CUdevice b) {
+  const int ga = physical(a);
+  const int gb = physical(b);
+  if (ga < 0 || gb < 0 || ga == gb) {
+    return -1;
+  }
+  char key[64];
+  snprintf(key, sizeof key, "p2p.%d.%d.access", ga < gb ? ga : gb, ga < gb ? gb : ga);
+  return (int)fake_get_int(key, 1);
+}
+
+FAKE_EXPORT CUresult cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
+  const int access = peer_access(dev, peer);
+  if (!g_initialised || access < 0) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *can = access;
+  return CUDA_SUCCESS;
+}
+
+/* Performance rank 0 and native atomics where there is access (as on NVLink). */
+FAKE_EXPORT CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attribute,
+                                             CUdevice src, CUdevice dst) {
+  const int access = peer_access(src, dst);
+  if (!g_initialised || access < 0) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *value = attribute == CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK ? 0 : access;
+  return CUDA_SUCCESS;
 }

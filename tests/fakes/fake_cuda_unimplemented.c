@@ -10,7 +10,6 @@
   }
 
 FAKE_UNIMPLEMENTED(cuDevicePrimaryCtxRelease_v2)
-FAKE_UNIMPLEMENTED(cuCtxSetCurrent)
 FAKE_UNIMPLEMENTED(cuCtxSynchronize)
 FAKE_UNIMPLEMENTED(cuCtxSetLimit)
 FAKE_UNIMPLEMENTED(cuCtxGetStreamPriorityRange)
@@ -51,3 +50,5 @@ FAKE_UNIMPLEMENTED(cuGraphInstantiateWithFlags)
 FAKE_UNIMPLEMENTED(cuGraphLaunch)
 FAKE_UNIMPLEMENTED(cuGraphExecDestroy)
 FAKE_UNIMPLEMENTED(cuGraphDestroy)
+FAKE_UNIMPLEMENTED(cuCtxEnablePeerAccess)
+FAKE_UNIMPLEMENTED(cuStreamWaitValue32_v2)

@@ -47,7 +47,9 @@ SchedulerOptions options_for(int gpus, uint64_t free_bytes, const std::string& t
   options.job_override = {{Work::compute, {"test-gated", "20", "40", "10", "0"}},
                           {Work::streams, {"test-gated", "20", "40", "10", "0"}},
                           {Work::bandwidth, {"test-gated", "20", "60", "30", "0"}},
-                          {Work::cudnn, {"test-gated", "20", "40", "10", "80"}}};
+                          {Work::cudnn, {"test-gated", "20", "40", "10", "80"}},
+                          {Work::peers, {"test-gated", "20", "40", "10", "0"}},
+                          {Work::nccl, {"test-gated", "20", "40", "10", "0"}}};
   return options;
 }
 
@@ -67,7 +69,7 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
   scheduler.run();
   probes.join();
   const std::vector<JobReport>& jobs = scheduler.jobs();
-  ASSERT_EQ(jobs.size(), 8U);
+  ASSERT_EQ(jobs.size(), 10U); // four works on each GPU; the peer copies and NCCL over both
   for (const JobReport& job : jobs) {
     ASSERT_TRUE(job.outcome && job.outcome->ok())
         << check_id(job.work) << " on GPU " << job.gpu << ": "
@@ -110,6 +112,32 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
     // cuDNN's context first, the shared child's after it.
     EXPECT_GE(field(*of[Work::compute], "setup_began_ns"), field(*of[Work::cudnn], "context_ns"));
   }
+}
+
+TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
+  Scheduler scheduler(options_for(2, 80 * k_gib, "peers"));
+  scheduler.probes_over();
+  scheduler.run();
+  const JobReport* peers = nullptr;
+  for (const JobReport& job : scheduler.jobs()) {
+    if (job.work == Work::peers) {
+      peers = &job;
+    }
+  }
+  ASSERT_NE(peers, nullptr);
+  ASSERT_TRUE(peers->outcome && peers->outcome->ok()) << peers->skip_reason;
+  for (const JobReport& other : scheduler.jobs()) {
+    if (&other != peers) {
+      // Its context is built once every other child's process is gone.
+      EXPECT_GE(field(*peers, "setup_began_ns"), field(other, "ended_ns"))
+          << check_id(other.work) << " on GPU " << other.gpu;
+    }
+  }
+  // One GPU: no peer job, nothing else changes.
+  Scheduler one(options_for(1, 80 * k_gib, "peers-one"));
+  one.probes_over();
+  one.run();
+  EXPECT_EQ(one.jobs().size(), 4U);
 }
 
 TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {

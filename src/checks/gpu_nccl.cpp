@@ -40,6 +40,11 @@ Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
                          std::vector<Metric>& metrics) {
   Judgement out;
   const Expected<engine::NcclPayload> read = engine::read_nccl(payload);
+  if (!read && payload.contains("failure") && !payload.contains("nccl_missing")) {
+    // It failed before NCCL was loaded (no driver, no context): its failure says it all.
+    out.summary = "the NCCL work stopped before NCCL was loaded";
+    return out;
+  }
   if (!read) {
     return unreadable_result(k_info.title, GpuTarget{}, read.error());
   }

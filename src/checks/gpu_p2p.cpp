@@ -113,6 +113,11 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
                         bool contended, std::vector<Metric>& metrics) {
   Judgement out;
   const Expected<engine::PeersPayload> read = engine::read_peers(payload);
+  if (!read && payload.contains("failure") && !payload.contains("devices")) {
+    // It failed before the access matrix (no driver, no context): its failure says it all.
+    out.summary = "the peer-to-peer work stopped before the access matrix";
+    return out;
+  }
   if (!read) {
     GpuTarget anchor;
     return unreadable_result(k_info.title, anchor, read.error());

@@ -127,7 +127,7 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
   ASSERT_NE(peers, nullptr);
   ASSERT_TRUE(peers->outcome && peers->outcome->ok()) << peers->skip_reason;
   for (const JobReport& other : scheduler.jobs()) {
-    if (&other != peers) {
+    if (&other != peers && !spans_gpus(other.work)) { // NCCL follows it in its own child
       // Its context is built once every other child's process is gone.
       EXPECT_GE(field(*peers, "setup_began_ns"), field(other, "ended_ns"))
           << check_id(other.work) << " on GPU " << other.gpu;
@@ -151,7 +151,7 @@ TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
     ASSERT_TRUE(job.outcome && job.outcome->ok()) << check_id(job.work) << " on GPU " << job.gpu;
     of[{job.gpu, job.work}] = &job;
   }
-  ASSERT_EQ(of.size(), 10U);
+  ASSERT_EQ(of.size(), 12U); // five works on each GPU; the peer copies and NCCL over both
   const JobReport& first = *of[{0, Work::copies_together}];
   const JobReport& second = *of[{1, Work::copies_together}];
   EXPECT_EQ(first.outcome->payload->value("work", ""), "copies_together");

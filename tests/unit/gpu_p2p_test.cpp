@@ -123,6 +123,14 @@ TEST(GpuP2pJudge, CorruptedPeerCopyFailsAndAnUnreadablePayloadIsAnError) {
   const checks::Judgement j = checks::judge_gpu_p2p(pair(true), payload, false, metrics);
   ASSERT_EQ(codes(j), (std::vector<std::string>{"gpu.child_failed"}));
   EXPECT_NE(j.findings[0].message.find("pairs is missing"), std::string::npos);
+  // A child that failed before its access matrix: its failure is the finding (common_findings),
+  // the judge adds none.
+  nlohmann::json early = {{"metrics", nlohmann::json::array()},
+                          {"verify", nlohmann::json::array()},
+                          {"failure", {{"stage", "context"}, {"message", "no context"}}}};
+  const checks::Judgement quiet = checks::judge_gpu_p2p(pair(true), early, false, metrics);
+  EXPECT_TRUE(quiet.findings.empty());
+  EXPECT_TRUE(checks::judge_gpu_nccl(early, false, metrics).findings.empty());
 }
 
 TEST(GpuNcclJudge, BusBandwidthPerSizeAndASkipWithoutNccl) {

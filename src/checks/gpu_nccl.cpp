@@ -28,11 +28,11 @@ std::string version_text(int version) {
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {
-  return run_spanning(k_info, context,
-                      [](const nlohmann::json& payload, bool contended,
-                         std::vector<Metric>& metrics) {
-                        return judge_gpu_nccl(payload, contended, metrics);
-                      });
+  return run_spanning(
+      k_info, context,
+      [](const nlohmann::json& payload, bool contended, std::vector<Metric>& metrics) {
+        return judge_gpu_nccl(payload, contended, metrics);
+      });
 }
 } // namespace
 
@@ -60,8 +60,7 @@ Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
     const std::string name = fmt::format("nccl_allreduce_{}mib", size.bytes >> 20);
     metrics.push_back({name + "_busbw_gbps", size.busbw_gbps, "GB/s",
                        fmt::format("busbw = algbw x 2(n-1)/n, n = {}, median of 3 x {}{}",
-                                   nccl.ranks, size.iterations,
-                                   note.empty() ? "" : "; " + note)});
+                                   nccl.ranks, size.iterations, note.empty() ? "" : "; " + note)});
     metrics.push_back({name + "_algbw_gbps", size.algbw_gbps, "GB/s", note});
     parts.push_back(fmt::format("{} MiB {:.0f} GB/s", size.bytes >> 20, size.busbw_gbps));
   }
@@ -69,10 +68,9 @@ Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
     metrics.push_back({"nccl_busbw_gbps", nccl.sizes.back().busbw_gbps, "GB/s",
                        fmt::format("at the largest size, {} MiB", nccl.sizes.back().bytes >> 20)});
   }
-  out.summary = fmt::format("{} GPUs, NCCL {}: bus bandwidth {}", nccl.ranks,
-                            version_text(nccl.version),
-                            parts.empty() ? std::string("not measured")
-                                          : fmt::format("{}", fmt::join(parts, ", ")));
+  out.summary = fmt::format(
+      "{} GPUs, NCCL {}: bus bandwidth {}", nccl.ranks, version_text(nccl.version),
+      parts.empty() ? std::string("not measured") : fmt::format("{}", fmt::join(parts, ", ")));
   return out;
 }
 

@@ -83,9 +83,8 @@ double pcie_lane_gbps(int generation) {
 
 /// What the path from `from` to `to` carries one way, GB/s, and its name; nullopt when the
 /// snapshot cannot say.
-std::optional<std::pair<double, std::string>> path_capacity(const SystemSnapshot& snapshot,
-                                                            const GpuInfo& from,
-                                                            const GpuInfo& to) {
+std::optional<std::pair<double, std::string>>
+path_capacity(const SystemSnapshot& snapshot, const GpuInfo& from, const GpuInfo& to) {
   const GpuPath* path = path_of(snapshot, from.index, to.index);
   int links = 0;
   std::optional<int> version;
@@ -183,19 +182,20 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
   if (!peers.pairs.empty()) {
     metrics.push_back({"p2p_gbps", slowest, "GB/s", "the slowest direction of any pair"});
   }
-  out.summary = peers.pairs.empty()
-                    ? fmt::format("{} GPUs: no pair with peer access to measure",
-                                  peers.devices.size())
-                    : fmt::format("{} GPUs: {}", peers.devices.size(), fmt::join(parts, "; "));
+  out.summary =
+      peers.pairs.empty()
+          ? fmt::format("{} GPUs: no pair with peer access to measure", peers.devices.size())
+          : fmt::format("{} GPUs: {}", peers.devices.size(), fmt::join(parts, "; "));
   return out;
 }
 
 namespace {
 std::vector<CheckResult> run(const CheckContext& context) {
-  return run_spanning(k_info, context, [&context](const nlohmann::json& payload, bool contended,
-                                                  std::vector<Metric>& metrics) {
-    return judge_gpu_p2p(context.snapshot, payload, contended, metrics);
-  });
+  return run_spanning(
+      k_info, context,
+      [&context](const nlohmann::json& payload, bool contended, std::vector<Metric>& metrics) {
+        return judge_gpu_p2p(context.snapshot, payload, contended, metrics);
+      });
 }
 } // namespace
 

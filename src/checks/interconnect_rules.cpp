@@ -47,9 +47,9 @@ std::string peer_text(const SystemSnapshot& snapshot, const NvLinkInfo& link) {
   if (const GpuInfo* peer = gpu_at(snapshot, link.remote_bus_id)) {
     return fmt::format("GPU {}", peer->index);
   }
-  return link.remote_bus_id.empty() ? std::string("an unknown peer")
-                                    : fmt::format("{} (an NVSwitch or a GPU not listed)",
-                                                  link.remote_bus_id);
+  return link.remote_bus_id.empty()
+             ? std::string("an unknown peer")
+             : fmt::format("{} (an NVSwitch or a GPU not listed)", link.remote_bus_id);
 }
 
 std::string join_ints(const std::vector<int>& values) {
@@ -150,8 +150,8 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
     }
     const uint64_t crc = link.crc_flit_errors.value_or(0) + link.crc_data_errors.value_or(0);
     if (crc > 0 || link.replay_errors.value_or(0) > 0) {
-      out.findings.push_back(make_finding("nvlink.crc_errors", gpu.index, gpu_label(gpu),
-                                          link.link, link.crc_flit_errors.value_or(0),
+      out.findings.push_back(make_finding("nvlink.crc_errors", gpu.index, gpu_label(gpu), link.link,
+                                          link.crc_flit_errors.value_or(0),
                                           link.crc_data_errors.value_or(0),
                                           link.replay_errors.value_or(0), peer));
     }
@@ -193,10 +193,9 @@ InterconnectVerdict judge_fabric(const GpuInfo& gpu, const SystemSnapshot& snaps
     return out;
   }
   if (fabric.state != "completed") {
-    out.findings.push_back(make_finding_as(fabric.state == "in_progress" ? Severity::warn
-                                                                         : Severity::fail,
-                                           "fabric.not_ready", gpu.index, gpu_label(gpu),
-                                           fabric.state, fabric_manager_text(snapshot)));
+    out.findings.push_back(make_finding_as(
+        fabric.state == "in_progress" ? Severity::warn : Severity::fail, "fabric.not_ready",
+        gpu.index, gpu_label(gpu), fabric.state, fabric_manager_text(snapshot)));
     out.summary = fmt::format("fabric registration {}", fabric.state);
     return out;
   }
@@ -258,9 +257,8 @@ InterconnectVerdict judge_topology(const SystemSnapshot& snapshot) {
                                        path.pcie_path.empty() ? "?" : path.pcie_path,
                                        path.p2p_read.empty() ? "?" : path.p2p_read)});
     if (!path.p2p_read.empty() && path.p2p_read != "ok") {
-      out.findings.push_back(
-          make_finding("topology.p2p_unsupported", path.gpu_a, path.gpu_a, path.gpu_b,
-                       path.p2p_read, label));
+      out.findings.push_back(make_finding("topology.p2p_unsupported", path.gpu_a, path.gpu_a,
+                                          path.gpu_b, path.p2p_read, label));
     }
   }
   for (const GpuInfo& gpu : snapshot.gpus) {

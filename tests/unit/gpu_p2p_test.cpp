@@ -52,8 +52,7 @@ TEST(GpuP2pJudge, HealthyNvlinkPairPassesWithPerPairMetrics) {
   const checks::Judgement j =
       checks::judge_gpu_p2p(pair(true), payload_of(measured(371.0)), false, metrics);
   EXPECT_TRUE(j.findings.empty());
-  EXPECT_EQ(j.summary,
-            "2 GPUs: 0->1 371 GB/s (364 both ways), 2.5 us; 1->0 375 GB/s");
+  EXPECT_EQ(j.summary, "2 GPUs: 0->1 371 GB/s (364 both ways), 2.5 us; 1->0 375 GB/s");
   std::vector<std::string> names;
   for (const Metric& m : metrics) {
     names.push_back(m.name);
@@ -77,8 +76,8 @@ TEST(GpuP2pJudge, FarBelowThePathWarnsNamingThePair) {
             "path carries");
   // PCIe gen5 x16 (63 GB/s one way): 50 GB/s is healthy, 6 GB/s is the ACS/IOMMU case.
   metrics.clear();
-  EXPECT_TRUE(
-      checks::judge_gpu_p2p(pair(false), payload_of(measured(50.0)), false, metrics).findings.empty());
+  EXPECT_TRUE(checks::judge_gpu_p2p(pair(false), payload_of(measured(50.0)), false, metrics)
+                  .findings.empty());
   j = checks::judge_gpu_p2p(pair(false), payload_of(measured(6.0)), false, metrics);
   ASSERT_EQ(j.findings.size(), 2U);
   EXPECT_NE(j.findings[0].message.find("PCIe gen5 x16"), std::string::npos);
@@ -106,11 +105,12 @@ TEST(GpuP2pJudge, NoPeerAccessIsANoteOrAWarningOverNvlink) {
 
 TEST(GpuP2pJudge, CorruptedPeerCopyFailsAndAnUnreadablePayloadIsAnError) {
   nlohmann::json payload = payload_of(measured(371.0));
-  engine::PayloadVerification v{"p2p", "0000:1B:00.0 -> 0000:3B:00.0", 16777216, 1, 1024,
-                                "0x000000a5", "0x3f1c2a9b"};
+  engine::PayloadVerification v{
+      "p2p", "0000:1B:00.0 -> 0000:3B:00.0", 16777216, 1, 1024, "0x000000a5", "0x3f1c2a9b"};
   payload["verify"].push_back(engine::to_json(v));
   checks::GpuTarget gpu;
-  const std::vector<Finding> findings = checks::common_findings("Peer-to-peer copies", gpu, payload);
+  const std::vector<Finding> findings =
+      checks::common_findings("Peer-to-peer copies", gpu, payload);
   ASSERT_EQ(findings.size(), 1U);
   EXPECT_EQ(findings[0].code, "p2p.data_mismatch");
   EXPECT_EQ(findings[0].severity, Severity::fail);

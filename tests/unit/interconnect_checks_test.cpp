@@ -35,8 +35,7 @@ SystemSnapshot hgx(int count) {
   }
   for (int a = 0; a < count; ++a) {
     for (int b = a + 1; b < count; ++b) {
-      s.gpu_paths.push_back(
-          {a, b, (a < 4) == (b < 4) ? "numa_node" : "system", 0, "ok", "ok"});
+      s.gpu_paths.push_back({a, b, (a < 4) == (b < 4) ? "numa_node" : "system", 0, "ok", "ok"});
     }
   }
   s.fabric_manager_running = true;
@@ -71,23 +70,36 @@ TEST(InterconnectChecks, HealthyBoardsPass) {
 TEST(InterconnectChecks, NvlinkFaults) {
   const std::vector<CheckCase> cases = {
       {"healthy twin", nullptr, Status::pass, {}},
-      {"one link down", on_gpu(1, [](GpuInfo& g) { g.nvlinks[5].active = false; }), Status::warn,
+      {"one link down",
+       on_gpu(1, [](GpuInfo& g) { g.nvlinks[5].active = false; }),
+       Status::warn,
        {"nvlink.links_down"}},
       {"NVML lists 12 of 18 links",
-       on_gpu(1, [](GpuInfo& g) { g.nvlinks.resize(12); }), Status::warn, {"nvlink.links_down"}},
-      {"recoveries", on_gpu(1, [](GpuInfo& g) { g.nvlinks[3].recovery_errors = 2; }),
-       Status::warn, {"nvlink.recovery_errors"}},
-      {"CRC errors counted", on_gpu(1, [](GpuInfo& g) { g.nvlinks[7].crc_flit_errors = 40; }),
-       Status::pass, {"nvlink.crc_errors"}},
-      {"replays counted", on_gpu(1, [](GpuInfo& g) { g.nvlinks[7].replay_errors = 3; }),
-       Status::pass, {"nvlink.crc_errors"}},
-      {"counters unreadable", on_gpu(1, [](GpuInfo& g) {
-         for (NvLinkInfo& link : g.nvlinks) {
-           link.crc_flit_errors.reset();
-           link.replay_errors.reset();
-         }
-       }),
-       Status::pass, {}},
+       on_gpu(1, [](GpuInfo& g) { g.nvlinks.resize(12); }),
+       Status::warn,
+       {"nvlink.links_down"}},
+      {"recoveries",
+       on_gpu(1, [](GpuInfo& g) { g.nvlinks[3].recovery_errors = 2; }),
+       Status::warn,
+       {"nvlink.recovery_errors"}},
+      {"CRC errors counted",
+       on_gpu(1, [](GpuInfo& g) { g.nvlinks[7].crc_flit_errors = 40; }),
+       Status::pass,
+       {"nvlink.crc_errors"}},
+      {"replays counted",
+       on_gpu(1, [](GpuInfo& g) { g.nvlinks[7].replay_errors = 3; }),
+       Status::pass,
+       {"nvlink.crc_errors"}},
+      {"counters unreadable",
+       on_gpu(1,
+              [](GpuInfo& g) {
+                for (NvLinkInfo& link : g.nvlinks) {
+                  link.crc_flit_errors.reset();
+                  link.replay_errors.reset();
+                }
+              }),
+       Status::pass,
+       {}},
       {"no NVLink listed", on_gpu(1, [](GpuInfo& g) { g.nvlinks.clear(); }), Status::skip, {}},
       {"bridged PCIe pair, both links up",
        [](SystemSnapshot& s) {
@@ -96,7 +108,8 @@ TEST(InterconnectChecks, NvlinkFaults) {
            g.nvlinks.resize(2);
          }
        },
-       Status::pass, {}},
+       Status::pass,
+       {}},
       {"bridged PCIe pair, one link down",
        [](SystemSnapshot& s) {
          for (GpuInfo& g : s.gpus) {
@@ -105,7 +118,8 @@ TEST(InterconnectChecks, NvlinkFaults) {
          }
          s.gpus[1].nvlinks[1].active = false;
        },
-       Status::warn, {"nvlink.links_down"}},
+       Status::warn,
+       {"nvlink.links_down"}},
       {"PCIe card without a bridge",
        [](SystemSnapshot& s) {
          for (GpuInfo& g : s.gpus) {
@@ -115,7 +129,8 @@ TEST(InterconnectChecks, NvlinkFaults) {
            }
          }
        },
-       Status::skip, {}},
+       Status::skip,
+       {}},
   };
   run_cases(checks::gpu_nvlink_check(), hgx(2), cases, 1);
 }
@@ -157,14 +172,13 @@ TEST(InterconnectChecks, OneGpuOrOldDriverSkipsWithReason) {
     gpu.fabric.reset();
   }
   const auto reason = [&old](const CheckDef& check) { return run_check(check, old).at(0).summary; };
-  EXPECT_NE(reason(checks::gpu_nvlink_check()).find("nvmlDeviceGetNvLinkState"),
-            std::string::npos);
+  EXPECT_NE(reason(checks::gpu_nvlink_check()).find("nvmlDeviceGetNvLinkState"), std::string::npos);
   EXPECT_NE(reason(checks::gpu_fabric_check()).find("nvmlDeviceGetGpuFabricInfo"),
             std::string::npos);
   EXPECT_NE(reason(checks::gpu_topology_check()).find("nvmlDeviceGetTopologyCommonAncestor"),
             std::string::npos);
-  for (const CheckDef& check : {checks::gpu_nvlink_check(), checks::gpu_fabric_check(),
-                                checks::gpu_topology_check()}) {
+  for (const CheckDef& check :
+       {checks::gpu_nvlink_check(), checks::gpu_fabric_check(), checks::gpu_topology_check()}) {
     EXPECT_EQ(to_string(run_check(check, old).at(0).status), "skip") << check.info.id;
   }
 }
@@ -180,25 +194,37 @@ TEST(InterconnectChecks, FabricFaults) {
   const std::vector<CheckCase> cases = {
       {"healthy twin", nullptr, Status::pass, {}},
       {"Fabric Manager down: not started",
-       all_gpus([](GpuFabricInfo& f) { f.state = "not_started"; }), Status::fail,
+       all_gpus([](GpuFabricInfo& f) { f.state = "not_started"; }),
+       Status::fail,
        {"fabric.not_ready"}},
-      {"registration in progress", all_gpus([](GpuFabricInfo& f) { f.state = "in_progress"; }),
-       Status::warn, {"fabric.not_ready"}},
+      {"registration in progress",
+       all_gpus([](GpuFabricInfo& f) { f.state = "in_progress"; }),
+       Status::warn,
+       {"fabric.not_ready"}},
       {"registration failed",
-       on_gpu(3, [](GpuInfo& g) {
-         g.fabric->status = 27;
-         g.fabric->status_name = "NOT_READY";
-       }),
-       Status::fail, {"fabric.registration_failed"}},
-      {"GPU 3 in another clique", on_gpu(3, [](GpuInfo& g) { g.fabric->clique_id = 2; }),
-       Status::warn, {"fabric.clique_split"}},
+       on_gpu(3,
+              [](GpuInfo& g) {
+                g.fabric->status = 27;
+                g.fabric->status_name = "NOT_READY";
+              }),
+       Status::fail,
+       {"fabric.registration_failed"}},
+      {"GPU 3 in another clique",
+       on_gpu(3, [](GpuInfo& g) { g.fabric->clique_id = 2; }),
+       Status::warn,
+       {"fabric.clique_split"}},
       {"GPU 3 in another cluster",
        on_gpu(3, [](GpuInfo& g) { g.fabric->cluster_uuid = std::string(32, '0'); }),
-       Status::warn, {"fabric.clique_split"}},
+       Status::warn,
+       {"fabric.clique_split"}},
       {"another GPU split off: GPU 3 is in the node's clique",
-       on_gpu(5, [](GpuInfo& g) { g.fabric->clique_id = 2; }), Status::pass, {}},
-      {"not an NVSwitch system", all_gpus([](GpuFabricInfo& f) { f.state = "not_supported"; }),
-       Status::skip, {}},
+       on_gpu(5, [](GpuInfo& g) { g.fabric->clique_id = 2; }),
+       Status::pass,
+       {}},
+      {"not an NVSwitch system",
+       all_gpus([](GpuFabricInfo& f) { f.state = "not_supported"; }),
+       Status::skip,
+       {}},
   };
   run_cases(checks::gpu_fabric_check(), hgx(8), cases, 3);
 }
@@ -218,7 +244,8 @@ TEST(InterconnectChecks, TopologyNamesPairsWithoutP2P) {
       {"healthy twin", nullptr, Status::pass, {}},
       {"pair 0-3 without P2P (ACS / IOMMU)",
        [](SystemSnapshot& s) { s.gpu_paths[2].p2p_read = "chipset_not_supported"; },
-       Status::pass, {"topology.p2p_unsupported"}},
+       Status::pass,
+       {"topology.p2p_unsupported"}},
       {"paths unread", [](SystemSnapshot& s) { s.gpu_paths.clear(); }, Status::skip, {}},
   };
   run_cases(checks::gpu_topology_check(), hgx(4), cases);

@@ -48,8 +48,8 @@ SystemSnapshot probe(const FakeMachine& machine) {
 /// Each result's codes, "gpu N: code" (or "node: code"), for whole-machine comparisons.
 std::vector<std::string> all_codes(const SystemSnapshot& s) {
   std::vector<std::string> out;
-  for (const CheckDef& check : {checks::gpu_topology_check(), checks::gpu_nvlink_check(),
-                                checks::gpu_fabric_check()}) {
+  for (const CheckDef& check :
+       {checks::gpu_topology_check(), checks::gpu_nvlink_check(), checks::gpu_fabric_check()}) {
     for (const CheckResult& result : check.run(CheckContext{s, {}, nullptr})) {
       for (const Finding& finding : result.findings) {
         out.push_back(fmt::format("{} gpu {}: {}", check.info.id, finding.gpu_index.value_or(-1),
@@ -111,7 +111,7 @@ p2p.0.5.read=1
   EXPECT_EQ(s.gpus[6].fabric->state, "not_started");
   const std::vector<std::string> expected{
       "gpu.topology gpu 0: topology.p2p_unsupported", "gpu.nvlink gpu 1: nvlink.recovery_errors",
-      "gpu.nvlink gpu 2: nvlink.crc_errors",         "gpu.nvlink gpu 3: nvlink.links_down",
+      "gpu.nvlink gpu 2: nvlink.crc_errors",          "gpu.nvlink gpu 3: nvlink.links_down",
       "gpu.fabric gpu 6: fabric.not_ready",           "gpu.fabric gpu 7: fabric.clique_split"};
   EXPECT_EQ(all_codes(s), expected);
 }
@@ -131,8 +131,7 @@ topology.0.1=10
   EXPECT_EQ(s.gpu_paths[0].pcie_path, "single_switch");
   EXPECT_FALSE(s.gpus[0].fabric);
   EXPECT_TRUE(all_codes(s).empty());
-  const CheckResult topology =
-      checks::gpu_topology_check().run(CheckContext{s, {}, nullptr}).at(0);
+  const CheckResult topology = checks::gpu_topology_check().run(CheckContext{s, {}, nullptr}).at(0);
   EXPECT_EQ(topology.summary, "2 GPUs, 1 pair(s): 1 NV4");
   const CheckResult nvlink = checks::gpu_nvlink_check().run(CheckContext{s, {}, nullptr}).at(1);
   EXPECT_EQ(nvlink.summary, "4 of 4 NVLinks up (NVLink 4): 4 to GPU 0");

@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
-#include <cstdlib>
 #include <vector>
 
 #include "engine/messages.hpp"
@@ -31,10 +31,10 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t k_mib = 1ULL << 20;
 constexpr uint64_t k_copy_bytes = 64 * k_mib; ///< one copy (nvbandwidth's small-buffer size)
 constexpr uint64_t k_min_copy_bytes = 4 * k_mib;
-constexpr int k_samples = 3;          ///< median of three, as nvbandwidth
-constexpr int k_max_copies = 32;      ///< per stream and sample: the push buffer must not fill up
-constexpr double k_sample_ms = 10.0;  ///< each sample's target length
-constexpr int k_latency_copies = 64;  ///< 4-byte copies queued back to back
+constexpr int k_samples = 3;         ///< median of three, as nvbandwidth
+constexpr int k_max_copies = 32;     ///< per stream and sample: the push buffer must not fill up
+constexpr double k_sample_ms = 10.0; ///< each sample's target length
+constexpr int k_latency_copies = 64; ///< 4-byte copies queued back to back
 
 /// One GPU of the child: its device, primary context and buffers.
 struct PeerGpu {
@@ -277,8 +277,7 @@ Verification verify_pair(PeerSession& session, const PeerGpu& from, const PeerGp
   const uint64_t words = bytes / sizeof(uint32_t);
   host.assign(words, 0xDEADBEEFU); // poisoned: a copy that wrote nothing fails
   session.make_current(to);
-  GPUCHECK_CU(session.api(), cuMemcpyDtoH, host.data(), to.destination,
-              static_cast<size_t>(bytes));
+  GPUCHECK_CU(session.api(), cuMemcpyDtoH, host.data(), to.destination, static_cast<size_t>(bytes));
   const Mismatches bad =
       parallel_mismatches(words, [&](uint64_t i) { return host[i] != pattern_word(i, from.seed); });
   Verification v;
@@ -392,11 +391,10 @@ void peers_work(PeerSession& session, nlohmann::json& out) {
       PeerGpu& ga = gpus[a];
       PeerGpu& gb = gpus[b];
       // Warm-up (two copies each way), which also sizes the samples to about k_sample_ms.
-      const std::vector<double> warm = timed_copies(session, gate, {{&ga, &gb}, {&gb, &ga}},
-                                                    bytes, 2);
+      const std::vector<double> warm =
+          timed_copies(session, gate, {{&ga, &gb}, {&gb, &ga}}, bytes, 2);
       const double per_copy_ms = std::max(1e-3, *std::max_element(warm.begin(), warm.end()) / 2);
-      const int copies =
-          std::clamp(static_cast<int>(k_sample_ms / per_copy_ms), 2, k_max_copies);
+      const int copies = std::clamp(static_cast<int>(k_sample_ms / per_copy_ms), 2, k_max_copies);
       engine::PeerPair ab{static_cast<int>(a), static_cast<int>(b), bytes, copies, 0, 0, 0};
       engine::PeerPair ba{static_cast<int>(b), static_cast<int>(a), bytes, copies, 0, 0, 0};
       std::vector<double> ab_ms;
@@ -461,8 +459,8 @@ struct NcclApi {
   ncclResult_t (*ncclCommInitAll)(ncclComm_t*, int, const int*) = nullptr;
   ncclResult_t (*ncclCommDestroy)(ncclComm_t) = nullptr;
   const char* (*ncclGetErrorString)(ncclResult_t) = nullptr;
-  ncclResult_t (*ncclAllReduce)(const void*, void*, size_t, int, int, ncclComm_t, CUstream) =
-      nullptr;
+  ncclResult_t (*ncclAllReduce)(const void*, void*, size_t, int, int, ncclComm_t,
+                                CUstream) = nullptr;
   ncclResult_t (*ncclGroupStart)() = nullptr;
   ncclResult_t (*ncclGroupEnd)() = nullptr;
 };
@@ -518,8 +516,8 @@ void nccl_work(PeerSession& session, nlohmann::json& out) {
   if (nccl.ncclCommInitAll == nullptr || nccl.ncclAllReduce == nullptr ||
       nccl.ncclGroupStart == nullptr || nccl.ncclGroupEnd == nullptr ||
       nccl.ncclCommDestroy == nullptr) {
-    payload.missing = fmt::format("{} lacks ncclCommInitAll, ncclAllReduce or ncclGroupStart",
-                                  payload.library);
+    payload.missing =
+        fmt::format("{} lacks ncclCommInitAll, ncclAllReduce or ncclGroupStart", payload.library);
     engine::write_nccl(payload, out);
     return;
   }
@@ -546,7 +544,8 @@ void nccl_work(PeerSession& session, nlohmann::json& out) {
     devices.push_back(gpus[g].description.ordinal); // the child's own CUDA ordinals
   }
   std::vector<ncclComm_t> comms(gpus.size(), nullptr);
-  nccl_check(nccl, nccl.ncclCommInitAll(comms.data(), static_cast<int>(gpus.size()), devices.data()),
+  nccl_check(nccl,
+             nccl.ncclCommInitAll(comms.data(), static_cast<int>(gpus.size()), devices.data()),
              "ncclCommInitAll");
   struct Comms {
     const NcclApi* api;
@@ -604,7 +603,7 @@ void nccl_work(PeerSession& session, nlohmann::json& out) {
     for (size_t g = 0; g < gpus.size(); ++g) {
       nccl_check(nccl,
                  nccl.ncclAllReduce(reinterpret_cast<const void*>(data[g]), // NOLINT
-                                    reinterpret_cast<void*>(data[g]),                // NOLINT
+                                    reinterpret_cast<void*>(data[g]),       // NOLINT
                                     static_cast<size_t>(bytes / sizeof(float)), k_nccl_float32,
                                     k_nccl_sum, comms[g], streams[g]->get()),
                  "ncclAllReduce");
@@ -670,7 +669,8 @@ void nccl_work(PeerSession& session, nlohmann::json& out) {
         }
         return sum;
       };
-      const Mismatches bad = parallel_mismatches(count, [&](uint64_t i) { return host[i] != want(i); });
+      const Mismatches bad =
+          parallel_mismatches(count, [&](uint64_t i) { return host[i] != want(i); });
       Verification v;
       v.kind = "nccl";
       v.what = fmt::format("{} MiB sum on {}", bytes / k_mib, gpus[g].description.pci_bus_id);
@@ -716,9 +716,8 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
     }
   }
   const auto part_for = [](const std::string& work) {
-    return nlohmann::json{{"work", work},
-                          {"metrics", nlohmann::json::array()},
-                          {"verify", nlohmann::json::array()}};
+    return nlohmann::json{
+        {"work", work}, {"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
   };
   std::unique_ptr<PeerSession> session;
   const std::optional<engine::PayloadFailure> opened = failure_of([&] {

@@ -419,10 +419,11 @@ void peers_work(PeerSession& session, nlohmann::json& out) {
       payload.pairs.push_back(ab);
       payload.pairs.push_back(ba);
       if (fault_planted("p2p")) {
-        // GPUCHECK_PLANT_FAULT=p2p: one word of the received buffer changed, as a bad link would.
+        // GPUCHECK_PLANT_FAULT=p2p: one byte of the received buffer changed (to a value it cannot
+        // have had), as a bad link would.
+        const auto bad = static_cast<unsigned char>((pattern_word(1024, ga.seed) & 0xFFU) ^ 0xFFU);
         session.make_current(gb);
-        GPUCHECK_CU(api, cuMemsetD8, gb.destination + 4096, static_cast<unsigned char>(0xA5),
-                    size_t{1});
+        GPUCHECK_CU(api, cuMemsetD8, gb.destination + 4096, bad, size_t{1});
       }
       verifications.push_back(verify_pair(session, ga, gb, bytes, host));
       verifications.push_back(verify_pair(session, gb, ga, bytes, host));

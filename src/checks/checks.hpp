@@ -38,6 +38,11 @@ CheckDef gpu_ecc_check();           ///< gpu.ecc
 CheckDef gpu_retired_pages_check(); ///< gpu.retired_pages
 CheckDef gpu_remapped_rows_check(); ///< gpu.remapped_rows
 CheckDef gpu_pcie_link_check();     ///< gpu.pcie_link
+CheckDef gpu_nvlink_check();        ///< gpu.nvlink
+CheckDef gpu_fabric_check();        ///< gpu.fabric
+
+// Node-wide (one result)
+CheckDef gpu_topology_check(); ///< gpu.topology
 CheckDef gpu_clocks_check();        ///< gpu.clocks
 CheckDef gpu_memory_check();        ///< gpu.memory
 CheckDef gpu_display_check();       ///< gpu.display

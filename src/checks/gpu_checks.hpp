@@ -20,6 +20,8 @@ CheckDef gpu_compute_check();   ///< gpu.compute: context, kernel load, FMA and 
 CheckDef gpu_bandwidth_check(); ///< gpu.bandwidth: H2D, D2H, both ways, D2D, pageable; verified
 CheckDef gpu_cudnn_check();     ///< gpu.cudnn: convolutions and activations vs CPU, algorithms
 CheckDef gpu_streams_check();   ///< gpu.streams: priorities, events, graph capture and replay
+CheckDef gpu_p2p_check(); ///< gpu.p2p: peer access, P2P copy bandwidth and latency (>= 2 GPUs)
+CheckDef gpu_nccl_check(); ///< gpu.nccl: NCCL all-reduce over every GPU, verified (>= 2 GPUs)
 
 /// One GPU that the active checks will use.
 struct GpuTarget {
@@ -56,6 +58,17 @@ using Judge = std::function<Judgement(const GpuTarget& gpu, const nlohmann::json
 std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
                                      const Judge& judge);
 
+/// A judge of a work that spans GPUs: its payload, whether any GPU of the run had other
+/// processes; appends its metrics.
+using SpanJudge = std::function<Judgement(const nlohmann::json& payload, bool contended,
+                                          std::vector<Metric>& metrics)>;
+
+/// The one result of a check whose work spans GPUs (gpu.p2p, gpu.nccl): skip with one GPU (or
+/// none), else its job's outcome from the GPU engine (spanning_result), judged, with contention
+/// from every GPU's census; a job that could not run is a skip or a warning naming why.
+std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext& context,
+                                      const SpanJudge& judge);
+
 /// The findings every GPU child can produce: its `failure` and each failed verification.
 /// `mismatch_code` maps a verification kind to a finding code.
 std::vector<Finding> common_findings(const std::string& check_title, const GpuTarget& gpu,
@@ -89,5 +102,12 @@ Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload)
 Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& payload);
 Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payload);
 Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload);
+/// gpu.p2p's judge: the peers child's payload against the paths of the snapshot (NVML); its
+/// per-pair metrics (NVML indices) are appended to `metrics`.
+Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& payload,
+                        bool contended, std::vector<Metric>& metrics);
+/// gpu.nccl's judge: the NCCL work's payload (sizes, bus bandwidth); NCCL missing is a skip.
+Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
+                         std::vector<Metric>& metrics);
 
 } // namespace gpucheck::checks

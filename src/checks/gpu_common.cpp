@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
@@ -87,6 +88,12 @@ std::string verify_code(const std::string& kind) {
   }
   if (kind == "cudnn_activation") {
     return "cudnn.activation_mismatch";
+  }
+  if (kind == "p2p") {
+    return "p2p.data_mismatch";
+  }
+  if (kind == "nccl") {
+    return "nccl.wrong_sum";
   }
   return "gpu.compute_mismatch";
 }
@@ -452,6 +459,105 @@ std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const 
     return judgement;
   }
   return std::nullopt;
+}
+
+namespace {
+/// "0000:3b:00.0" for any spelling ("00000000:3B:00.0" too).
+std::string span_bus_key(const std::string& bus) {
+  std::string text = bus;
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const size_t colon = text.find(':');
+  if (colon != std::string::npos && colon > 4) {
+    text = text.substr(colon - 4);
+  }
+  return text;
+}
+} // namespace
+
+std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext& context,
+                                      const SpanJudge& judge) {
+  const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
+  if (targets.gpus.size() < 2) {
+    return {skip_result(info, targets.gpus.empty() ? targets.skip_reason
+                                                     : "one GPU: nothing between GPUs to test")};
+  }
+  if (context.gpu_engine == nullptr) {
+    return {skip_result(info, "no GPU engine for this check")};
+  }
+  std::vector<engine::TargetKey> keys;
+  for (const GpuTarget& gpu : targets.gpus) {
+    keys.push_back({gpu.ordinal, gpu.pci_bus_id});
+  }
+  const std::optional<engine::Work> work = engine::work_for_check(info.id);
+  const std::optional<engine::SpanView> view =
+      work ? context.gpu_engine->spanning_result(*work, keys) : std::nullopt;
+  if (!view) {
+    return {skip_result(info, "the GPU engine planned no work over several GPUs")};
+  }
+  int anchor = targets.gpus.front().gpu_index; // the GPU findings about the work are on
+  if (view->job.gpu < view->gpus.size()) {
+    const std::string bus = span_bus_key(view->gpus[view->job.gpu].visible.gpu.bus_id);
+    for (const GpuTarget& gpu : targets.gpus) {
+      if (!bus.empty() && span_bus_key(gpu.pci_bus_id) == bus) {
+        anchor = gpu.gpu_index;
+      }
+    }
+  }
+  // Contention over the whole measurement, on every GPU of the run.
+  std::vector<engine::CensusProcess> others;
+  for (const engine::GpuReport& gpu : view->gpus) {
+    for (const engine::CensusProcess& p : gpu.other_processes()) {
+      if (std::none_of(others.begin(), others.end(),
+                       [&p](const engine::CensusProcess& q) { return q.pid == p.pid; })) {
+        others.push_back(p);
+      }
+    }
+  }
+  const std::string holders = others.empty() ? std::string("no other process listed")
+                                             : engine::describe_processes(others);
+  if (!view->job.outcome) {
+    if (view->job.skip == engine::JobReport::Skip::stopped) {
+      return {skip_result(info, view->job.skip_reason)};
+    }
+    if (view->job.skip == engine::JobReport::Skip::other_run) {
+      return {make_result(info, fmt::format("not tested ({})", view->job.skip_reason),
+                          {make_finding("gpu.other_run", anchor, anchor, view->job.skip_reason)})};
+    }
+    if (!view->job.skip_is_contention) {
+      return {skip_result(info, view->job.skip_reason)};
+    }
+    return {make_result(info, fmt::format("not tested ({})", view->job.skip_reason),
+                        {make_finding("gpu.busy_not_tested", anchor, anchor,
+                                      view->job.skip_reason, holders)})};
+  }
+  const platform::ChildOutcome& outcome = *view->job.outcome;
+  CheckResult result;
+  if (!outcome.ok()) {
+    const std::string detail = outcome.failure ? outcome.failure->detail : std::string("no result");
+    result = make_result(info, "the check process failed",
+                         {make_finding("gpu.child_failed", anchor, anchor,
+                                       std::string(info.title), detail)});
+  } else {
+    const nlohmann::json& payload = *outcome.payload;
+    GpuTarget target = targets.gpus.front();
+    target.gpu_index = anchor;
+    std::vector<Finding> findings = common_findings(std::string(info.title), target, payload);
+    const bool contended = !others.empty();
+    std::vector<Metric> metrics = payload_metrics(payload, contended);
+    Judgement judgement = judge(payload, contended, metrics);
+    findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
+    if (contended) {
+      findings.push_back(
+          make_finding("gpu.contention", anchor, anchor, others.size(), holders));
+    }
+    result = judgement.skipped && findings.empty()
+                 ? skip_result(info, std::move(judgement.summary))
+                 : make_result(info, std::move(judgement.summary), std::move(findings));
+    result.metrics = std::move(metrics);
+  }
+  result.duration = outcome.elapsed;
+  return {result};
 }
 
 } // namespace gpucheck::checks

@@ -3,6 +3,7 @@
 ///   src/core/findings_system.cpp   driver, CUDA init, environment, libraries, GPU health
 ///   src/compat/findings_compat.cpp compatibility-matrix verdicts
 ///   src/checks/findings_gpu.cpp    active GPU checks (kernels, bandwidth, cuDNN)
+///   src/checks/findings_interconnect.cpp  NVLink, fabric, topology, P2P, NCCL (multi-GPU)
 ///   src/checks/findings_frameworks.cpp  Python frameworks (PyTorch, TensorFlow, JAX)
 ///   src/gates/findings_gates.cpp   CI gates (--expect-gpus, --require, --min, --fail-on)
 /// Codes are unique across all tables (tests/unit/finding_catalog_test.cpp).
@@ -17,11 +18,13 @@ namespace gpucheck {
 std::span<const FindingSpec> findings_system();
 std::span<const FindingSpec> findings_compat();
 std::span<const FindingSpec> findings_gpu();
+std::span<const FindingSpec> findings_interconnect();
 std::span<const FindingSpec> findings_frameworks();
 std::span<const FindingSpec> findings_gates();
 
 inline std::vector<std::span<const FindingSpec>> finding_tables() {
-  return {findings_system(), findings_compat(), findings_gpu(), findings_frameworks(),
+  return {findings_system(), findings_compat(), findings_gpu(), findings_interconnect(),
+          findings_frameworks(),
           findings_gates()};
 }
 

@@ -47,6 +47,9 @@ std::span<const CheckDef> all_checks() {
       checks::gpu_retired_pages_check(),
       checks::gpu_remapped_rows_check(),
       checks::gpu_pcie_link_check(),
+      checks::gpu_topology_check(),
+      checks::gpu_nvlink_check(),
+      checks::gpu_fabric_check(),
       checks::gpu_clocks_check(),
       checks::gpu_memory_check(),
       checks::gpu_display_check(),
@@ -54,6 +57,8 @@ std::span<const CheckDef> all_checks() {
       checks::gpu_bandwidth_check(),
       checks::gpu_cudnn_check(),
       checks::gpu_streams_check(),
+      checks::gpu_p2p_check(),
+      checks::gpu_nccl_check(),
   };
   return k_checks;
 }

@@ -86,6 +86,23 @@ void GpuEngine::cancel() {
   }
 }
 
+std::optional<SpanView> GpuEngine::spanning_result(Work work,
+                                                   const std::vector<TargetKey>& targets) {
+  if (!m_scheduler && !m_cancelled && !targets.empty()) {
+    (void)result(work, targets.front(), targets); // starts the engine the same way
+  }
+  if (!m_scheduler) {
+    return std::nullopt;
+  }
+  join();
+  for (const JobReport& job : m_scheduler->jobs()) {
+    if (job.work == work) {
+      return SpanView{job, m_scheduler->gpus()};
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<JobView> GpuEngine::result(Work work, const TargetKey& target,
                                          const std::vector<TargetKey>& targets) {
   if (!m_scheduler && !m_cancelled) {

@@ -32,6 +32,12 @@ struct JobView {
   GpuReport gpu;
 };
 
+/// What a check of a spanning work (peers) needs: its one job and every GPU of the run.
+struct SpanView {
+  JobReport job;
+  std::vector<GpuReport> gpus; ///< every GPU of the run, in the engine's order
+};
+
 class GpuEngine {
 public:
   GpuEngine(std::vector<Work> works, std::string sysroot,
@@ -47,6 +53,10 @@ public:
   /// `targets` first when it has not started. nullopt when the engine did not plan that pair.
   std::optional<JobView> result(Work work, const TargetKey& target,
                                 const std::vector<TargetKey>& targets);
+  /// The outcome of a spanning work (one job over every GPU), waiting for the whole run;
+  /// starts the engine on `targets` first when it has not started. nullopt when the engine has
+  /// no such job (one GPU, or the work was not selected).
+  std::optional<SpanView> spanning_result(Work work, const std::vector<TargetKey>& targets);
   /// Block until the engine has its plan (its NVML census is in), or `limit` passed: the probes
   /// start after it, since beside the probes' own NVML and CUDA children the census took 0.27 s
   /// on one H200 and 0.44 s on two, on the critical path (docs/performance.md).

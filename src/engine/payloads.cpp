@@ -90,6 +90,10 @@ Problem read_value(const Json& v, const std::string& path, CopySizes& into);
 Problem read_value(const Json& v, const std::string& path, BidirectionalCounts& into);
 Problem read_value(const Json& v, const std::string& path, TogetherDirection& into);
 Problem read_value(const Json& v, const std::string& path, ListedDevice& into);
+Problem read_value(const Json& v, const std::string& path, PeerDevice& into);
+Problem read_value(const Json& v, const std::string& path, PeerAccess& into);
+Problem read_value(const Json& v, const std::string& path, PeerPair& into);
+Problem read_value(const Json& v, const std::string& path, NcclSize& into);
 
 template <typename T>
 Problem read_value(const Json& value, const std::string& path, std::vector<T>& into) {
@@ -828,6 +832,129 @@ Expected<CudnnPayload> read_cudnn(const nlohmann::json& payload) {
     }
   }
   return cudnn;
+}
+
+namespace {
+Problem read_value(const Json& v, const std::string& path, PeerDevice& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "ordinal", into.ordinal, path), field(v, "name", into.name, path),
+                field(v, "pci_bus_id", into.pci_bus_id, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, PeerAccess& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "from", into.from, path), field(v, "to", into.to, path),
+                field(v, "can_access", into.can_access, path),
+                field(v, "performance_rank", into.performance_rank, path),
+                field(v, "native_atomics", into.native_atomics, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, PeerPair& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "from", into.from, path), field(v, "to", into.to, path),
+                field(v, "bytes", into.bytes, path), field(v, "copies", into.copies, path),
+                field(v, "write_gbps", into.write_gbps, path),
+                field(v, "bidir_gbps", into.bidir_gbps, path),
+                field(v, "latency_us", into.latency_us, path)});
+}
+} // namespace
+
+void write_peers(const PeersPayload& peers, nlohmann::json& out) {
+  Json devices = Json::array();
+  for (const PeerDevice& d : peers.devices) {
+    devices.push_back({{"ordinal", d.ordinal}, {"name", d.name}, {"pci_bus_id", d.pci_bus_id}});
+  }
+  Json access = Json::array();
+  for (const PeerAccess& a : peers.access) {
+    access.push_back({{"from", a.from},
+                      {"to", a.to},
+                      {"can_access", a.can_access},
+                      {"performance_rank", a.performance_rank},
+                      {"native_atomics", a.native_atomics}});
+  }
+  Json pairs = Json::array();
+  for (const PeerPair& p : peers.pairs) {
+    pairs.push_back({{"from", p.from},
+                     {"to", p.to},
+                     {"bytes", p.bytes},
+                     {"copies", p.copies},
+                     {"write_gbps", p.write_gbps},
+                     {"bidir_gbps", p.bidir_gbps},
+                     {"latency_us", p.latency_us}});
+  }
+  out["devices"] = std::move(devices);
+  out["access"] = std::move(access);
+  out["pairs"] = std::move(pairs);
+  out["gated"] = peers.gated;
+}
+
+Expected<PeersPayload> read_peers(const nlohmann::json& payload) {
+  if (!payload.is_object()) {
+    return make_error("the result is not a JSON object");
+  }
+  PeersPayload peers;
+  if (Problem p = first({field(payload, "devices", peers.devices, ""),
+                         field(payload, "access", peers.access, ""),
+                         field(payload, "pairs", peers.pairs, ""),
+                         field(payload, "gated", peers.gated, "")})) {
+    return *p;
+  }
+  for (const PeerPair& pair : peers.pairs) {
+    const int n = static_cast<int>(peers.devices.size());
+    if (pair.from < 0 || pair.to < 0 || pair.from >= n || pair.to >= n) {
+      return make_error(fmt::format("pairs: {}->{} names a device that is not listed", pair.from,
+                                    pair.to));
+    }
+  }
+  return peers;
+}
+
+namespace {
+Problem read_value(const Json& v, const std::string& path, NcclSize& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "bytes", into.bytes, path), field(v, "iterations", into.iterations, path),
+                field(v, "ms", into.ms, path), field(v, "algbw_gbps", into.algbw_gbps, path),
+                field(v, "busbw_gbps", into.busbw_gbps, path)});
+}
+} // namespace
+
+void write_nccl(const NcclPayload& nccl, nlohmann::json& out) {
+  Json sizes = Json::array();
+  for (const NcclSize& s : nccl.sizes) {
+    sizes.push_back({{"bytes", s.bytes},
+                     {"iterations", s.iterations},
+                     {"ms", s.ms},
+                     {"algbw_gbps", s.algbw_gbps},
+                     {"busbw_gbps", s.busbw_gbps}});
+  }
+  out["nccl_missing"] = nccl.missing;
+  out["nccl_library"] = nccl.library;
+  out["nccl_version"] = nccl.version;
+  out["ranks"] = nccl.ranks;
+  out["sizes"] = std::move(sizes);
+}
+
+Expected<NcclPayload> read_nccl(const nlohmann::json& payload) {
+  if (!payload.is_object()) {
+    return make_error("the result is not a JSON object");
+  }
+  NcclPayload nccl;
+  if (Problem p = first({field(payload, "nccl_missing", nccl.missing, ""),
+                         field(payload, "nccl_library", nccl.library, ""),
+                         field(payload, "nccl_version", nccl.version, ""),
+                         field(payload, "ranks", nccl.ranks, ""),
+                         field(payload, "sizes", nccl.sizes, "")})) {
+    return *p;
+  }
+  return nccl;
 }
 
 } // namespace gpucheck::engine

@@ -263,6 +263,77 @@ struct DeviceListing {
 nlohmann::json to_json(const DeviceListing& listing);
 Expected<DeviceListing> read_device_listing(const nlohmann::json& payload);
 
+/// One GPU of the multi-GPU child (gpu-peers), as it saw it.
+struct PeerDevice {
+  int ordinal = 0; ///< CUDA ordinal inside the child
+  std::string name;
+  std::string pci_bus_id;
+  bool operator==(const PeerDevice&) const = default;
+};
+
+/// What the driver says of one ordered pair (indices into the devices).
+struct PeerAccess {
+  int from = 0;
+  int to = 0;
+  bool can_access = false;   ///< cuDeviceCanAccessPeer
+  int performance_rank = 0;  ///< CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
+  bool native_atomics = false; ///< CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
+  bool operator==(const PeerAccess&) const = default;
+};
+
+/// One ordered pair measured: `from`'s buffer copied into `to`'s by the copy engines, issued on
+/// `from`'s stream (nvbandwidth's "write"); GB/s with 1e9 bytes.
+struct PeerPair {
+  int from = 0;
+  int to = 0;
+  uint64_t bytes = 0;       ///< one copy
+  int copies = 0;           ///< copies per timed sample
+  double write_gbps = 0.0;  ///< this direction alone, median of the samples
+  double bidir_gbps = 0.0;  ///< this direction while the reverse runs at once
+  double latency_us = 0.0;  ///< one 4-byte copy, mean of a queued run
+  bool operator==(const PeerPair&) const = default;
+};
+
+/// The peer-to-peer work's own fields; its verifications (kind "p2p", what "0->1") and failure
+/// are in the envelope.
+struct PeersPayload {
+  std::vector<PeerDevice> devices;
+  std::vector<PeerAccess> access;
+  std::vector<PeerPair> pairs;
+  bool gated = false; ///< the copies were held behind a stream wait and released at once
+  bool operator==(const PeersPayload&) const = default;
+};
+
+/// Write "devices", "access", "pairs" and "gated" (leaving the other keys).
+void write_peers(const PeersPayload& peers, nlohmann::json& out);
+Expected<PeersPayload> read_peers(const nlohmann::json& payload);
+
+/// One all-reduce size of the NCCL work: host-timed per operation (median of samples), and
+/// nccl-tests' bandwidths (GB/s with 1e9 bytes; busbw = algbw x 2(n-1)/n).
+struct NcclSize {
+  uint64_t bytes = 0;
+  int iterations = 0; ///< per timed sample
+  double ms = 0.0;    ///< one all-reduce
+  double algbw_gbps = 0.0;
+  double busbw_gbps = 0.0;
+  bool operator==(const NcclSize&) const = default;
+};
+
+/// The NCCL work's own fields (in the gpu-peers child, after the peer copies); its
+/// verifications (kind "nccl") and failure are in the envelope.
+struct NcclPayload {
+  std::string missing; ///< why libnccl.so.2 could not be used; empty when it was
+  std::string library; ///< the file the loader picked
+  int version = 0;     ///< ncclGetVersion: 22803 for 2.28.3
+  int ranks = 0;       ///< GPUs in the communicator (ncclCommInitAll)
+  std::vector<NcclSize> sizes;
+  bool operator==(const NcclPayload&) const = default;
+};
+
+/// Write "nccl_missing", "nccl_library", "nccl_version", "ranks" and "sizes".
+void write_nccl(const NcclPayload& nccl, nlohmann::json& out);
+Expected<NcclPayload> read_nccl(const nlohmann::json& payload);
+
 /// The cuDNN library the child loaded.
 struct CudnnLibrary {
   std::string path;    ///< its real path

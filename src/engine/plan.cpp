@@ -17,12 +17,14 @@ struct WorkSpelling {
   std::string_view check;
   std::string_view name;
 };
-constexpr std::array<WorkSpelling, 5> k_works{
+constexpr std::array<WorkSpelling, 7> k_works{
     {{Work::compute, "gpu-compute", "gpu.compute", "compute"},
      {Work::streams, "gpu-streams", "gpu.streams", "streams"},
      {Work::bandwidth, "gpu-bandwidth", "gpu.bandwidth", "bandwidth"},
      {Work::copies_together, "", "gpu.bandwidth", "copies_together"},
-     {Work::cudnn, "gpu-cudnn", "gpu.cudnn", "cudnn"}}};
+     {Work::cudnn, "gpu-cudnn", "gpu.cudnn", "cudnn"},
+     {Work::peers, "gpu-peers", "gpu.p2p", "peers"},
+     {Work::nccl, "gpu-peers", "gpu.nccl", "nccl"}}};
 
 // The rules, by name (docs/architecture.md, "The GPU engine", says why each exists).
 constexpr std::string_view k_same_child = "same_child";
@@ -32,6 +34,7 @@ constexpr std::string_view k_copies_alone = "copies_alone";
 constexpr std::string_view k_copies_together = "copies_together";
 constexpr std::string_view k_cudnn_after_copies = "cudnn_after_copies";
 constexpr std::string_view k_after_probes = "after_probes";
+constexpr std::string_view k_peers_after_all = "peers_after_all";
 
 // The order of the gated work (and of the works in the shared child).
 constexpr std::array<Work, 5> k_work_order{Work::compute, Work::streams, Work::bandwidth,
@@ -100,6 +103,24 @@ void add(std::vector<PlannedJob>& jobs, size_t job, Condition condition) {
 }
 } // namespace
 
+bool spans_gpus(Work work) {
+  return work == Work::peers || work == Work::nccl;
+}
+
+bool uses_gpu(const PlannedJob& job, size_t gpu) {
+  return job.gpu == gpu || std::find(job.span.begin(), job.span.end(), gpu) != job.span.end();
+}
+
+std::vector<Work> spanning_works(const std::vector<Work>& works) {
+  std::vector<Work> out;
+  for (const WorkSpelling& w : k_works) {
+    if (spans_gpus(w.work) && std::find(works.begin(), works.end(), w.work) != works.end()) {
+      out.push_back(w.work);
+    }
+  }
+  return out;
+}
+
 std::vector<Work> all_works() {
   std::vector<Work> works;
   for (const WorkSpelling& w : k_works) {
@@ -146,6 +167,9 @@ std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works) {
   std::vector<Work> cudnn;
   for (const Work w : k_work_order) {
     if (std::find(works.begin(), works.end(), w) == works.end()) {
+      continue;
+    }
+    if (spans_gpus(w)) {
       continue;
     }
     (w == Work::cudnn ? cudnn : device).push_back(w);
@@ -201,6 +225,10 @@ uint64_t MemoryModel::min_bytes(Work work) const {
     return 2 * 4 * k_mib; // the host copies' device buffers, kept from gpu.bandwidth's own
   case Work::cudnn:
     return 96 * k_mib; // the small verified cases and their workspace
+  case Work::peers:
+    return 2 * 4 * k_mib; // what each GPU sends and receives, at the smallest size
+  case Work::nccl:
+    return 256 * k_mib + k_mib; // NCCL's own buffers, and the smallest size
   }
   return 0;
 }
@@ -219,13 +247,29 @@ uint64_t MemoryModel::wanted_bytes(Work work) const {
     return 2 * 64 * k_mib;
   case Work::cudnn:
     return 640 * k_mib; // the large timed cases, cuDNN's and cuBLASLt's modules, workspace
+  case Work::peers:
+    return 2 * 64 * k_mib; // a 64 MiB copy each way
+  case Work::nccl:
+    return 2 * 256 * k_mib; // NCCL's own buffers, and a 256 MiB sum in place
   }
   return 0;
 }
 
 uint64_t MemoryModel::prepare_bytes(Work work) const {
+  if (work == Work::peers || work == Work::nccl) {
+    return wanted_bytes(work); // its buffers are taken and filled before its gate
+  }
   return work == Work::cudnn ? 64 * k_mib : min_bytes(work);
 }
+
+namespace {
+/// What a job holds before its gate: a job over several GPUs sizes what it takes before its
+/// gate (its buffers, NCCL's) to its allowance; the others hold a fixed amount.
+uint64_t prepared(const PlannedJob& job, const MemoryModel& memory) {
+  const uint64_t bytes = memory.prepare_bytes(job.work);
+  return job.span.empty() ? bytes : std::min(bytes, job.allowance_bytes);
+}
+} // namespace
 
 uint64_t modelled_bytes(const PlannedJob& job, int state, const MemoryModel& memory) {
   // States as numbered in scheduler.hpp's JobState: 0 waiting, 1 setting up, 2 preparing,
@@ -235,14 +279,14 @@ uint64_t modelled_bytes(const PlannedJob& job, int state, const MemoryModel& mem
     return memory.context_bytes + memory.context_build_extra_bytes;
   case 2:
   case 3:
-    return memory.context_bytes + memory.prepare_bytes(job.work);
+    return memory.context_bytes + prepared(job, memory);
   case 4:
   case 5:
   case 6:
     // A child's buffers stay within its allowance and what its work uses.
     return memory.context_bytes +
            std::max(std::min(job.allowance_bytes, memory.wanted_bytes(job.work)),
-                    memory.prepare_bytes(job.work));
+                    prepared(job, memory));
   default:
     return 0;
   }
@@ -405,6 +449,9 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
           add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
         }
         break;
+      case Work::peers:
+      case Work::nccl:
+        break; // planned after these loops, over every GPU (peers_after_all)
       case Work::cudnn:
         // cuDNN's preparation runs kernels and small copies: not beside copies on its own GPU,
         // nor on an overlapping GPU; a serial GPU prepares after its own copies, beside the
@@ -441,6 +488,9 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
           add(jobs, t, {k_copies_together, Step::go, Await::ready, o});
         }
         break;
+      case Work::peers:
+      case Work::nccl:
+        break;
       }
     }
   }
@@ -466,6 +516,42 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     job.allowance_bytes = gpu.allowance_bytes;
     if (job.work == Work::cudnn) {
       job.allowance_bytes = gpu.budget_bytes - memory.context_bytes;
+    }
+  }
+  // Spanning works (peers): one job over every GPU that can be tested, when there are two or
+  // more. peers_after_all: it builds its contexts once every other job on its GPUs has gone, so
+  // nothing of gpucheck's own is timed beside its copies (no GPU's own copies disturbed, nor its
+  // figures disturbed by theirs) and its buffers may take each GPU's budget but its context.
+  std::vector<size_t> testable;
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    if (plan.gpus[g].mode != GpuMode::skip) {
+      testable.push_back(g);
+    }
+  }
+  const std::vector<Work> spanning = spanning_works(wanted);
+  if (testable.size() >= 2 && !spanning.empty()) {
+    const size_t per_gpu_jobs = jobs.size();
+    std::optional<size_t> previous;
+    for (const Work w : spanning) {
+      PlannedJob job{w, testable.front(), {}};
+      job.span = testable;
+      job.allowance_bytes = UINT64_MAX;
+      for (const size_t g : testable) {
+        job.allowance_bytes =
+            std::min(job.allowance_bytes, plan.gpus[g].budget_bytes - memory.context_bytes);
+      }
+      jobs.push_back(job);
+      const size_t j = jobs.size() - 1;
+      if (previous) {
+        jobs[j].after_in_child = previous;
+        jobs[*previous].followed_in_child = true;
+        add(jobs, j, {k_same_child, Step::setup, Await::exited, previous});
+      } else {
+        for (size_t o = 0; o < per_gpu_jobs; ++o) {
+          add(jobs, j, {k_peers_after_all, Step::setup, Await::exited, o});
+        }
+      }
+      previous = j;
     }
   }
   return plan;

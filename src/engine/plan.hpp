@@ -19,7 +19,14 @@ namespace gpucheck::engine {
 /// The active GPU checks' work. copies_together is gpu.bandwidth's second part on a machine
 /// with several GPUs: host copies on every GPU at once (the host's aggregate, as DCGM's PCIe
 /// test reports it), after each GPU's copies were timed alone.
-enum class Work { compute, streams, bandwidth, copies_together, cudnn };
+///
+/// peers and nccl span GPUs: one child sees every GPU of the run and does gpu.p2p's peer-to-peer
+/// copies, then gpu.nccl's all-reduce; they are planned only on a machine with two or more GPUs
+/// that can be tested.
+enum class Work { compute, streams, bandwidth, copies_together, cudnn, peers, nccl };
+
+/// Whether one job of this work uses every GPU of the run (peers, nccl) rather than one.
+bool spans_gpus(Work work);
 
 /// Every work that runs on any machine, in the order the checks report them (copies_together,
 /// which only a machine with several GPUs runs, is not among them).
@@ -39,7 +46,10 @@ std::optional<Work> work_named(std::string_view name);
 /// 0.02-0.03 s to tear down on an H200, and the 1 GiB budget holds only two at once); cuDNN
 /// runs in a child of its own (its libraries are the riskiest code gpucheck loads). Works not
 /// in `works` are left out; empty groups are dropped.
+/// Works that span GPUs are never in these groups (spanning_works()).
 std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works);
+/// The works of `works` that span GPUs, in order: they run in one child of their own.
+std::vector<Work> spanning_works(const std::vector<Work>& works);
 /// "gpu.compute", ...: the check that judges it.
 std::string_view check_id(Work work);
 /// The work of a check id; nullopt for checks that run no GPU work.
@@ -114,7 +124,12 @@ struct PlannedJob {
   /// Whether another job follows it in the same child: this job's part is over (it "exits") at
   /// its `done`, since its child goes on to the next work rather than tearing down.
   bool followed_in_child = false;
+  /// The GPUs a spanning job uses (plan indices, `gpu` first); empty for a job on one GPU.
+  std::vector<size_t> span;
 };
+
+/// Whether `job` uses GPU `gpu` (its own, or one of its span).
+bool uses_gpu(const PlannedJob& job, size_t gpu);
 
 
 /// Device memory the plan counts for a job in `state` (0 when it holds none): its context, the
@@ -131,7 +146,8 @@ struct Plan {
 /// time per GPU; compute then streams on each GPU; copies are timed alone on the host, with every
 /// context built and every earlier job gone; cuDNN's timed work after its GPU's jobs and every
 /// copy; device-local copies' and cuDNN's timed work after the probes; on a serial GPU one child
-/// alive at a time.
+/// alive at a time; a spanning job (peers) builds its contexts once every other job on its GPUs
+/// has gone (peers_after_all: nothing of gpucheck's own is timed or held beside it).
 Plan make_plan(const std::vector<Work>& works, const std::vector<GpuFacts>& gpus,
                const MemoryModel& memory = {});
 

@@ -154,6 +154,14 @@ bool Scheduler::await_contexts(std::chrono::milliseconds limit) {
   return m_changed.wait_for(guard, limit, [this] { return m_contexts_ready; });
 }
 
+std::vector<size_t> Scheduler::gpus_of(const Slot& slot) const {
+  const Job& head = m_jobs[slot.jobs.front()];
+  if (head.planned && !m_plan.jobs[*head.planned].span.empty()) {
+    return m_plan.jobs[*head.planned].span;
+  }
+  return {slot.gpu};
+}
+
 void Scheduler::spawn(Slot& slot) {
   platform::ChildRequest request;
   const VisibleGpu& gpu = m_options.gpus[slot.gpu];
@@ -172,7 +180,32 @@ void Scheduler::spawn(Slot& slot) {
   }
   request.mode = std::string(shared ? shared_child_mode() : child_mode(first));
   request.args = {ordinal};
-  if (shared) {
+  if (spans_gpus(first)) {
+    // One child over every GPU of its span: all of them visible to it, in the plan's order.
+    const std::vector<size_t> span = gpus_of(slot);
+    std::string visible;
+    std::string ordinals;
+    bool by_uuid = true;
+    for (size_t i = 0; i < span.size(); ++i) {
+      const VisibleGpu& g = m_options.gpus[span[i]];
+      by_uuid = by_uuid && !g.visible_devices.empty();
+      visible += (i == 0 ? "" : ",") + g.visible_devices;
+    }
+    request.env.clear();
+    for (size_t i = 0; i < span.size(); ++i) {
+      const VisibleGpu& g = m_options.gpus[span[i]];
+      const int own = g.ordinal >= 0 ? g.ordinal : static_cast<int>(span[i]);
+      ordinals += (i == 0 ? "" : ",") + std::to_string(by_uuid ? static_cast<int>(i) : own);
+    }
+    if (by_uuid) {
+      request.env.emplace_back("CUDA_VISIBLE_DEVICES", visible);
+    }
+    // NVLink SHARP (NVLS) builds multicast objects: it stays off in gpucheck's NCCL, whatever the
+    // machine sets (every other NCCL_* variable reaches NCCL unchanged).
+    request.env.emplace_back("NCCL_NVLS_ENABLE", "0");
+    request.mode = std::string(child_mode(first));
+    request.args = {ordinals, works};
+  } else if (shared) {
     request.args.push_back(works);
   }
   const auto override = m_options.job_override.find(first);
@@ -227,7 +260,24 @@ void Scheduler::spawn_due() {
     }
     const Job& head = m_jobs[slot.jobs.front()];
     bool due = false;
-    if (!m_planned) {
+    if (spans_gpus(head.work)) {
+      // A spanning child starts once the plan has it and every job it waits for is done with
+      // its timed work: its cuInit (every GPU at once) is not beside anyone's measurement.
+      if (!m_planned || !head.planned) {
+        continue;
+      }
+      const std::vector<size_t> span = gpus_of(slot);
+      if (std::any_of(span.begin(), span.end(),
+                      [&gave_up](size_t g) { return g < gave_up.size() && gave_up[g]; })) {
+        continue;
+      }
+      const PlannedJob& planned = m_plan.jobs[*head.planned];
+      due = std::all_of(
+          planned.conditions.begin(), planned.conditions.end(), [&states](const Condition& c) {
+            return c.step != Step::setup || !c.job ||
+                   static_cast<int>(states[*c.job]) >= static_cast<int>(JobState::done);
+          });
+    } else if (!m_planned) {
       const bool has_cudnn = std::any_of(m_jobs.begin(), m_jobs.end(), [&head](const Job& other) {
         return other.gpu == head.gpu && other.work == Work::cudnn;
       });
@@ -264,6 +314,19 @@ void Scheduler::run() {
       }
       m_slots.push_back(std::move(slot));
     }
+  }
+  if (m_options.gpus.size() >= 2 && !spanning_works(m_options.works).empty()) {
+    Slot slot;
+    slot.gpu = 0; // moved to the plan's first GPU of its span once planned
+    for (const Work work : spanning_works(m_options.works)) {
+      Job job;
+      job.work = work;
+      job.gpu = 0;
+      job.slot = m_slots.size();
+      slot.jobs.push_back(m_jobs.size());
+      m_jobs.push_back(job);
+    }
+    m_slots.push_back(std::move(slot));
   }
   m_turns.resize(m_options.gpus.size());
   spawn_due();
@@ -324,7 +387,20 @@ void Scheduler::run() {
     }
     const size_t g = m_jobs[j].gpu;
     const PlannedGpu& plan = m_gpu_reports[g].plan;
-    if (m_planned && plan.mode == GpuMode::skip) {
+    if (m_planned && spans_gpus(m_jobs[j].work)) {
+      std::vector<std::string> reasons;
+      for (const GpuReport& other : m_gpu_reports) {
+        if (other.plan.mode == GpuMode::skip) {
+          reasons.push_back(other.plan.reason);
+          report.skip_is_contention =
+              report.skip_is_contention || !other.other_processes().empty();
+        }
+      }
+      report.skip = JobReport::Skip::no_memory;
+      report.skip_reason =
+          fmt::format("fewer than two GPUs can be tested{}",
+                      reasons.empty() ? std::string() : ": " + reasons.front());
+    } else if (m_planned && plan.mode == GpuMode::skip) {
       report.skip = JobReport::Skip::no_memory;
       report.skip_reason = plan.reason;
       report.skip_is_contention = !m_gpu_reports[g].other_processes().empty();
@@ -334,7 +410,14 @@ void Scheduler::run() {
     }
   }
   for (size_t j = 0; j < m_jobs.size(); ++j) {
-    const size_t g = m_jobs[j].gpu;
+    size_t g = m_jobs[j].gpu;
+    if (m_jobs[j].planned) {
+      for (const size_t other : m_plan.jobs[*m_jobs[j].planned].span) {
+        if (m_turns[other].decided && !m_turns[other].held_ever) {
+          g = other; // a spanning job: the GPU whose turn did not come
+        }
+      }
+    }
     if (m_turns[g].decided && !m_turns[g].held_ever && m_jobs[j].planned) {
       JobReport& report = m_reports[j];
       report.outcome.reset();
@@ -370,7 +453,12 @@ void Scheduler::make_plan_from_census(const Census& census) {
   m_changed.notify_all();
   for (size_t p = 0; p < m_plan.jobs.size(); ++p) {
     for (Job& job : m_jobs) {
-      if (job.work == m_plan.jobs[p].work && job.gpu == m_plan.jobs[p].gpu) {
+      if (job.work == m_plan.jobs[p].work && spans_gpus(job.work)) {
+        // A spanning job's child sits on the first GPU of its span.
+        job.planned = p;
+        job.gpu = m_plan.jobs[p].gpu;
+        m_slots[job.slot].gpu = job.gpu;
+      } else if (job.work == m_plan.jobs[p].work && job.gpu == m_plan.jobs[p].gpu) {
         job.planned = p;
       }
     }
@@ -394,8 +482,8 @@ void Scheduler::make_plan_from_census(const Census& census) {
   spawn_due();
   // Turns: one waiter per GPU that has work; the lock is named by the GPU's UUID.
   for (size_t g = 0; g < m_options.gpus.size(); ++g) {
-    const bool has_work = std::any_of(m_jobs.begin(), m_jobs.end(), [g](const Job& job) {
-      return job.gpu == g && job.planned.has_value();
+    const bool has_work = std::any_of(m_jobs.begin(), m_jobs.end(), [this, g](const Job& job) {
+      return job.planned.has_value() && uses_gpu(m_plan.jobs[*job.planned], g);
     });
     GpuTurn& turn = m_turns[g];
     turn.asked = Clock::now();
@@ -626,7 +714,8 @@ void Scheduler::advance() {
       if (turn.decided && !turn.held_ever && !turn.gave_up) {
         turn.gave_up = true;
         for (const Slot& slot : m_slots) {
-          if (slot.gpu == g && slot.process) {
+          const std::vector<size_t> span = gpus_of(slot);
+          if (slot.process && std::find(span.begin(), span.end(), g) != span.end()) {
             m_group.cancel_one(*slot.process, "another gpucheck run held the GPU");
           }
         }
@@ -641,8 +730,11 @@ void Scheduler::advance() {
     }
     const size_t child = *process;
     const PlannedJob& planned = m_plan.jobs[*job.planned];
-    if (job.state == JobState::waiting_for_setup && !planned.after_in_child &&
-        turn_held[job.gpu] && may_step(planned, Step::setup, states, probes_over)) {
+    const bool turns_held =
+        turn_held[job.gpu] && std::all_of(planned.span.begin(), planned.span.end(),
+                                           [&turn_held](size_t g) { return turn_held[g]; });
+    if (job.state == JobState::waiting_for_setup && !planned.after_in_child && turns_held &&
+        may_step(planned, Step::setup, states, probes_over)) {
       const uint64_t allowance_mib = planned.allowance_bytes / k_mib;
       m_group.send(child,
                    fmt::format("{}{}\n", static_cast<char>(GateMessage::setup), allowance_mib));
@@ -667,8 +759,9 @@ void Scheduler::advance() {
   {
     const std::lock_guard<std::mutex> guard(m_lock);
     for (size_t g = 0; g < m_turns.size(); ++g) {
-      const bool all_ended = std::all_of(m_jobs.begin(), m_jobs.end(), [g](const Job& job) {
-        return job.gpu != g || !job.planned || job.state == JobState::ended;
+      const bool all_ended = std::all_of(m_jobs.begin(), m_jobs.end(), [this, g](const Job& job) {
+        return !job.planned || !uses_gpu(m_plan.jobs[*job.planned], g) ||
+               job.state == JobState::ended;
       });
       if (all_ended && m_turns[g].lock) {
         m_turns[g].lock->release();
@@ -682,6 +775,9 @@ void Scheduler::advance() {
     if (!job.planned || at_least(job.state, JobState::preparing) ||
         m_plan.jobs[*job.planned].after_in_child) {
       return true; // a job that follows another in its child builds no context
+    }
+    if (!m_plan.jobs[*job.planned].span.empty()) {
+      return true; // a spanning job builds its contexts after every other job has gone
     }
     return job.state == JobState::waiting_for_setup &&
            m_plan.gpus[job.gpu].mode != GpuMode::overlap;

@@ -158,6 +158,8 @@ private:
     std::chrono::steady_clock::time_point decided_at;
   };
 
+  /// The GPUs a slot's child uses: its own, or its spanning job's span once planned.
+  [[nodiscard]] std::vector<size_t> gpus_of(const Slot& slot) const;
   /// The job of a slot that the child's messages are about: its first job not ended.
   Job* current_job(const Slot& slot);
   /// What became of each job of a slot, from its child's outcome.

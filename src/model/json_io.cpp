@@ -85,6 +85,10 @@ GPUCHECK_JSON(CudaDevice, ordinal, name, uuid, pci_bus_id, cc_major, cc_minor, s
 GPUCHECK_JSON(CudaDriverInfo, library, driver_version, init_result, init_result_name,
               init_result_text, device_count, devices, failure)
 GPUCHECK_JSON(GpuProcess, pid, used_memory_bytes, name)
+GPUCHECK_JSON(NvLinkInfo, link, active, version, remote_bus_id, replay_errors, recovery_errors,
+              crc_flit_errors, crc_data_errors)
+GPUCHECK_JSON(GpuFabricInfo, state, status, status_name, clique_id, cluster_uuid, health_mask)
+GPUCHECK_JSON(GpuPath, gpu_a, gpu_b, pcie_path, nvlinks, p2p_nvlink, p2p_read)
 GPUCHECK_JSON(GpuInfo, index, cuda_ordinal, name, uuid, serial, pci_bus_id, pci_device_id, cc_major,
               cc_minor, sm_count, memory_total_bytes, memory_used_bytes, memory_free_bytes,
               pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max, persistence_mode,
@@ -94,7 +98,7 @@ GPUCHECK_JSON(GpuInfo, index, cuda_ordinal, name, uuid, serial, pci_bus_id, pci_
               remapped_rows_correctable, remapped_rows_uncorrectable, remapped_rows_pending,
               remapped_rows_failure, clock_event_reasons, temperature_c, power_w, power_limit_w,
               sm_clock_mhz, sm_clock_max_mhz, numa_node, processes, display_mode, display_active,
-              kernel_exec_timeout)
+              kernel_exec_timeout, cpu_affinity, nvlinks, fabric)
 GPUCHECK_JSON(LibraryCopy, path, real_path, origin, version, selected, shadowed, reported_version,
               cudart_version)
 GPUCHECK_JSON(CudnnSublibrary, name, loaded, path, error, version_check)
@@ -121,7 +125,8 @@ GPUCHECK_JSON(KernelLogEvent, kind, code, pci_bus_id, severity, seconds, text)
 GPUCHECK_JSON(KernelLogInfo, source, readable, unreadable_reason, uptime_s, truncated, records_read,
               events)
 GPUCHECK_JSON(SystemSnapshot, format_version, collected_at, host, environment, kernel_module, nvml,
-              cuda, gpus, libraries, toolkit, python_environments, kernel_log, probe_issues)
+              cuda, gpus, libraries, toolkit, python_environments, kernel_log, probe_issues,
+              gpu_paths, fabric_manager_running)
 GPUCHECK_JSON(Finding, code, severity, message, remedy, gpu_index, ignored)
 GPUCHECK_JSON(Metric, name, value, unit, note)
 GPUCHECK_JSON(ReportContext, schema_version, tool_version, generated_at, mode, matrix_version, argv)

@@ -190,6 +190,7 @@ constexpr ChildMode k_modes[] = {
     {"gpu-cudnn", &gpu::child_gpu_cudnn},
     {"gpu-streams", &gpu::child_gpu_streams},
     {"gpu-device", &gpu::child_gpu_device},
+    {"gpu-peers", &gpu::child_gpu_peers},
     {"test-ok", &test_ok},
     {"test-crash", &test_crash},
     {"test-segv", &test_segv},

@@ -69,7 +69,11 @@ namespace gpucheck::platform {
   X(cuGraphInstantiate, false)                                                                     \
   X(cuGraphLaunch, false)                                                                          \
   X(cuGraphExecDestroy, false)                                                                     \
-  X(cuGraphDestroy, false)
+  X(cuGraphDestroy, false)                                                                         \
+  X(cuDeviceCanAccessPeer, false)                                                                  \
+  X(cuDeviceGetP2PAttribute, false)                                                                \
+  X(cuCtxEnablePeerAccess, false)                                                                  \
+  X(cuStreamWaitValue32, false)
 
 struct CudaApi {
 #define GPUCHECK_CUDA_FIELD(name, required) decltype(&::name) name = nullptr;

@@ -67,12 +67,33 @@ struct nvmlTemperature_t {
   int temperature;
 };
 static_assert(sizeof(nvmlTemperature_t) == 12);
+/// nvmlDeviceGetGpuFabricInfo (R525+): no version field.
+struct nvmlGpuFabricInfo_t {
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned cliqueId;
+  unsigned char state;
+};
+static_assert(sizeof(nvmlGpuFabricInfo_t) == 28);
+
+/// nvmlDeviceGetGpuFabricInfoV with version 2 (a newer NVML's v3 only appends).
+struct nvmlGpuFabricInfo_v2_t {
+  unsigned version;
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned cliqueId;
+  unsigned char state;
+  unsigned healthMask;
+};
+static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36);
 // NOLINTEND(readability-identifier-naming)
 
 /// NVML's struct version: sizeof | (version << 24).
 constexpr unsigned k_nvml_memory_v2_version = sizeof(nvmlMemory_v2_t) | (2U << 24);
 constexpr unsigned k_nvml_temperature_v1_version = sizeof(nvmlTemperature_t) | (1U << 24);
+constexpr unsigned k_nvml_fabric_info_v2_version = sizeof(nvmlGpuFabricInfo_v2_t) | (2U << 24);
 static_assert(k_nvml_memory_v2_version == 0x02000028U);
+static_assert(k_nvml_fabric_info_v2_version == 0x02000024U);
 static_assert(k_nvml_temperature_v1_version == 0x0100000CU);
 
 constexpr nvmlReturn_t k_nvml_success = 0;
@@ -88,6 +109,14 @@ constexpr int k_nvml_counter_volatile = 0; ///< nvmlEccCounterType_t
 constexpr int k_nvml_counter_aggregate = 1;
 constexpr int k_nvml_retired_sbe = 0; ///< nvmlPageRetirementCause_t MULTIPLE_SINGLE_BIT_ECC_ERRORS
 constexpr int k_nvml_retired_dbe = 1; ///< DOUBLE_BIT_ECC_ERROR
+constexpr unsigned k_nvml_nvlink_max_links = 18; ///< NVML_NVLINK_MAX_LINKS
+constexpr int k_nvml_nvlink_error_replay = 0;    ///< nvmlNvLinkErrorCounter_t DL_REPLAY
+constexpr int k_nvml_nvlink_error_recovery = 1;  ///< DL_RECOVERY
+constexpr int k_nvml_nvlink_error_crc_flit = 2;  ///< DL_CRC_FLIT
+constexpr int k_nvml_nvlink_error_crc_data = 3;  ///< DL_CRC_DATA
+constexpr int k_nvml_p2p_caps_read = 0;          ///< nvmlGpuP2PCapsIndex_t NVML_P2P_CAPS_INDEX_READ
+constexpr int k_nvml_p2p_caps_nvlink = 2;        ///< NVML_P2P_CAPS_INDEX_NVLINK
+constexpr unsigned k_nvml_cpu_set_words = 64;    ///< 4096 CPUs in unsigned longs
 
 /// `nvml_signature_t<void (T)>` is T: lets a macro argument hold a type with commas.
 template <typename T> struct NvmlSignature;
@@ -170,6 +199,25 @@ template <typename T> using nvml_signature_t = typename NvmlSignature<T>::type;
     "nvmlDeviceGetDisplayMode")                                                                    \
   X(nvmlDeviceGetDisplayActive, (nvmlReturn_t(*)(nvmlDevice_t, nvmlEnableState_t*)),               \
     "nvmlDeviceGetDisplayActive")                                                                  \
+  X(nvmlDeviceGetCpuAffinity, (nvmlReturn_t(*)(nvmlDevice_t, unsigned, unsigned long*)),          \
+    "nvmlDeviceGetCpuAffinity")                                                                    \
+  X(nvmlDeviceGetTopologyCommonAncestor, (nvmlReturn_t(*)(nvmlDevice_t, nvmlDevice_t, int*)),      \
+    "nvmlDeviceGetTopologyCommonAncestor")                                                         \
+  X(nvmlDeviceGetP2PStatus, (nvmlReturn_t(*)(nvmlDevice_t, nvmlDevice_t, int, int*)),              \
+    "nvmlDeviceGetP2PStatus")                                                                      \
+  X(nvmlDeviceGetNvLinkState, (nvmlReturn_t(*)(nvmlDevice_t, unsigned, nvmlEnableState_t*)),       \
+    "nvmlDeviceGetNvLinkState")                                                                    \
+  X(nvmlDeviceGetNvLinkVersion, (nvmlReturn_t(*)(nvmlDevice_t, unsigned, unsigned*)),              \
+    "nvmlDeviceGetNvLinkVersion")                                                                  \
+  X(nvmlDeviceGetNvLinkRemotePciInfo, (nvmlReturn_t(*)(nvmlDevice_t, unsigned, nvmlPciInfo_t*)),   \
+    "nvmlDeviceGetNvLinkRemotePciInfo_v2")                                                         \
+  X(nvmlDeviceGetNvLinkErrorCounter,                                                               \
+    (nvmlReturn_t(*)(nvmlDevice_t, unsigned, int, unsigned long long*)),                           \
+    "nvmlDeviceGetNvLinkErrorCounter")                                                             \
+  X(nvmlDeviceGetGpuFabricInfoV, (nvmlReturn_t(*)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t*)),         \
+    "nvmlDeviceGetGpuFabricInfoV")                                                                 \
+  X(nvmlDeviceGetGpuFabricInfo, (nvmlReturn_t(*)(nvmlDevice_t, nvmlGpuFabricInfo_t*)),             \
+    "nvmlDeviceGetGpuFabricInfo")                                                                  \
   X(nvmlDeviceGetComputeRunningProcesses_v2,                                                       \
     (nvmlReturn_t(*)(nvmlDevice_t, unsigned*, nvmlProcessInfo_v2_t*)),                             \
     "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2")          \

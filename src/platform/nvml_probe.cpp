@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>
 #include <fstream>
 #include <set>
 
@@ -235,6 +236,166 @@ std::optional<double> watts(std::optional<unsigned> milliwatts) {
   return milliwatts ? std::optional<double>(*milliwatts / 1000.0) : std::nullopt;
 }
 
+/// A CPU bit mask (unsigned longs, bit i = CPU i) as a cpulist: "0-55,112-167".
+std::string cpulist(const std::vector<unsigned long>& words) {
+  constexpr unsigned k_bits = sizeof(unsigned long) * 8;
+  std::string out;
+  const unsigned total = static_cast<unsigned>(words.size()) * k_bits;
+  auto set = [&](unsigned cpu) { return cpu < total && ((words[cpu / k_bits] >> (cpu % k_bits)) & 1UL) != 0; };
+  for (unsigned cpu = 0; cpu < total; ++cpu) {
+    if (!set(cpu)) {
+      continue;
+    }
+    unsigned last = cpu;
+    while (set(last + 1)) {
+      ++last;
+    }
+    out += (out.empty() ? "" : ",") +
+           (last == cpu ? std::to_string(cpu) : fmt::format("{}-{}", cpu, last));
+    cpu = last;
+  }
+  return out;
+}
+
+std::optional<std::string> read_cpu_affinity(const NvmlApi& api, nvmlDevice_t device) {
+  if (api.nvmlDeviceGetCpuAffinity == nullptr) {
+    return std::nullopt;
+  }
+  std::vector<unsigned long> words(k_nvml_cpu_set_words, 0UL);
+  if (api.nvmlDeviceGetCpuAffinity(device, k_nvml_cpu_set_words, words.data()) != k_nvml_success) {
+    return std::nullopt;
+  }
+  return cpulist(words);
+}
+
+std::string pci_bus_id_of(const nvmlPciInfo_t& pci) {
+  return short_bus_id(std::string(pci.busId, strnlen(pci.busId, sizeof pci.busId)));
+}
+
+/// Every link whose state NVML can read (a link the GPU does not have answers NOT_SUPPORTED or
+/// INVALID_ARGUMENT and is left out).
+std::vector<NvLinkInfo> read_nvlinks(const NvmlApi& api, nvmlDevice_t device) {
+  std::vector<NvLinkInfo> links;
+  if (api.nvmlDeviceGetNvLinkState == nullptr) {
+    return links;
+  }
+  for (unsigned link = 0; link < k_nvml_nvlink_max_links; ++link) {
+    nvmlEnableState_t active = 0;
+    if (api.nvmlDeviceGetNvLinkState(device, link, &active) != k_nvml_success) {
+      continue;
+    }
+    NvLinkInfo info;
+    info.link = static_cast<int>(link);
+    info.active = active != 0;
+    info.version = as_int(read_value<unsigned>(api.nvmlDeviceGetNvLinkVersion, device, link));
+    if (const auto pci =
+            read_value<nvmlPciInfo_t>(api.nvmlDeviceGetNvLinkRemotePciInfo, device, link)) {
+      info.remote_bus_id = pci_bus_id_of(*pci);
+    }
+    const auto counter = [&](int which) {
+      return read_value<unsigned long long>(api.nvmlDeviceGetNvLinkErrorCounter, device, link,
+                                            which);
+    };
+    info.replay_errors = counter(k_nvml_nvlink_error_replay);
+    info.recovery_errors = counter(k_nvml_nvlink_error_recovery);
+    info.crc_flit_errors = counter(k_nvml_nvlink_error_crc_flit);
+    info.crc_data_errors = counter(k_nvml_nvlink_error_crc_data);
+    links.push_back(std::move(info));
+  }
+  return links;
+}
+
+std::string fabric_state_name(unsigned state) {
+  static constexpr std::array<const char*, 4> k_names{"not_supported", "not_started",
+                                                      "in_progress", "completed"};
+  return state < k_names.size() ? std::string(k_names[state]) : fmt::format("unknown_{}", state);
+}
+
+std::optional<GpuFabricInfo> read_fabric(const NvmlApi& api, nvmlDevice_t device) {
+  GpuFabricInfo out;
+  const auto fill = [&out](const unsigned char* uuid, nvmlReturn_t status, unsigned clique,
+                           unsigned state) {
+    out.state = fabric_state_name(state);
+    out.status = status;
+    out.status_name = nvml_error_name(status);
+    out.clique_id = clique;
+    for (int i = 0; i < 16; ++i) {
+      out.cluster_uuid += fmt::format("{:02x}", uuid[i]);
+    }
+  };
+  if (api.nvmlDeviceGetGpuFabricInfoV != nullptr) {
+    nvmlGpuFabricInfo_v2_t info{};
+    info.version = k_nvml_fabric_info_v2_version;
+    if (api.nvmlDeviceGetGpuFabricInfoV(device, &info) == k_nvml_success) {
+      fill(info.clusterUuid, info.status, info.cliqueId, info.state);
+      out.health_mask = info.healthMask;
+      return out;
+    }
+  }
+  if (api.nvmlDeviceGetGpuFabricInfo != nullptr) {
+    nvmlGpuFabricInfo_t info{};
+    if (api.nvmlDeviceGetGpuFabricInfo(device, &info) == k_nvml_success) {
+      fill(info.clusterUuid, info.status, info.cliqueId, info.state);
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string topology_level_name(int level) {
+  switch (level) {
+  case 0: return "same_board";
+  case 10: return "single_switch";
+  case 20: return "multiple_switches";
+  case 30: return "host_bridge";
+  case 40: return "numa_node";
+  case 50: return "system";
+  default: return fmt::format("unknown_{}", level);
+  }
+}
+
+std::string p2p_status_name(int status) {
+  static constexpr std::array<const char*, 7> k_names{
+      "ok",           "chipset_not_supported", "gpu_not_supported", "topology_not_supported",
+      "disabled_by_regkey", "not_supported",   "unknown"};
+  return status >= 0 && status < static_cast<int>(k_names.size())
+             ? std::string(k_names[static_cast<size_t>(status)])
+             : fmt::format("unknown_{}", status);
+}
+
+/// The path between every pair of GPUs whose handles were had.
+std::vector<GpuPath> read_paths(const NvmlApi& api, const std::vector<nvmlDevice_t>& devices,
+                                const std::vector<GpuInfo>& gpus) {
+  std::vector<GpuPath> paths;
+  for (size_t a = 0; a < devices.size(); ++a) {
+    for (size_t b = a + 1; b < devices.size(); ++b) {
+      GpuPath path;
+      path.gpu_a = gpus[a].index;
+      path.gpu_b = gpus[b].index;
+      if (const auto level = read_value<int>(api.nvmlDeviceGetTopologyCommonAncestor, devices[a],
+                                             devices[b])) {
+        path.pcie_path = topology_level_name(*level);
+      }
+      if (const auto status = read_value<int>(api.nvmlDeviceGetP2PStatus, devices[a], devices[b],
+                                              k_nvml_p2p_caps_nvlink)) {
+        path.p2p_nvlink = p2p_status_name(*status);
+      }
+      if (const auto status = read_value<int>(api.nvmlDeviceGetP2PStatus, devices[a], devices[b],
+                                              k_nvml_p2p_caps_read)) {
+        path.p2p_read = p2p_status_name(*status);
+      }
+      for (const NvLinkInfo& link : gpus[a].nvlinks) {
+        if (link.active && !gpus[b].pci_bus_id.empty() &&
+            strcasecmp(link.remote_bus_id.c_str(), gpus[b].pci_bus_id.c_str()) == 0) {
+          ++path.nvlinks;
+        }
+      }
+      paths.push_back(std::move(path));
+    }
+  }
+  return paths;
+}
+
 GpuInfo read_gpu(const NvmlApi& api, nvmlDevice_t device, int index) {
   GpuInfo gpu;
   gpu.index = index;
@@ -283,6 +444,9 @@ GpuInfo read_gpu(const NvmlApi& api, nvmlDevice_t device, int index) {
   gpu.sm_clock_max_mhz =
       as_int(read_value<unsigned>(api.nvmlDeviceGetMaxClockInfo, device, k_nvml_clock_sm));
   gpu.numa_node = as_int(read_value<unsigned>(api.nvmlDeviceGetNumaNodeId, device));
+  gpu.cpu_affinity = read_cpu_affinity(api, device);
+  gpu.nvlinks = read_nvlinks(api, device);
+  gpu.fabric = read_fabric(api, device);
 
   std::set<uint32_t> seen;
   read_compute_processes(api, device, gpu.processes, seen);
@@ -301,6 +465,8 @@ GpuInfo read_gpu(const NvmlApi& api, nvmlDevice_t device, int index) {
 nlohmann::json child_probe_nvml(const std::vector<std::string>& /*args*/) {
   NvmlInfo info;
   std::vector<GpuInfo> gpus;
+  std::vector<nvmlDevice_t> devices;
+  std::vector<GpuPath> paths;
   DynamicLibrary lib = DynamicLibrary::open("libnvidia-ml.so.1");
   // Resolve only from a loaded library: otherwise every name would count as a missing symbol.
   const NvmlApi api = lib.loaded() ? load_nvml_api(lib) : NvmlApi{};
@@ -322,19 +488,21 @@ nlohmann::json child_probe_nvml(const std::vector<std::string>& /*args*/) {
           const nvmlReturn_t handle_rc = api.nvmlDeviceGetHandleByIndex(i, &device);
           if (handle_rc == k_nvml_success) {
             gpus.push_back(read_gpu(api, device, static_cast<int>(i)));
+            devices.push_back(device);
           } else {
             info.handle_failures.push_back(
                 {static_cast<int>(i), static_cast<int>(handle_rc), nvml_error_name(handle_rc)});
           }
         }
       }
+      paths = read_paths(api, devices, gpus);
       if (api.nvmlShutdown != nullptr) {
         api.nvmlShutdown();
       }
     }
   }
   info.library = lib.load();
-  return nlohmann::json{{"nvml", info}, {"gpus", gpus}};
+  return nlohmann::json{{"nvml", info}, {"gpus", gpus}, {"gpu_paths", paths}};
 }
 
 namespace {

@@ -187,6 +187,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     }
     snapshot.kernel_log = read_kernel_log(root, nvidia_devices);
   }
+  snapshot.fabric_manager_running = fabric_manager_running(root);
   snapshot.toolkit = probe_toolkit(root, env, &snapshot.probe_issues);
   if (options.before_cudnn_children) {
     platform::trace("probes: local facts read; the cuDNN children wait for the GPU contexts");
@@ -242,6 +243,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   std::vector<GpuInfo> nvml_gpus;
   if (decode(outcomes[nvml_child], "nvml", "nvml", snapshot.nvml, issues)) {
     decode(outcomes[nvml_child], "nvml", "gpus", nvml_gpus, issues);
+    if (outcomes[nvml_child].payload->contains("gpu_paths")) {
+      decode(outcomes[nvml_child], "nvml", "gpu_paths", snapshot.gpu_paths, issues);
+    }
   } else {
     snapshot.nvml.failure = outcomes[nvml_child].failure;
   }

@@ -43,6 +43,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
 KernelModuleInfo probe_kernel_module(const Sysroot& root);
 EnvironmentInfo probe_environment(const Sysroot& root, const Environment& env);
 HostInfo probe_host(const Sysroot& root);
+/// Whether an nv-fabricmanager process is in /proc (this PID namespace only); nullopt when /proc
+/// lists no process at all (not mounted, or a fixture without one).
+std::optional<bool> fabric_manager_running(const Sysroot& root);
 /// `notes`: where a refusal to run nvcc as root goes (path_trust.hpp), when given.
 ToolkitInfo probe_toolkit(const Sysroot& root, const Environment& env,
                           std::vector<ProbeIssue>* notes = nullptr);

@@ -387,5 +387,35 @@ FAKE_EXPORT CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attribu
   (void)attribute;
   (void)function;
   *value = 32;
+
+/* `p2p.A.B.access` (physical indices A < B, both directions): 1 (default) or 0. */
+static int peer_access(CUdevice a, CUdevice b) {
+  const int ga = physical(a);
+  const int gb = physical(b);
+  if (ga < 0 || gb < 0 || ga == gb) {
+    return -1;
+  }
+  char key[64];
+  snprintf(key, sizeof key, "p2p.%d.%d.access", ga < gb ? ga : gb, ga < gb ? gb : ga);
+  return (int)fake_get_int(key, 1);
+}
+
+FAKE_EXPORT CUresult cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
+  const int access = peer_access(dev, peer);
+  if (!g_initialised || access < 0) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *can = access;
+  return CUDA_SUCCESS;
+}
+
+/* Performance rank 0 and native atomics where there is access (as on NVLink). */
+FAKE_EXPORT CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attribute,
+                                             CUdevice src, CUdevice dst) {
+  const int access = peer_access(src, dst);
+  if (!g_initialised || access < 0) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *value = attribute == CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK ? 0 : access;
   return CUDA_SUCCESS;
 }

@@ -587,3 +587,224 @@ FAKE_PROCESS_FUNCTION(nvmlDeviceGetGraphicsRunningProcesses_v2, "graphics_proces
 FAKE_PROCESS_FUNCTION(nvmlDeviceGetComputeRunningProcesses_v3, "compute_processes", 1)
 FAKE_PROCESS_FUNCTION(nvmlDeviceGetGraphicsRunningProcesses_v3, "graphics_processes", 1)
 #endif
+
+/* ---- topology, NVLink, fabric ---------------------------------------------------------------- */
+
+enum { k_nvlink_max = 18 };
+
+/* A link the GPU has: `nvlinks` links (default 0: none, every link call answers NOT_SUPPORTED). */
+static nvmlReturn_t enter_link(nvmlDevice_t device, unsigned link, int* gpu) {
+  nvmlReturn_t rc = enter(device, "nvlink", gpu);
+  if (rc != k_success) {
+    return rc;
+  }
+  if (link >= k_nvlink_max) {
+    return k_invalid_argument;
+  }
+  return link < (unsigned)field(*gpu, "nvlinks", 0) ? k_success : k_not_supported;
+}
+
+/* Whether `link` is in the comma-separated list `nvlink_down`. */
+static int link_down(int gpu, unsigned link) {
+  const char* list = fake_gpu_get(gpu, "nvlink_down");
+  while (list != NULL && *list != '\0') {
+    char* end = NULL;
+    const unsigned long value = strtoul(list, &end, 10);
+    if (end == list) {
+      break;
+    }
+    if (value == link) {
+      return 1;
+    }
+    list = *end == ',' ? end + 1 : end;
+  }
+  return 0;
+}
+
+static int active_links(int gpu) {
+  int active = 0;
+  for (unsigned link = 0; link < (unsigned)field(gpu, "nvlinks", 0); ++link) {
+    active += !link_down(gpu, link);
+  }
+  return active;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned link,
+                                                  unsigned* active) {
+  int gpu = 0;
+  const nvmlReturn_t rc = enter_link(device, link, &gpu);
+  if (rc == k_success) {
+    *active = !link_down(gpu, link);
+  }
+  return rc;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned link,
+                                                    unsigned* version) {
+  int gpu = 0;
+  const nvmlReturn_t rc = enter_link(device, link, &gpu);
+  if (rc == k_success) {
+    *version = (unsigned)field(gpu, "nvlink_version", 4);
+  }
+  return rc;
+}
+
+#ifndef FAKE_NVML_OLD
+/* Remote end: `nvlink_remote` ("peer": GPU N^1, the other of a bridged pair; else a bus id);
+ * default an NVSwitch's address. */
+static nvmlReturn_t remote_pci(nvmlDevice_t device, unsigned link, nvmlPciInfo_t* pci) {
+  int gpu = 0;
+  const nvmlReturn_t rc = enter_link(device, link, &gpu);
+  if (rc != k_success) {
+    return rc;
+  }
+  memset(pci, 0, sizeof *pci);
+  const char* remote = fake_gpu_get(gpu, "nvlink_remote");
+  const char* bus_id = remote == NULL                ? "00000000:F0:00.0"
+                       : strcmp(remote, "peer") == 0 ? fake_gpu_bus_id(gpu ^ 1)
+                                                     : remote;
+  unsigned function = 0;
+  sscanf(bus_id, "%x:%x:%x.%x", &pci->domain, &pci->bus, &pci->device, &function);
+  snprintf(pci->busId, sizeof pci->busId, "%s", bus_id);
+  return k_success;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned link,
+                                                             nvmlPciInfo_t* pci) {
+  return remote_pci(device, link, pci);
+}
+#endif
+
+/* Counters: `nvlink.L.replay`, `nvlink.L.recovery`, `nvlink.L.crc_flit`, `nvlink.L.crc_data`. */
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned link,
+                                                         int counter, unsigned long long* value) {
+  static const char* const k_names[] = {"replay", "recovery", "crc_flit", "crc_data", "ecc_data"};
+  int gpu = 0;
+  const nvmlReturn_t rc = enter_link(device, link, &gpu);
+  if (rc != k_success) {
+    return rc;
+  }
+  if (counter < 0 || counter > 4) {
+    return k_invalid_argument;
+  }
+  char key[64];
+  snprintf(key, sizeof key, "nvlink.%u.%s", link, k_names[counter]);
+  *value = field(gpu, key, 0);
+  return k_success;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned words,
+                                                  unsigned long* set) {
+  int gpu = 0;
+  const nvmlReturn_t rc = enter(device, "cpu_affinity", &gpu);
+  if (rc != k_success) {
+    return rc;
+  }
+  if (words == 0 || set == NULL) {
+    return k_invalid_argument;
+  }
+  memset(set, 0, words * sizeof *set);
+  set[0] = (unsigned long)field(gpu, "cpu_affinity", 0xFFFF);
+  return k_success;
+}
+
+/* `topology.A.B` (either order): the common ancestor level; default NODE (40) when both GPUs are
+ * on one NUMA node, SYSTEM (50) otherwise. */
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b,
+                                                             int* level) {
+  int gpu_a = 0;
+  int gpu_b = 0;
+  nvmlReturn_t rc = enter(a, "topology", &gpu_a);
+  if (rc == k_success) {
+    rc = enter(b, "topology", &gpu_b);
+  }
+  if (rc != k_success) {
+    return rc;
+  }
+  char key[64];
+  snprintf(key, sizeof key, "topology.%d.%d", gpu_a < gpu_b ? gpu_a : gpu_b,
+           gpu_a < gpu_b ? gpu_b : gpu_a);
+  const int same_node = field(gpu_a, "numa_node", 0) == field(gpu_b, "numa_node", 0);
+  *level = (int)fake_get_int(key, same_node ? 40 : 50);
+  return k_success;
+}
+
+/* `p2p.A.B.read` / `p2p.A.B.nvlink` (A < B): an nvmlGpuP2PStatus_t; default OK for read, and for
+ * NVLink when both GPUs have an active link (else 5, NOT_SUPPORTED). */
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, int index,
+                                                int* status) {
+  int gpu_a = 0;
+  int gpu_b = 0;
+  nvmlReturn_t rc = enter(a, "p2p", &gpu_a);
+  if (rc == k_success) {
+    rc = enter(b, "p2p", &gpu_b);
+  }
+  if (rc != k_success) {
+    return rc;
+  }
+  const char* what = index == 0 ? "read" : index == 1 ? "write" : index == 2 ? "nvlink" : "other";
+  char key[64];
+  snprintf(key, sizeof key, "p2p.%d.%d.%s", gpu_a < gpu_b ? gpu_a : gpu_b,
+           gpu_a < gpu_b ? gpu_b : gpu_a, what);
+  const int nvlink = active_links(gpu_a) > 0 && active_links(gpu_b) > 0;
+  *status = (int)fake_get_int(key, index == 2 && !nvlink ? 5 : 0);
+  return k_success;
+}
+
+#ifndef FAKE_NVML_OLD
+typedef struct {
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned cliqueId;
+  unsigned char state;
+} nvmlGpuFabricInfo_t;
+typedef struct {
+  unsigned version;
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned cliqueId;
+  unsigned char state;
+  unsigned healthMask;
+} nvmlGpuFabricInfo_v2_t;
+
+/* `fabric_state` (0 not supported, 1 not started, 2 in progress, 3 completed; default 0),
+ * `fabric_status` (nvmlReturn_t), `fabric_clique`, `fabric_cluster` (32 hex digits),
+ * `fabric_health`. */
+static nvmlReturn_t fabric(nvmlDevice_t device, unsigned char* uuid, nvmlReturn_t* status,
+                           unsigned* clique, unsigned char* state, unsigned* health) {
+  int gpu = 0;
+  const nvmlReturn_t rc = enter(device, "fabric", &gpu);
+  if (rc != k_success) {
+    return rc;
+  }
+  memset(uuid, 0, 16);
+  const char* cluster = fake_gpu_get(gpu, "fabric_cluster");
+  for (int i = 0; cluster != NULL && i < 16 && cluster[2 * i] != '\0' && cluster[2 * i + 1] != '\0';
+       ++i) {
+    unsigned byte = 0;
+    sscanf(cluster + 2 * i, "%2x", &byte);
+    uuid[i] = (unsigned char)byte;
+  }
+  *status = (nvmlReturn_t)field(gpu, "fabric_status", 0);
+  *clique = (unsigned)field(gpu, "fabric_clique", 0);
+  *state = (unsigned char)field(gpu, "fabric_state", 0);
+  if (health != NULL) {
+    *health = (unsigned)field(gpu, "fabric_health", 0);
+  }
+  return k_success;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device,
+                                                    nvmlGpuFabricInfo_t* info) {
+  return fabric(device, info->clusterUuid, &info->status, &info->cliqueId, &info->state, NULL);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device,
+                                                     nvmlGpuFabricInfo_v2_t* info) {
+  if (info->version != (sizeof(nvmlGpuFabricInfo_v2_t) | (2u << 24))) {
+    return k_argument_version_mismatch;
+  }
+  return fabric(device, info->clusterUuid, &info->status, &info->cliqueId, &info->state,
+                &info->healthMask);
+}
+#endif

@@ -9,6 +9,14 @@ gpu.kernel_load_failed and gpu.bandwidth must still pass without kernels.
 The image the kernels came from shows in gpu.compute's kernel_load_ms note ("cuda13.0 sass"):
 with GPUCHECK_KERNEL_IMAGE=cuda11.8 it must be that image, and with CUDA_FORCE_PTX_JIT=1 (the driver
 ignores SASS) its route must be ptx-jit, which proves that image's PTX (docs/building.md).
+
+Multi-GPU (issue 15): with two GPUs or more gpu.p2p must pass on every pair, gpu.topology,
+gpu.nvlink and gpu.fabric must pass or skip with a reason, and GPUCHECK_PLANT_FAULT=p2p (one word
+of a received peer buffer changed) must fail gpu.p2p with p2p.data_mismatch; with one GPU
+gpu.p2p, gpu.topology and gpu.nvlink must skip saying so. gpu.nccl must pass on two GPUs or more
+(or skip naming why libnccl.so.2 did not load: put PyTorch's site-packages/nvidia/nccl/lib on
+LD_LIBRARY_PATH to use its copy), and GPUCHECK_PLANT_FAULT=nccl (one element of one GPU's sum
+changed) must fail it with nccl.wrong_sum.
 Exit 0: all good; 1: a failure (printed); 77: skipped (no GPU here), with the reason.
 """
 import argparse
@@ -135,9 +143,58 @@ def main():
     else:
         failures.append(f"copies without kernels: {[(r['status'], r['summary']) for r in bandwidth]}")
     failures += passive_facts(args.gpucheck)
+    failures += multi_gpu(args.gpucheck, results)
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0
+
+
+def multi_gpu(gpucheck, results):
+    """The interconnect checks: proven on two GPUs or more, skipped with the reason on one."""
+    failures = []
+    gpus = len([r for r in results if r["check_id"] == "gpu.compute"])
+    by_id = {}
+    for r in results:
+        by_id.setdefault(r["check_id"], []).append(r)
+    for check in ("gpu.topology", "gpu.nvlink", "gpu.fabric", "gpu.p2p", "gpu.nccl"):
+        mine = by_id.get(check, [])
+        if not mine:
+            failures.append(f"{check}: no result")
+            continue
+        for r in mine:
+            line = f"{check} GPU {r.get('gpu_index')}: {r['status']}: {r['summary']}"
+            if gpus < 2 and check in ("gpu.topology", "gpu.nvlink", "gpu.p2p", "gpu.nccl"):
+                ok = r["status"] == "skip" and "one GPU" in r["summary"]
+            elif check == "gpu.p2p":
+                ok = r["status"] == "pass" and "->" in r["summary"]
+            elif check == "gpu.nccl":
+                ok = (r["status"] == "pass" and "256 MiB" in r["summary"]) or (
+                    r["status"] == "skip" and "NCCL not available" in r["summary"])
+            else:
+                ok = r["status"] in ("pass", "skip")
+            if ok:
+                print(f"ok   {line}")
+            else:
+                failures.append(f"{line}; {[f['message'] for f in r.get('findings', [])]}")
+    if gpus >= 2:
+        planted = run(gpucheck, "gpu.p2p", "p2p")
+        caught = [r for r in planted if r["status"] == "fail" and
+                  any(f["code"] == "p2p.data_mismatch" for f in r.get("findings", []))]
+        if planted and caught:
+            print(f"ok   planted p2p fault caught: {caught[0]['findings'][0]['message']}")
+        else:
+            failures.append(f"planted p2p fault NOT caught: "
+                            f"{[(r['status'], r['summary']) for r in planted]}")
+        if any(r["status"] == "pass" for r in by_id.get("gpu.nccl", [])):
+            planted = run(gpucheck, "gpu.nccl", "nccl")
+            caught = [r for r in planted if r["status"] == "fail" and
+                      any(f["code"] == "nccl.wrong_sum" for f in r.get("findings", []))]
+            if planted and caught:
+                print(f"ok   planted nccl fault caught: {caught[0]['findings'][0]['message']}")
+            else:
+                failures.append(f"planted nccl fault NOT caught: "
+                                f"{[(r['status'], r['summary']) for r in planted]}")
+    return failures
 
 
 if __name__ == "__main__":

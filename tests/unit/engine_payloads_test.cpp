@@ -387,6 +387,61 @@ TEST(EnginePayloads, DeviceListingRoundTripsAndEveryKeyIsRead) {
   EXPECT_FALSE(read_device_listing(nlohmann::json::object())); // "devices" is always written
 }
 
+PeersPayload two_h200_peers() {
+  PeersPayload p;
+  p.devices = {{0, "NVIDIA H200", "0000:1B:00.0"}, {1, "NVIDIA H200", "0000:3B:00.0"}};
+  p.access = {{0, 1, true, 0, true}, {1, 0, true, 0, true}};
+  p.pairs = {{0, 1, 64ULL << 20, 12, 371.5, 366.25, 2.5},
+             {1, 0, 64ULL << 20, 12, 370.75, 365.5, 2.25}};
+  p.gated = true;
+  return p;
+}
+
+nlohmann::json written_peers(const PeersPayload& p) {
+  nlohmann::json out = nlohmann::json::object();
+  write_peers(p, out);
+  return out;
+}
+
+TEST(EnginePayloads, PeersRoundTripAndEveryKeyIsRead) {
+  expect_every_key_read(two_h200_peers(), written_peers(two_h200_peers()), &read_peers);
+  // The keys the report's metrics and bench/p2p_nccl.py read.
+  const nlohmann::json written = written_peers(two_h200_peers());
+  EXPECT_EQ(written["pairs"][0], nlohmann::json::parse(R"({"from": 0, "to": 1, "bytes": 67108864,
+      "copies": 12, "write_gbps": 371.5, "bidir_gbps": 366.25, "latency_us": 2.5})"));
+  EXPECT_EQ(written["access"][1], nlohmann::json::parse(R"({"from": 1, "to": 0,
+      "can_access": true, "performance_rank": 0, "native_atomics": true})"));
+  EXPECT_EQ(written["devices"][1], nlohmann::json::parse(R"({"ordinal": 1,
+      "name": "NVIDIA H200", "pci_bus_id": "0000:3B:00.0"})"));
+  EXPECT_FALSE(read_peers(nlohmann::json::object()));
+  // A pair that names a device the payload does not list is an error, not an index out of range.
+  nlohmann::json bad = written;
+  bad["pairs"][1]["to"] = 7;
+  const auto read = read_peers(bad);
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("1->7"), std::string::npos) << read.error().message;
+}
+
+TEST(EnginePayloads, NcclRoundTripsAndEveryKeyIsRead) {
+  NcclPayload p;
+  p.library = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3";
+  p.version = 22803;
+  p.ranks = 2;
+  p.sizes = {{1ULL << 20, 20, 0.021, 49.9, 49.9}, {256ULL << 20, 20, 0.745, 360.25, 360.25}};
+  nlohmann::json written = nlohmann::json::object();
+  write_nccl(p, written);
+  expect_every_key_read(p, written, &read_nccl);
+  EXPECT_EQ(written["sizes"][1], nlohmann::json::parse(R"({"bytes": 268435456, "iterations": 20,
+      "ms": 0.745, "algbw_gbps": 360.25, "busbw_gbps": 360.25})"));
+  NcclPayload missing;
+  missing.missing = "libnccl.so.2: cannot open shared object file";
+  nlohmann::json none = nlohmann::json::object();
+  write_nccl(missing, none);
+  const auto back = read_nccl(none);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back.value(), missing);
+}
+
 TEST(EnginePayloads, CudnnRoundTripsAndEveryKeyIsRead) {
   expect_every_key_read(everything_cudnn(), written_cudnn(everything_cudnn()), &read_cudnn);
   CudnnPayload missing;

@@ -156,7 +156,13 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
     // Memory: what the plan counts for every job alive on a GPU stays within its budget.
     std::vector<uint64_t> held(plan.gpus.size(), 0);
     for (size_t j = 0; j < st.size(); ++j) {
-      held[plan.jobs[j].gpu] += modelled_bytes(plan.jobs[j], static_cast<int>(st[j]), memory);
+      // A spanning job holds its context and buffers on every GPU of its span.
+      const PlannedJob& job = plan.jobs[j];
+      for (size_t g = 0; g < plan.gpus.size(); ++g) {
+        if (uses_gpu(job, g)) {
+          held[g] += modelled_bytes(job, static_cast<int>(st[j]), memory);
+        }
+      }
     }
     for (size_t g = 0; g < held.size(); ++g) {
       {
@@ -199,6 +205,20 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
                         st[o] == JobState::waiting_for_setup)
                 << what << " t=" << t << ": job " << o << " is " << to_string(st[o])
                 << " on the GPU whose copies are timed";
+          }
+        }
+      }
+      // Peer-to-peer copies (a spanning job): nothing else of gpucheck's alive on any of its
+      // GPUs while it builds its contexts, prepares or copies (no GPU's own copies disturbed).
+      if (!job.span.empty() && alive(st[j])) {
+        for (size_t o = 0; o < st.size(); ++o) {
+          if (o == j || head_of(plan, o) == head_of(plan, j)) {
+            continue;
+          }
+          for (const size_t g : job.span) {
+            EXPECT_FALSE(uses_gpu(plan.jobs[o], g) && alive(st[o]))
+                << what << " t=" << t << ": job " << o << " is " << to_string(st[o])
+                << " on GPU " << g << " beside the peer copies";
           }
         }
       }
@@ -377,7 +397,7 @@ TEST(EnginePlan, ComputeStreamsAndCopiesShareOneChildInOrder) {
   for (size_t g = 0; g < 2; ++g) {
     std::map<Work, size_t> of;
     for (size_t j = 0; j < plan.jobs.size(); ++j) {
-      if (plan.jobs[j].gpu == g) {
+      if (plan.jobs[j].gpu == g && plan.jobs[j].span.empty()) {
         of[plan.jobs[j].work] = j;
       }
     }
@@ -422,7 +442,65 @@ TEST(EnginePlan, WorkSpellings) {
   EXPECT_EQ(check_id(Work::bandwidth), "gpu.bandwidth");
   EXPECT_EQ(work_for_check("gpu.streams"), Work::streams);
   EXPECT_FALSE(work_for_check("gpu.ecc").has_value());
-  EXPECT_EQ(all_works().size(), 4U);
+  EXPECT_EQ(all_works().size(), 6U);
+  EXPECT_EQ(child_mode(Work::peers), "gpu-peers");
+  EXPECT_EQ(child_mode(Work::nccl), "gpu-peers");
+  EXPECT_EQ(work_for_check("gpu.nccl"), Work::nccl);
+  EXPECT_TRUE(spans_gpus(Work::nccl));
+  EXPECT_EQ(spanning_works(all_works()), (std::vector<Work>{Work::peers, Work::nccl}));
+  EXPECT_EQ(work_for_check("gpu.p2p"), Work::peers);
+  EXPECT_TRUE(spans_gpus(Work::peers));
+  EXPECT_FALSE(spans_gpus(Work::bandwidth));
+}
+
+TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
+  // One GPU: no job over GPUs at all (the one-GPU run is unchanged).
+  Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));
+  EXPECT_EQ(plan.jobs.size(), 4U);
+  for (const PlannedJob& job : plan.jobs) {
+    EXPECT_FALSE(spans_gpus(job.work));
+  }
+  // Two idle GPUs: one child over both (the peer copies, then NCCL in it), after every other
+  // job on them has gone; its buffers may take each GPU's budget but its context.
+  plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 140 * k_gib}));
+  ASSERT_EQ(plan.jobs.size(), 10U);
+  const PlannedJob& peers = plan.jobs[8];
+  const PlannedJob& nccl = plan.jobs[9];
+  EXPECT_EQ(nccl.work, Work::nccl);
+  EXPECT_EQ(nccl.after_in_child, 8U);
+  EXPECT_TRUE(peers.followed_in_child);
+  EXPECT_EQ(nccl.span, peers.span);
+  ASSERT_EQ(nccl.conditions.size(), 1U);
+  EXPECT_EQ(nccl.conditions[0].rule, "same_child");
+  EXPECT_EQ(peers.work, Work::peers);
+  EXPECT_EQ(peers.span, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(peers.gpu, 0U);
+  EXPECT_EQ(peers.allowance_bytes, k_gib - MemoryModel{}.context_bytes);
+  size_t awaited = 0;
+  for (const Condition& c : peers.conditions) {
+    EXPECT_EQ(c.rule, "peers_after_all");
+    EXPECT_EQ(c.step, Step::setup);
+    EXPECT_EQ(c.await, Await::exited);
+    ++awaited;
+  }
+  EXPECT_EQ(awaited, 8U);
+  // A GPU too busy to test is left out of the span; with one testable GPU left, no peer job.
+  plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 80 * k_gib / 50, 140 * k_gib}));
+  EXPECT_EQ(plan.jobs.back().span, (std::vector<size_t>{0, 2}));
+  EXPECT_EQ(plan.jobs.back().work, Work::nccl);
+  plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 80 * k_gib / 50}));
+  for (const PlannedJob& job : plan.jobs) {
+    EXPECT_FALSE(spans_gpus(job.work));
+  }
+  // Alone (--only gpu.p2p): the job has no condition and takes the budget but a context.
+  plan = make_plan({Work::peers}, gpus_with_free({140 * k_gib, 8 * k_gib}));
+  ASSERT_EQ(plan.jobs.size(), 1U);
+  EXPECT_TRUE(plan.jobs[0].conditions.empty());
+  EXPECT_EQ(plan.jobs[0].allowance_bytes, gpu_budget_bytes(8 * k_gib) - MemoryModel{}.context_bytes);
+  std::mt19937 rng(15);
+  for (int run = 0; run < 30; ++run) {
+    check_invariants(plan, simulate(plan, rng, run * 5, 0.2), "peers alone");
+  }
 }
 
 } // namespace

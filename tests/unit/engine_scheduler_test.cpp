@@ -47,7 +47,9 @@ SchedulerOptions options_for(int gpus, uint64_t free_bytes, const std::string& t
   options.job_override = {{Work::compute, {"test-gated", "20", "40", "10", "0"}},
                           {Work::streams, {"test-gated", "20", "40", "10", "0"}},
                           {Work::bandwidth, {"test-gated", "20", "60", "30", "0"}},
-                          {Work::cudnn, {"test-gated", "20", "40", "10", "80"}}};
+                          {Work::cudnn, {"test-gated", "20", "40", "10", "80"}},
+                          {Work::peers, {"test-gated", "20", "40", "10", "0"}},
+                          {Work::nccl, {"test-gated", "20", "40", "10", "0"}}};
   return options;
 }
 
@@ -67,7 +69,7 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
   scheduler.run();
   probes.join();
   const std::vector<JobReport>& jobs = scheduler.jobs();
-  ASSERT_EQ(jobs.size(), 8U);
+  ASSERT_EQ(jobs.size(), 10U); // four works on each GPU; the peer copies and NCCL over both
   for (const JobReport& job : jobs) {
     ASSERT_TRUE(job.outcome && job.outcome->ok())
         << check_id(job.work) << " on GPU " << job.gpu << ": "
@@ -112,6 +114,32 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
   }
 }
 
+TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
+  Scheduler scheduler(options_for(2, 80 * k_gib, "peers"));
+  scheduler.probes_over();
+  scheduler.run();
+  const JobReport* peers = nullptr;
+  for (const JobReport& job : scheduler.jobs()) {
+    if (job.work == Work::peers) {
+      peers = &job;
+    }
+  }
+  ASSERT_NE(peers, nullptr);
+  ASSERT_TRUE(peers->outcome && peers->outcome->ok()) << peers->skip_reason;
+  for (const JobReport& other : scheduler.jobs()) {
+    if (&other != peers && !spans_gpus(other.work)) { // NCCL follows it in its own child
+      // Its context is built once every other child's process is gone.
+      EXPECT_GE(field(*peers, "setup_began_ns"), field(other, "ended_ns"))
+          << check_id(other.work) << " on GPU " << other.gpu;
+    }
+  }
+  // One GPU: no peer job, nothing else changes.
+  Scheduler one(options_for(1, 80 * k_gib, "peers-one"));
+  one.probes_over();
+  one.run();
+  EXPECT_EQ(one.jobs().size(), 4U);
+}
+
 TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
   SchedulerOptions options = options_for(2, 80 * k_gib, "together");
   options.works.push_back(Work::copies_together);
@@ -123,7 +151,7 @@ TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
     ASSERT_TRUE(job.outcome && job.outcome->ok()) << check_id(job.work) << " on GPU " << job.gpu;
     of[{job.gpu, job.work}] = &job;
   }
-  ASSERT_EQ(of.size(), 10U);
+  ASSERT_EQ(of.size(), 12U); // five works on each GPU; the peer copies and NCCL over both
   const JobReport& first = *of[{0, Work::copies_together}];
   const JobReport& second = *of[{1, Work::copies_together}];
   EXPECT_EQ(first.outcome->payload->value("work", ""), "copies_together");

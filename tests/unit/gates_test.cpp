@@ -227,6 +227,27 @@ TEST(Gates, MinimumFailsOnTheGpuBelowIt) {
   EXPECT_EQ(gate.findings[0].gpu_index, slow);
 }
 
+TEST(Gates, MinimumsOfTheMultiGpuChecksJudgeTheirNodeResult) {
+  // gpu.p2p and gpu.nccl give one result for the node (no GPU index), with p2p_gbps (the slowest
+  // direction of any pair) and nccl_busbw_gbps (at the largest size).
+  const CheckInfo p2p_info{"gpu.p2p", "Peer-to-peer copies", "", CheckKind::active};
+  const CheckInfo nccl_info{"gpu.nccl", "NCCL all-reduce", "", CheckKind::active};
+  CheckResult p2p = make_result(p2p_info, "2 GPUs", {});
+  p2p.metrics.push_back({"p2p_gbps", 371.5, "GB/s", "the slowest direction of any pair"});
+  CheckResult nccl = make_result(nccl_info, "2 GPUs", {});
+  nccl.metrics.push_back({"nccl_busbw_gbps", 352.0, "GB/s", "at the largest size, 256 MiB"});
+  GateSpec spec = with_minimum("p2p_gbps=300");
+  spec.minimums.push_back(with_minimum("nccl_busbw_gbps=360").minimums.front());
+  const std::vector<CheckResult> gates = evaluate_gates(spec, {}, {p2p, nccl});
+  ASSERT_EQ(gates.size(), 2U);
+  EXPECT_EQ(gates[0].status, Status::pass);
+  EXPECT_EQ(gates[0].summary, "p2p_gbps >= 300 (lowest 371.5)");
+  EXPECT_EQ(gates[1].status, Status::fail);
+  ASSERT_EQ(codes_of(gates[1]), std::vector<std::string>{"gate.metric_below_minimum"});
+  EXPECT_NE(gates[1].findings[0].message.find("nccl_busbw_gbps 352 < 360"), std::string::npos)
+      << gates[1].findings[0].message;
+}
+
 TEST(Gates, MinimumFailsWhereTheMetricWasNotMeasured) {
   const std::vector<CheckResult> results = {bandwidth_result(0, 50.0),
                                             bandwidth_result(1, std::nullopt)};

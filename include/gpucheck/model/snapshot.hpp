@@ -159,6 +159,48 @@ struct GpuProcess {
   bool operator==(const GpuProcess&) const = default;
 };
 
+/// One NVLink of a GPU as NVML reports it (links whose state NVML cannot read are left out).
+struct NvLinkInfo {
+  int link = 0;        ///< NVML link index (0..17)
+  bool active = false; ///< nvmlDeviceGetNvLinkState
+  std::optional<int> version;    ///< nvmlDeviceGetNvLinkVersion (4 on Hopper)
+  std::string remote_bus_id;     ///< the peer's PCI address (a GPU's, or an NVSwitch's); "" unknown
+  std::optional<uint64_t> replay_errors;   ///< NVML_NVLINK_ERROR_DL_REPLAY
+  std::optional<uint64_t> recovery_errors; ///< NVML_NVLINK_ERROR_DL_RECOVERY
+  std::optional<uint64_t> crc_flit_errors; ///< NVML_NVLINK_ERROR_DL_CRC_FLIT
+  std::optional<uint64_t> crc_data_errors; ///< NVML_NVLINK_ERROR_DL_CRC_DATA
+
+  bool operator==(const NvLinkInfo&) const = default;
+};
+
+/// A GPU's registration with the NVLink fabric (NVSwitch systems), nvmlDeviceGetGpuFabricInfo[V].
+struct GpuFabricInfo {
+  std::string state; ///< "not_supported", "not_started", "in_progress", "completed", "unknown_N"
+  int status = 0;    ///< nvmlReturn_t of the registration (meaningful once completed)
+  std::string status_name;  ///< "SUCCESS", "NOT_READY", ...
+  uint32_t clique_id = 0;   ///< the fabric clique this GPU belongs to
+  std::string cluster_uuid; ///< 32 hex digits; all zero when none
+  std::optional<uint32_t> health_mask; ///< from the V form only
+
+  bool operator==(const GpuFabricInfo&) const = default;
+};
+
+/// The PCIe/NVLink path between two GPUs, from NVML (nvidia-smi topo -m's matrix).
+struct GpuPath {
+  int gpu_a = 0; ///< NVML index, gpu_a < gpu_b
+  int gpu_b = 0;
+  /// nvmlDeviceGetTopologyCommonAncestor: "same_board", "single_switch", "multiple_switches",
+  /// "host_bridge", "numa_node", "system" (across CPU sockets); "" when NVML could not say.
+  std::string pcie_path;
+  int nvlinks = 0; ///< active links of gpu_a whose remote end is gpu_b (direct NVLink)
+  /// nvmlDeviceGetP2PStatus, as "ok", "chipset_not_supported", "gpu_not_supported",
+  /// "topology_not_supported", "disabled_by_regkey", "not_supported", "unknown"; "" unread.
+  std::string p2p_nvlink;
+  std::string p2p_read;
+
+  bool operator==(const GpuPath&) const = default;
+};
+
 /// One physical GPU, merged from NVML and the driver API (matched by PCI bus id / UUID).
 struct GpuInfo {
   int index = 0;                   ///< NVML index (all GPUs, not only visible ones)
@@ -207,6 +249,10 @@ struct GpuInfo {
   std::optional<bool> display_active; ///< nvmlDeviceGetDisplayActive: a display is initialised
   /// From the driver API (CudaDevice::kernel_exec_timeout): kernels have a run-time limit.
   std::optional<bool> kernel_exec_timeout;
+  /// CPUs close to the GPU (nvmlDeviceGetCpuAffinity) as a cpulist, "0-55,112-167".
+  std::optional<std::string> cpu_affinity;
+  std::vector<NvLinkInfo> nvlinks;      ///< empty: no NVLink, or NVML could not read them
+  std::optional<GpuFabricInfo> fabric; ///< nullopt: NVML could not say
 
   bool operator==(const GpuInfo&) const = default;
 };
@@ -482,6 +528,10 @@ struct SystemSnapshot {
   std::vector<PythonEnvironment> python_environments;
   KernelLogInfo kernel_log;
   std::vector<ProbeIssue> probe_issues;
+  std::vector<GpuPath> gpu_paths; ///< every pair of GPUs NVML lists
+  /// An nv-fabricmanager process seen in /proc (this PID namespace only: a container does not
+  /// see the host's); nullopt when /proc could not be read.
+  std::optional<bool> fabric_manager_running;
 
   bool operator==(const SystemSnapshot&) const = default;
 

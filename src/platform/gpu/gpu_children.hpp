@@ -46,6 +46,11 @@ nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args);
 /// gpu-streams ORDINAL: stream priorities, an event-timed kernel, a captured graph replayed.
 nlohmann::json child_gpu_streams(const std::vector<std::string>& args);
 
+/// gpu-peers ORDINALS: one process on every GPU listed ("0,1"): the peer access matrix, then
+/// peer-to-peer copy bandwidth (each way, both ways at once) and latency for every pair, every
+/// destination verified (engine::PeersPayload; docs/checks.md, gpu.p2p).
+nlohmann::json child_gpu_peers(const std::vector<std::string>& args);
+
 /// gpu-device ORDINAL WORKS: the works named ("compute,streams,bandwidth", in that order) one
 /// after another on one context (engine rule same_child). Each work's result is written as a
 /// line of its own as soon as it is over ({"work": NAME, ...the work's JSON...}, or {"work":

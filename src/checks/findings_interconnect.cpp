@@ -1,0 +1,95 @@
+#include "core/finding_tables.hpp"
+
+namespace gpucheck {
+
+// Findings of the multi-GPU checks (issue 15): NVLink, fabric, topology, peer-to-peer copies and
+// NCCL. {0} is always a GPU index; a pair's findings name both GPUs.
+namespace {
+constexpr FindingSpec k_table[] = {
+    {"fabric.clique_split", Severity::warn, "GPUs of one node in different fabric cliques",
+     "GPUs of one node registered with the NVLink fabric in different cliques or clusters, so "
+     "they cannot reach each other over NVLink; NCCL falls back to slower paths.",
+     "GPU {0} is in clique {1} of cluster {2}; GPU {3} is in clique {4} of cluster {5}",
+     "check the Fabric Manager's partition (nv-fabricmanager's log, fmpm -l on shared-NVSwitch "
+     "systems) and the NVSwitch trays; restart nvidia-fabricmanager and re-run gpucheck"},
+    {"fabric.not_ready", Severity::fail, "GPU not registered with the NVLink fabric",
+     "On an NVSwitch system a GPU works only once the Fabric Manager has registered it with the "
+     "fabric; until then CUDA fails to initialise (CUDA_ERROR_SYSTEM_NOT_READY, 802) or NVLink "
+     "is unusable.",
+     "GPU {0}: fabric registration {1}; {2}",
+     "start the Fabric Manager at the driver's exact version: systemctl enable --now "
+     "nvidia-fabricmanager (journalctl -u nvidia-fabricmanager for its errors); in progress "
+     "settles within a minute after boot: run gpucheck again"},
+    {"fabric.registration_failed", Severity::fail, "NVLink fabric registration failed",
+     "The Fabric Manager finished registering this GPU with the NVLink fabric, but with an error.",
+     "GPU {0}: fabric registration completed with {1}; {2}",
+     "read the Fabric Manager's log (journalctl -u nvidia-fabricmanager) and dmesg for NVSwitch "
+     "(SXid) errors; restart nvidia-fabricmanager, and reset the GPUs and switches if it repeats"},
+    {"nccl.wrong_sum", Severity::fail, "NCCL all-reduce gave a wrong sum",
+     "An all-reduce of small integers (whose float32 sums are exact) through NCCL returned a "
+     "value that differs from the sum: the GPUs, their links or the NCCL installation corrupt "
+     "collective results, which silently breaks data-parallel training.",
+     "GPU {0}: all-reduce {1}: {2} of {3} elements wrong, first at [{4}]: got {5}, expected {6}",
+     "rerun with NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 to find the transport at fault; "
+     "check gpu.p2p and the NVLinks (nvidia-smi nvlink -e), the IOMMU/ACS settings, and which "
+     "libnccl.so.2 is loaded (gpucheck --only lib); run dcgmi diag -r 3"},
+    {"nvlink.crc_errors", Severity::info, "NVLink CRC or replay errors counted",
+     "The link counted CRC errors or replays since the driver loaded. The link layer retransmits, "
+     "so data stays correct; a count that keeps rising means a marginal link.",
+     "GPU {0} link {1}: {2} CRC flit, {3} CRC data errors, {4} replays since the driver loaded "
+     "(peer {5})",
+     "watch whether the counts rise under load (nvidia-smi nvlink -e); if they do, reseat "
+     "the GPU or its baseboard and have the link checked (dcgmi diag -r 3)"},
+    {"nvlink.links_down", Severity::warn, "NVLinks down",
+     "Fewer NVLinks are up than this GPU model has: peer-to-peer and NCCL traffic runs slower, "
+     "or takes PCIe. Usual causes: a link that failed training, a Fabric Manager that is not up, "
+     "a baseboard or NVSwitch fault.",
+     "GPU {0}: {1} of {2} NVLinks up; down: {3}",
+     "nvidia-smi nvlink -s shows each link; check the Fabric Manager "
+     "(systemctl status nvidia-fabricmanager) and dmesg for Xid 74 (NVLink errors); a reset "
+     "(nvidia-smi -r) or a power cycle retrains links; replace the part if a link stays down"},
+    {"nvlink.recovery_errors", Severity::warn, "NVLink recovered from errors",
+     "The link went through error recovery (it stopped and retrained) since the driver loaded; "
+     "traffic on it stalled meanwhile, and repeated recoveries mean a failing link.",
+     "GPU {0} link {1}: {2} recovery event(s) since the driver loaded (peer {3})",
+     "look for Xid 74 in dmesg; reseat the GPU or its baseboard; have the link checked with dcgmi "
+     "diag -r 3 and replace the part if recoveries continue"},
+    {"p2p.bandwidth_low", Severity::warn, "peer-to-peer copies far below the path",
+     "Copies between these two GPUs run far below what their path carries. On PCIe the usual "
+     "cause is the IOMMU in translation mode or PCIe ACS on a bridge sending peer traffic "
+     "through the root complex; on NVLink, links down or retraining.",
+     "GPU {0} -> GPU {1}: {2} GB/s over {3}, below {4}% of the {5} GB/s that path carries",
+     "for PCIe: boot with iommu=pt (or intel_iommu=off / amd_iommu=off), disable ACS on the "
+     "bridges between the GPUs (BIOS, or setpci), update the BIOS; compare NCCL_P2P_DISABLE=1; "
+     "for NVLink: nvidia-smi nvlink -s and -e on both GPUs"},
+    {"p2p.data_mismatch", Severity::fail, "peer-to-peer copy corrupted data",
+     "A copy from one GPU's memory into another's, with peer access enabled, delivered data that "
+     "differs from what was sent: the pair claims peer-to-peer but corrupts it, which hangs or "
+     "silently breaks NCCL and data-parallel training (failure F39).",
+     "GPU {0}: peer copy {1}: {2} of {3} words wrong, first at word {4}: got {5}, expected {6}",
+     "run multi-GPU work with NCCL_P2P_DISABLE=1 until fixed; check the IOMMU (iommu=pt) and "
+     "PCIe ACS settings, dmesg for Xid and AER errors, and the NVLinks (nvidia-smi nvlink -e); "
+     "have the GPUs or baseboard checked (dcgmi diag -r 3)"},
+    {"p2p.no_access", Severity::info, "GPU pair without peer access",
+     "CUDA says these GPUs cannot map each other's memory, so copies between them are staged "
+     "through host memory and NCCL uses slower paths. Normal for some PCIe topologies and for "
+     "GPUs without P2P; not normal for GPUs joined by NVLink.",
+     "GPU {0} cannot access GPU {1}'s memory directly (cuDeviceCanAccessPeer = 0; path {2})",
+     "if the GPUs share a PCIe switch or NVLink: check the IOMMU (iommu=pt) and ACS settings, "
+     "and the NVLinks (nvidia-smi nvlink -s)"},
+    {"topology.p2p_unsupported", Severity::info, "GPU pair without peer-to-peer",
+     "NVML says this pair of GPUs cannot read each other's memory directly; copies between them "
+     "go through host memory. Common causes: GPUs under different CPU sockets or host bridges on "
+     "some platforms, PCIe ACS or the IOMMU redirecting peer traffic, or a GPU model without "
+     "P2P.",
+     "GPUs {0} and {1} ({3}): NVML peer-to-peer read status {2}",
+     "if these GPUs should reach each other (same PCIe switch, NVLink): boot with iommu=pt or "
+     "disable ACS on the bridges (BIOS), and compare NCCL_P2P_DISABLE=1 results"},
+};
+} // namespace
+
+std::span<const FindingSpec> findings_interconnect() {
+  return k_table;
+}
+
+} // namespace gpucheck

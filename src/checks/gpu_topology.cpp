@@ -1,0 +1,33 @@
+#include "checks/checks.hpp"
+#include "checks/interconnect_rules.hpp"
+#include "checks/per_gpu.hpp"
+
+namespace gpucheck::checks {
+
+namespace {
+constexpr CheckInfo k_info{
+    "gpu.topology", "GPU topology",
+    "The path between every pair of GPUs (NVLink, PCIe switch, host bridge, across sockets) "
+    "and NVML's peer-to-peer status, each GPU's NUMA node and CPUs. Passive, from NVML.",
+    CheckKind::passive};
+
+CheckResult to_result(const CheckInfo& info, InterconnectVerdict verdict, std::optional<int> gpu) {
+  if (verdict.skip) {
+    return skip_result(info, *verdict.skip, gpu);
+  }
+  CheckResult result = make_result(info, verdict.summary, std::move(verdict.findings), gpu);
+  result.metrics = std::move(verdict.metrics);
+  return result;
+}
+
+std::vector<CheckResult> run(const CheckContext& context) {
+  return {to_result(k_info, judge_topology(context.snapshot), std::nullopt)};
+}
+
+} // namespace
+
+CheckDef gpu_topology_check() {
+  return {k_info, &run};
+}
+
+} // namespace gpucheck::checks

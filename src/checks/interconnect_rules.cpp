@@ -1,0 +1,280 @@
+#include "checks/interconnect_rules.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <utility>
+
+#include "checks/per_gpu.hpp"
+#include "gpucheck/finding_catalog.hpp"
+
+namespace gpucheck::checks {
+
+namespace {
+
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+/// Whether the NVML probe found `symbol` absent (an older driver).
+bool nvml_lacks(const SystemSnapshot& snapshot, std::string_view symbol) {
+  const auto& missing = snapshot.nvml.library.missing_symbols;
+  return std::find(missing.begin(), missing.end(), symbol) != missing.end();
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+/// The GPU of the snapshot at a PCI address, or nullptr (an NVSwitch, or a GPU NVML did not list).
+const GpuInfo* gpu_at(const SystemSnapshot& snapshot, const std::string& bus_id) {
+  for (const GpuInfo& gpu : snapshot.gpus) {
+    if (!bus_id.empty() && lower(gpu.pci_bus_id) == lower(bus_id)) {
+      return &gpu;
+    }
+  }
+  return nullptr;
+}
+
+/// "GPU 1" for a link whose far end is a GPU of this node, "NVSwitch 0000:F0:00.0" otherwise.
+std::string peer_text(const SystemSnapshot& snapshot, const NvLinkInfo& link) {
+  if (const GpuInfo* peer = gpu_at(snapshot, link.remote_bus_id)) {
+    return fmt::format("GPU {}", peer->index);
+  }
+  return link.remote_bus_id.empty()
+             ? std::string("an unknown peer")
+             : fmt::format("{} (an NVSwitch or a GPU not listed)", link.remote_bus_id);
+}
+
+std::string join_ints(const std::vector<int>& values) {
+  return fmt::format("{}", fmt::join(values, ", "));
+}
+
+std::string fabric_manager_text(const SystemSnapshot& snapshot) {
+  if (!snapshot.fabric_manager_running) {
+    return "whether nv-fabricmanager runs could not be read";
+  }
+  return *snapshot.fabric_manager_running
+             ? "nv-fabricmanager is running"
+             : "no nv-fabricmanager process is visible here (in a container or VM it runs on the "
+               "host)";
+}
+
+} // namespace
+
+std::optional<int> expected_nvlinks(std::string_view gpu_name) {
+  const std::string name = lower(gpu_name);
+  if (contains(name, "pcie") || contains(name, " nvl")) {
+    return std::nullopt; // bridges, if any, decide
+  }
+  if (contains(name, "h100 80gb hbm3") || contains(name, "h100 sxm") || contains(name, "h200") ||
+      contains(name, "b200") || contains(name, "gb200") || contains(name, "h20")) {
+    return 18;
+  }
+  if (contains(name, "h800") || contains(name, "a800-sxm")) {
+    return 8;
+  }
+  if (contains(name, "a100-sxm")) {
+    return 12;
+  }
+  if (contains(name, "v100-sxm")) {
+    return 6;
+  }
+  return std::nullopt;
+}
+
+std::string path_label(const GpuPath& path) {
+  if (path.nvlinks > 0) {
+    return fmt::format("NV{}", path.nvlinks);
+  }
+  if (path.p2p_nvlink == "ok") {
+    return "NVLink";
+  }
+  static const std::map<std::string, std::string> k_labels{
+      {"same_board", "BOARD"}, {"single_switch", "PIX"}, {"multiple_switches", "PXB"},
+      {"host_bridge", "PHB"},  {"numa_node", "NODE"},    {"system", "SYS"}};
+  const auto it = k_labels.find(path.pcie_path);
+  return it != k_labels.end() ? it->second : std::string("?");
+}
+
+InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snapshot) {
+  InterconnectVerdict out;
+  if (snapshot.gpus.size() < 2) {
+    out.skip = "one GPU: no NVLink peer to judge";
+    return out;
+  }
+  if (gpu.nvlinks.empty()) {
+    out.skip = nvml_lacks(snapshot, "nvmlDeviceGetNvLinkState")
+                   ? "this driver's NVML has no nvmlDeviceGetNvLinkState"
+                   : "NVML lists no NVLink on this GPU (a PCIe card without a bridge, or NVLink "
+                     "hidden by virtualisation)";
+    return out;
+  }
+  std::vector<int> down;
+  int up = 0;
+  std::optional<int> version;
+  for (const NvLinkInfo& link : gpu.nvlinks) {
+    if (link.active) {
+      ++up;
+      version = version ? version : link.version;
+    } else {
+      down.push_back(link.link);
+    }
+  }
+  const std::optional<int> expected = expected_nvlinks(gpu.name);
+  if (up == 0 && !expected) {
+    out.skip = "no NVLink of this GPU is active (no bridge fitted)";
+    return out;
+  }
+  const int should = expected.value_or(static_cast<int>(gpu.nvlinks.size()));
+  if (up < should) {
+    std::string which = down.empty() ? std::string() : "links " + join_ints(down);
+    const int unlisted = should - static_cast<int>(gpu.nvlinks.size());
+    if (unlisted > 0) {
+      which += fmt::format("{}{} link(s) NVML does not list", which.empty() ? "" : "; ", unlisted);
+    }
+    out.findings.push_back(
+        make_finding("nvlink.links_down", gpu.index, gpu_label(gpu), up, should, which));
+  }
+  for (const NvLinkInfo& link : gpu.nvlinks) {
+    const std::string peer = peer_text(snapshot, link);
+    if (link.recovery_errors.value_or(0) > 0) {
+      out.findings.push_back(make_finding("nvlink.recovery_errors", gpu.index, gpu_label(gpu),
+                                          link.link, *link.recovery_errors, peer));
+    }
+    const uint64_t crc = link.crc_flit_errors.value_or(0) + link.crc_data_errors.value_or(0);
+    if (crc > 0 || link.replay_errors.value_or(0) > 0) {
+      out.findings.push_back(make_finding("nvlink.crc_errors", gpu.index, gpu_label(gpu), link.link,
+                                          link.crc_flit_errors.value_or(0),
+                                          link.crc_data_errors.value_or(0),
+                                          link.replay_errors.value_or(0), peer));
+    }
+  }
+  out.metrics.push_back({"nvlink_active", static_cast<double>(up), "links", ""});
+  if (version) {
+    out.metrics.push_back({"nvlink_version", static_cast<double>(*version), "", ""});
+  }
+  // Where the links go: a GPU of this node (direct) or NVSwitches.
+  std::map<std::string, int> peers;
+  for (const NvLinkInfo& link : gpu.nvlinks) {
+    if (link.active) {
+      const GpuInfo* peer = gpu_at(snapshot, link.remote_bus_id);
+      ++peers[peer != nullptr ? fmt::format("GPU {}", peer->index) : std::string("NVSwitch")];
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [peer, count] : peers) {
+    parts.push_back(fmt::format("{} to {}", count, peer));
+  }
+  out.summary = fmt::format("{} of {} NVLinks up{}{}", up, should,
+                            version ? fmt::format(" (NVLink {})", *version) : std::string(),
+                            parts.empty() ? "" : fmt::format(": {}", fmt::join(parts, ", ")));
+  return out;
+}
+
+InterconnectVerdict judge_fabric(const GpuInfo& gpu, const SystemSnapshot& snapshot) {
+  InterconnectVerdict out;
+  if (!gpu.fabric) {
+    out.skip = nvml_lacks(snapshot, "nvmlDeviceGetGpuFabricInfo") &&
+                       nvml_lacks(snapshot, "nvmlDeviceGetGpuFabricInfoV")
+                   ? "this driver's NVML has no nvmlDeviceGetGpuFabricInfo (R525 and newer have it)"
+                   : "NVML could not read this GPU's fabric state";
+    return out;
+  }
+  const GpuFabricInfo& fabric = *gpu.fabric;
+  if (fabric.state == "not_supported") {
+    out.skip = "not an NVLink fabric (NVSwitch) system";
+    return out;
+  }
+  if (fabric.state != "completed") {
+    out.findings.push_back(make_finding_as(
+        fabric.state == "in_progress" ? Severity::warn : Severity::fail, "fabric.not_ready",
+        gpu.index, gpu_label(gpu), fabric.state, fabric_manager_text(snapshot)));
+    out.summary = fmt::format("fabric registration {}", fabric.state);
+    return out;
+  }
+  if (fabric.status != 0) {
+    out.findings.push_back(make_finding("fabric.registration_failed", gpu.index, gpu_label(gpu),
+                                        fabric.status_name, fabric_manager_text(snapshot)));
+    out.summary = fmt::format("fabric registration completed with {}", fabric.status_name);
+    return out;
+  }
+  // Every GPU of one node should be in one clique of one cluster: the clique most of the node's
+  // registered GPUs are in is the node's; a GPU outside it is named with one GPU inside it.
+  using Clique = std::pair<std::string, uint32_t>;
+  std::map<Clique, std::vector<int>> cliques;
+  for (const GpuInfo& other : snapshot.gpus) {
+    if (other.fabric && other.fabric->state == "completed" && other.fabric->status == 0) {
+      cliques[{other.fabric->cluster_uuid, other.fabric->clique_id}].push_back(other.index);
+    }
+  }
+  const Clique own{fabric.cluster_uuid, fabric.clique_id};
+  for (const auto& [clique, members] : cliques) {
+    if (clique != own && members.size() >= cliques[own].size()) {
+      const GpuInfo* other = nullptr;
+      for (const GpuInfo& candidate : snapshot.gpus) {
+        if (candidate.index == members.front()) {
+          other = &candidate;
+        }
+      }
+      out.findings.push_back(make_finding("fabric.clique_split", gpu.index, gpu_label(gpu),
+                                          fabric.clique_id, fabric.cluster_uuid, other->index,
+                                          other->fabric->clique_id, other->fabric->cluster_uuid));
+      break;
+    }
+  }
+  out.metrics.push_back({"fabric_clique", static_cast<double>(fabric.clique_id), "", ""});
+  out.summary = fmt::format("fabric registration completed: clique {}, cluster {}",
+                            fabric.clique_id, fabric.cluster_uuid);
+  return out;
+}
+
+InterconnectVerdict judge_topology(const SystemSnapshot& snapshot) {
+  InterconnectVerdict out;
+  if (snapshot.gpus.size() < 2) {
+    out.skip = snapshot.gpus.empty() ? "no GPU reported by NVML" : "one GPU: no pair to place";
+    return out;
+  }
+  if (snapshot.gpu_paths.empty()) {
+    out.skip = nvml_lacks(snapshot, "nvmlDeviceGetTopologyCommonAncestor")
+                   ? "this driver's NVML has no nvmlDeviceGetTopologyCommonAncestor"
+                   : "NVML did not give the paths between GPUs";
+    return out;
+  }
+  std::map<std::string, int> by_label;
+  for (const GpuPath& path : snapshot.gpu_paths) {
+    const std::string label = path_label(path);
+    ++by_label[label];
+    out.metrics.push_back({fmt::format("path_{}_{}_nvlinks", path.gpu_a, path.gpu_b),
+                           static_cast<double>(path.nvlinks), "links",
+                           fmt::format("{}; PCIe {}; P2P read {}", label,
+                                       path.pcie_path.empty() ? "?" : path.pcie_path,
+                                       path.p2p_read.empty() ? "?" : path.p2p_read)});
+    if (!path.p2p_read.empty() && path.p2p_read != "ok") {
+      out.findings.push_back(make_finding("topology.p2p_unsupported", path.gpu_a, path.gpu_a,
+                                          path.gpu_b, path.p2p_read, label));
+    }
+  }
+  for (const GpuInfo& gpu : snapshot.gpus) {
+    if (gpu.numa_node) {
+      out.metrics.push_back({fmt::format("gpu{}_numa_node", gpu.index),
+                             static_cast<double>(*gpu.numa_node), "",
+                             gpu.cpu_affinity ? fmt::format("CPUs {}", *gpu.cpu_affinity) : ""});
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [label, count] : by_label) {
+    parts.push_back(fmt::format("{} {}", count, label));
+  }
+  out.summary = fmt::format("{} GPUs, {} pair(s): {}", snapshot.gpus.size(),
+                            snapshot.gpu_paths.size(), fmt::join(parts, ", "));
+  return out;
+}
+
+} // namespace gpucheck::checks

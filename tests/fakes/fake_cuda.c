@@ -387,6 +387,8 @@ FAKE_EXPORT CUresult cuFuncGetAttribute(int* value, CUfunction_attribute attribu
   (void)attribute;
   (void)function;
   *value = 32;
+  return CUDA_SUCCESS;
+}
 
 /* `p2p.A.B.access` (physical indices A < B, both directions): 1 (default) or 0. */
 static int peer_access(CUdevice a, CUdevice b) {

@@ -82,7 +82,8 @@ def torch_copies(torch, a, b, repeats=5, copies=40):
         f"{b}->{a}": timed([(b, a)]),
         "both ways (sum)": timed([(a, b), (b, a)]) * 2,
     }
-    assert torch.equal(dst[b], src[a]) and torch.equal(dst[a], src[b]), "torch copy corrupted"
+    assert torch.equal(dst[b].cpu(), src[a].cpu()) and torch.equal(dst[a].cpu(), src[b].cpu()), \
+        "torch copy corrupted"
     return out
 
 

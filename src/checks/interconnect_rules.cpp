@@ -14,6 +14,13 @@
 namespace gpucheck::checks {
 
 namespace {
+/// nvmlDeviceGetNvLinkVersion answers an nvmlNvlinkVersion_t: 1 = 1.0, 2 = 2.0, 3 = 2.2, 4 = 3.0,
+/// 5 = 3.1, 6 = 4.0 (Hopper: an H100 answered 6), 7 = 5.0 (Blackwell).
+std::string nvlink_version_name(int raw) {
+  static constexpr const char* k_names[] = {"1.0", "2.0", "2.2", "3.0", "3.1", "4.0", "5.0"};
+  return raw >= 1 && raw <= 7 ? k_names[raw - 1] : fmt::format("of NVML version {}", raw);
+}
+
 
 bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
@@ -173,7 +180,8 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
     parts.push_back(fmt::format("{} to {}", count, peer));
   }
   out.summary = fmt::format("{} of {} NVLinks up{}{}", up, should,
-                            version ? fmt::format(" (NVLink {})", *version) : std::string(),
+                            version ? fmt::format(" (NVLink {})", nvlink_version_name(*version))
+                                    : std::string(),
                             parts.empty() ? "" : fmt::format(": {}", fmt::join(parts, ", ")));
   return out;
 }

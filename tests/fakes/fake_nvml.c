@@ -644,7 +644,7 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigne
   int gpu = 0;
   const nvmlReturn_t rc = enter_link(device, link, &gpu);
   if (rc == k_success) {
-    *version = (unsigned)field(gpu, "nvlink_version", 4);
+    *version = (unsigned)field(gpu, "nvlink_version", 6); /* NVML_NVLINK_VERSION_4_0 */
   }
   return rc;
 }

@@ -23,7 +23,7 @@ SystemSnapshot hgx(int count) {
       NvLinkInfo info;
       info.link = link;
       info.active = true;
-      info.version = 4;
+      info.version = 6; // NVML_NVLINK_VERSION_4_0
       info.remote_bus_id = k_switch;
       info.replay_errors = 0;
       info.recovery_errors = 0;
@@ -64,7 +64,7 @@ TEST(InterconnectChecks, HealthyBoardsPass) {
     EXPECT_NE(topology[0].summary.find("NVLink"), std::string::npos) << topology[0].summary;
   }
   const CheckResult nvlink = run_check(checks::gpu_nvlink_check(), hgx(2)).at(0);
-  EXPECT_EQ(nvlink.summary, "18 of 18 NVLinks up (NVLink 4): 18 to NVSwitch");
+  EXPECT_EQ(nvlink.summary, "18 of 18 NVLinks up (NVLink 4.0): 18 to NVSwitch");
 }
 
 TEST(InterconnectChecks, NvlinkFaults) {

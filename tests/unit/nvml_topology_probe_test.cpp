@@ -70,7 +70,7 @@ TEST(NvmlTopologyProbe, ReadsAnHgxBoard) {
     ASSERT_EQ(gpu.nvlinks.size(), 18U);
     for (const NvLinkInfo& link : gpu.nvlinks) {
       EXPECT_TRUE(link.active);
-      EXPECT_EQ(link.version, 4);
+      EXPECT_EQ(link.version, 6); // NVML_NVLINK_VERSION_4_0, as an H100 answers
       EXPECT_EQ(link.remote_bus_id, "0000:F0:00.0");
       EXPECT_EQ(link.crc_flit_errors, 0U);
       EXPECT_EQ(link.recovery_errors, 0U);
@@ -134,7 +134,7 @@ topology.0.1=10
   const CheckResult topology = checks::gpu_topology_check().run(CheckContext{s, {}, nullptr}).at(0);
   EXPECT_EQ(topology.summary, "2 GPUs, 1 pair(s): 1 NV4");
   const CheckResult nvlink = checks::gpu_nvlink_check().run(CheckContext{s, {}, nullptr}).at(1);
-  EXPECT_EQ(nvlink.summary, "4 of 4 NVLinks up (NVLink 4): 4 to GPU 0");
+  EXPECT_EQ(nvlink.summary, "4 of 4 NVLinks up (NVLink 4.0): 4 to GPU 0");
 }
 
 TEST(NvmlTopologyProbe, PcieMachineWithoutNvlinkSkipsNvlinkAndFabric) {

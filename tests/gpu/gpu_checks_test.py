@@ -59,7 +59,11 @@ def passive_facts(gpucheck):
     report = json.loads(proc.stdout)
     snapshot = report["snapshot"]
     for gpu in snapshot["gpus"]:
-        for key in ("kernel_exec_timeout", "display_active", "display_mode"):
+        # The driver API's fact only for GPUs CUDA sees (CUDA_VISIBLE_DEVICES may hide some).
+        keys = ["display_active", "display_mode"]
+        if gpu.get("cuda_ordinal") is not None:
+            keys.append("kernel_exec_timeout")
+        for key in keys:
             if gpu.get(key) is None:
                 failures.append(f"GPU {gpu['index']}: {key} was not read")
     if snapshot["nvml"]["handle_failures"]:
@@ -105,7 +109,12 @@ def main():
         return 77
     failures = []
     results = run(args.gpucheck, "gpu")
-    for check in CHECKS:
+    # CUDA_FORCE_PTX_JIT=1 makes the driver ignore every SASS image, cuDNN's own too: cuDNN then
+    # fails with 209 (no kernel image) for reasons that are not gpucheck's (docs/building.md).
+    forced_ptx = os.environ.get("CUDA_FORCE_PTX_JIT") == "1"
+    if forced_ptx:
+        print("info CUDA_FORCE_PTX_JIT=1: gpu.cudnn and its planted fault are not judged")
+    for check in [c for c in CHECKS if not (forced_ptx and c == "gpu.cudnn")]:
         mine = [r for r in results if r["check_id"] == check]
         if not mine:
             failures.append(f"{check}: no result")
@@ -118,6 +127,8 @@ def main():
             if check == "gpu.compute":
                 failures += image_problems(r)
     for fault, (check, code) in PLANTED.items():
+        if forced_ptx and check == "gpu.cudnn":
+            continue
         planted = run(args.gpucheck, check, fault)
         caught = [r for r in planted
                   if r["status"] == "fail" and any(f["code"] == code for f in r.get("findings", []))]
@@ -163,7 +174,11 @@ def multi_gpu(gpucheck, results):
             continue
         for r in mine:
             line = f"{check} GPU {r.get('gpu_index')}: {r['status']}: {r['summary']}"
-            if gpus < 2 and check in ("gpu.topology", "gpu.nvlink", "gpu.p2p", "gpu.nccl"):
+            # topology and NVLink come from NVML, which sees every GPU whatever
+            # CUDA_VISIBLE_DEVICES hides; P2P and NCCL work on the GPUs CUDA sees.
+            if check in ("gpu.topology", "gpu.nvlink"):
+                ok = r["status"] in ("pass", "skip")
+            elif gpus < 2 and check in ("gpu.p2p", "gpu.nccl"):
                 ok = r["status"] == "skip" and "one GPU" in r["summary"]
             elif check == "gpu.p2p":
                 ok = r["status"] == "pass" and "->" in r["summary"]

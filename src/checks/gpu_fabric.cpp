@@ -11,17 +11,8 @@ constexpr CheckInfo k_info{
     "and shares one clique with the node's other GPUs. Passive, from NVML.",
     CheckKind::passive};
 
-CheckResult to_result(const CheckInfo& info, InterconnectVerdict verdict, std::optional<int> gpu) {
-  if (verdict.skip) {
-    return skip_result(info, *verdict.skip, gpu);
-  }
-  CheckResult result = make_result(info, verdict.summary, std::move(verdict.findings), gpu);
-  result.metrics = std::move(verdict.metrics);
-  return result;
-}
-
 CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapshot& s) {
-  return to_result(info, judge_fabric(gpu, s), gpu.index);
+  return interconnect_result(info, judge_fabric(gpu, s), gpu.index);
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {

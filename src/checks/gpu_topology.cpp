@@ -11,17 +11,8 @@ constexpr CheckInfo k_info{
     "and NVML's peer-to-peer status, each GPU's NUMA node and CPUs. Passive, from NVML.",
     CheckKind::passive};
 
-CheckResult to_result(const CheckInfo& info, InterconnectVerdict verdict, std::optional<int> gpu) {
-  if (verdict.skip) {
-    return skip_result(info, *verdict.skip, gpu);
-  }
-  CheckResult result = make_result(info, verdict.summary, std::move(verdict.findings), gpu);
-  result.metrics = std::move(verdict.metrics);
-  return result;
-}
-
 std::vector<CheckResult> run(const CheckContext& context) {
-  return {to_result(k_info, judge_topology(context.snapshot), std::nullopt)};
+  return {interconnect_result(k_info, judge_topology(context.snapshot), std::nullopt)};
 }
 
 } // namespace

@@ -21,7 +21,6 @@ std::string nvlink_version_name(int raw) {
   return raw >= 1 && raw <= 7 ? k_names[raw - 1] : fmt::format("of NVML version {}", raw);
 }
 
-
 bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
@@ -283,6 +282,16 @@ InterconnectVerdict judge_topology(const SystemSnapshot& snapshot) {
   out.summary = fmt::format("{} GPUs, {} pair(s): {}", snapshot.gpus.size(),
                             snapshot.gpu_paths.size(), fmt::join(parts, ", "));
   return out;
+}
+
+CheckResult interconnect_result(const CheckInfo& info, InterconnectVerdict verdict,
+                                std::optional<int> gpu) {
+  if (verdict.skip) {
+    return skip_result(info, *verdict.skip, gpu);
+  }
+  CheckResult result = make_result(info, verdict.summary, std::move(verdict.findings), gpu);
+  result.metrics = std::move(verdict.metrics);
+  return result;
 }
 
 } // namespace gpucheck::checks

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpucheck/check.hpp"
 #include "gpucheck/model/check_result.hpp"
 #include "gpucheck/model/snapshot.hpp"
 
@@ -39,5 +40,10 @@ InterconnectVerdict judge_fabric(const GpuInfo& gpu, const SystemSnapshot& snaps
 /// gpu.topology for the node: every pair's path and NVML's P2P status, each GPU's NUMA node and
 /// CPUs.
 InterconnectVerdict judge_topology(const SystemSnapshot& snapshot);
+
+/// The check result of a verdict: its skip, or its summary, findings and metrics (gpu.topology,
+/// gpu.nvlink, gpu.fabric).
+CheckResult interconnect_result(const CheckInfo& info, InterconnectVerdict verdict,
+                                std::optional<int> gpu);
 
 } // namespace gpucheck::checks

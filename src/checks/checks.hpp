@@ -43,8 +43,8 @@ CheckDef gpu_fabric_check();        ///< gpu.fabric
 
 // Node-wide (one result)
 CheckDef gpu_topology_check(); ///< gpu.topology
-CheckDef gpu_clocks_check();        ///< gpu.clocks
-CheckDef gpu_memory_check();        ///< gpu.memory
-CheckDef gpu_display_check();       ///< gpu.display
+CheckDef gpu_clocks_check();   ///< gpu.clocks
+CheckDef gpu_memory_check();   ///< gpu.memory
+CheckDef gpu_display_check();  ///< gpu.display
 
 } // namespace gpucheck::checks

@@ -78,8 +78,8 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
     const nlohmann::json& payload = *outcome.payload;
     for (Finding& finding : common_findings("host copies on every GPU at once", gpu, payload)) {
       // A failure both parts met (no context, no driver) is reported once.
-      const bool known = std::any_of(
-          result.findings.begin(), result.findings.end(), [&finding](const Finding& f) {
+      const bool known =
+          std::any_of(result.findings.begin(), result.findings.end(), [&finding](const Finding& f) {
             return f.code == finding.code && f.message == finding.message;
           });
       if (!known) {
@@ -96,10 +96,9 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
     const Expected<std::optional<engine::CopiesTogetherPayload>> together =
         engine::read_copies_together(payload);
     if (!together) {
-      Finding finding =
-          make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index,
-                       "host copies on every GPU at once",
-                       fmt::format("its result could not be read: {}", together.error().message));
+      Finding finding = make_finding(
+          "gpu.child_failed", gpu.gpu_index, gpu.gpu_index, "host copies on every GPU at once",
+          fmt::format("its result could not be read: {}", together.error().message));
       result.status = worst_of(result.status, status_for(finding.severity));
       result.findings.push_back(std::move(finding));
     } else if (together.value()) {
@@ -133,9 +132,7 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
     metric.unit = "GB/s";
     metric.note = fmt::format("{} GPUs copying {} at once: the sum of each GPU's rate; their copy "
                               "windows overlapped {:.0f}%",
-                              parts.size(),
-                              up ? "host->device" : "device->host",
-                              100.0 * overlap);
+                              parts.size(), up ? "host->device" : "device->host", 100.0 * overlap);
     for (const Part& part : parts) {
       results[part.index].metrics.push_back(metric);
     }

@@ -20,7 +20,7 @@ CheckDef gpu_compute_check();   ///< gpu.compute: context, kernel load, FMA and 
 CheckDef gpu_bandwidth_check(); ///< gpu.bandwidth: H2D, D2H, both ways, D2D, pageable; verified
 CheckDef gpu_cudnn_check();     ///< gpu.cudnn: convolutions and activations vs CPU, algorithms
 CheckDef gpu_streams_check();   ///< gpu.streams: priorities, events, graph capture and replay
-CheckDef gpu_p2p_check(); ///< gpu.p2p: peer access, P2P copy bandwidth and latency (>= 2 GPUs)
+CheckDef gpu_p2p_check();  ///< gpu.p2p: peer access, P2P copy bandwidth and latency (>= 2 GPUs)
 CheckDef gpu_nccl_check(); ///< gpu.nccl: NCCL all-reduce over every GPU, verified (>= 2 GPUs)
 
 /// One GPU that the active checks will use.
@@ -96,8 +96,8 @@ Judgement unreadable_result(std::string_view check_title, const GpuTarget& gpu, 
 std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const GpuTarget& gpu,
                                             const nlohmann::json& payload);
 
-/// The judges of gpu.compute, gpu.streams, gpu.bandwidth and gpu.cudnn (exposed for their tests): the check's own
-/// findings and summary from its child's payload, read through engine/payloads.hpp.
+/// The judges of gpu.compute, gpu.streams, gpu.bandwidth and gpu.cudnn (exposed for their tests):
+/// the check's own findings and summary from its child's payload, read through engine/payloads.hpp.
 Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload);
 Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& payload);
 Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payload);

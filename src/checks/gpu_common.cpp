@@ -136,20 +136,18 @@ GpuTargets gpu_targets(const SystemSnapshot& snapshot, std::chrono::milliseconds
   }
   const Expected<engine::DeviceListing> listing = engine::read_device_listing(*outcome.payload);
   if (!listing) {
-    targets.skip_reason =
-        fmt::format("listing CUDA devices failed: its result cannot be read ({})",
-                    listing.error().message);
+    targets.skip_reason = fmt::format("listing CUDA devices failed: its result cannot be read ({})",
+                                      listing.error().message);
     return targets;
   }
   for (const engine::ListedDevice& device : listing.value().devices) {
     targets.gpus.push_back(make_target(snapshot, device.ordinal, device.name, ""));
   }
   if (targets.gpus.empty()) {
-    targets.skip_reason =
-        listing.value().error
-            ? fmt::format("no CUDA driver: {}", *listing.value().error)
-            : fmt::format("no CUDA device (cuInit: {})",
-                          listing.value().init_name.value_or("not run"));
+    targets.skip_reason = listing.value().error
+                              ? fmt::format("no CUDA driver: {}", *listing.value().error)
+                              : fmt::format("no CUDA device (cuInit: {})",
+                                            listing.value().init_name.value_or("not run"));
   }
   return targets;
 }
@@ -480,7 +478,7 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
   if (targets.gpus.size() < 2) {
     return {skip_result(info, targets.gpus.empty() ? targets.skip_reason
-                                                     : "one GPU: nothing between GPUs to test")};
+                                                   : "one GPU: nothing between GPUs to test")};
   }
   if (context.gpu_engine == nullptr) {
     return {skip_result(info, "no GPU engine for this check")};
@@ -514,8 +512,8 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
       }
     }
   }
-  const std::string holders = others.empty() ? std::string("no other process listed")
-                                             : engine::describe_processes(others);
+  const std::string holders =
+      others.empty() ? std::string("no other process listed") : engine::describe_processes(others);
   if (!view->job.outcome) {
     if (view->job.skip == engine::JobReport::Skip::stopped) {
       return {skip_result(info, view->job.skip_reason)};
@@ -527,17 +525,17 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
     if (!view->job.skip_is_contention) {
       return {skip_result(info, view->job.skip_reason)};
     }
-    return {make_result(info, fmt::format("not tested ({})", view->job.skip_reason),
-                        {make_finding("gpu.busy_not_tested", anchor, anchor,
-                                      view->job.skip_reason, holders)})};
+    return {make_result(
+        info, fmt::format("not tested ({})", view->job.skip_reason),
+        {make_finding("gpu.busy_not_tested", anchor, anchor, view->job.skip_reason, holders)})};
   }
   const platform::ChildOutcome& outcome = *view->job.outcome;
   CheckResult result;
   if (!outcome.ok()) {
     const std::string detail = outcome.failure ? outcome.failure->detail : std::string("no result");
-    result = make_result(info, "the check process failed",
-                         {make_finding("gpu.child_failed", anchor, anchor,
-                                       std::string(info.title), detail)});
+    result = make_result(
+        info, "the check process failed",
+        {make_finding("gpu.child_failed", anchor, anchor, std::string(info.title), detail)});
   } else {
     const nlohmann::json& payload = *outcome.payload;
     GpuTarget target = targets.gpus.front();
@@ -548,8 +546,7 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
     Judgement judgement = judge(payload, contended, metrics);
     findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
     if (contended) {
-      findings.push_back(
-          make_finding("gpu.contention", anchor, anchor, others.size(), holders));
+      findings.push_back(make_finding("gpu.contention", anchor, anchor, others.size(), holders));
     }
     result = judgement.skipped && findings.empty()
                  ? skip_result(info, std::move(judgement.summary))

@@ -23,9 +23,8 @@ std::span<const FindingSpec> findings_frameworks();
 std::span<const FindingSpec> findings_gates();
 
 inline std::vector<std::span<const FindingSpec>> finding_tables() {
-  return {findings_system(), findings_compat(), findings_gpu(), findings_interconnect(),
-          findings_frameworks(),
-          findings_gates()};
+  return {findings_system(),       findings_compat(),     findings_gpu(),
+          findings_interconnect(), findings_frameworks(), findings_gates()};
 }
 
 } // namespace gpucheck

@@ -568,8 +568,7 @@ Expected<StreamsPayload> read_streams(const nlohmann::json& payload) {
 }
 
 namespace {
-template <typename T>
-void put_if(Json& out, const char* key, const std::optional<T>& value) {
+template <typename T> void put_if(Json& out, const char* key, const std::optional<T>& value) {
   if (value) {
     out[key] = *value;
   }
@@ -683,8 +682,9 @@ void write_copies_together(const CopiesTogetherPayload& together, nlohmann::json
     return Json{
         {"gbps", d.gbps}, {"opened_ns", d.opened_ns}, {"over_ns", d.over_ns}, {"copies", d.copies}};
   };
-  out["together"] = {
-      {"h2d", direction(together.h2d)}, {"d2h", direction(together.d2h)}, {"bytes", together.bytes}};
+  out["together"] = {{"h2d", direction(together.h2d)},
+                     {"d2h", direction(together.d2h)},
+                     {"bytes", together.bytes}};
   out["gate_timeouts"] = together.gate_timeouts;
 }
 
@@ -719,8 +719,8 @@ Expected<WorkLine> read_work_line(const nlohmann::json& line) {
     return make_error("the line is not a JSON object");
   }
   WorkLine out;
-  if (Problem p = first({field(line, "work", out.work, ""),
-                         optional_field(line, "not_run", out.not_run, "")})) {
+  if (Problem p = first(
+          {field(line, "work", out.work, ""), optional_field(line, "not_run", out.not_run, "")})) {
     return *p;
   }
   return out;
@@ -899,17 +899,16 @@ Expected<PeersPayload> read_peers(const nlohmann::json& payload) {
     return make_error("the result is not a JSON object");
   }
   PeersPayload peers;
-  if (Problem p = first({field(payload, "devices", peers.devices, ""),
-                         field(payload, "access", peers.access, ""),
-                         field(payload, "pairs", peers.pairs, ""),
-                         field(payload, "gated", peers.gated, "")})) {
+  if (Problem p = first(
+          {field(payload, "devices", peers.devices, ""), field(payload, "access", peers.access, ""),
+           field(payload, "pairs", peers.pairs, ""), field(payload, "gated", peers.gated, "")})) {
     return *p;
   }
   for (const PeerPair& pair : peers.pairs) {
     const int n = static_cast<int>(peers.devices.size());
     if (pair.from < 0 || pair.to < 0 || pair.from >= n || pair.to >= n) {
-      return make_error(fmt::format("pairs: {}->{} names a device that is not listed", pair.from,
-                                    pair.to));
+      return make_error(
+          fmt::format("pairs: {}->{} names a device that is not listed", pair.from, pair.to));
     }
   }
   return peers;

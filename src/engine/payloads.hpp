@@ -1,10 +1,10 @@
 #pragma once
 /// What the GPU check children report, as types: the envelope around each child's own results
 /// (its failure, its metrics, its verifications), the device and kernel module every child
-/// describes, and the own fields of the streams, bandwidth and cuDNN children. The child writes them and the
-/// judge reads them through the functions below, so a key renamed on one side fails the
-/// round-trip tests instead of passing every test that runs without a GPU. A protocol header: std
-/// and nlohmann only.
+/// describes, and the own fields of the streams, bandwidth and cuDNN children. The child writes
+/// them and the judge reads them through the functions below, so a key renamed on one side fails
+/// the round-trip tests instead of passing every test that runs without a GPU. A protocol header:
+/// std and nlohmann only.
 ///
 /// Every read_* function never throws: a key that is missing or of the wrong type is an Error
 /// naming its path ("device.cc is missing", "convolutions[2].found.ms is not a number").
@@ -275,8 +275,8 @@ struct PeerDevice {
 struct PeerAccess {
   int from = 0;
   int to = 0;
-  bool can_access = false;   ///< cuDeviceCanAccessPeer
-  int performance_rank = 0;  ///< CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
+  bool can_access = false;     ///< cuDeviceCanAccessPeer
+  int performance_rank = 0;    ///< CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK
   bool native_atomics = false; ///< CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
   bool operator==(const PeerAccess&) const = default;
 };
@@ -286,11 +286,11 @@ struct PeerAccess {
 struct PeerPair {
   int from = 0;
   int to = 0;
-  uint64_t bytes = 0;       ///< one copy
-  int copies = 0;           ///< copies per timed sample
-  double write_gbps = 0.0;  ///< this direction alone, median of the samples
-  double bidir_gbps = 0.0;  ///< this direction while the reverse runs at once
-  double latency_us = 0.0;  ///< one 4-byte copy, mean of a queued run
+  uint64_t bytes = 0;      ///< one copy
+  int copies = 0;          ///< copies per timed sample
+  double write_gbps = 0.0; ///< this direction alone, median of the samples
+  double bidir_gbps = 0.0; ///< this direction while the reverse runs at once
+  double latency_us = 0.0; ///< one 4-byte copy, mean of a queued run
   bool operator==(const PeerPair&) const = default;
 };
 

@@ -324,9 +324,9 @@ PlannedGpu plan_gpu(const std::vector<std::vector<Work>>& groups, const GpuFacts
   // One child alone: its context while it is built, or its context and its least buffers.
   uint64_t one_child = 0;
   for (const std::vector<Work>& group : groups) {
-    one_child = std::max(one_child, memory.context_bytes +
-                                        std::max(memory.context_build_extra_bytes,
-                                                 most(group, min_of)));
+    one_child =
+        std::max(one_child, memory.context_bytes +
+                                std::max(memory.context_build_extra_bytes, most(group, min_of)));
   }
   // Both children: cuDNN's built first and prepared (its context and its small cases), the
   // other's context built beside it, then its least buffers.

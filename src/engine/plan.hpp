@@ -131,7 +131,6 @@ struct PlannedJob {
 /// Whether `job` uses GPU `gpu` (its own, or one of its span).
 bool uses_gpu(const PlannedJob& job, size_t gpu);
 
-
 /// Device memory the plan counts for a job in `state` (0 when it holds none): its context, the
 /// extra while the context is built, what it holds before its gate, its allowance after.
 /// Tests check that a GPU's sum stays within its budget at every moment of simulated runs.

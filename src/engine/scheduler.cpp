@@ -88,8 +88,7 @@ JobState after_message(JobState state, GateMessage message) {
     return state == JobState::running ? JobState::paused : state;
   case GateMessage::done:
     // Also before its go: a work that failed while preparing says it is over.
-    return state == JobState::running || state == JobState::paused ||
-                   state == JobState::preparing
+    return state == JobState::running || state == JobState::paused || state == JobState::preparing
                ? JobState::done
                : state;
   case GateMessage::setup:
@@ -392,14 +391,12 @@ void Scheduler::run() {
       for (const GpuReport& other : m_gpu_reports) {
         if (other.plan.mode == GpuMode::skip) {
           reasons.push_back(other.plan.reason);
-          report.skip_is_contention =
-              report.skip_is_contention || !other.other_processes().empty();
+          report.skip_is_contention = report.skip_is_contention || !other.other_processes().empty();
         }
       }
       report.skip = JobReport::Skip::no_memory;
-      report.skip_reason =
-          fmt::format("fewer than two GPUs can be tested{}",
-                      reasons.empty() ? std::string() : ": " + reasons.front());
+      report.skip_reason = fmt::format("fewer than two GPUs can be tested{}",
+                                       reasons.empty() ? std::string() : ": " + reasons.front());
     } else if (m_planned && plan.mode == GpuMode::skip) {
       report.skip = JobReport::Skip::no_memory;
       report.skip_reason = plan.reason;
@@ -658,19 +655,19 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<platform::ChildO
       platform::ChildOutcome own;
       own.payload = std::make_shared<const nlohmann::json>(*part);
       own.stderr_tail = outcome.stderr_tail;
-      own.elapsed = job.went && job.finished
-                        ? std::chrono::duration_cast<std::chrono::milliseconds>(*job.finished -
-                                                                                *job.went)
-                        : outcome.elapsed;
+      own.elapsed =
+          job.went && job.finished
+              ? std::chrono::duration_cast<std::chrono::milliseconds>(*job.finished - *job.went)
+              : outcome.elapsed;
       report.outcome = std::move(own);
       continue;
     }
     if (!died_in.empty() || (!job.started && j != slot.jobs.front())) {
       report.skip = JobReport::Skip::stopped;
-      report.skip_reason = fmt::format(
-          "not run: the check process {} before this check's turn{}",
-          outcome.failure ? outcome.failure->detail : "ended",
-          died_in.empty() ? std::string() : fmt::format(", during {}", died_in));
+      report.skip_reason =
+          fmt::format("not run: the check process {} before this check's turn{}",
+                      outcome.failure ? outcome.failure->detail : "ended",
+                      died_in.empty() ? std::string() : fmt::format(", during {}", died_in));
       continue;
     }
     // The job it was on: the child's failure is its own.
@@ -732,7 +729,7 @@ void Scheduler::advance() {
     const PlannedJob& planned = m_plan.jobs[*job.planned];
     const bool turns_held =
         turn_held[job.gpu] && std::all_of(planned.span.begin(), planned.span.end(),
-                                           [&turn_held](size_t g) { return turn_held[g]; });
+                                          [&turn_held](size_t g) { return turn_held[g]; });
     if (job.state == JobState::waiting_for_setup && !planned.after_in_child && turns_held &&
         may_step(planned, Step::setup, states, probes_over)) {
       const uint64_t allowance_mib = planned.allowance_bytes / k_mib;

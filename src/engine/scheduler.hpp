@@ -138,15 +138,15 @@ private:
     std::optional<size_t> planned; ///< index into m_plan.jobs once planned
     JobState state = JobState::waiting_for_setup;
     bool started = false; ///< it left waiting_for_setup (its child worked on it)
-    std::chrono::steady_clock::time_point anchor; ///< when its own time last started
+    std::chrono::steady_clock::time_point anchor;              ///< when its own time last started
     std::optional<std::chrono::steady_clock::time_point> went; ///< its go
     std::optional<std::chrono::steady_clock::time_point> finished; ///< its done
   };
   /// One child process and the jobs it carries, in order (child_groups()).
   struct Slot {
     size_t gpu = 0;
-    std::vector<size_t> jobs;       ///< indices into m_jobs
-    std::optional<size_t> process;  ///< its process in m_group, once spawned
+    std::vector<size_t> jobs;      ///< indices into m_jobs
+    std::optional<size_t> process; ///< its process in m_group, once spawned
   };
   struct GpuTurn {
     std::unique_ptr<std::thread> waiter;

@@ -13,12 +13,12 @@
 
 #include <algorithm>
 #include <array>
-#include <limits>
 #include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <thread>
 
@@ -342,8 +342,8 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
   failure.stderr_tail = outcome.stderr_tail;
   if (run.flooded) {
     failure.kind = "bad_output";
-    failure.detail = fmt::format("sent more than {} MiB of results; it was stopped",
-                                 k_max_result_bytes >> 20);
+    failure.detail =
+        fmt::format("sent more than {} MiB of results; it was stopped", k_max_result_bytes >> 20);
     outcome.failure = failure;
     return outcome;
   }
@@ -397,14 +397,13 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
     return outcome;
   }
   nlohmann::json payload =
-      request.result_lines
-          ? (outcome.partial ? *outcome.partial : nlohmann::json::array())
-          : nlohmann::json::parse(run.result, nullptr, /*allow_exceptions=*/false);
+      request.result_lines ? (outcome.partial ? *outcome.partial : nlohmann::json::array())
+                           : nlohmann::json::parse(run.result, nullptr, /*allow_exceptions=*/false);
   if (request.result_lines) {
     // The lines are the payload; one that did not parse, or a last line without its newline,
     // is garbage.
-    const size_t complete = static_cast<size_t>(
-        std::count(run.result.begin(), run.result.end(), '\n'));
+    const size_t complete =
+        static_cast<size_t>(std::count(run.result.begin(), run.result.end(), '\n'));
     if (payload.size() != complete || (!run.result.empty() && run.result.back() != '\n')) {
       payload = nlohmann::json(nlohmann::json::value_t::discarded);
     }

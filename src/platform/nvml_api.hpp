@@ -199,7 +199,7 @@ template <typename T> using nvml_signature_t = typename NvmlSignature<T>::type;
     "nvmlDeviceGetDisplayMode")                                                                    \
   X(nvmlDeviceGetDisplayActive, (nvmlReturn_t(*)(nvmlDevice_t, nvmlEnableState_t*)),               \
     "nvmlDeviceGetDisplayActive")                                                                  \
-  X(nvmlDeviceGetCpuAffinity, (nvmlReturn_t(*)(nvmlDevice_t, unsigned, unsigned long*)),          \
+  X(nvmlDeviceGetCpuAffinity, (nvmlReturn_t(*)(nvmlDevice_t, unsigned, unsigned long*)),           \
     "nvmlDeviceGetCpuAffinity")                                                                    \
   X(nvmlDeviceGetTopologyCommonAncestor, (nvmlReturn_t(*)(nvmlDevice_t, nvmlDevice_t, int*)),      \
     "nvmlDeviceGetTopologyCommonAncestor")                                                         \

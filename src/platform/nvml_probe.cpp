@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <strings.h>
 #include <fstream>
 #include <set>
+#include <strings.h>
 
 #include "engine/census.hpp"
 #include "gpucheck/model/json.hpp"
@@ -241,7 +241,9 @@ std::string cpulist(const std::vector<unsigned long>& words) {
   constexpr unsigned k_bits = sizeof(unsigned long) * 8;
   std::string out;
   const unsigned total = static_cast<unsigned>(words.size()) * k_bits;
-  auto set = [&](unsigned cpu) { return cpu < total && ((words[cpu / k_bits] >> (cpu % k_bits)) & 1UL) != 0; };
+  auto set = [&](unsigned cpu) {
+    return cpu < total && ((words[cpu / k_bits] >> (cpu % k_bits)) & 1UL) != 0;
+  };
   for (unsigned cpu = 0; cpu < total; ++cpu) {
     if (!set(cpu)) {
       continue;
@@ -306,8 +308,8 @@ std::vector<NvLinkInfo> read_nvlinks(const NvmlApi& api, nvmlDevice_t device) {
 }
 
 std::string fabric_state_name(unsigned state) {
-  static constexpr std::array<const char*, 4> k_names{"not_supported", "not_started",
-                                                      "in_progress", "completed"};
+  static constexpr std::array<const char*, 4> k_names{"not_supported", "not_started", "in_progress",
+                                                      "completed"};
   return state < k_names.size() ? std::string(k_names[state]) : fmt::format("unknown_{}", state);
 }
 
@@ -344,20 +346,31 @@ std::optional<GpuFabricInfo> read_fabric(const NvmlApi& api, nvmlDevice_t device
 
 std::string topology_level_name(int level) {
   switch (level) {
-  case 0: return "same_board";
-  case 10: return "single_switch";
-  case 20: return "multiple_switches";
-  case 30: return "host_bridge";
-  case 40: return "numa_node";
-  case 50: return "system";
-  default: return fmt::format("unknown_{}", level);
+  case 0:
+    return "same_board";
+  case 10:
+    return "single_switch";
+  case 20:
+    return "multiple_switches";
+  case 30:
+    return "host_bridge";
+  case 40:
+    return "numa_node";
+  case 50:
+    return "system";
+  default:
+    return fmt::format("unknown_{}", level);
   }
 }
 
 std::string p2p_status_name(int status) {
-  static constexpr std::array<const char*, 7> k_names{
-      "ok",           "chipset_not_supported", "gpu_not_supported", "topology_not_supported",
-      "disabled_by_regkey", "not_supported",   "unknown"};
+  static constexpr std::array<const char*, 7> k_names{"ok",
+                                                      "chipset_not_supported",
+                                                      "gpu_not_supported",
+                                                      "topology_not_supported",
+                                                      "disabled_by_regkey",
+                                                      "not_supported",
+                                                      "unknown"};
   return status >= 0 && status < static_cast<int>(k_names.size())
              ? std::string(k_names[static_cast<size_t>(status)])
              : fmt::format("unknown_{}", status);
@@ -372,8 +385,8 @@ std::vector<GpuPath> read_paths(const NvmlApi& api, const std::vector<nvmlDevice
       GpuPath path;
       path.gpu_a = gpus[a].index;
       path.gpu_b = gpus[b].index;
-      if (const auto level = read_value<int>(api.nvmlDeviceGetTopologyCommonAncestor, devices[a],
-                                             devices[b])) {
+      if (const auto level =
+              read_value<int>(api.nvmlDeviceGetTopologyCommonAncestor, devices[a], devices[b])) {
         path.pcie_path = topology_level_name(*level);
       }
       if (const auto status = read_value<int>(api.nvmlDeviceGetP2PStatus, devices[a], devices[b],

@@ -406,41 +406,40 @@ std::vector<Scenario> scenarios() {
                     .standard_run = true});
   }
   // The healthy twin on R580: the newest image loads, no fallback.
-  list.push_back({.name = "standard_run_on_r580_loads_the_newest_kernel_image",
-                  .fake = "gpu.0.context_rc=0\n",
-                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
-                  .codes = {"gpu.cuda_call_failed"},
-                  .exit_code = 1,
-                  .extra =
-                      [](const nlohmann::json& r) {
-                        EXPECT_FALSE(info_findings(r, "gpu.compute")
-                                         .contains("gpu.kernel_image_fallback"))
-                            << r.dump(1);
-                      },
-                  .standard_run = true});
+  list.push_back(
+      {.name = "standard_run_on_r580_loads_the_newest_kernel_image",
+       .fake = "gpu.0.context_rc=0\n",
+       .root = [](FixtureTree& t) { healthy_root(t, 1); },
+       .codes = {"gpu.cuda_call_failed"},
+       .exit_code = 1,
+       .extra =
+           [](const nlohmann::json& r) {
+             EXPECT_FALSE(info_findings(r, "gpu.compute").contains("gpu.kernel_image_fallback"))
+                 << r.dump(1);
+           },
+       .standard_run = true});
   // A Kepler GPU (sm_37) has no image at all: the kernel checks skip with the reason, the
   // copies still run (and meet the fake's 801). The compatibility checks say, rightly, that R580
   // dropped Kepler; gpucheck's own build is not one of the findings.
-  list.push_back({.name = "standard_run_on_a_kepler_gpu_skips_the_kernel_checks",
-                  .fake = "gpu.0.context_rc=0\ngpu.0.cc=3.7\ngpu.0.name=Tesla K80\n",
-                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
-                  .codes = {"compat.cudnn_arch_unconfirmed", "compat.gpu_arch_removed",
-                            "compat.gpu_dropped_by_driver", "gpu.cuda_call_failed"},
-                  .exit_code = 1,
-                  .extra =
-                      [](const nlohmann::json& r) {
-                        for (const auto& result : r["results"]) {
-                          if (result["check_id"] == "gpu.compute" ||
-                              result["check_id"] == "gpu.streams") {
-                            EXPECT_EQ(result["status"], "skip") << result.dump();
-                            EXPECT_NE(result["summary"].get<std::string>().find(
-                                          "older than Maxwell"),
-                                      std::string::npos)
-                                << result.dump();
-                          }
-                        }
-                      },
-                  .standard_run = true});
+  list.push_back(
+      {.name = "standard_run_on_a_kepler_gpu_skips_the_kernel_checks",
+       .fake = "gpu.0.context_rc=0\ngpu.0.cc=3.7\ngpu.0.name=Tesla K80\n",
+       .root = [](FixtureTree& t) { healthy_root(t, 1); },
+       .codes = {"compat.cudnn_arch_unconfirmed", "compat.gpu_arch_removed",
+                 "compat.gpu_dropped_by_driver", "gpu.cuda_call_failed"},
+       .exit_code = 1,
+       .extra =
+           [](const nlohmann::json& r) {
+             for (const auto& result : r["results"]) {
+               if (result["check_id"] == "gpu.compute" || result["check_id"] == "gpu.streams") {
+                 EXPECT_EQ(result["status"], "skip") << result.dump();
+                 EXPECT_NE(result["summary"].get<std::string>().find("older than Maxwell"),
+                           std::string::npos)
+                     << result.dump();
+               }
+             }
+           },
+       .standard_run = true});
   list.push_back({.name = "standard_run_out_of_memory_on_an_idle_gpu",
                   .fake = "gpu.0.context_rc=2\n",
                   .root = [](FixtureTree& t) { healthy_root(t, 1); },
@@ -1227,16 +1226,16 @@ TEST(RootSafety, AnInterpreterInAWorldWritableVenvIsNotRunAsRootUnlessNamed) {
   EXPECT_NE(joined.find("did not run the Python interpreter '" + python + "' as root"),
             std::string::npos)
       << joined;
-  EXPECT_NE(joined.find("did not load the cuDNN copy '" + tree.host("/venv/lib/python3.12/"
-                                                                     "site-packages/nvidia/cudnn/"
-                                                                     "lib/libcudnn.so.9") +
+  EXPECT_NE(joined.find("did not load the cuDNN copy '" +
+                        tree.host("/venv/lib/python3.12/"
+                                  "site-packages/nvidia/cudnn/"
+                                  "lib/libcudnn.so.9") +
                         "' as root"),
             std::string::npos)
       << joined;
   EXPECT_NE(notes[0].find("writable by every user"), std::string::npos) << notes[0];
   // The frameworks are still read from the venv's files.
-  EXPECT_EQ(report["snapshot"]["python_environments"].at(0)["frameworks"].at(0)["name"],
-            "pytorch");
+  EXPECT_EQ(report["snapshot"]["python_environments"].at(0)["frameworks"].at(0)["name"], "pytorch");
 
   // Named on the command line: the user's own choice, run.
   run = cli_test::run_gpucheck(

@@ -347,12 +347,11 @@ TEST(EnginePayloads, BandwidthJsonKeepsTheKeysComparePyReads) {
 }
 
 TEST(EnginePayloads, CopiesTogetherRoundTripAndEveryKeyIsRead) {
-  const CopiesTogetherPayload together{{51.5, 1000, 13000, 10}, {52.5, 41000, 53000, 11},
-                                       64ULL << 20, 1};
+  const CopiesTogetherPayload together{
+      {51.5, 1000, 13000, 10}, {52.5, 41000, 53000, 11}, 64ULL << 20, 1};
   nlohmann::json out = nlohmann::json::object();
   write_copies_together(together, out);
-  expect_every_key_read(std::optional<CopiesTogetherPayload>(together), out,
-                        &read_copies_together);
+  expect_every_key_read(std::optional<CopiesTogetherPayload>(together), out, &read_copies_together);
   const auto none = read_copies_together(nlohmann::json::object());
   ASSERT_TRUE(none);
   EXPECT_FALSE(none.value());

@@ -217,8 +217,8 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
           }
           for (const size_t g : job.span) {
             EXPECT_FALSE(uses_gpu(plan.jobs[o], g) && alive(st[o]))
-                << what << " t=" << t << ": job " << o << " is " << to_string(st[o])
-                << " on GPU " << g << " beside the peer copies";
+                << what << " t=" << t << ": job " << o << " is " << to_string(st[o]) << " on GPU "
+                << g << " beside the peer copies";
           }
         }
       }
@@ -339,12 +339,12 @@ TEST(EnginePlan, MemoryDecidesTheMode) {
   EXPECT_EQ(plan.gpus[0].budget_bytes, k_gib);
   // The shared child's buffers beside cuDNN's prepared context; cuDNN's once it is alone.
   const MemoryModel model;
-  EXPECT_EQ(plan.gpus[0].allowance_bytes, k_gib - 2 * model.context_bytes -
-                                               model.prepare_bytes(Work::cudnn));
+  EXPECT_EQ(plan.gpus[0].allowance_bytes,
+            k_gib - 2 * model.context_bytes - model.prepare_bytes(Work::cudnn));
   EXPECT_EQ(plan.jobs.size(), 4U);
   for (const PlannedJob& job : plan.jobs) {
-    EXPECT_EQ(job.allowance_bytes, job.work == Work::cudnn ? k_gib - model.context_bytes
-                                                           : plan.gpus[0].allowance_bytes);
+    EXPECT_EQ(job.allowance_bytes,
+              job.work == Work::cudnn ? k_gib - model.context_bytes : plan.gpus[0].allowance_bytes);
   }
   // Without cuDNN: one child, nothing beside it.
   plan = make_plan({Work::compute, Work::streams, Work::bandwidth}, gpus_with_free({140 * k_gib}));
@@ -496,7 +496,8 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   plan = make_plan({Work::peers}, gpus_with_free({140 * k_gib, 8 * k_gib}));
   ASSERT_EQ(plan.jobs.size(), 1U);
   EXPECT_TRUE(plan.jobs[0].conditions.empty());
-  EXPECT_EQ(plan.jobs[0].allowance_bytes, gpu_budget_bytes(8 * k_gib) - MemoryModel{}.context_bytes);
+  EXPECT_EQ(plan.jobs[0].allowance_bytes,
+            gpu_budget_bytes(8 * k_gib) - MemoryModel{}.context_bytes);
   std::mt19937 rng(15);
   for (int run = 0; run < 30; ++run) {
     check_invariants(plan, simulate(plan, rng, run * 5, 0.2), "peers alone");

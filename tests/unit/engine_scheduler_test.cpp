@@ -199,8 +199,7 @@ TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
   // The shared child finishes compute, then dies on streams; garbage and out-of-order messages
   // on its channel change nothing.
   SchedulerOptions options = options_for(1, 80 * k_gib, "midway");
-  options.job_override[Work::compute] = {"test-gated", "10", "20", "0", "0", "0", "noisy",
-                                         "die=1"};
+  options.job_override[Work::compute] = {"test-gated", "10", "20", "0", "0", "0", "noisy", "die=1"};
   Scheduler scheduler(options);
   scheduler.probes_over();
   scheduler.run();

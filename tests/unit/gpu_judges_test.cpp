@@ -1,6 +1,7 @@
-// The judges of gpu.compute, gpu.streams, gpu.bandwidth and gpu.cudnn on payloads built from the typed structs
-// the children write (engine/payloads.hpp), never from hand-written keys: a key renamed in the
-// payload code changes what both sides use, and a key renamed by hand in a payload fails here.
+// The judges of gpu.compute, gpu.streams, gpu.bandwidth and gpu.cudnn on payloads built from the
+// typed structs the children write (engine/payloads.hpp), never from hand-written keys: a key
+// renamed in the payload code changes what both sides use, and a key renamed by hand in a payload
+// fails here.
 #include "checks/gpu_checks.hpp"
 #include "engine/payloads.hpp"
 
@@ -222,7 +223,8 @@ engine::BandwidthPayload gen5_x16() {
 }
 
 TEST(GpuBandwidthJudge, FullRateOnTheLinkPasses) {
-  const Judgement judgement = judge_gpu_bandwidth(target(), bandwidth_payload(55.1, 55.2, gen5_x16()));
+  const Judgement judgement =
+      judge_gpu_bandwidth(target(), bandwidth_payload(55.1, 55.2, gen5_x16()));
   EXPECT_TRUE(judgement.findings.empty());
   EXPECT_EQ(judgement.summary, "GPU 1: host->device 55.1 GB/s, device->host 55.2 GB/s, "
                                "device-local 1460 GB/s; all copies verified (PCIe Gen5 x16 "
@@ -240,7 +242,8 @@ TEST(GpuBandwidthJudge, TheLinkThePayloadReadJudgesTheRate) {
   // Beside another process: labelled, not a warning.
   GpuTarget shared = target();
   shared.other_processes = {"4242 (python3)"};
-  const Judgement contended = judge_gpu_bandwidth(shared, bandwidth_payload(14.0, 55.0, gen5_x16()));
+  const Judgement contended =
+      judge_gpu_bandwidth(shared, bandwidth_payload(14.0, 55.0, gen5_x16()));
   ASSERT_EQ(codes(contended), std::vector<std::string>{"gpu.bandwidth_low"});
   EXPECT_EQ(contended.findings[0].severity, Severity::info);
 }

@@ -161,10 +161,10 @@ struct GpuProcess {
 
 /// One NVLink of a GPU as NVML reports it (links whose state NVML cannot read are left out).
 struct NvLinkInfo {
-  int link = 0;        ///< NVML link index (0..17)
-  bool active = false; ///< nvmlDeviceGetNvLinkState
-  std::optional<int> version;    ///< nvmlDeviceGetNvLinkVersion (4 on Hopper)
-  std::string remote_bus_id;     ///< the peer's PCI address (a GPU's, or an NVSwitch's); "" unknown
+  int link = 0;               ///< NVML link index (0..17)
+  bool active = false;        ///< nvmlDeviceGetNvLinkState
+  std::optional<int> version; ///< nvmlDeviceGetNvLinkVersion (4 on Hopper)
+  std::string remote_bus_id;  ///< the peer's PCI address (a GPU's, or an NVSwitch's); "" unknown
   std::optional<uint64_t> replay_errors;   ///< NVML_NVLINK_ERROR_DL_REPLAY
   std::optional<uint64_t> recovery_errors; ///< NVML_NVLINK_ERROR_DL_RECOVERY
   std::optional<uint64_t> crc_flit_errors; ///< NVML_NVLINK_ERROR_DL_CRC_FLIT
@@ -177,9 +177,9 @@ struct NvLinkInfo {
 struct GpuFabricInfo {
   std::string state; ///< "not_supported", "not_started", "in_progress", "completed", "unknown_N"
   int status = 0;    ///< nvmlReturn_t of the registration (meaningful once completed)
-  std::string status_name;  ///< "SUCCESS", "NOT_READY", ...
-  uint32_t clique_id = 0;   ///< the fabric clique this GPU belongs to
-  std::string cluster_uuid; ///< 32 hex digits; all zero when none
+  std::string status_name;             ///< "SUCCESS", "NOT_READY", ...
+  uint32_t clique_id = 0;              ///< the fabric clique this GPU belongs to
+  std::string cluster_uuid;            ///< 32 hex digits; all zero when none
   std::optional<uint32_t> health_mask; ///< from the V form only
 
   bool operator==(const GpuFabricInfo&) const = default;
@@ -251,7 +251,7 @@ struct GpuInfo {
   std::optional<bool> kernel_exec_timeout;
   /// CPUs close to the GPU (nvmlDeviceGetCpuAffinity) as a cpulist, "0-55,112-167".
   std::optional<std::string> cpu_affinity;
-  std::vector<NvLinkInfo> nvlinks;      ///< empty: no NVLink, or NVML could not read them
+  std::vector<NvLinkInfo> nvlinks;     ///< empty: no NVLink, or NVML could not read them
   std::optional<GpuFabricInfo> fabric; ///< nullopt: NVML could not say
 
   bool operator==(const GpuInfo&) const = default;

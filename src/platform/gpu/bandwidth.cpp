@@ -517,7 +517,7 @@ std::unique_ptr<KeptCopies>& kept_copies() {
 }
 
 constexpr double k_together_target_ms = 12.0; // each direction's copies, at the rate alone
-constexpr auto k_together_lead = std::chrono::milliseconds(5); // from the go to the first gate
+constexpr auto k_together_lead = std::chrono::milliseconds(5);     // from the go to the first gate
 constexpr auto k_together_spacing = std::chrono::milliseconds(40); // between the two gates
 } // namespace
 
@@ -552,8 +552,7 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
     d2d_bytes /= 2;
   }
   const uint64_t pageable_bytes = std::min(host_bytes, k_pageable_bytes);
-  engine::write_bandwidth({.sizes = engine::CopySizes{host_bytes, d2d_bytes, pageable_bytes}},
-                          out);
+  engine::write_bandwidth({.sizes = engine::CopySizes{host_bytes, d2d_bytes, pageable_bytes}}, out);
 
   set_stage("allocate");
   auto dev_a_owned = std::make_unique<DeviceBuffer>(session, host_bytes);
@@ -582,9 +581,9 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   uint32_t seed = bench.seed();
   Bench::fill_host(host_a.get(), host_bytes, seed);
   GPUCHECK_CU(api, cuMemsetD32Async, dev_a.get(), 0U, size_t{host_bytes / 4}, s1.get());
-  nlohmann::json h2d_alone = bench.measure("h2d_gbps", "host->device, pinned, copy engine",
-                                           host_bytes, s1,
-                                           h2d(dev_a.get(), host_a.get(), host_bytes));
+  nlohmann::json h2d_alone =
+      bench.measure("h2d_gbps", "host->device, pinned, copy engine", host_bytes, s1,
+                    h2d(dev_a.get(), host_a.get(), host_bytes));
   // The link read while it is busy, not idle.
   engine::write_bandwidth({.link = read_link(session.pci_bus_id())}, out);
   bench.plant_device_fault(dev_a.get(), host_bytes);
@@ -626,8 +625,7 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
       const nlohmann::json again =
           bench.measure("d2h_gbps", "device->host, pinned, copy engine", host_bytes, s1,
                         d2h(host_a.get(), dev_b.get(), host_bytes));
-      bench.record(
-          Bench::check_host(host_a.get(), host_bytes, seed, "pinned device->host, again"));
+      bench.record(Bench::check_host(host_a.get(), host_bytes, seed, "pinned device->host, again"));
       d2h_alone = keep_better_series(out, "d2h_gbps", d2h_alone, again, up_median);
     }
   }
@@ -685,8 +683,7 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   kept_copies() = std::move(kept);
 }
 
-void copies_together_work(DeviceSession& session, const KernelModule& module,
-                          nlohmann::json& out) {
+void copies_together_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
   const CudaApi& api = session.api();
   const std::unique_ptr<KeptCopies> kept = std::move(kept_copies());
   if (!kept || !kept->host || !kept->device) {
@@ -744,14 +741,14 @@ void copies_together_work(DeviceSession& session, const KernelModule& module,
                                  bytes,
                                  bench.gate_timeouts()},
                                 out);
-  out["metrics"].push_back(metric(
-      "h2d_together_gbps", up_gbps, "GB/s",
-      fmt::format("host->device while every GPU copies; one sample of {} copies of {} MiB{}",
-                  up_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
-  out["metrics"].push_back(metric(
-      "d2h_together_gbps", down_gbps, "GB/s",
-      fmt::format("device->host while every GPU copies; one sample of {} copies of {} MiB{}",
-                  down_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
+  out["metrics"].push_back(
+      metric("h2d_together_gbps", up_gbps, "GB/s",
+             fmt::format("host->device while every GPU copies; one sample of {} copies of {} MiB{}",
+                         up_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
+  out["metrics"].push_back(
+      metric("d2h_together_gbps", down_gbps, "GB/s",
+             fmt::format("device->host while every GPU copies; one sample of {} copies of {} MiB{}",
+                         down_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
 }
 
 nlohmann::json child_gpu_bandwidth(const std::vector<std::string>& args) {

@@ -1015,8 +1015,7 @@ void prepare(const DeviceSession& session, const KernelModule& module, const Cud
   std::vector<std::unique_ptr<PreparationThread>> threads;
   for (const ConvCase& cc : all) {
     if (!cc.perf && cc.precision != Precision::fp32) {
-      threads.push_back(
-          std::make_unique<PreparationThread>(session, module, dnn, graph, full, cc));
+      threads.push_back(std::make_unique<PreparationThread>(session, module, dnn, graph, full, cc));
     }
   }
   // A throw here joins the threads first (their destructors).

@@ -21,8 +21,7 @@ void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::
 void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 /// After bandwidth_work() in the same child: its host copies again, released at the same moment
 /// on every GPU of the machine (the host's aggregate), on the buffers bandwidth_work() kept.
-void copies_together_work(DeviceSession& session, const KernelModule& module,
-                          nlohmann::json& out);
+void copies_together_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 
 /// A child of one work: its session, its kernel module, then the work (or the module's failure
 /// when the work needs gpucheck's kernels and they did not load).

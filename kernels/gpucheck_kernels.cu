@@ -101,6 +101,8 @@ extern "C" __global__ void gpucheck_fill_values(void* out, uint64_t n, uint32_t 
       static_cast<uint16_t*>(out)[i] = gpucheck_float_to_half(v);
     } else if (type == gpucheck_bf16) {
       static_cast<uint16_t*>(out)[i] = gpucheck_float_to_bf16(v);
+    } else if (type == gpucheck_fp64) {
+      static_cast<double*>(out)[i] = static_cast<double>(v);
     } else {
       static_cast<float*>(out)[i] = v;
     }
@@ -121,5 +123,74 @@ extern "C" __global__ void gpucheck_hash_words(const uint32_t* words, uint64_t n
   }
   if ((threadIdx.x & 31u) == 0) {
     atomicAdd(sum, local);
+  }
+}
+
+// The memory test's passes over one chunk of n4 groups of four words (16 bytes, so each thread
+// moves a full vector), whose first word is word `first` of the whole tested range.
+__device__ __forceinline__ void gpucheck_memtest_values(uint32_t out[4], uint32_t kind,
+                                                        uint64_t index, uint64_t address,
+                                                        uint32_t a, uint32_t b) {
+  for (uint32_t c = 0; c < 4; ++c) {
+    out[c] = gpucheck_memtest_word(kind, index + c, address + 4U * c, a, b);
+  }
+}
+
+// Write every word of the chunk.
+extern "C" __global__ void gpucheck_memtest_write(uint4* words, uint64_t n4, uint64_t first,
+                                                  uint32_t kind, uint32_t a, uint32_t b) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n4;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    uint32_t v[4];
+    gpucheck_memtest_values(v, kind, first + 4U * i, reinterpret_cast<uint64_t>(words + i), a, b);
+    words[i] = make_uint4(v[0], v[1], v[2], v[3]);
+  }
+}
+
+// Check every word of the chunk against (kind, a, b), recording the bad ones; then, when
+// `rewrite` is set, write (kind2, a2, b2) in the same pass (moving inversions, and each step of
+// walking ones to the next).
+extern "C" __global__ void gpucheck_memtest_check(uint4* words, uint64_t n4, uint64_t first,
+                                                  uint32_t kind, uint32_t a, uint32_t b,
+                                                  uint32_t rewrite, uint32_t kind2, uint32_t a2,
+                                                  uint32_t b2, GpucheckMemtestErrors* errors) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n4;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const uint4 got4 = words[i];
+    const uint32_t got[4] = {got4.x, got4.y, got4.z, got4.w};
+    const uint64_t address = reinterpret_cast<uint64_t>(words + i);
+    uint32_t want[4];
+    gpucheck_memtest_values(want, kind, first + 4U * i, address, a, b);
+    for (uint32_t c = 0; c < 4; ++c) {
+      if (got[c] != want[c]) {
+        const unsigned long long slot = atomicAdd(&errors->count, 1ULL);
+        if (slot < GPUCHECK_MEMTEST_RECORDED) {
+          errors->address[slot] = address + 4U * c;
+          errors->expected[slot] = want[c];
+          errors->observed[slot] = got[c];
+        }
+      }
+    }
+    if (rewrite != 0) {
+      uint32_t v[4];
+      gpucheck_memtest_values(v, kind2, first + 4U * i, address, a2, b2);
+      words[i] = make_uint4(v[0], v[1], v[2], v[3]);
+    }
+  }
+}
+
+// *mismatches += the number of words where a and b differ (the burn's iterations against the
+// first one's result).
+extern "C" __global__ void gpucheck_compare_words(const uint4* a, const uint4* b, uint64_t n4,
+                                                  unsigned long long* mismatches) {
+  unsigned long long local = 0;
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n4;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const uint4 x = a[i];
+    const uint4 y = b[i];
+    local += (x.x != y.x) + (x.y != y.y) + (x.z != y.z) + (x.w != y.w);
+  }
+  if (local != 0) {
+    atomicAdd(mismatches, local);
   }
 }

@@ -77,7 +77,12 @@ GPUCHECK_HD uint16_t gpucheck_float_to_bf16(float value) {
 }
 
 // Element types of gpucheck_fill_values.
-enum GpucheckValueType : uint32_t { gpucheck_fp32 = 0, gpucheck_fp16 = 1, gpucheck_bf16 = 2 };
+enum GpucheckValueType : uint32_t {
+  gpucheck_fp32 = 0,
+  gpucheck_fp16 = 1,
+  gpucheck_bf16 = 2,
+  gpucheck_fp64 = 3
+};
 
 // One term of an order-independent 64-bit hash of a word array: word and position mixed.
 GPUCHECK_HD uint64_t gpucheck_hash_term(uint32_t word, uint64_t index) {
@@ -86,3 +91,38 @@ GPUCHECK_HD uint64_t gpucheck_hash_term(uint32_t word, uint64_t index) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31);
 }
+
+// The memory test's word values (src/platform/gpu/memtest.cpp; the classic patterns of
+// memtest86 and cuda_memtest). A pass writes, or checks, every word of the tested range as
+// gpucheck_memtest_word(kind, index, address, a, b): `index` is the word's position in the whole
+// range (all chunks), `address` its device address.
+enum GpucheckMemtestKind : uint32_t {
+  gpucheck_mt_constant = 0, // a (walking ones and zeros, moving inversions)
+  gpucheck_mt_random = 1,   // the pattern hash of (index, a), xor b
+  gpucheck_mt_address = 2,  // the word's own address (low 32 bits), xor b: address in address
+  gpucheck_mt_modulo = 3,   // b where index % 20 == a, ~b elsewhere (modulo-20)
+};
+
+GPUCHECK_HD uint32_t gpucheck_memtest_word(uint32_t kind, uint64_t index, uint64_t address,
+                                           uint32_t a, uint32_t b) {
+  if (kind == gpucheck_mt_random) {
+    return gpucheck_pattern_word(index, a) ^ b;
+  }
+  if (kind == gpucheck_mt_address) {
+    return static_cast<uint32_t>(address) ^ b;
+  }
+  if (kind == gpucheck_mt_modulo) {
+    return index % 20U == a ? b : ~b;
+  }
+  return a;
+}
+
+// Where the memory test's kernels record bad words: the count of all, the first
+// GPUCHECK_MEMTEST_RECORDED of them. The host reads it back with one copy.
+#define GPUCHECK_MEMTEST_RECORDED 32
+struct GpucheckMemtestErrors {
+  unsigned long long count;
+  unsigned long long address[GPUCHECK_MEMTEST_RECORDED];
+  uint32_t expected[GPUCHECK_MEMTEST_RECORDED];
+  uint32_t observed[GPUCHECK_MEMTEST_RECORDED];
+};

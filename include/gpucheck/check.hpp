@@ -23,11 +23,24 @@ enum class CheckKind {
   active   ///< runs work on the GPU, in a child process with a deadline
 };
 
+/// How deep a run goes (`--level`): quick judges without GPU work, standard adds the short
+/// verified GPU work (about a second), long adds the hardware under load (memory test, sustained
+/// GEMM burn; docs/checks.md, "Levels").
+enum class Level { quick, standard, long_ };
+
+/// "quick", "standard", "long".
+std::string_view to_string(Level level);
+/// The level of a name; nullopt for another word.
+std::optional<Level> level_named(std::string_view name);
+
 struct CheckInfo {
   std::string_view id;          ///< "<area>.<name>", used by --only/--skip prefixes
   std::string_view title;       ///< short human title
   std::string_view description; ///< one sentence: what it verifies
   CheckKind kind = CheckKind::passive;
+  /// The lowest level that runs it: a check of the long level is left out of lower levels'
+  /// reports altogether (not a SKIP line in every standard run).
+  Level level = Level::quick;
 };
 
 /// Options that reach checks (thresholds, level). Kept small and plain.
@@ -36,6 +49,9 @@ struct CheckOptions {
   /// Why active checks are skipped when `quick` is set: "--quick" or a replayed snapshot.
   std::string no_gpu_work_reason = "--quick: no GPU work";
   std::chrono::milliseconds timeout{30000}; ///< per active check
+  Level level = Level::standard;            ///< --level (quick also sets `quick`)
+  std::chrono::milliseconds duration{60000}; ///< --duration: each timed phase of the long level
+  bool force = false; ///< --force: the long level also runs on GPUs that other processes use
 };
 
 struct CheckContext {

@@ -39,3 +39,28 @@ CheckResult error_result(const CheckInfo& info, std::string reason, std::optiona
 }
 
 } // namespace gpucheck
+
+namespace gpucheck {
+
+std::string_view to_string(Level level) {
+  switch (level) {
+  case Level::quick:
+    return "quick";
+  case Level::standard:
+    return "standard";
+  case Level::long_:
+    return "long";
+  }
+  return "standard";
+}
+
+std::optional<Level> level_named(std::string_view name) {
+  for (const Level level : {Level::quick, Level::standard, Level::long_}) {
+    if (to_string(level) == name) {
+      return level;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace gpucheck

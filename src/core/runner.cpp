@@ -33,7 +33,8 @@ std::vector<CheckResult> run_checks(std::span<const CheckDef> checks, const Chec
                                     const Selection& selection) {
   std::vector<CheckResult> results;
   for (const CheckDef& check : checks) {
-    if (!is_selected(check.info.id, selection)) {
+    if (!is_selected(check.info.id, selection) ||
+        static_cast<int>(check.info.level) > static_cast<int>(context.options.level)) {
       continue;
     }
     if (context.options.quick && check.info.kind == CheckKind::active) {

@@ -79,6 +79,17 @@ void GpuEngine::probes_over() {
   }
 }
 
+void GpuEngine::interrupt() {
+  m_cancelled = true;
+  if (m_scheduler) {
+    m_scheduler->interrupt();
+  }
+}
+
+std::optional<Scheduler::Progress> GpuEngine::progress() const {
+  return m_scheduler ? m_scheduler->progress() : std::nullopt;
+}
+
 void GpuEngine::cancel() {
   m_cancelled = true;
   if (m_scheduler) {
@@ -149,9 +160,15 @@ std::optional<JobView> GpuEngine::result(Work work, const TargetKey& target,
 }
 
 std::unique_ptr<GpuEngine> make_gpu_engine(const Selection& selection, const std::string& sysroot,
-                                           std::chrono::milliseconds timeout) {
+                                           std::chrono::milliseconds timeout,
+                                           const LongLevel& long_level) {
   std::vector<Work> works;
-  for (const Work work : all_works()) {
+  std::vector<Work> candidates = all_works();
+  if (long_level.enabled) {
+    const std::vector<Work> long_ones = long_works();
+    candidates.insert(candidates.end(), long_ones.begin(), long_ones.end());
+  }
+  for (const Work work : candidates) {
     if (is_selected(check_id(work), selection)) {
       works.push_back(work);
     }
@@ -160,9 +177,12 @@ std::unique_ptr<GpuEngine> make_gpu_engine(const Selection& selection, const std
     return nullptr;
   }
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  return std::make_unique<GpuEngine>(
+  auto engine = std::make_unique<GpuEngine>(
       works, sysroot, visible != nullptr ? std::optional<std::string>(visible) : std::nullopt,
       timeout);
+  engine->options().long_duration = long_level.duration;
+  engine->options().force_long = long_level.force;
+  return engine;
 }
 
 } // namespace gpucheck::engine

@@ -67,6 +67,10 @@ public:
   void probes_over();
   /// Stop every child now (no GPU to test after all).
   void cancel();
+  /// The user stopped the run (SIGINT): long works report what they did, the rest stop.
+  void interrupt();
+  /// What the long level does now (the progress line); nullopt outside it.
+  [[nodiscard]] std::optional<Scheduler::Progress> progress() const;
   /// Test seam: options for the scheduler before it starts.
   SchedulerOptions& options() { return m_options; }
 
@@ -84,8 +88,16 @@ private:
   bool m_cancelled = false;
 };
 
+/// The long level's settings (`--level long`, `--duration`, `--force`).
+struct LongLevel {
+  bool enabled = false;
+  std::chrono::milliseconds duration{60000};
+  bool force = false;
+};
+
 /// The engine for the selected active checks, or nullptr when none is selected.
 std::unique_ptr<GpuEngine> make_gpu_engine(const Selection& selection, const std::string& sysroot,
-                                           std::chrono::milliseconds timeout);
+                                           std::chrono::milliseconds timeout,
+                                           const LongLevel& long_level = {});
 
 } // namespace gpucheck::engine

@@ -13,9 +13,10 @@ struct Spelling {
   std::string_view name;
   bool from_parent;
 };
-constexpr std::array<Spelling, 7> k_messages{{{GateMessage::setup, "setup", true},
+constexpr std::array<Spelling, 8> k_messages{{{GateMessage::setup, "setup", true},
                                               {GateMessage::go, "go", true},
                                               {GateMessage::resume, "resume", true},
+                                              {GateMessage::stop, "stop", true},
                                               {GateMessage::context_built, "context_built", false},
                                               {GateMessage::ready, "ready", false},
                                               {GateMessage::paused, "paused", false},
@@ -88,6 +89,9 @@ void done() {
 }
 void work_done() {
   platform::control_send(byte_of(GateMessage::done));
+}
+bool stop_requested() {
+  return platform::control_poll(byte_of(GateMessage::stop));
 }
 bool scheduled() {
   return platform::control_channel_open();

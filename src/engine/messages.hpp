@@ -19,6 +19,7 @@ enum class GateMessage : char {
   setup = 's',  ///< build the CUDA context now
   go = 'g',     ///< the gated work may start
   resume = 'q', ///< the host is quiet: continue the paused measurement
+  stop = 'x',   ///< the user stopped the run: end the timed work now and report what was done
   // child -> parent
   context_built = 'c', ///< the context exists (the next child on the GPU may build its own)
   ready = 'r',         ///< prepared, waiting for go (waiting is not the child's own time)
@@ -51,6 +52,9 @@ void pause_for_quiet_host();
 void done();
 /// Say `done` for one work of a child that goes on to another work (the channel stays open).
 void work_done();
+/// Whether the parent said `stop` (or went away) since the last call; never blocks. A long work
+/// asks between its steps.
+bool stop_requested();
 /// Whether this child is scheduled (has a channel) rather than run alone.
 bool scheduled();
 } // namespace gate

@@ -17,14 +17,16 @@ struct WorkSpelling {
   std::string_view check;
   std::string_view name;
 };
-constexpr std::array<WorkSpelling, 7> k_works{
+constexpr std::array<WorkSpelling, 9> k_works{
     {{Work::compute, "gpu-compute", "gpu.compute", "compute"},
      {Work::streams, "gpu-streams", "gpu.streams", "streams"},
      {Work::bandwidth, "gpu-bandwidth", "gpu.bandwidth", "bandwidth"},
      {Work::copies_together, "", "gpu.bandwidth", "copies_together"},
      {Work::cudnn, "gpu-cudnn", "gpu.cudnn", "cudnn"},
      {Work::peers, "gpu-peers", "gpu.p2p", "peers"},
-     {Work::nccl, "gpu-peers", "gpu.nccl", "nccl"}}};
+     {Work::nccl, "gpu-peers", "gpu.nccl", "nccl"},
+     {Work::memtest, "gpu-memtest", "gpu.memtest", "memtest"},
+     {Work::burn, "gpu-burn", "gpu.burn", "burn"}}};
 
 // The rules, by name (docs/architecture.md, "The GPU engine", says why each exists).
 constexpr std::string_view k_same_child = "same_child";
@@ -35,10 +37,13 @@ constexpr std::string_view k_copies_together = "copies_together";
 constexpr std::string_view k_cudnn_after_copies = "cudnn_after_copies";
 constexpr std::string_view k_after_probes = "after_probes";
 constexpr std::string_view k_peers_after_all = "peers_after_all";
+constexpr std::string_view k_long_after_standard = "long_after_standard";
+constexpr std::string_view k_burn_together = "burn_together";
 
 // The order of the gated work (and of the works in the shared child).
-constexpr std::array<Work, 5> k_work_order{Work::compute, Work::streams, Work::bandwidth,
-                                           Work::copies_together, Work::cudnn};
+constexpr std::array<Work, 7> k_work_order{Work::compute,         Work::streams, Work::bandwidth,
+                                           Work::copies_together, Work::cudnn,   Work::memtest,
+                                           Work::burn};
 
 // A job's life as numbered events: setup (0), context built (1), ready (2), go (3), done (4),
 // exited (5). Each happens after the one before it; setup and go also after their conditions.
@@ -121,10 +126,18 @@ std::vector<Work> spanning_works(const std::vector<Work>& works) {
   return out;
 }
 
+bool is_long(Work work) {
+  return work == Work::memtest || work == Work::burn;
+}
+
+std::vector<Work> long_works() {
+  return {Work::memtest, Work::burn};
+}
+
 std::vector<Work> all_works() {
   std::vector<Work> works;
   for (const WorkSpelling& w : k_works) {
-    if (w.work != Work::copies_together) {
+    if (w.work != Work::copies_together && !is_long(w.work)) {
       works.push_back(w.work);
     }
   }
@@ -165,6 +178,7 @@ std::optional<Work> work_named(std::string_view name) {
 std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works) {
   std::vector<Work> device;
   std::vector<Work> cudnn;
+  std::vector<Work> long_level;
   for (const Work w : k_work_order) {
     if (std::find(works.begin(), works.end(), w) == works.end()) {
       continue;
@@ -172,10 +186,10 @@ std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works) {
     if (spans_gpus(w)) {
       continue;
     }
-    (w == Work::cudnn ? cudnn : device).push_back(w);
+    (w == Work::cudnn ? cudnn : is_long(w) ? long_level : device).push_back(w);
   }
   std::vector<std::vector<Work>> groups;
-  for (std::vector<Work>* group : {&device, &cudnn}) {
+  for (std::vector<Work>* group : {&device, &cudnn, &long_level}) {
     if (!group->empty()) {
       groups.push_back(std::move(*group));
     }
@@ -229,6 +243,9 @@ uint64_t MemoryModel::min_bytes(Work work) const {
     return 2 * 4 * k_mib; // what each GPU sends and receives, at the smallest size
   case Work::nccl:
     return 256 * k_mib + k_mib; // NCCL's own buffers, and the smallest size
+  case Work::memtest:
+  case Work::burn:
+    return 64 * k_mib; // the long level sizes itself to the GPU's free memory (not budgeted)
   }
   return 0;
 }
@@ -251,6 +268,9 @@ uint64_t MemoryModel::wanted_bytes(Work work) const {
     return 2 * 64 * k_mib; // a 64 MiB copy each way
   case Work::nccl:
     return 2 * 256 * k_mib; // NCCL's own buffers, and a 256 MiB sum in place
+  case Work::memtest:
+  case Work::burn:
+    return min_bytes(work);
   }
   return 0;
 }
@@ -359,15 +379,35 @@ PlannedGpu plan_gpu(const std::vector<std::vector<Work>>& groups, const GpuFacts
 } // namespace
 
 Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpus,
-               const MemoryModel& memory) {
+               const MemoryModel& memory, bool force_long) {
   Plan plan;
-  const std::vector<std::vector<Work>> groups = child_groups(wanted);
+  // The standard works decide how each GPU runs; the long level's come after them, alone.
+  std::vector<Work> standard;
+  std::copy_if(wanted.begin(), wanted.end(), std::back_inserter(standard),
+               [](Work w) { return !is_long(w); });
+  std::vector<std::vector<Work>> groups = child_groups(standard);
   std::vector<Work> works;
   for (const std::vector<Work>& group : groups) {
     works.insert(works.end(), group.begin(), group.end());
   }
   for (const GpuFacts& facts : gpus) {
     plan.gpus.push_back(plan_gpu(groups, facts, memory));
+    if (!facts.other_processes.empty() && !force_long) {
+      std::string list;
+      for (const std::string& p : facts.other_processes) {
+        list += (list.empty() ? "" : ", ") + p;
+      }
+      plan.gpus.back().long_skip_reason = fmt::format(
+          "other processes use this GPU ({}): the long level takes nearly all of its free memory "
+          "and its full power for minutes, which would disturb them; --force runs it anyway",
+          list);
+    }
+  }
+  std::vector<Work> long_level;
+  std::copy_if(wanted.begin(), wanted.end(), std::back_inserter(long_level), &is_long);
+  if (!long_level.empty()) {
+    groups.push_back(child_groups(long_level).front());
+    works.insert(works.end(), groups.back().begin(), groups.back().end());
   }
   std::vector<PlannedJob>& jobs = plan.jobs;
   const auto job_of = [&jobs](Work work, size_t gpu) -> std::optional<size_t> {
@@ -383,7 +423,8 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
   for (const Work w : k_work_order) {
     for (size_t g = 0; g < gpus.size(); ++g) {
       if (plan.gpus[g].mode != GpuMode::skip &&
-          std::find(works.begin(), works.end(), w) != works.end()) {
+          std::find(works.begin(), works.end(), w) != works.end() &&
+          !(is_long(w) && !plan.gpus[g].long_skip_reason.empty())) {
         jobs.push_back({w, g, {}});
       }
     }
@@ -398,6 +439,9 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     for (const std::vector<Work>& group : groups) {
       std::optional<size_t> previous;
       for (const Work w : group) {
+        if (!job_of(w, g)) {
+          continue; // a long work left out of this GPU
+        }
         const size_t j = *job_of(w, g);
         if (previous) {
           jobs[j].after_in_child = previous;
@@ -408,7 +452,11 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
         }
         previous = j;
       }
-      lasts.push_back(*previous);
+      if (previous && !is_long(jobs[*previous].work)) {
+        lasts.push_back(*previous);
+      } else if (previous) {
+        heads.pop_back(); // the long level's child is planned below (long_after_standard)
+      }
     }
     if (heads.size() == 2) {
       if (plan.gpus[g].mode == GpuMode::serial) {
@@ -451,7 +499,9 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
         break;
       case Work::peers:
       case Work::nccl:
-        break; // planned after these loops, over every GPU (peers_after_all)
+      case Work::memtest:
+      case Work::burn:
+        break; // planned after these loops (peers_after_all, long_after_standard)
       case Work::cudnn:
         // cuDNN's preparation runs kernels and small copies: not beside copies on its own GPU,
         // nor on an overlapping GPU; a serial GPU prepares after its own copies, beside the
@@ -490,6 +540,8 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
         break;
       case Work::peers:
       case Work::nccl:
+      case Work::memtest:
+      case Work::burn:
         break;
       }
     }
@@ -501,6 +553,9 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       continue;
     }
     for (size_t o = 0; o < jobs.size(); ++o) {
+      if (is_long(jobs[o].work)) {
+        continue; // after it (long_after_standard)
+      }
       const bool same_gpu_before = jobs[o].gpu == jobs[c].gpu && jobs[o].work != Work::cudnn;
       if (same_gpu_before || jobs[o].work == Work::bandwidth ||
           jobs[o].work == Work::copies_together) {
@@ -548,10 +603,38 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
         add(jobs, j, {k_same_child, Step::setup, Await::exited, previous});
       } else {
         for (size_t o = 0; o < per_gpu_jobs; ++o) {
+          if (is_long(jobs[o].work)) {
+            continue; // after it (long_after_standard)
+          }
           add(jobs, j, {k_peers_after_all, Step::setup, Await::exited, o});
         }
       }
       previous = j;
+    }
+  }
+  // long_after_standard: the long level's child builds its context once every other job of the
+  // run has gone (nothing of the standard run is measured beside it, and it may take nearly all
+  // free memory); its buffers are sized by the child from what is free then, not budgeted.
+  // burn_together: every GPU's burn goes in one step once each is prepared (the node's power and
+  // heat at full load, and the GPUs compared with one another under the same conditions).
+  for (size_t l = 0; l < jobs.size(); ++l) {
+    if (!is_long(jobs[l].work)) {
+      continue;
+    }
+    jobs[l].allowance_bytes = gpus[jobs[l].gpu].free_bytes.value_or(0);
+    if (!jobs[l].after_in_child) {
+      for (size_t o = 0; o < jobs.size(); ++o) {
+        if (!is_long(jobs[o].work)) {
+          add(jobs, l, {k_long_after_standard, Step::setup, Await::exited, o});
+        }
+      }
+    }
+    if (jobs[l].work == Work::burn) {
+      for (size_t o = 0; o < jobs.size(); ++o) {
+        if (o != l && jobs[o].work == Work::burn) {
+          add(jobs, l, {k_burn_together, Step::go, Await::ready, o});
+        }
+      }
     }
   }
   return plan;

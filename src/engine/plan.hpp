@@ -23,13 +23,22 @@ namespace gpucheck::engine {
 /// peers and nccl span GPUs: one child sees every GPU of the run and does gpu.p2p's peer-to-peer
 /// copies, then gpu.nccl's all-reduce; they are planned only on a machine with two or more GPUs
 /// that can be tested.
-enum class Work { compute, streams, bandwidth, copies_together, cudnn, peers, nccl };
+///
+/// memtest and burn are the long level's (`--level long`): the memory test over nearly all free
+/// memory, then the sustained GEMM burn on every GPU at once. They run in one child per GPU after
+/// every other job of the run has gone (rule long_after_standard), for --duration each.
+enum class Work { compute, streams, bandwidth, copies_together, cudnn, peers, nccl, memtest, burn };
 
 /// Whether one job of this work uses every GPU of the run (peers, nccl) rather than one.
 bool spans_gpus(Work work);
+/// Whether it is a work of the long level (memtest, burn).
+bool is_long(Work work);
+/// The long level's works, in order.
+std::vector<Work> long_works();
 
-/// Every work that runs on any machine, in the order the checks report them (copies_together,
-/// which only a machine with several GPUs runs, is not among them).
+/// Every work of a standard run on any machine, in the order the checks report them
+/// (copies_together, which only a machine with several GPUs runs, is not among them, nor the
+/// long level's works).
 std::vector<Work> all_works();
 /// "gpu-compute", ...: the child mode that does it alone ("" for copies_together, which runs
 /// only in the shared child).
@@ -86,6 +95,9 @@ std::string_view to_string(GpuMode mode);
 struct GpuFacts {
   std::optional<uint64_t> free_bytes;  ///< unknown when NVML could not tell
   std::optional<uint64_t> total_bytes; ///< likewise
+  /// Processes other than gpucheck's own use the GPU ("pid (name)", ...): the long level's
+  /// works, which take nearly all its memory and its full power for minutes, are left out.
+  std::vector<std::string> other_processes;
 };
 
 /// Device memory the planner counts per job (docs/architecture.md, "Memory"): a context after
@@ -111,6 +123,8 @@ struct PlannedGpu {
   uint64_t budget_bytes = 0;    ///< gpu_budget_bytes(free), or the cap when free is unknown
   uint64_t allowance_bytes = 0; ///< the buffers each child of this GPU may allocate
   std::string reason;           ///< why serial or skip, in plain words
+  /// Why the long level's works are left out of this GPU (other processes use it), when they are.
+  std::string long_skip_reason;
 };
 
 struct PlannedJob {
@@ -147,8 +161,12 @@ struct Plan {
 /// copy; device-local copies' and cuDNN's timed work after the probes; on a serial GPU one child
 /// alive at a time; a spanning job (peers) builds its contexts once every other job on its GPUs
 /// has gone (peers_after_all: nothing of gpucheck's own is timed or held beside it).
+///
+/// The long level's works (long_after_standard): a GPU's memory test builds its context once
+/// every other job of the run has gone; burn_together: every GPU's burn starts in one step, once
+/// each is prepared. On a GPU that other processes use they are left out unless `force_long`.
 Plan make_plan(const std::vector<Work>& works, const std::vector<GpuFacts>& gpus,
-               const MemoryModel& memory = {});
+               const MemoryModel& memory = {}, bool force_long = false);
 
 /// The conditions of `job` for `step`.
 std::vector<Condition> conditions_of(const PlannedJob& job, Step step);

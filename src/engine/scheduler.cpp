@@ -94,6 +94,7 @@ JobState after_message(JobState state, GateMessage message) {
   case GateMessage::setup:
   case GateMessage::go:
   case GateMessage::resume:
+  case GateMessage::stop:
     return state;
   }
   return state;
@@ -141,6 +142,46 @@ void Scheduler::probes_over() {
 void Scheduler::cancel() {
   m_stop.store(true);
   m_group.cancel();
+}
+
+void Scheduler::interrupt() {
+  m_interrupted.store(true);
+  m_stop.store(true); // the turn waiters give up
+  m_group.wake();
+}
+
+std::optional<Scheduler::Progress> Scheduler::progress() const {
+  const std::lock_guard<std::mutex> guard(m_progress_lock);
+  return m_progress;
+}
+
+std::chrono::milliseconds Scheduler::timeout_of(const Job& job) const {
+  return is_long(job.work) ? m_options.timeout + m_options.long_duration : m_options.timeout;
+}
+
+void Scheduler::update_progress() {
+  std::optional<Progress> now;
+  for (const Job& job : m_jobs) {
+    if (!is_long(job.work) || (job.state != JobState::running && job.state != JobState::done)) {
+      continue;
+    }
+    if (!now) {
+      now = Progress{};
+      now->phase = job.work == Work::memtest ? "memory test" : "burn";
+      now->total_s = std::chrono::duration<double>(m_options.long_duration).count();
+    }
+    if (job.state == JobState::running) {
+      ++now->gpus;
+      if (job.went && (!m_phase_start || *job.went < *m_phase_start || now->gpus == 1)) {
+        m_phase_start = job.went;
+      }
+    }
+  }
+  if (now && m_phase_start) {
+    now->elapsed_s = std::chrono::duration<double>(Clock::now() - *m_phase_start).count();
+  }
+  const std::lock_guard<std::mutex> guard(m_progress_lock);
+  m_progress = now;
 }
 
 bool Scheduler::await_plan(std::chrono::milliseconds limit) {
@@ -215,7 +256,11 @@ void Scheduler::spawn(Slot& slot) {
       request.args.push_back("works=" + works);
     }
   }
-  request.timeout = m_options.timeout;
+  if (is_long(first)) {
+    request.env.emplace_back("GPUCHECK_LONG_DURATION_MS",
+                             std::to_string(m_options.long_duration.count()));
+  }
+  request.timeout = timeout_of(m_jobs[slot.jobs.front()]);
   request.control_channel = true;
   request.deadline_by_owner = true;
   request.result_lines = shared;
@@ -252,6 +297,9 @@ void Scheduler::spawn_due() {
       gave_up[g] = m_turns[g].gave_up;
     }
   }
+  if (m_interrupted.load()) {
+    return; // the user stopped the run: nothing more starts
+  }
   const std::vector<JobState> states = m_planned ? planned_states() : std::vector<JobState>{};
   for (Slot& slot : m_slots) {
     if (slot.process || (slot.gpu < gave_up.size() && gave_up[slot.gpu])) {
@@ -268,6 +316,18 @@ void Scheduler::spawn_due() {
       const std::vector<size_t> span = gpus_of(slot);
       if (std::any_of(span.begin(), span.end(),
                       [&gave_up](size_t g) { return g < gave_up.size() && gave_up[g]; })) {
+        continue;
+      }
+      const PlannedJob& planned = m_plan.jobs[*head.planned];
+      due = std::all_of(
+          planned.conditions.begin(), planned.conditions.end(), [&states](const Condition& c) {
+            return c.step != Step::setup || !c.job ||
+                   static_cast<int>(states[*c.job]) >= static_cast<int>(JobState::done);
+          });
+    } else if (is_long(head.work)) {
+      // The long level's child starts once every job before it is done with its timed work:
+      // its cuInit is not beside anyone's measurement.
+      if (!m_planned || !head.planned) {
         continue;
       }
       const PlannedJob& planned = m_plan.jobs[*head.planned];
@@ -401,6 +461,13 @@ void Scheduler::run() {
       report.skip = JobReport::Skip::no_memory;
       report.skip_reason = plan.reason;
       report.skip_is_contention = !m_gpu_reports[g].other_processes().empty();
+    } else if (m_planned && is_long(m_jobs[j].work) && !plan.long_skip_reason.empty()) {
+      report.skip = JobReport::Skip::busy;
+      report.skip_reason = plan.long_skip_reason;
+      report.skip_is_contention = true;
+    } else if (m_interrupted.load()) {
+      report.skip = JobReport::Skip::stopped;
+      report.skip_reason = "the run was interrupted (SIGINT) before this check ran";
     } else {
       report.skip = JobReport::Skip::stopped;
       report.skip_reason = "the GPU work was stopped before this check ran";
@@ -438,10 +505,14 @@ void Scheduler::make_plan_from_census(const Census& census) {
     if (const CensusGpu* c = census.find(gpu.gpu)) {
       f.free_bytes = c->free_bytes;
       f.total_bytes = c->total_bytes;
+      for (const CensusProcess& p : c->processes) {
+        f.other_processes.push_back(p.name.empty() ? fmt::format("pid {}", p.pid)
+                                                   : fmt::format("{} ({})", p.pid, p.name));
+      }
     }
     facts.push_back(f);
   }
-  m_plan = make_plan(m_options.works, facts, m_options.memory);
+  m_plan = make_plan(m_options.works, facts, m_options.memory, m_options.force_long);
   m_planned = true;
   {
     const std::lock_guard<std::mutex> guard(m_lock);
@@ -528,11 +599,11 @@ void Scheduler::arm_deadline(Job& job) {
   case JobState::setting_up:
   case JobState::running:
     job.anchor = now; // its own time starts: at the setup, at the go, at the resume
-    m_group.set_deadline(*process, now + m_options.timeout);
+    m_group.set_deadline(*process, now + timeout_of(job));
     break;
   case JobState::preparing:
   case JobState::done:
-    m_group.set_deadline(*process, job.anchor + m_options.timeout);
+    m_group.set_deadline(*process, job.anchor + timeout_of(job));
     break;
   case JobState::waiting_for_setup:
   case JobState::ready:
@@ -719,10 +790,26 @@ void Scheduler::advance() {
       }
     }
   }
+  if (m_interrupted.load() && !m_interrupt_sent) {
+    // The user stopped the run: a long work that runs is told to stop and report what it did;
+    // every other child goes now (its check says it was stopped).
+    m_interrupt_sent = true;
+    for (const Slot& slot : m_slots) {
+      if (!slot.process) {
+        continue;
+      }
+      const Job* job = current_job(slot);
+      if (job != nullptr && is_long(job->work) && job->state == JobState::running) {
+        m_group.send(*slot.process, std::string(1, static_cast<char>(GateMessage::stop)));
+      } else if (job != nullptr) {
+        m_group.cancel_one(*slot.process, "stopped: the run was interrupted (SIGINT)");
+      }
+    }
+  }
   spawn_due();
   for (Job& job : m_jobs) {
     const std::optional<size_t> process = m_slots[job.slot].process;
-    if (!job.planned || !process || job.state == JobState::ended) {
+    if (!job.planned || !process || job.state == JobState::ended || m_interrupted.load()) {
       continue;
     }
     const size_t child = *process;
@@ -773,8 +860,8 @@ void Scheduler::advance() {
         m_plan.jobs[*job.planned].after_in_child) {
       return true; // a job that follows another in its child builds no context
     }
-    if (!m_plan.jobs[*job.planned].span.empty()) {
-      return true; // a spanning job builds its contexts after every other job has gone
+    if (!m_plan.jobs[*job.planned].span.empty() || is_long(job.work)) {
+      return true; // a spanning or long job builds its contexts after every other job has gone
     }
     return job.state == JobState::waiting_for_setup &&
            m_plan.gpus[job.gpu].mode != GpuMode::overlap;
@@ -790,12 +877,14 @@ void Scheduler::advance() {
   // queries did not change cuDNN's figures: FP16 745 against 746 TFLOP/s, two H200s), so that
   // its answer is in when that work ends (it took 25 ms on one H200, 75 on two).
   const bool all_done = std::all_of(m_jobs.begin(), m_jobs.end(), [](const Job& job) {
-    return !job.planned || at_least(job.state, JobState::running);
+    return !job.planned || is_long(job.work) || at_least(job.state, JobState::running);
   });
   if (all_done && !m_census_after_child && !m_options.census_override &&
-      std::any_of(m_jobs.begin(), m_jobs.end(), [](const Job& job) { return job.planned; })) {
+      std::any_of(m_jobs.begin(), m_jobs.end(),
+                  [](const Job& job) { return job.planned && !is_long(job.work); })) {
     start_census_after();
   }
+  update_progress();
 }
 
 } // namespace gpucheck::engine

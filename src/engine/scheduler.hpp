@@ -69,6 +69,10 @@ struct SchedulerOptions {
   std::chrono::milliseconds timeout{60000};   ///< per job, from setup and again from go
   std::chrono::milliseconds lock_wait{10000}; ///< how long to wait for another run's turn
   std::chrono::milliseconds census_timeout{5000};
+  /// The long level's --duration: each long job's deadline adds it to `timeout`.
+  std::chrono::milliseconds long_duration{60000};
+  /// --force: the long level also runs on GPUs that other processes use.
+  bool force_long = false;
   MemoryModel memory;
   /// Test seam: per work, the child mode and arguments that stand for it ("test-gated ..." in
   /// unit tests); works not named run their real child mode.
@@ -83,7 +87,7 @@ struct JobReport {
   size_t gpu = 0;
   std::optional<platform::ChildOutcome> outcome; ///< unset when the job never ran
   /// Why it never ran, when `outcome` is unset.
-  enum class Skip { none, no_memory, other_run, stopped } skip = Skip::none;
+  enum class Skip { none, no_memory, other_run, stopped, busy } skip = Skip::none;
   std::string skip_reason;         ///< the same in words
   bool skip_is_contention = false; ///< other processes or another run are why
 };
@@ -113,6 +117,17 @@ public:
   void probes_over();
   /// Any thread: stop every child now.
   void cancel();
+  /// Any thread: the user asked to stop (SIGINT): running long jobs are told to stop and report
+  /// what they did; every other child is stopped; nothing more starts.
+  void interrupt();
+  /// Any thread: what the long level is doing now, for the progress line; nullopt outside it.
+  struct Progress {
+    std::string phase;          ///< "memory test", "burn"
+    size_t gpus = 0;            ///< GPUs in this phase now
+    double elapsed_s = 0;       ///< since the phase's first go
+    double total_s = 0;         ///< --duration
+  };
+  [[nodiscard]] std::optional<Progress> progress() const;
   /// Any thread: block until every job has built its context (or ended, or will not run), or
   /// `limit` passed. Returns whether they all had.
   bool await_contexts(std::chrono::milliseconds limit);
@@ -171,6 +186,8 @@ private:
   /// Spawn the jobs whose turn to load libcuda has come (see spawn_due()).
   void spawn_due();
   void arm_deadline(Job& job);
+  [[nodiscard]] std::chrono::milliseconds timeout_of(const Job& job) const;
+  void update_progress();
   void advance();
   void start_census_after();
   [[nodiscard]] std::vector<JobState> planned_states() const;
@@ -191,6 +208,11 @@ private:
   std::vector<GpuReport> m_gpu_reports;
 
   std::atomic<bool> m_probes_over{false};
+  std::atomic<bool> m_interrupted{false};
+  bool m_interrupt_sent = false; ///< on the engine's thread
+  mutable std::mutex m_progress_lock;
+  std::optional<Progress> m_progress; ///< under m_progress_lock
+  std::optional<std::chrono::steady_clock::time_point> m_phase_start; ///< engine's thread
   std::atomic<bool> m_stop{false}; ///< cancel(): the turn waiters give up
   std::mutex m_lock;               ///< guards m_contexts_ready and the turns' lock fields
   std::condition_variable m_changed;

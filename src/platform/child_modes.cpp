@@ -191,6 +191,8 @@ constexpr ChildMode k_modes[] = {
     {"gpu-streams", &gpu::child_gpu_streams},
     {"gpu-device", &gpu::child_gpu_device},
     {"gpu-peers", &gpu::child_gpu_peers},
+    {"gpu-memtest", &gpu::child_gpu_memtest},
+    {"gpu-burn", &gpu::child_gpu_burn},
     {"test-ok", &test_ok},
     {"test-crash", &test_crash},
     {"test-segv", &test_segv},

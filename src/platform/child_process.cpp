@@ -704,6 +704,27 @@ bool control_await(char wanted) {
   }
 }
 
+bool control_poll(char wanted) {
+  const int fd = control_descriptor();
+  if (fd < 0) {
+    return false;
+  }
+  char buffer[64];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (n > 0) {
+      if (std::find(buffer, buffer + n, wanted) != buffer + n) {
+        return true;
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    return n == 0; // closed: the parent is gone or no longer wants the work
+  }
+}
+
 std::string control_read_line() {
   const int fd = control_descriptor();
   std::string line;

@@ -124,6 +124,9 @@ bool control_send(char byte);
 /// the channel or died makes the child exit quietly (its work is no longer wanted). Returns at
 /// once, false, when there is no channel.
 bool control_await(char wanted);
+/// In such a child: whether `wanted` arrived since the last call (other bytes are dropped), or
+/// the parent closed the channel; never blocks. False when there is no channel.
+bool control_poll(char wanted);
 /// In such a child: the bytes up to the next newline (at most 64; the newline is dropped). A
 /// closed channel ends the child quietly, as in control_await().
 std::string control_read_line();

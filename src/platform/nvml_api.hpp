@@ -18,6 +18,17 @@ using nvmlReturn_t = int;
 using nvmlEnableState_t = int;
 using nvmlComputeMode_t = int;
 
+using nvmlEventSet_t = struct nvmlEventSet_st*;
+
+/// nvmlEventSetWait_v2's answer.
+struct nvmlEventData_t {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData; ///< the Xid, for nvmlEventTypeXidCriticalError
+  unsigned gpuInstanceId;
+  unsigned computeInstanceId;
+};
+
 struct nvmlPciInfo_t {
   char busIdLegacy[16];
   unsigned domain;
@@ -102,6 +113,9 @@ constexpr nvmlReturn_t k_nvml_insufficient_size = 7;
 constexpr int k_nvml_string_buffer = 96; ///< enough for names, UUIDs, serials, versions
 
 constexpr int k_nvml_clock_sm = 1;               ///< nvmlClockType_t NVML_CLOCK_SM
+constexpr int k_nvml_clock_mem = 2;              ///< NVML_CLOCK_MEM
+constexpr nvmlReturn_t k_nvml_timeout = 10;      ///< NVML_ERROR_TIMEOUT
+constexpr unsigned long long k_nvml_event_xid = 0x8; ///< nvmlEventTypeXidCriticalError
 constexpr int k_nvml_temperature_gpu = 0;        ///< nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
 constexpr int k_nvml_memory_error_corrected = 0; ///< nvmlMemoryErrorType_t
 constexpr int k_nvml_memory_error_uncorrected = 1;
@@ -229,7 +243,13 @@ template <typename T> using nvml_signature_t = typename NvmlSignature<T>::type;
     "nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2")        \
   X(nvmlDeviceGetGraphicsRunningProcesses_v1,                                                      \
     (nvmlReturn_t(*)(nvmlDevice_t, unsigned*, nvmlProcessInfo_v1_t*)),                             \
-    "nvmlDeviceGetGraphicsRunningProcesses")
+    "nvmlDeviceGetGraphicsRunningProcesses")                                                       \
+  X(nvmlEventSetCreate, (nvmlReturn_t(*)(nvmlEventSet_t*)), "nvmlEventSetCreate")                  \
+  X(nvmlDeviceRegisterEvents, (nvmlReturn_t(*)(nvmlDevice_t, unsigned long long, nvmlEventSet_t)), \
+    "nvmlDeviceRegisterEvents")                                                                    \
+  X(nvmlEventSetWait, (nvmlReturn_t(*)(nvmlEventSet_t, nvmlEventData_t*, unsigned)),               \
+    "nvmlEventSetWait_v2")                                                                         \
+  X(nvmlEventSetFree, (nvmlReturn_t(*)(nvmlEventSet_t)), "nvmlEventSetFree")
 
 struct NvmlApi {
 #define GPUCHECK_NVML_FIELD(field, signature, ...) nvml_signature_t<void signature> field = nullptr;

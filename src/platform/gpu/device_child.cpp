@@ -32,6 +32,8 @@ constexpr WorkEntry k_works[] = {
     {"streams", "gpu.streams", &streams_work, true},
     {"bandwidth", "gpu.bandwidth", &bandwidth_work, false},
     {"copies_together", "gpu.bandwidth", &copies_together_work, false},
+    {"memtest", "gpu.memtest", &memtest_work, true},
+    {"burn", "gpu.burn", &burn_work, true},
 };
 
 const WorkEntry* work_entry(std::string_view name) {

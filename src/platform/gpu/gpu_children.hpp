@@ -22,6 +22,10 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
 /// After bandwidth_work() in the same child: its host copies again, released at the same moment
 /// on every GPU of the machine (the host's aggregate), on the buffers bandwidth_work() kept.
 void copies_together_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
+/// The long level: the memory test over nearly all free memory (memtest.cpp), then the GEMM
+/// burn with NVML's clock, throttle and Xid watch (burn.cpp); each for GPUCHECK_LONG_DURATION_MS.
+void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
+void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 
 /// A child of one work: its session, its kernel module, then the work (or the module's failure
 /// when the work needs gpucheck's kernels and they did not load).
@@ -34,6 +38,10 @@ nlohmann::json child_gpu_devices(const std::vector<std::string>& args);
 
 /// gpu-compute ORDINAL: context, kernel load, FMA chains and a reduction checked against the CPU.
 nlohmann::json child_gpu_compute(const std::vector<std::string>& args);
+/// gpu-memtest ORDINAL, gpu-burn ORDINAL: one long-level work alone (by hand; the engine runs
+/// both in one gpu-device child).
+nlohmann::json child_gpu_memtest(const std::vector<std::string>& args);
+nlohmann::json child_gpu_burn(const std::vector<std::string>& args);
 
 /// gpu-bandwidth ORDINAL: copy-engine bandwidth (nvbandwidth's method), every buffer verified.
 nlohmann::json child_gpu_bandwidth(const std::vector<std::string>& args);

@@ -108,7 +108,7 @@ void KernelModule::load(const DeviceSession& session) {
   }
   // Resolve and touch every kernel now (nvbandwidth's preload): under lazy loading the first
   // use would otherwise load it, which must never happen while a copy gate is closed.
-  const std::array<std::pair<const char*, CUfunction*>, 8> wanted{{
+  const std::array<std::pair<const char*, CUfunction*>, 11> wanted{{
       {"gpucheck_fma_chain", &m_kernels.fma_chain},
       {"gpucheck_reduce_sum", &m_kernels.reduce_sum},
       {"gpucheck_fill_pattern", &m_kernels.fill_pattern},
@@ -117,6 +117,9 @@ void KernelModule::load(const DeviceSession& session) {
       {"gpucheck_affine_step", &m_kernels.affine_step},
       {"gpucheck_fill_values", &m_kernels.fill_values},
       {"gpucheck_hash_words", &m_kernels.hash_words},
+      {"gpucheck_memtest_write", &m_kernels.memtest_write},
+      {"gpucheck_memtest_check", &m_kernels.memtest_check},
+      {"gpucheck_compare_words", &m_kernels.compare_words},
   }};
   for (const auto& [name, slot] : wanted) {
     const CUresult got = m_api->cuModuleGetFunction(slot, m_module, name);

@@ -29,6 +29,9 @@ struct Kernels {
   CUfunction affine_step = nullptr;
   CUfunction fill_values = nullptr;
   CUfunction hash_words = nullptr;
+  CUfunction memtest_write = nullptr;
+  CUfunction memtest_check = nullptr;
+  CUfunction compare_words = nullptr;
 };
 
 class KernelModule {

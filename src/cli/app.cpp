@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,11 +23,13 @@
 #include "cli/clock.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/gate_options.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/matrix_command.hpp"
 #include "cli/merge_command.hpp"
 #include "cli/options.hpp"
 #include "cli/output_file.hpp"
 #include "cli/outputs.hpp"
+#include "cli/progress.hpp"
 #include "compat/matrix.hpp"
 #include "core/root_causes.hpp"
 #include "engine/gpu_engine.hpp"
@@ -71,6 +74,11 @@ SystemSnapshot load_snapshot_file(const std::string& path) {
   return std::move(snapshot).value();
 }
 
+/// Each timed phase of the long level (--duration, default 60 s).
+std::chrono::milliseconds long_duration(const RunOptions& options) {
+  return std::chrono::milliseconds(static_cast<int64_t>(options.duration_s.value_or(60.0) * 1000));
+}
+
 SystemSnapshot obtain_snapshot(const RunOptions& options, engine::GpuEngine* gpu_engine = nullptr) {
   if (options.from_snapshot) {
     return load_snapshot_file(*options.from_snapshot);
@@ -110,6 +118,9 @@ Report build_report(const RunOptions& options, SystemSnapshot snapshot,
         "replaying a snapshot: GPU work would measure this machine, not the recorded one";
   }
   check_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000));
+  check_options.level = options.level;
+  check_options.duration = long_duration(options);
+  check_options.force = options.force;
   const CheckContext context{snapshot, check_options, gpu_engine};
   const Selection selection{split_commas(options.only), split_commas(options.skip)};
 
@@ -122,7 +133,7 @@ Report build_report(const RunOptions& options, SystemSnapshot snapshot,
   report.context.tool_version = build_info::k_version;
   report.context.generated_at = report_timestamp();
   report.context.matrix_version = compat::active_matrix().matrix_version;
-  report.context.mode = options.from_snapshot ? "replay" : (options.quick ? "quick" : "standard");
+  report.context.mode = options.from_snapshot ? "replay" : std::string(to_string(options.level));
   report.context.argv = options.argv;
   report.snapshot = std::move(snapshot);
   return report;
@@ -266,12 +277,28 @@ int command_run(const RunOptions& options, bool report_command) {
   // The GPU checks' children start now and do their setup while the probes run; with --import,
   // whose framework import uses the GPU during the probes, they start after the probes.
   const bool gpu_work_wanted = !options.quick && !options.from_snapshot;
+  engine::LongLevel long_level;
+  long_level.enabled = options.level == Level::long_;
+  long_level.duration = long_duration(options);
+  long_level.force = options.force;
   std::unique_ptr<engine::GpuEngine> gpu_engine =
       gpu_work_wanted
           ? engine::make_gpu_engine(
                 Selection{split_commas(options.only), split_commas(options.skip)}, options.sysroot,
-                std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)))
+                std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)),
+                long_level)
           : nullptr;
+  // Ctrl-C or SIGTERM: the GPU work stops (the long level's works report what they did) and the
+  // report of what ran is written; the exit code then says which signal came.
+  engine::GpuEngine* engine_ptr = gpu_engine.get();
+  const InterruptWatch interrupt_watch([engine_ptr](int signo) {
+    std::fprintf(stderr, "\ngpucheck: %s: stopping the GPU work; the report shows what ran (again "
+                         "to quit at once)\n",
+                 signo == SIGTERM ? "SIGTERM" : "interrupted");
+    if (engine_ptr != nullptr) {
+      engine_ptr->interrupt();
+    }
+  });
   // With --import the framework imports use the GPU during the probes: the engine then starts
   // after them, at the first active check.
   if (gpu_engine != nullptr && !options.import_frameworks && gpu_engine->start_early()) {
@@ -289,8 +316,20 @@ int command_run(const RunOptions& options, bool report_command) {
     }
     gpu_engine->probes_over();
   }
-  const Report report = build_report(options, std::move(snapshot), gpu_engine.get());
-  return write_outputs(report, *plan, options);
+  std::optional<Report> report;
+  {
+    const ProgressLine progress(
+        [engine_ptr]() -> std::optional<engine::Scheduler::Progress> {
+          return engine_ptr != nullptr ? engine_ptr->progress() : std::nullopt;
+        },
+        options.level == Level::long_ && engine_ptr != nullptr && ::isatty(STDERR_FILENO) != 0);
+    report = build_report(options, std::move(snapshot), gpu_engine.get());
+  }
+  const int code = write_outputs(*report, *plan, options);
+  if (const int signo = interrupt_watch.signal(); signo != 0) {
+    return std::max(code, k_exit_signal_base + signo);
+  }
+  return code;
 }
 
 int command_snapshot(const RunOptions& options, const std::string& output) {
@@ -384,6 +423,23 @@ const CLI::Validator& timeout_seconds() {
         }
         return fmt::format("expected seconds from {} to {} (one day), got '{}'", k_min_timeout_s,
                            k_max_timeout_s, text);
+      },
+      "SECONDS");
+  return validator;
+}
+
+/// --duration: whole seconds or fractions, from 1 s to a day.
+const CLI::Validator& duration_seconds() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end != text.c_str() && *end == '\0' && std::isfinite(value) && value >= 1.0 &&
+            value <= k_max_timeout_s) {
+          return "";
+        }
+        return fmt::format("expected seconds from 1 to {} (one day), got '{}'", k_max_timeout_s,
+                           text);
       },
       "SECONDS");
   return validator;
@@ -492,7 +548,17 @@ int run_app(int argc, char** argv) {
   app.add_flag("--json", options.json, "Write the report as JSON: the same as --format json");
   OutputBinding output_binding;
   add_output_options(app, options.output, output_binding);
-  app.add_flag("--quick", options.quick, "Probes and judgement only: no work on the GPU");
+  app.add_flag("--quick", options.quick,
+               "Probes and judgement only: no work on the GPU (the same as --level quick)");
+  app.add_option("--level", options.level_name,
+                 "quick (no GPU work), standard (default: short verified GPU work, about a "
+                 "second) or long (adds the memory test and the sustained burn)");
+  app.add_option("--duration", options.duration_s,
+                 "Seconds of each timed phase of --level long, per GPU (default 60; 1 to 86400)")
+      ->check(duration_seconds());
+  app.add_flag("--force", options.force,
+               "--level long also on GPUs that other processes use (it takes nearly all their "
+               "free memory and full power)");
   app.add_flag("-v,--verbose", options.verbose, "Show details of passing checks too");
   app.add_option("--only", options.only,
                  "Run only checks whose id starts with this prefix (repeatable, comma-separated)");
@@ -552,6 +618,14 @@ int run_app(int argc, char** argv) {
     return k_exit_usage;
   }
   pair_formats(app, output_binding, options.output);
+  if (Expected<Level> level = resolve_level(options); level) {
+    options.level = *level;
+    options.quick = options.level == Level::quick;
+  } else {
+    std::cerr << "gpucheck: " << level.error().message << "\n"
+              << "Run 'gpucheck --help' for usage.\n";
+    return k_exit_usage;
+  }
   options.color = color == "always"  ? render::ColorChoice::always
                   : color == "never" ? render::ColorChoice::never
                                      : render::ColorChoice::automatic;

@@ -18,4 +18,27 @@ std::vector<std::string> split_commas(const std::vector<std::string>& items) {
   return out;
 }
 
+Expected<Level> resolve_level(const RunOptions& options) {
+  Level level = options.quick ? Level::quick : Level::standard;
+  if (options.level_name) {
+    const std::optional<Level> named = level_named(*options.level_name);
+    if (!named) {
+      return Error{"--level: expected quick, standard or long, got '" + *options.level_name + "'"};
+    }
+    if (options.quick && *named != Level::quick) {
+      return Error{"--quick is --level quick: it cannot be used with --level " +
+                   *options.level_name};
+    }
+    level = *named;
+  }
+  if (level != Level::long_ && options.duration_s) {
+    return Error{"--duration sets the long level's timed parts: use it with --level long"};
+  }
+  if (level != Level::long_ && options.force) {
+    return Error{"--force lets the long level run on GPUs that other processes use: use it with "
+                 "--level long"};
+  }
+  return level;
+}
+
 } // namespace gpucheck::cli

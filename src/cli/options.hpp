@@ -8,6 +8,7 @@
 
 #include "cli/gate_options.hpp"
 #include "cli/outputs.hpp"
+#include "gpucheck/check.hpp"
 #include "render/terminal.hpp"
 
 namespace gpucheck::cli {
@@ -15,6 +16,11 @@ namespace gpucheck::cli {
 struct RunOptions {
   bool json = false;
   bool quick = false;
+  /// --level quick|standard|long (unset: standard, or quick with --quick).
+  std::optional<std::string> level_name;
+  Level level = Level::standard; ///< resolved from --quick and --level (resolve_level)
+  std::optional<double> duration_s; ///< --duration: each timed phase of the long level
+  bool force = false;               ///< --force: the long level also on GPUs others use
   bool verbose = false;
   std::vector<std::string> only;
   std::vector<std::string> skip;
@@ -29,6 +35,10 @@ struct RunOptions {
   OutputOptions output; ///< --format, --output, --bundle, --redact, --no-redact (cli/outputs.hpp)
   GateOptions gates;    ///< CI gates, judged after every check (cli/gate_options.hpp)
 };
+
+/// The level from --quick and --level, or the reason they cannot be used together (--quick
+/// --level long; --duration or --force without --level long).
+Expected<Level> resolve_level(const RunOptions& options);
 
 /// Repeatable options that also take comma-separated lists ("--only a,b --only c") -> {a, b, c}.
 std::vector<std::string> split_commas(const std::vector<std::string>& items);

@@ -152,7 +152,12 @@ void Scheduler::interrupt() {
 
 std::optional<Scheduler::Progress> Scheduler::progress() const {
   const std::lock_guard<std::mutex> guard(m_progress_lock);
-  return m_progress;
+  if (!m_progress || !m_phase_start) {
+    return m_progress;
+  }
+  Progress now = *m_progress;
+  now.elapsed_s = std::chrono::duration<double>(Clock::now() - *m_phase_start).count();
+  return now;
 }
 
 std::chrono::milliseconds Scheduler::timeout_of(const Job& job) const {
@@ -160,28 +165,31 @@ std::chrono::milliseconds Scheduler::timeout_of(const Job& job) const {
 }
 
 void Scheduler::update_progress() {
+  // The phase: the long work that runs now (the burn once any GPU burns), since its first go.
   std::optional<Progress> now;
-  for (const Job& job : m_jobs) {
-    if (!is_long(job.work) || (job.state != JobState::running && job.state != JobState::done)) {
-      continue;
-    }
-    if (!now) {
-      now = Progress{};
-      now->phase = job.work == Work::memtest ? "memory test" : "burn";
-      now->total_s = std::chrono::duration<double>(m_options.long_duration).count();
-    }
-    if (job.state == JobState::running) {
+  std::optional<Clock::time_point> since;
+  for (const Work phase : {Work::burn, Work::memtest}) {
+    for (const Job& job : m_jobs) {
+      if (job.work != phase || job.state != JobState::running) {
+        continue;
+      }
+      if (!now) {
+        now = Progress{};
+        now->phase = phase == Work::memtest ? "memory test" : "burn";
+        now->total_s = std::chrono::duration<double>(m_options.long_duration).count();
+      }
       ++now->gpus;
-      if (job.went && (!m_phase_start || *job.went < *m_phase_start || now->gpus == 1)) {
-        m_phase_start = job.went;
+      if (job.went && (!since || *job.went < *since)) {
+        since = job.went;
       }
     }
-  }
-  if (now && m_phase_start) {
-    now->elapsed_s = std::chrono::duration<double>(Clock::now() - *m_phase_start).count();
+    if (now) {
+      break;
+    }
   }
   const std::lock_guard<std::mutex> guard(m_progress_lock);
   m_progress = now;
+  m_phase_start = since;
 }
 
 bool Scheduler::await_plan(std::chrono::milliseconds limit) {
@@ -438,6 +446,16 @@ void Scheduler::run() {
     gpu.waited_for_another_run = gpu.lock_waited > std::chrono::milliseconds(50);
     m_gpu_reports.push_back(std::move(gpu));
   }
+  // Jobs stopped because the user interrupted the run: not a failure of the machine.
+  if (m_interrupted.load()) {
+    for (JobReport& report : m_reports) {
+      if (report.outcome && report.outcome->failure && report.outcome->failure->kind == "cancelled") {
+        report.outcome.reset();
+        report.skip = JobReport::Skip::stopped;
+        report.skip_reason = "stopped: the run was interrupted before this check finished";
+      }
+    }
+  }
   // Jobs that never ran: why.
   for (size_t j = 0; j < m_jobs.size(); ++j) {
     JobReport& report = m_reports[j];
@@ -467,7 +485,7 @@ void Scheduler::run() {
       report.skip_is_contention = true;
     } else if (m_interrupted.load()) {
       report.skip = JobReport::Skip::stopped;
-      report.skip_reason = "the run was interrupted (SIGINT) before this check ran";
+      report.skip_reason = "stopped: the run was interrupted before this check ran";
     } else {
       report.skip = JobReport::Skip::stopped;
       report.skip_reason = "the GPU work was stopped before this check ran";
@@ -790,20 +808,24 @@ void Scheduler::advance() {
       }
     }
   }
-  if (m_interrupted.load() && !m_interrupt_sent) {
+  if (m_interrupted.load()) {
     // The user stopped the run: a long work that runs is told to stop and report what it did;
-    // every other child goes now (its check says it was stopped).
-    m_interrupt_sent = true;
-    for (const Slot& slot : m_slots) {
-      if (!slot.process) {
+    // a job finishing its results goes on; every other child goes now (its check says it was
+    // stopped).
+    for (Slot& slot : m_slots) {
+      Job* job = slot.process && !slot.cancelled ? current_job(slot) : nullptr;
+      if (job == nullptr || job->state == JobState::done) {
         continue;
       }
-      const Job* job = current_job(slot);
-      if (job != nullptr && is_long(job->work) && job->state == JobState::running) {
-        m_group.send(*slot.process, std::string(1, static_cast<char>(GateMessage::stop)));
-      } else if (job != nullptr) {
-        m_group.cancel_one(*slot.process, "stopped: the run was interrupted (SIGINT)");
+      if (is_long(job->work) && job->state == JobState::running) {
+        if (!job->stop_sent) {
+          m_group.send(*slot.process, std::string(1, static_cast<char>(GateMessage::stop)));
+          job->stop_sent = true;
+        }
+        continue;
       }
+      slot.cancelled = true;
+      m_group.cancel_one(*slot.process, "stopped: the run was interrupted");
     }
   }
   spawn_due();

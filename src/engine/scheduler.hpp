@@ -156,12 +156,14 @@ private:
     std::chrono::steady_clock::time_point anchor;              ///< when its own time last started
     std::optional<std::chrono::steady_clock::time_point> went; ///< its go
     std::optional<std::chrono::steady_clock::time_point> finished; ///< its done
+    bool stop_sent = false; ///< told to stop (the run was interrupted)
   };
   /// One child process and the jobs it carries, in order (child_groups()).
   struct Slot {
     size_t gpu = 0;
     std::vector<size_t> jobs;      ///< indices into m_jobs
     std::optional<size_t> process; ///< its process in m_group, once spawned
+    bool cancelled = false;        ///< stopped because the run was interrupted
   };
   struct GpuTurn {
     std::unique_ptr<std::thread> waiter;
@@ -209,10 +211,9 @@ private:
 
   std::atomic<bool> m_probes_over{false};
   std::atomic<bool> m_interrupted{false};
-  bool m_interrupt_sent = false; ///< on the engine's thread
   mutable std::mutex m_progress_lock;
   std::optional<Progress> m_progress; ///< under m_progress_lock
-  std::optional<std::chrono::steady_clock::time_point> m_phase_start; ///< engine's thread
+  std::optional<std::chrono::steady_clock::time_point> m_phase_start; ///< likewise
   std::atomic<bool> m_stop{false}; ///< cancel(): the turn waiters give up
   std::mutex m_lock;               ///< guards m_contexts_ready and the turns' lock fields
   std::condition_variable m_changed;

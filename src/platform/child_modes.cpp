@@ -101,8 +101,11 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
   std::vector<std::string> args;
   std::vector<std::string> works;
   int die_after = -1; // "die=N": abort after N works (a shared child that crashes midway)
+  bool stoppable = false; // "stoppable": the work ends early at the parent's stop (long works)
   for (const std::string& arg : all_args) {
-    if (arg.starts_with("die=")) {
+    if (arg == "stoppable") {
+      stoppable = true;
+    } else if (arg.starts_with("die=")) {
       die_after = std::atoi(arg.c_str() + 4);
     } else if (arg.starts_with("works=")) {
       const std::string list = arg.substr(6);
@@ -148,7 +151,16 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
     if (noisy) {
       control_send('c'); // a repeat after the go
     }
-    std::this_thread::sleep_for(ms(1));
+    bool stopped = false;
+    if (stoppable) {
+      const auto until = std::chrono::steady_clock::now() + ms(1);
+      while (std::chrono::steady_clock::now() < until && !stopped) {
+        stopped = engine::gate::stop_requested();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    } else {
+      std::this_thread::sleep_for(ms(1));
+    }
     int64_t resumed = -1;
     if (ms(4).count() != 0) { // pause for the quiet host, then work as long again
       engine::gate::pause_for_quiet_host();
@@ -168,7 +180,8 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
                            {"began_ns", began},
                            {"resumed_ns", resumed},
                            {"done_ns", done},
-                           {"ended_ns", now_ns()}};
+                           {"ended_ns", now_ns()},
+                           {"stopped", stopped}};
     if (!works.empty()) {
       times["work"] = works[w];
       write_result_line(times);

@@ -248,7 +248,7 @@ template <typename T> using nvml_signature_t = typename NvmlSignature<T>::type;
   X(nvmlDeviceRegisterEvents, (nvmlReturn_t(*)(nvmlDevice_t, unsigned long long, nvmlEventSet_t)), \
     "nvmlDeviceRegisterEvents")                                                                    \
   X(nvmlEventSetWait, (nvmlReturn_t(*)(nvmlEventSet_t, nvmlEventData_t*, unsigned)),               \
-    "nvmlEventSetWait_v2")                                                                         \
+    "nvmlEventSetWait_v2", "nvmlEventSetWait")                                                                         \
   X(nvmlEventSetFree, (nvmlReturn_t(*)(nvmlEventSet_t)), "nvmlEventSetFree")
 
 struct NvmlApi {

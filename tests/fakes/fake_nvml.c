@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_scenario.h"
 
@@ -808,3 +809,54 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device,
                 &info->healthMask);
 }
 #endif
+
+/* ---- events (the long level's Xid watch) ---------------------------------------------------- */
+/* nvmlEventSetWait waits its timeout and answers NVML_ERROR_TIMEOUT (no event): a healthy GPU. */
+
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+typedef struct {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;
+  unsigned gpuInstanceId;
+  unsigned computeInstanceId;
+} nvmlEventData_t;
+
+static int g_event_set_token = 0;
+
+FAKE_EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  *set = (nvmlEventSet_t)&g_event_set_token;
+  return k_success;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long types,
+                                                  nvmlEventSet_t set) {
+  (void)device;
+  (void)types;
+  (void)set;
+  return k_success;
+}
+
+static nvmlReturn_t event_wait(nvmlEventSet_t set, nvmlEventData_t* data, unsigned timeout_ms) {
+  (void)set;
+  (void)data;
+  struct timespec pause = {(time_t)(timeout_ms / 1000), (long)(timeout_ms % 1000) * 1000000L};
+  nanosleep(&pause, NULL);
+  return 10; /* NVML_ERROR_TIMEOUT */
+}
+
+#ifndef FAKE_NVML_OLD
+FAKE_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
+                                             unsigned timeout_ms) {
+  return event_wait(set, data, timeout_ms);
+}
+#endif
+FAKE_EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t* data,
+                                          unsigned timeout_ms) {
+  return event_wait(set, data, timeout_ms);
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  (void)set;
+  return k_success;
+}

@@ -110,14 +110,16 @@ TEST(EngineCensus, GarbageGivesAnErrorNotAnException) {
 
 TEST(EngineMessages, OneVocabularyBothWays) {
   for (const GateMessage m :
-       {GateMessage::setup, GateMessage::go, GateMessage::resume, GateMessage::context_built,
-        GateMessage::ready, GateMessage::paused, GateMessage::done}) {
+       {GateMessage::setup, GateMessage::go, GateMessage::resume, GateMessage::stop,
+        GateMessage::context_built, GateMessage::ready, GateMessage::paused, GateMessage::done}) {
     EXPECT_EQ(parse_gate_message(static_cast<char>(m)), m);
     EXPECT_NE(to_string(m), "unknown");
   }
-  EXPECT_FALSE(parse_gate_message('x'));
+  EXPECT_FALSE(parse_gate_message('Z'));
   EXPECT_FALSE(parse_gate_message('\0'));
   EXPECT_TRUE(sent_by_parent(GateMessage::go));
+  EXPECT_TRUE(sent_by_parent(GateMessage::stop));
+  EXPECT_FALSE(gate::stop_requested()); // no channel: never
   EXPECT_FALSE(sent_by_parent(GateMessage::done));
   // Not scheduled (no control channel): the child's side returns at once.
   EXPECT_FALSE(gate::scheduled());

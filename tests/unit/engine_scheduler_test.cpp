@@ -140,6 +140,74 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
   EXPECT_EQ(one.jobs().size(), 4U);
 }
 
+/// The options with the long level's works too (memtest then burn in one child per GPU).
+SchedulerOptions long_options(int gpus, const std::string& tag, const char* work_ms) {
+  SchedulerOptions options = options_for(gpus, 80 * k_gib, tag);
+  for (const Work w : long_works()) {
+    options.works.push_back(w);
+    options.job_override[w] = {"test-gated", "20", work_ms, "10", "0", "stoppable"};
+  }
+  return options;
+}
+
+TEST(EngineScheduler, TheLongLevelRunsAfterEverythingElseAndBurnsTogether) {
+  Scheduler scheduler(long_options(2, "long", "60"));
+  scheduler.probes_over();
+  scheduler.run();
+  int64_t last_standard_end = 0;
+  std::vector<int64_t> burn_starts;
+  for (const JobReport& job : scheduler.jobs()) {
+    if (!is_long(job.work)) {
+      last_standard_end = std::max(last_standard_end, field(job, "ended_ns"));
+    }
+  }
+  for (const JobReport& job : scheduler.jobs()) {
+    if (!is_long(job.work)) {
+      continue;
+    }
+    ASSERT_TRUE(job.outcome && job.outcome->ok()) << check_id(job.work) << " " << job.skip_reason;
+    EXPECT_GE(field(job, "setup_began_ns"), last_standard_end) << check_id(job.work);
+    if (job.work == Work::burn) {
+      burn_starts.push_back(field(job, "began_ns"));
+    }
+  }
+  ASSERT_EQ(burn_starts.size(), 2U);
+  // Released in one step (the two go messages a few ms apart at most).
+  EXPECT_LT(std::llabs(burn_starts[0] - burn_starts[1]), 30'000'000);
+}
+
+TEST(EngineScheduler, AnInterruptStopsTheLongWorkWhichStillReports) {
+  SchedulerOptions options = long_options(1, "interrupt", "20000");
+  options.long_duration = 20000ms;
+  Scheduler scheduler(options);
+  scheduler.probes_over();
+  std::thread user([&scheduler] {
+    for (int i = 0; i < 400 && !(scheduler.progress() && scheduler.progress()->gpus > 0); ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    const std::optional<Scheduler::Progress> progress = scheduler.progress();
+    EXPECT_TRUE(progress && progress->phase == "memory test") << "no progress of the long level";
+    scheduler.interrupt();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  scheduler.run();
+  user.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s); // not the 20 s of the memory test
+  for (const JobReport& job : scheduler.jobs()) {
+    if (job.work == Work::memtest) {
+      ASSERT_TRUE(job.outcome && job.outcome->payload) << job.skip_reason;
+      EXPECT_TRUE(job.outcome->payload->value("stopped", false));
+    } else if (job.work == Work::burn) {
+      // It never started its work: stopped, not a failure of the machine.
+      EXPECT_FALSE(job.outcome.has_value());
+      EXPECT_EQ(job.skip, JobReport::Skip::stopped);
+      EXPECT_NE(job.skip_reason.find("interrupted"), std::string::npos) << job.skip_reason;
+    } else {
+      EXPECT_TRUE(job.outcome && job.outcome->ok()) << check_id(job.work);
+    }
+  }
+}
+
 TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
   SchedulerOptions options = options_for(2, 80 * k_gib, "together");
   options.works.push_back(Work::copies_together);

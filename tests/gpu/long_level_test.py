@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""The long level on real GPUs (ctest label "gpu"): gpucheck --level long with a short --duration
+must pass gpu.memtest and gpu.burn on a healthy machine, and catch the planted faults:
+GPUCHECK_PLANT_FAULT=memtest flips one bit of tested memory (gpu.memtest_errors) and
+GPUCHECK_PLANT_FAULT=burn perturbs one GEMM iteration's result (gpu.burn_mismatch).
+Without a GPU it exits 77 (skipped, with the reason)."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+PLANTED = {"memtest": ("gpu.memtest", "gpu.memtest_errors"),
+           "burn": ("gpu.burn", "gpu.burn_mismatch")}
+
+
+def run(gpucheck, only, duration, fault=None):
+    env = dict(os.environ)
+    env.pop("GPUCHECK_PLANT_FAULT", None)
+    if fault:
+        env["GPUCHECK_PLANT_FAULT"] = fault
+    start = time.monotonic()
+    proc = subprocess.run([gpucheck, "--json", "--level", "long", "--duration", str(duration),
+                           "--only", only], env=env, capture_output=True, text=True, timeout=600,
+                          check=False)
+    wall = time.monotonic() - start
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        print(f"gpucheck --level long --only {only}: no JSON report (exit {proc.returncode}):\n"
+              f"{proc.stderr}")
+        sys.exit(1)
+    return report, wall
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpucheck", required=True)
+    parser.add_argument("--duration", type=float, default=4)
+    args = parser.parse_args()
+    if not os.path.exists("/dev/nvidiactl"):
+        print("SKIP: no NVIDIA GPU on this machine (/dev/nvidiactl is absent)")
+        return 77
+    failures = []
+    report, wall = run(args.gpucheck, "gpu.memtest,gpu.burn", args.duration)
+    if report["context"]["mode"] != "long":
+        failures.append(f"mode is {report['context']['mode']}, not long")
+    for check in PLANTED.values():
+        mine = [r for r in report["results"] if r["check_id"] == check[0]]
+        if not mine:
+            failures.append(f"{check[0]}: no result")
+        for r in mine:
+            if r["status"] != "pass":
+                failures.append(f"{check[0]} GPU {r.get('gpu_index')}: {r['status']}: "
+                                f"{r['summary']}; {[f['message'] for f in r.get('findings', [])]}")
+            else:
+                print(f"ok   {check[0]} GPU {r.get('gpu_index')}: {r['summary']}")
+    # Two phases of --duration, plus contexts, allocation and the last pattern's pass.
+    if wall > 2 * args.duration + 15:
+        failures.append(f"the long level took {wall:.1f} s for --duration {args.duration}")
+    else:
+        print(f"ok   long level with --duration {args.duration}: {wall:.1f} s")
+    for fault, (check, code) in PLANTED.items():
+        planted, _ = run(args.gpucheck, check, args.duration, fault)
+        results = [r for r in planted["results"] if r["check_id"] == check]
+        caught = [r for r in results if r["status"] == "fail" and
+                  any(f["code"] == code for f in r.get("findings", []))]
+        if results and len(caught) == len(results):
+            print(f"ok   planted {fault} fault caught by {check} as {code}: "
+                  f"{caught[0]['findings'][0]['message']}")
+        else:
+            failures.append(f"planted {fault} fault NOT caught by {check}: "
+                            f"{[(r['status'], r['summary']) for r in results]}")
+    for failure in failures:
+        print("FAIL " + failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -27,7 +27,9 @@ def metric(result, name):
     return None
 
 
-def torch_gemm(types, n=8192, repeats=30):
+def torch_gemm(types, n=8192, repeats=30, seconds=0.0):
+    """PyTorch's `a @ b`, median TFLOP/s per type: `repeats` timed after a short warm-up (a
+    burst), or, with `seconds`, back to back for that long as the burn does (sustained)."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32,
@@ -39,14 +41,18 @@ def torch_gemm(types, n=8192, repeats=30):
         for _ in range(5):
             a @ b
         times = []
-        for _ in range(repeats):
-            s = torch.cuda.Event(enable_timing=True)
-            e = torch.cuda.Event(enable_timing=True)
-            s.record()
-            a @ b
-            e.record()
-            e.synchronize()
-            times.append(s.elapsed_time(e))
+        start = time.monotonic()
+        while len(times) < repeats if not seconds else time.monotonic() - start < seconds:
+            batch = []
+            for _ in range(8):
+                s = torch.cuda.Event(enable_timing=True)
+                e = torch.cuda.Event(enable_timing=True)
+                s.record()
+                a @ b
+                e.record()
+                batch.append((s, e))
+            batch[-1][1].synchronize()
+            times += [s.elapsed_time(e) for s, e in batch]
         out[t] = 2 * n ** 3 / (statistics.median(times) * 1e-3) / 1e12
         del a, b
         torch.cuda.empty_cache()
@@ -72,8 +78,11 @@ def main():
     rows = []
     by = lambda check: [r for r in results if r["check_id"] == check]
     burns = by("gpu.burn")
-    torch = {} if args.no_torch else torch_gemm([t for t in TYPES
-                                                  if burns and metric(burns[0], f"burn_{t}_tflops")])
+    types = [t for t in TYPES if burns and metric(burns[0], f"burn_{t}_tflops")]
+    # The burn gives each type an equal share of --duration: PyTorch runs as long, back to back.
+    share = args.duration / max(len(types), 1)
+    torch = {} if args.no_torch else torch_gemm(types, seconds=share)
+    burst = {} if args.no_torch else torch_gemm(types)
     for r in burns:
         g = r.get("gpu_index")
         for t in TYPES:
@@ -82,8 +91,8 @@ def main():
                 continue
             ref = torch.get(t) if g == 0 else None
             rows.append((f"GPU {g} burn GEMM 8192^3 {t} (TFLOP/s)", f"{ours:.1f}",
-                         f"{ref:.1f}" if ref else "", f"{ours / ref:.3f}" if ref else "",
-                         ">= 0.9 x PyTorch"))
+                         f"{ref:.1f} sustained {share:g} s, {burst[t]:.1f} burst" if ref else "",
+                         f"{ours / ref:.3f}" if ref else "", ">= 0.9 x PyTorch"))
     d2d = {r.get("gpu_index"): metric(r, "d2d_dram_gbps") for r in by("gpu.bandwidth")}
     for r in by("gpu.memtest"):
         g = r.get("gpu_index")

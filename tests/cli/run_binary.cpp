@@ -8,9 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 extern char** environ;
 
@@ -92,6 +95,10 @@ RunResult run_gpucheck(const RunSpec& spec) {
     return result;
   }
   int status = 0;
+  if (spec.signal_after) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(spec.signal_after->second));
+    ::kill(pid, spec.signal_after->first);
+  }
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

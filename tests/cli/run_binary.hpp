@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpucheck::cli_test {
@@ -24,6 +25,8 @@ struct RunSpec {
   std::optional<std::string> stdout_path;
   /// false: `env` is the whole environment, nothing is inherited (end-to-end scenarios).
   bool inherit_env = true;
+  /// Send this signal (SIGINT, SIGTERM) to gpucheck this many milliseconds after it started.
+  std::optional<std::pair<int, int>> signal_after;
 };
 
 /// The path of the gpucheck binary under test (GPUCHECK_BINARY).

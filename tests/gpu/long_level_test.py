@@ -7,6 +7,7 @@ Without a GPU it exits 77 (skipped, with the reason)."""
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -72,9 +73,42 @@ def main():
         else:
             failures.append(f"planted {fault} fault NOT caught by {check}: "
                             f"{[(r['status'], r['summary']) for r in results]}")
+    failures += interrupted(args.gpucheck)
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0
+
+
+def interrupted(gpucheck):
+    """Ctrl-C in the middle of the memory test: the report of what ran is still written (valid
+    JSON), the memory test says it was interrupted, the burn is skipped as stopped (never a
+    failure of the machine), and the exit code is 130."""
+    proc = subprocess.Popen([gpucheck, "--json", "--level", "long", "--duration", "30",
+                             "--only", "gpu.memtest,gpu.burn"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(8)
+    proc.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    out, err = proc.communicate(timeout=60)
+    stopped_in = time.monotonic() - start
+    problems = []
+    try:
+        report = json.loads(out)
+    except json.JSONDecodeError:
+        return [f"interrupted run: no JSON report (exit {proc.returncode}): {err[-500:]}"]
+    if proc.returncode != 130:
+        problems.append(f"interrupted run exited {proc.returncode}, not 130")
+    if stopped_in > 10:
+        problems.append(f"interrupted run took {stopped_in:.1f} s to stop")
+    for r in report["results"]:
+        if r["check_id"] == "gpu.memtest" and "interrupt" not in r["summary"]:
+            problems.append(f"gpu.memtest does not say it was interrupted: {r['summary']}")
+        if r["check_id"] == "gpu.burn" and r["status"] != "skip":
+            problems.append(f"gpu.burn after the interrupt: {r['status']}: {r['summary']}")
+    if not problems:
+        print(f"ok   Ctrl-C: stopped in {stopped_in:.1f} s, exit 130, "
+              f"{[(r['check_id'], r['status'], r['summary']) for r in report['results']]}")
+    return problems
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -168,6 +169,8 @@ struct Scenario {
   bool hide_loader_cache = false;
   /// A directory of the fixture root (system path) put first on LD_LIBRARY_PATH.
   std::string tree_lib_dir_first;
+  /// A signal sent to gpucheck this many milliseconds after it started (Ctrl-C, SIGTERM).
+  std::optional<std::pair<int, int>> signal_after;
 };
 
 /// Copy the fake libraries (files and links) into `to`, leaving out names with these prefixes.
@@ -238,7 +241,8 @@ Outcome run_scenario(const Scenario& s) {
   }
   args.insert(args.end(), s.args.begin(), s.args.end());
   const cli_test::RunResult run =
-      cli_test::run_gpucheck({.args = args, .env = env, .inherit_env = false});
+      cli_test::run_gpucheck(
+          {.args = args, .env = env, .inherit_env = false, .signal_after = s.signal_after});
   std::filesystem::remove(scenario_file);
 
   Outcome outcome;
@@ -700,6 +704,18 @@ std::vector<Scenario> scenarios() {
                       [](const nlohmann::json& r) {
                         EXPECT_EQ(r["snapshot"]["nvml"]["failure"]["kind"], "timeout");
                       }});
+  // Ctrl-C or SIGTERM while a probe hangs: the report of what ran is still complete (the hung
+  // probe is named when its deadline passes), then exit 128 + the signal. The twin without a
+  // signal is nvml_hangs above (exit 1).
+  for (const auto& [signo, code] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
+    list.push_back({.name = signo == SIGINT ? "nvml_hangs_and_ctrl_c" : "nvml_hangs_and_sigterm",
+                    .fake = "nvml.init_hang=1\n",
+                    .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                    .args = {"--probe-timeout", "2"},
+                    .codes = {"probe.timed_out"},
+                    .exit_code = code,
+                    .signal_after = std::pair{signo, 500}});
+  }
   // Python frameworks (docs/frameworks.md): a venv on PATH inside the fixture root, read from its
   // files (no interpreter runs under a sysroot).
   list.push_back({.name = "pytorch_venv_fits_the_gpu",

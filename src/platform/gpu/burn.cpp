@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -21,7 +22,6 @@
 #include <thread>
 #include <vector>
 
-#include "engine/census.hpp"
 #include "engine/messages.hpp"
 #include "kernels/gpucheck_values.h"
 #include "platform/dynlib.hpp"
@@ -137,14 +137,18 @@ public:
     m_initialised = true;
     unsigned count = 0;
     m_api.nvmlDeviceGetCount(&count);
-    const std::string want = engine::normal_bus_id(bus_id);
-    for (unsigned i = 0; i < count && m_device == nullptr; ++i) {
+    // CUDA writes "0000:3B:00.0", NVML "00000000:3B:00.0": compared as numbers.
+    unsigned domain = 0;
+    unsigned bus = 0;
+    unsigned dev = 0;
+    const bool parsed = std::sscanf(bus_id.c_str(), "%x:%x:%x", &domain, &bus, &dev) == 3;
+    for (unsigned i = 0; parsed && i < count && m_device == nullptr; ++i) {
       nvmlDevice_t device = nullptr;
       nvmlPciInfo_t pci{};
       if (m_api.nvmlDeviceGetHandleByIndex(i, &device) == k_nvml_success &&
           m_api.nvmlDeviceGetPciInfo != nullptr &&
-          m_api.nvmlDeviceGetPciInfo(device, &pci) == k_nvml_success &&
-          engine::normal_bus_id(pci.busId) == want) {
+          m_api.nvmlDeviceGetPciInfo(device, &pci) == k_nvml_success && pci.domain == domain &&
+          pci.bus == bus && pci.device == dev) {
         m_device = device;
       }
     }

@@ -36,7 +36,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr unsigned k_block = 256;
 constexpr uint64_t k_mib = 1ULL << 20;
-constexpr int k_batch = 8;                 // iterations between two looks at the clock
+constexpr int k_batch = 8;                 // iterations between two looks at the clock, at most
+constexpr double k_batch_s = 0.2;          // a batch's length, at most (a slow GPU: fewer)
 constexpr uint32_t k_input_seed = 0x5EEDU; // the same inputs on every GPU: results comparable
 constexpr int k_cublas_op_n = 0;
 constexpr int k_cublas_gemm_default = -1;
@@ -282,6 +283,7 @@ private:
 
 /// One type's burn: A, B, C, the first result kept as the reference.
 struct TypeResult {
+  bool too_slow = false; ///< one GEMM takes more than a quarter of the share: try a smaller n
   nlohmann::json json;
   double median_tflops = 0;
   uint64_t mismatched_iterations = 0;
@@ -325,8 +327,20 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
                                 type.data_type, n, type.compute, k_cublas_gemm_default),
                  "cublasGemmEx");
   };
-  // The first iteration: the reference, and its hash (compared across GPUs of one model).
+  // The first iteration: the reference, and its hash (compared across GPUs of one model). Its
+  // time sizes the batches (and says when n is too large for this GPU's share of the burn).
+  stream.synchronize();
+  const auto first_start = Clock::now();
   gemm();
+  stream.synchronize();
+  const std::chrono::duration<double> first = Clock::now() - first_start;
+  if (first > share / 4 && n > 1024) {
+    TypeResult slow;
+    slow.too_slow = true;
+    return slow;
+  }
+  const int batch = std::clamp(static_cast<int>(k_batch_s / std::max(first.count(), 1e-6)), 1,
+                               k_batch);
   GPUCHECK_CU(api, cuMemcpyDtoDAsync, reference.get(), c.get(), static_cast<size_t>(bytes),
               stream.get());
   GPUCHECK_CU(api, cuMemsetD32Async, hash.get(), 0U, size_t{2}, stream.get());
@@ -355,7 +369,7 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
   const bool plant = fault_planted("burn");
   while (Clock::now() - begin < share && !stop()) {
     GPUCHECK_CU(api, cuMemsetD32Async, counters.get(), 0U, size_t{2 * k_batch}, stream.get());
-    for (int i = 0; i < k_batch; ++i) {
+    for (int i = 0; i < batch; ++i) {
       starts[i]->record(stream.get());
       gemm();
       ends[i]->record(stream.get());
@@ -374,7 +388,7 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
     GPUCHECK_CU(api, cuMemcpyDtoHAsync, bad.data(), counters.get(), size_t{8 * k_batch},
                 stream.get());
     stream.synchronize();
-    for (int i = 0; i < k_batch; ++i) {
+    for (int i = 0; i < batch; ++i) {
       const double ms = elapsed_ms(api, *starts[i], *ends[i]);
       if (ms > 0) {
         tflops.push_back(flop / (ms * 1e-3) / 1e12);
@@ -387,7 +401,7 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
         }
       }
     }
-    iteration += k_batch;
+    iteration += batch;
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   result.median_tflops = tflops.empty() ? 0.0 : median(tflops);
@@ -454,6 +468,10 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
     }
     TypeResult r =
         burn_type(session, module.kernels(), cublas, handle, stream, type, n, share, stop);
+    while (r.too_slow && n > 1024) {
+      n /= 2; // one GEMM would take most of this type's share on this GPU
+      r = burn_type(session, module.kernels(), cublas, handle, stream, type, n, share, stop);
+    }
     out["metrics"].push_back(metric(fmt::format("burn_{}_tflops", type.name), r.median_tflops,
                                     "TFLOP/s",
                                     fmt::format("median of {} GEMMs {}^3",

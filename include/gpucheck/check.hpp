@@ -48,8 +48,8 @@ struct CheckOptions {
   bool quick = false; ///< no GPU work
   /// Why active checks are skipped when `quick` is set: "--quick" or a replayed snapshot.
   std::string no_gpu_work_reason = "--quick: no GPU work";
-  std::chrono::milliseconds timeout{30000}; ///< per active check
-  Level level = Level::standard;            ///< --level (quick also sets `quick`)
+  std::chrono::milliseconds timeout{30000};  ///< per active check
+  Level level = Level::standard;             ///< --level (quick also sets `quick`)
   std::chrono::milliseconds duration{60000}; ///< --duration: each timed phase of the long level
   bool force = false; ///< --force: the long level also runs on GPUs that other processes use
 };

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -292,8 +292,9 @@ int command_run(const RunOptions& options, bool report_command) {
   // report of what ran is written; the exit code then says which signal came.
   engine::GpuEngine* engine_ptr = gpu_engine.get();
   const InterruptWatch interrupt_watch([engine_ptr](int signo) {
-    std::fprintf(stderr, "\ngpucheck: %s: stopping the GPU work; the report shows what ran (again "
-                         "to quit at once)\n",
+    std::fprintf(stderr,
+                 "\ngpucheck: %s: stopping the GPU work; the report shows what ran (again "
+                 "to quit at once)\n",
                  signo == SIGTERM ? "SIGTERM" : "interrupted");
     if (engine_ptr != nullptr) {
       engine_ptr->interrupt();

@@ -18,7 +18,7 @@ struct RunOptions {
   bool quick = false;
   /// --level quick|standard|long (unset: standard, or quick with --quick).
   std::optional<std::string> level_name;
-  Level level = Level::standard; ///< resolved from --quick and --level (resolve_level)
+  Level level = Level::standard;    ///< resolved from --quick and --level (resolve_level)
   std::optional<double> duration_s; ///< --duration: each timed phase of the long level
   bool force = false;               ///< --force: the long level also on GPUs others use
   bool verbose = false;

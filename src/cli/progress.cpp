@@ -21,8 +21,7 @@ ProgressLine::ProgressLine(Source source, bool enabled) : m_source(std::move(sou
   }
   m_thread = std::thread([this] {
     while (!m_stop.load()) {
-      if (const std::optional<engine::Scheduler::Progress> now = m_source();
-          now && now->gpus > 0) {
+      if (const std::optional<engine::Scheduler::Progress> now = m_source(); now && now->gpus > 0) {
         std::fprintf(stderr, "\r\033[K%s", progress_text(*now).c_str());
         std::fflush(stderr);
         m_drawn = true;

@@ -41,9 +41,9 @@ constexpr std::string_view k_long_after_standard = "long_after_standard";
 constexpr std::string_view k_burn_together = "burn_together";
 
 // The order of the gated work (and of the works in the shared child).
-constexpr std::array<Work, 7> k_work_order{Work::compute,         Work::streams, Work::bandwidth,
-                                           Work::copies_together, Work::cudnn,   Work::memtest,
-                                           Work::burn};
+constexpr std::array<Work, 7> k_work_order{
+    Work::compute, Work::streams, Work::bandwidth, Work::copies_together,
+    Work::cudnn,   Work::memtest, Work::burn};
 
 // A job's life as numbered events: setup (0), context built (1), ready (2), go (3), done (4),
 // exited (5). Each happens after the one before it; setup and go also after their conditions.

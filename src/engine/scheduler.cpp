@@ -449,7 +449,8 @@ void Scheduler::run() {
   // Jobs stopped because the user interrupted the run: not a failure of the machine.
   if (m_interrupted.load()) {
     for (JobReport& report : m_reports) {
-      if (report.outcome && report.outcome->failure && report.outcome->failure->kind == "cancelled") {
+      if (report.outcome && report.outcome->failure &&
+          report.outcome->failure->kind == "cancelled") {
         report.outcome.reset();
         report.skip = JobReport::Skip::stopped;
         report.skip_reason = "stopped: the run was interrupted before this check finished";

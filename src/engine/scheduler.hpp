@@ -122,10 +122,10 @@ public:
   void interrupt();
   /// Any thread: what the long level is doing now, for the progress line; nullopt outside it.
   struct Progress {
-    std::string phase;          ///< "memory test", "burn"
-    size_t gpus = 0;            ///< GPUs in this phase now
-    double elapsed_s = 0;       ///< since the phase's first go
-    double total_s = 0;         ///< --duration
+    std::string phase;    ///< "memory test", "burn"
+    size_t gpus = 0;      ///< GPUs in this phase now
+    double elapsed_s = 0; ///< since the phase's first go
+    double total_s = 0;   ///< --duration
   };
   [[nodiscard]] std::optional<Progress> progress() const;
   /// Any thread: block until every job has built its context (or ended, or will not run), or
@@ -212,7 +212,7 @@ private:
   std::atomic<bool> m_probes_over{false};
   std::atomic<bool> m_interrupted{false};
   mutable std::mutex m_progress_lock;
-  std::optional<Progress> m_progress; ///< under m_progress_lock
+  std::optional<Progress> m_progress;                                 ///< under m_progress_lock
   std::optional<std::chrono::steady_clock::time_point> m_phase_start; ///< likewise
   std::atomic<bool> m_stop{false}; ///< cancel(): the turn waiters give up
   std::mutex m_lock;               ///< guards m_contexts_ready and the turns' lock fields

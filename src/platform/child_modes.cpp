@@ -100,7 +100,7 @@ nlohmann::json test_big(const std::vector<std::string>&) {
 nlohmann::json test_gated(const std::vector<std::string>& all_args) {
   std::vector<std::string> args;
   std::vector<std::string> works;
-  int die_after = -1; // "die=N": abort after N works (a shared child that crashes midway)
+  int die_after = -1;     // "die=N": abort after N works (a shared child that crashes midway)
   bool stoppable = false; // "stoppable": the work ends early at the parent's stop (long works)
   for (const std::string& arg : all_args) {
     if (arg == "stoppable") {

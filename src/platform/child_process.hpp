@@ -52,7 +52,7 @@ struct ChildOutcome {
   /// With ChildRequest::result_lines, when the child failed: the complete lines it had written
   /// (a JSON array, maybe empty).
   std::shared_ptr<const nlohmann::json> partial;
-  std::string stderr_tail;                       ///< last lines of the child's stderr and stdout
+  std::string stderr_tail;              ///< last lines of the child's stderr and stdout
   std::chrono::milliseconds elapsed{0}; ///< from the start, or from ChildGroup::mark_start()
 
   [[nodiscard]] bool ok() const { return payload != nullptr; }

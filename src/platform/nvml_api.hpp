@@ -112,9 +112,9 @@ constexpr nvmlReturn_t k_nvml_not_supported = 3;
 constexpr nvmlReturn_t k_nvml_insufficient_size = 7;
 constexpr int k_nvml_string_buffer = 96; ///< enough for names, UUIDs, serials, versions
 
-constexpr int k_nvml_clock_sm = 1;               ///< nvmlClockType_t NVML_CLOCK_SM
-constexpr int k_nvml_clock_mem = 2;              ///< NVML_CLOCK_MEM
-constexpr nvmlReturn_t k_nvml_timeout = 10;      ///< NVML_ERROR_TIMEOUT
+constexpr int k_nvml_clock_sm = 1;                   ///< nvmlClockType_t NVML_CLOCK_SM
+constexpr int k_nvml_clock_mem = 2;                  ///< NVML_CLOCK_MEM
+constexpr nvmlReturn_t k_nvml_timeout = 10;          ///< NVML_ERROR_TIMEOUT
 constexpr unsigned long long k_nvml_event_xid = 0x8; ///< nvmlEventTypeXidCriticalError
 constexpr int k_nvml_temperature_gpu = 0;        ///< nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU
 constexpr int k_nvml_memory_error_corrected = 0; ///< nvmlMemoryErrorType_t
@@ -248,7 +248,7 @@ template <typename T> using nvml_signature_t = typename NvmlSignature<T>::type;
   X(nvmlDeviceRegisterEvents, (nvmlReturn_t(*)(nvmlDevice_t, unsigned long long, nvmlEventSet_t)), \
     "nvmlDeviceRegisterEvents")                                                                    \
   X(nvmlEventSetWait, (nvmlReturn_t(*)(nvmlEventSet_t, nvmlEventData_t*, unsigned)),               \
-    "nvmlEventSetWait_v2", "nvmlEventSetWait")                                                                         \
+    "nvmlEventSetWait_v2", "nvmlEventSetWait")                                                     \
   X(nvmlEventSetFree, (nvmlReturn_t(*)(nvmlEventSet_t)), "nvmlEventSetFree")
 
 struct NvmlApi {

@@ -240,9 +240,8 @@ Outcome run_scenario(const Scenario& s) {
     args.emplace_back("--quick");
   }
   args.insert(args.end(), s.args.begin(), s.args.end());
-  const cli_test::RunResult run =
-      cli_test::run_gpucheck(
-          {.args = args, .env = env, .inherit_env = false, .signal_after = s.signal_after});
+  const cli_test::RunResult run = cli_test::run_gpucheck(
+      {.args = args, .env = env, .inherit_env = false, .signal_after = s.signal_after});
   std::filesystem::remove(scenario_file);
 
   Outcome outcome;

@@ -85,8 +85,8 @@ TEST(MemtestPatterns, AddressAndRandomFindAMisplacedWrite) {
   }
   write_words(words, 0, k_address, State{gpucheck_mt_constant, 0x55555555U, 0});
   words[10] = words[11];
-  EXPECT_TRUE(check_words(words, 0, k_address, State{gpucheck_mt_constant, 0x55555555U, 0})
-                  .empty());
+  EXPECT_TRUE(
+      check_words(words, 0, k_address, State{gpucheck_mt_constant, 0x55555555U, 0}).empty());
 }
 
 } // namespace

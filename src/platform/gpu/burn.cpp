@@ -16,8 +16,8 @@
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -217,9 +217,15 @@ public:
   }
 
   [[nodiscard]] nlohmann::json watch() const {
-    nlohmann::json w = {{"available", m_device != nullptr}, {"why", m_why}, {"period_ms", 100},
-                        {"t_ms", m_t},       {"sm_mhz", m_sm},   {"mem_mhz", m_mem},
-                        {"temp_c", m_temp},  {"power_w", m_power}, {"reasons", m_reasons},
+    nlohmann::json w = {{"available", m_device != nullptr},
+                        {"why", m_why},
+                        {"period_ms", 100},
+                        {"t_ms", m_t},
+                        {"sm_mhz", m_sm},
+                        {"mem_mhz", m_mem},
+                        {"temp_c", m_temp},
+                        {"power_w", m_power},
+                        {"reasons", m_reasons},
                         {"max_sm_mhz", m_max_sm}};
     return w;
   }
@@ -305,7 +311,8 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
   DeviceBuffer reference(session, bytes);
   DeviceBuffer counters(session, 8 * k_batch);
   DeviceBuffer hash(session, 8);
-  for (const auto& [buffer, seed] : {std::pair{&a, k_input_seed}, std::pair{&b, k_input_seed + 1}}) {
+  for (const auto& [buffer, seed] :
+       {std::pair{&a, k_input_seed}, std::pair{&b, k_input_seed + 1}}) {
     CUdeviceptr out = buffer->get();
     uint64_t count = elements;
     uint32_t s = seed;
@@ -339,8 +346,8 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
     slow.too_slow = true;
     return slow;
   }
-  const int batch = std::clamp(static_cast<int>(k_batch_s / std::max(first.count(), 1e-6)), 1,
-                               k_batch);
+  const int batch =
+      std::clamp(static_cast<int>(k_batch_s / std::max(first.count(), 1e-6)), 1, k_batch);
   GPUCHECK_CU(api, cuMemcpyDtoDAsync, reference.get(), c.get(), static_cast<size_t>(bytes),
               stream.get());
   GPUCHECK_CU(api, cuMemsetD32Async, hash.get(), 0U, size_t{2}, stream.get());
@@ -428,10 +435,10 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
   set_stage("load cuBLAS");
   const Cublas cublas;
   if (!cublas.lib.loaded() || !cublas.usable()) {
-    throw std::runtime_error(
-        cublas.lib.loaded()
-            ? "cuBLAS lacks cublasGemmEx or cublasCreate_v2"
-            : "cuBLAS (libcublas.so.13 or .12) could not be loaded: " + cublas.lib.load().error);
+    throw std::runtime_error(cublas.lib.loaded()
+                                 ? "cuBLAS lacks cublasGemmEx or cublasCreate_v2"
+                                 : "cuBLAS (libcublas.so.13 or .12) could not be loaded: " +
+                                       cublas.lib.load().error);
   }
   void* handle = nullptr;
   set_stage("cublasCreate");
@@ -472,10 +479,9 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
       n /= 2; // one GEMM would take most of this type's share on this GPU
       r = burn_type(session, module.kernels(), cublas, handle, stream, type, n, share, stop);
     }
-    out["metrics"].push_back(metric(fmt::format("burn_{}_tflops", type.name), r.median_tflops,
-                                    "TFLOP/s",
-                                    fmt::format("median of {} GEMMs {}^3",
-                                                r.json["iterations"].get<int>(), n)));
+    out["metrics"].push_back(
+        metric(fmt::format("burn_{}_tflops", type.name), r.median_tflops, "TFLOP/s",
+               fmt::format("median of {} GEMMs {}^3", r.json["iterations"].get<int>(), n)));
     Verification v{"burn", fmt::format("{} GEMM {}^3, every iteration against the first, bit "
                                        "for bit",
                                        type.name, n)};
@@ -483,8 +489,8 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
     v.mismatches = r.mismatched_iterations;
     if (r.first_bad_iteration) {
       v.first_index = static_cast<uint64_t>(*r.first_bad_iteration);
-      v.got = fmt::format("{} words differ in iteration {}", r.first_bad_words,
-                          *r.first_bad_iteration);
+      v.got =
+          fmt::format("{} words differ in iteration {}", r.first_bad_words, *r.first_bad_iteration);
       v.want = "the first iteration's result";
     }
     out["verify"].push_back(engine::to_json(v));

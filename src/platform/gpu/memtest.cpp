@@ -184,9 +184,8 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
                            {"chunks", chunks.chunks().size()},
                            {"duration_s", std::chrono::duration<double>(duration).count()}};
   if (chunks.chunks().empty()) {
-    throw std::runtime_error(
-        fmt::format("no memory to test: {} MiB free, none of it could be allocated",
-                    free_bytes / k_mib));
+    throw std::runtime_error(fmt::format(
+        "no memory to test: {} MiB free, none of it could be allocated", free_bytes / k_mib));
   }
   Stream stream(session);
   Tester tester(session, module.kernels(), chunks, stream, errors.get());
@@ -202,8 +201,7 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
   const auto note_errors = [&](const std::string& pattern) {
     const GpucheckMemtestErrors e = read_errors(api, errors.get());
     const uint64_t stored = std::min<uint64_t>(e.count, GPUCHECK_MEMTEST_RECORDED);
-    for (uint64_t i = std::min<uint64_t>(seen_errors, GPUCHECK_MEMTEST_RECORDED); i < stored;
-         ++i) {
+    for (uint64_t i = std::min<uint64_t>(seen_errors, GPUCHECK_MEMTEST_RECORDED); i < stored; ++i) {
       recorded.push_back({{"address", fmt::format("0x{:x}", e.address[i])},
                           {"pattern", pattern},
                           {"expected", fmt::format("0x{:08x}", e.expected[i])},
@@ -278,15 +276,17 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
   report["error_count"] = e.count;
   report["errors"] = recorded;
   out["memtest"] = report;
-  out["metrics"].push_back(metric("memtest_throughput_gbps",
-                                  seconds > 0 ? static_cast<double>(tester.moved()) / seconds / 1e9
-                                              : 0.0,
-                                  "GB/s", "bytes written plus bytes read, per second"));
   out["metrics"].push_back(
-      metric("memtest_coverage_percent",
-             free_bytes > 0 ? 100.0 * static_cast<double>(chunks.bytes()) / static_cast<double>(free_bytes) : 0.0, "%",
-             fmt::format("{} of {} MiB free, in {} chunks", chunks.bytes() / k_mib,
-                         free_bytes / k_mib, chunks.chunks().size())));
+      metric("memtest_throughput_gbps",
+             seconds > 0 ? static_cast<double>(tester.moved()) / seconds / 1e9 : 0.0, "GB/s",
+             "bytes written plus bytes read, per second"));
+  out["metrics"].push_back(metric(
+      "memtest_coverage_percent",
+      free_bytes > 0 ? 100.0 * static_cast<double>(chunks.bytes()) / static_cast<double>(free_bytes)
+                     : 0.0,
+      "%",
+      fmt::format("{} of {} MiB free, in {} chunks", chunks.bytes() / k_mib, free_bytes / k_mib,
+                  chunks.chunks().size())));
   Verification v{"memtest", fmt::format("every word of {} MiB under {} patterns, {} full rounds",
                                         chunks.bytes() / k_mib, passes.size(), rounds)};
   v.checked = tester.checked_words();

@@ -47,8 +47,8 @@ void write_words(std::span<uint32_t> words, uint64_t first, uint64_t address, co
   }
 }
 
-std::vector<BadWord> check_words(std::span<const uint32_t> words, uint64_t first,
-                                 uint64_t address, const State& state) {
+std::vector<BadWord> check_words(std::span<const uint32_t> words, uint64_t first, uint64_t address,
+                                 const State& state) {
   std::vector<BadWord> bad;
   for (uint64_t i = 0; i < words.size(); ++i) {
     const uint32_t want = word_value(state, first + i, address + 4 * i);

@@ -42,7 +42,7 @@ struct BadWord {
 /// Fill `words` (word 0 is word `first` of the tested range, at `address`) with `state`.
 void write_words(std::span<uint32_t> words, uint64_t first, uint64_t address, const State& state);
 /// The words of `words` that do not hold `state` (the host twin of gpucheck_memtest_check).
-std::vector<BadWord> check_words(std::span<const uint32_t> words, uint64_t first,
-                                 uint64_t address, const State& state);
+std::vector<BadWord> check_words(std::span<const uint32_t> words, uint64_t first, uint64_t address,
+                                 const State& state);
 
 } // namespace gpucheck::platform::gpu::memtest

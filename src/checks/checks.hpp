@@ -21,6 +21,7 @@ CheckDef env_visible_devices_check(); ///< env.visible_devices
 CheckDef env_container_check();       ///< env.container
 CheckDef env_device_nodes_check();    ///< env.device_nodes
 CheckDef env_nouveau_check();         ///< env.nouveau
+CheckDef env_hybrid_graphics_check(); ///< env.hybrid_graphics (F42)
 CheckDef env_variables_check();       ///< env.variables
 CheckDef env_wsl_check();             ///< env.wsl
 CheckDef env_shm_check();             ///< env.shm

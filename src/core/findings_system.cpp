@@ -120,6 +120,16 @@ constexpr FindingSpec k_table[] = {
      "add the user to the group that owns {0} (ls -l {0}; often video or render: sudo usermod "
      "-aG video $USER, then log in again); in a container check the device cgroup (--gpus, "
      "--device {0})"},
+    {"env.dgpu_switched_off", Severity::fail, "hybrid graphics switched the NVIDIA GPU off",
+     "This machine has an integrated GPU beside the NVIDIA one (Optimus, PRIME). The "
+     "distribution's PRIME profile 'intel', bbswitch or a modprobe blacklist switched the NVIDIA "
+     "GPU off, so the driver does not see it: nvidia-smi says 'No devices were found' and CUDA "
+     "finds no device or fails with an unknown error.",
+     "{0} is switched off beside the integrated GPU {1}: {2}",
+     "select the NVIDIA GPU: sudo prime-select nvidia (or on-demand, never intel) and reboot; "
+     "remove NVIDIA blacklist lines from /etc/modprobe.d and rebuild the initramfs; where the "
+     "BIOS offers it, choose hybrid or discrete graphics. In on-demand mode the first CUDA call "
+     "waits while the GPU wakes"},
     {"env.driver_capabilities_no_compute", Severity::warn, "Container lacks the compute capability",
      "The NVIDIA container runtime injects only the libraries for the capabilities requested; "
      "without compute there is no libcuda in the container.",

@@ -21,6 +21,7 @@ std::span<const CheckDef> all_checks() {
       checks::env_container_check(),
       checks::env_device_nodes_check(),
       checks::env_nouveau_check(),
+      checks::env_hybrid_graphics_check(),
       checks::env_variables_check(),
       checks::env_wsl_check(),
       checks::env_shm_check(),

@@ -99,6 +99,20 @@ std::vector<DeviceNode> probe_device_nodes(const Sysroot& root) {
   return nodes;
 }
 
+/// "0000:00:02.0 0x8086" for a display controller of an integrated GPU's vendor (Intel, AMD):
+/// beside an NVIDIA GPU, the machine has hybrid graphics (a laptop's Optimus/PRIME).
+std::optional<std::string> integrated_gpu(const Sysroot& root, const std::string& bdf) {
+  const std::string dir = "/sys/bus/pci/devices/" + bdf;
+  const std::string vendor = lower(read_attribute(root, dir + "/vendor").value_or(""));
+  if (vendor != "0x8086" && vendor != "0x1002") {
+    return std::nullopt;
+  }
+  if (!lower(read_attribute(root, dir + "/class").value_or("")).starts_with("0x03")) {
+    return std::nullopt;
+  }
+  return bdf + " " + vendor;
+}
+
 std::optional<PciDevice> probe_pci_function(const Sysroot& root, const std::string& bdf) {
   const std::string dir = "/sys/bus/pci/devices/" + bdf;
   const std::optional<std::string> vendor = read_attribute(root, dir + "/vendor");
@@ -233,8 +247,13 @@ KernelModuleInfo probe_kernel_module(const Sysroot& root) {
   for (const std::string& bdf : root.list("/sys/bus/pci/devices")) {
     if (std::optional<PciDevice> device = probe_pci_function(root, bdf)) {
       info.pci_devices.push_back(std::move(*device));
+    } else if (std::optional<std::string> integrated = integrated_gpu(root, bdf)) {
+      info.integrated_gpus.push_back(std::move(*integrated));
     }
   }
+  // Hybrid graphics (F42): the PRIME profile and bbswitch say whether the NVIDIA GPU is off.
+  info.prime_profile = read_nonempty_line(root, "/etc/prime-discrete");
+  info.bbswitch = read_nonempty_line(root, "/proc/acpi/bbswitch");
   probe_module_policy(root, info);
   return info;
 }

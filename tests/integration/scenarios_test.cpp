@@ -703,6 +703,69 @@ std::vector<Scenario> scenarios() {
                       [](const nlohmann::json& r) {
                         EXPECT_EQ(r["snapshot"]["nvml"]["failure"]["kind"], "timeout");
                       }});
+  // Hybrid graphics (F42): an Intel GPU beside the NVIDIA one. Ubuntu's PRIME profile 'intel'
+  // switched the NVIDIA GPU off (no driver bound to it); the healthy twin runs the on-demand
+  // profile, its GPU asleep between uses with the nvidia driver bound; a server's BMC display
+  // (ASPEED) is no integrated GPU.
+  const auto display = [](FixtureTree& t, const std::string& bdf, const std::string& vendor) {
+    t.file("/sys/bus/pci/devices/" + bdf + "/vendor", vendor + "\n");
+    t.file("/sys/bus/pci/devices/" + bdf + "/class", "0x030000\n");
+  };
+  list.push_back({.name = "hybrid_laptop_prime_intel_profile",
+                  .root =
+                      [display](FixtureTree& t) {
+                        display(t, "0000:00:02.0", "0x8086");
+                        const std::string dev = "/sys/bus/pci/devices/" + fake_bdf(0);
+                        t.file(dev + "/vendor", "0x10de\n");
+                        t.file(dev + "/class", "0x030200\n");
+                        t.file(dev + "/power/runtime_status", "suspended\n");
+                        t.file("/etc/prime-discrete", "off\n");
+                      },
+                  .args = {"--only", "env.hybrid_graphics"},
+                  .codes = {"env.dgpu_switched_off"},
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        remedy_names(r, "env.dgpu_switched_off", "prime-select nvidia");
+                        const nlohmann::json* f = finding_with(r, "env.dgpu_switched_off");
+                        ASSERT_NE(f, nullptr);
+                        EXPECT_NE((*f)["message"].get<std::string>().find("0000:00:02.0 (Intel)"),
+                                  std::string::npos);
+                      }});
+  list.push_back(
+      {.name = "hybrid_laptop_on_demand_gpu_asleep",
+       .root =
+           [display](FixtureTree& t) {
+             healthy_root(t, 1);
+             display(t, "0000:00:02.0", "0x8086");
+             t.file("/sys/bus/pci/devices/" + fake_bdf(0) + "/power/runtime_status", "suspended\n");
+             t.file("/etc/prime-discrete", "on-demand\n");
+           },
+       .args = {"--only", "env.hybrid_graphics"},
+       .codes = {},
+       .exit_code = 0,
+       .extra =
+           [](const nlohmann::json& r) {
+             const nlohmann::json* result = result_of(r, "env.hybrid_graphics");
+             ASSERT_NE(result, nullptr);
+             EXPECT_EQ((*result)["status"], "pass");
+             EXPECT_NE((*result)["summary"].get<std::string>().find("wakes"), std::string::npos);
+           }});
+  list.push_back({.name = "server_bmc_display_is_not_hybrid",
+                  .root =
+                      [display](FixtureTree& t) {
+                        healthy_root(t, 1);
+                        display(t, "0000:02:00.0", "0x1a03");
+                      },
+                  .args = {"--only", "env.hybrid_graphics"},
+                  .codes = {},
+                  .exit_code = 0,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        const nlohmann::json* result = result_of(r, "env.hybrid_graphics");
+                        ASSERT_NE(result, nullptr);
+                        EXPECT_EQ((*result)["status"], "skip");
+                      }});
   // Ctrl-C or SIGTERM while a probe hangs: the report of what ran is still complete (the hung
   // probe is named when its deadline passes), then exit 128 + the signal. The twin without a
   // signal is nvml_hangs above (exit 1).

@@ -90,6 +90,13 @@ struct KernelModuleInfo {
   std::string lockdown;            ///< /sys/kernel/security/lockdown mode: "none", "integrity"
   /// "file: line" for each modprobe.d line that blacklists or disables an NVIDIA module.
   std::vector<std::string> modprobe_blacklist;
+  /// Display controllers of an integrated GPU's vendor beside the NVIDIA ones (hybrid graphics,
+  /// Optimus/PRIME): "0000:00:02.0 0x8086" (Intel) or "... 0x1002" (AMD).
+  std::vector<std::string> integrated_gpus;
+  /// /etc/prime-discrete (Ubuntu's PRIME profile): "on", "off" (the intel profile), "on-demand".
+  std::optional<std::string> prime_profile;
+  /// /proc/acpi/bbswitch: "0000:01:00.0 OFF" when bbswitch powered the NVIDIA GPU off.
+  std::optional<std::string> bbswitch;
 
   bool operator==(const KernelModuleInfo&) const = default;
 };

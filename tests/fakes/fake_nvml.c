@@ -808,3 +808,34 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device,
                 &info->healthMask);
 }
 #endif
+
+/* The event API (gpu.burn's Xid watch): an event set can be made and freed; registering a
+ * device for events is not supported here, as on a GPU without event support, so a burn over
+ * this library says that Xids were not watched. */
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+static int g_event_set;
+
+FAKE_EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  *set = (nvmlEventSet_t)(void*)&g_event_set;
+  return k_success;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long types,
+                                                  nvmlEventSet_t set) {
+  (void)device;
+  (void)types;
+  (void)set;
+  return k_not_supported;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, void* data, unsigned timeout_ms) {
+  (void)set;
+  (void)data;
+  (void)timeout_ms;
+  return k_not_supported;
+}
+
+FAKE_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  (void)set;
+  return k_success;
+}

@@ -111,11 +111,11 @@ TEST(EngineCensus, GarbageGivesAnErrorNotAnException) {
 TEST(EngineMessages, OneVocabularyBothWays) {
   for (const GateMessage m :
        {GateMessage::setup, GateMessage::go, GateMessage::resume, GateMessage::context_built,
-        GateMessage::ready, GateMessage::paused, GateMessage::done}) {
+        GateMessage::ready, GateMessage::paused, GateMessage::done, GateMessage::stop}) {
     EXPECT_EQ(parse_gate_message(static_cast<char>(m)), m);
     EXPECT_NE(to_string(m), "unknown");
   }
-  EXPECT_FALSE(parse_gate_message('x'));
+  EXPECT_FALSE(parse_gate_message('?'));
   EXPECT_FALSE(parse_gate_message('\0'));
   EXPECT_TRUE(sent_by_parent(GateMessage::go));
   EXPECT_FALSE(sent_by_parent(GateMessage::done));

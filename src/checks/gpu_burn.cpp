@@ -36,34 +36,13 @@ void compare_peers(std::vector<CheckResult>& results, const CheckContext& contex
     if (!view || !view->job.outcome || !view->job.outcome->ok()) {
       continue; // its own result says why
     }
-    const nlohmann::json& payload = *view->job.outcome->payload;
-    const Expected<engine::BurnReport> burn = engine::read_burn(payload);
-    const auto device = engine::read_device(payload);
-    if (!burn || !device || !device.value()) {
-      continue; // judged unreadable (or failed) already
+    if (auto peer = burn_peer(targets.gpus[i].gpu_index, *view->job.outcome->payload,
+                              !view->gpu.other_processes().empty())) {
+      peers.push_back(std::move(*peer));
+      slots.push_back(i);
     }
-    BurnPeer peer;
-    peer.gpu_index = targets.gpus[i].gpu_index;
-    peer.model = device.value()->name;
-    peer.sm_count = device.value()->sm_count;
-    peer.cublas = burn.value().cublas;
-    peer.contended = !view->gpu.other_processes().empty();
-    peer.types = burn.value().types;
-    peers.push_back(std::move(peer));
-    slots.push_back(i);
   }
-  const std::vector<PeerVerdict> verdicts = judge_burn_peers(peers);
-  for (size_t p = 0; p < verdicts.size(); ++p) {
-    CheckResult& result = results[slots[p]];
-    if (result.status == Status::skip) {
-      continue;
-    }
-    for (const Finding& finding : verdicts[p].findings) {
-      result.status = worst_of(result.status, status_for(finding.severity));
-      result.findings.push_back(finding);
-    }
-    result.summary += "; " + verdicts[p].note;
-  }
+  add_peer_verdicts(results, slots, peers);
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {

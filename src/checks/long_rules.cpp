@@ -1,6 +1,7 @@
 #include "checks/long_rules.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -499,6 +500,38 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers) {
         notes.empty() ? std::string("no TFLOP/s reference for this model") : join(notes, "; ");
   }
   return verdicts;
+}
+
+std::optional<BurnPeer> burn_peer(int gpu_index, const nlohmann::json& payload, bool contended) {
+  const Expected<engine::BurnReport> burn = engine::read_burn(payload);
+  const Expected<std::optional<engine::DeviceDescription>> device = engine::read_device(payload);
+  if (!burn || !device || !device.value()) {
+    return std::nullopt;
+  }
+  BurnPeer peer;
+  peer.gpu_index = gpu_index;
+  peer.model = device.value()->name;
+  peer.sm_count = device.value()->sm_count;
+  peer.cublas = burn.value().cublas;
+  peer.contended = contended;
+  peer.types = burn.value().types;
+  return peer;
+}
+
+void add_peer_verdicts(std::vector<CheckResult>& results, const std::vector<size_t>& slots,
+                       const std::vector<BurnPeer>& peers) {
+  const std::vector<PeerVerdict> verdicts = judge_burn_peers(peers);
+  for (size_t p = 0; p < verdicts.size() && p < slots.size(); ++p) {
+    if (slots[p] >= results.size() || results[slots[p]].status == Status::skip) {
+      continue;
+    }
+    CheckResult& result = results[slots[p]];
+    for (const Finding& finding : verdicts[p].findings) {
+      result.status = worst_of(result.status, status_for(finding.severity));
+      result.findings.push_back(finding);
+    }
+    result.summary += "; " + verdicts[p].note;
+  }
 }
 
 } // namespace gpucheck::checks

@@ -4,6 +4,9 @@
 /// and TFLOP/s mean, per GPU and across the GPUs of one model. No GPU needed
 /// (tests/unit/long_rules_test.cpp).
 
+#include <nlohmann/json_fwd.hpp>
+
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -94,5 +97,16 @@ struct PeerVerdict {
 /// must agree; a median below k_burn_slow_fraction of the row or of the others' median is slow.
 /// One verdict per peer, in order.
 std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers);
+
+/// One GPU's burn payload as judge_burn_peers() needs it (device name and SM count from its
+/// "device", cuBLAS and types from its "burn"); nullopt when either cannot be read (its own
+/// result already says so).
+std::optional<BurnPeer> burn_peer(int gpu_index, const nlohmann::json& payload, bool contended);
+
+/// judge_burn_peers() over `peers`, added to the per-GPU results: peers[i] is results[slots[i]];
+/// a finding lowers that result's status, the note ends its summary; a skipped result is left
+/// alone.
+void add_peer_verdicts(std::vector<CheckResult>& results, const std::vector<size_t>& slots,
+                       const std::vector<BurnPeer>& peers);
 
 } // namespace gpucheck::checks

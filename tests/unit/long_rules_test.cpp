@@ -504,5 +504,56 @@ TEST(BurnPeers, HashesAreComparedOnlyWithinOneModelSizeAndCublas) {
   }
 }
 
+nlohmann::json burn_payload(const engine::BurnReport& burn, const std::string& model) {
+  nlohmann::json payload = nlohmann::json::object();
+  engine::write_envelope(engine::ChildEnvelope{}, payload);
+  engine::DeviceDescription device;
+  device.name = model;
+  device.cc_major = 9;
+  device.sm_count = 132;
+  payload["device"] = engine::to_json(device);
+  engine::write_burn(burn, payload);
+  return payload;
+}
+
+TEST(BurnPeers, PayloadsToResultsAcrossTheRun) {
+  // Two H200s whose BF16 results differ, the second also slow: both results fail, the second
+  // also warns; each summary ends with the reference used.
+  engine::BurnReport first = healthy_burn();
+  engine::BurnReport second = healthy_burn();
+  second.types[0].result_hash = "bbbb";
+  second.types[0].tflops_median = 500.0;
+  std::vector<BurnPeer> peers;
+  for (const auto& [index, burn] : {std::pair{0, first}, std::pair{1, second}}) {
+    const std::optional<BurnPeer> peer = burn_peer(index, burn_payload(burn, "NVIDIA H200"), false);
+    ASSERT_TRUE(peer);
+    EXPECT_EQ(peer->model, "NVIDIA H200");
+    EXPECT_EQ(peer->sm_count, 132);
+    EXPECT_EQ(peer->cublas, "13.0.2");
+    EXPECT_EQ(peer->types, burn.types);
+    peers.push_back(*peer);
+  }
+  constexpr CheckInfo k_burn_info{"gpu.burn", "burn", "", CheckKind::active, Level::long_};
+  std::vector<CheckResult> results = {make_result(k_burn_info, "GPU 0", {}, 0),
+                                      skip_result(k_burn_info, "GPU 5: busy", 5),
+                                      make_result(k_burn_info, "GPU 1", {}, 1)};
+  add_peer_verdicts(results, {0, 2}, peers);
+  EXPECT_EQ(results[0].status, Status::fail);
+  EXPECT_EQ(codes(results[0].findings), std::vector<std::string>{"gpu.burn_gpus_disagree"});
+  EXPECT_EQ(results[0].summary,
+            "GPU 0; TFLOP/s against NVIDIA H200's measured reference: bf16 99%, fp32 98%; "
+            "TFLOP/s compared with 1 other GPU(s) of this model");
+  EXPECT_EQ(results[1].status, Status::skip); // not a peer: untouched
+  EXPECT_EQ(results[1].summary, "GPU 5: busy");
+  EXPECT_EQ(results[2].status, Status::fail);
+  EXPECT_EQ(
+      codes(results[2].findings),
+      (std::vector<std::string>{"gpu.burn_gpus_disagree", "gpu.burn_slow", "gpu.burn_outlier"}));
+  // A payload without its burn (the child failed first) is no peer.
+  nlohmann::json failed = burn_payload(first, "NVIDIA H200");
+  failed.erase("burn");
+  EXPECT_FALSE(burn_peer(0, failed, false));
+}
+
 } // namespace
 } // namespace gpucheck::checks

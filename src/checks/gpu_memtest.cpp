@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "checks/gpu_checks.hpp"
@@ -21,6 +22,17 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 Judgement judge_gpu_memtest(const GpuTarget& gpu, const nlohmann::json& payload) {
+  // Forced beside other processes that left no memory to test: contention, not a faulty GPU.
+  if (const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+      envelope && envelope.value().failure &&
+      envelope.value().failure->stage == "memtest allocate" &&
+      envelope.value().failure->call.empty() && !gpu.other_processes.empty()) {
+    Judgement judgement;
+    judgement.skipped = true;
+    judgement.summary = fmt::format("GPU {}: not tested beside other processes: {}", gpu.gpu_index,
+                                    envelope.value().failure->message);
+    return judgement;
+  }
   if (std::optional<Judgement> setup = judge_kernel_setup(k_info.title, gpu, payload)) {
     return std::move(*setup);
   }

@@ -128,6 +128,27 @@ TEST(MemtestJudge, ThePayloadIsReadThroughTheTypedReader) {
   EXPECT_NE(broken.findings[0].message.find("memtest.rounds is missing"), std::string::npos);
 }
 
+TEST(MemtestJudge, NoMemoryLeftBesideOtherProcessesIsASkip) {
+  nlohmann::json payload = nlohmann::json::object();
+  engine::ChildEnvelope envelope;
+  envelope.failure =
+      engine::PayloadFailure{"memtest allocate",
+                             "",
+                             0,
+                             "",
+                             "",
+                             "no memory to test: 200 MiB free, none of it could be allocated"};
+  engine::write_envelope(envelope, payload);
+  GpuTarget shared = h200();
+  shared.other_processes = {"4242 (python3)"};
+  const Judgement skipped = judge_gpu_memtest(shared, payload);
+  EXPECT_TRUE(skipped.skipped);
+  EXPECT_EQ(skipped.summary, "GPU 0: not tested beside other processes: no memory to test: 200 "
+                             "MiB free, none of it could be allocated");
+  // Its twin: the same on a GPU nobody else uses is no skip.
+  EXPECT_FALSE(judge_gpu_memtest(h200(), payload).skipped);
+}
+
 // ---- gpu.burn: the NVML watch --------------------------------------------------------------
 
 /// A watch of `n` samples 100 ms apart at 1980 MHz, 60 C, 500 W, no reason.

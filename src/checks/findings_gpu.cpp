@@ -50,6 +50,67 @@ constexpr FindingSpec k_table[] = {
      "GPU {0} ({1}): host->device {2} GB/s is {3}% of the median of {4} GPUs of this "
      "model ({5} GB/s)",
      "check this GPU's PCIe link (lspci -vv -s {6}) and its NUMA placement against the others"},
+    {"gpu.burn_gpus_disagree", Severity::fail, "GPUs of one model compute different bits",
+     "Every GPU of the run multiplied the same input matrices. GPUs of one model, SM count and "
+     "cuBLAS version compute the same bits from the same inputs, so a GPU whose result hash "
+     "differs from the others' computes wrongly: silent data corruption that no error reports.",
+     "GPU {0} ({1}): the {2} GEMM {3}^3 of the same inputs gave result hash {4}; {5}",
+     "drain GPU {0} and the GPUs named; read their ECC counters and remapped rows (nvidia-smi -q "
+     "-d ECC,ROW_REMAPPER), undo any overclock, run dcgmi diag -r 4 on them, and have the GPU "
+     "that repeats the odd result replaced"},
+    {"gpu.burn_mismatch", Severity::fail, "GPU gives different results for the same GEMM",
+     "During the burn every GEMM iteration multiplies the same inputs, so every result must equal "
+     "the first one bit for bit. An iteration that differs is silent data corruption: the GPU "
+     "computed wrongly under sustained load and nothing reported an error.",
+     "GPU {0}: {1} GEMM {2}^3: {3} of {4} iterations differ bit for bit from the first, first in "
+     "iteration {5} ({6} words differ)",
+     "drain GPU {0}; read its ECC counters and remapped rows (nvidia-smi -q -d ECC,ROW_REMAPPER), "
+     "undo any overclock, read gpu.burn's clocks and temperature; run dcgmi diag -r 4 and have the "
+     "GPU replaced if it repeats"},
+    {"gpu.burn_outlier", Severity::warn, "one GPU computes slower than its siblings",
+     "Among GPUs of one model in this run, this one's GEMM throughput under sustained load is "
+     "clearly below the median of the others. Usual causes: a lower power limit, poor cooling, "
+     "clocks held down, or a degraded GPU.",
+     "GPU {0} ({1}): {2} GEMM {3}^3 median {4} TFLOP/s is {5}% of the median of the {6} other "
+     "GPU(s) of this model ({7} TFLOP/s); the floor is {8}%",
+     "compare this GPU's clocks, temperature and power in gpu.burn's summary with the others'; "
+     "check its power limit (nvidia-smi -q -d POWER), its application clocks (nvidia-smi -q -d "
+     "CLOCK) and its cooling"},
+    {"gpu.burn_slow", Severity::warn, "GPU computes slower than its model reaches",
+     "The GPU's GEMM throughput under sustained load is clearly below what this model reaches "
+     "(a measured reference, not the datasheet peak). Usual causes: a lower power limit, poor "
+     "cooling, clocks held down, or a degraded GPU.",
+     "GPU {0} ({1}): {2} GEMM {3}^3 median {4} TFLOP/s is {5}% of the {6} TFLOP/s this model "
+     "reaches ({7}); the floor is {8}%",
+     "read gpu.burn's clock summary and gpu.clocks; check the power limit (nvidia-smi -q -d "
+     "POWER), the application clocks (nvidia-smi -q -d CLOCK) and the cooling; compare with the "
+     "other GPUs of the node"},
+    {"gpu.burn_thermal", Severity::warn, "GPU slows down for heat under load",
+     "Under sustained load the driver lowered the GPU's clocks to keep its temperature in "
+     "bounds (SW thermal slowdown) for a noticeable part of the run: the GPU delivers less than "
+     "it can, and a cooling fault can get worse.",
+     "GPU {0}: SW thermal slowdown held the clocks down in {1}% of the burn's {2} NVML samples, "
+     "from {3} s into it (up to {4} C); SM clock then {5} MHz, {6}",
+     "check the GPU's fans and airflow, the inlet temperature, blanking panels and dust; compare "
+     "the temperatures with the slowdown thresholds (nvidia-smi -q -d TEMPERATURE)"},
+    {"gpu.burn_throttled_hw", Severity::fail, "hardware holds the GPU's clocks down under load",
+     "Under sustained load a hardware reason held the GPU's clocks down: HW thermal slowdown "
+     "(the board overheats), the power brake (an external signal from the PSU, chassis or BMC) "
+     "or HW slowdown. A healthy GPU in a healthy chassis shows none of them at full load.",
+     "GPU {0}: {1} held the clocks down in {2}% of the burn's {3} NVML samples, from {4} s into "
+     "it; SM clock then {5} MHz, {6}",
+     "HW thermal slowdown: check cooling (fans, airflow, inlet temperature, heat sink); power "
+     "brake or HW slowdown: check the power cables, the PSUs and the BMC's power-brake signal. "
+     "Watch `nvidia-smi -q -d PERFORMANCE` while the GPU is loaded, run dcgmi diag -r 3, and have "
+     "the node serviced if it repeats"},
+    {"gpu.burn_xid", Severity::fail, "Xid errors during the burn",
+     "NVML delivered Xid events (the driver's error reports) for this GPU while it ran gpucheck's "
+     "sustained load. Under load a faulty GPU, its memory or its link reports errors that an idle "
+     "GPU does not.",
+     "GPU {0}: {1} Xid event(s) during the burn: {2}",
+     "read each Xid's action in NVIDIA's catalogue ({3}) and the kernel log (`dmesg -T | grep -i "
+     "xid`); drain the GPU, run dcgmi diag -r 3, and reset it or have it serviced as the "
+     "catalogue says"},
     {"gpu.busy_not_tested", Severity::warn, "GPU too busy to test",
      "Other processes hold so much of this GPU's memory that gpucheck's active checks, which stay "
      "within min(1 GiB, 10% of the free memory) contexts included, would not fit, or ran out of "
@@ -126,6 +187,30 @@ constexpr FindingSpec k_table[] = {
      "The build found no nvcc, so this gpucheck carries no kernels and cannot test computation.",
      "GPU {0}: this gpucheck was built without nvcc and carries no GPU kernels",
      "rebuild gpucheck with the CUDA toolkit installed (cmake -DCUDAToolkit_ROOT=/usr/local/cuda)"},
+    {"gpu.long_interrupted", Severity::warn, "long test stopped before its end",
+     "The user stopped gpucheck (Ctrl-C, SIGINT) while the long level's memory test or burn "
+     "ran. What ran is reported; the part that did not run was not tested, so the check cannot "
+     "pass.",
+     "GPU {0}: {1} was stopped by the user (SIGINT) after {2} of {3} s: {4}",
+     "nothing says the GPU is faulty; run `gpucheck --level long` again and let it finish to test "
+     "the rest"},
+    {"gpu.memtest_coverage_low", Severity::warn, "memory test covered too little memory",
+     "The memory test could allocate less than 95% of the GPU's free memory, so part of the "
+     "memory was not tested and may hold faulty cells. Usual causes: another process or the "
+     "driver took memory while the test allocated, or the free memory was fragmented.",
+     "GPU {0}: the memory test covered {1} GiB, {2}% of the {3} GiB free; the floor is {4}%",
+     "nothing says the GPU is faulty; run the test again when no other process holds GPU memory "
+     "(nvidia-smi lists them)"},
+    {"gpu.memtest_errors", Severity::fail, "GPU memory does not hold what was written",
+     "The memory test wrote known patterns into nearly all free device memory and read words "
+     "back that differ from what was written: cells that flip, stuck bits or addressing faults. "
+     "ECC may correct single bits, but a word that reads back wrong here is a memory fault.",
+     "GPU {0} ({1}): {2} read back wrong in the memory test, at addresses {3} to {4}, "
+     "pattern(s) {5}; first: expected {6}, observed {7}",
+     "drain the GPU (no new jobs on it); read its ECC counters and row remapping with `nvidia-smi "
+     "-q -d ECC,ROW_REMAPPER -i {8}`; reset the GPU (`nvidia-smi -r -i {8}`) or reboot so that "
+     "pending row remaps apply, and run `gpucheck --level long --only gpu.memtest` again; if "
+     "errors remain, have the GPU replaced (RMA)"},
     {"gpu.other_run", Severity::warn, "another gpucheck run had the GPU",
      "Two gpucheck runs on one host take turns per GPU. This run waited for the other run's "
      "turn on this GPU to end and it did not end in time, so this run's active checks skipped "

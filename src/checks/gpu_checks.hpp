@@ -20,8 +20,10 @@ CheckDef gpu_compute_check();   ///< gpu.compute: context, kernel load, FMA and 
 CheckDef gpu_bandwidth_check(); ///< gpu.bandwidth: H2D, D2H, both ways, D2D, pageable; verified
 CheckDef gpu_cudnn_check();     ///< gpu.cudnn: convolutions and activations vs CPU, algorithms
 CheckDef gpu_streams_check();   ///< gpu.streams: priorities, events, graph capture and replay
-CheckDef gpu_p2p_check();  ///< gpu.p2p: peer access, P2P copy bandwidth and latency (>= 2 GPUs)
-CheckDef gpu_nccl_check(); ///< gpu.nccl: NCCL all-reduce over every GPU, verified (>= 2 GPUs)
+CheckDef gpu_p2p_check();     ///< gpu.p2p: peer access, P2P copy bandwidth and latency (>= 2 GPUs)
+CheckDef gpu_nccl_check();    ///< gpu.nccl: NCCL all-reduce over every GPU, verified (>= 2 GPUs)
+CheckDef gpu_memtest_check(); ///< gpu.memtest (long level): memory-test patterns over free memory
+CheckDef gpu_burn_check();    ///< gpu.burn (long level): sustained GEMMs, clocks, Xids, agreement
 
 /// One GPU that the active checks will use.
 struct GpuTarget {
@@ -54,7 +56,9 @@ using Judge = std::function<Judgement(const GpuTarget& gpu, const nlohmann::json
 
 /// The check's results, one per GPU: its child's outcome from the GPU engine
 /// (`context.gpu_engine`, src/engine/), judged; a GPU the engine skipped (no memory to spare,
-/// another run's turn) is a warning that names why, a busy GPU labels the figures.
+/// another run's turn) is a warning that names why, a busy GPU labels the figures; a long work
+/// the engine left out of a GPU that other processes use (Skip::busy, no --force) is a skip
+/// with the engine's reason.
 std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
                                      const Judge& judge);
 
@@ -109,5 +113,10 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
 /// gpu.nccl's judge: the NCCL work's payload (sizes, bus bandwidth); NCCL missing is a skip.
 Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
                          std::vector<Metric>& metrics);
+/// The long level's judges (src/checks/long_rules.hpp has the rules): the memory test's and the
+/// burn's payload, one GPU; no usable cuBLAS is a skip of the burn. The burn's comparison across
+/// GPUs is judge_burn_peers(), done by gpu.burn over the whole run.
+Judgement judge_gpu_memtest(const GpuTarget& gpu, const nlohmann::json& payload);
+Judgement judge_gpu_burn(const GpuTarget& gpu, const nlohmann::json& payload);
 
 } // namespace gpucheck::checks

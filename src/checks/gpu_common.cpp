@@ -195,7 +195,9 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
     }
   }
   for (const engine::PayloadVerification& v : envelope.value().verify) {
-    if (v.mismatches == 0) {
+    // The long level's own judges name memory-test errors and burn mismatches in full
+    // (gpu.memtest_errors, gpu.burn_mismatch).
+    if (v.mismatches == 0 || v.kind == "memtest" || v.kind == "burn") {
       continue;
     }
     findings.push_back(make_finding(verify_code(v.kind), index, index, v.what, v.mismatches,
@@ -352,7 +354,10 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
     }
     const std::string holders = others.empty() ? std::string("no other process listed")
                                                : engine::describe_processes(others);
-    if (!view->job.outcome && view->job.skip == engine::JobReport::Skip::stopped) {
+    // Stopped, or a long work left out of a GPU that other processes use (no --force): never a
+    // verdict on the GPU, a skip that says why.
+    if (!view->job.outcome && (view->job.skip == engine::JobReport::Skip::stopped ||
+                               view->job.skip == engine::JobReport::Skip::busy)) {
       results.push_back(skip_result(info, view->job.skip_reason, gpu.gpu_index));
       continue;
     }
@@ -515,7 +520,8 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
   const std::string holders =
       others.empty() ? std::string("no other process listed") : engine::describe_processes(others);
   if (!view->job.outcome) {
-    if (view->job.skip == engine::JobReport::Skip::stopped) {
+    if (view->job.skip == engine::JobReport::Skip::stopped ||
+        view->job.skip == engine::JobReport::Skip::busy) {
       return {skip_result(info, view->job.skip_reason)};
     }
     if (view->job.skip == engine::JobReport::Skip::other_run) {

@@ -60,6 +60,8 @@ std::span<const CheckDef> all_checks() {
       checks::gpu_streams_check(),
       checks::gpu_p2p_check(),
       checks::gpu_nccl_check(),
+      checks::gpu_memtest_check(),
+      checks::gpu_burn_check(),
   };
   return k_checks;
 }

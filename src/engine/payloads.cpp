@@ -94,6 +94,12 @@ Problem read_value(const Json& v, const std::string& path, PeerDevice& into);
 Problem read_value(const Json& v, const std::string& path, PeerAccess& into);
 Problem read_value(const Json& v, const std::string& path, PeerPair& into);
 Problem read_value(const Json& v, const std::string& path, NcclSize& into);
+Problem read_value(const Json& v, const std::string& path, MemtestPattern& into);
+Problem read_value(const Json& v, const std::string& path, MemtestError& into);
+Problem read_value(const Json& v, const std::string& path, BurnMismatch& into);
+Problem read_value(const Json& v, const std::string& path, BurnType& into);
+Problem read_value(const Json& v, const std::string& path, BurnWatch& into);
+Problem read_value(const Json& v, const std::string& path, BurnXid& into);
 
 template <typename T>
 Problem read_value(const Json& value, const std::string& path, std::vector<T>& into) {
@@ -954,6 +960,200 @@ Expected<NcclPayload> read_nccl(const nlohmann::json& payload) {
     return *p;
   }
   return nccl;
+}
+
+namespace {
+Problem read_value(const Json& v, const std::string& path, MemtestPattern& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "name", into.name, path), field(v, "passes", into.passes, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, MemtestError& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "address", into.address, path), field(v, "pattern", into.pattern, path),
+                field(v, "expected", into.expected, path),
+                field(v, "observed", into.observed, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, BurnMismatch& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "iteration", into.iteration, path), field(v, "words", into.words, path)});
+}
+
+Problem read_value(const Json& v, const std::string& path, BurnType& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  if (Problem p = first({field(v, "type", into.type, path), field(v, "n", into.n, path),
+                         field(v, "iterations", into.iterations, path),
+                         field(v, "tflops_median", into.tflops_median, path),
+                         field(v, "tflops_min", into.tflops_min, path),
+                         field(v, "elapsed_s", into.elapsed_s, path),
+                         field(v, "mismatched_iterations", into.mismatched_iterations, path)})) {
+    return p;
+  }
+  // "first_mismatch" is null when every iteration matched.
+  into.first_mismatch.reset();
+  if (!v.contains("first_mismatch")) {
+    return make_error(path + ".first_mismatch is missing");
+  }
+  if (!v["first_mismatch"].is_null()) {
+    BurnMismatch mismatch;
+    if (Problem p = read_value(v["first_mismatch"], path + ".first_mismatch", mismatch)) {
+      return p;
+    }
+    into.first_mismatch = mismatch;
+  }
+  return field(v, "result_hash", into.result_hash, path);
+}
+
+Problem read_value(const Json& v, const std::string& path, BurnWatch& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  if (Problem p =
+          first({field(v, "available", into.available, path), field(v, "why", into.why, path),
+                 field(v, "period_ms", into.period_ms, path), field(v, "t_ms", into.t_ms, path),
+                 field(v, "sm_mhz", into.sm_mhz, path), field(v, "mem_mhz", into.mem_mhz, path),
+                 field(v, "temp_c", into.temp_c, path), field(v, "power_w", into.power_w, path),
+                 field(v, "reasons", into.reasons, path),
+                 field(v, "max_sm_mhz", into.max_sm_mhz, path)})) {
+    return p;
+  }
+  const size_t n = into.t_ms.size();
+  if (into.sm_mhz.size() != n || into.mem_mhz.size() != n || into.temp_c.size() != n ||
+      into.power_w.size() != n || into.reasons.size() != n) {
+    return make_error(path + ": its sample lists differ in length");
+  }
+  return std::nullopt;
+}
+
+Problem read_value(const Json& v, const std::string& path, BurnXid& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "t_ms", into.t_ms, path), field(v, "xid", into.xid, path)});
+}
+} // namespace
+
+void write_memtest(const MemtestReport& memtest, nlohmann::json& out) {
+  Json patterns = Json::array();
+  for (const MemtestPattern& p : memtest.patterns) {
+    patterns.push_back({{"name", p.name}, {"passes", p.passes}});
+  }
+  Json errors = Json::array();
+  for (const MemtestError& e : memtest.errors) {
+    errors.push_back({{"address", e.address},
+                      {"pattern", e.pattern},
+                      {"expected", e.expected},
+                      {"observed", e.observed}});
+  }
+  out["memtest"] = {{"free_bytes", memtest.free_bytes},   {"tested_bytes", memtest.tested_bytes},
+                    {"chunks", memtest.chunks},           {"duration_s", memtest.duration_s},
+                    {"elapsed_s", memtest.elapsed_s},     {"bytes_moved", memtest.bytes_moved},
+                    {"rounds", memtest.rounds},           {"patterns", std::move(patterns)},
+                    {"interrupted", memtest.interrupted}, {"error_count", memtest.error_count},
+                    {"errors", std::move(errors)}};
+}
+
+Expected<MemtestReport> read_memtest(const nlohmann::json& payload) {
+  if (!payload.is_object()) {
+    return make_error("the result is not a JSON object");
+  }
+  if (!payload.contains("memtest")) {
+    return make_error("memtest is missing");
+  }
+  const Json& m = payload["memtest"];
+  if (Problem p = must_be_object(m, "memtest")) {
+    return *p;
+  }
+  MemtestReport memtest;
+  const std::string at = "memtest";
+  if (Problem p = first(
+          {field(m, "free_bytes", memtest.free_bytes, at),
+           field(m, "tested_bytes", memtest.tested_bytes, at),
+           field(m, "chunks", memtest.chunks, at), field(m, "duration_s", memtest.duration_s, at),
+           field(m, "elapsed_s", memtest.elapsed_s, at),
+           field(m, "bytes_moved", memtest.bytes_moved, at), field(m, "rounds", memtest.rounds, at),
+           field(m, "patterns", memtest.patterns, at),
+           field(m, "interrupted", memtest.interrupted, at),
+           field(m, "error_count", memtest.error_count, at),
+           field(m, "errors", memtest.errors, at)})) {
+    return *p;
+  }
+  return memtest;
+}
+
+void write_burn(const BurnReport& burn, nlohmann::json& out) {
+  Json types = Json::array();
+  for (const BurnType& t : burn.types) {
+    Json line = {{"type", t.type},
+                 {"n", t.n},
+                 {"iterations", t.iterations},
+                 {"tflops_median", t.tflops_median},
+                 {"tflops_min", t.tflops_min},
+                 {"elapsed_s", t.elapsed_s},
+                 {"mismatched_iterations", t.mismatched_iterations},
+                 {"first_mismatch", nullptr},
+                 {"result_hash", t.result_hash}};
+    if (t.first_mismatch) {
+      line["first_mismatch"] = {{"iteration", t.first_mismatch->iteration},
+                                {"words", t.first_mismatch->words}};
+    }
+    types.push_back(std::move(line));
+  }
+  const BurnWatch& w = burn.watch;
+  Json xids = Json::array();
+  for (const BurnXid& x : burn.xids) {
+    xids.push_back({{"t_ms", x.t_ms}, {"xid", x.xid}});
+  }
+  out["burn"] = {{"duration_s", burn.duration_s},
+                 {"elapsed_s", burn.elapsed_s},
+                 {"interrupted", burn.interrupted},
+                 {"cublas", burn.cublas},
+                 {"types", std::move(types)},
+                 {"watch",
+                  {{"available", w.available},
+                   {"why", w.why},
+                   {"period_ms", w.period_ms},
+                   {"t_ms", w.t_ms},
+                   {"sm_mhz", w.sm_mhz},
+                   {"mem_mhz", w.mem_mhz},
+                   {"temp_c", w.temp_c},
+                   {"power_w", w.power_w},
+                   {"reasons", w.reasons},
+                   {"max_sm_mhz", w.max_sm_mhz}}},
+                 {"xid_watch", burn.xid_watch},
+                 {"xids", std::move(xids)}};
+}
+
+Expected<BurnReport> read_burn(const nlohmann::json& payload) {
+  if (!payload.is_object()) {
+    return make_error("the result is not a JSON object");
+  }
+  if (!payload.contains("burn")) {
+    return make_error("burn is missing");
+  }
+  const Json& b = payload["burn"];
+  if (Problem p = must_be_object(b, "burn")) {
+    return *p;
+  }
+  BurnReport burn;
+  const std::string at = "burn";
+  if (Problem p = first(
+          {field(b, "duration_s", burn.duration_s, at), field(b, "elapsed_s", burn.elapsed_s, at),
+           field(b, "interrupted", burn.interrupted, at), field(b, "cublas", burn.cublas, at),
+           field(b, "types", burn.types, at), field(b, "watch", burn.watch, at),
+           field(b, "xid_watch", burn.xid_watch, at), field(b, "xids", burn.xids, at)})) {
+    return *p;
+  }
+  return burn;
 }
 
 } // namespace gpucheck::engine

@@ -462,4 +462,103 @@ nlohmann::json to_json(const ConvRecord& record);
 void write_cudnn(const CudnnPayload& cudnn, nlohmann::json& out);
 Expected<CudnnPayload> read_cudnn(const nlohmann::json& payload);
 
+/// One word of the memory test that read back wrong (the child records the first 32): its
+/// device address and values as the child prints them ("0x7f2a40001230", "0xffffffff").
+struct MemtestError {
+  std::string address;
+  std::string pattern; ///< the pattern whose check found it
+  std::string expected;
+  std::string observed;
+  bool operator==(const MemtestError&) const = default;
+};
+
+/// One memory-test pattern and how many passes (writes and checks) it made.
+struct MemtestPattern {
+  std::string name; ///< walking_ones, walking_zeros, moving_inversions, random, address, modulo20
+  int passes = 0;
+  bool operator==(const MemtestPattern&) const = default;
+};
+
+/// The memory test's own fields, the payload's "memtest" (docs/checks.md, gpu.memtest).
+struct MemtestReport {
+  uint64_t free_bytes = 0;   ///< free device memory at the gate, after the context
+  uint64_t tested_bytes = 0; ///< allocated and tested
+  int chunks = 0;            ///< allocations
+  double duration_s = 0.0;   ///< asked (--duration)
+  double elapsed_s = 0.0;    ///< spent in the patterns (allocation excluded)
+  uint64_t bytes_moved = 0;  ///< written plus read by the patterns
+  int rounds = 0;            ///< full rounds of every pattern
+  std::vector<MemtestPattern> patterns;
+  bool interrupted = false;         ///< stopped by the user (SIGINT) before duration_s
+  uint64_t error_count = 0;         ///< words that read back wrong, over the whole test
+  std::vector<MemtestError> errors; ///< the first of them
+  bool operator==(const MemtestReport&) const = default;
+};
+
+/// The first iteration of a burn type whose result differed from the first iteration's.
+struct BurnMismatch {
+  int iteration = 0;
+  uint64_t words = 0; ///< words that differed in it
+  bool operator==(const BurnMismatch&) const = default;
+};
+
+/// One GEMM type of the burn.
+struct BurnType {
+  std::string type; ///< bf16, fp16, fp32 (no TF32), fp64
+  int n = 0;        ///< square GEMM size m = n = k
+  int iterations = 0;
+  double tflops_median = 0.0; ///< per iteration, device events
+  double tflops_min = 0.0;
+  double elapsed_s = 0.0;
+  uint64_t mismatched_iterations = 0;         ///< iterations whose result differs from the first's
+  std::optional<BurnMismatch> first_mismatch; ///< JSON null when none
+  std::string result_hash;                    ///< hex hash of the first iteration's result
+  bool operator==(const BurnType&) const = default;
+};
+
+/// NVML sampled during the burn (about every period_ms); the sample lists have one entry per
+/// sample, in order.
+struct BurnWatch {
+  bool available = false;
+  std::string why; ///< why not, when unavailable
+  int period_ms = 0;
+  std::vector<int64_t> t_ms; ///< since the burn's start
+  std::vector<int> sm_mhz;
+  std::vector<int> mem_mhz;
+  std::vector<int> temp_c;
+  std::vector<double> power_w;
+  std::vector<uint64_t> reasons; ///< nvmlClocksEventReasons bitmask per sample
+  int max_sm_mhz = 0;            ///< NVML's max SM clock, 0 when unknown
+  bool operator==(const BurnWatch&) const = default;
+};
+
+/// An Xid event NVML delivered during the burn.
+struct BurnXid {
+  int64_t t_ms = 0;
+  int xid = 0;
+  bool operator==(const BurnXid&) const = default;
+};
+
+/// The burn's own fields, the payload's "burn" (docs/checks.md, gpu.burn).
+struct BurnReport {
+  double duration_s = 0.0;
+  double elapsed_s = 0.0;
+  bool interrupted = false;
+  std::string cublas; ///< cuBLAS version "13.0.2", "" when unknown
+  std::vector<BurnType> types;
+  BurnWatch watch;
+  std::string xid_watch; ///< "nvml" or "unavailable: <why>"
+  std::vector<BurnXid> xids;
+  bool operator==(const BurnReport&) const = default;
+};
+
+/// Write "memtest" / "burn" into a child's JSON object (leaving its other keys), as the children
+/// (src/platform/gpu/memtest.cpp, burn.cpp) write them.
+void write_memtest(const MemtestReport& memtest, nlohmann::json& out);
+void write_burn(const BurnReport& burn, nlohmann::json& out);
+/// The payload's "memtest" / "burn"; an error when it is missing (the child stopped before its
+/// work: its failure says why) or a key inside is missing or mistyped. Never throws.
+Expected<MemtestReport> read_memtest(const nlohmann::json& payload);
+Expected<BurnReport> read_burn(const nlohmann::json& payload);
+
 } // namespace gpucheck::engine

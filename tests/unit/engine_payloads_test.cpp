@@ -500,3 +500,120 @@ TEST(EnginePayloads, WritingTheChildFieldsLeavesTheEnvelope) {
 
 } // namespace
 } // namespace gpucheck::engine
+
+namespace gpucheck::engine {
+namespace {
+
+MemtestReport memtest_with_errors() {
+  MemtestReport m;
+  m.free_bytes = 84000000000ULL;
+  m.tested_bytes = 79800000000ULL;
+  m.chunks = 75;
+  m.duration_s = 60.0;
+  m.elapsed_s = 60.25;
+  m.bytes_moved = 123456789012ULL;
+  m.rounds = 3;
+  m.patterns = {{"walking_ones", 96}, {"moving_inversions", 12}};
+  m.interrupted = true;
+  m.error_count = 2;
+  m.errors = {{"0x7f2a40001230", "moving_inversions", "0xffffffff", "0xfffffffe"},
+              {"0x7f2a40001000", "random", "0x12345678", "0x12345679"}};
+  return m;
+}
+
+BurnReport burn_with_everything() {
+  BurnReport b;
+  b.duration_s = 60.0;
+  b.elapsed_s = 60.5;
+  b.interrupted = false;
+  b.cublas = "13.0.2";
+  BurnType bf16{"bf16", 8192, 4000, 812.0, 790.0, 15.0, 0, std::nullopt, "9f3a00000000beef"};
+  BurnType fp32{"fp32", 8192, 200, 51.0, 50.5, 15.0, 2, BurnMismatch{17, 3}, "0123456789abcdef"};
+  b.types = {bf16, fp32};
+  b.watch.available = true;
+  b.watch.period_ms = 100;
+  b.watch.t_ms = {0, 100, 200};
+  b.watch.sm_mhz = {1980, 1980, 1755};
+  b.watch.mem_mhz = {2619, 2619, 2619};
+  b.watch.temp_c = {45, 60, 71};
+  b.watch.power_w = {650.5, 690.0, 700.25};
+  b.watch.reasons = {0, 4, 0x24};
+  b.watch.max_sm_mhz = 1980;
+  b.xid_watch = "nvml";
+  b.xids = {{12000, 79}};
+  return b;
+}
+
+template <typename T, typename Write> nlohmann::json written_with(const T& value, Write write) {
+  nlohmann::json out = nlohmann::json::object();
+  write(value, out);
+  return out;
+}
+
+TEST(EnginePayloads, MemtestRoundTripsAndEveryKeyIsRead) {
+  expect_every_key_read(memtest_with_errors(), written_with(memtest_with_errors(), &write_memtest),
+                        &read_memtest);
+  // The child stopped before its test (its failure says why): no memtest to read.
+  const auto missing = read_memtest(nlohmann::json::object());
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message, "memtest is missing");
+  EXPECT_FALSE(read_memtest(nlohmann::json::array()));
+  EXPECT_FALSE(read_memtest(nlohmann::json{{"memtest", 3}}));
+}
+
+TEST(EnginePayloads, MemtestReadsTheChildsKeys) {
+  // Keys as src/platform/gpu/memtest.cpp writes them (docs/long-level contract), by hand.
+  const nlohmann::json line = nlohmann::json::parse(R"({"work": "memtest", "memtest": {
+      "free_bytes": 84000000000, "tested_bytes": 79800000000, "chunks": 75,
+      "duration_s": 60.0, "elapsed_s": 60.25, "bytes_moved": 123456789012, "rounds": 3,
+      "patterns": [{"name": "walking_ones", "passes": 96},
+                   {"name": "moving_inversions", "passes": 12}],
+      "interrupted": true, "error_count": 2, "errors": [
+        {"address": "0x7f2a40001230", "pattern": "moving_inversions", "expected": "0xffffffff",
+         "observed": "0xfffffffe"},
+        {"address": "0x7f2a40001000", "pattern": "random", "expected": "0x12345678",
+         "observed": "0x12345679"}]}})");
+  const auto read = read_memtest(line);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read.value(), memtest_with_errors());
+  nlohmann::json written = written_with(memtest_with_errors(), &write_memtest);
+  written["work"] = "memtest";
+  EXPECT_EQ(written, line);
+}
+
+TEST(EnginePayloads, BurnRoundTripsAndEveryKeyIsRead) {
+  expect_every_key_read(burn_with_everything(), written_with(burn_with_everything(), &write_burn),
+                        &read_burn);
+  EXPECT_EQ(read_burn(nlohmann::json::object()).error().message, "burn is missing");
+  // Sample lists of different lengths are no watch to judge.
+  nlohmann::json uneven = written_with(burn_with_everything(), &write_burn);
+  uneven["burn"]["watch"]["temp_c"].push_back(80);
+  const auto bad = read_burn(uneven);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("burn.watch"), std::string::npos) << bad.error().message;
+}
+
+TEST(EnginePayloads, BurnReadsTheChildsKeys) {
+  // Keys as src/platform/gpu/burn.cpp writes them, by hand: first_mismatch null or an object.
+  const nlohmann::json line = nlohmann::json::parse(R"({"burn": {
+      "duration_s": 60.0, "elapsed_s": 60.5, "interrupted": false, "cublas": "13.0.2",
+      "types": [
+        {"type": "bf16", "n": 8192, "iterations": 4000, "tflops_median": 812.0,
+         "tflops_min": 790.0, "elapsed_s": 15.0, "mismatched_iterations": 0,
+         "first_mismatch": null, "result_hash": "9f3a00000000beef"},
+        {"type": "fp32", "n": 8192, "iterations": 200, "tflops_median": 51.0,
+         "tflops_min": 50.5, "elapsed_s": 15.0, "mismatched_iterations": 2,
+         "first_mismatch": {"iteration": 17, "words": 3}, "result_hash": "0123456789abcdef"}],
+      "watch": {"available": true, "why": "", "period_ms": 100, "t_ms": [0, 100, 200],
+                "sm_mhz": [1980, 1980, 1755], "mem_mhz": [2619, 2619, 2619],
+                "temp_c": [45, 60, 71], "power_w": [650.5, 690.0, 700.25],
+                "reasons": [0, 4, 36], "max_sm_mhz": 1980},
+      "xid_watch": "nvml", "xids": [{"t_ms": 12000, "xid": 79}]}})");
+  const auto read = read_burn(line);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read.value(), burn_with_everything());
+  EXPECT_EQ(written_with(burn_with_everything(), &write_burn), line);
+}
+
+} // namespace
+} // namespace gpucheck::engine

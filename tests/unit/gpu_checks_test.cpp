@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "gpucheck/finding_catalog.hpp"
@@ -199,6 +200,52 @@ TEST(GpuChecks, NoRoomOnTheGpuIsAWarningNamingTheHoldersNeverAFail) {
       << results[0].findings[0].message;
   EXPECT_NE(results[0].findings[0].message.find("600 MiB"), std::string::npos)
       << results[0].findings[0].message;
+}
+
+TEST(GpuChecks, ALongWorkLeftOutOfABusyGpuIsASkipNamingTheProcessesNeverAWarning) {
+  // The long level on a GPU that another process uses, without --force: the engine does not run
+  // it (JobReport::Skip::busy) and the check is a skip with the engine's reason.
+  SystemSnapshot snapshot = one_device_snapshot();
+  snapshot.cuda.devices[0].pci_bus_id = "0000:3B:00.0";
+  constexpr CheckInfo k_long_info{"gpu.memtest", "long test check", "", CheckKind::active,
+                                  Level::long_};
+  int judged = 0;
+  const Judge count_judge = [&judged](const GpuTarget&, const nlohmann::json&) {
+    ++judged;
+    return Judgement{"judged", {}, false};
+  };
+  for (const bool force : {false, true}) {
+    SCOPED_TRACE(force);
+    auto gpu_engine = std::make_unique<engine::GpuEngine>(
+        std::vector<engine::Work>{engine::Work::memtest}, "/", std::nullopt, 5000ms);
+    engine::Census census;
+    engine::CensusGpu shared;
+    shared.bus_id = "0000:3b:00.0";
+    shared.free_bytes = 70ULL << 30;
+    shared.total_bytes = 80ULL << 30;
+    shared.processes = {{4242, "python3", 2ULL << 30}};
+    census.gpus.push_back(shared);
+    gpu_engine->options().census_override = census;
+    gpu_engine->options().job_override = {{engine::Work::memtest, {"test-ok"}}};
+    gpu_engine->options().force_long = force;
+    gpu_engine->probes_over();
+    const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};
+    const auto results = run_per_gpu(k_long_info, context, count_judge);
+    ASSERT_EQ(results.size(), 1U);
+    if (!force) {
+      EXPECT_EQ(results[0].status, Status::skip);
+      EXPECT_TRUE(results[0].findings.empty());
+      EXPECT_NE(results[0].summary.find("4242"), std::string::npos) << results[0].summary;
+      EXPECT_NE(results[0].summary.find("--force"), std::string::npos) << results[0].summary;
+      EXPECT_EQ(judged, 0);
+    } else {
+      // Its twin: with --force the work runs beside the process and is judged, labelled.
+      EXPECT_NE(results[0].status, Status::skip);
+      EXPECT_EQ(judged, 1);
+      EXPECT_TRUE(std::any_of(results[0].findings.begin(), results[0].findings.end(),
+                              [](const Finding& f) { return f.code == "gpu.contention"; }));
+    }
+  }
 }
 
 TEST(GpuChecks, WithoutAnEngineTheActiveCheckSkips) {

@@ -1,0 +1,580 @@
+// The long level's rules (src/checks/long_rules.hpp) and judges (gpu.memtest, gpu.burn) over
+// reports built as the children write them: memory errors, coverage, interruption; the burn's
+// NVML samples (a thermal slowdown mid-run, a power brake, a flat healthy run, a power-capped
+// run), Xids, mismatches, the comparison across GPUs and with the model's reference.
+#include "checks/long_rules.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "checks/gpu_checks.hpp"
+#include "checks/xid_catalog.hpp"
+#include "engine/payloads.hpp"
+#include "gpucheck/finding_catalog.hpp"
+
+namespace gpucheck::checks {
+namespace {
+
+GpuTarget h200(int index = 0) {
+  GpuTarget gpu;
+  gpu.gpu_index = index;
+  gpu.ordinal = index;
+  gpu.name = "NVIDIA H200";
+  gpu.pci_bus_id = "00000000:1B:00.0";
+  return gpu;
+}
+
+std::vector<std::string> codes(const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const Finding& f : findings) {
+    out.push_back(f.code);
+  }
+  return out;
+}
+
+constexpr uint64_t k_gib = 1ULL << 30;
+
+engine::MemtestReport healthy_memtest() {
+  engine::MemtestReport m;
+  m.free_bytes = 140 * k_gib;
+  m.tested_bytes = 134 * k_gib; // 95.7%
+  m.chunks = 134;
+  m.duration_s = 60.0;
+  m.elapsed_s = 60.0;
+  m.bytes_moved = 120000000000000ULL; // 2000 GB/s
+  m.rounds = 3;
+  for (const char* name :
+       {"walking_ones", "walking_zeros", "moving_inversions", "random", "address", "modulo20"}) {
+    m.patterns.push_back({name, 12});
+  }
+  return m;
+}
+
+// ---- gpu.memtest -------------------------------------------------------------------------
+
+TEST(MemtestJudge, AHealthyRunPassesAndSaysWhatWasTested) {
+  const Judgement j = judge_memtest(h200(), healthy_memtest());
+  EXPECT_TRUE(j.findings.empty());
+  EXPECT_FALSE(j.skipped);
+  EXPECT_EQ(j.summary, "GPU 0 (NVIDIA H200): 134.0 GiB tested (95.7% of 140.0 GiB free) under 6 "
+                       "pattern(s) (walking_ones, walking_zeros, moving_inversions, random, "
+                       "address, modulo20), 3 full round(s) in 60.0 s at 2000 GB/s; every word "
+                       "read back right");
+}
+
+TEST(MemtestJudge, ErrorsFailNamingRangePatternsAndValues) {
+  engine::MemtestReport m = healthy_memtest();
+  m.error_count = 40;
+  m.errors = {{"0x7f2a40001230", "moving_inversions", "0xffffffff", "0xfffffffe"},
+              {"0x7f2a40000010", "moving_inversions", "0x00000000", "0x00000080"},
+              {"0x7f2a40801000", "random", "0x12345678", "0x12345679"}};
+  const Judgement j = judge_memtest(h200(3), m);
+  ASSERT_EQ(codes(j.findings), std::vector<std::string>{"gpu.memtest_errors"});
+  const Finding& f = j.findings[0];
+  EXPECT_EQ(f.severity, Severity::fail);
+  EXPECT_EQ(f.gpu_index, 3);
+  EXPECT_EQ(f.message, "GPU 3 (NVIDIA H200): 40 words (the first 3 recorded) read back wrong in "
+                       "the memory test, at addresses 0x7f2a40000010 to 0x7f2a40801000, "
+                       "pattern(s) moving_inversions, random; first: expected 0xffffffff, "
+                       "observed 0xfffffffe");
+  EXPECT_NE(f.remedy.find("nvidia-smi -q -d ECC,ROW_REMAPPER -i 00000000:1B:00.0"),
+            std::string::npos);
+  EXPECT_NE(f.remedy.find("RMA"), std::string::npos);
+  EXPECT_NE(j.summary.find("40 word(s) read back WRONG"), std::string::npos) << j.summary;
+}
+
+TEST(MemtestJudge, LowCoverageWarnsAndItsTwinAtTheFloorDoesNot) {
+  engine::MemtestReport m = healthy_memtest();
+  m.tested_bytes = 100 * k_gib; // 71%
+  const Judgement low = judge_memtest(h200(), m);
+  ASSERT_EQ(codes(low.findings), std::vector<std::string>{"gpu.memtest_coverage_low"});
+  EXPECT_EQ(low.findings[0].severity, Severity::warn);
+  EXPECT_EQ(low.findings[0].message, "GPU 0: the memory test covered 100.0 GiB, 71.4% of the "
+                                     "140.0 GiB free; the floor is 95%");
+  m.tested_bytes = 133 * k_gib; // 95.0%
+  EXPECT_TRUE(judge_memtest(h200(), m).findings.empty());
+}
+
+TEST(MemtestJudge, AnInterruptedTestIsNeverAPass) {
+  engine::MemtestReport m = healthy_memtest();
+  m.interrupted = true;
+  m.elapsed_s = 12.5;
+  m.rounds = 0;
+  m.tested_bytes = 10 * k_gib; // low coverage is not judged on top of the interruption
+  const Judgement j = judge_memtest(h200(), m);
+  ASSERT_EQ(codes(j.findings), std::vector<std::string>{"gpu.long_interrupted"});
+  EXPECT_EQ(j.findings[0].severity, Severity::warn);
+  EXPECT_EQ(j.findings[0].message,
+            "GPU 0: the memory test was stopped by the user (SIGINT) after 12.5 of 60 s: 10.0 GiB "
+            "tested under 6 pattern(s) in 0 full round(s); the rest of the time was not tested");
+  EXPECT_NE(j.summary.find("stopped by the user after 12.5 of 60 s"), std::string::npos);
+  // Errors found before the stop still fail.
+  m.error_count = 1;
+  m.errors = {{"0x1000", "random", "0x1", "0x0"}};
+  EXPECT_EQ(codes(judge_memtest(h200(), m).findings),
+            (std::vector<std::string>{"gpu.memtest_errors", "gpu.long_interrupted"}));
+}
+
+TEST(MemtestJudge, ThePayloadIsReadThroughTheTypedReader) {
+  nlohmann::json payload = nlohmann::json::object();
+  engine::write_envelope(engine::ChildEnvelope{}, payload);
+  engine::write_memtest(healthy_memtest(), payload);
+  EXPECT_TRUE(judge_gpu_memtest(h200(), payload).findings.empty());
+  payload["memtest"].erase("rounds");
+  const Judgement broken = judge_gpu_memtest(h200(), payload);
+  ASSERT_EQ(codes(broken.findings), std::vector<std::string>{"gpu.child_failed"});
+  EXPECT_NE(broken.findings[0].message.find("memtest.rounds is missing"), std::string::npos);
+}
+
+TEST(MemtestJudge, NoMemoryLeftBesideOtherProcessesIsASkip) {
+  nlohmann::json payload = nlohmann::json::object();
+  engine::ChildEnvelope envelope;
+  envelope.failure =
+      engine::PayloadFailure{"memtest allocate",
+                             "",
+                             0,
+                             "",
+                             "",
+                             "no memory to test: 200 MiB free, none of it could be allocated"};
+  engine::write_envelope(envelope, payload);
+  GpuTarget shared = h200();
+  shared.other_processes = {"4242 (python3)"};
+  const Judgement skipped = judge_gpu_memtest(shared, payload);
+  EXPECT_TRUE(skipped.skipped);
+  EXPECT_EQ(skipped.summary, "GPU 0: not tested beside other processes: no memory to test: 200 "
+                             "MiB free, none of it could be allocated");
+  // Its twin: the same on a GPU nobody else uses is no skip.
+  EXPECT_FALSE(judge_gpu_memtest(h200(), payload).skipped);
+}
+
+// ---- gpu.burn: the NVML watch --------------------------------------------------------------
+
+/// A watch of `n` samples 100 ms apart at 1980 MHz, 60 C, 500 W, no reason.
+engine::BurnWatch flat_watch(size_t n) {
+  engine::BurnWatch w;
+  w.available = true;
+  w.period_ms = 100;
+  w.max_sm_mhz = 1980;
+  for (size_t i = 0; i < n; ++i) {
+    w.t_ms.push_back(static_cast<int64_t>(i) * 100);
+    w.sm_mhz.push_back(1980);
+    w.mem_mhz.push_back(2619);
+    w.temp_c.push_back(60);
+    w.power_w.push_back(500.0);
+    w.reasons.push_back(0);
+  }
+  return w;
+}
+
+TEST(BurnClocks, AFlatHealthyRunHasNoFinding) {
+  const ClockVerdict v = judge_burn_clocks(h200(), flat_watch(600));
+  EXPECT_TRUE(v.findings.empty());
+  EXPECT_EQ(v.summary, "max 60 C, 500 W; SM clock median 1980 MHz (max 1980 MHz) over 600 "
+                       "samples; no clock-event reason");
+}
+
+TEST(BurnClocks, OnlySwPowerCapIsNormalAndSaidInTheSummary) {
+  engine::BurnWatch w = flat_watch(600);
+  for (size_t i = 0; i < w.reasons.size(); ++i) {
+    w.reasons[i] = k_reason_sw_power_cap;
+    w.sm_mhz[i] = 1755;
+    w.power_w[i] = 699.5;
+  }
+  const ClockVerdict v = judge_burn_clocks(h200(), w);
+  EXPECT_TRUE(v.findings.empty());
+  EXPECT_NE(v.summary.find("SW power cap in 100% of samples (normal at full load)"),
+            std::string::npos)
+      << v.summary;
+}
+
+TEST(BurnClocks, ThermalSlowdownMidRunWarnsWithItsStart) {
+  // From 30 s on the driver slows the GPU down for heat: half the run, clocks down to 1410 MHz.
+  engine::BurnWatch w = flat_watch(600);
+  for (size_t i = 300; i < 600; ++i) {
+    w.reasons[i] = k_reason_sw_thermal;
+    w.sm_mhz[i] = 1410;
+    w.temp_c[i] = 88;
+  }
+  const ClockVerdict v = judge_burn_clocks(h200(), w);
+  ASSERT_EQ(codes(v.findings), std::vector<std::string>{"gpu.burn_thermal"});
+  EXPECT_EQ(v.findings[0].severity, Severity::warn);
+  EXPECT_EQ(v.findings[0].message,
+            "GPU 0: SW thermal slowdown held the clocks down in 50.0% of the burn's 600 NVML "
+            "samples, from 30.0 s into it (up to 88 C); SM clock then 1410 MHz, max 1980 MHz");
+  // Its twin: the same slowdown in 5% of the samples (30 of 600) is not over the line.
+  engine::BurnWatch brief = flat_watch(600);
+  for (size_t i = 300; i < 330; ++i) {
+    brief.reasons[i] = k_reason_sw_thermal;
+  }
+  EXPECT_TRUE(judge_burn_clocks(h200(), brief).findings.empty());
+}
+
+TEST(BurnClocks, HwThermalSlowdownFailsAndHidesTheHwSlowdownItCarries) {
+  engine::BurnWatch w = flat_watch(600);
+  for (size_t i = 420; i < 600; ++i) {
+    w.reasons[i] = k_reason_hw_thermal | k_reason_hw_slowdown;
+    w.sm_mhz[i] = 990;
+  }
+  const ClockVerdict v = judge_burn_clocks(h200(), w);
+  ASSERT_EQ(codes(v.findings), std::vector<std::string>{"gpu.burn_throttled_hw"});
+  EXPECT_EQ(v.findings[0].severity, Severity::fail);
+  EXPECT_EQ(v.findings[0].message,
+            "GPU 0: HW thermal slowdown (0x40) held the clocks down in 30.0% of the burn's 600 "
+            "NVML samples, from 42.0 s into it; SM clock then 990 MHz, max 1980 MHz");
+}
+
+TEST(BurnClocks, APowerBrakeFails) {
+  engine::BurnWatch w = flat_watch(200);
+  for (size_t i = 50; i < 60; ++i) {
+    w.reasons[i] = k_reason_hw_power_brake | k_reason_hw_slowdown;
+    w.sm_mhz[i] = 345;
+  }
+  w.max_sm_mhz = 0; // NVML did not say: the highest clock seen stands in
+  const ClockVerdict v = judge_burn_clocks(h200(), w);
+  ASSERT_EQ(codes(v.findings), std::vector<std::string>{"gpu.burn_throttled_hw"});
+  EXPECT_EQ(v.findings[0].message,
+            "GPU 0: HW power brake (0x80) held the clocks down in 5.0% of the burn's 200 NVML "
+            "samples, from 5.0 s into it; SM clock then 345 MHz, highest seen 1980 MHz");
+}
+
+TEST(BurnClocks, OneStraySampleOfHwSlowdownIsNoThrottle) {
+  // One sample in 100 (1%) and a single sample in a short run: neither is over the line.
+  engine::BurnWatch w = flat_watch(100);
+  w.reasons[40] = k_reason_hw_slowdown;
+  EXPECT_TRUE(judge_burn_clocks(h200(), w).findings.empty());
+  engine::BurnWatch short_run = flat_watch(20);
+  short_run.reasons[10] = k_reason_hw_slowdown;
+  EXPECT_TRUE(judge_burn_clocks(h200(), short_run).findings.empty());
+  // Its twin: two samples of 100 (2%) fail, HW slowdown named alone.
+  w.reasons[41] = k_reason_hw_slowdown;
+  const ClockVerdict v = judge_burn_clocks(h200(), w);
+  ASSERT_EQ(codes(v.findings), std::vector<std::string>{"gpu.burn_throttled_hw"});
+  EXPECT_NE(v.findings[0].message.find("HW slowdown (0x8)"), std::string::npos);
+}
+
+TEST(BurnClocks, NoWatchIsSaidNotJudged) {
+  engine::BurnWatch w;
+  w.why = "libnvidia-ml.so.1 could not be loaded";
+  const ClockVerdict v = judge_burn_clocks(h200(), w);
+  EXPECT_TRUE(v.findings.empty());
+  EXPECT_EQ(v.summary, "no NVML watch (libnvidia-ml.so.1 could not be loaded)");
+}
+
+// ---- gpu.burn: one GPU ---------------------------------------------------------------------
+
+engine::BurnType burn_type(std::string type, double tflops, std::string hash = "aaaa") {
+  engine::BurnType t;
+  t.type = std::move(type);
+  t.n = 8192;
+  t.iterations = 1000;
+  t.tflops_median = tflops;
+  t.tflops_min = tflops * 0.97;
+  t.elapsed_s = 15.0;
+  t.result_hash = std::move(hash);
+  return t;
+}
+
+engine::BurnReport healthy_burn() {
+  engine::BurnReport b;
+  b.duration_s = 60.0;
+  b.elapsed_s = 60.2;
+  b.cublas = "13.0.2";
+  b.types = {burn_type("bf16", 800.0), burn_type("fp16", 790.0), burn_type("fp32", 50.0),
+             burn_type("fp64", 60.0)};
+  b.watch = flat_watch(600);
+  b.xid_watch = "nvml";
+  return b;
+}
+
+TEST(BurnJudge, AHealthyBurnPassesWithPerTypeFigures) {
+  const Judgement j = judge_burn(h200(), healthy_burn());
+  EXPECT_TRUE(j.findings.empty());
+  EXPECT_EQ(j.summary,
+            "GPU 0 (NVIDIA H200): 60 s burn, cuBLAS 13.0.2: bf16 800.0 TFLOP/s x1000, fp16 790.0 "
+            "TFLOP/s x1000, fp32 50.0 TFLOP/s x1000, fp64 60.0 TFLOP/s x1000; every iteration "
+            "identical to the first; max 60 C, 500 W; SM clock median 1980 MHz (max 1980 MHz) "
+            "over 600 samples; no clock-event reason; no Xid (NVML events)");
+}
+
+TEST(BurnJudge, AMismatchedIterationIsSilentDataCorruption) {
+  engine::BurnReport b = healthy_burn();
+  b.types[2].mismatched_iterations = 1;
+  b.types[2].first_mismatch = engine::BurnMismatch{5, 1};
+  const Judgement j = judge_burn(h200(), b);
+  ASSERT_EQ(codes(j.findings), std::vector<std::string>{"gpu.burn_mismatch"});
+  EXPECT_EQ(j.findings[0].severity, Severity::fail);
+  EXPECT_EQ(j.findings[0].message, "GPU 0: fp32 GEMM 8192^3: 1 of 1000 iterations differ bit for "
+                                   "bit from the first, first in iteration 5 (1 words differ)");
+  EXPECT_NE(j.summary.find("1 iteration(s) DIFFER from the first"), std::string::npos);
+}
+
+TEST(BurnJudge, AnyXidFailsWithItsMeaning) {
+  engine::BurnReport b = healthy_burn();
+  b.xids = {{12000, 79}, {12100, 48}};
+  const Judgement j = judge_burn(h200(), b);
+  ASSERT_EQ(codes(j.findings), std::vector<std::string>{"gpu.burn_xid"});
+  const Finding& f = j.findings[0];
+  EXPECT_EQ(f.severity, Severity::fail);
+  const XidInfo* fell_off = find_xid(79);
+  ASSERT_NE(fell_off, nullptr);
+  EXPECT_NE(f.message.find("GPU 0: 2 Xid event(s) during the burn: Xid 79 at 12.0 s (" +
+                           std::string(fell_off->meaning) + ")"),
+            std::string::npos)
+      << f.message;
+  EXPECT_NE(f.message.find("Xid 48 at 12.1 s"), std::string::npos);
+  EXPECT_NE(f.remedy.find(k_xid_catalogue_url), std::string::npos);
+}
+
+TEST(BurnJudge, AnApplicationXidOnASharedGpuIsOnlyAWarning) {
+  engine::BurnReport b = healthy_burn();
+  b.xids = {{500, 13}};
+  ASSERT_NE(find_xid(13), nullptr);
+  ASSERT_EQ(find_xid(13)->weight, XidClass::application);
+  GpuTarget shared = h200();
+  shared.other_processes = {"4242 (python3)"};
+  const Judgement j = judge_burn(shared, b);
+  ASSERT_EQ(codes(j.findings), std::vector<std::string>{"gpu.burn_xid"});
+  EXPECT_EQ(j.findings[0].severity, Severity::warn);
+  // Its twin: the same Xid on a GPU the burn had alone fails.
+  EXPECT_EQ(judge_burn(h200(), b).findings[0].severity, Severity::fail);
+}
+
+TEST(BurnJudge, NoXidWatchIsSaidNotAFinding) {
+  engine::BurnReport b = healthy_burn();
+  b.xid_watch = "unavailable: this NVML has no event API";
+  const Judgement j = judge_burn(h200(), b);
+  EXPECT_TRUE(j.findings.empty());
+  EXPECT_NE(j.summary.find("Xids not watched (this NVML has no event API)"), std::string::npos);
+}
+
+TEST(BurnJudge, AnInterruptedBurnIsNeverAPass) {
+  engine::BurnReport b = healthy_burn();
+  b.interrupted = true;
+  b.elapsed_s = 20.4;
+  b.types.resize(2);
+  const Judgement j = judge_burn(h200(), b);
+  ASSERT_EQ(codes(j.findings), std::vector<std::string>{"gpu.long_interrupted"});
+  EXPECT_EQ(j.findings[0].message, "GPU 0: the burn was stopped by the user (SIGINT) after 20.4 "
+                                   "of 60 s: bf16, fp16 burned; the rest was not run");
+  b.types.clear(); // stopped before any type: still a warning, not a pass
+  EXPECT_EQ(codes(judge_burn(h200(), b).findings),
+            std::vector<std::string>{"gpu.long_interrupted"});
+}
+
+TEST(BurnJudge, MissingCublasIsASkip) {
+  nlohmann::json payload = nlohmann::json::object();
+  engine::ChildEnvelope envelope;
+  envelope.failure = engine::PayloadFailure{
+      "load cuBLAS", "", 0, "", "", "cuBLAS (libcublas.so.13 or .12) could not be loaded: none"};
+  engine::write_envelope(envelope, payload);
+  const Judgement j = judge_gpu_burn(h200(), payload);
+  EXPECT_TRUE(j.skipped);
+  EXPECT_NE(j.summary.find("no usable cuBLAS"), std::string::npos);
+  // Its twin: a failure in the burn itself is no skip.
+  envelope.failure->stage = "burn bf16";
+  envelope.failure->call = "cuMemAlloc";
+  payload = nlohmann::json::object();
+  engine::write_envelope(envelope, payload);
+  EXPECT_FALSE(judge_gpu_burn(h200(), payload).skipped);
+}
+
+TEST(BurnJudge, ThePayloadIsReadThroughTheTypedReader) {
+  nlohmann::json payload = nlohmann::json::object();
+  engine::write_envelope(engine::ChildEnvelope{}, payload);
+  engine::write_burn(healthy_burn(), payload);
+  EXPECT_TRUE(judge_gpu_burn(h200(), payload).findings.empty());
+  payload["burn"]["watch"].erase("reasons");
+  const Judgement broken = judge_gpu_burn(h200(), payload);
+  ASSERT_EQ(codes(broken.findings), std::vector<std::string>{"gpu.child_failed"});
+  EXPECT_NE(broken.findings[0].message.find("burn.watch.reasons is missing"), std::string::npos);
+}
+
+// ---- gpu.burn: across GPUs and against the reference ---------------------------------------
+
+BurnPeer peer(int index, std::vector<engine::BurnType> types, std::string model = "NVIDIA H200") {
+  BurnPeer p;
+  p.gpu_index = index;
+  p.model = std::move(model);
+  p.sm_count = 132;
+  p.cublas = "13.0.2";
+  p.types = std::move(types);
+  return p;
+}
+
+TEST(GemmReferences, EveryRowHasASourceAndAFigure) {
+  ASSERT_FALSE(gemm_references().empty());
+  for (const GemmReference& row : gemm_references()) {
+    EXPECT_FALSE(row.model.empty());
+    EXPECT_FALSE(row.source.empty()) << row.model << " " << row.type;
+    EXPECT_GT(row.tflops, 0.0);
+    EXPECT_GT(row.n, 0);
+  }
+  const GemmReference* bf16 = find_gemm_reference("NVIDIA H200", "bf16", 8192);
+  ASSERT_NE(bf16, nullptr);
+  EXPECT_EQ(bf16->tflops, 812.0);
+  EXPECT_EQ(find_gemm_reference("NVIDIA H200", "bf16", 4096), nullptr); // another size
+  EXPECT_EQ(find_gemm_reference("NVIDIA H200 NVL", "bf16", 8192), nullptr);
+}
+
+TEST(BurnPeers, OneGpuAtItsReferencePassesAndSaysSo) {
+  const auto v = judge_burn_peers({peer(0, {burn_type("bf16", 800.0), burn_type("fp32", 50.0)})});
+  ASSERT_EQ(v.size(), 1U);
+  EXPECT_TRUE(v[0].findings.empty());
+  EXPECT_EQ(v[0].note, "TFLOP/s against NVIDIA H200's measured reference: bf16 99%, fp32 98%");
+}
+
+TEST(BurnPeers, BelowTheReferenceIsSlow) {
+  const auto v = judge_burn_peers({peer(0, {burn_type("bf16", 600.0)})});
+  ASSERT_EQ(codes(v[0].findings), std::vector<std::string>{"gpu.burn_slow"});
+  EXPECT_EQ(v[0].findings[0].severity, Severity::warn);
+  EXPECT_NE(v[0].findings[0].message.find("GPU 0 (NVIDIA H200): bf16 GEMM 8192^3 median 600.0 "
+                                          "TFLOP/s is 74% of the 812 TFLOP/s this model reaches"),
+            std::string::npos)
+      << v[0].findings[0].message;
+  // A GPU shared with other processes is not judged slow: a note, labelled.
+  BurnPeer shared = peer(0, {burn_type("bf16", 600.0)});
+  shared.contended = true;
+  const auto labelled = judge_burn_peers({shared});
+  ASSERT_EQ(codes(labelled[0].findings), std::vector<std::string>{"gpu.burn_slow"});
+  EXPECT_EQ(labelled[0].findings[0].severity, Severity::info);
+  EXPECT_NE(labelled[0].findings[0].message.find("(measured under contention)"), std::string::npos);
+}
+
+TEST(BurnPeers, NoRowAndNoSiblingIsNoJudgement) {
+  const auto v = judge_burn_peers({peer(0, {burn_type("bf16", 10.0)}, "NVIDIA A2")});
+  EXPECT_TRUE(v[0].findings.empty());
+  EXPECT_EQ(v[0].note, "no TFLOP/s reference for this model");
+}
+
+TEST(BurnPeers, OneGpuBelowItsSiblingsIsAnOutlier) {
+  // A model without a row: the siblings are the only reference.
+  std::vector<BurnPeer> peers;
+  for (int i = 0; i < 4; ++i) {
+    peers.push_back(peer(i, {burn_type("fp16", i == 2 ? 300.0 : 400.0)}, "NVIDIA L40S"));
+  }
+  const auto v = judge_burn_peers(peers);
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    if (i == 2) {
+      ASSERT_EQ(codes(v[i].findings), std::vector<std::string>{"gpu.burn_outlier"});
+      EXPECT_EQ(v[i].findings[0].message,
+                "GPU 2 (NVIDIA L40S): fp16 GEMM 8192^3 median 300.0 TFLOP/s is 75% of the median "
+                "of the 3 other GPU(s) of this model (400.0 TFLOP/s); the floor is 80%");
+    } else {
+      EXPECT_TRUE(v[i].findings.empty());
+    }
+    EXPECT_EQ(v[i].note, "TFLOP/s compared with 3 other GPU(s) of this model");
+  }
+  // Its twin: at 85% of the others it is no outlier.
+  peers[2].types[0].tflops_median = 340.0;
+  EXPECT_TRUE(judge_burn_peers(peers)[2].findings.empty());
+}
+
+TEST(BurnPeers, ContendedSiblingsAreNoYardstick) {
+  // GPU 1 shares its GPU and runs slow: it neither is judged slow nor makes GPU 0 look fast.
+  BurnPeer slow = peer(1, {burn_type("fp16", 200.0)}, "NVIDIA L40S");
+  slow.contended = true;
+  const auto v = judge_burn_peers({peer(0, {burn_type("fp16", 400.0)}, "NVIDIA L40S"), slow});
+  EXPECT_TRUE(v[0].findings.empty());
+  EXPECT_EQ(v[0].note, "no TFLOP/s reference for this model");
+  ASSERT_EQ(codes(v[1].findings), std::vector<std::string>{"gpu.burn_outlier"});
+  EXPECT_EQ(v[1].findings[0].severity, Severity::info);
+}
+
+TEST(BurnPeers, TheMinorityHashFails) {
+  std::vector<BurnPeer> peers;
+  for (int i = 0; i < 4; ++i) {
+    peers.push_back(peer(i, {burn_type("bf16", 800.0, i == 3 ? "bad0" : "good")}));
+  }
+  const auto v = judge_burn_peers(peers);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(v[i].findings.empty()) << i;
+  }
+  ASSERT_EQ(codes(v[3].findings), std::vector<std::string>{"gpu.burn_gpus_disagree"});
+  EXPECT_EQ(v[3].findings[0].severity, Severity::fail);
+  EXPECT_EQ(v[3].findings[0].message,
+            "GPU 3 (NVIDIA H200): the bf16 GEMM 8192^3 of the same inputs gave result hash bad0; "
+            "GPUs 0, 1, 2 of this model gave good: this GPU is in the minority");
+}
+
+TEST(BurnPeers, TwoGpusThatDisagreeAreBothNamed) {
+  const auto v = judge_burn_peers(
+      {peer(0, {burn_type("fp64", 60.0, "aaaa")}), peer(1, {burn_type("fp64", 60.0, "bbbb")})});
+  ASSERT_EQ(codes(v[0].findings), std::vector<std::string>{"gpu.burn_gpus_disagree"});
+  ASSERT_EQ(codes(v[1].findings), std::vector<std::string>{"gpu.burn_gpus_disagree"});
+  EXPECT_NE(v[0].findings[0].message.find("GPU 1 gave bbbb: with no majority gpucheck cannot "
+                                          "tell which GPU is wrong"),
+            std::string::npos)
+      << v[0].findings[0].message;
+  EXPECT_NE(v[1].findings[0].message.find("GPU 0 gave aaaa"), std::string::npos);
+}
+
+TEST(BurnPeers, HashesAreComparedOnlyWithinOneModelSizeAndCublas) {
+  BurnPeer other_cublas = peer(1, {burn_type("bf16", 800.0, "bbbb")});
+  other_cublas.cublas = "12.9.1";
+  BurnPeer other_sms = peer(2, {burn_type("bf16", 800.0, "cccc")});
+  other_sms.sm_count = 114;
+  BurnPeer other_size = peer(3, {burn_type("bf16", 800.0, "dddd")});
+  other_size.types[0].n = 4096; // less free memory: a smaller GEMM, another result
+  const auto v = judge_burn_peers(
+      {peer(0, {burn_type("bf16", 800.0, "aaaa")}), other_cublas, other_sms, other_size});
+  for (const PeerVerdict& verdict : v) {
+    EXPECT_TRUE(verdict.findings.empty()) << verdict.findings[0].message;
+  }
+}
+
+nlohmann::json burn_payload(const engine::BurnReport& burn, const std::string& model) {
+  nlohmann::json payload = nlohmann::json::object();
+  engine::write_envelope(engine::ChildEnvelope{}, payload);
+  engine::DeviceDescription device;
+  device.name = model;
+  device.cc_major = 9;
+  device.sm_count = 132;
+  payload["device"] = engine::to_json(device);
+  engine::write_burn(burn, payload);
+  return payload;
+}
+
+TEST(BurnPeers, PayloadsToResultsAcrossTheRun) {
+  // Two H200s whose BF16 results differ, the second also slow: both results fail, the second
+  // also warns; each summary ends with the reference used.
+  engine::BurnReport first = healthy_burn();
+  engine::BurnReport second = healthy_burn();
+  second.types[0].result_hash = "bbbb";
+  second.types[0].tflops_median = 500.0;
+  std::vector<BurnPeer> peers;
+  for (const auto& [index, burn] : {std::pair{0, first}, std::pair{1, second}}) {
+    const std::optional<BurnPeer> peer = burn_peer(index, burn_payload(burn, "NVIDIA H200"), false);
+    ASSERT_TRUE(peer);
+    EXPECT_EQ(peer->model, "NVIDIA H200");
+    EXPECT_EQ(peer->sm_count, 132);
+    EXPECT_EQ(peer->cublas, "13.0.2");
+    EXPECT_EQ(peer->types, burn.types);
+    peers.push_back(*peer);
+  }
+  constexpr CheckInfo k_burn_info{"gpu.burn", "burn", "", CheckKind::active, Level::long_};
+  std::vector<CheckResult> results = {make_result(k_burn_info, "GPU 0", {}, 0),
+                                      skip_result(k_burn_info, "GPU 5: busy", 5),
+                                      make_result(k_burn_info, "GPU 1", {}, 1)};
+  add_peer_verdicts(results, {0, 2}, peers);
+  EXPECT_EQ(results[0].status, Status::fail);
+  EXPECT_EQ(codes(results[0].findings), std::vector<std::string>{"gpu.burn_gpus_disagree"});
+  EXPECT_EQ(results[0].summary,
+            "GPU 0; TFLOP/s against NVIDIA H200's measured reference: bf16 99%, fp32 98%; "
+            "TFLOP/s compared with 1 other GPU(s) of this model");
+  EXPECT_EQ(results[1].status, Status::skip); // not a peer: untouched
+  EXPECT_EQ(results[1].summary, "GPU 5: busy");
+  EXPECT_EQ(results[2].status, Status::fail);
+  EXPECT_EQ(
+      codes(results[2].findings),
+      (std::vector<std::string>{"gpu.burn_gpus_disagree", "gpu.burn_slow", "gpu.burn_outlier"}));
+  // A payload without its burn (the child failed first) is no peer.
+  nlohmann::json failed = burn_payload(first, "NVIDIA H200");
+  failed.erase("burn");
+  EXPECT_FALSE(burn_peer(0, failed, false));
+}
+
+} // namespace
+} // namespace gpucheck::checks

@@ -304,13 +304,20 @@ Judgement judge_burn(const GpuTarget& gpu, const engine::BurnReport& burn) {
     }
     xids = fmt::format("Xids not watched ({})", why.empty() ? "unavailable" : why);
   }
-  judgement.summary = fmt::format(
-      "{}: {:.0f} s burn{}: {}; {}; {}; {}", gpu_words(gpu), burn.elapsed_s,
-      burn.cublas.empty() ? std::string() : ", cuBLAS " + burn.cublas,
-      types.empty() ? std::string("no GEMM ran") : join(types, ", "),
-      mismatched == 0 ? std::string("every iteration identical to the first")
-                      : fmt::format("{} iteration(s) DIFFER from the first", mismatched),
-      clocks.summary, xids);
+  if (types.empty()) {
+    // Nothing ran (stopped at once): no comparison or clock to speak of.
+    judgement.summary = fmt::format("{}: {:.0f} s burn{}: no GEMM ran; {}", gpu_words(gpu),
+                                    burn.elapsed_s,
+                                    burn.cublas.empty() ? std::string() : ", cuBLAS " + burn.cublas,
+                                    xids);
+  } else {
+    judgement.summary = fmt::format(
+        "{}: {:.0f} s burn{}: {}; {}; {}; {}", gpu_words(gpu), burn.elapsed_s,
+        burn.cublas.empty() ? std::string() : ", cuBLAS " + burn.cublas, join(types, ", "),
+        mismatched == 0 ? std::string("every iteration identical to the first")
+                        : fmt::format("{} iteration(s) DIFFER from the first", mismatched),
+        clocks.summary, xids);
+  }
   if (burn.interrupted) {
     std::vector<std::string> done;
     for (const engine::BurnType& t : burn.types) {
@@ -335,6 +342,17 @@ constexpr GemmReference k_references[] = {
     {"NVIDIA H200", "fp32", 8192, 51.0,
      "PyTorch 2.11 `a @ b`, 8192^3 fp32 without TF32, on one H200 (nvidia-h200), "
      "/work/shared/reference/anchors.md"},
+    // Measured as the burn runs (back to back for 5 s, median per GEMM): an H100 at its 700 W
+    // limit is slower sustained than in a burst (BF16 723-769 burst). docs/performance.md.
+    {"NVIDIA H100 80GB HBM3", "bf16", 8192, 708.0,
+     "PyTorch 2.11 `a @ b` back to back 5 s, 8192^3 bf16, H100 SXM (device kind nvidia-h200-x2, "
+     "driver 580.159.04), 2026-11-26, bench/long_level.py"},
+    {"NVIDIA H100 80GB HBM3", "fp16", 8192, 658.0,
+     "PyTorch 2.11 `a @ b` back to back 5 s, 8192^3 fp16, H100 SXM, 2026-11-26"},
+    {"NVIDIA H100 80GB HBM3", "fp32", 8192, 51.7,
+     "PyTorch 2.11 `a @ b` back to back 5 s, 8192^3 fp32 without TF32, H100 SXM, 2026-11-26"},
+    {"NVIDIA H100 80GB HBM3", "fp64", 8192, 53.6,
+     "PyTorch 2.11 `a @ b` back to back 5 s, 8192^3 fp64, H100 SXM, 2026-11-26"},
 };
 } // namespace
 

@@ -818,8 +818,20 @@ void Scheduler::advance() {
       if (job == nullptr || job->state == JobState::done) {
         continue;
       }
-      if (is_long(job->work) && job->state == JobState::running) {
-        if (!job->stop_sent) {
+      if (is_long(job->work) && job->state != JobState::waiting_for_setup) {
+        // The long level's child keeps what it did: a running work is told to stop; the next
+        // work of the child (the burn after the memory test) gets its go and the stop at once,
+        // so that the child writes every result line and exits by itself (killing it between
+        // the memory test's done and its result line lost the result). A work still preparing
+        // is waited for (its deadline runs).
+        if (job->state == JobState::ready) {
+          m_group.send(*slot.process, std::string(1, static_cast<char>(GateMessage::go)));
+          m_group.mark_start(*slot.process);
+          job->went = Clock::now();
+          job->state = JobState::running;
+          arm_deadline(*job);
+        }
+        if (job->state == JobState::running && !job->stop_sent) {
           m_group.send(*slot.process, std::string(1, static_cast<char>(GateMessage::stop)));
           job->stop_sent = true;
         }

@@ -306,10 +306,9 @@ Judgement judge_burn(const GpuTarget& gpu, const engine::BurnReport& burn) {
   }
   if (types.empty()) {
     // Nothing ran (stopped at once): no comparison or clock to speak of.
-    judgement.summary = fmt::format("{}: {:.0f} s burn{}: no GEMM ran; {}", gpu_words(gpu),
-                                    burn.elapsed_s,
-                                    burn.cublas.empty() ? std::string() : ", cuBLAS " + burn.cublas,
-                                    xids);
+    judgement.summary =
+        fmt::format("{}: {:.0f} s burn{}: no GEMM ran; {}", gpu_words(gpu), burn.elapsed_s,
+                    burn.cublas.empty() ? std::string() : ", cuBLAS " + burn.cublas, xids);
   } else {
     judgement.summary = fmt::format(
         "{}: {:.0f} s burn{}: {}; {}; {}; {}", gpu_words(gpu), burn.elapsed_s,

@@ -112,18 +112,6 @@ std::vector<GemmType> types_for(int cc_major) {
   return types;
 }
 
-std::chrono::milliseconds long_duration() {
-  const char* text = std::getenv("GPUCHECK_LONG_DURATION_MS");
-  if (text != nullptr) {
-    char* end = nullptr;
-    const long long ms = std::strtoll(text, &end, 10);
-    if (end != text && *end == '\0' && ms > 0) {
-      return std::chrono::milliseconds(ms);
-    }
-  }
-  return std::chrono::milliseconds(10000);
-}
-
 /// NVML's view of the GPU during the burn, from a thread of its own.
 class Watch {
 public:
@@ -431,7 +419,7 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
 } // namespace
 
 void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
-  const std::chrono::milliseconds duration = long_duration();
+  const std::chrono::milliseconds duration = long_level_duration();
   set_stage("load cuBLAS");
   const Cublas cublas;
   if (!cublas.lib.loaded() || !cublas.usable()) {

@@ -75,20 +75,6 @@ private:
   uint64_t m_bytes = 0;
 };
 
-/// The duration the engine gives the long level's timed parts (GPUCHECK_LONG_DURATION_MS, from
-/// --duration); 10 s when run by hand.
-std::chrono::milliseconds long_duration() {
-  const char* text = std::getenv("GPUCHECK_LONG_DURATION_MS");
-  if (text != nullptr) {
-    char* end = nullptr;
-    const long long ms = std::strtoll(text, &end, 10);
-    if (end != text && *end == '\0' && ms > 0) {
-      return std::chrono::milliseconds(ms);
-    }
-  }
-  return std::chrono::milliseconds(10000);
-}
-
 class Tester {
 public:
   Tester(const DeviceSession& session, const Kernels& kernels, const ChunkSet& chunks,
@@ -97,43 +83,10 @@ public:
         m_errors(errors) {}
 
   /// Write `state` into every word.
-  void write(const memtest::State& state) {
-    for (const Chunk& c : m_chunks.chunks()) {
-      CUdeviceptr words = c.ptr;
-      uint64_t n4 = c.bytes / 16;
-      uint64_t first = c.first_word;
-      uint32_t kind = state.kind;
-      uint32_t a = state.a;
-      uint32_t b = state.b;
-      launch(m_session.api(), m_kernels.memtest_write, grid_for(m_session, n4, k_block), k_block,
-             m_stream.get(), {&words, &n4, &first, &kind, &a, &b});
-    }
-    m_stream.synchronize();
-    m_moved += m_chunks.bytes();
-  }
+  void write(const memtest::State& state) { pass(state, nullptr, false); }
 
   /// Check every word against `state`; write `next` in the same pass when given.
-  void check(const memtest::State& state, const memtest::State* next) {
-    for (const Chunk& c : m_chunks.chunks()) {
-      CUdeviceptr words = c.ptr;
-      uint64_t n4 = c.bytes / 16;
-      uint64_t first = c.first_word;
-      uint32_t kind = state.kind;
-      uint32_t a = state.a;
-      uint32_t b = state.b;
-      uint32_t rewrite = next != nullptr ? 1 : 0;
-      uint32_t kind2 = next != nullptr ? next->kind : 0;
-      uint32_t a2 = next != nullptr ? next->a : 0;
-      uint32_t b2 = next != nullptr ? next->b : 0;
-      CUdeviceptr errors = m_errors;
-      launch(m_session.api(), m_kernels.memtest_check, grid_for(m_session, n4, k_block), k_block,
-             m_stream.get(),
-             {&words, &n4, &first, &kind, &a, &b, &rewrite, &kind2, &a2, &b2, &errors});
-    }
-    m_stream.synchronize();
-    m_moved += m_chunks.bytes() * (next != nullptr ? 2 : 1);
-    m_checked_words += m_chunks.bytes() / 4;
-  }
+  void check(const memtest::State& state, const memtest::State* next) { pass(state, next, true); }
 
   /// Flip one bit of one word in the middle of the last chunk (GPUCHECK_PLANT_FAULT=memtest).
   void plant_fault() {
@@ -149,6 +102,37 @@ public:
   [[nodiscard]] uint64_t checked_words() const { return m_checked_words; }
 
 private:
+  /// One pass over every chunk: write `state` (no check), or check it and write `next` if given.
+  void pass(const memtest::State& state, const memtest::State* next, bool check) {
+    for (const Chunk& c : m_chunks.chunks()) {
+      CUdeviceptr words = c.ptr;
+      uint64_t n4 = c.bytes / 16;
+      uint64_t first = c.first_word;
+      uint32_t kind = state.kind;
+      uint32_t a = state.a;
+      uint32_t b = state.b;
+      const unsigned grid = grid_for(m_session, n4, k_block);
+      if (!check) {
+        launch(m_session.api(), m_kernels.memtest_write, grid, k_block, m_stream.get(),
+               {&words, &n4, &first, &kind, &a, &b});
+        continue;
+      }
+      uint32_t rewrite = next != nullptr ? 1 : 0;
+      uint32_t kind2 = next != nullptr ? next->kind : 0;
+      uint32_t a2 = next != nullptr ? next->a : 0;
+      uint32_t b2 = next != nullptr ? next->b : 0;
+      CUdeviceptr errors = m_errors;
+      launch(m_session.api(), m_kernels.memtest_check, grid, k_block, m_stream.get(),
+             {&words, &n4, &first, &kind, &a, &b, &rewrite, &kind2, &a2, &b2, &errors});
+    }
+    m_stream.synchronize();
+    // A write pass writes every byte; a check reads every byte, and writes it again with `next`.
+    m_moved += m_chunks.bytes() * (check && next != nullptr ? 2 : 1);
+    if (check) {
+      m_checked_words += m_chunks.bytes() / 4;
+    }
+  }
+
   const DeviceSession& m_session;
   const Kernels& m_kernels;
   const ChunkSet& m_chunks;
@@ -166,7 +150,7 @@ GpucheckMemtestErrors read_errors(const CudaApi& api, CUdeviceptr errors) {
 } // namespace
 
 void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
-  const std::chrono::milliseconds duration = long_duration();
+  const std::chrono::milliseconds duration = long_level_duration();
   session.wait_for_gate();
   out["device"] = session.describe();
   const CudaApi& api = session.api();

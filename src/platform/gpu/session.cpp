@@ -131,6 +131,18 @@ bool fault_planted(std::string_view what) {
   return value != nullptr && what == value;
 }
 
+std::chrono::milliseconds long_level_duration() {
+  const char* text = std::getenv("GPUCHECK_LONG_DURATION_MS");
+  if (text != nullptr) {
+    char* end = nullptr;
+    const long long ms = std::strtoll(text, &end, 10);
+    if (end != text && *end == '\0' && ms > 0) {
+      return std::chrono::milliseconds(ms);
+    }
+  }
+  return std::chrono::milliseconds(10000);
+}
+
 uint64_t memory_budget(uint64_t free_bytes) {
   return std::min(k_budget_cap_bytes, free_bytes / 10);
 }

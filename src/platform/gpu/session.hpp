@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -62,6 +63,10 @@ void stages_off_on_this_thread();
 /// The value of GPUCHECK_PLANT_FAULT ("compute", "copy", "cudnn", "graph"), for the GPU tests:
 /// the child then corrupts one output element on purpose and the check must fail.
 bool fault_planted(std::string_view what);
+
+/// Each timed part of the long level (memory test, burn): GPUCHECK_LONG_DURATION_MS, which the
+/// engine sets from --duration; 10 s for a child run by hand.
+std::chrono::milliseconds long_level_duration();
 
 /// Largest device memory a standard run may take: min(1 GiB, 10% of what is free).
 uint64_t memory_budget(uint64_t free_bytes);

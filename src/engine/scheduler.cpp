@@ -499,7 +499,8 @@ void Scheduler::run() {
         }
       }
     }
-    if (m_turns[g].decided && !m_turns[g].held_ever && m_jobs[j].planned) {
+    if (m_turns[g].decided && !m_turns[g].held_ever && m_jobs[j].planned &&
+        !m_interrupted.load()) { // an interrupt, not another run, ended the wait
       JobReport& report = m_reports[j];
       report.outcome.reset();
       report.skip_reason = fmt::format(

@@ -199,7 +199,8 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
   render::TextStyle file_style;
   file_style.verbose = options.verbose;
   for (const OutputTarget& target : plan.files) {
-    const std::string text = render_report(shown(target.format), target.format, file_style);
+    const std::string text =
+        render_report(shown(target.format), target.format, file_style, options.output.json_compact);
     if (std::optional<WriteError> problem = write_output_file(target.path, text)) {
       write_failure = worse_exit(write_failure, *problem);
     }
@@ -229,8 +230,8 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
         render::decide_color(options.color, ::isatty(STDOUT_FILENO) != 0, getenv_opt("NO_COLOR"),
                              getenv_opt("CLICOLOR_FORCE"), getenv_opt("TERM"));
     style.verbose = options.verbose;
-    if (std::optional<WriteError> problem =
-            write_stdout(render_report(shown(*plan.stdout_format), *plan.stdout_format, style))) {
+    if (std::optional<WriteError> problem = write_stdout(render_report(
+            shown(*plan.stdout_format), *plan.stdout_format, style, options.output.json_compact))) {
       write_failure = worse_exit(write_failure, *problem);
     }
   }
@@ -487,6 +488,8 @@ void add_output_options(CLI::App& app, OutputOptions& output, OutputBinding& bin
                "Redact text, JSON and JUnit output too (host, users, addresses, GPU ids)");
   app.add_flag("--no-redact", output.no_redact,
                "Do not redact the Markdown report and the bundle (they are by default)");
+  app.add_flag("--json-compact", output.json_compact,
+               "Write JSON on one line (log pipelines), wherever JSON is written");
 }
 
 /// Each --format with the --output it directly follows (docs/report-format.md).

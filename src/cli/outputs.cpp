@@ -211,13 +211,13 @@ std::optional<Error> check_writable(const std::string& path) {
   return std::nullopt;
 }
 
-std::string render_report(const Report& report, ReportFormat format,
-                          const render::TextStyle& style) {
+std::string render_report(const Report& report, ReportFormat format, const render::TextStyle& style,
+                          bool compact_json) {
   switch (format) {
   case ReportFormat::text:
     return render::render_text(report, style);
   case ReportFormat::json:
-    return render::render_json(report);
+    return render::render_json(report, compact_json);
   case ReportFormat::markdown:
     return render::render_markdown(report);
   case ReportFormat::junit:

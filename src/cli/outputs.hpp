@@ -54,6 +54,7 @@ struct OutputOptions {
   std::optional<std::string> bundle; ///< --bundle FILE.tar.gz
   bool redact = false;               ///< --redact: text, JSON and JUnit too
   bool no_redact = false;            ///< --no-redact: not even Markdown and the bundle
+  bool json_compact = false;         ///< --json-compact: JSON on one line
 };
 
 /// What one run writes, checked before the run starts.
@@ -84,9 +85,9 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
 /// directory is refused: output_file.hpp).
 std::optional<Error> check_writable(const std::string& path);
 
-/// The report in one format. `style` applies to text only.
-std::string render_report(const Report& report, ReportFormat format,
-                          const render::TextStyle& style);
+/// The report in one format. `style` applies to text only, `compact_json` to JSON only.
+std::string render_report(const Report& report, ReportFormat format, const render::TextStyle& style,
+                          bool compact_json = false);
 
 /// Names of the people on this machine for redaction: $USER, $LOGNAME, $SUDO_USER, the last
 /// part of a $HOME under /home or /Users, and login users (uid 1000-60000) in <sysroot>/etc/passwd;

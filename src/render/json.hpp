@@ -9,8 +9,9 @@
 
 namespace gpucheck::render {
 
-/// Deterministic: keys sorted, two-space indent, trailing newline.
-std::string render_json(const Report& report);
+/// Deterministic: keys sorted, two-space indent, trailing newline; `compact`: the same on one
+/// line (log collectors split a pretty report into thousands of events).
+std::string render_json(const Report& report, bool compact = false);
 
 /// `j` as two-space-indented JSON with a trailing newline, never throwing: bytes that are not
 /// UTF-8 in its strings and keys are written as the visible text "\xNN" (render/utf8.hpp).

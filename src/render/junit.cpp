@@ -14,8 +14,17 @@ std::string seconds(std::chrono::milliseconds duration) {
   return fmt::format("{:.3f}", static_cast<double>(duration.count()) / 1000.0);
 }
 
-std::string subject(const CheckResult& result) {
-  return result.gpu_index ? fmt::format("GPU {}", *result.gpu_index) : "system";
+/// The testcase's name: the check id, with the GPU for a per-GPU result ("gpu.ecc[GPU 3]"), so
+/// GitLab's and GitHub's lists, which show the name, tell thirty results apart.
+std::string testcase_name(const CheckResult& result) {
+  return result.gpu_index ? fmt::format("{}[GPU {}]", result.check_id, *result.gpu_index)
+                          : result.check_id;
+}
+
+/// The testcase's class: the check's area ("gpu" of gpu.ecc), as Jenkins groups them.
+std::string_view area(const CheckResult& result) {
+  const std::string_view id = result.check_id;
+  return id.substr(0, id.find('.'));
 }
 
 /// The finding that explains a failing or erroring result: the first of the result's own
@@ -133,8 +142,12 @@ std::string render_junit(const Report& report) {
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"gpucheck\" {} time=\"{}\">\n", counts, seconds(total));
-  out += fmt::format("  <testsuite name=\"gpucheck\" {} skipped=\"{}\" time=\"{}\"", counts,
-                     sum.skip, seconds(total));
+  // One suite per host: merged JUnit files of a fleet keep their nodes apart.
+  const std::string suite = report.snapshot.host.hostname.empty()
+                                ? std::string("gpucheck")
+                                : "gpucheck on " + report.snapshot.host.hostname;
+  out += fmt::format("  <testsuite name=\"{}\" {} skipped=\"{}\" time=\"{}\"",
+                     xml_escape(suite, true), counts, sum.skip, seconds(total));
   if (!report.context.generated_at.empty()) {
     out += fmt::format(" timestamp=\"{}\"", xml_escape(report.context.generated_at, true));
   }
@@ -156,7 +169,7 @@ std::string render_junit(const Report& report) {
 
   for (const CheckResult& result : report.results) {
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\">\n",
-                       xml_escape(result.check_id, true), xml_escape(subject(result), true),
+                       xml_escape(area(result), true), xml_escape(testcase_name(result), true),
                        seconds(result.duration));
     if (result.status == Status::fail || result.status == Status::error) {
       const char* element = result.status == Status::fail ? "failure" : "error";

@@ -135,6 +135,38 @@ TEST(ReportOutputs, JsonFlagAndFormatJsonAreTheSame) {
   EXPECT_EQ(comparable(flag.out), comparable(format.out));
 }
 
+TEST(ReportOutputs, JsonCompactIsTheSameReportOnOneLine) {
+  const RunResult pretty =
+      run_gpucheck({"--from-snapshot", snapshot_file("h100x8_healthy"), "--json"});
+  const RunResult compact = run_gpucheck(
+      {"--from-snapshot", snapshot_file("h100x8_healthy"), "--json", "--json-compact"});
+  EXPECT_EQ(compact.exit_code, pretty.exit_code);
+  ASSERT_FALSE(compact.out.empty());
+  // One line: a log collector takes it as one event.
+  EXPECT_EQ(compact.out.find('\n'), compact.out.size() - 1);
+  EXPECT_GT(pretty.out.size(), compact.out.size());
+  const auto comparable = [](const std::string& text) {
+    json report = json::parse(text);
+    report["context"].erase("argv");
+    for (json& result : report["results"]) {
+      result["duration_ms"] = 0;
+    }
+    return report;
+  };
+  EXPECT_EQ(comparable(compact.out), comparable(pretty.out));
+  // Files too.
+  FixtureTree dir;
+  const std::string file = dir.host("/r.json");
+  const RunResult to_file = run_gpucheck({"--from-snapshot", snapshot_file("h200_healthy"),
+                                          "--json-compact", "--output", "json:" + file});
+  EXPECT_EQ(to_file.exit_code, 0) << to_file.err;
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_FALSE(line.empty());
+  EXPECT_TRUE(json::accept(line));
+}
+
 TEST(ReportOutputs, ReportCommandWritesRedactedMarkdown) {
   FixtureTree dir;
   const Planted p = planted_snapshot(dir);

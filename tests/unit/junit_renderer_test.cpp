@@ -85,17 +85,20 @@ TEST(XmlEscape, EscapesMarkupAndDropsCharactersXmlForbids) {
 
 TEST(JunitRenderer, OneTestcasePerResultWithOutcomeElements) {
   const std::string xml = render_junit(one_of_each());
-  EXPECT_NE(xml.find("<testsuite name=\"gpucheck\" tests=\"5\" failures=\"1\" errors=\"1\" "
-                     "skipped=\"1\" time=\"6.170\" timestamp=\"2026-11-21T12:00:00Z\" "
-                     "hostname=\"node-1\">"),
-            std::string::npos)
+  EXPECT_NE(
+      xml.find("<testsuite name=\"gpucheck on node-1\" tests=\"5\" failures=\"1\" errors=\"1\" "
+               "skipped=\"1\" time=\"6.170\" timestamp=\"2026-11-21T12:00:00Z\" "
+               "hostname=\"node-1\">"),
+      std::string::npos)
       << xml;
   EXPECT_EQ(count(xml, "<testcase "), 5u);
-  EXPECT_NE(xml.find("<testcase classname=\"gpu.ecc\" name=\"GPU 1\" time=\"1.234\">"),
+  // Named by check id and GPU (GitLab and GitHub list testcases by name), grouped by area.
+  EXPECT_NE(xml.find("<testcase classname=\"gpu\" name=\"gpu.ecc[GPU 1]\" time=\"1.234\">"),
             std::string::npos)
       << xml;
-  EXPECT_NE(xml.find("<testcase classname=\"driver.kernel_module\" name=\"system\""),
+  EXPECT_NE(xml.find("<testcase classname=\"driver\" name=\"driver.kernel_module\""),
             std::string::npos);
+  EXPECT_EQ(xml.find("name=\"system\""), std::string::npos);
   // The failure names the failing finding, not the info note before it.
   EXPECT_NE(xml.find("<failure message=\"gpu.ecc_uncorrected: 2 uncorrected &quot;errors&quot; "
                      "&lt;now&gt;\" type=\"gpu.ecc_uncorrected\">"),

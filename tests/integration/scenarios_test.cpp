@@ -326,6 +326,46 @@ std::vector<Scenario> scenarios() {
                   .exit_code = 1,
                   .extra = &each_gpu_check_names_the_context_failure_on_gpu_0,
                   .standard_run = true});
+  // The long level (--level long): its checks run after the standard ones in the GPU engine and
+  // meet the same context failure; a GPU that another process uses is left out of it (a skip
+  // naming the process and --force, never a warning) unless --force.
+  const auto long_results = [](const nlohmann::json& r, const std::string& status,
+                               const std::string& says) {
+    EXPECT_EQ(r["context"]["mode"], "long");
+    for (const char* id : {"gpu.memtest", "gpu.burn"}) {
+      const nlohmann::json* result = result_of(r, id);
+      ASSERT_NE(result, nullptr) << id;
+      EXPECT_EQ((*result)["status"], status) << id << ": " << (*result)["summary"];
+      EXPECT_NE((*result)["summary"].get<std::string>().find(says), std::string::npos)
+          << id << ": " << (*result)["summary"];
+    }
+  };
+  list.push_back(
+      {.name = "long_level_where_no_context_can_be_created",
+       .root = [](FixtureTree& t) { healthy_root(t, 1); },
+       .args = {"--level", "long", "--duration", "1"},
+       .codes = {"gpu.context_failed"},
+       .exit_code = 1,
+       .extra = [long_results](const nlohmann::json& r) { long_results(r, "fail", "context"); },
+       .standard_run = true});
+  list.push_back(
+      {.name = "long_level_leaves_out_a_gpu_another_process_uses",
+       .fake = "gpu.0.compute_processes=4242:1000000000\n",
+       .root = [](FixtureTree& t) { healthy_root(t, 1); },
+       .args = {"--level", "long", "--duration", "1"},
+       .codes = {"gpu.context_failed"},
+       .exit_code = 1,
+       .extra = [long_results](const nlohmann::json& r) { long_results(r, "skip", "--force"); },
+       .standard_run = true});
+  list.push_back(
+      {.name = "long_level_forced_on_a_gpu_another_process_uses",
+       .fake = "gpu.0.compute_processes=4242:1000000000\n",
+       .root = [](FixtureTree& t) { healthy_root(t, 1); },
+       .args = {"--level", "long", "--duration", "1", "--force"},
+       .codes = {"gpu.context_failed"},
+       .exit_code = 1,
+       .extra = [long_results](const nlohmann::json& r) { long_results(r, "fail", "context"); },
+       .standard_run = true});
   // Two GPUs: gpu.bandwidth also copies on both at once (copies_together, in the same child);
   // the context failure both parts meet is reported once per GPU.
   list.push_back({.name = "standard_run_on_two_gpus_where_no_context_can_be_created",

@@ -348,6 +348,12 @@ int command_snapshot(const RunOptions& options, const std::string& output) {
   return problem ? worse_exit(k_exit_ok, *problem) : k_exit_ok;
 }
 
+/// The lowest level whose report has the check: an active check's GPU work needs standard.
+Level lowest_level(const CheckInfo& info) {
+  return info.kind == CheckKind::active && info.level == Level::quick ? Level::standard
+                                                                      : info.level;
+}
+
 int command_list(bool json) {
   if (json) {
     nlohmann::json list = nlohmann::json::array();
@@ -355,15 +361,18 @@ int command_list(bool json) {
       list.push_back({{"id", check.info.id},
                       {"title", check.info.title},
                       {"description", check.info.description},
-                      {"kind", check.info.kind == CheckKind::active ? "active" : "passive"}});
+                      {"kind", check.info.kind == CheckKind::active ? "active" : "passive"},
+                      {"level", std::string(to_string(lowest_level(check.info)))}});
     }
     std::cout << list.dump(2) << "\n";
     return k_exit_ok;
   }
   for (const CheckDef& check : all_checks()) {
-    std::cout << fmt::format("{:<28} {:<8} {}\n", check.info.id,
+    // The level is shown where it is not the lowest that runs it: "(long)" for the long level's.
+    std::cout << fmt::format("{:<28} {:<8} {}{}\n", check.info.id,
                              check.info.kind == CheckKind::active ? "active" : "passive",
-                             check.info.title);
+                             check.info.title,
+                             check.info.level == Level::long_ ? " (--level long)" : "");
   }
   return k_exit_ok;
 }

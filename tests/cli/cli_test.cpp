@@ -140,6 +140,13 @@ TEST(Cli, ListShowsEveryCheckOnceInTextAndJson) {
     EXPECT_TRUE(check["title"].is_string() && !check["title"].get<std::string>().empty());
     EXPECT_TRUE(check["description"].is_string());
     EXPECT_TRUE(check["kind"] == "passive" || check["kind"] == "active") << check.dump();
+    // The lowest level that runs it: the long level's checks say so (they are absent from quick
+    // and standard reports); the other active checks need standard.
+    const bool long_level = check["id"] == "gpu.memtest" || check["id"] == "gpu.burn";
+    EXPECT_EQ(check["level"], long_level                  ? "long"
+                              : check["kind"] == "active" ? "standard"
+                                                          : "quick")
+        << check.dump();
   }
   const RunResult text = run_gpucheck({"list"});
   EXPECT_EQ(text.exit_code, 0);

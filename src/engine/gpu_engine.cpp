@@ -30,7 +30,13 @@ void GpuEngine::start(std::vector<VisibleGpu> gpus) {
       std::find(works.begin(), works.end(), Work::copies_together) == works.end()) {
     works.push_back(Work::copies_together);
   }
-  m_scheduler = std::make_unique<Scheduler>(m_options);
+  {
+    const std::lock_guard<std::mutex> guard(m_scheduler_lock);
+    m_scheduler = std::make_unique<Scheduler>(m_options);
+    if (m_interrupted.load()) {
+      m_scheduler->interrupt(); // a signal came before the engine started: nothing starts
+    }
+  }
   if (m_probes_over) {
     m_scheduler->probes_over();
   }
@@ -80,13 +86,16 @@ void GpuEngine::probes_over() {
 }
 
 void GpuEngine::interrupt() {
-  m_cancelled = true;
+  m_cancelled.store(true);
+  m_interrupted.store(true);
+  const std::lock_guard<std::mutex> guard(m_scheduler_lock);
   if (m_scheduler) {
     m_scheduler->interrupt();
   }
 }
 
 std::optional<Scheduler::Progress> GpuEngine::progress() const {
+  const std::lock_guard<std::mutex> guard(m_scheduler_lock);
   return m_scheduler ? m_scheduler->progress() : std::nullopt;
 }
 

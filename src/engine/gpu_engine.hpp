@@ -5,6 +5,7 @@
 /// sysroot fixture) it starts on the checks' own targets the first time one asks, through the
 /// same plan and scheduler.
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -85,7 +86,11 @@ private:
   std::thread m_thread;
   std::once_flag m_joined;
   bool m_probes_over = false;
-  bool m_cancelled = false;
+  std::atomic<bool> m_cancelled{false};
+  std::atomic<bool> m_interrupted{false};
+  /// Guards m_scheduler's creation against interrupt() and progress(), which other threads call
+  /// (the signal watch, the progress line) while the engine may start late on the main thread.
+  mutable std::mutex m_scheduler_lock;
 };
 
 /// The long level's settings (`--level long`, `--duration`, `--force`).

@@ -117,6 +117,16 @@ TEST(ReportOutputs, OutputFormatPairsAsTheIssueWritesThem) {
   EXPECT_EQ(read_file(dir.host("/report.junit")).rfind("<?xml", 0), 0u);
 }
 
+/// A JSON report without what differs from run to run: the command line and each check's time.
+json comparable(const std::string& text) {
+  json report = json::parse(text);
+  report["context"].erase("argv");
+  for (json& result : report["results"]) {
+    result["duration_ms"] = 0;
+  }
+  return report;
+}
+
 TEST(ReportOutputs, JsonFlagAndFormatJsonAreTheSame) {
   const RunResult flag = run_gpucheck({"--from-snapshot", snapshot_file("h200_healthy"), "--json"});
   const RunResult format =
@@ -124,14 +134,6 @@ TEST(ReportOutputs, JsonFlagAndFormatJsonAreTheSame) {
   EXPECT_EQ(flag.exit_code, format.exit_code);
   EXPECT_EQ(format.err, "");
   // The same report but for the command line and the time each check took.
-  const auto comparable = [](const std::string& text) {
-    json report = json::parse(text);
-    report["context"].erase("argv");
-    for (json& result : report["results"]) {
-      result["duration_ms"] = 0;
-    }
-    return report;
-  };
   EXPECT_EQ(comparable(flag.out), comparable(format.out));
 }
 
@@ -145,14 +147,6 @@ TEST(ReportOutputs, JsonCompactIsTheSameReportOnOneLine) {
   // One line: a log collector takes it as one event.
   EXPECT_EQ(compact.out.find('\n'), compact.out.size() - 1);
   EXPECT_GT(pretty.out.size(), compact.out.size());
-  const auto comparable = [](const std::string& text) {
-    json report = json::parse(text);
-    report["context"].erase("argv");
-    for (json& result : report["results"]) {
-      result["duration_ms"] = 0;
-    }
-    return report;
-  };
   EXPECT_EQ(comparable(compact.out), comparable(pretty.out));
   // Files too.
   FixtureTree dir;

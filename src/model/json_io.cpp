@@ -76,8 +76,8 @@ GPUCHECK_JSON(PciDevice, bdf, device_id, class_code, driver, current_link_speed,
               config_all_ones)
 GPUCHECK_JSON(KernelModuleInfo, proc_version_present, version, flavor, version_text, nvidia_loaded,
               uvm_loaded, nouveau_loaded, device_nodes, pci_devices, running_kernel, module_files,
-              other_kernels_with_module, secure_boot, lockdown, modprobe_blacklist,
-              integrated_gpus, prime_profile, bbswitch)
+              other_kernels_with_module, secure_boot, lockdown, modprobe_blacklist, integrated_gpus,
+              prime_profile, bbswitch)
 GPUCHECK_JSON(NvmlHandleFailure, index, result, result_name)
 GPUCHECK_JSON(NvmlInfo, library, init_result, init_result_name, driver_version, cuda_driver_version,
               cuda_driver_version_kernel, nvml_version, device_count, handle_failures, failure)

@@ -12,7 +12,8 @@ namespace {
 
 constexpr size_t k_block = 512;
 constexpr size_t k_name_size = 100;
-constexpr size_t k_stored_block_max = 65535; // LEN of a stored deflate block is 16 bits
+constexpr int64_t k_max_octal_11 = 077777777777; // the largest value of an 11-digit field
+constexpr size_t k_stored_block_max = 65535;     // LEN of a stored deflate block is 16 bits
 
 /// An octal field of `width` bytes: digits padded with zeros, then a NUL.
 void put_octal(std::string& header, size_t offset, size_t width, uint64_t value) {
@@ -31,7 +32,10 @@ std::string tar_header(const ArchiveMember& member, int64_t mtime_s) {
   put_octal(header, 108, 8, 0);                   // uid
   put_octal(header, 116, 8, 0);                   // gid
   put_octal(header, 124, 12, member.data.size()); // size
-  put_octal(header, 136, 12, static_cast<uint64_t>(std::max<int64_t>(mtime_s, 0)));
+  // 11 octal digits hold times up to the year 2242; a later (or negative) clock is clamped, not
+  // written over the next field (found by fuzz_archive).
+  put_octal(header, 136, 12,
+            static_cast<uint64_t>(std::clamp<int64_t>(mtime_s, 0, k_max_octal_11)));
   header[156] = '0';                                     // typeflag: regular file
   put_text(header, 257, std::string_view("ustar\0", 6)); // magic
   put_text(header, 263, "00");                           // version
@@ -94,7 +98,7 @@ std::string make_tar(const std::vector<ArchiveMember>& members, int64_t mtime_s)
 
 std::string make_gzip(std::string_view data, int64_t mtime_s) {
   std::string out = {'\x1f', '\x8b', '\x08', '\x00'}; // magic, deflate, no flags
-  put_le32(out, static_cast<uint32_t>(std::max<int64_t>(mtime_s, 0)));
+  put_le32(out, static_cast<uint32_t>(std::clamp<int64_t>(mtime_s, 0, 0xffffffff)));
   out += '\x00'; // extra flags
   out += '\x03'; // OS: Unix
   size_t offset = 0;

@@ -1,6 +1,7 @@
 // The hand-written .tar.gz: gzip and tar themselves must read it back byte for byte.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -108,6 +109,19 @@ TEST(Tar, EndsWithTwoZeroBlocksAndPadsToBlocks) {
   const std::string tar = make_tar({{"a", "xyz"}}, 0);
   EXPECT_EQ(tar.size(), 512u * 4); // header, one data block, two zero blocks
   EXPECT_EQ(tar.substr(1024), std::string(1024, '\0'));
+}
+
+// Found by fuzz_archive: a clock past 2242 wrote 12 octal digits into the 11-digit field and over
+// the checksum's first byte. Such a time is clamped, and the header stays a valid ustar header.
+TEST(Tar, AFarFutureOrNegativeTimeIsClampedIntoItsField) {
+  for (const int64_t mtime : {int64_t{1} << 40, INT64_MAX, int64_t{-5}}) {
+    const std::string tar = make_tar({{"a", "xyz"}}, mtime);
+    const std::string stamp = tar.substr(136, 12);
+    EXPECT_EQ(stamp,
+              mtime < 0 ? std::string("00000000000\0", 12) : std::string("77777777777\0", 12))
+        << mtime;
+    EXPECT_EQ(tar[148 + 6], '\0') << "the checksum field keeps its terminator";
+  }
 }
 
 } // namespace

@@ -22,10 +22,10 @@ constexpr CheckInfo k_info{
     "with what the PCIe link carries.",
     CheckKind::active};
 
-std::optional<double> metric_of(const nlohmann::json& payload, const std::string& name) {
-  for (const nlohmann::json& m : payload.value("metrics", nlohmann::json::array())) {
-    if (m.value("name", "") == name) {
-      return m.value("value", 0.0);
+std::optional<double> metric_of(const engine::ChildEnvelope& envelope, std::string_view name) {
+  for (const engine::PayloadMetric& m : envelope.metrics) {
+    if (m.name == name) {
+      return m.value;
     }
   }
   return std::nullopt;
@@ -172,15 +172,22 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payload) {
+  // Through the typed reader: a payload that is not an object, or a "failure" or "metrics" of the
+  // wrong type, is an unreadable result, not an exception (found by fuzz_child_output).
+  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  if (!envelope) {
+    return unreadable_result(k_info.title, gpu, envelope.error());
+  }
   Judgement judgement;
-  if (payload.contains("failure")) {
-    judgement.summary = fmt::format("GPU {}: failed during {}", gpu.gpu_index,
-                                    payload["failure"].value("stage", "setup"));
+  if (envelope->failure) {
+    judgement.summary =
+        fmt::format("GPU {}: failed during {}", gpu.gpu_index,
+                    envelope->failure->stage.empty() ? "setup" : envelope->failure->stage);
     return judgement;
   }
-  const double h2d = metric_of(payload, "h2d_gbps").value_or(0.0);
-  const double d2h = metric_of(payload, "d2h_gbps").value_or(0.0);
-  const double d2d = metric_of(payload, "d2d_gbps").value_or(0.0);
+  const double h2d = metric_of(*envelope, "h2d_gbps").value_or(0.0);
+  const double d2h = metric_of(*envelope, "d2h_gbps").value_or(0.0);
+  const double d2d = metric_of(*envelope, "d2d_gbps").value_or(0.0);
   judgement.summary = fmt::format(
       "GPU {}: host->device {:.1f} GB/s, device->host {:.1f} GB/s, device-local {:.0f} GB/s; {}",
       gpu.gpu_index, h2d, d2h, d2d,

@@ -25,12 +25,15 @@ std::vector<CheckResult> run(const CheckContext& context) {
     std::vector<Finding> findings;
     const bool given =
         std::find(env.found_by.begin(), env.found_by.end(), "--python") != env.found_by.end();
-    if (given && env.site_packages.empty() && env.source == "layout" && env.version.empty()) {
-      findings.push_back(make_finding("fw.python_not_found", std::nullopt, env.interpreter));
-    } else if (env.query_failure) {
+    // An interpreter that was asked and did not answer is reported as such, even when it was
+    // given with --python (the command line refuses a --python that names no executable).
+    if (env.query_failure) {
       findings.push_back(make_finding(
           "fw.interpreter_failed", std::nullopt, env.interpreter,
           env.query_failure->detail.empty() ? env.query_failure->kind : env.query_failure->detail));
+    } else if (given && env.site_packages.empty() && env.source == "layout" &&
+               env.version.empty()) {
+      findings.push_back(make_finding("fw.python_not_found", std::nullopt, env.interpreter));
     }
     std::vector<std::string> frameworks;
     for (const FrameworkInstall& fw : env.frameworks) {

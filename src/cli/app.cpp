@@ -1,5 +1,6 @@
 #include "cli/app.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -157,6 +158,33 @@ void require_some_check(const RunOptions& options) {
   throw UsageError{"--only/--skip select no check ('gpucheck list' shows the ids)", true};
 }
 
+/// Each --python must name an executable file (under --sysroot when given): a typo, a directory or
+/// a data file is a usage error (exit 2) before anything is probed, not an environment read from
+/// the files around it (issue 19). Whether an executable is a Python interpreter is learnt by
+/// asking it, with the probes' deadline (fw.interpreter_failed when it does not answer).
+void check_python_options(const RunOptions& options) {
+  for (const std::string& python : options.python) {
+    const std::string absolute =
+        python.starts_with('/') ? python : std::filesystem::absolute(python).string();
+    const std::string host = options.sysroot == "/" ? absolute : options.sysroot + absolute;
+    struct stat st {};
+    if (::stat(host.c_str(), &st) != 0) {
+      throw UsageError{fmt::format("--python '{}': {}", python, std::strerror(errno)), true};
+    }
+    if (S_ISDIR(st.st_mode)) {
+      throw UsageError{
+          fmt::format("--python '{}' is a directory; name the interpreter, e.g. {}/bin/python3",
+                      python, python),
+          true};
+    }
+    if (!S_ISREG(st.st_mode) || (st.st_mode & 0111U) == 0) {
+      throw UsageError{
+          fmt::format("--python '{}' is not an executable file (a Python interpreter is)", python),
+          true};
+    }
+  }
+}
+
 /// The exit code after writing outputs: a refused path is a usage error (2), data that could not
 /// be written (disk full, I/O error, stdout closed) is gpucheck's failure (3); the worse wins.
 int worse_exit(int current, const WriteError& problem) {
@@ -255,6 +283,7 @@ int stdout_checked(int code) {
 /// The main command and `gpucheck report` (report_command): check the outputs, run, write.
 int command_run(const RunOptions& options, bool report_command) {
   require_some_check(options);
+  check_python_options(options);
   OutputOptions output = options.output;
   output.json = output.json || options.json;
   Expected<OutputPlan> plan = plan_outputs(output, report_command);
@@ -335,6 +364,7 @@ int command_run(const RunOptions& options, bool report_command) {
 }
 
 int command_snapshot(const RunOptions& options, const std::string& output) {
+  check_python_options(options);
   const bool to_stdout = output.empty() || output == "-";
   if (!to_stdout) {
     if (std::optional<std::string> problem = output_path_problem(output)) {

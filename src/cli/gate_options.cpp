@@ -12,6 +12,7 @@
 
 #include "cli/options.hpp"
 #include "gpucheck/model/json_input.hpp"
+#include "render/utf8.hpp"
 
 namespace gpucheck::cli {
 
@@ -55,6 +56,12 @@ public:
             fmt::format("{}: larger than {} KiB", config_label(), k_max_config_bytes >> 10));
       }
     }
+    // A binary file is not a config: its bytes would otherwise come back as an "unknown
+    // option" of raw control characters on the terminal.
+    if (text.find('\0') != std::string::npos || !render::is_valid_utf8(text)) {
+      throw CLI::ConfigError(
+          fmt::format("{} is not a text file (a config is TOML or JSON)", config_label()));
+    }
     const size_t first = text.find_first_not_of(" \t\r\n");
     std::vector<CLI::ConfigItem> read;
     // A JSON object starts with '{'; a JSON array would read as a TOML section, so it is
@@ -72,13 +79,23 @@ public:
         throw CLI::ConfigError(fmt::format(
             "config file: unknown option '{}' (keys are long option names, e.g. expect-gpus, "
             "require, min, fail-on, ignore)",
-            item.name));
+            shown_key(item.name)));
       }
     }
     return parsed;
   }
 
 private:
+  /// A key as a message shows it: control characters escaped, at most 64 characters.
+  static std::string shown_key(std::string_view key) {
+    std::string shown;
+    for (const char c : key.substr(0, 64)) {
+      const auto byte = static_cast<unsigned char>(c);
+      shown += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+    }
+    return key.size() > 64 ? render::visible_utf8(shown) + "..." : render::visible_utf8(shown);
+  }
+
   /// "config file 'PATH'", for messages.
   std::string config_label() const {
     const CLI::Option* option = m_app.get_option_no_throw("--config");

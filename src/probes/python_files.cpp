@@ -73,6 +73,13 @@ std::string minor_version(std::string_view version) {
 }
 
 /// "python3.12" -> "3.12"; "" for "python3", "python3.12-config" and other names.
+/// Whether a file name is a CPython interpreter's: python, python3, python3.12, python3.13t.
+bool interpreter_name(std::string_view name) {
+  return name.starts_with("python") &&
+         name.find_first_not_of("0123456789.dmt", std::string_view("python").size()) ==
+             std::string_view::npos;
+}
+
 std::string version_of_name(std::string_view name) {
   if (!name.starts_with("python")) {
     return {};
@@ -342,6 +349,11 @@ PythonLayout read_python_layout(const Sysroot& root, const Environment& env,
   std::optional<std::string> cfg = read_resolved(root, join_path(exe_dir, "pyvenv.cfg"));
   if (!cfg) {
     cfg = read_resolved(root, join_path(parent_path(exe_dir), "pyvenv.cfg"));
+  }
+  if (!interpreter_name(base_name(candidate.interpreter)) && !interpreter_name(base_name(*real))) {
+    // A --python named like no interpreter (a script, a data file): the files near it say
+    // nothing about what it is; it is asked, with the probes' deadline.
+    return layout;
   }
   const std::string name_version = version_of_name(base_name(*real));
   const PrefixReading reading = cfg ? read_venv(root, *cfg, exe_dir, name_version, python)

@@ -450,6 +450,70 @@ TEST(Cli, NumberOverflowInInputFilesIsAUsageErrorNamingThePath) {
   EXPECT_NE(r.err.find("nested deeper than"), std::string::npos) << r.err;
 }
 
+// Issue 19 item 5: a --python that names no executable file, and a binary --config, are one-line
+// usage errors (exit 2) before anything is probed; the bytes of a binary config are not echoed.
+TEST(Cli, MalformedPythonAndBinaryConfigAreOneLineUsageErrors) {
+  const std::string dir = ::testing::TempDir() + "/malformed_inputs";
+  std::filesystem::create_directories(dir);
+  const std::string data_file = dir + "/not_executable";
+  std::ofstream(data_file) << "root:x:0:0:root:/root:/bin/bash\n";
+  const std::string binary = dir + "/binary.toml";
+  std::ofstream(binary, std::ios::binary) << std::string("\x1b[2J\x01\x02\0\xff\xfe key = 1\n", 16);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--python", dir + "/missing/python3"}, "No such file or directory"},
+      {{"--python", dir}, "is a directory"},
+      {{"--python", data_file}, "is not an executable file"},
+      {{"--config", binary}, "is not a text file"},
+  };
+  for (const auto& [args, expected] : cases) {
+    std::vector<std::string> full = args;
+    full.push_back("--quick");
+    const RunResult r = run_gpucheck(full);
+    EXPECT_EQ(r.exit_code, 2) << args[1] << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("gpucheck: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("probing"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    for (const char c : r.err) {
+      EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << "a control byte in: " << r.err;
+    }
+  }
+}
+
+// Issue 19 item 5: an executable given with --python that is no interpreter is asked (its name
+// says nothing), within the probes' deadline: one that hangs or floods its output is reported as
+// failing to answer, and the report is complete; it is never read as "Python 3.x" from the files
+// near it.
+TEST(Cli, APythonThatHangsOrFloodsIsReportedWithinTheProbeDeadline) {
+  const std::string dir = ::testing::TempDir() + "/bad_pythons";
+  std::filesystem::create_directories(dir);
+  for (const auto& [name, body] : std::vector<std::pair<std::string, std::string>>{
+           {"hangs.sh", "exec /bin/sleep 30\n"},
+           {"floods.sh", "exec /usr/bin/yes AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"}}) {
+    const std::string script = dir + "/" + name;
+    std::ofstream(script) << "#!/bin/sh\n" << body;
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    const auto start = std::chrono::steady_clock::now();
+    const RunResult r = run_gpucheck({.args = {"--json", "--quick", "--only", "fw.environments",
+                                               "--probe-timeout", "1", "--python", script},
+                                      .env = {{"PATH", "/nonexistent"}}});
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 10.0) << name;
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    const json report = json::parse(r.out);
+    bool reported = false;
+    for (const json& result : report["results"]) {
+      for (const json& finding : result["findings"]) {
+        reported = reported || finding["code"] == "fw.interpreter_failed";
+      }
+      EXPECT_EQ(result["summary"].get<std::string>().find("Python 3"), std::string::npos)
+          << result["summary"];
+    }
+    EXPECT_TRUE(reported) << name << ": " << r.out.substr(0, 2000);
+  }
+}
+
 // Issue 21 item 4: std::regex overflowed the stack on long names; now linear and capped.
 TEST(Cli, HugeNamesAndHostilePatternsNeitherCrashNorHang) {
   const std::string dir = ::testing::TempDir();

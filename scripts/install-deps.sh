@@ -15,7 +15,7 @@
 # (CMake preset "portable", docs/building.md).
 set -euo pipefail
 
-packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev
+packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev zlib1g-dev
   cmark-gfm libxml2-utils tar gzip python3 python3-yaml python3-pip shellcheck
   binutils man-db)
 missing=()

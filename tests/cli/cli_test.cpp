@@ -475,7 +475,8 @@ TEST(Cli, MalformedPythonAndBinaryConfigAreOneLineUsageErrors) {
     EXPECT_EQ(r.err.find("probing"), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
     for (const char c : r.err) {
-      EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << "a control byte in: " << r.err;
+      EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20)
+          << "a control byte in: " << r.err;
     }
   }
 }
@@ -489,7 +490,8 @@ TEST(Cli, APythonThatHangsOrFloodsIsReportedWithinTheProbeDeadline) {
   std::filesystem::create_directories(dir);
   for (const auto& [name, body] : std::vector<std::pair<std::string, std::string>>{
            {"hangs.sh", "exec /bin/sleep 30\n"},
-           {"floods.sh", "exec /usr/bin/yes AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"}}) {
+           {"floods.sh",
+            "exec /usr/bin/yes AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n"}}) {
     const std::string script = dir + "/" + name;
     std::ofstream(script) << "#!/bin/sh\n" << body;
     std::filesystem::permissions(script, std::filesystem::perms::owner_all);

@@ -8,6 +8,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+
 namespace gpucheck::engine {
 namespace {
 
@@ -613,6 +620,64 @@ TEST(EnginePayloads, BurnReadsTheChildsKeys) {
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_EQ(read.value(), burn_with_everything());
   EXPECT_EQ(written_with(burn_with_everything(), &write_burn), line);
+}
+
+/// Whole payloads as the GPU children write them: the envelope, the device, the kernel module and
+/// one work's own fields.
+nlohmann::json child_payload(const std::function<void(nlohmann::json&)>& own) {
+  nlohmann::json out = nlohmann::json::object();
+  write_envelope(everything_set(), out);
+  out["device"] = to_json(h200());
+  out["module"] = to_json(loaded_module());
+  own(out);
+  return out;
+}
+
+// The fuzz corpus of child payloads (tests/fuzz/corpus/child_output/, docs/fuzzing.md) is what
+// the writers write: a renamed key updates it (GPUCHECK_UPDATE_FUZZ_CORPUS=1 rewrites the files)
+// instead of leaving the fuzzer seeds the parent no longer reads.
+TEST(EnginePayloads, TheFuzzCorpusHoldsWhatTheChildrenWrite) {
+  NcclPayload nccl;
+  nccl.library = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3";
+  nccl.version = 22803;
+  nccl.ranks = 2;
+  nccl.sizes = {{1ULL << 20, 20, 0.021, 49.9, 49.9}, {256ULL << 20, 20, 0.745, 360.25, 360.25}};
+  DeviceListing listing;
+  listing.init = 0;
+  listing.init_name = "CUDA_SUCCESS";
+  listing.devices = {{0, "NVIDIA H200"}, {1, "NVIDIA H200"}};
+  const std::map<std::string, nlohmann::json> seeds = {
+      {"compute.json", child_payload([](nlohmann::json&) {})},
+      {"streams.json", child_payload([](nlohmann::json& out) { write_streams(streams(), out); })},
+      {"bandwidth.json",
+       child_payload([](nlohmann::json& out) { write_bandwidth(everything_bandwidth(), out); })},
+      {"cudnn.json",
+       child_payload([](nlohmann::json& out) { write_cudnn(everything_cudnn(), out); })},
+      {"peers.json",
+       child_payload([](nlohmann::json& out) { write_peers(two_h200_peers(), out); })},
+      {"nccl.json", child_payload([&](nlohmann::json& out) { write_nccl(nccl, out); })},
+      {"memtest.json",
+       child_payload([](nlohmann::json& out) { write_memtest(memtest_with_errors(), out); })},
+      {"burn.json",
+       child_payload([](nlohmann::json& out) { write_burn(burn_with_everything(), out); })},
+      {"device_listing.json", to_json(listing)},
+  };
+  const std::filesystem::path dir =
+      std::filesystem::path(GPUCHECK_SOURCE_DIR) / "tests/fuzz/corpus/child_output";
+  const bool update = std::getenv("GPUCHECK_UPDATE_FUZZ_CORPUS") != nullptr;
+  for (const auto& [name, payload] : seeds) {
+    const std::filesystem::path file = dir / name;
+    if (update) {
+      std::filesystem::create_directories(dir);
+      std::ofstream(file) << payload.dump(2) << "\n";
+      continue;
+    }
+    std::ifstream in(file);
+    ASSERT_TRUE(in) << file << " is missing: run with GPUCHECK_UPDATE_FUZZ_CORPUS=1";
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    EXPECT_EQ(nlohmann::json::parse(text), payload)
+        << file << " differs from what the children write: run with GPUCHECK_UPDATE_FUZZ_CORPUS=1";
+  }
 }
 
 } // namespace

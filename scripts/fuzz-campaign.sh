@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The fuzzing campaign of docs/fuzzing.md: every fuzz target (tests/fuzz/) under libFuzzer with
+# ASan and UBSan, each for at least 10 minutes AND at least one million executions, over its seed
+# corpus. Prints one Markdown table row per target and leaves, under build/fuzz/campaign/:
+#   <target>.log      libFuzzer's output
+#   corpus/<target>/  the inputs it found (the seeds stay in tests/fuzz/corpus/<target>/)
+#   crashes/<target>/ crash-*, timeout-*, oom-* reproducers (none when clean)
+#
+#   scripts/fuzz-campaign.sh [--seconds S] [--runs N] [--parallel P] [TARGET...]
+#
+# Build first: cmake --preset fuzz && cmake --build --preset fuzz (clang with libFuzzer:
+# apt-get install clang libclang-rt-dev). A reproducer replays with build/fuzz/tests/fuzz/fuzz_<target> FILE.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=600
+runs=1000000
+parallel=2
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    --parallel) parallel="$2"; shift 2 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+bin=build/fuzz/tests/fuzz
+out=build/fuzz/campaign
+if [ ${#targets[@]} -eq 0 ]; then
+  for f in "$bin"/fuzz_*; do targets+=("$(basename "$f" | sed 's/^fuzz_//')"); done
+fi
+mkdir -p "$out"
+
+run_target() {
+  local t="$1" seconds="$2" runs="$3" bin="$4" out="$5"
+  mkdir -p "$out/corpus/$t" "$out/crashes/$t"
+  local log="$out/$t.log" start end executed=0 pass=0
+  : > "$log"
+  start=$(date +%s)
+  # First the time, then more executions if the time did not reach the count.
+  while :; do
+    local args=(-max_total_time="$seconds")
+    if [ "$pass" -gt 0 ]; then args=(-runs=$((runs - executed))); fi
+    "$bin/fuzz_$t" "${args[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$out/crashes/$t/" "$out/corpus/$t" "tests/fuzz/corpus/$t" >> "$log" 2>&1 ||
+      true
+    executed=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" |
+               awk '{s += $2} END {print s + 0}')
+    pass=$((pass + 1))
+    if [ "$executed" -ge "$runs" ] || ls "$out/crashes/$t/" | grep -q . || [ "$pass" -ge 4 ]; then
+      break
+    fi
+  done
+  end=$(date +%s)
+  local cov ft units crashes peak
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+  units=$(ls "$out/corpus/$t" | wc -l)
+  crashes=$(ls "$out/crashes/$t" | wc -l)
+  peak=$(grep -o 'stat::peak_rss_mb: [0-9]*' "$log" | awk '{print $2}' | sort -n | tail -1)
+  printf '| %s | %s | %d | %s | %s | %s | %s MB | %s |\n' "$t" "$executed" $((end - start)) \
+    "${cov:-?}" "${ft:-?}" "$units" "${peak:-?}" "$crashes"
+}
+export -f run_target
+
+echo "| target | executions | seconds | edges (cov) | features (ft) | new inputs | peak RSS | crashes |"
+echo "|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${targets[@]}" |
+  xargs -P "$parallel" -I{} bash -c 'run_target "$@"' _ {} "$seconds" "$runs" "$bin" "$out"

@@ -1,0 +1,74 @@
+// What the children send back (the probes' and the GPU checks'), read in the parent: a child runs
+// NVIDIA code that may be broken, so its result is outside data. The input is one payload as the
+// runner parses it (src/platform/child_process.cpp); every reader and judge of child payloads
+// gets it: the GPU checks' judges (src/checks/gpu_*.cpp through src/engine/payloads.cpp), the
+// burn's comparison across GPUs, the probe payloads' decoding into the snapshot
+// (src/probes/collect.cpp), the interpreter query and the framework import
+// (src/probes/python_layout.cpp). Any bytes: readers return errors, never throw; judges judge.
+#include <nlohmann/json.hpp>
+
+#include "checks/gpu_checks.hpp"
+#include "checks/long_rules.hpp"
+#include "engine/payloads.hpp"
+#include "fuzz_support.hpp"
+#include "gpucheck/model/json.hpp"
+#include "probes/python_envs.hpp"
+
+namespace {
+
+/// As probes/collect.cpp decodes a probe child's payload: an exception is a ProbeIssue there.
+template <typename T> void decode(const nlohmann::json& payload, const char* key) {
+  try {
+    T value = (key != nullptr ? payload.at(key) : payload).template get<T>();
+    (void)value;
+  } catch (const std::exception&) {
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace gpucheck;
+  const std::string_view text = fuzz::as_text(data, size);
+  const nlohmann::json payload = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (payload.is_discarded()) {
+    return 0; // the runner's "reported a result that is not valid JSON"
+  }
+  checks::GpuTarget gpu;
+  gpu.name = "NVIDIA H200";
+  gpu.pci_bus_id = "0000:3b:00.0";
+  gpu.pcie_gen = 5;
+  gpu.pcie_width = 16;
+  (void)checks::common_findings("GPU compute", gpu, payload);
+  (void)checks::payload_metrics(payload, true);
+  (void)checks::all_verified(payload);
+  (void)checks::judge_gpu_compute(gpu, payload);
+  (void)checks::judge_gpu_streams(gpu, payload);
+  (void)checks::judge_gpu_bandwidth(gpu, payload);
+  (void)checks::judge_gpu_cudnn(gpu, payload);
+  (void)checks::judge_gpu_memtest(gpu, payload);
+  (void)checks::judge_gpu_burn(gpu, payload);
+  std::vector<Metric> metrics;
+  (void)checks::judge_gpu_p2p(fuzz::recorded_snapshot(), payload, false, metrics);
+  (void)checks::judge_gpu_nccl(payload, false, metrics);
+  std::vector<checks::BurnPeer> peers;
+  for (int i = 0; i < 2; ++i) {
+    if (std::optional<checks::BurnPeer> peer = checks::burn_peer(i, payload, false)) {
+      peers.push_back(std::move(*peer));
+    }
+  }
+  (void)checks::judge_burn_peers(peers);
+  (void)engine::read_device_listing(payload);
+  (void)engine::read_work_line(payload);
+  (void)engine::read_copies_together(payload);
+
+  decode<NvmlInfo>(payload, "nvml");
+  decode<std::vector<GpuInfo>>(payload, "gpus");
+  decode<std::vector<GpuPath>>(payload, "gpu_paths");
+  decode<CudaDriverInfo>(payload, nullptr);
+  decode<LibraryLoad>(payload, "load");
+  decode<CudnnDetails>(payload, "cudnn");
+  (void)probes::parse_interpreter_answer(payload);
+  (void)probes::parse_import_result("torch", &payload, std::nullopt);
+  return 0;
+}

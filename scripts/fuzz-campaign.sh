@@ -6,7 +6,11 @@
 #   corpus/<target>/  the inputs it found (the seeds stay in tests/fuzz/corpus/<target>/)
 #   crashes/<target>/ crash-*, timeout-*, oom-* reproducers (none when clean)
 #
-#   scripts/fuzz-campaign.sh [--seconds S] [--runs N] [--parallel P] [TARGET...]
+#   scripts/fuzz-campaign.sh [--seconds S] [--runs N] [--max-seconds M] [--parallel P] [TARGET...]
+#
+# A target runs S seconds (default 600), then on in S-second passes until it has executed N inputs
+# (default 1e6), at most M seconds in all (default 4 hours); TMPDIR is /dev/shm when unset (the
+# sysroot and python_env targets write their fixture files each execution).
 #
 # Build first: cmake --preset fuzz && cmake --build --preset fuzz (clang with libFuzzer:
 # apt-get install clang libclang-rt-dev). A reproducer replays with build/fuzz/tests/fuzz/fuzz_<target> FILE.
@@ -14,12 +18,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=600
 runs=1000000
+max_seconds=14400
 parallel=2
+export TMPDIR="${TMPDIR:-/dev/shm}"
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
+    --max-seconds) max_seconds="$2"; shift 2 ;;
     --parallel) parallel="$2"; shift 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -32,22 +39,23 @@ fi
 mkdir -p "$out"
 
 run_target() {
-  local t="$1" seconds="$2" runs="$3" bin="$4" out="$5"
+  local t="$1" seconds="$2" runs="$3" bin="$4" out="$5" max_seconds="$6"
   mkdir -p "$out/corpus/$t" "$out/crashes/$t"
   local log="$out/$t.log" start end executed=0 pass=0
   : > "$log"
   start=$(date +%s)
-  # First the time, then more executions if the time did not reach the count.
+  # First the time, then more passes if the time did not reach the count.
   while :; do
     local args=(-max_total_time="$seconds")
-    if [ "$pass" -gt 0 ]; then args=(-runs=$((runs - executed))); fi
+    if [ "$pass" -gt 0 ]; then args+=(-runs=$((runs - executed))); fi
     "$bin/fuzz_$t" "${args[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$out/crashes/$t/" "$out/corpus/$t" "tests/fuzz/corpus/$t" >> "$log" 2>&1 ||
       true
     executed=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" |
                awk '{s += $2} END {print s + 0}')
     pass=$((pass + 1))
-    if [ "$executed" -ge "$runs" ] || ls "$out/crashes/$t/" | grep -q . || [ "$pass" -ge 4 ]; then
+    if [ "$executed" -ge "$runs" ] || ls "$out/crashes/$t/" | grep -q . ||
+       [ $(($(date +%s) - start + seconds)) -gt "$max_seconds" ]; then
       break
     fi
   done
@@ -66,4 +74,5 @@ export -f run_target
 echo "| target | executions | seconds | edges (cov) | features (ft) | new inputs | peak RSS | crashes |"
 echo "|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${targets[@]}" |
-  xargs -P "$parallel" -I{} bash -c 'run_target "$@"' _ {} "$seconds" "$runs" "$bin" "$out"
+  xargs -P "$parallel" -I{} bash -c 'run_target "$@"' _ {} "$seconds" "$runs" "$bin" "$out" \
+    "$max_seconds"

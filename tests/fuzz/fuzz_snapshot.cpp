@@ -8,7 +8,6 @@
 
 #include "fuzz_support.hpp"
 #include "gpucheck/model/json.hpp"
-#include "render/json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(gpucheck::fuzz::as_text(data, size));
@@ -16,13 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!snapshot) {
     return 0;
   }
-  const std::string again = gpucheck::render::render_snapshot_json(*snapshot);
-  gpucheck::Expected<gpucheck::SystemSnapshot> reread = gpucheck::snapshot_from_text(again);
-  if (!reread) {
-    std::fprintf(stderr, "fuzz: a snapshot written by gpucheck does not read back: %s\n",
-                 reread.error().message.c_str());
-    std::abort();
-  }
+  gpucheck::fuzz::check_snapshot_round_trip(*snapshot);
   gpucheck::fuzz::exercise_report(*snapshot);
   return 0;
 }

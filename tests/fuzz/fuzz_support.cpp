@@ -128,6 +128,16 @@ void exercise_report(const SystemSnapshot& snapshot) {
   (void)render::render_markdown(redactor.redact(report));
 }
 
+void check_snapshot_round_trip(const SystemSnapshot& snapshot) {
+  const std::string text = render::render_snapshot_json(snapshot);
+  Expected<SystemSnapshot> reread = snapshot_from_text(text);
+  if (!reread) {
+    std::fprintf(stderr, "fuzz: a snapshot written by gpucheck does not read back: %s\n",
+                 reread.error().message.c_str());
+    std::abort();
+  }
+}
+
 const SystemSnapshot& recorded_snapshot() {
   static const SystemSnapshot snapshot = [] {
     std::ifstream in(GPUCHECK_FUZZ_SNAPSHOT, std::ios::binary);

@@ -52,6 +52,10 @@ void write_file(const std::string& path, std::string_view bytes);
 /// text, JSON, Markdown, JUnit) and the redaction. Aborts when the JSON report is not valid JSON.
 void exercise_report(const SystemSnapshot& snapshot);
 
+/// What `gpucheck snapshot` and `--from-snapshot` do with it: written as JSON (which must be
+/// valid) and read back (which must succeed). Aborts otherwise.
+void check_snapshot_round_trip(const SystemSnapshot& snapshot);
+
 /// A recorded snapshot of a healthy H200 (tests/snapshots/h200_healthy.json), read once.
 const SystemSnapshot& recorded_snapshot();
 

@@ -222,6 +222,25 @@ engine::BandwidthPayload gen5_x16() {
   return b;
 }
 
+// Found by fuzz_child_output: a payload that is no object, or whose failure or metrics have the
+// wrong type, threw json's type_error out of gpu.bandwidth's judge into the parent. No judge
+// throws; the envelope's own reader (run_per_gpu's common part) reports such a payload, and
+// gpu.bandwidth's judge, which reads the metrics itself, says it cannot be read.
+TEST(GpuKernelJudges, APayloadOfTheWrongShapeIsUnreadableNotAnException) {
+  for (const char* text : {"2147483648", "[]", R"({"failure": 7})", R"({"metrics": {"a": 1}})",
+                           R"({"metrics": [7], "verify": "x"})"}) {
+    SCOPED_TRACE(text);
+    const nlohmann::json payload = nlohmann::json::parse(text);
+    for (const auto& judge : {&judge_gpu_compute, &judge_gpu_streams, &judge_gpu_bandwidth,
+                              &judge_gpu_cudnn, &judge_gpu_memtest, &judge_gpu_burn}) {
+      ASSERT_NO_THROW((void)judge(target(), payload));
+    }
+    EXPECT_EQ(codes(judge_gpu_bandwidth(target(), payload)),
+              std::vector<std::string>{"gpu.child_failed"});
+    EXPECT_FALSE(engine::read_envelope(payload).has_value());
+  }
+}
+
 TEST(GpuBandwidthJudge, FullRateOnTheLinkPasses) {
   const Judgement judgement =
       judge_gpu_bandwidth(target(), bandwidth_payload(55.1, 55.2, gen5_x16()));

@@ -264,7 +264,7 @@ std::optional<KernelLogInfo> read_journal(const Sysroot& root, KernelLogParser& 
     const std::optional<std::string> text =
         run_capture({journalctl, "-k", "-b", "0", "-o", "short-monotonic", "--no-pager", "-q",
                      "--grep", "NVRM|SXid|AER:|fallen off the bus"},
-                    std::chrono::milliseconds(3000));
+                    std::chrono::milliseconds(3000), k_kernel_log_max_bytes);
     if (!text) {
       return std::nullopt;
     }

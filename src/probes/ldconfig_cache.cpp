@@ -53,7 +53,9 @@ std::vector<LdconfigEntry> read_loader_cache(const Sysroot& root) {
   if (root.root() == "/") {
     for (const char* ldconfig : {"/sbin/ldconfig", "/usr/sbin/ldconfig", "/usr/bin/ldconfig"}) {
       if (root.exists(ldconfig)) {
-        text = run_capture({ldconfig, "-p"}, 2000ms);
+        // All of it: `ldconfig -p` lists in reverse order, so the libcuda, libcudnn and libcublas
+        // lines come last, and 64 KiB (about 800 libraries) cut them off on a full install.
+        text = run_capture({ldconfig, "-p"}, 2000ms, k_loader_cache_max_bytes);
         break;
       }
     }

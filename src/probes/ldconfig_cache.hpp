@@ -1,6 +1,7 @@
 #pragma once
 /// The dynamic loader's cache as `ldconfig -p` prints it.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,9 @@ std::vector<LdconfigEntry> parse_ldconfig_cache(std::string_view text);
 /// Whether an entry is for a 64-bit ABI ("x86-64", "AArch64", "64bit"), the only ones a
 /// 64-bit gpucheck can load.
 bool is_64bit_entry(const LdconfigEntry& entry);
+
+/// The most of `ldconfig -p` read (about 200 000 libraries).
+inline constexpr size_t k_loader_cache_max_bytes = size_t{16} << 20;
 
 /// The 64-bit entries of the loader cache: from `ldconfig -p` on the real root (2 s deadline);
 /// for any other sysroot (a test fixture) from <root>/etc/ld.so.cache.txt holding `ldconfig -p`

@@ -16,7 +16,7 @@ extern char** environ; // NOLINT(readability-redundant-declaration)
 namespace gpucheck::probes {
 
 std::optional<std::string> run_capture(const std::vector<std::string>& argv,
-                                       std::chrono::milliseconds deadline) {
+                                       std::chrono::milliseconds deadline, size_t max_bytes) {
   if (argv.empty()) {
     return std::nullopt;
   }
@@ -56,7 +56,6 @@ std::optional<std::string> run_capture(const std::vector<std::string>& argv,
     return std::nullopt;
   }
 
-  constexpr size_t k_max_output = 64 * 1024;
   std::string output;
   bool timed_out = false;
   const auto end = std::chrono::steady_clock::now() + deadline;
@@ -84,8 +83,8 @@ std::optional<std::string> run_capture(const std::vector<std::string>& argv,
     if (n <= 0) {
       break; // EOF: the program closed stdout (normally by exiting)
     }
-    if (output.size() < k_max_output) {
-      output.append(buffer, static_cast<size_t>(n));
+    if (output.size() < max_bytes) {
+      output.append(buffer, std::min(static_cast<size_t>(n), max_bytes - output.size()));
     }
   }
   ::close(fds[0]);

@@ -183,5 +183,23 @@ TEST(RunCapture, CapturesStdoutAndHonoursTheDeadline) {
   EXPECT_LT(std::chrono::steady_clock::now() - start2, 3s);
 }
 
+// Outputs longer than 64 KiB: `ldconfig -p` of a full install (its libcuda and libcudnn lines
+// come last) and the journal's NVIDIA lines keep what their callers ask for; the rest is read
+// and dropped, so a flood neither blocks the program nor grows without end.
+TEST(RunCapture, KeepsTheCallersShareOfALongOutput) {
+  const std::string script = "yes 0123456789abcde | head -c 1048576";
+  const std::optional<std::string> short_share = run_capture({"/bin/sh", "-c", script}, 5000ms);
+  ASSERT_TRUE(short_share);
+  EXPECT_EQ(short_share->size(), k_run_capture_max_bytes);
+  const std::optional<std::string> whole =
+      run_capture({"/bin/sh", "-c", script}, 5000ms, size_t{4} << 20);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->size(), size_t{1} << 20);
+  const std::optional<std::string> flood =
+      run_capture({"/bin/sh", "-c", "head -c 67108864 /dev/zero"}, 10000ms, 1000);
+  ASSERT_TRUE(flood);
+  EXPECT_EQ(flood->size(), 1000u);
+}
+
 } // namespace
 } // namespace gpucheck::probes

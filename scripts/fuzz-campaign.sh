@@ -65,7 +65,7 @@ run_target() {
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
   units=$(ls "$out/corpus/$t" | wc -l)
   crashes=$(ls "$out/crashes/$t" | wc -l)
-  peak=$(grep -o 'stat::peak_rss_mb: [0-9]*' "$log" | awk '{print $2}' | sort -n | tail -1)
+  peak=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$log" | awk '{print $2}' | sort -n | tail -1)
   printf '| %s | %s | %d | %s | %s | %s | %s MB | %s |\n' "$t" "$executed" $((end - start)) \
     "${cov:-?}" "${ft:-?}" "$units" "${peak:-?}" "$crashes"
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 
 #include "probes/collect.hpp"
@@ -132,6 +133,31 @@ TEST(PythonFrameworks, TorchCu130LoadsItsOwnWheelsThroughRunpath) {
   EXPECT_EQ(library(torch, "cudart").version, "13.0.96");
   EXPECT_EQ(library(torch, "cublas").version, "13.1.0.3");
   EXPECT_EQ(library(torch, "nccl").version, "2.28.9");
+}
+
+// Issue 19 item 3: hostile site-packages end. Symlink loops (a directory linking to itself, a
+// dist-info linking to itself, an interpreter linking to itself) and a 10 MB METADATA neither
+// hang nor crash the reading; the real torch is still found, its version read from the first
+// MiB of its METADATA.
+TEST(PythonFrameworks, SymlinkLoopsAndHugeMetadataInSitePackagesEnd) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_torch(tree, site, "2.11.0+cu130", "13.0");
+  make_cu13_wheels(tree, site);
+  tree.symlink(site + "/loop", ".")
+      .symlink(site + "/self.dist-info", "self.dist-info")
+      .symlink(site + "/nvidia/loop", "../nvidia")
+      .symlink("/opt/loop/bin/python3", "python3");
+  tree.file(site + "/huge-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: nvidia-huge-cu13\nVersion: 1.0\n\n" +
+                std::string(10U << 20, 'x'));
+  const auto start = std::chrono::steady_clock::now();
+  const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin:/opt/loop/bin"}},
+                                 {"/opt/loop/bin/python3"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_FALSE(envs.empty());
+  ASSERT_FALSE(envs.at(0).frameworks.empty());
+  EXPECT_EQ(envs.at(0).frameworks.at(0).version, "2.11.0+cu130");
 }
 
 TEST(PythonFrameworks, LdLibraryPathShadowsTheWheelWithoutElf) {

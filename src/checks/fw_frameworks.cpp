@@ -1,5 +1,6 @@
-// fw.pytorch, fw.tensorflow, fw.jax, fw.onnxruntime, fw.tensorrt, fw.cupy: one check per framework, the same shape for each: one
-// result per Python environment that has it, with the rule findings and the library findings.
+// fw.pytorch, fw.tensorflow, fw.jax, fw.onnxruntime, fw.tensorrt, fw.cupy: one check per framework,
+// the same shape for each: one result per Python environment that has it, with the rule findings
+// and the library findings.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

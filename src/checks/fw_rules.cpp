@@ -462,8 +462,8 @@ std::string wheel_of(std::string_view family, int major) {
       {"nvrtc", "nvidia-cuda-nvrtc"},    {"nvJitLink", "nvidia-nvjitlink"},
       {"nccl", "nvidia-nccl"},           {"nvinfer", "tensorrt"}};
   for (const auto& [name, wheel] : k_wheels) {
-    if (family == name || (family.starts_with(name) && family.size() > name.size() &&
-                           family[name.size()] == '_')) {
+    if (family == name ||
+        (family.starts_with(name) && family.size() > name.size() && family[name.size()] == '_')) {
       return fmt::format("{}-cu{}{}", wheel, major, wheel == "tensorrt" ? "-libs" : "");
     }
   }
@@ -484,8 +484,7 @@ std::string needs_text(const FrameworkInstall& fw) {
   std::vector<std::string> parts;
   if (fw.cuda) {
     const std::optional<Version> cuda = Version::parse(*fw.cuda);
-    parts.push_back(
-        fmt::format("CUDA {}", cuda ? std::to_string(cuda->major_number()) : *fw.cuda));
+    parts.push_back(fmt::format("CUDA {}", cuda ? std::to_string(cuda->major_number()) : *fw.cuda));
   }
   std::set<std::string> seen;
   for (const ResolvedLibrary& lib : fw.libraries) {
@@ -583,20 +582,18 @@ std::string missing_remedy(const FrameworkInstall& fw,
 /// ONNX Runtime, TensorRT, CuPy: the driver against the build's CUDA, then every library it needs
 /// that the loader does not find, split into those this environment has elsewhere and those it
 /// has nowhere.
-void gpu_library_rules(const compat::Matrix& matrix, const Machine& m,
-                       const PythonEnvironment& env, const FrameworkInstall& fw,
-                       std::vector<Finding>& findings) {
+void gpu_library_rules(const compat::Matrix& matrix, const Machine& m, const PythonEnvironment& env,
+                       const FrameworkInstall& fw, std::vector<Finding>& findings) {
   if (!fw.cuda) {
     return; // CPU-only (onnxruntime) or unknown: nothing it needs from CUDA is known
   }
   const std::string who = subject(env, fw);
   if (const std::optional<Version> cuda = Version::parse(*fw.cuda)) {
     const std::string alternative =
-        m.query.driver_cuda
-            ? fmt::format("{} built for CUDA {}",
-                          fw.distribution.substr(0, fw.distribution.find("-cu")),
-                          m.query.driver_cuda->major_number())
-            : std::string("a build for the CUDA this driver supports");
+        m.query.driver_cuda ? fmt::format("{} built for CUDA {}",
+                                          fw.distribution.substr(0, fw.distribution.find("-cu")),
+                                          m.query.driver_cuda->major_number())
+                            : std::string("a build for the CUDA this driver supports");
     driver_rule(matrix, m, who, *cuda, alternative, findings);
   }
   std::vector<const ResolvedLibrary*> off_path;
@@ -631,10 +628,10 @@ void gpu_library_rules(const compat::Matrix& matrix, const Machine& m,
         dirs.push_back(dir);
       }
     }
-    findings.push_back(make_finding(
-        "fw.gpu_libraries_off_path", std::nullopt, who, needs_text(fw), sonames(off_path),
-        fmt::format("{}", fmt::join(copies, ", ")), searched,
-        off_path_remedy(fw, fmt::format("{}", fmt::join(dirs, ":")))));
+    findings.push_back(make_finding("fw.gpu_libraries_off_path", std::nullopt, who, needs_text(fw),
+                                    sonames(off_path), fmt::format("{}", fmt::join(copies, ", ")),
+                                    searched,
+                                    off_path_remedy(fw, fmt::format("{}", fmt::join(dirs, ":")))));
   }
 }
 

@@ -425,8 +425,8 @@ private:
     if (dist->name != "onnxruntime-gpu") {
       return fw; // the CPU package: no CUDA provider, nothing to load
     }
-    if (const std::optional<std::string> info = read_resolved(
-            m_root, join_path(fw.package_dir, "capi/build_and_package_info.py"))) {
+    if (const std::optional<std::string> info =
+            read_resolved(m_root, join_path(fw.package_dir, "capi/build_and_package_info.py"))) {
       const auto kv = python_assignments(*info);
       if (const std::optional<std::string> cuda = value_of(kv, "cuda_version");
           cuda && leading_int(*cuda) > 0) {
@@ -444,8 +444,7 @@ private:
         fw.plugins.emplace_back(provider);
       }
     }
-    const std::string provider =
-        join_path(fw.package_dir, "capi/libonnxruntime_providers_cuda.so");
+    const std::string provider = join_path(fw.package_dir, "capi/libonnxruntime_providers_cuda.so");
     if (stat_path(m_root, provider).is_regular) {
       fw.loader_object = provider;
     }
@@ -569,8 +568,8 @@ private:
     if (soname.starts_with("libcuda.so") || soname.starts_with("libcudadebugger")) {
       return false;
     }
-    for (const char* prefix : {"libcu", "libnvinfer", "libnvonnxparser", "libnvrtc",
-                               "libnvJitLink", "libnccl", "libnvToolsExt"}) {
+    for (const char* prefix : {"libcu", "libnvinfer", "libnvonnxparser", "libnvrtc", "libnvJitLink",
+                               "libnccl", "libnvToolsExt"}) {
       if (soname.starts_with(prefix)) {
         return true;
       }

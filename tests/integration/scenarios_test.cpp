@@ -906,7 +906,7 @@ std::vector<Scenario> scenarios() {
              },
          .env = {{"PATH", "/opt/torch/.venv/bin:/usr/bin:/bin"}},
          .args = {"--only", "fw.onnxruntime"},
-         .codes = v == "nowhere"         ? std::set<std::string>{"fw.gpu_libraries_missing"}
+         .codes = v == "nowhere"          ? std::set<std::string>{"fw.gpu_libraries_missing"}
                   : v == "only_in_wheels" ? std::set<std::string>{"fw.gpu_libraries_off_path"}
                                           : std::set<std::string>{},
          .exit_code = v == "nowhere" ? 1 : 0,
@@ -982,8 +982,8 @@ std::vector<Scenario> scenarios() {
              },
          .env = {{"PATH", "/opt/torch/.venv/bin:/usr/bin:/bin"}},
          .args = {"--only", "fw.tensorrt"},
-         .codes = present ? std::set<std::string>{}
-                          : std::set<std::string>{"fw.gpu_libraries_missing"},
+         .codes =
+             present ? std::set<std::string>{} : std::set<std::string>{"fw.gpu_libraries_missing"},
          .exit_code = present ? 0 : 1,
          .extra =
              [present](const nlohmann::json& r) {
@@ -993,9 +993,8 @@ std::vector<Scenario> scenarios() {
                if (!present) {
                  remedy_names(r, "fw.gpu_libraries_missing", "nvidia-cudnn-cu12");
                  const nlohmann::json* f = finding_with(r, "fw.gpu_libraries_missing");
-                 EXPECT_NE(
-                     (*f)["message"].get<std::string>().find("needs CUDA 12 and cuDNN 9"),
-                     std::string::npos)
+                 EXPECT_NE((*f)["message"].get<std::string>().find("needs CUDA 12 and cuDNN 9"),
+                           std::string::npos)
                      << (*f)["message"];
                }
              }});

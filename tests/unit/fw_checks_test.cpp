@@ -373,7 +373,7 @@ const Scenario k_scenarios[] = {
 };
 
 const std::vector<std::string> k_ort_cu12_needs{"libcublasLt.so.12", "libcublas.so.12",
-                                                 "libcudnn.so.9", "libcudart.so.12"};
+                                                "libcudnn.so.9", "libcudart.so.12"};
 
 Install ort_cu12(bool wheels, bool system) {
   return [=](FixtureTree& tree, const std::string& site, std::string& cache) {
@@ -471,9 +471,9 @@ const Scenario k_gpu_library_scenarios[] = {
     {"TensorRT 8.6 libnvinfer needs CUDA 11 cuBLAS and cuDNN 8, absent",
      {.driver = "570.124.06", .gpus = {k_h100}},
      [](FixtureTree& tree, const std::string& site, std::string&) {
-       make_tensorrt(tree, site, "tensorrt", "8.6.1",
-                     {"libcudart.so.11.0", "libcublas.so.11", "libcublasLt.so.11",
-                      "libcudnn.so.8"});
+       make_tensorrt(
+           tree, site, "tensorrt", "8.6.1",
+           {"libcudart.so.11.0", "libcublas.so.11", "libcublasLt.so.11", "libcudnn.so.8"});
      },
      &fw_tensorrt_check,
      Status::fail,
@@ -585,10 +585,10 @@ TEST(FrameworkChecks, NoNewFrameworkIsASkipNamingIt) {
   make_venv(tree);
   const SystemSnapshot s = probe(tree, {.driver = "570.124.06", .gpus = {k_h100}},
                                  {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
-  for (const auto& [check, label] : std::vector<std::pair<CheckDef (*)(), std::string>>{
-           {&fw_onnxruntime_check, "ONNX Runtime"},
-           {&fw_tensorrt_check, "TensorRT"},
-           {&fw_cupy_check, "CuPy"}}) {
+  for (const auto& [check, label] :
+       std::vector<std::pair<CheckDef (*)(), std::string>>{{&fw_onnxruntime_check, "ONNX Runtime"},
+                                                           {&fw_tensorrt_check, "TensorRT"},
+                                                           {&fw_cupy_check, "CuPy"}}) {
     const std::vector<CheckResult> results = run_check(check(), s);
     ASSERT_EQ(results.size(), 1U);
     EXPECT_EQ(results[0].status, Status::skip);

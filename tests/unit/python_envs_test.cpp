@@ -228,8 +228,7 @@ TEST(PythonFrameworks, OnnxRuntimeGpuProviderNeedsAreResolvedAndMissingOnesRecor
   FixtureTree tree;
   const std::string site = make_venv(tree);
   make_onnxruntime_gpu(tree, site, "1.20.1",
-                       {"libcublasLt.so.12", "libcublas.so.12", "libcudnn.so.9",
-                        "libcudart.so.12"},
+                       {"libcublasLt.so.12", "libcublas.so.12", "libcudnn.so.9", "libcudart.so.12"},
                        "12.2", "9.1");
   std::string cache;
   make_system_library(tree, cache, "/usr/lib/x86_64-linux-gnu", "libcudart.so.12", "12.4.127");
@@ -259,9 +258,9 @@ TEST(PythonFrameworks, OnnxRuntimeMajorsFromTheProviderAndCopiesOffTheLoaderPath
   FixtureTree tree;
   const std::string site = make_venv(tree);
   // No build info: the majors come from what the provider needs.
-  make_onnxruntime_gpu(tree, site, "1.18.1",
-                       {"libcublasLt.so.11", "libcublas.so.11", "libcudnn.so.8",
-                        "libcudart.so.11.0"});
+  make_onnxruntime_gpu(
+      tree, site, "1.18.1",
+      {"libcublasLt.so.11", "libcublas.so.11", "libcudnn.so.8", "libcudart.so.11.0"});
   make_cu12_wheels(tree, site, "8.9.7.29", "11.8.89", 11);
   const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin"}});
   const FrameworkInstall& ort = framework(envs.at(0), "onnxruntime");
@@ -311,8 +310,8 @@ TEST(PythonFrameworks, TensorrtLibnvinferNeedsResolveThroughItsRunpath) {
 }
 
 TEST(PythonFrameworks, CupyWheelNameGivesTheCudaMajorAndTheLibrarySet) {
-  for (const auto& [dist, cuda, want] : std::vector<
-           std::tuple<std::string, std::optional<std::string>, std::vector<std::string>>>{
+  for (const auto& [dist, cuda, want] :
+       std::vector<std::tuple<std::string, std::optional<std::string>, std::vector<std::string>>>{
            {"cupy-cuda12x", "12", {"libcudart.so.12", "libnvrtc.so.12", "libcublas.so.12"}},
            {"cupy-cuda11x", "11", {"libcudart.so.11.0", "libnvrtc.so.11.2", "libcublas.so.11"}},
            {"cupy-cuda13x", "13", {"libcudart.so.13", "libnvrtc.so.13", "libcublas.so.13"}},

@@ -121,10 +121,10 @@ inline void make_onnxruntime_gpu(FixtureTree& tree, const std::string& site,
   std::vector<std::string> all{"libonnxruntime_providers_shared.so"};
   all.insert(all.end(), needed.begin(), needed.end());
   all.push_back("libstdc++.so.6");
-  tree.file(site + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
-            make_elf_object({.soname = "libonnxruntime_providers_cuda.so",
-                             .needed = all,
-                             .runpath = "$ORIGIN"}));
+  tree.file(
+      site + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
+      make_elf_object(
+          {.soname = "libonnxruntime_providers_cuda.so", .needed = all, .runpath = "$ORIGIN"}));
   tree.file(site + "/onnxruntime/capi/libonnxruntime_providers_shared.so",
             make_elf_object({.soname = "libonnxruntime_providers_shared.so"}));
   tree.file(site + "/onnxruntime/capi/libonnxruntime_providers_tensorrt.so",

@@ -437,8 +437,8 @@ struct FrameworkInstall {
   /// "torch", "tensorflow", "tensorflow-cpu", "jaxlib", "onnxruntime-gpu", "tensorrt-cu12",
   /// "cupy-cuda12x"
   std::string distribution;
-  std::string version;      ///< "2.11.0+cu130"
-  std::string package_dir;  ///< "<site-packages>/torch"
+  std::string version;     ///< "2.11.0+cu130"
+  std::string package_dir; ///< "<site-packages>/torch"
   /// CUDA it was built for ("13.0"): torch/version.py, TF build_info.py, the JAX plugin's major;
   /// ONNX Runtime's build_and_package_info.py, else the major of the CUDA libraries its provider
   /// needs; TensorRT's wheel name (-cu12) or libnvinfer's needs; CuPy's wheel name (cuda12x ->
@@ -452,7 +452,7 @@ struct FrameworkInstall {
   std::vector<std::string> plugins;
   /// the ELF whose RUNPATH was read (ONNX Runtime's CUDA provider, TensorRT's libnvinfer)
   std::string loader_object;
-  std::vector<std::string> runpath;       ///< $ORIGIN expanded
+  std::vector<std::string> runpath; ///< $ORIGIN expanded
   /// "elf" (read from loader_object) or "wheel_layout" (no readable ELF: the nvidia/*/lib
   /// directories beside it are assumed, as the framework's preload does).
   std::string runpath_source;

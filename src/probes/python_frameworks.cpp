@@ -469,8 +469,7 @@ private:
     for (const PythonDistribution& candidate : m_env.distributions) {
       // The Python bindings' distribution first (tensorrt-cu12-bindings, tensorrt-cu12), else
       // the libraries' (tensorrt-cu12-libs).
-      if (candidate.name.starts_with("tensorrt") &&
-          (dist == nullptr || dist->name.ends_with("-libs"))) {
+      if (tensorrt_dist(candidate.name) && (dist == nullptr || dist->name.ends_with("-libs"))) {
         dist = &candidate;
       }
     }
@@ -501,7 +500,7 @@ private:
     // The wheel name's CUDA major: tensorrt-cu12, tensorrt-cu12-libs.
     for (const PythonDistribution& candidate : m_env.distributions) {
       const size_t cu = candidate.name.find("-cu");
-      if (candidate.name.starts_with("tensorrt") && cu != std::string::npos &&
+      if (tensorrt_dist(candidate.name) && cu != std::string::npos &&
           leading_int(std::string_view(candidate.name).substr(cu + 3)) > 0) {
         fw.cuda = std::to_string(leading_int(std::string_view(candidate.name).substr(cu + 3)));
       }
@@ -556,6 +555,13 @@ private:
     resolve_needed(fw, {cudart_soname(major), nvrtc, fmt::format("libcublas.so.{}", major)},
                    preload);
     return fw;
+  }
+
+  /// TensorRT's own wheels: tensorrt, tensorrt-cu12, tensorrt-cu12-libs, tensorrt-cu12-bindings,
+  /// tensorrt-libs, tensorrt-bindings (not tensorrt-llm and other projects named after it).
+  static bool tensorrt_dist(std::string_view name) {
+    return name == "tensorrt" || name.starts_with("tensorrt-cu") || name == "tensorrt-libs" ||
+           name == "tensorrt-bindings";
   }
 
   static std::string cudart_soname(int major) {

@@ -295,6 +295,7 @@ TEST(PythonFrameworks, TensorrtLibnvinferNeedsResolveThroughItsRunpath) {
   make_tensorrt(tree, site, "tensorrt-cu12", "10.7.0",
                 {"libcudart.so.12", "libcublasLt.so.12", "libcudnn.so.9"});
   tree.file(site + "/tensorrt_libs/libcudart.so.12", "bundled");
+  make_dist(tree, site, "tensorrt-llm", "0.16.0"); // another project, named after it
   const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin"}});
   const FrameworkInstall& trt = framework(envs.at(0), "tensorrt");
   EXPECT_EQ(trt.distribution, "tensorrt-cu12");

@@ -34,7 +34,9 @@ std::string fits_text(const SystemSnapshot& s, const FrameworkInstall& fw,
   const bool clean = std::none_of(findings.begin(), findings.end(), [](const Finding& f) {
     return f.severity == Severity::warn || f.severity == Severity::fail;
   });
-  if (!clean || !fw.cuda || s.gpus.empty()) {
+  // ONNX Runtime, TensorRT and CuPy: their kernels' architectures are not known, so no "fits".
+  const bool judged_archs = fw.name == "pytorch" || fw.name == "tensorflow" || fw.name == "jax";
+  if (!clean || !fw.cuda || s.gpus.empty() || !judged_archs) {
     return "";
   }
   std::vector<std::string> gpus;

@@ -588,12 +588,16 @@ void gpu_library_rules(const compat::Matrix& matrix, const Machine& m, const Pyt
     return; // CPU-only (onnxruntime) or unknown: nothing it needs from CUDA is known
   }
   const std::string who = subject(env, fw);
-  if (const std::optional<Version> cuda = Version::parse(*fw.cuda)) {
+  if (const std::optional<Version> cuda = Version::parse(*fw.cuda); cuda && has_driver(m.query)) {
+    // The driver's own CUDA (from the driver version where NVML did not say it) names the build
+    // to install instead.
+    const std::optional<Version> driver_cuda =
+        compat::judge_driver(matrix, m.query.driver, m.query.driver_cuda, *cuda).driver_cuda;
     const std::string alternative =
-        m.query.driver_cuda ? fmt::format("{} built for CUDA {}",
-                                          fw.distribution.substr(0, fw.distribution.find("-cu")),
-                                          m.query.driver_cuda->major_number())
-                            : std::string("a build for the CUDA this driver supports");
+        driver_cuda ? fmt::format("{} built for CUDA {}",
+                                  fw.distribution.substr(0, fw.distribution.find("-cu")),
+                                  driver_cuda->major_number())
+                    : std::string("a build for the CUDA this driver supports");
     driver_rule(matrix, m, who, *cuda, alternative, findings);
   }
   std::vector<const ResolvedLibrary*> off_path;

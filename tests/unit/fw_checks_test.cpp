@@ -431,6 +431,52 @@ const Scenario k_gpu_library_scenarios[] = {
        "add " +
            k_site + "/nvidia/cublas/lib:" + k_site + "/nvidia/cudnn/lib:" + k_site +
            "/nvidia/cuda_runtime/lib to LD_LIBRARY_PATH."}}},
+    {"onnxruntime-gpu 1.18 for CUDA 11 (no preload_dlls yet), libraries only in nvidia wheels",
+     {.driver = "570.124.06", .gpus = {k_a100}},
+     [](FixtureTree& tree, const std::string& site, std::string&) {
+       make_onnxruntime_gpu(tree, site, "1.18.1",
+                            {"libcublas.so.11", "libcudnn.so.8", "libcudart.so.11.0"});
+       make_cu12_wheels(tree, site, "8.9.7.29", "11.8.89", 11);
+     },
+     &fw_onnxruntime_check,
+     Status::warn,
+     {{"fw.gpu_libraries_off_path",
+       "Upgrade to onnxruntime-gpu >= 1.19 and call onnxruntime.preload_dlls() before creating "
+       "the InferenceSession, or import torch before onnxruntime (torch preloads the same "
+       "nvidia-* wheels), or add " +
+           k_site + "/nvidia/cublas/lib:" + k_site + "/nvidia/cudnn/lib:" + k_site +
+           "/nvidia/cuda_runtime/lib to LD_LIBRARY_PATH."}}},
+    {"cupy-cuda12x 13 with the CUDA 12 wheels it does not load itself",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     [](FixtureTree& tree, const std::string& site, std::string&) {
+       make_dist(tree, site, "cupy-cuda12x", "13.3.0");
+       make_nvidia_wheel(tree, site, "nvidia-cuda-runtime-cu12", "12.6.77", "cuda_runtime",
+                         {"libcudart.so.12"});
+       make_nvidia_wheel(tree, site, "nvidia-cuda-nvrtc-cu12", "12.6.85", "cuda_nvrtc",
+                         {"libnvrtc.so.12"});
+       make_nvidia_wheel(tree, site, "nvidia-cublas-cu12", "12.6.4.1", "cublas",
+                         {"libcublas.so.12", "libcublasLt.so.12"});
+     },
+     &fw_cupy_check,
+     Status::warn,
+     {{"fw.gpu_libraries_off_path",
+       "Upgrade to CuPy >= 14, which loads the environment's nvidia-* wheels, or add " + k_site +
+           "/nvidia/cuda_runtime/lib:" + k_site + "/nvidia/cuda_nvrtc/lib:" + k_site +
+           "/nvidia/cublas/lib to LD_LIBRARY_PATH."}}},
+    {"cupy-cuda12x 14 with the CUDA 12 wheels (cupy-cuda12x[ctk], healthy)",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     [](FixtureTree& tree, const std::string& site, std::string&) {
+       make_dist(tree, site, "cupy-cuda12x", "14.0.1");
+       make_nvidia_wheel(tree, site, "nvidia-cuda-runtime-cu12", "12.6.77", "cuda_runtime",
+                         {"libcudart.so.12"});
+       make_nvidia_wheel(tree, site, "nvidia-cuda-nvrtc-cu12", "12.6.85", "cuda_nvrtc",
+                         {"libnvrtc.so.12"});
+       make_nvidia_wheel(tree, site, "nvidia-cublas-cu12", "12.6.4.1", "cublas",
+                         {"libcublas.so.12", "libcublasLt.so.12"});
+     },
+     &fw_cupy_check,
+     Status::pass,
+     {}},
     {"onnxruntime-gpu 1.20 for CUDA 12, libraries in the loader cache (healthy)",
      {.driver = "570.124.06", .gpus = {k_h100}},
      ort_cu12(true, true),

@@ -43,6 +43,29 @@ std::span<const FindingSpec> findings_frameworks() {
        "{0} is built for CUDA {1}, which needs NVIDIA driver >= {2}; driver {3} supports CUDA up "
        "to {4}{6}",
        "Install NVIDIA driver >= {2}, or install a build this driver runs: {5}"},
+      // {0} subject, {1} majors needed, {2} SONAMEs, {3} where they were looked for, {4} remedy
+      {"fw.gpu_libraries_missing", Severity::fail, "GPU libraries of the framework not found",
+       "ONNX Runtime's CUDA provider, TensorRT's libnvinfer and CuPy load CUDA (and cuDNN) "
+       "libraries of one major version by SONAME, and unlike PyTorch they do not bring their own "
+       "copies onto the loader path. None of these copies is in LD_LIBRARY_PATH, the RUNPATH, "
+       "the loader cache, the default directories or the environment's nvidia-* wheels: ONNX "
+       "Runtime falls back to the CPU ('Failed to create CUDAExecutionProvider'), TensorRT and "
+       "CuPy fail at first use.",
+       "{0} needs {1}; the loader does not find {2} (searched {3}), nor does this environment "
+       "have it",
+       "{4}"},
+      // {0} subject, {1} majors needed, {2} SONAMEs, {3} copies found, {4} where the loader looks,
+      // {5} remedy
+      {"fw.gpu_libraries_off_path", Severity::warn,
+       "GPU libraries of the framework only where the loader does not look",
+       "The CUDA (and cuDNN) libraries the framework needs are installed in this environment's "
+       "nvidia-* wheels (site-packages/nvidia/*/lib), which the dynamic loader does not search; "
+       "they load only when something loads them first (torch's import does, and "
+       "onnxruntime.preload_dlls() since ONNX Runtime 1.19). Without that, ONNX Runtime falls "
+       "back to the CPU and TensorRT or CuPy fail at first use.",
+       "{0} needs {1}; the loader does not find {2} (searched {4}), but this environment has "
+       "{3}, where the loader does not look",
+       "{5}"},
       // {0} subject, {1} GPU name, {2} sm_XX, {3} what the build ships, {4} where that list comes
       // from, {5} remedy text
       {"fw.gpu_not_covered", Severity::fail, "framework has no kernels for a GPU",

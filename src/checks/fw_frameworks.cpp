@@ -1,5 +1,6 @@
-// fw.pytorch, fw.tensorflow, fw.jax: one check per framework, the same shape for each: one
-// result per Python environment that has it, with the rule findings and the library findings.
+// fw.pytorch, fw.tensorflow, fw.jax, fw.onnxruntime, fw.tensorrt, fw.cupy: one check per framework,
+// the same shape for each: one result per Python environment that has it, with the rule findings
+// and the library findings.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -33,7 +34,9 @@ std::string fits_text(const SystemSnapshot& s, const FrameworkInstall& fw,
   const bool clean = std::none_of(findings.begin(), findings.end(), [](const Finding& f) {
     return f.severity == Severity::warn || f.severity == Severity::fail;
   });
-  if (!clean || !fw.cuda || s.gpus.empty()) {
+  // ONNX Runtime, TensorRT and CuPy: their kernels' architectures are not known, so no "fits".
+  const bool judged_archs = fw.name == "pytorch" || fw.name == "tensorflow" || fw.name == "jax";
+  if (!clean || !fw.cuda || s.gpus.empty() || !judged_archs) {
     return "";
   }
   std::vector<std::string> gpus;
@@ -59,8 +62,12 @@ std::vector<CheckResult> judge(const CheckInfo& info, std::string_view name,
       std::vector<Finding> findings = fw::framework_findings(s, matrix, env, fw);
       std::vector<Finding> libraries = fw::library_findings(s, matrix, env, fw);
       findings.insert(findings.end(), libraries.begin(), libraries.end());
-      const std::string build =
-          fw.cuda ? fmt::format("CUDA {}", *fw.cuda) : std::string("CPU-only build");
+      std::string build =
+          fw.cuda ? fmt::format("CUDA {}", *fw.cuda)
+                  : std::string(fw.name == "tensorrt" ? "CUDA version unknown" : "CPU-only build");
+      if (fw.cudnn && (fw.name == "onnxruntime" || fw.name == "tensorrt")) {
+        build += fmt::format(", cuDNN {}", *fw.cudnn);
+      }
       const std::string fits = fits_text(s, fw, findings);
       results.push_back(make_result(
           info, fmt::format("{} ({}{}){}", fw::subject(env, fw), build, libraries_text(fw), fits),
@@ -83,6 +90,19 @@ constexpr CheckInfo k_tensorflow{"fw.tensorflow", "TensorFlow uses this GPU",
                                  "Each TensorFlow found is a CUDA build the driver runs, for these "
                                  "GPUs, with the cuDNN it was tested with.",
                                  CheckKind::passive};
+constexpr CheckInfo k_onnxruntime{
+    "fw.onnxruntime", "ONNX Runtime uses this GPU",
+    "Each onnxruntime-gpu found fits the driver, and the loader finds the CUDA, cuBLAS and cuDNN "
+    "libraries of the majors its CUDA provider needs.",
+    CheckKind::passive};
+constexpr CheckInfo k_tensorrt{"fw.tensorrt", "TensorRT uses this GPU",
+                               "Each TensorRT wheel found fits the driver, and the loader finds "
+                               "the CUDA and cuDNN libraries its libnvinfer needs.",
+                               CheckKind::passive};
+constexpr CheckInfo k_cupy{"fw.cupy", "CuPy uses this GPU",
+                           "Each CuPy wheel found fits the driver, and the loader finds the CUDA "
+                           "runtime, NVRTC and cuBLAS of its wheel's CUDA major.",
+                           CheckKind::passive};
 constexpr CheckInfo k_jax{"fw.jax", "JAX uses this GPU",
                           "Each JAX found has a CUDA plugin matching jaxlib that fits the driver, "
                           "the GPUs and the cuDNN it loads.",
@@ -98,8 +118,27 @@ std::vector<CheckResult> run_jax(const CheckContext& context) {
   return judge(k_jax, "jax", context);
 }
 
+std::vector<CheckResult> run_onnxruntime(const CheckContext& context) {
+  return judge(k_onnxruntime, "onnxruntime", context);
+}
+std::vector<CheckResult> run_tensorrt(const CheckContext& context) {
+  return judge(k_tensorrt, "tensorrt", context);
+}
+std::vector<CheckResult> run_cupy(const CheckContext& context) {
+  return judge(k_cupy, "cupy", context);
+}
+
 } // namespace
 
+CheckDef fw_onnxruntime_check() {
+  return {k_onnxruntime, &run_onnxruntime};
+}
+CheckDef fw_tensorrt_check() {
+  return {k_tensorrt, &run_tensorrt};
+}
+CheckDef fw_cupy_check() {
+  return {k_cupy, &run_cupy};
+}
 CheckDef fw_pytorch_check() {
   return {k_pytorch, &run_pytorch};
 }

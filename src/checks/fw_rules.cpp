@@ -452,6 +452,198 @@ void jax_rules(const compat::Matrix& matrix, const Machine& m, const PythonEnvir
   }
 }
 
+/// The pip wheel that carries a CUDA library of `family` for CUDA `major` ("" when none does).
+std::string wheel_of(std::string_view family, int major) {
+  static const std::pair<std::string_view, std::string_view> k_wheels[] = {
+      {"cudart", "nvidia-cuda-runtime"}, {"cublas", "nvidia-cublas"},
+      {"cublasLt", "nvidia-cublas"},     {"cudnn", "nvidia-cudnn"},
+      {"cufft", "nvidia-cufft"},         {"curand", "nvidia-curand"},
+      {"cusparse", "nvidia-cusparse"},   {"cusolver", "nvidia-cusolver"},
+      {"nvrtc", "nvidia-cuda-nvrtc"},    {"nvJitLink", "nvidia-nvjitlink"},
+      {"nccl", "nvidia-nccl"},           {"nvinfer", "tensorrt"}};
+  for (const auto& [name, wheel] : k_wheels) {
+    if (family == name ||
+        (family.starts_with(name) && family.size() > name.size() && family[name.size()] == '_')) {
+      return fmt::format("{}-cu{}{}", wheel, major, wheel == "tensorrt" ? "-libs" : "");
+    }
+  }
+  return "";
+}
+
+int soname_major(std::string_view soname) {
+  const size_t so = soname.find(".so.");
+  if (so == std::string_view::npos) {
+    return 0;
+  }
+  const std::optional<Version> v = release_of(soname.substr(so + 4));
+  return v ? v->major_number() : 0;
+}
+
+/// "CUDA 12 and cuDNN 9": the majors an ONNX Runtime, TensorRT or CuPy build needs.
+std::string needs_text(const FrameworkInstall& fw) {
+  std::vector<std::string> parts;
+  if (fw.cuda) {
+    const std::optional<Version> cuda = Version::parse(*fw.cuda);
+    parts.push_back(fmt::format("CUDA {}", cuda ? std::to_string(cuda->major_number()) : *fw.cuda));
+  }
+  std::set<std::string> seen;
+  for (const ResolvedLibrary& lib : fw.libraries) {
+    const int major = soname_major(lib.soname);
+    std::string part;
+    if (lib.family == "cudnn" && major > 0) {
+      part = fmt::format("cuDNN {}", major);
+    } else if (lib.family == "nvinfer" && major > 0) {
+      part = fmt::format("TensorRT {}", major);
+    }
+    if (!part.empty() && seen.insert(part).second) {
+      parts.push_back(part);
+    }
+  }
+  if (parts.empty()) {
+    return "its GPU libraries";
+  }
+  std::string text = parts.front();
+  for (size_t i = 1; i < parts.size(); ++i) {
+    text += (i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  }
+  return text;
+}
+
+/// The CUDA major of `fw`'s build, else 12 (the wheels' default today).
+int cuda_major(const FrameworkInstall& fw) {
+  const std::optional<Version> cuda = fw.cuda ? Version::parse(*fw.cuda) : std::nullopt;
+  return cuda ? cuda->major_number() : 12;
+}
+
+/// "pip install nvidia-cublas-cu12 nvidia-cudnn-cu12" for the libraries in `libs`.
+std::string wheels_command(const std::vector<const ResolvedLibrary*>& libs, int major) {
+  std::vector<std::string> wheels;
+  for (const ResolvedLibrary* lib : libs) {
+    const std::string wheel = wheel_of(lib->family, major);
+    if (!wheel.empty() && std::find(wheels.begin(), wheels.end(), wheel) == wheels.end()) {
+      wheels.push_back(wheel);
+    }
+  }
+  return wheels.empty() ? "" : fmt::format("pip install {}", fmt::join(wheels, " "));
+}
+
+/// How the environment's own copies of the libraries can be made to load, per framework.
+std::string off_path_remedy(const FrameworkInstall& fw, const std::string& dirs) {
+  if (fw.name == "onnxruntime") {
+    const std::optional<Version> release = release_of(fw.version);
+    const bool preload_dlls = release && *release >= Version({1, 19});
+    return fmt::format("{}import torch before onnxruntime (torch preloads the same nvidia-* "
+                       "wheels), or add {} to LD_LIBRARY_PATH.",
+                       preload_dlls ? "Call onnxruntime.preload_dlls() before creating the "
+                                      "InferenceSession (onnxruntime-gpu >= 1.19), or "
+                                    : "Upgrade to onnxruntime-gpu >= 1.19 and call "
+                                      "onnxruntime.preload_dlls() before creating the "
+                                      "InferenceSession, or ",
+                       dirs);
+  }
+  if (fw.name == "cupy") {
+    return fmt::format("Upgrade to CuPy >= 14, which loads the environment's nvidia-* wheels, or "
+                       "add {} to LD_LIBRARY_PATH.",
+                       dirs);
+  }
+  return fmt::format("Add {} to LD_LIBRARY_PATH, or import torch before tensorrt (torch preloads "
+                     "the same nvidia-* wheels).",
+                     dirs);
+}
+
+/// What to install when the libraries are nowhere, per framework.
+std::string missing_remedy(const FrameworkInstall& fw,
+                           const std::vector<const ResolvedLibrary*>& missing) {
+  const int major = cuda_major(fw);
+  const std::string wheels = wheels_command(missing, major);
+  if (fw.name == "onnxruntime") {
+    return fmt::format("Install them: {} and call onnxruntime.preload_dlls() before creating the "
+                       "InferenceSession (onnxruntime-gpu >= 1.19), or install the CUDA {} "
+                       "toolkit and cuDNN system-wide where the loader looks; or install an "
+                       "onnxruntime-gpu built for the CUDA this machine has (on PyPI, 1.19 and "
+                       "later are built for CUDA 12 and cuDNN 9).",
+                       wheels.empty() ? "the CUDA " + std::to_string(major) + " libraries" : wheels,
+                       major);
+  }
+  if (fw.name == "cupy") {
+    return fmt::format("Install the CUDA {0} libraries where the loader looks (the CUDA {0} "
+                       "toolkit, its lib64 in /etc/ld.so.conf.d or LD_LIBRARY_PATH), or with "
+                       "CuPy >= 14: pip install \"{1}[ctk]\"; or install the CuPy wheel for the "
+                       "CUDA this machine has.",
+                       major, fw.distribution);
+  }
+  return fmt::format("Install them: {} and add their lib directories to LD_LIBRARY_PATH, or "
+                     "install the CUDA {} toolkit and cuDNN system-wide where the loader looks; "
+                     "or install the TensorRT wheel for the CUDA this machine has.",
+                     wheels.empty() ? "the CUDA " + std::to_string(major) + " libraries" : wheels,
+                     major);
+}
+
+/// ONNX Runtime, TensorRT, CuPy: the driver against the build's CUDA, then every library it needs
+/// that the loader does not find, split into those this environment has elsewhere and those it
+/// has nowhere.
+void gpu_library_rules(const compat::Matrix& matrix, const Machine& m, const PythonEnvironment& env,
+                       const FrameworkInstall& fw, std::vector<Finding>& findings) {
+  if (!fw.cuda) {
+    return; // CPU-only (onnxruntime) or unknown: nothing it needs from CUDA is known
+  }
+  const std::string who = subject(env, fw);
+  if (const std::optional<Version> cuda = Version::parse(*fw.cuda); cuda && has_driver(m.query)) {
+    // The driver's own CUDA (from the driver version where NVML did not say it) names the build
+    // to install instead.
+    const std::optional<Version> driver_cuda =
+        compat::judge_driver(matrix, m.query.driver, m.query.driver_cuda, *cuda).driver_cuda;
+    const std::string alternative =
+        driver_cuda ? fmt::format("{} built for CUDA {}",
+                                  fw.distribution.substr(0, fw.distribution.find("-cu")),
+                                  driver_cuda->major_number())
+                    : std::string("a build for the CUDA this driver supports");
+    driver_rule(matrix, m, who, *cuda, alternative, findings);
+  }
+  std::vector<const ResolvedLibrary*> off_path;
+  std::vector<const ResolvedLibrary*> missing;
+  for (const ResolvedLibrary& lib : fw.libraries) {
+    if (lib.path.empty()) {
+      (lib.elsewhere.empty() ? missing : off_path).push_back(&lib);
+    }
+  }
+  const std::string searched =
+      fw.runpath.empty() ? std::string("LD_LIBRARY_PATH, loader cache, /lib, /usr/lib")
+                         : fmt::format("LD_LIBRARY_PATH, {}, loader cache, /lib, /usr/lib",
+                                       fmt::join(fw.runpath, ":"));
+  auto sonames = [](const std::vector<const ResolvedLibrary*>& libs) {
+    std::vector<std::string> names;
+    for (const ResolvedLibrary* lib : libs) {
+      names.push_back(lib->soname);
+    }
+    return fmt::format("{}", fmt::join(names, ", "));
+  };
+  if (!missing.empty()) {
+    findings.push_back(make_finding("fw.gpu_libraries_missing", std::nullopt, who, needs_text(fw),
+                                    sonames(missing), searched, missing_remedy(fw, missing)));
+  }
+  if (!off_path.empty()) {
+    std::vector<std::string> copies;
+    std::vector<std::string> dirs;
+    for (const ResolvedLibrary* lib : off_path) {
+      copies.push_back(lib->elsewhere.front());
+      const std::string dir = directory_of(lib->elsewhere.front());
+      if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) {
+        dirs.push_back(dir);
+      }
+    }
+    findings.push_back(make_finding("fw.gpu_libraries_off_path", std::nullopt, who, needs_text(fw),
+                                    sonames(off_path), fmt::format("{}", fmt::join(copies, ", ")),
+                                    searched,
+                                    off_path_remedy(fw, fmt::format("{}", fmt::join(dirs, ":")))));
+  }
+}
+
+/// ONNX Runtime, TensorRT and CuPy: their missing libraries are judged together.
+bool gpu_library_framework(const FrameworkInstall& fw) {
+  return fw.name == "onnxruntime" || fw.name == "tensorrt" || fw.name == "cupy";
+}
+
 std::string library_label(std::string_view family) {
   if (family == "cudnn") {
     return "cuDNN";
@@ -506,6 +698,15 @@ std::string framework_label(std::string_view name) {
   if (name == "jax") {
     return "JAX";
   }
+  if (name == "onnxruntime") {
+    return "ONNX Runtime";
+  }
+  if (name == "tensorrt") {
+    return "TensorRT";
+  }
+  if (name == "cupy") {
+    return "CuPy";
+  }
   return std::string(name);
 }
 
@@ -553,6 +754,8 @@ std::vector<Finding> framework_findings(const SystemSnapshot& snapshot,
     tensorflow_rules(matrix, m, env, fw, findings);
   } else if (fw.name == "jax") {
     jax_rules(matrix, m, env, fw, findings);
+  } else if (fw.name == "onnxruntime" || fw.name == "tensorrt" || fw.name == "cupy") {
+    gpu_library_rules(matrix, m, env, fw, findings);
   }
   return findings;
 }
@@ -563,7 +766,7 @@ std::vector<Finding> library_findings(const SystemSnapshot& snapshot, const comp
   const std::string who = subject(env, fw);
   for (const ResolvedLibrary& lib : fw.libraries) {
     const std::string label = library_label(lib.family);
-    if (lib.path.empty()) {
+    if (lib.path.empty() && !gpu_library_framework(fw)) {
       findings.push_back(make_finding(
           "fw.library_missing", std::nullopt, who, lib.soname, label,
           fw.runpath.empty() ? std::string("LD_LIBRARY_PATH, loader cache, /lib, /usr/lib")
@@ -571,6 +774,9 @@ std::vector<Finding> library_findings(const SystemSnapshot& snapshot, const comp
                                            fmt::join(fw.runpath, ":")),
           fmt::format("Reinstall it with its CUDA libraries: {}", reinstall_command(matrix, fw))));
       continue;
+    }
+    if (lib.path.empty()) {
+      continue; // fw.gpu_libraries_missing / fw.gpu_libraries_off_path, from framework_findings
     }
     if (lib.via == "LD_LIBRARY_PATH") {
       if (!lib.own_path.empty() && lib.own_path != lib.path) {

@@ -114,7 +114,8 @@ GPUCHECK_JSON(ShmInfo, total_bytes, free_bytes, source, writable)
 GPUCHECK_JSON(EnvironmentInfo, variables, container, wsl, wsl_details, shm)
 GPUCHECK_JSON(HostInfo, hostname, os, kernel, arch, glibc, cpu_model, cpu_count, memory_total_bytes)
 GPUCHECK_JSON(PythonDistribution, name, version, metadata_dir, libraries)
-GPUCHECK_JSON(ResolvedLibrary, family, soname, path, real_path, via, version, own_path, own_version)
+GPUCHECK_JSON(ResolvedLibrary, family, soname, path, real_path, via, version, own_path, own_version,
+              elsewhere)
 GPUCHECK_JSON(FrameworkInstall, name, distribution, version, package_dir, cuda, cudnn, git_version,
               archs, plugins, loader_object, runpath, runpath_source, libraries)
 GPUCHECK_JSON(FrameworkImport, framework, failure, error, version, gpu_available, device_count,

@@ -20,7 +20,10 @@ bool relevant(const std::string& name) {
       return true;
     }
   }
-  return name.starts_with("nvidia-") || name.starts_with("jax-cuda");
+  // ONNX Runtime (onnxruntime, onnxruntime-gpu), TensorRT (tensorrt, tensorrt-cu12,
+  // tensorrt-cu12-libs, tensorrt-libs) and CuPy (cupy-cuda12x, cupy-cuda113, ...).
+  return name.starts_with("nvidia-") || name.starts_with("jax-cuda") || name == "onnxruntime" ||
+         name == "onnxruntime-gpu" || name.starts_with("tensorrt") || name.starts_with("cupy-cuda");
 }
 
 /// "Name:" / "Version:" headers of a METADATA or PKG-INFO text (the header block only).

@@ -2,9 +2,9 @@
 /// Python environments and the deep-learning frameworks in them (issue 5), read without importing
 /// anything: interpreters found on PATH, $VIRTUAL_ENV, $CONDA_PREFIX and --python; their
 /// site-packages (read from the files, the interpreter asked in a child only when they cannot
-/// say); the
-/// distributions there (dist-info / egg-info metadata); PyTorch, TensorFlow and JAX builds; and
-/// the CUDA libraries each framework would load (LD_LIBRARY_PATH, its RUNPATH, the loader cache).
+/// say); the distributions there (dist-info / egg-info metadata); PyTorch, TensorFlow, JAX, ONNX
+/// Runtime, TensorRT and CuPy builds; and the CUDA libraries each framework would load
+/// (LD_LIBRARY_PATH, its RUNPATH, the loader cache).
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -89,7 +89,9 @@ std::vector<PythonDistribution> read_distributions(const Sysroot& root,
 std::string normalize_dist_name(std::string_view name);
 
 /// The frameworks of an environment whose site-packages and distributions are filled, each with
-/// the CUDA libraries it resolves. `ld_library_path` is the raw variable (may be absent).
+/// the CUDA libraries it resolves (for ONNX Runtime, TensorRT and CuPy, also the copies the loader
+/// would not find in the environment: ResolvedLibrary::elsewhere). `ld_library_path` is the raw
+/// variable (may be absent).
 std::vector<FrameworkInstall> find_frameworks(const Sysroot& root, const PythonEnvironment& env,
                                               const std::optional<std::string>& ld_library_path,
                                               const std::vector<LdconfigEntry>& loader_cache);

@@ -1,5 +1,11 @@
-// PyTorch, TensorFlow and JAX in one Python environment, from files only, and the CUDA libraries
-// each would load.
+// PyTorch, TensorFlow, JAX, ONNX Runtime, TensorRT and CuPy in one Python environment, from files
+// only, and the CUDA libraries each would load.
+//
+// ONNX Runtime's CUDA provider (onnxruntime/capi/libonnxruntime_providers_cuda.so) and TensorRT's
+// libnvinfer.so.N are read for their DT_NEEDED and RUNPATH; each CUDA, cuDNN and TensorRT library
+// they need is resolved as the loader would, and a library it does not find is looked for in the
+// environment's nvidia-* wheels (found there: the loader does not search them unless something
+// preloads them). CuPy loads its libraries by SONAME: the set follows its wheel's CUDA major.
 //
 // Build facts: torch/version.py (cuda, git_version), TensorFlow's
 // tensorflow/python/platform/build_info.py (cuda_version, cudnn_version, is_cuda_build,
@@ -228,6 +234,29 @@ std::vector<std::string> wheel_lib_dirs(const Sysroot& root, const PythonEnviron
   return dirs;
 }
 
+/// A DT_RUNPATH / DT_RPATH value's absolute directories, $ORIGIN replaced by `origin`.
+std::vector<std::string> expand_runpath(const std::string& raw, const std::string& origin) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= raw.size()) {
+    const size_t end = std::min(raw.find(':', start), raw.size());
+    std::string entry = raw.substr(start, end - start);
+    start = end + 1;
+    for (const char* token : {"${ORIGIN}", "$ORIGIN"}) {
+      // Search on after the replacement: an origin that itself holds "$ORIGIN" (a venv
+      // path may) expanded without end (issue 21, item 5).
+      for (size_t at = entry.find(token); at != std::string::npos;
+           at = entry.find(token, at + origin.size())) {
+        entry.replace(at, std::string_view(token).size(), origin);
+      }
+    }
+    if (entry.starts_with('/')) {
+      out.push_back(normalize_path(entry));
+    }
+  }
+  return out;
+}
+
 class FrameworkReader {
 public:
   FrameworkReader(const Sysroot& root, const PythonEnvironment& env,
@@ -251,6 +280,15 @@ public:
       if (framework.cuda) {
         resolve(framework);
       }
+    }
+    if (std::optional<FrameworkInstall> ort = onnxruntime()) {
+      out.push_back(std::move(*ort));
+    }
+    if (std::optional<FrameworkInstall> trt = tensorrt()) {
+      out.push_back(std::move(*trt));
+    }
+    if (std::optional<FrameworkInstall> cupy = cupy_install()) {
+      out.push_back(std::move(*cupy));
     }
     return out;
   }
@@ -367,6 +405,275 @@ private:
     return fw;
   }
 
+  /// onnxruntime-gpu (or a CPU-only onnxruntime): its build info, and the CUDA and cuDNN
+  /// libraries its CUDA provider needs (DT_NEEDED), resolved as the loader resolves them when
+  /// onnxruntime dlopens the provider.
+  std::optional<FrameworkInstall> onnxruntime() const {
+    const PythonDistribution* dist = find_dist(m_env, "onnxruntime-gpu");
+    if (dist == nullptr) {
+      dist = find_dist(m_env, "onnxruntime");
+    }
+    if (dist == nullptr) {
+      return std::nullopt;
+    }
+    FrameworkInstall fw;
+    fw.name = "onnxruntime";
+    fw.distribution = dist->name;
+    fw.version = dist->version;
+    const std::string site = site_of(m_root, m_env, "onnxruntime");
+    fw.package_dir = join_path(site.empty() ? m_env.site_packages.front() : site, "onnxruntime");
+    if (dist->name != "onnxruntime-gpu") {
+      return fw; // the CPU package: no CUDA provider, nothing to load
+    }
+    if (const std::optional<std::string> info =
+            read_resolved(m_root, join_path(fw.package_dir, "capi/build_and_package_info.py"))) {
+      const auto kv = python_assignments(*info);
+      if (const std::optional<std::string> cuda = value_of(kv, "cuda_version");
+          cuda && leading_int(*cuda) > 0) {
+        fw.cuda = cuda;
+      }
+      if (const std::optional<std::string> cudnn = value_of(kv, "cudnn_version");
+          cudnn && leading_int(*cudnn) > 0) {
+        fw.cudnn = cudnn;
+      }
+    }
+    for (const char* provider :
+         {"libonnxruntime_providers_cuda.so", "libonnxruntime_providers_tensorrt.so"}) {
+      if (stat_path(m_root, join_path(fw.package_dir, fmt::format("capi/{}", provider)))
+              .is_regular) {
+        fw.plugins.emplace_back(provider);
+      }
+    }
+    const std::string provider = join_path(fw.package_dir, "capi/libonnxruntime_providers_cuda.so");
+    if (stat_path(m_root, provider).is_regular) {
+      fw.loader_object = provider;
+    }
+    std::vector<std::string> defaults;
+    if (fw.cuda) { // no readable provider: what every CUDA provider build needs
+      const int major = leading_int(*fw.cuda);
+      defaults = {cudart_soname(major), fmt::format("libcublasLt.so.{}", major),
+                  fmt::format("libcublas.so.{}", major)};
+      if (fw.cudnn) {
+        defaults.push_back(fmt::format("libcudnn.so.{}", leading_int(*fw.cudnn)));
+      }
+    }
+    resolve_needed(fw, defaults, {});
+    return fw;
+  }
+
+  /// A TensorRT wheel (tensorrt, tensorrt-cu12, tensorrt-cu12-libs, tensorrt-libs): its
+  /// libnvinfer.so.N (tensorrt_libs/, or tensorrt/ in the TensorRT 8 wheels) and the CUDA and
+  /// cuDNN libraries that needs.
+  std::optional<FrameworkInstall> tensorrt() const {
+    const PythonDistribution* dist = nullptr;
+    for (const PythonDistribution& candidate : m_env.distributions) {
+      // The Python bindings' distribution first (tensorrt-cu12-bindings, tensorrt-cu12), else
+      // the libraries' (tensorrt-cu12-libs).
+      if (tensorrt_dist(candidate.name) && (dist == nullptr || dist->name.ends_with("-libs"))) {
+        dist = &candidate;
+      }
+    }
+    if (dist == nullptr) {
+      return std::nullopt;
+    }
+    FrameworkInstall fw;
+    fw.name = "tensorrt";
+    fw.distribution = dist->name;
+    fw.version = dist->version;
+    std::string libnvinfer;
+    for (const std::string& site : m_env.site_packages) {
+      for (const char* dir : {"tensorrt_libs", "tensorrt"}) {
+        const std::string package = join_path(site, dir);
+        for (const std::string& name : list_resolved(m_root, package)) {
+          if (libnvinfer.empty() && name.starts_with("libnvinfer.so.") &&
+              stat_path(m_root, join_path(package, name)).is_regular) {
+            libnvinfer = join_path(package, name);
+            fw.package_dir = package;
+          }
+        }
+      }
+    }
+    if (fw.package_dir.empty()) {
+      const std::string site = site_of(m_root, m_env, "tensorrt");
+      fw.package_dir = join_path(site.empty() ? m_env.site_packages.front() : site, "tensorrt");
+    }
+    // The wheel name's CUDA major: tensorrt-cu12, tensorrt-cu12-libs.
+    for (const PythonDistribution& candidate : m_env.distributions) {
+      const size_t cu = candidate.name.find("-cu");
+      if (tensorrt_dist(candidate.name) && cu != std::string::npos &&
+          leading_int(std::string_view(candidate.name).substr(cu + 3)) > 0) {
+        fw.cuda = std::to_string(leading_int(std::string_view(candidate.name).substr(cu + 3)));
+      }
+    }
+    fw.loader_object = libnvinfer;
+    resolve_needed(fw, {}, {});
+    return fw;
+  }
+
+  /// A CuPy wheel (cupy-cuda12x, cupy-cuda11x, cupy-cuda113): the CUDA major of its name and the
+  /// libraries CuPy loads by SONAME at run time (CUDA runtime, NVRTC, cuBLAS; cuDNN is optional
+  /// and not asked for). CuPy 14 and later also look in the environment's nvidia-* wheels
+  /// (cupy-cudaNNx[ctk]), so those count as found for it.
+  std::optional<FrameworkInstall> cupy_install() const {
+    const PythonDistribution* dist = nullptr;
+    for (const PythonDistribution& candidate : m_env.distributions) {
+      if (candidate.name.starts_with("cupy-cuda") && dist == nullptr) {
+        dist = &candidate;
+      }
+    }
+    if (dist == nullptr) {
+      return std::nullopt;
+    }
+    FrameworkInstall fw;
+    fw.name = "cupy";
+    fw.distribution = dist->name;
+    fw.version = dist->version;
+    const std::string site = site_of(m_root, m_env, "cupy");
+    fw.package_dir = join_path(site.empty() ? m_env.site_packages.front() : site, "cupy");
+    // cupy-cuda12x -> 12; cupy-cuda113 -> 11.3; cupy-cuda102 -> 10.2.
+    const std::string_view rest = std::string_view(dist->name).substr(9); // after "cupy-cuda"
+    size_t n = 0;
+    while (n < rest.size() && std::isdigit(static_cast<unsigned char>(rest[n])) != 0) {
+      ++n;
+    }
+    const std::string digits(rest.substr(0, n));
+    if (digits.size() == 2 && rest.substr(n) == "x") {
+      fw.cuda = digits;
+    } else if (digits.size() == 3 && rest.size() == n) {
+      fw.cuda = fmt::format("{}.{}", digits.substr(0, 2), digits.substr(2));
+    }
+    if (!fw.cuda) {
+      return fw;
+    }
+    const int major = leading_int(*fw.cuda);
+    const std::string nvrtc =
+        major == 11 ? std::string("libnvrtc.so.11.2") : fmt::format("libnvrtc.so.{}", major);
+    std::vector<std::string> preload;
+    if (leading_int(fw.version) >= 14) {
+      preload = wheel_lib_dirs(m_root, m_env);
+    }
+    resolve_needed(fw, {cudart_soname(major), nvrtc, fmt::format("libcublas.so.{}", major)},
+                   preload);
+    return fw;
+  }
+
+  /// TensorRT's own wheels: tensorrt, tensorrt-cu12, tensorrt-cu12-libs, tensorrt-cu12-bindings,
+  /// tensorrt-libs, tensorrt-bindings (not tensorrt-llm and other projects named after it).
+  static bool tensorrt_dist(std::string_view name) {
+    return name == "tensorrt" || name.starts_with("tensorrt-cu") || name == "tensorrt-libs" ||
+           name == "tensorrt-bindings";
+  }
+
+  static std::string cudart_soname(int major) {
+    return major <= 11 ? std::string("libcudart.so.11.0") : fmt::format("libcudart.so.{}", major);
+  }
+
+  /// Whether a DT_NEEDED entry is a CUDA toolkit, cuDNN or TensorRT library (not the driver's
+  /// libcuda.so.1, not the C library, not the framework's own).
+  static bool gpu_library(std::string_view soname) {
+    if (soname.starts_with("libcuda.so") || soname.starts_with("libcudadebugger")) {
+      return false;
+    }
+    for (const char* prefix : {"libcu", "libnvinfer", "libnvonnxparser", "libnvrtc", "libnvJitLink",
+                               "libnccl", "libnvToolsExt"}) {
+      if (soname.starts_with(prefix)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// "libcublasLt.so.12" -> "cublasLt"; the families of library_names keep their own name.
+  static std::string family_of(std::string_view soname) {
+    std::string_view stem = soname.substr(0, soname.find(".so"));
+    if (stem.starts_with("lib")) {
+      stem.remove_prefix(3);
+    }
+    return std::string(stem);
+  }
+
+  /// The major a SONAME carries: "libcudart.so.11.0" -> 11; 0 when none.
+  static int soname_major(std::string_view soname) {
+    const size_t so = soname.find(".so.");
+    return so == std::string_view::npos ? 0 : leading_int(soname.substr(so + 4));
+  }
+
+  /// Resolve the GPU libraries that `fw.loader_object` needs (DT_NEEDED), or `defaults` when it
+  /// has no readable dynamic section, as the loader does for that object: LD_LIBRARY_PATH, its
+  /// RUNPATH, the cache, the default directories; `preload` directories are searched after its
+  /// RUNPATH (a framework that loads from them itself). Fills the CUDA, cuDNN majors that the
+  /// build info did not give, and for each library not found, the copies of it elsewhere in the
+  /// environment.
+  void resolve_needed(FrameworkInstall& fw, const std::vector<std::string>& defaults,
+                      const std::vector<std::string>& preload) const {
+    std::optional<ElfDynamic> elf;
+    if (!fw.loader_object.empty()) {
+      elf = read_elf_dynamic(host_path(m_root, fw.loader_object));
+    }
+    std::vector<std::string> needed;
+    std::string via = "RUNPATH";
+    if (elf) {
+      for (const std::string& name : elf->needed) {
+        if (gpu_library(name)) {
+          needed.push_back(name);
+        }
+      }
+      const std::optional<std::string> raw = elf->runpath ? elf->runpath : elf->rpath;
+      fw.runpath_source = "elf";
+      via = elf->runpath || !elf->rpath ? "RUNPATH" : "RPATH";
+      if (raw) {
+        fw.runpath = expand_runpath(*raw, parent_path(fw.loader_object));
+      }
+    } else {
+      needed = defaults;
+    }
+    if (!preload.empty() && fw.runpath.empty()) {
+      fw.runpath_source = "wheel_layout";
+      via = "preload";
+      fw.runpath = preload;
+    }
+    for (const std::string& soname : needed) {
+      const std::string family = family_of(soname);
+      const int major = soname_major(soname);
+      if (!fw.cuda && major >= 10 && (family == "cudart" || family.starts_with("cublas"))) {
+        fw.cuda = std::to_string(major);
+      }
+      if (!fw.cudnn && family == "cudnn" && major > 0) {
+        fw.cudnn = std::to_string(major);
+      }
+      ResolvedLibrary lib =
+          resolve_soname(m_root, soname, m_ld_library_path, fw.runpath, via, m_loader_cache);
+      lib.family = family;
+      if (!lib.path.empty()) {
+        lib.version = spec_of(family) != nullptr
+                          ? file_version(family, lib.path, lib.real_path)
+                          : version_from_file_name(base_name(lib.real_path),
+                                                   soname.substr(0, soname.find(".so") + 3));
+      } else {
+        lib.elsewhere = copies_elsewhere(soname);
+      }
+      fw.libraries.push_back(std::move(lib));
+    }
+  }
+
+  /// Copies of `soname` in this environment where the loader does not look on its own: every
+  /// site-packages/nvidia/*/lib and tensorrt_libs.
+  std::vector<std::string> copies_elsewhere(const std::string& soname) const {
+    std::vector<std::string> dirs = wheel_lib_dirs(m_root, m_env);
+    for (const std::string& site : m_env.site_packages) {
+      dirs.push_back(join_path(site, "tensorrt_libs"));
+    }
+    std::vector<std::string> out;
+    for (const std::string& dir : dirs) {
+      const std::string candidate = join_path(dir, soname);
+      const std::optional<std::string> real = resolve_path(m_root, candidate);
+      if (real && stat_path(m_root, *real).is_regular) {
+        out.push_back(candidate);
+      }
+    }
+    return out;
+  }
+
   /// The SONAMEs a CUDA build of `fw` asks for, one per family.
   std::vector<std::pair<std::string, std::string>>
   wanted(const FrameworkInstall& fw, const std::optional<ElfDynamic>& elf) const {
@@ -454,24 +761,7 @@ private:
     if (raw) {
       fw.runpath_source = "elf";
       via = elf->runpath ? "RUNPATH" : "RPATH";
-      const std::string origin = parent_path(fw.loader_object);
-      size_t start = 0;
-      while (start <= raw->size()) {
-        const size_t end = std::min(raw->find(':', start), raw->size());
-        std::string entry = raw->substr(start, end - start);
-        start = end + 1;
-        for (const char* token : {"${ORIGIN}", "$ORIGIN"}) {
-          // Search on after the replacement: an origin that itself holds "$ORIGIN" (a venv
-          // path may) expanded without end (issue 21, item 5).
-          for (size_t at = entry.find(token); at != std::string::npos;
-               at = entry.find(token, at + origin.size())) {
-            entry.replace(at, std::string_view(token).size(), origin);
-          }
-        }
-        if (entry.starts_with('/')) {
-          fw.runpath.push_back(normalize_path(entry));
-        }
-      }
+      fw.runpath = expand_runpath(*raw, parent_path(fw.loader_object));
     } else {
       fw.runpath_source = "wheel_layout";
       via = "preload";

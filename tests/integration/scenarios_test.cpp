@@ -871,6 +871,134 @@ std::vector<Scenario> scenarios() {
                         }
                         EXPECT_EQ(result_of(r, "fw.import")->at("status"), "skip");
                       }});
+  // ONNX Runtime, TensorRT and CuPy (F37): the libraries their GPU parts need, resolved as the
+  // loader would inside the fixture root; each failure with its healthy twin.
+  const std::vector<std::string> ort_needs{"libcublasLt.so.12", "libcublas.so.12", "libcudnn.so.9",
+                                           "libcudart.so.12"};
+  auto system_cuda12 = [](FixtureTree& t, std::string& cache, bool cudart) {
+    for (const auto& [soname, version] :
+         std::vector<std::pair<std::string, std::string>>{{"libcublasLt.so.12", "12.6.4.1"},
+                                                          {"libcublas.so.12", "12.6.4.1"},
+                                                          {"libcudnn.so.9", "9.5.1"},
+                                                          {"libnvrtc.so.12", "12.6.85"},
+                                                          {"libcudart.so.12", "12.6.77"}}) {
+      if (cudart || soname != "libcudart.so.12") {
+        make_system_library(t, cache, "/usr/local/cuda-12.6/lib64", soname, version);
+      }
+    }
+  };
+  for (const char* variant : {"nowhere", "only_in_wheels", "on_loader_path"}) {
+    const std::string v = variant;
+    list.push_back(
+        {.name = "onnxruntime_gpu_cuda12_libraries_" + v,
+         .root =
+             [v, ort_needs, system_cuda12](FixtureTree& t) {
+               healthy_root(t, 1);
+               const std::string site = make_venv(t);
+               make_onnxruntime_gpu(t, site, "1.20.1", ort_needs);
+               std::string cache;
+               if (v != "nowhere") {
+                 make_ort_cu12_wheels(t, site);
+               }
+               if (v == "on_loader_path") {
+                 system_cuda12(t, cache, true);
+               }
+             },
+         .env = {{"PATH", "/opt/torch/.venv/bin:/usr/bin:/bin"}},
+         .args = {"--only", "fw.onnxruntime"},
+         .codes = v == "nowhere"          ? std::set<std::string>{"fw.gpu_libraries_missing"}
+                  : v == "only_in_wheels" ? std::set<std::string>{"fw.gpu_libraries_off_path"}
+                                          : std::set<std::string>{},
+         .exit_code = v == "nowhere" ? 1 : 0,
+         .extra =
+             [v](const nlohmann::json& r) {
+               const nlohmann::json* result = result_of(r, "fw.onnxruntime");
+               ASSERT_NE(result, nullptr);
+               const std::string summary = (*result)["summary"].get<std::string>();
+               if (v == "nowhere") {
+                 remedy_names(r, "fw.gpu_libraries_missing", "nvidia-cudnn-cu12");
+                 const nlohmann::json* f = finding_with(r, "fw.gpu_libraries_missing");
+                 EXPECT_NE((*f)["message"].get<std::string>().find(
+                               "needs CUDA 12 and cuDNN 9; the loader does not find "
+                               "libcublasLt.so.12, libcublas.so.12, libcudnn.so.9"),
+                           std::string::npos)
+                     << (*f)["message"];
+               } else if (v == "only_in_wheels") {
+                 remedy_names(r, "fw.gpu_libraries_off_path", "onnxruntime.preload_dlls()");
+                 remedy_names(r, "fw.gpu_libraries_off_path", "import torch");
+                 const auto& fw = r["snapshot"]["python_environments"].at(0)["frameworks"].at(0);
+                 EXPECT_EQ(fw["name"], "onnxruntime");
+                 EXPECT_EQ(fw["libraries"].at(2)["elsewhere"].at(0),
+                           k_site + "/nvidia/cudnn/lib/libcudnn.so.9");
+               } else {
+                 EXPECT_EQ((*result)["status"], "pass") << summary;
+                 EXPECT_NE(summary.find("cudnn 9.5.1 (ldconfig)"), std::string::npos) << summary;
+               }
+             }});
+  }
+  for (const bool cudart : {false, true}) {
+    list.push_back({.name = cudart ? "cupy_cuda12x_healthy" : "cupy_cuda12x_without_cudart",
+                    .root =
+                        [cudart, system_cuda12](FixtureTree& t) {
+                          healthy_root(t, 1);
+                          const std::string site = make_venv(t);
+                          make_dist(t, site, "cupy-cuda12x", "13.3.0");
+                          std::string cache;
+                          system_cuda12(t, cache, cudart);
+                        },
+                    .env = {{"PATH", "/opt/torch/.venv/bin:/usr/bin:/bin"}},
+                    .args = {"--only", "fw.cupy"},
+                    .codes = cudart ? std::set<std::string>{}
+                                    : std::set<std::string>{"fw.gpu_libraries_missing"},
+                    .exit_code = cudart ? 0 : 1,
+                    .extra =
+                        [cudart](const nlohmann::json& r) {
+                          const nlohmann::json* result = result_of(r, "fw.cupy");
+                          ASSERT_NE(result, nullptr);
+                          EXPECT_EQ((*result)["status"], cudart ? "pass" : "fail");
+                          if (!cudart) {
+                            remedy_names(r, "fw.gpu_libraries_missing", "cupy-cuda12x[ctk]");
+                            const nlohmann::json* f = finding_with(r, "fw.gpu_libraries_missing");
+                            EXPECT_NE((*f)["message"].get<std::string>().find(
+                                          "the loader does not find libcudart.so.12 ("),
+                                      std::string::npos)
+                                << (*f)["message"];
+                          }
+                        }});
+  }
+  for (const bool present : {false, true}) {
+    list.push_back(
+        {.name = present ? "tensorrt_libnvinfer_healthy" : "tensorrt_libnvinfer_needs_absent_cudnn",
+         .root =
+             [present, system_cuda12](FixtureTree& t) {
+               healthy_root(t, 1);
+               const std::string site = make_venv(t);
+               make_tensorrt(t, site, "tensorrt-cu12", "10.7.0",
+                             {"libcudart.so.12", "libcublasLt.so.12", "libcudnn.so.9"});
+               std::string cache;
+               if (present) {
+                 system_cuda12(t, cache, true);
+               }
+             },
+         .env = {{"PATH", "/opt/torch/.venv/bin:/usr/bin:/bin"}},
+         .args = {"--only", "fw.tensorrt"},
+         .codes =
+             present ? std::set<std::string>{} : std::set<std::string>{"fw.gpu_libraries_missing"},
+         .exit_code = present ? 0 : 1,
+         .extra =
+             [present](const nlohmann::json& r) {
+               const nlohmann::json* result = result_of(r, "fw.tensorrt");
+               ASSERT_NE(result, nullptr);
+               EXPECT_EQ((*result)["status"], present ? "pass" : "fail");
+               if (!present) {
+                 remedy_names(r, "fw.gpu_libraries_missing", "nvidia-cudnn-cu12");
+                 const nlohmann::json* f = finding_with(r, "fw.gpu_libraries_missing");
+                 EXPECT_NE((*f)["message"].get<std::string>().find("needs CUDA 12 and cuDNN 9"),
+                           std::string::npos)
+                     << (*f)["message"];
+               }
+             }});
+  }
   // WSL2 (F17): no kernel module, no /dev/nvidia*, and a pass.
   list.push_back({.name = "wsl2_healthy",
                   .root = &wsl_root,

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <span>
 
 #include "checks/fw_checks.hpp"
 #include "probes/collect.hpp"
@@ -371,6 +372,173 @@ const Scenario k_scenarios[] = {
        "Install a CUDA build that fits this driver and GPU: pip install -U \"jax[cuda13]\""}}},
 };
 
+const std::vector<std::string> k_ort_cu12_needs{"libcublasLt.so.12", "libcublas.so.12",
+                                                "libcudnn.so.9", "libcudart.so.12"};
+
+Install ort_cu12(bool wheels, bool system) {
+  return [=](FixtureTree& tree, const std::string& site, std::string& cache) {
+    make_onnxruntime_gpu(tree, site, "1.20.1", k_ort_cu12_needs);
+    if (wheels) {
+      make_ort_cu12_wheels(tree, site);
+    }
+    if (system) {
+      for (const auto& [soname, version] :
+           std::vector<std::pair<std::string, std::string>>{{"libcublasLt.so.12", "12.6.4.1"},
+                                                            {"libcublas.so.12", "12.6.4.1"},
+                                                            {"libcudnn.so.9", "9.5.1"},
+                                                            {"libcudart.so.12", "12.6.77"}}) {
+        make_system_library(tree, cache, "/usr/lib/x86_64-linux-gnu", soname, version);
+      }
+    }
+  };
+}
+
+Install cupy12(bool cudart) {
+  return [=](FixtureTree& tree, const std::string& site, std::string& cache) {
+    make_dist(tree, site, "cupy-cuda12x", "13.3.0");
+    tree.file(site + "/cupy/__init__.py", "");
+    make_system_library(tree, cache, "/usr/local/cuda-12.6/lib64", "libnvrtc.so.12", "12.6.85");
+    make_system_library(tree, cache, "/usr/local/cuda-12.6/lib64", "libcublas.so.12", "12.6.4.1");
+    if (cudart) {
+      make_system_library(tree, cache, "/usr/local/cuda-12.6/lib64", "libcudart.so.12", "12.6.77");
+    }
+  };
+}
+
+const std::string k_ort_missing_remedy =
+    "Install them: pip install nvidia-cublas-cu12 nvidia-cudnn-cu12 nvidia-cuda-runtime-cu12 and "
+    "call onnxruntime.preload_dlls() before creating the InferenceSession (onnxruntime-gpu >= "
+    "1.19), or install the CUDA 12 toolkit and cuDNN system-wide where the loader looks; or "
+    "install an onnxruntime-gpu built for the CUDA this machine has (on PyPI, 1.19 and later are "
+    "built for CUDA 12 and cuDNN 9).";
+
+const Scenario k_gpu_library_scenarios[] = {
+    // --- ONNX Runtime, TensorRT, CuPy (F37) --------------------------------------------------
+    {"onnxruntime-gpu 1.20 for CUDA 12, no CUDA 12 cuBLAS/cuDNN/runtime anywhere",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     ort_cu12(false, false),
+     &fw_onnxruntime_check,
+     Status::fail,
+     {{"fw.gpu_libraries_missing", k_ort_missing_remedy}}},
+    {"onnxruntime-gpu 1.20 for CUDA 12, its libraries only in site-packages nvidia wheels",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     ort_cu12(true, false),
+     &fw_onnxruntime_check,
+     Status::warn,
+     {{"fw.gpu_libraries_off_path",
+       "Call onnxruntime.preload_dlls() before creating the InferenceSession (onnxruntime-gpu >= "
+       "1.19), or import torch before onnxruntime (torch preloads the same nvidia-* wheels), or "
+       "add " +
+           k_site + "/nvidia/cublas/lib:" + k_site + "/nvidia/cudnn/lib:" + k_site +
+           "/nvidia/cuda_runtime/lib to LD_LIBRARY_PATH."}}},
+    {"onnxruntime-gpu 1.18 for CUDA 11 (no preload_dlls yet), libraries only in nvidia wheels",
+     {.driver = "570.124.06", .gpus = {k_a100}},
+     [](FixtureTree& tree, const std::string& site, std::string&) {
+       make_onnxruntime_gpu(tree, site, "1.18.1",
+                            {"libcublas.so.11", "libcudnn.so.8", "libcudart.so.11.0"});
+       make_cu12_wheels(tree, site, "8.9.7.29", "11.8.89", 11);
+     },
+     &fw_onnxruntime_check,
+     Status::warn,
+     {{"fw.gpu_libraries_off_path",
+       "Upgrade to onnxruntime-gpu >= 1.19 and call onnxruntime.preload_dlls() before creating "
+       "the InferenceSession, or import torch before onnxruntime (torch preloads the same "
+       "nvidia-* wheels), or add " +
+           k_site + "/nvidia/cublas/lib:" + k_site + "/nvidia/cudnn/lib:" + k_site +
+           "/nvidia/cuda_runtime/lib to LD_LIBRARY_PATH."}}},
+    {"cupy-cuda12x 13 with the CUDA 12 wheels it does not load itself",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     [](FixtureTree& tree, const std::string& site, std::string&) {
+       make_dist(tree, site, "cupy-cuda12x", "13.3.0");
+       make_nvidia_wheel(tree, site, "nvidia-cuda-runtime-cu12", "12.6.77", "cuda_runtime",
+                         {"libcudart.so.12"});
+       make_nvidia_wheel(tree, site, "nvidia-cuda-nvrtc-cu12", "12.6.85", "cuda_nvrtc",
+                         {"libnvrtc.so.12"});
+       make_nvidia_wheel(tree, site, "nvidia-cublas-cu12", "12.6.4.1", "cublas",
+                         {"libcublas.so.12", "libcublasLt.so.12"});
+     },
+     &fw_cupy_check,
+     Status::warn,
+     {{"fw.gpu_libraries_off_path",
+       "Upgrade to CuPy >= 14, which loads the environment's nvidia-* wheels, or add " + k_site +
+           "/nvidia/cuda_runtime/lib:" + k_site + "/nvidia/cuda_nvrtc/lib:" + k_site +
+           "/nvidia/cublas/lib to LD_LIBRARY_PATH."}}},
+    {"cupy-cuda12x 14 with the CUDA 12 wheels (cupy-cuda12x[ctk], healthy)",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     [](FixtureTree& tree, const std::string& site, std::string&) {
+       make_dist(tree, site, "cupy-cuda12x", "14.0.1");
+       make_nvidia_wheel(tree, site, "nvidia-cuda-runtime-cu12", "12.6.77", "cuda_runtime",
+                         {"libcudart.so.12"});
+       make_nvidia_wheel(tree, site, "nvidia-cuda-nvrtc-cu12", "12.6.85", "cuda_nvrtc",
+                         {"libnvrtc.so.12"});
+       make_nvidia_wheel(tree, site, "nvidia-cublas-cu12", "12.6.4.1", "cublas",
+                         {"libcublas.so.12", "libcublasLt.so.12"});
+     },
+     &fw_cupy_check,
+     Status::pass,
+     {}},
+    {"onnxruntime-gpu 1.20 for CUDA 12, libraries in the loader cache (healthy)",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     ort_cu12(true, true),
+     &fw_onnxruntime_check,
+     Status::pass,
+     {}},
+    {"onnxruntime-gpu 1.20 for CUDA 12 on driver 470 (CUDA 11.4)",
+     {.driver = "470.256.02", .gpus = {k_a100}},
+     ort_cu12(false, true),
+     &fw_onnxruntime_check,
+     Status::fail,
+     {{"fw.driver_too_old", "Install NVIDIA driver >= 525.60.13, or install a build this driver "
+                            "runs: onnxruntime-gpu built for CUDA 11"}}},
+    {"CPU-only onnxruntime on an H100: no CUDA finding",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     [](FixtureTree& tree, const std::string& site, std::string&) {
+       make_dist(tree, site, "onnxruntime", "1.20.1");
+       tree.file(site + "/onnxruntime/__init__.py", "");
+     },
+     &fw_onnxruntime_check,
+     Status::pass,
+     {}},
+    {"cupy-cuda12x without libcudart.so.12",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     cupy12(false),
+     &fw_cupy_check,
+     Status::fail,
+     {{"fw.gpu_libraries_missing",
+       "Install the CUDA 12 libraries where the loader looks (the CUDA 12 toolkit, its lib64 in "
+       "/etc/ld.so.conf.d or LD_LIBRARY_PATH), or with CuPy >= 14: pip install "
+       "\"cupy-cuda12x[ctk]\"; or install the CuPy wheel for the CUDA this machine has."}}},
+    {"cupy-cuda12x with the CUDA 12.6 toolkit in the loader cache (healthy)",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     cupy12(true),
+     &fw_cupy_check,
+     Status::pass,
+     {}},
+    {"TensorRT 8.6 libnvinfer needs CUDA 11 cuBLAS and cuDNN 8, absent",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     [](FixtureTree& tree, const std::string& site, std::string&) {
+       make_tensorrt(
+           tree, site, "tensorrt", "8.6.1",
+           {"libcudart.so.11.0", "libcublas.so.11", "libcublasLt.so.11", "libcudnn.so.8"});
+     },
+     &fw_tensorrt_check,
+     Status::fail,
+     {{"fw.gpu_libraries_missing",
+       "Install them: pip install nvidia-cuda-runtime-cu11 nvidia-cublas-cu11 nvidia-cudnn-cu11 "
+       "and add their lib directories to LD_LIBRARY_PATH, or install the CUDA 11 toolkit and "
+       "cuDNN system-wide where the loader looks; or install the TensorRT wheel for the CUDA "
+       "this machine has."}}},
+    {"TensorRT 10 for CUDA 12 with its libraries beside libnvinfer (healthy)",
+     {.driver = "570.124.06", .gpus = {k_h100}},
+     [](FixtureTree& tree, const std::string& site, std::string&) {
+       make_tensorrt(tree, site, "tensorrt-cu12", "10.7.0", {"libcudart.so.12"});
+       tree.file(site + "/tensorrt_libs/libcudart.so.12", "bundled");
+     },
+     &fw_tensorrt_check,
+     Status::pass,
+     {}},
+};
+
 SystemSnapshot probe(const FixtureTree& tree, const TestMachine& machine, const Vars& vars) {
   SystemSnapshot s = compat::testing::make_snapshot(machine);
   const probes::Sysroot root(tree.root());
@@ -381,8 +549,8 @@ SystemSnapshot probe(const FixtureTree& tree, const TestMachine& machine, const 
   return s;
 }
 
-TEST(FrameworkChecks, Scenarios) {
-  for (const Scenario& row : k_scenarios) {
+void run_scenarios(std::span<const Scenario> rows) {
+  for (const Scenario& row : rows) {
     SCOPED_TRACE(row.name);
     FixtureTree tree;
     const std::string site = make_venv(tree);
@@ -411,6 +579,67 @@ TEST(FrameworkChecks, Scenarios) {
     EXPECT_EQ(codes, want_codes) << result.summary;
     EXPECT_EQ(remedies, want_remedies);
     EXPECT_NE(result.summary.find(k_venv), std::string::npos) << result.summary;
+  }
+}
+
+TEST(FrameworkChecks, Scenarios) {
+  run_scenarios(k_scenarios);
+}
+
+TEST(FrameworkChecks, GpuLibraryScenarios) {
+  run_scenarios(k_gpu_library_scenarios);
+}
+
+TEST(FrameworkChecks, MissingOnnxRuntimeLibrariesNameTheMajorsAndTheSonames) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  std::string cache;
+  ort_cu12(false, false)(tree, site, cache);
+  const SystemSnapshot s = probe(tree, {.driver = "570.124.06", .gpus = {k_h100}},
+                                 {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
+  const std::vector<CheckResult> results = run_check(fw_onnxruntime_check(), s);
+  ASSERT_EQ(results.size(), 1U);
+  ASSERT_EQ(results[0].findings.size(), 1U);
+  EXPECT_EQ(results[0].findings[0].message,
+            "ONNX Runtime 1.20.1 in /opt/torch/.venv needs CUDA 12 and cuDNN 9; the loader does "
+            "not find libcublasLt.so.12, libcublas.so.12, libcudnn.so.9, libcudart.so.12 "
+            "(searched LD_LIBRARY_PATH, " +
+                k_site +
+                "/onnxruntime/capi, loader cache, /lib, /usr/lib), nor does this environment "
+                "have it");
+  EXPECT_NE(results[0].summary.find("libcudnn.so.9 missing"), std::string::npos)
+      << results[0].summary;
+}
+
+TEST(FrameworkChecks, HealthyOnnxRuntimeSummaryNamesWhatLoads) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  std::string cache;
+  ort_cu12(false, true)(tree, site, cache);
+  const SystemSnapshot s = probe(tree, {.driver = "570.124.06", .gpus = {k_h100}},
+                                 {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
+  const std::vector<CheckResult> results = run_check(fw_onnxruntime_check(), s);
+  ASSERT_EQ(results.size(), 1U);
+  EXPECT_EQ(results[0].status, Status::pass);
+  EXPECT_NE(results[0].summary.find("CUDA 12, cuDNN 9; loads cublasLt 12.6.4.1 (ldconfig)"),
+            std::string::npos)
+      << results[0].summary;
+}
+
+TEST(FrameworkChecks, NoNewFrameworkIsASkipNamingIt) {
+  FixtureTree tree;
+  make_venv(tree);
+  const SystemSnapshot s = probe(tree, {.driver = "570.124.06", .gpus = {k_h100}},
+                                 {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
+  for (const auto& [check, label] :
+       std::vector<std::pair<CheckDef (*)(), std::string>>{{&fw_onnxruntime_check, "ONNX Runtime"},
+                                                           {&fw_tensorrt_check, "TensorRT"},
+                                                           {&fw_cupy_check, "CuPy"}}) {
+    const std::vector<CheckResult> results = run_check(check(), s);
+    ASSERT_EQ(results.size(), 1U);
+    EXPECT_EQ(results[0].status, Status::skip);
+    EXPECT_NE(results[0].summary.find("no " + label + " in the 1 Python"), std::string::npos)
+        << results[0].summary;
   }
 }
 

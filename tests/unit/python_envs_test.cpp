@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <tuple>
 
 #include "probes/collect.hpp"
 #include "probes/elf_soname.hpp"
@@ -230,6 +231,150 @@ TEST(PythonFrameworks, TensorflowBuildInfoAndJaxPlugins) {
   EXPECT_EQ(fws[1].plugins,
             (std::vector<std::string>{"jax-cuda12-pjrt 0.8.0", "jax-cuda12-plugin 0.8.0"}));
   EXPECT_EQ(library(fws[1], "cublas").soname, "libcublas.so.12");
+}
+
+const FrameworkInstall& framework(const PythonEnvironment& env, std::string_view name) {
+  for (const FrameworkInstall& fw : env.frameworks) {
+    if (fw.name == name) {
+      return fw;
+    }
+  }
+  throw std::logic_error("framework not found");
+}
+
+std::vector<std::string> sonames(const FrameworkInstall& fw) {
+  std::vector<std::string> out;
+  for (const ResolvedLibrary& lib : fw.libraries) {
+    out.push_back(lib.soname);
+  }
+  return out;
+}
+
+TEST(PythonFrameworks, OnnxRuntimeGpuProviderNeedsAreResolvedAndMissingOnesRecorded) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_onnxruntime_gpu(tree, site, "1.20.1",
+                       {"libcublasLt.so.12", "libcublas.so.12", "libcudnn.so.9", "libcudart.so.12"},
+                       "12.2", "9.1");
+  std::string cache;
+  make_system_library(tree, cache, "/usr/lib/x86_64-linux-gnu", "libcudart.so.12", "12.4.127");
+  const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin"}});
+  const FrameworkInstall& ort = framework(envs.at(0), "onnxruntime");
+  EXPECT_EQ(ort.distribution, "onnxruntime-gpu");
+  EXPECT_EQ(ort.version, "1.20.1");
+  EXPECT_EQ(ort.cuda, "12.2");
+  EXPECT_EQ(ort.cudnn, "9.1");
+  EXPECT_EQ(ort.plugins, (std::vector<std::string>{"libonnxruntime_providers_cuda.so",
+                                                   "libonnxruntime_providers_tensorrt.so"}));
+  EXPECT_EQ(ort.loader_object, site + "/onnxruntime/capi/libonnxruntime_providers_cuda.so");
+  EXPECT_EQ(ort.runpath_source, "elf");
+  EXPECT_EQ(ort.runpath, (std::vector<std::string>{site + "/onnxruntime/capi"}));
+  // Only the GPU libraries of DT_NEEDED: not ORT's own providers_shared, not libstdc++.
+  EXPECT_EQ(sonames(ort), (std::vector<std::string>{"libcublasLt.so.12", "libcublas.so.12",
+                                                    "libcudnn.so.9", "libcudart.so.12"}));
+  EXPECT_EQ(library(ort, "cublasLt").path, "");
+  EXPECT_TRUE(library(ort, "cublasLt").elsewhere.empty());
+  EXPECT_EQ(library(ort, "cudnn").path, "");
+  EXPECT_EQ(library(ort, "cudart").path, "/usr/lib/x86_64-linux-gnu/libcudart.so.12");
+  EXPECT_EQ(library(ort, "cudart").via, "ldconfig");
+  EXPECT_EQ(library(ort, "cudart").version, "12.4.127");
+}
+
+TEST(PythonFrameworks, OnnxRuntimeMajorsFromTheProviderAndCopiesOffTheLoaderPath) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  // No build info: the majors come from what the provider needs.
+  make_onnxruntime_gpu(
+      tree, site, "1.18.1",
+      {"libcublasLt.so.11", "libcublas.so.11", "libcudnn.so.8", "libcudart.so.11.0"});
+  make_cu12_wheels(tree, site, "8.9.7.29", "11.8.89", 11);
+  const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin"}});
+  const FrameworkInstall& ort = framework(envs.at(0), "onnxruntime");
+  EXPECT_EQ(ort.cuda, "11");
+  EXPECT_EQ(ort.cudnn, "8");
+  EXPECT_EQ(library(ort, "cudnn").path, "");
+  EXPECT_EQ(library(ort, "cudnn").elsewhere,
+            (std::vector<std::string>{site + "/nvidia/cudnn/lib/libcudnn.so.8"}));
+  EXPECT_EQ(library(ort, "cudart").elsewhere,
+            (std::vector<std::string>{site + "/nvidia/cuda_runtime/lib/libcudart.so.11.0"}));
+  // The cuBLAS wheel of make_cu12_wheels has no libcublasLt: nowhere.
+  EXPECT_TRUE(library(ort, "cublasLt").elsewhere.empty());
+}
+
+TEST(PythonFrameworks, CpuOnnxRuntimeHasNoCudaAndNoLibraries) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_dist(tree, site, "onnxruntime", "1.20.1");
+  tree.file(site + "/onnxruntime/capi/build_and_package_info.py",
+            "package_name = 'onnxruntime'\n__version__ = '1.20.1'\n");
+  const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin"}});
+  const FrameworkInstall& ort = framework(envs.at(0), "onnxruntime");
+  EXPECT_EQ(ort.distribution, "onnxruntime");
+  EXPECT_EQ(ort.cuda, std::nullopt);
+  EXPECT_TRUE(ort.libraries.empty());
+  EXPECT_TRUE(ort.loader_object.empty());
+}
+
+TEST(PythonFrameworks, TensorrtLibnvinferNeedsResolveThroughItsRunpath) {
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_tensorrt(tree, site, "tensorrt-cu12", "10.7.0",
+                {"libcudart.so.12", "libcublasLt.so.12", "libcudnn.so.9"});
+  tree.file(site + "/tensorrt_libs/libcudart.so.12", "bundled");
+  make_dist(tree, site, "tensorrt-llm", "0.16.0"); // another project, named after it
+  const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin"}});
+  const FrameworkInstall& trt = framework(envs.at(0), "tensorrt");
+  EXPECT_EQ(trt.distribution, "tensorrt-cu12");
+  EXPECT_EQ(trt.version, "10.7.0");
+  EXPECT_EQ(trt.cuda, "12");
+  EXPECT_EQ(trt.cudnn, "9");
+  EXPECT_EQ(trt.loader_object, site + "/tensorrt_libs/libnvinfer.so.10");
+  EXPECT_EQ(trt.package_dir, site + "/tensorrt_libs");
+  EXPECT_EQ(library(trt, "cudart").path, site + "/tensorrt_libs/libcudart.so.12");
+  EXPECT_EQ(library(trt, "cudart").via, "RUNPATH");
+  EXPECT_EQ(library(trt, "cudnn").path, "");
+  EXPECT_EQ(library(trt, "cublasLt").path, "");
+}
+
+TEST(PythonFrameworks, CupyWheelNameGivesTheCudaMajorAndTheLibrarySet) {
+  for (const auto& [dist, cuda, want] :
+       std::vector<std::tuple<std::string, std::optional<std::string>, std::vector<std::string>>>{
+           {"cupy-cuda12x", "12", {"libcudart.so.12", "libnvrtc.so.12", "libcublas.so.12"}},
+           {"cupy-cuda11x", "11", {"libcudart.so.11.0", "libnvrtc.so.11.2", "libcublas.so.11"}},
+           {"cupy-cuda13x", "13", {"libcudart.so.13", "libnvrtc.so.13", "libcublas.so.13"}},
+           {"cupy-cuda113", "11.3", {"libcudart.so.11.0", "libnvrtc.so.11.2", "libcublas.so.11"}},
+           {"cupy-cudax", std::nullopt, {}}}) {
+    SCOPED_TRACE(dist);
+    FixtureTree tree;
+    const std::string site = make_venv(tree);
+    make_dist(tree, site, dist, "13.3.0");
+    const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin"}});
+    const FrameworkInstall& cupy = framework(envs.at(0), "cupy");
+    EXPECT_EQ(cupy.distribution, dist);
+    EXPECT_EQ(cupy.cuda, cuda);
+    EXPECT_EQ(sonames(cupy), want);
+  }
+}
+
+TEST(PythonFrameworks, Cupy14LoadsTheEnvironmentsNvidiaWheelsOlderOnesDoNot) {
+  for (const std::string version : {"14.0.1", "13.3.0"}) {
+    SCOPED_TRACE(version);
+    FixtureTree tree;
+    const std::string site = make_venv(tree);
+    make_dist(tree, site, "cupy-cuda12x", version);
+    make_cu12_wheels(tree, site, "9.5.1.17");
+    const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin"}});
+    const ResolvedLibrary& cudart = library(framework(envs.at(0), "cupy"), "cudart");
+    if (version.starts_with("14")) {
+      EXPECT_EQ(cudart.path, site + "/nvidia/cuda_runtime/lib/libcudart.so.12");
+      EXPECT_EQ(cudart.via, "preload");
+      EXPECT_TRUE(cudart.elsewhere.empty());
+    } else {
+      EXPECT_EQ(cudart.path, "");
+      EXPECT_EQ(cudart.elsewhere,
+                (std::vector<std::string>{site + "/nvidia/cuda_runtime/lib/libcudart.so.12"}));
+    }
+  }
 }
 
 TEST(PythonEnvironments, SamePrefixMergesAndSeveralEnvironmentsStaySeparate) {

@@ -103,6 +103,58 @@ inline void make_cu12_wheels(FixtureTree& tree, const std::string& site, const s
   make_nvidia_wheel(tree, site, "nvidia-nccl" + cu, "2.21.5", "nccl", {"libnccl.so.2"});
 }
 
+/// onnxruntime-gpu at `version`: its metadata, capi/build_and_package_info.py (when `cuda` is
+/// set) and a CUDA provider library whose DT_NEEDED is `needed` (RUNPATH $ORIGIN, as the wheels
+/// have it), plus the TensorRT provider file.
+inline void make_onnxruntime_gpu(FixtureTree& tree, const std::string& site,
+                                 const std::string& version, const std::vector<std::string>& needed,
+                                 const std::string& cuda = "", const std::string& cudnn = "") {
+  make_dist(tree, site, "onnxruntime-gpu", version);
+  std::string info = "package_name = 'onnxruntime-gpu'\n__version__ = '" + version + "'\n";
+  if (!cuda.empty()) {
+    info += "cuda_version = '" + cuda + "'\n";
+  }
+  if (!cudnn.empty()) {
+    info += "cudnn_version = '" + cudnn + "'\n";
+  }
+  tree.file(site + "/onnxruntime/capi/build_and_package_info.py", info);
+  std::vector<std::string> all{"libonnxruntime_providers_shared.so"};
+  all.insert(all.end(), needed.begin(), needed.end());
+  all.push_back("libstdc++.so.6");
+  tree.file(
+      site + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
+      make_elf_object(
+          {.soname = "libonnxruntime_providers_cuda.so", .needed = all, .runpath = "$ORIGIN"}));
+  tree.file(site + "/onnxruntime/capi/libonnxruntime_providers_shared.so",
+            make_elf_object({.soname = "libonnxruntime_providers_shared.so"}));
+  tree.file(site + "/onnxruntime/capi/libonnxruntime_providers_tensorrt.so",
+            make_elf_object({.soname = "libonnxruntime_providers_tensorrt.so",
+                             .needed = {"libnvinfer.so.10", "libcudart.so.12"},
+                             .runpath = "$ORIGIN"}));
+}
+
+/// The CUDA 12 cuBLAS, cuDNN 9 and CUDA runtime wheels onnxruntime-gpu 1.19+ asks for
+/// (onnxruntime-gpu[cuda,cudnn]), in site-packages/nvidia/*/lib.
+inline void make_ort_cu12_wheels(FixtureTree& tree, const std::string& site) {
+  make_nvidia_wheel(tree, site, "nvidia-cuda-runtime-cu12", "12.6.77", "cuda_runtime",
+                    {"libcudart.so.12"});
+  make_nvidia_wheel(tree, site, "nvidia-cublas-cu12", "12.6.4.1", "cublas",
+                    {"libcublas.so.12", "libcublasLt.so.12"});
+  make_nvidia_wheel(tree, site, "nvidia-cudnn-cu12", "9.5.1.17", "cudnn", {"libcudnn.so.9"});
+}
+
+/// A TensorRT wheel set: `dist` metadata (tensorrt-cu12) and tensorrt_libs/libnvinfer.so.<major>
+/// with DT_NEEDED `needed` and RUNPATH $ORIGIN.
+inline void make_tensorrt(FixtureTree& tree, const std::string& site, const std::string& dist,
+                          const std::string& version, const std::vector<std::string>& needed) {
+  make_dist(tree, site, dist, version);
+  make_dist(tree, site, dist + "-libs", version);
+  const std::string soname = "libnvinfer.so." + version.substr(0, version.find('.'));
+  tree.file(site + "/tensorrt_libs/" + soname,
+            make_elf_object({.soname = soname, .needed = needed, .runpath = "$ORIGIN"}));
+  tree.file(site + "/tensorrt_libs/__init__.py", "");
+}
+
 /// A system library file with its SONAME symlink, listed in the fixture's loader cache.
 inline void make_system_library(FixtureTree& tree, std::string& cache, const std::string& dir,
                                 const std::string& soname, const std::string& version) {

@@ -412,7 +412,9 @@ struct PythonDistribution {
 
 /// One CUDA library a framework resolves at import, as the dynamic loader would find it.
 struct ResolvedLibrary {
-  std::string family; ///< "cudart", "cublas", "cudnn", "nccl"
+  /// "cudart", "cublas", "cudnn", "nccl"; for the libraries ONNX Runtime, TensorRT and CuPy need,
+  /// the SONAME's stem: "cublasLt", "cufft", "nvrtc", "nvinfer"
+  std::string family;
   std::string soname; ///< the name asked for: "libcudnn.so.9"
   std::string path;   ///< the file that loads; "" when none is found
   std::string real_path;
@@ -422,25 +424,35 @@ struct ResolvedLibrary {
   std::string version;     ///< "9.19.0" from the wheel metadata or the file name; "" when unknown
   std::string own_path;    ///< the framework's own copy (RUNPATH / nvidia wheel); "" when none
   std::string own_version; ///< its version
+  /// Not found by the loader, but present in this environment where the loader does not search
+  /// (site-packages nvidia/*/lib, tensorrt_libs): the paths of those copies.
+  std::vector<std::string> elsewhere;
 
   bool operator==(const ResolvedLibrary&) const = default;
 };
 
 /// A deep-learning framework installed in a Python environment, from metadata and build files.
 struct FrameworkInstall {
-  std::string name;         ///< "pytorch", "tensorflow", "jax"
-  std::string distribution; ///< "torch", "tensorflow", "tensorflow-cpu", "jaxlib"
-  std::string version;      ///< "2.11.0+cu130"
-  std::string package_dir;  ///< "<site-packages>/torch"
-  /// CUDA it was built for ("13.0"): torch/version.py, TF build_info.py, the JAX plugin's major.
-  /// nullopt: a CPU-only build (or no CUDA plugin for JAX).
+  std::string name; ///< "pytorch", "tensorflow", "jax", "onnxruntime", "tensorrt", "cupy"
+  /// "torch", "tensorflow", "tensorflow-cpu", "jaxlib", "onnxruntime-gpu", "tensorrt-cu12",
+  /// "cupy-cuda12x"
+  std::string distribution;
+  std::string version;     ///< "2.11.0+cu130"
+  std::string package_dir; ///< "<site-packages>/torch"
+  /// CUDA it was built for ("13.0"): torch/version.py, TF build_info.py, the JAX plugin's major;
+  /// ONNX Runtime's build_and_package_info.py, else the major of the CUDA libraries its provider
+  /// needs; TensorRT's wheel name (-cu12) or libnvinfer's needs; CuPy's wheel name (cuda12x ->
+  /// "12"). nullopt: a CPU-only build (or no CUDA plugin for JAX).
   std::optional<std::string> cuda;
   std::optional<std::string> cudnn;       ///< cuDNN it was built with, when its build says
   std::optional<std::string> git_version; ///< torch/version.py git_version
   std::vector<std::string> archs;         ///< "sm_90", "compute_90" from TF's build info
-  std::vector<std::string> plugins;       ///< "jax-cuda13-plugin 0.8.0", "jax-cuda13-pjrt 0.8.0"
-  std::string loader_object;              ///< the ELF whose RUNPATH was read
-  std::vector<std::string> runpath;       ///< $ORIGIN expanded
+  /// "jax-cuda13-plugin 0.8.0", "jax-cuda13-pjrt 0.8.0"; ONNX Runtime's provider libraries
+  /// ("libonnxruntime_providers_cuda.so", "libonnxruntime_providers_tensorrt.so")
+  std::vector<std::string> plugins;
+  /// the ELF whose RUNPATH was read (ONNX Runtime's CUDA provider, TensorRT's libnvinfer)
+  std::string loader_object;
+  std::vector<std::string> runpath; ///< $ORIGIN expanded
   /// "elf" (read from loader_object) or "wheel_layout" (no readable ELF: the nvidia/*/lib
   /// directories beside it are assumed, as the framework's preload does).
   std::string runpath_source;

@@ -81,7 +81,7 @@ constexpr FindingSpec k_table[] = {
      "drain GPU {0} and the GPUs named; read their ECC counters and remapped rows (nvidia-smi -q "
      "-d ECC,ROW_REMAPPER), undo any overclock, run dcgmi diag -r 4 on them, and have the GPU "
      "that repeats the odd result replaced",
-     where(k_gpu_index, "GPU model (name)", "GEMM type (\"fp32\", \"fp16\", ...)",
+     where(k_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
            "matrix size N of the N^3 GEMM", "this GPU's result hash",
            "what the other GPUs gave, and whether this GPU is in the minority")},
     {"gpu.burn_mismatch", Severity::fail, "GPU gives different results for the same GEMM",
@@ -93,7 +93,7 @@ constexpr FindingSpec k_table[] = {
      "drain GPU {0}; read its ECC counters and remapped rows (nvidia-smi -q -d ECC,ROW_REMAPPER), "
      "undo any overclock, read gpu.burn's clocks and temperature; run dcgmi diag -r 4 and have the "
      "GPU replaced if it repeats",
-     where(k_gpu_index, "GEMM type (\"fp32\", \"fp16\", ...)", "matrix size N of the N^3 GEMM",
+     where(k_gpu_index, "GEMM type (bf16, fp16, fp32, fp64)", "matrix size N of the N^3 GEMM",
            "iterations that differ from the first", "iterations run",
            "the first iteration that differs", "words that differ in it")},
     {"gpu.burn_outlier", Severity::warn, "one GPU computes slower than its siblings",
@@ -105,7 +105,7 @@ constexpr FindingSpec k_table[] = {
      "compare this GPU's clocks, temperature and power in gpu.burn's summary with the others'; "
      "check its power limit (nvidia-smi -q -d POWER), its application clocks (nvidia-smi -q -d "
      "CLOCK) and its cooling",
-     where(k_gpu_index, "GPU model (name)", "GEMM type (\"fp32\", \"fp16\", ...)",
+     where(k_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
            "matrix size N of the N^3 GEMM", "this GPU's median TFLOP/s",
            "that as a percentage of the others' median", "how many other GPUs of this model",
            "their median TFLOP/s", "the floor, in percent")},
@@ -118,7 +118,7 @@ constexpr FindingSpec k_table[] = {
      "read gpu.burn's clock summary and gpu.clocks; check the power limit (nvidia-smi -q -d "
      "POWER), the application clocks (nvidia-smi -q -d CLOCK) and the cooling; compare with the "
      "other GPUs of the node",
-     where(k_gpu_index, "GPU model (name)", "GEMM type (\"fp32\", \"fp16\", ...)",
+     where(k_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
            "matrix size N of the N^3 GEMM", "this GPU's median TFLOP/s",
            "that as a percentage of the model's figure", "TFLOP/s this model reaches",
            "where that figure comes from", "the floor, in percent")},
@@ -209,7 +209,7 @@ constexpr FindingSpec k_table[] = {
      "this is a hardware or platform fault: read driver.kernel_log's Xid and PCIe AER findings, "
      "the ECC "
      "counters (nvidia-smi -q -d ECC), IOMMU settings, and reseat the card; run dcgmi diag -r 3",
-     where(k_gpu_index, "the copy checked (direction, memory kind, size)", "words wrong",
+     where(k_gpu_index, "the copy checked (\"pinned host->device\")", "words wrong",
            "words checked", "index of the first wrong word", "value read there", "value expected")},
     {"gpu.copy_gate_timeout", Severity::warn, "copy timing gate timed out",
      "The spin kernel that holds queued copies until they are all enqueued timed out, so some "

@@ -2,10 +2,13 @@
 /// The one catalogue of findings: every Finding gpucheck emits is made here from a stable code.
 ///
 /// A released code never changes meaning. Message and remedy are fmt templates filled with the
-/// same positional arguments ({0}, {1}, ...), so a remedy can name the exact versions involved.
+/// same positional arguments ({0}, {1}, ...), so a remedy can name the exact versions involved;
+/// each spec says what every argument stands for, which `gpucheck explain CODE` prints.
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -16,6 +19,9 @@
 
 namespace gpucheck {
 
+/// The most positional arguments a finding's templates take.
+inline constexpr std::size_t k_max_placeholders = 10;
+
 struct FindingSpec {
   std::string_view code;        ///< "<area>.<problem>", snake_case, stable
   Severity severity;            ///< default severity
@@ -23,7 +29,20 @@ struct FindingSpec {
   std::string_view explanation; ///< the cause in plain words, for `gpucheck explain`
   std::string_view message;     ///< fmt template, filled from facts
   std::string_view remedy;      ///< fmt template; what to do, with versions
+  /// What each argument stands for: placeholders[N] describes {N}, empty past the last one (and
+  /// for a code whose templates take none). Written with where(...) in the tables;
+  /// tests/unit/finding_catalog_test.cpp checks that the described indices are exactly those the
+  /// templates use.
+  std::array<std::string_view, k_max_placeholders> placeholders{};
 };
+
+/// FindingSpec::placeholders in a table: where("GPU index", "copy direction") says what {0} and
+/// {1} stand for.
+template <typename... Names>
+constexpr std::array<std::string_view, k_max_placeholders> where(const Names&... names) {
+  static_assert(sizeof...(Names) <= k_max_placeholders, "raise k_max_placeholders");
+  return {std::string_view(names)...};
+}
 
 /// Every finding spec, sorted by code.
 std::span<const FindingSpec> finding_catalog();

@@ -3,15 +3,20 @@
 namespace gpucheck {
 
 // Findings of the multi-GPU checks (issue 15): NVLink, fabric, topology, peer-to-peer copies and
-// NCCL. {0} is always a GPU index; a pair's findings name both GPUs.
+// NCCL. {0} always names a GPU; a pair's findings name both GPUs.
 namespace {
+// What recurring arguments stand for (FindingSpec::placeholders).
+constexpr std::string_view k_gpu = "GPU (index, name, PCI bus id)";
+
 constexpr FindingSpec k_table[] = {
     {"fabric.clique_split", Severity::warn, "GPUs of one node in different fabric cliques",
      "GPUs of one node registered with the NVLink fabric in different cliques or clusters, so "
      "they cannot reach each other over NVLink; NCCL falls back to slower paths.",
      "GPU {0} is in clique {1} of cluster {2}; GPU {3} is in clique {4} of cluster {5}",
      "check the Fabric Manager's partition (nv-fabricmanager's log, fmpm -l on shared-NVSwitch "
-     "systems) and the NVSwitch trays; restart nvidia-fabricmanager and re-run gpucheck"},
+     "systems) and the NVSwitch trays; restart nvidia-fabricmanager and re-run gpucheck",
+     where(k_gpu, "its NVLink fabric clique id", "its fabric cluster UUID",
+           "index of another GPU of this node", "that GPU's clique id", "that GPU's cluster UUID")},
     {"fabric.not_ready", Severity::fail, "GPU not registered with the NVLink fabric",
      "On an NVSwitch system a GPU works only once the Fabric Manager has registered it with the "
      "fabric; until then CUDA fails to initialise (CUDA_ERROR_SYSTEM_NOT_READY, 802) or NVLink "
@@ -19,12 +24,16 @@ constexpr FindingSpec k_table[] = {
      "GPU {0}: fabric registration {1}; {2}",
      "start the Fabric Manager at the driver's exact version: systemctl enable --now "
      "nvidia-fabricmanager (journalctl -u nvidia-fabricmanager for its errors); in progress "
-     "settles within a minute after boot: run gpucheck again"},
+     "settles within a minute after boot: run gpucheck again",
+     where(k_gpu, "its fabric registration state (not_started, in_progress)",
+           "whether an nv-fabricmanager process is seen running")},
     {"fabric.registration_failed", Severity::fail, "NVLink fabric registration failed",
      "The Fabric Manager finished registering this GPU with the NVLink fabric, but with an error.",
      "GPU {0}: fabric registration completed with {1}; {2}",
      "read the Fabric Manager's log (journalctl -u nvidia-fabricmanager) and dmesg for NVSwitch "
-     "(SXid) errors; restart nvidia-fabricmanager, and reset the GPUs and switches if it repeats"},
+     "(SXid) errors; restart nvidia-fabricmanager, and reset the GPUs and switches if it repeats",
+     where(k_gpu, "the NVML status the registration ended with",
+           "whether an nv-fabricmanager process is seen running")},
     {"nccl.wrong_sum", Severity::fail, "NCCL all-reduce gave a wrong sum",
      "An all-reduce of small integers (whose float32 sums are exact) through NCCL returned a "
      "value that differs from the sum: the GPUs, their links or the NCCL installation corrupt "
@@ -32,14 +41,19 @@ constexpr FindingSpec k_table[] = {
      "GPU {0}: all-reduce {1}: {2} of {3} elements wrong, first at [{4}]: got {5}, expected {6}",
      "rerun with NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 to find the transport at fault; "
      "check gpu.p2p and the NVLinks (nvidia-smi nvlink -e), the IOMMU/ACS settings, and which "
-     "libnccl.so.2 is loaded (gpucheck --only lib); run dcgmi diag -r 3"},
+     "libnccl.so.2 is loaded (gpucheck --only lib); run dcgmi diag -r 3",
+     where("GPU index", "buffer size and the GPU's PCI bus id (\"4 MiB sum on 0000:3b:00.0\")",
+           "elements wrong", "elements checked", "index of the first wrong element",
+           "value read there", "value expected (the exact sum)")},
     {"nvlink.crc_errors", Severity::info, "NVLink CRC or replay errors counted",
      "The link counted CRC errors or replays since the driver loaded. The link layer retransmits, "
      "so data stays correct; a count that keeps rising means a marginal link.",
      "GPU {0} link {1}: {2} CRC flit, {3} CRC data errors, {4} replays since the driver loaded "
      "(peer {5})",
      "watch whether the counts rise under load (nvidia-smi nvlink -e); if they do, reseat "
-     "the GPU or its baseboard and have the link checked (dcgmi diag -r 3)"},
+     "the GPU or its baseboard and have the link checked (dcgmi diag -r 3)",
+     where(k_gpu, "NVLink number", "CRC flit errors", "CRC data errors", "replays",
+           "the link's far end (a GPU, or an NVSwitch's PCI bus id)")},
     {"nvlink.links_down", Severity::warn, "NVLinks down",
      "Fewer NVLinks are up than this GPU model has: peer-to-peer and NCCL traffic runs slower, "
      "or takes PCIe. Usual causes: a link that failed training, a Fabric Manager that is not up, "
@@ -47,13 +61,17 @@ constexpr FindingSpec k_table[] = {
      "GPU {0}: {1} of {2} NVLinks up; down: {3}",
      "nvidia-smi nvlink -s shows each link; check the Fabric Manager "
      "(systemctl status nvidia-fabricmanager) and dmesg for Xid 74 (NVLink errors); a reset "
-     "(nvidia-smi -r) or a power cycle retrains links; replace the part if a link stays down"},
+     "(nvidia-smi -r) or a power cycle retrains links; replace the part if a link stays down",
+     where(k_gpu, "NVLinks up", "NVLinks this GPU model has (else those NVML lists)",
+           "the links down, and how many NVML does not list")},
     {"nvlink.recovery_errors", Severity::warn, "NVLink recovered from errors",
      "The link went through error recovery (it stopped and retrained) since the driver loaded; "
      "traffic on it stalled meanwhile, and repeated recoveries mean a failing link.",
      "GPU {0} link {1}: {2} recovery event(s) since the driver loaded (peer {3})",
      "look for Xid 74 in dmesg; reseat the GPU or its baseboard; have the link checked with dcgmi "
-     "diag -r 3 and replace the part if recoveries continue"},
+     "diag -r 3 and replace the part if recoveries continue",
+     where(k_gpu, "NVLink number", "recovery events counted",
+           "the link's far end (a GPU, or an NVSwitch's PCI bus id)")},
     {"p2p.bandwidth_low", Severity::warn, "peer-to-peer copies far below the path",
      "Copies between these two GPUs run far below what their path carries. On PCIe the usual "
      "cause is the IOMMU in translation mode or PCIe ACS on a bridge sending peer traffic "
@@ -61,7 +79,10 @@ constexpr FindingSpec k_table[] = {
      "GPU {0} -> GPU {1}: {2} GB/s over {3}, below {4}% of the {5} GB/s that path carries",
      "for PCIe: boot with iommu=pt (or intel_iommu=off / amd_iommu=off), disable ACS on the "
      "bridges between the GPUs (BIOS, or setpci), update the BIOS; compare NCCL_P2P_DISABLE=1; "
-     "for NVLink: nvidia-smi nvlink -s and -e on both GPUs"},
+     "for NVLink: nvidia-smi nvlink -s and -e on both GPUs",
+     where("index of the GPU copied from", "index of the GPU copied to",
+           "measured GB/s of peer writes", "the path (\"NVLink (4 links)\", \"PCIe gen4 x16\")",
+           "the floor, in percent of the path", "GB/s the path carries")},
     {"p2p.data_mismatch", Severity::fail, "peer-to-peer copy corrupted data",
      "A copy from one GPU's memory into another's, with peer access enabled, delivered data that "
      "differs from what was sent: the pair claims peer-to-peer but corrupts it, which hangs or "
@@ -69,14 +90,19 @@ constexpr FindingSpec k_table[] = {
      "GPU {0}: peer copy {1}: {2} of {3} words wrong, first at word {4}: got {5}, expected {6}",
      "run multi-GPU work with NCCL_P2P_DISABLE=1 until fixed; check the IOMMU (iommu=pt) and "
      "PCIe ACS settings, dmesg for Xid and AER errors, and the NVLinks (nvidia-smi nvlink -e); "
-     "have the GPUs or baseboard checked (dcgmi diag -r 3)"},
+     "have the GPUs or baseboard checked (dcgmi diag -r 3)",
+     where("GPU index", "the copy, as source -> destination PCI bus ids", "words wrong",
+           "words checked", "index of the first wrong word", "value read there", "value expected")},
     {"p2p.no_access", Severity::info, "GPU pair without peer access",
      "CUDA says these GPUs cannot map each other's memory, so copies between them are staged "
      "through host memory and NCCL uses slower paths. Normal for some PCIe topologies and for "
      "GPUs without P2P; not normal for GPUs joined by NVLink.",
      "GPU {0} cannot access GPU {1}'s memory directly (cuDeviceCanAccessPeer = 0; path {2})",
      "if the GPUs share a PCIe switch or NVLink: check the IOMMU (iommu=pt) and ACS settings, "
-     "and the NVLinks (nvidia-smi nvlink -s)"},
+     "and the NVLinks (nvidia-smi nvlink -s)",
+     where(
+         "GPU index", "index of the other GPU",
+         "the path between them, as nvidia-smi topo -m labels it (NV#, PIX, PXB, PHB, NODE, SYS)")},
     {"topology.p2p_unsupported", Severity::info, "GPU pair without peer-to-peer",
      "NVML says this pair of GPUs cannot read each other's memory directly; copies between them "
      "go through host memory. Common causes: GPUs under different CPU sockets or host bridges on "
@@ -84,7 +110,11 @@ constexpr FindingSpec k_table[] = {
      "P2P.",
      "GPUs {0} and {1} ({3}): NVML peer-to-peer read status {2}",
      "if these GPUs should reach each other (same PCIe switch, NVLink): boot with iommu=pt or "
-     "disable ACS on the bridges (BIOS), and compare NCCL_P2P_DISABLE=1 results"},
+     "disable ACS on the bridges (BIOS), and compare NCCL_P2P_DISABLE=1 results",
+     where(
+         "index of one GPU", "index of the other GPU",
+         "NVML's peer-to-peer read status for the pair",
+         "the path between them, as nvidia-smi topo -m labels it (NV#, PIX, PXB, PHB, NODE, SYS)")},
 };
 } // namespace
 

@@ -433,16 +433,19 @@ int command_explain(const std::string& code) {
         "list the checks)",
         code)};
   }
-  // The templates' {0}, {1}, ... are facts of the machine the finding is about.
-  const bool placeholders = spec->message.find('{') != std::string_view::npos ||
-                            spec->remedy.find('{') != std::string_view::npos;
-  std::cout << fmt::format(
-      "{} ({})\n{}\n\n{}\n\nMessage: {}\nRemedy: {}\n{}", spec->code, to_string(spec->severity),
-      spec->title, spec->explanation, spec->message, spec->remedy,
-      placeholders ? "\n{0}, {1}, ... stand for this machine's facts (versions, "
-                     "paths, GPUs), filled in when the finding is reported; "
-                     "docs/findings.md names each.\n"
-                   : "");
+  std::cout << fmt::format("{} ({})\n{}\n\n{}\n\nMessage: {}\nRemedy: {}\n", spec->code,
+                           to_string(spec->severity), spec->title, spec->explanation, spec->message,
+                           spec->remedy);
+  // The templates' {0}, {1}, ... are facts of the machine the finding is about: say which.
+  std::string where;
+  for (std::size_t i = 0; i < spec->placeholders.size(); ++i) {
+    if (!spec->placeholders[i].empty()) {
+      where += fmt::format("  {{{}}} {}\n", i, spec->placeholders[i]);
+    }
+  }
+  if (!where.empty()) {
+    std::cout << "\nWhere:\n" << where;
+  }
   return k_exit_ok;
 }
 

@@ -182,8 +182,30 @@ TEST(Cli, ExplainKnownAndUnknownCodes) {
   const RunResult templated = run_gpucheck({"explain", "cuda.init_failed"});
   EXPECT_EQ(templated.exit_code, 0) << templated.err;
   EXPECT_NE(templated.out.find("Message: cuInit returned {0}"), std::string::npos) << templated.out;
-  EXPECT_NE(templated.out.find("stand for this machine's facts"), std::string::npos)
+  EXPECT_NE(templated.out.find("\nWhere:\n  {0} the CUresult name cuInit returned\n  {1} its "
+                               "number\n  {2} the driver's description of it\n"),
+            std::string::npos)
       << templated.out;
+
+  // Every placeholder of a template with many is described, in order, and nothing more.
+  const RunResult many = run_gpucheck({"explain", "gpu.bandwidth_low"});
+  EXPECT_EQ(many.exit_code, 0) << many.err;
+  const std::size_t where = many.out.find("\nWhere:\n");
+  ASSERT_NE(where, std::string::npos) << many.out;
+  const std::vector<std::string> described = lines_of(many.out.substr(where + 8));
+  ASSERT_EQ(described.size(), 9u) << many.out;
+  for (std::size_t i = 0; i < described.size(); ++i) {
+    EXPECT_EQ(described[i].rfind("  {" + std::to_string(i) + "} ", 0), 0u) << described[i];
+    EXPECT_GT(described[i].size(), 6u) << described[i];
+  }
+  EXPECT_EQ(described[0], "  {0} GPU index");
+
+  // A code whose templates take no argument has no such block.
+  const RunResult plain = run_gpucheck({"explain", "env.nouveau_loaded"});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("Remedy: "), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("Where:"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("{0}"), std::string::npos) << plain.out;
 
   const RunResult unknown = run_gpucheck({"explain", "no.such_code"});
   EXPECT_EQ(unknown.exit_code, 2);

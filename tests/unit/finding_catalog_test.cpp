@@ -1,5 +1,5 @@
 // The catalogue: unique sorted codes, their spelling, templates that format with exactly their
-// arguments, and documentation for every code.
+// arguments, a description of every argument, and documentation for every code.
 #include "gpucheck/finding_catalog.hpp"
 
 #include <gtest/gtest.h>
@@ -39,6 +39,31 @@ int highest_index(std::string_view text, std::string_view code) {
     }
   }
   return highest;
+}
+
+/// The positional indices a template uses: {N} and {N:spec}; "{{" and "}}" are literal braces.
+std::set<std::size_t> used_indices(std::string_view text) {
+  std::set<std::size_t> used;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '{') {
+      continue;
+    }
+    if (i + 1 < text.size() && text[i + 1] == '{') {
+      ++i;
+      continue;
+    }
+    std::size_t value = 0;
+    std::size_t j = i + 1;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])) != 0) {
+      value = value * 10 + static_cast<std::size_t>(text[j] - '0');
+      ++j;
+    }
+    if (j > i + 1 && j < text.size() && (text[j] == '}' || text[j] == ':')) {
+      used.insert(value);
+    }
+    i = j - 1;
+  }
+  return used;
 }
 
 Finding format_with(const FindingSpec& spec, int count) {
@@ -120,6 +145,35 @@ TEST(FindingCatalog, EveryTemplateFormatsWithExactlyItsArguments) {
   }
 }
 
+TEST(FindingCatalog, UsedIndicesReadsPlainAndFormattedPlaceholders) {
+  EXPECT_EQ(used_indices("no placeholder"), std::set<std::size_t>{});
+  EXPECT_EQ(used_indices("{0} and {2:.1f}, {{1}} is literal, {10}"),
+            (std::set<std::size_t>{0, 2, 10}));
+  EXPECT_EQ(used_indices("{{{3}}}"), std::set<std::size_t>{3});
+}
+
+// `gpucheck explain CODE` says what each {N} stands for: every index a template uses has a
+// description, and no description names an index that neither template uses.
+TEST(FindingCatalog, EveryPlaceholderIsDescribed) {
+  for (const FindingSpec& spec : finding_catalog()) {
+    SCOPED_TRACE(std::string(spec.code));
+    std::set<std::size_t> used = used_indices(spec.message);
+    used.merge(used_indices(spec.remedy));
+    for (std::size_t index : used) {
+      ASSERT_LT(index, spec.placeholders.size()) << "more arguments than k_max_placeholders";
+      EXPECT_FALSE(spec.placeholders[index].empty())
+          << "{" << index << "} has no description in the spec's placeholders";
+    }
+    for (std::size_t index = 0; index < spec.placeholders.size(); ++index) {
+      if (!spec.placeholders[index].empty()) {
+        EXPECT_TRUE(used.contains(index))
+            << "placeholders describes {" << index << "} (" << spec.placeholders[index]
+            << "), which neither template uses";
+      }
+    }
+  }
+}
+
 TEST(FindingCatalog, UnknownCodeThrows) {
   EXPECT_THROW(make_finding("no.such_code", std::nullopt), std::logic_error);
   EXPECT_EQ(find_finding_spec("no.such_code"), nullptr);
@@ -135,6 +189,36 @@ TEST(FindingCatalog, EveryCodeIsDocumented) {
   for (const FindingSpec& spec : finding_catalog()) {
     EXPECT_NE(doc.find(fmt::format("`{}`", spec.code)), std::string::npos)
         << spec.code << " is not listed in docs/findings.md";
+  }
+}
+
+/// The Arguments cell of docs/findings.md for a spec: "{0} what; {1} what", or "(none)".
+std::string arguments_cell(const FindingSpec& spec) {
+  std::string text;
+  for (std::size_t i = 0; i < spec.placeholders.size(); ++i) {
+    if (!spec.placeholders[i].empty()) {
+      text += fmt::format("{}{{{}}} {}", text.empty() ? "" : "; ", i, spec.placeholders[i]);
+    }
+  }
+  return text.empty() ? "(none)" : text;
+}
+
+// The doc's Arguments column is the catalogue's placeholders, word for word.
+TEST(FindingCatalog, DocumentedArgumentsMatchTheCatalogue) {
+  std::ifstream file(std::filesystem::path(GPUCHECK_SOURCE_DIR) / "docs" / "findings.md");
+  ASSERT_TRUE(file.good()) << "docs/findings.md is missing";
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string doc = text.str();
+  for (const FindingSpec& spec : finding_catalog()) {
+    const std::size_t row = doc.find(fmt::format("\n| `{}` |", spec.code));
+    if (row == std::string::npos) {
+      ADD_FAILURE() << spec.code << " has no table row in docs/findings.md";
+      continue;
+    }
+    const std::string line = doc.substr(row + 1, doc.find('\n', row + 1) - row - 1);
+    EXPECT_NE(line.find(fmt::format("| {} |", arguments_cell(spec))), std::string::npos)
+        << spec.code << ": its Arguments in docs/findings.md should read: " << arguments_cell(spec);
   }
 }
 

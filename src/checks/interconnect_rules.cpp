@@ -215,24 +215,24 @@ InterconnectVerdict judge_fabric(const GpuInfo& gpu, const SystemSnapshot& snaps
   // Every GPU of one node should be in one clique of one cluster: the clique most of the node's
   // registered GPUs are in is the node's; a GPU outside it is named with one GPU inside it.
   using Clique = std::pair<std::string, uint32_t>;
-  std::map<Clique, std::vector<int>> cliques;
+  // The members themselves, not their indices: a snapshot (a replayed one may be hand-made or
+  // corrupt) can repeat an index, and looking a member up by index then found a GPU without
+  // fabric facts and read an empty optional (found by fuzz_snapshot).
+  std::map<Clique, std::vector<const GpuInfo*>> cliques;
   for (const GpuInfo& other : snapshot.gpus) {
     if (other.fabric && other.fabric->state == "completed" && other.fabric->status == 0) {
-      cliques[{other.fabric->cluster_uuid, other.fabric->clique_id}].push_back(other.index);
+      cliques[{other.fabric->cluster_uuid, other.fabric->clique_id}].push_back(&other);
     }
   }
   const Clique own{fabric.cluster_uuid, fabric.clique_id};
+  const auto own_members = cliques.find(own);
+  const size_t own_size = own_members == cliques.end() ? 0 : own_members->second.size();
   for (const auto& [clique, members] : cliques) {
-    if (clique != own && members.size() >= cliques[own].size()) {
-      const GpuInfo* other = nullptr;
-      for (const GpuInfo& candidate : snapshot.gpus) {
-        if (candidate.index == members.front()) {
-          other = &candidate;
-        }
-      }
+    if (clique != own && members.size() >= own_size) {
+      const GpuInfo& other = *members.front();
       out.findings.push_back(make_finding("fabric.clique_split", gpu.index, gpu_label(gpu),
-                                          fabric.clique_id, fabric.cluster_uuid, other->index,
-                                          other->fabric->clique_id, other->fabric->cluster_uuid));
+                                          fabric.clique_id, fabric.cluster_uuid, other.index,
+                                          other.fabric->clique_id, other.fabric->cluster_uuid));
       break;
     }
   }

@@ -229,6 +229,23 @@ TEST(InterconnectChecks, FabricFaults) {
   run_cases(checks::gpu_fabric_check(), hgx(8), cases, 3);
 }
 
+// Found by fuzz_snapshot: a snapshot repeating a GPU index (a hand-made or corrupt one replayed)
+// made the clique check look the other clique's member up by index, find a GPU without fabric
+// facts and format an empty optional. The member itself is named now.
+TEST(InterconnectChecks, ARepeatedGpuIndexNamesTheOtherCliquesMember) {
+  SystemSnapshot s = hgx(2);
+  s.gpus[1].fabric->clique_id = 2;
+  GpuInfo twin = s.gpus[1];
+  twin.fabric.reset(); // the same index again, without fabric facts
+  s.gpus.push_back(twin);
+  const std::vector<CheckResult> results = run_check(checks::gpu_fabric_check(), s);
+  ASSERT_FALSE(results.empty());
+  ASSERT_FALSE(results.at(0).findings.empty());
+  const Finding& split = results.at(0).findings.at(0);
+  EXPECT_EQ(split.code, "fabric.clique_split");
+  EXPECT_NE(split.message.find("clique 2"), std::string::npos) << split.message;
+}
+
 TEST(InterconnectChecks, FabricNotReadySaysWhetherTheFabricManagerRuns) {
   SystemSnapshot s = hgx(2);
   s.gpus[0].fabric->state = "not_started";

@@ -158,6 +158,37 @@ void from_json(const nlohmann::json& j, CheckResult& v) {
   v.duration = std::chrono::milliseconds(j.value("duration_ms", int64_t{0}));
 }
 
+namespace {
+
+/// The JSON path of the first floating-point number in `j` that is not finite, is negative or is
+/// 2^31 or more; nullopt when there is none.
+std::optional<std::string> float_out_of_range(const nlohmann::json& j, const std::string& path) {
+  if (j.is_number_float()) {
+    const double value = j.get<double>();
+    if (!(value >= 0.0 && value < 2147483648.0)) {
+      return path;
+    }
+    return std::nullopt;
+  }
+  if (j.is_object()) {
+    for (const auto& [key, item] : j.items()) {
+      if (std::optional<std::string> found = float_out_of_range(item, path + "." + key)) {
+        return found;
+      }
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (std::optional<std::string> found =
+              float_out_of_range(j[i], fmt::format("{}[{}]", path, i))) {
+        return found;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 Expected<SystemSnapshot> snapshot_from_text(const std::string& text) {
   // Never throws: 1e400, a syntax error or 200k nested arrays are errors naming the JSON path.
   Expected<nlohmann::json> parsed = parse_json_input(text);
@@ -176,6 +207,14 @@ Expected<SystemSnapshot> snapshot_from_text(const std::string& text) {
     return Error{
         fmt::format("snapshot format_version {} is not supported (this gpucheck reads 1..{})",
                     body["format_version"].dump(), SystemSnapshot::k_format_version)};
+  }
+  // Every number with a fraction or an exponent that a snapshot holds (timeouts, watts, seconds
+  // since boot) is finite, not negative and far below 2^31; one outside that would be converted
+  // into an integer field out of its range, which is undefined behaviour (found by
+  // fuzz_snapshot: 2.3e62 read into a long).
+  if (const std::optional<std::string> where = float_out_of_range(body, "$")) {
+    return Error{
+        fmt::format("snapshot does not match the format: at {}: a number out of range", *where)};
   }
   try {
     return body.get<SystemSnapshot>();

@@ -81,5 +81,24 @@ INSTANTIATE_TEST_SUITE_P(Files, RecordedSnapshot, ::testing::ValuesIn(recorded_s
                            return param_info.param;
                          });
 
+// Found by fuzz_snapshot: 2.3e62 in an integer field was converted out of range (undefined
+// behaviour). A fraction-or-exponent number that no snapshot holds is refused, naming where.
+TEST(SnapshotInput, ANumberOutOfRangeIsAnErrorNamingItsPlace) {
+  for (const char* value : {"2.28e62", "-1.5", "3e9"}) {
+    const std::string text =
+        std::string(R"({"format_version": 1, "host": {"cpu_count": )") + value + "}}";
+    const Expected<SystemSnapshot> read = snapshot_from_text(text);
+    ASSERT_FALSE(read) << value;
+    EXPECT_NE(read.error().message.find("at $.host.cpu_count: a number out of range"),
+              std::string::npos)
+        << read.error().message;
+  }
+  // What snapshots do hold still reads: watts, seconds, a timeout.
+  const Expected<SystemSnapshot> fine =
+      snapshot_from_text(R"({"format_version": 1, "kernel_log": {"uptime_s": 123456.5}})");
+  ASSERT_TRUE(fine) << fine.error().message;
+  EXPECT_EQ(fine->kernel_log.uptime_s, 123456.5);
+}
+
 } // namespace
 } // namespace gpucheck::testing

@@ -284,6 +284,13 @@ int stdout_checked(int code) {
 int command_run(const RunOptions& options, bool report_command) {
   require_some_check(options);
   check_python_options(options);
+  // CLI11 does not run validators on an empty value (`--fail-on ""`, `fail-on =` in a config):
+  // such a gate is a usage error now, not an internal error after probing (found by fuzz_config).
+  try {
+    (void)gate_spec(options.gates);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError{e.what(), true};
+  }
   OutputOptions output = options.output;
   output.json = output.json || options.json;
   Expected<OutputPlan> plan = plan_outputs(output, report_command);

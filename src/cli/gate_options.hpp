@@ -29,7 +29,8 @@ struct GateOptions {
 void add_gate_options(CLI::App& app, GateOptions& options);
 
 /// The gates stated by `options`. Throws std::invalid_argument for an expression that the parse
-/// did not validate (a programming error).
+/// did not validate: CLI11 runs no validator on an empty value, so the caller turns this into a
+/// usage error before anything runs.
 gates::GateSpec gate_spec(const GateOptions& options);
 
 } // namespace gpucheck::cli

@@ -486,6 +486,8 @@ TEST(Cli, MalformedPythonAndBinaryConfigAreOneLineUsageErrors) {
       {{"--python", dir}, "is a directory"},
       {{"--python", data_file}, "is not an executable file"},
       {{"--config", binary}, "is not a text file"},
+      // CLI11 validates no empty value; found by fuzz_config ("fail-on =" in a config).
+      {{"--fail-on", ""}, "'' is not a level for --fail-on"},
   };
   for (const auto& [args, expected] : cases) {
     std::vector<std::string> full = args;

@@ -4,6 +4,8 @@
 // that parse give a gate specification.
 #include <CLI/CLI.hpp>
 
+#include <stdexcept>
+
 #include "cli/gate_options.hpp"
 #include "fuzz_support.hpp"
 
@@ -27,6 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const CLI::ParseError&) {
     return 0; // a usage error naming the file: what the binary prints before exiting 2
   }
-  (void)gpucheck::cli::gate_spec(options);
+  try {
+    (void)gpucheck::cli::gate_spec(options);
+  } catch (const std::invalid_argument&) {
+    // an empty value, which CLI11 does not validate: a usage error in the binary (command_run)
+  }
   return 0;
 }

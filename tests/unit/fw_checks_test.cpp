@@ -450,12 +450,7 @@ const Scenario k_gpu_library_scenarios[] = {
      {.driver = "570.124.06", .gpus = {k_h100}},
      [](FixtureTree& tree, const std::string& site, std::string&) {
        make_dist(tree, site, "cupy-cuda12x", "13.3.0");
-       make_nvidia_wheel(tree, site, "nvidia-cuda-runtime-cu12", "12.6.77", "cuda_runtime",
-                         {"libcudart.so.12"});
-       make_nvidia_wheel(tree, site, "nvidia-cuda-nvrtc-cu12", "12.6.85", "cuda_nvrtc",
-                         {"libnvrtc.so.12"});
-       make_nvidia_wheel(tree, site, "nvidia-cublas-cu12", "12.6.4.1", "cublas",
-                         {"libcublas.so.12", "libcublasLt.so.12"});
+       make_cupy_cu12_wheels(tree, site);
      },
      &fw_cupy_check,
      Status::warn,
@@ -467,12 +462,7 @@ const Scenario k_gpu_library_scenarios[] = {
      {.driver = "570.124.06", .gpus = {k_h100}},
      [](FixtureTree& tree, const std::string& site, std::string&) {
        make_dist(tree, site, "cupy-cuda12x", "14.0.1");
-       make_nvidia_wheel(tree, site, "nvidia-cuda-runtime-cu12", "12.6.77", "cuda_runtime",
-                         {"libcudart.so.12"});
-       make_nvidia_wheel(tree, site, "nvidia-cuda-nvrtc-cu12", "12.6.85", "cuda_nvrtc",
-                         {"libnvrtc.so.12"});
-       make_nvidia_wheel(tree, site, "nvidia-cublas-cu12", "12.6.4.1", "cublas",
-                         {"libcublas.so.12", "libcublasLt.so.12"});
+       make_cupy_cu12_wheels(tree, site);
      },
      &fw_cupy_check,
      Status::pass,

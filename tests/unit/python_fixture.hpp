@@ -103,6 +103,16 @@ inline void make_cu12_wheels(FixtureTree& tree, const std::string& site, const s
   make_nvidia_wheel(tree, site, "nvidia-nccl" + cu, "2.21.5", "nccl", {"libnccl.so.2"});
 }
 
+/// The CUDA 12 wheels CuPy loads (cupy-cuda12x[ctk]): runtime, NVRTC, cuBLAS.
+inline void make_cupy_cu12_wheels(FixtureTree& tree, const std::string& site) {
+  make_nvidia_wheel(tree, site, "nvidia-cuda-runtime-cu12", "12.6.77", "cuda_runtime",
+                    {"libcudart.so.12"});
+  make_nvidia_wheel(tree, site, "nvidia-cuda-nvrtc-cu12", "12.6.85", "cuda_nvrtc",
+                    {"libnvrtc.so.12"});
+  make_nvidia_wheel(tree, site, "nvidia-cublas-cu12", "12.6.4.1", "cublas",
+                    {"libcublas.so.12", "libcublasLt.so.12"});
+}
+
 /// onnxruntime-gpu at `version`: its metadata, capi/build_and_package_info.py (when `cuda` is
 /// set) and a CUDA provider library whose DT_NEEDED is `needed` (RUNPATH $ORIGIN, as the wheels
 /// have it), plus the TensorRT provider file.

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install what gpucheck's build needs and is missing, from the system package manager.
-# Debian/Ubuntu: cmake, g++, CLI11, fmt, nlohmann-json, GoogleTest; for the tests only: cmark-gfm
-# (renders the Markdown report), xmllint (validates JUnit XML), tar and gzip (read the bundle),
+# Debian/Ubuntu: cmake, g++, CLI11, fmt, nlohmann-json, GoogleTest, zlib, toml++; for the tests only:
+# cmark-gfm (renders the Markdown report), xmllint (validates JUnit XML), tar and gzip (read the
+# bundle), python3-jsonschema (validates the JSON report against its schema),
+# python3-prometheus-client (parses the Prometheus output),
 # python3 with PyYAML and shellcheck (check the CI examples and deploy manifests), pip (the
 # toolchain wheels below), binutils and man-db (inspect the portable binary and the man page). The CUDA
 # toolkit (headers and nvcc) is expected at /usr/local/cuda or named by CUDAToolkit_ROOT; it is
@@ -16,7 +18,8 @@
 set -euo pipefail
 
 packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev zlib1g-dev
-  cmark-gfm libxml2-utils tar gzip python3 python3-yaml python3-pip shellcheck
+  libtomlplusplus-dev cmark-gfm libxml2-utils tar gzip python3 python3-yaml python3-jsonschema
+  python3-prometheus-client python3-pip shellcheck
   binutils man-db)
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,7 @@
 
 #include "gpucheck/model/json.hpp"
 #include "gpucheck/model/json_input.hpp"
+#include "gpucheck/model/snapshot_limits.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -164,8 +165,7 @@ namespace {
 /// 2^31 or more; nullopt when there is none.
 std::optional<std::string> float_out_of_range(const nlohmann::json& j, const std::string& path) {
   if (j.is_number_float()) {
-    const double value = j.get<double>();
-    if (!(value >= 0.0 && value < 2147483648.0)) {
+    if (!snapshot_float_in_range(j.get<double>())) {
       return path;
     }
     return std::nullopt;

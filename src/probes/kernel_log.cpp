@@ -14,6 +14,7 @@
 #include <chrono>
 #include <fstream>
 
+#include "gpucheck/model/snapshot_limits.hpp"
 #include "probes/paths.hpp"
 #include "probes/run_capture.hpp"
 
@@ -205,6 +206,7 @@ void KernelLogParser::add_kmsg_record(std::string_view record) {
   if (second != std::string_view::npos) {
     seconds = std::strtod(std::string(prefix.substr(second + 1)).c_str(), nullptr) / 1e6;
   }
+  seconds = snapshot_float(seconds).value_or(0.0); // a hostile record: time unknown
   std::string_view message = record.substr(semicolon + 1);
   message = message.substr(0, message.find('\n')); // continuation lines hold KEY=value only
   add_message(message, seconds);
@@ -218,7 +220,9 @@ void KernelLogParser::add_journal_line(std::string_view line) {
     return;
   }
   const double seconds =
-      std::strtod(std::string(line.substr(open + 1, close - open - 1)).c_str(), nullptr);
+      snapshot_float(
+          std::strtod(std::string(line.substr(open + 1, close - open - 1)).c_str(), nullptr))
+          .value_or(0.0);
   const size_t kernel = line.find("kernel: ", close);
   add_message(kernel == std::string_view::npos ? line.substr(close + 1) : line.substr(kernel + 8),
               seconds);
@@ -290,7 +294,7 @@ KernelLogInfo read_kernel_log(const Sysroot& root, const std::vector<std::string
     char* end = nullptr;
     const double seconds = std::strtod(uptime->c_str(), &end);
     if (end != uptime->c_str()) {
-      info.uptime_s = seconds;
+      info.uptime_s = snapshot_float(seconds); // unknown when absurd (not a snapshot's number)
     }
   }
   KernelLogParser parser(nvidia_devices);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "gpucheck/model/snapshot_limits.hpp"
 #include "probes/paths.hpp"
 #include "probes/python_envs.hpp"
 
@@ -267,7 +268,7 @@ FrameworkImport parse_import_result(const std::string& framework, const nlohmann
     result.cudnn_version = it->is_string() ? it->get<std::string>() : it->dump();
   }
   if (const auto it = p.find("seconds"); it != p.end() && it->is_number()) {
-    result.seconds = it->get<double>();
+    result.seconds = snapshot_float(it->get<double>()).value_or(0.0);
   }
   result.arch_list = strings("arch_list");
   result.mapped_libraries = strings("mapped_libraries");

@@ -3,7 +3,9 @@
 
 #include "checks/checks.hpp"
 #include "checks/xid_catalog.hpp"
+#include "gpucheck/model/json.hpp"
 #include "probes/kernel_log.hpp"
+#include "render/json.hpp"
 #include "support/fixture_tree.hpp"
 #include "unit/check_case_runner.hpp"
 
@@ -110,6 +112,36 @@ TEST(KernelLogRead, FixtureKmsgFileKeepsNvidiaEventsAndTheGpusAer) {
   EXPECT_DOUBLE_EQ(log.events[0].seconds, 5.0);
   EXPECT_EQ(log.events[1].kind, "aer");
   EXPECT_EQ(log.events[2].code, 13); // the last record has no newline
+}
+
+// Found by the fuzzing campaign (fuzz_sysroot, 2026-11-26): a timestamp or an uptime too large
+// for a snapshot (1e400 is infinite) was kept, and the snapshot gpucheck wrote did not read back.
+TEST(KernelLogRead, AbsurdTimesAreUnknownSoTheSnapshotReadsBack) {
+  FixtureTree tree;
+  tree.file("/proc/uptime", "1e400 5\n");
+  tree.file("/dev/kmsg", "4,1,99999999999999999999999,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1\n"
+                         "4,2,-5000000,-;NVRM: Xid (PCI:0000:3b:00): 13, Graphics Exception\n"
+                         "4,3,nan,-;NVRM: Xid (PCI:0000:3b:00): 31, fault\n");
+  SystemSnapshot snapshot;
+  snapshot.kernel_log = probes::read_kernel_log(probes::Sysroot(tree.root()), {});
+  EXPECT_FALSE(snapshot.kernel_log.uptime_s.has_value());
+  ASSERT_EQ(snapshot.kernel_log.events.size(), 3U);
+  for (const KernelLogEvent& event : snapshot.kernel_log.events) {
+    EXPECT_EQ(event.seconds, 0.0) << event.text;
+  }
+  probes::KernelLogParser parser({});
+  parser.add_journal_line("Nov 26 20:16:00 host kernel: [1e300] NVRM: Xid (PCI:0000:3b:00): 79");
+  parser.add_journal_line("Nov 26 20:16:00 host kernel: [12.5] NVRM: Xid (PCI:0000:3b:00): 48");
+  const KernelLogInfo journal = parser.take({});
+  ASSERT_EQ(journal.events.size(), 2U);
+  EXPECT_EQ(journal.events[0].seconds, 0.0);
+  EXPECT_EQ(journal.events[1].seconds, 12.5);
+  snapshot.kernel_log.events.insert(snapshot.kernel_log.events.end(), journal.events.begin(),
+                                    journal.events.end());
+  const Expected<SystemSnapshot> reread =
+      snapshot_from_text(render::render_snapshot_json(snapshot));
+  ASSERT_TRUE(reread) << reread.error().message;
+  EXPECT_EQ(reread->kernel_log.events.size(), 5U);
 }
 
 TEST(KernelLogRead, UnreadableLogSaysWhy) {

@@ -18,7 +18,7 @@ Skips are counted and listed with their reasons; a skip-command that matches not
 Codes: every backticked token that looks like a finding code (area.snake_case, in an area of the
 catalogue or of a check id, or that area with an "s") must be a catalogue code (`gpucheck explain
 all`), a check id (`gpucheck list`), or a field path of the snapshot or report JSON
-(`nvml.device_count`, `summary.overall`).
+(`nvml.device_count`, `summary.overall`). File names (`cuda.h`) are not codes.
 
 Usage: check_docs.py --source REPO_ROOT --gpucheck BINARY
 """
@@ -41,6 +41,11 @@ SKIP_BLOCK = re.compile(r"^\s*<!--\s*docs-test:\s*skip\s+(.+?)\s*-->\s*$")
 SKIP_COMMAND = re.compile(r'^\s*<!--\s*docs-test:\s*skip-command\s+"([^"]+)"\s+(.+?)\s*-->\s*$')
 FENCE = re.compile(r"^\s*```(\w*)\s*$")
 CODE_TOKEN = re.compile(r"`([a-z][a-z0-9_]*\.[a-z][a-z0-9_]*)`")
+# A token that names a file ("cuda.h", "report.json"), not a code.
+FILE_SUFFIXES = {"h", "hpp", "c", "cpp", "cu", "json", "md", "txt", "xml", "toml", "yaml", "yml",
+                 "sh", "py", "so", "gz", "tgz", "cfg", "conf", "log"}
+# Other programs' names quoted in the docs: PyTorch's torch.backends.cudnn.benchmark.
+FOREIGN = {"cudnn.benchmark"}
 
 PROBLEMS = []
 
@@ -235,8 +240,13 @@ def check_codes(binary, source, docs, snapshots):
         PROBLEMS.append(f"could not read the catalogue ({len(codes)} codes) or the checks ({len(checks)})")
         return
     documents = [json.load(open(s, encoding="utf-8")) for s in snapshots]
-    r = subprocess.run([binary, "--from-snapshot", snapshots[0], "--json"], capture_output=True, text=True)
-    documents.append(json.loads(r.stdout))
+    # A report with every gate, whose results add the gates' check ids (gate.fail_on, ...).
+    r = subprocess.run([binary, "--from-snapshot", snapshots[0], "--json", "--expect-gpus", "1",
+                        "--require", "driver>=1", "--min", "h2d_gbps=1", "--fail-on", "warn"],
+                       capture_output=True, text=True)
+    report = json.loads(r.stdout)
+    documents.append(report)
+    checks |= {result["check_id"] for result in report["results"]}
     fields = json_field_paths(documents)
     areas = {c.split(".")[0] for c in codes | checks}
     quoted = 0
@@ -244,8 +254,10 @@ def check_codes(binary, source, docs, snapshots):
         rel = os.path.relpath(path, source)
         for line_no, line in enumerate(open(path, encoding="utf-8"), 1):
             for token in CODE_TOKEN.findall(line):
-                area = token.split(".")[0]
+                area, name = token.split(".", 1)
                 if area not in areas and area.rstrip("s") not in areas:
+                    continue
+                if name in FILE_SUFFIXES or token in FOREIGN:
                     continue
                 quoted += 1
                 if token not in codes and token not in checks and token not in fields:

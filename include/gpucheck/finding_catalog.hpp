@@ -19,6 +19,19 @@
 
 namespace gpucheck {
 
+/// Whether a finding means a broken node that a cluster should take out of service (Slurm: drain;
+/// Kubernetes: a GPU problem condition). `yes` only where the finding itself shows that the GPU
+/// hardware or the node's driver installation is broken, so jobs there fail or compute wrong
+/// results until an admin acts (reset, reboot, reinstall, RMA). `no` for the process environment,
+/// containers, WSL2, other tenants' processes (contention), performance warnings and library or
+/// framework versions: those never drain (docs/findings.md, "Drain"; docs/fleet.md).
+enum class Drain : bool { no, yes };
+
+/// "yes" or "no", as docs/findings.md and `gpucheck explain` write it.
+constexpr std::string_view to_string(Drain drain) {
+  return drain == Drain::yes ? "yes" : "no";
+}
+
 /// The most positional arguments a finding's templates take.
 inline constexpr std::size_t k_max_placeholders = 10;
 
@@ -34,6 +47,9 @@ struct FindingSpec {
   /// tests/unit/finding_catalog_test.cpp checks that the described indices are exactly those the
   /// templates use.
   std::array<std::string_view, k_max_placeholders> placeholders{};
+  /// Whether the finding drains the node (Drain): written after where(...) in the tables, and
+  /// only for `yes`.
+  Drain drain = Drain::no;
 };
 
 /// FindingSpec::placeholders in a table: where("GPU index", "copy direction") says what {0} and

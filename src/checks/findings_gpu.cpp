@@ -83,7 +83,8 @@ constexpr FindingSpec k_table[] = {
      "that repeats the odd result replaced",
      where(k_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
            "matrix size N of the N^3 GEMM", "this GPU's result hash",
-           "what the other GPUs gave, and whether this GPU is in the minority")},
+           "what the other GPUs gave, and whether this GPU is in the minority"),
+     Drain::yes},
     {"gpu.burn_mismatch", Severity::fail, "GPU gives different results for the same GEMM",
      "During the burn every GEMM iteration multiplies the same inputs, so every result must equal "
      "the first one bit for bit. An iteration that differs is silent data corruption: the GPU "
@@ -95,7 +96,8 @@ constexpr FindingSpec k_table[] = {
      "GPU replaced if it repeats",
      where(k_gpu_index, "GEMM type (bf16, fp16, fp32, fp64)", "matrix size N of the N^3 GEMM",
            "iterations that differ from the first", "iterations run",
-           "the first iteration that differs", "words that differ in it")},
+           "the first iteration that differs", "words that differ in it"),
+     Drain::yes},
     {"gpu.burn_outlier", Severity::warn, "one GPU computes slower than its siblings",
      "Among GPUs of one model in this run, this one's GEMM throughput under sustained load is "
      "clearly below the median of the others. Usual causes: a lower power limit, poor cooling, "
@@ -158,7 +160,8 @@ constexpr FindingSpec k_table[] = {
      "catalogue says",
      where(k_gpu_index, "how many Xid events",
            "the Xids, each with its time into the burn and meaning",
-           "address of NVIDIA's Xid catalogue")},
+           "address of NVIDIA's Xid catalogue"),
+     Drain::yes},
     {"gpu.busy_not_tested", Severity::warn, "GPU too busy to test",
      "Other processes hold so much of this GPU's memory that gpucheck's active checks, which stay "
      "within min(1 GiB, 10% of the free memory) contexts included, would not fit, or ran out of "
@@ -187,7 +190,8 @@ constexpr FindingSpec k_table[] = {
      "have the GPU replaced if it repeats",
      where(k_gpu_index, "what was computed and checked (\"sum of N random 32-bit words\")",
            "results wrong", "results checked", "index of the first wrong result",
-           "value read there", "value expected")},
+           "value read there", "value expected"),
+     Drain::yes},
     {"gpu.contention", Severity::info, "GPU shared with other processes",
      "Other processes were using this GPU while gpucheck measured, so its figures are lower "
      "than the GPU can do. gpucheck stays within min(1 GiB, 10% of free memory) and disturbs "
@@ -210,7 +214,8 @@ constexpr FindingSpec k_table[] = {
      "the ECC "
      "counters (nvidia-smi -q -d ECC), IOMMU settings, and reseat the card; run dcgmi diag -r 3",
      where(k_gpu_index, "the copy checked (\"pinned host->device\")", "words wrong",
-           "words checked", "index of the first wrong word", "value read there", "value expected")},
+           "words checked", "index of the first wrong word", "value read there", "value expected"),
+     Drain::yes},
     {"gpu.copy_gate_timeout", Severity::warn, "copy timing gate timed out",
      "The spin kernel that holds queued copies until they are all enqueued timed out, so some "
      "samples started late. Those bandwidth figures are unreliable.",
@@ -230,7 +235,8 @@ constexpr FindingSpec k_table[] = {
      "GPU {0}: {1}: {2} of {3} words wrong, first at [{4}]: got {5}, expected {6}",
      "update the NVIDIA driver; if gpu.compute also fails, the GPU itself is at fault",
      where(k_gpu_index, "the graph run checked (steps, captured and replayed)", "words wrong",
-           "words checked", "index of the first wrong word", "value read there", "value expected")},
+           "words checked", "index of the first wrong word", "value read there", "value expected"),
+     Drain::yes},
     {"gpu.kernel_image_fallback", Severity::info, "kernels from an older toolkit's image",
      "gpucheck carries its kernels built by several CUDA toolkits and hands the driver the newest "
      "one that fits its version and the GPU. This driver or GPU needed an older one; that is "
@@ -293,7 +299,8 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "GPU model (name)", "how many words read back wrong",
            "lowest address wrong", "highest address wrong", "the patterns that found errors",
            "the first error's expected word", "the first error's observed word",
-           "the GPU's PCI bus id (or index), for nvidia-smi -i")},
+           "the GPU's PCI bus id (or index), for nvidia-smi -i"),
+     Drain::yes},
     {"gpu.other_run", Severity::warn, "another gpucheck run had the GPU",
      "Two gpucheck runs on one host take turns per GPU. This run waited for the other run's "
      "turn on this GPU to end and it did not end in time, so this run's active checks skipped "

@@ -26,14 +26,16 @@ constexpr FindingSpec k_table[] = {
      "nvidia-fabricmanager (journalctl -u nvidia-fabricmanager for its errors); in progress "
      "settles within a minute after boot: run gpucheck again",
      where(k_gpu, "its fabric registration state (not_started, in_progress)",
-           "whether an nv-fabricmanager process is seen running")},
+           "whether an nv-fabricmanager process is seen running"),
+     Drain::yes},
     {"fabric.registration_failed", Severity::fail, "NVLink fabric registration failed",
      "The Fabric Manager finished registering this GPU with the NVLink fabric, but with an error.",
      "GPU {0}: fabric registration completed with {1}; {2}",
      "read the Fabric Manager's log (journalctl -u nvidia-fabricmanager) and dmesg for NVSwitch "
      "(SXid) errors; restart nvidia-fabricmanager, and reset the GPUs and switches if it repeats",
      where(k_gpu, "the NVML status the registration ended with",
-           "whether an nv-fabricmanager process is seen running")},
+           "whether an nv-fabricmanager process is seen running"),
+     Drain::yes},
     {"nccl.wrong_sum", Severity::fail, "NCCL all-reduce gave a wrong sum",
      "An all-reduce of small integers (whose float32 sums are exact) through NCCL returned a "
      "value that differs from the sum: the GPUs, their links or the NCCL installation corrupt "
@@ -44,7 +46,8 @@ constexpr FindingSpec k_table[] = {
      "libnccl.so.2 is loaded (gpucheck --only lib); run dcgmi diag -r 3",
      where("GPU index", "buffer size and the GPU's PCI bus id (\"4 MiB sum on 0000:3b:00.0\")",
            "elements wrong", "elements checked", "index of the first wrong element",
-           "value read there", "value expected (the exact sum)")},
+           "value read there", "value expected (the exact sum)"),
+     Drain::yes},
     {"nvlink.crc_errors", Severity::info, "NVLink CRC or replay errors counted",
      "The link counted CRC errors or replays since the driver loaded. The link layer retransmits, "
      "so data stays correct; a count that keeps rising means a marginal link.",
@@ -92,7 +95,8 @@ constexpr FindingSpec k_table[] = {
      "PCIe ACS settings, dmesg for Xid and AER errors, and the NVLinks (nvidia-smi nvlink -e); "
      "have the GPUs or baseboard checked (dcgmi diag -r 3)",
      where("GPU index", "the copy, as source -> destination PCI bus ids", "words wrong",
-           "words checked", "index of the first wrong word", "value read there", "value expected")},
+           "words checked", "index of the first wrong word", "value read there", "value expected"),
+     Drain::yes},
     {"p2p.no_access", Severity::info, "GPU pair without peer access",
      "CUDA says these GPUs cannot map each other's memory, so copies between them are staged "
      "through host memory and NCCL uses slower paths. Normal for some PCIe topologies and for "

@@ -263,7 +263,14 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
       write_failure = worse_exit(write_failure, *problem);
     }
   }
-  return write_failure != k_exit_ok ? write_failure : exit_code_for(report);
+  if (write_failure != k_exit_ok) {
+    return write_failure;
+  }
+  // --format reason answers "drain this node?": 1 when it should, 0 otherwise (docs/fleet.md).
+  if (plan.stdout_format == ReportFormat::reason) {
+    return drains_node(report) ? k_exit_check_failed : k_exit_ok;
+  }
+  return exit_code_for(report);
 }
 
 /// `code`, unless stdout could not take what was written to it (closed, /dev/full): then exit 3
@@ -303,9 +310,10 @@ int command_run(const RunOptions& options, bool report_command) {
   if (options.from_snapshot) {
     replayed = load_snapshot_file(*options.from_snapshot);
   }
-  // Progress goes to stderr; a program reading JSON or JUnit from stdout wants silence.
-  const bool machine_output =
-      plan->stdout_format == ReportFormat::json || plan->stdout_format == ReportFormat::junit;
+  // Progress goes to stderr; a program reading JSON, JUnit or a drain reason wants silence.
+  const bool machine_output = plan->stdout_format == ReportFormat::json ||
+                              plan->stdout_format == ReportFormat::junit ||
+                              plan->stdout_format == ReportFormat::reason;
   if (!machine_output) {
     std::fputs(options.from_snapshot ? "gpucheck: replaying a snapshot...\n"
                                      : "gpucheck: probing...\n",
@@ -443,6 +451,11 @@ int command_explain(const std::string& code) {
   std::cout << fmt::format("{} ({})\n{}\n\n{}\n\nMessage: {}\nRemedy: {}\n", spec->code,
                            to_string(spec->severity), spec->title, spec->explanation, spec->message,
                            spec->remedy);
+  // Whether a cluster's health check takes the node out of service for it (docs/fleet.md).
+  std::cout << (spec->drain == Drain::yes
+                    ? "Drain: yes (a broken node: --format reason names it, and the Slurm and "
+                      "Kubernetes health checks drain the node)\n"
+                    : "Drain: no (not a broken node: never drains a node)\n");
   // The templates' {0}, {1}, ... are facts of the machine the finding is about: say which.
   std::string where;
   for (std::size_t i = 0; i < spec->placeholders.size(); ++i) {
@@ -522,8 +535,9 @@ struct OutputBinding {
 void add_output_options(CLI::App& app, OutputOptions& output, OutputBinding& binding) {
   binding.format =
       app.add_option("--format", binding.format_values,
-                     "Report format: text (default), json, markdown, junit; for stdout, or for "
-                     "the --output just before it when that names no format")
+                     "Report format: text (default), json, markdown, junit, reason (one drain "
+                     "line, exit 1 when the node should drain); for stdout, or for the --output "
+                     "just before it when that names no format")
           ->allow_extra_args(false);
   binding.output = app.add_option("--output", output.outputs,
                                   "Also write the report to a file: [FORMAT:]FILE, e.g. "

@@ -14,9 +14,11 @@
 #include <sstream>
 
 #include "cli/output_file.hpp"
+#include "gpucheck/finding_catalog.hpp"
 #include "render/json.hpp"
 #include "render/junit.hpp"
 #include "render/markdown.hpp"
+#include "render/reason.hpp"
 
 namespace gpucheck::cli {
 
@@ -59,13 +61,15 @@ std::string_view to_string(ReportFormat format) {
     return "markdown";
   case ReportFormat::junit:
     return "junit";
+  case ReportFormat::reason:
+    return "reason";
   }
   return "text";
 }
 
 std::optional<ReportFormat> format_from_string(std::string_view text) {
-  for (ReportFormat format :
-       {ReportFormat::text, ReportFormat::json, ReportFormat::markdown, ReportFormat::junit}) {
+  for (ReportFormat format : {ReportFormat::text, ReportFormat::json, ReportFormat::markdown,
+                              ReportFormat::junit, ReportFormat::reason}) {
     if (text == to_string(format)) {
       return format;
     }
@@ -94,7 +98,8 @@ Expected<OutputTarget> parse_output(std::string_view spec) {
   const std::optional<ReportFormat> guessed = format_from_extension(target.path);
   if (!guessed) {
     return Error{fmt::format("--output '{}': say which format, e.g. --output json:{} (formats: "
-                             "text, json, markdown, junit; or end the name in .txt, .json, .md, "
+                             "text, json, markdown, junit, reason; or end the name in .txt, .json, "
+                             ".md, "
                              ".xml)",
                              spec, spec)};
   }
@@ -128,8 +133,8 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
   for (const FormatOption& option : options.formats) {
     const std::optional<ReportFormat> named = format_from_string(option.format);
     if (!named) {
-      return Error{
-          fmt::format("--format '{}' is not one of text, json, markdown, junit", option.format)};
+      return Error{fmt::format("--format '{}' is not one of text, json, markdown, junit, reason",
+                               option.format)};
     }
     const std::optional<size_t> target = option.after_output;
     if (target && *target < options.outputs.size() &&
@@ -211,6 +216,20 @@ std::optional<Error> check_writable(const std::string& path) {
   return std::nullopt;
 }
 
+namespace {
+
+/// The catalogue's drain attribute, for render/reason (which does not see core/).
+bool code_drains(std::string_view code) {
+  const FindingSpec* spec = find_finding_spec(code);
+  return spec != nullptr && spec->drain == Drain::yes;
+}
+
+} // namespace
+
+bool drains_node(const Report& report) {
+  return !render::render_reason(report, &code_drains).empty();
+}
+
 std::string render_report(const Report& report, ReportFormat format, const render::TextStyle& style,
                           bool compact_json) {
   switch (format) {
@@ -222,6 +241,8 @@ std::string render_report(const Report& report, ReportFormat format, const rende
     return render::render_markdown(report);
   case ReportFormat::junit:
     return render::render_junit(report);
+  case ReportFormat::reason:
+    return render::render_reason(report, &code_drains);
   }
   return render::render_text(report, style);
 }

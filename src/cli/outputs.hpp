@@ -14,10 +14,16 @@
 
 namespace gpucheck::cli {
 
-enum class ReportFormat { text, json, markdown, junit };
+enum class ReportFormat {
+  text,
+  json,
+  markdown,
+  junit,
+  reason, ///< one line for a drain reason, empty when nothing drains (render/reason.hpp)
+};
 
 std::string_view to_string(ReportFormat format);
-/// "text", "json", "markdown" (or "md"), "junit"; nullopt for anything else.
+/// "text", "json", "markdown" (or "md"), "junit", "reason"; nullopt for anything else.
 std::optional<ReportFormat> format_from_string(std::string_view text);
 
 /// One --output: a format and a path ("-" is stdout).
@@ -84,6 +90,10 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
 /// 'x/y.json': directory 'x' does not exist"; a symbolic link, a block device, a socket or a
 /// directory is refused: output_file.hpp).
 std::optional<Error> check_writable(const std::string& path);
+
+/// Whether the report holds a finding that drains the node (--format reason is not empty): the
+/// exit code of a run whose stdout format is reason (docs/exit-codes.md).
+bool drains_node(const Report& report);
 
 /// The report in one format. `style` applies to text only, `compact_json` to JSON only.
 std::string render_report(const Report& report, ReportFormat format, const render::TextStyle& style,

@@ -84,14 +84,15 @@ constexpr FindingSpec k_table[] = {
      "nvidia_modeset nvidia && sudo modprobe nvidia); if {1} comes from another driver "
      "installation, remove it",
      where("version of the libcuda loaded (from its file name)", "path of that libcuda",
-           "version of the loaded kernel module")},
+           "version of the loaded kernel module"),
+     Drain::yes},
     {"cuda.system_not_ready", Severity::fail, "System not ready (Fabric Manager)",
      "On NVSwitch systems CUDA waits for the Fabric Manager; error 802 means it is not running "
      "or does not match the driver.",
      "cuInit returned CUDA_ERROR_SYSTEM_NOT_READY (802) with driver {0}",
      "install and start the Fabric Manager of exactly driver version {0} "
      "(sudo systemctl enable --now nvidia-fabricmanager) and check its log",
-     where("driver version (kernel module, else NVML)")},
+     where("driver version (kernel module, else NVML)"), Drain::yes},
     {"cuda.unknown_error", Severity::fail, "cuInit unknown error (999)",
      "cuInit failed with CUDA_ERROR_UNKNOWN: most often the nvidia_uvm module is in a bad state "
      "after suspend/resume, not loaded, or /dev/nvidia-uvm is missing.",
@@ -100,7 +101,8 @@ constexpr FindingSpec k_table[] = {
      "nvidia_uvm) or reboot; make sure /dev/nvidia-uvm exists (sudo nvidia-modprobe -u -c=0); "
      "after suspend/resume enable nvidia-suspend/nvidia-resume services",
      where("\"; the nvidia_uvm module is not loaded\", \"; /dev/nvidia-uvm does not exist\", or "
-           "empty")},
+           "empty"),
+     Drain::yes},
     {"driver.gpu_other_driver", Severity::warn, "GPU bound to another driver",
      "An NVIDIA PCI device is bound to a driver other than nvidia (vfio-pci reserves it for a "
      "virtual machine).",
@@ -116,7 +118,8 @@ constexpr FindingSpec k_table[] = {
      "read sudo dmesg | grep -i nvrm for why the driver rejected it (a GPU too old or too new for "
      "branch {2}, an open module on a pre-Turing GPU), install a driver that supports it, then "
      "reload the module or reboot",
-     where("the device's PCI address", "its PCI device id", "version of the loaded nvidia module")},
+     where("the device's PCI address", "its PCI device id", "version of the loaded nvidia module"),
+     Drain::yes},
     {"driver.missing", Severity::fail, "NVIDIA driver not installed",
      "No NVIDIA kernel module is loaded and no driver library could be found.",
      "no NVIDIA driver: /proc/driver/nvidia/version is absent and libcuda.so.1 cannot be loaded "
@@ -134,8 +137,8 @@ constexpr FindingSpec k_table[] = {
      "autoinstall, or reinstall the driver package), check Secure Boot (mokutil --sb-state: sign "
      "the module or enrol the MOK key), then sudo modprobe nvidia or reboot",
      where("the driver libraries found (name -> path)",
-           "the NVIDIA GPUs on the PCI bus, or that there is none",
-           "the running kernel's release")},
+           "the NVIDIA GPUs on the PCI bus, or that there is none", "the running kernel's release"),
+     Drain::yes},
     {"driver.version_mismatch", Severity::fail, "Driver/library version mismatch",
      "The user-space driver libraries come from a different driver version than the loaded "
      "kernel module, typically after a package upgrade without reboot.",
@@ -144,7 +147,8 @@ constexpr FindingSpec k_table[] = {
      "nvidia_modeset nvidia && sudo modprobe nvidia); hold the driver packages (apt-mark hold) "
      "so unattended upgrades do not repeat it",
      where("version of the loaded kernel module", "the user-space driver version(s) that differ",
-           "where those versions were read (libraries, NVML)")},
+           "where those versions were read (libraries, NVML)"),
+     Drain::yes},
     {"env.device_node_missing", Severity::fail, "GPU device node missing",
      "A /dev/nvidia* node that CUDA opens does not exist: not created (no nvidia-modprobe, UVM "
      "module not loaded) or not passed into the container.",
@@ -192,7 +196,7 @@ constexpr FindingSpec k_table[] = {
      "blacklist nouveau (write 'blacklist nouveau' and 'options nouveau modeset=0' to "
      "/etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs (sudo update-initramfs -u, "
      "or sudo dracut -f), and reboot",
-     where("the NVIDIA devices nouveau drives (PCI addresses)")},
+     where("the NVIDIA devices nouveau drives (PCI addresses)"), Drain::yes},
     {"env.nouveau_loaded", Severity::warn, "nouveau module loaded",
      "The nouveau module is loaded; it can take the GPU at the next boot or module reload.",
      "the nouveau module is loaded (no NVIDIA device is bound to it now)",
@@ -358,7 +362,8 @@ constexpr FindingSpec k_table[] = {
      "drain the GPU, then reset it (sudo nvidia-smi -i {3} -r) or reboot; if errors return, "
      "check retired pages / remapped rows and ask the vendor for an RMA (serial {1})",
      where(k_gpu, "its serial number", "uncorrected ECC errors since the driver loaded",
-           "GPU index, for nvidia-smi -i")},
+           "GPU index, for nvidia-smi -i"),
+     Drain::yes},
     {"gpu.lost", Severity::fail, "GPU lost (fell off the bus)",
      "NVML counts the GPU but cannot reach it (NVML_ERROR_GPU_IS_LOST): it stopped answering on "
      "the PCIe bus (Xid 79), usually from power delivery, overheating, a bad riser or slot, or "
@@ -368,7 +373,8 @@ constexpr FindingSpec k_table[] = {
      "again, power off and reseat the GPU at {1}, check its power cables, PSU and cooling, and "
      "update the SBIOS and driver; if it repeats, ask the vendor for an RMA",
      where("NVML's GPU index", "its PCI address",
-           "the evidence (NVML's error, PCI config space, kernel log, CUDA's count)")},
+           "the evidence (NVML's error, PCI config space, kernel log, CUDA's count)"),
+     Drain::yes},
     {"gpu.memory_held_by_others", Severity::warn, "GPU memory held by other processes",
      "Most of the GPU memory is already allocated by other processes, so new work will run out "
      "of memory (often reported as CUDNN_STATUS_NOT_INITIALIZED or CUDA out of memory).",
@@ -423,7 +429,8 @@ constexpr FindingSpec k_table[] = {
      "stop the processes on it and reset it (sudo nvidia-smi -r -i {1}) or reboot; if it needs "
      "resets again, ask the vendor for an RMA",
      where("NVML's GPU index", "its PCI address",
-           "the evidence (NVML's error, PCI config space, kernel log, CUDA's count)")},
+           "the evidence (NVML's error, PCI config space, kernel log, CUDA's count)"),
+     Drain::yes},
     {"gpu.retired_pages_limit", Severity::fail, "Retired pages at the RMA limit",
      "The GPU has retired so many memory pages (double-bit or repeated single-bit ECC errors) "
      "that NVIDIA considers the board due for replacement.",
@@ -432,14 +439,16 @@ constexpr FindingSpec k_table[] = {
      "drain the GPU and ask NVIDIA or the vendor for an RMA, quoting serial {1}",
      where(k_gpu, "its serial number", "pages retired in all",
            "pages retired for double-bit errors", "pages retired for single-bit errors",
-           "the limit (60)")},
+           "the limit (60)"),
+     Drain::yes},
     {"gpu.retired_pages_pending", Severity::warn, "Page retirement pending",
      "Memory pages were marked for retirement; they are excluded only after a GPU reset or "
      "reboot, until then new work can hit the bad memory.",
      "GPU {0} has retired pages pending ({1} double-bit, {2} single-bit retired so far)",
      "drain the GPU and reset it (sudo nvidia-smi -i {3} -r) or reboot to apply the retirement",
      where(k_gpu, "pages retired for double-bit errors", "pages retired for single-bit errors",
-           "GPU index, for nvidia-smi -i")},
+           "GPU index, for nvidia-smi -i"),
+     Drain::yes},
     {"gpu.row_remap_failed", Severity::fail, "Row remapping failed",
      "The GPU could not remap a failing memory row (a bank ran out of spare rows); NVIDIA's RMA "
      "criterion for A100 and later.",
@@ -447,13 +456,15 @@ constexpr FindingSpec k_table[] = {
      "rows remapped)",
      "drain the GPU, run NVIDIA's field diagnostic and ask for an RMA, quoting serial {1}",
      where(k_gpu, "its serial number", "rows remapped for uncorrectable errors",
-           "rows remapped for correctable errors")},
+           "rows remapped for correctable errors"),
+     Drain::yes},
     {"gpu.row_remap_pending", Severity::warn, "Row remapping pending",
      "A failing memory row was scheduled for remapping; it takes effect at the next GPU reset.",
      "GPU {0} has a row remapping pending ({1} uncorrectable, {2} correctable rows remapped)",
      "drain the GPU and reset it (sudo nvidia-smi -i {3} -r) or reboot to apply the remap",
      where(k_gpu, "rows remapped for uncorrectable errors", "rows remapped for correctable errors",
-           "GPU index, for nvidia-smi -i")},
+           "GPU index, for nvidia-smi -i"),
+     Drain::yes},
     {"lib.cudart_not_found", Severity::info, "No shared CUDA runtime on the loader path",
      "No libcudart is loadable by its bare name; applications usually bundle their own.",
      "no CUDA runtime is loadable by its bare name ({0})",
@@ -506,7 +517,7 @@ constexpr FindingSpec k_table[] = {
      "the kernel log says {0} fell off the bus, {1}: \"{2}\"",
      "drain and reboot the node; check power cables, PSU and cooling; reseat the GPU and check "
      "the riser and slot; update the SBIOS and driver; if it repeats ask the vendor for an RMA",
-     where(k_device, k_when, k_log_line)},
+     where(k_device, k_when, k_log_line), Drain::yes},
     {"log.pcie_aer_corrected", Severity::info, "Corrected PCIe errors on a GPU",
      "The PCIe link of a GPU had errors that the hardware corrected (AER). A few are harmless; a "
      "steady stream points at signal quality.",
@@ -520,7 +531,7 @@ constexpr FindingSpec k_table[] = {
      "fatal PCIe (AER) error on {0}, {1}: \"{2}\"",
      "drain and reboot the node; reseat the GPU, check the riser, slot and power; update the "
      "SBIOS; if it repeats ask the vendor for an RMA",
-     where(k_device, k_when, k_log_line)},
+     where(k_device, k_when, k_log_line), Drain::yes},
     {"log.pcie_aer_uncorrected", Severity::warn, "Uncorrected PCIe errors on a GPU",
      "The PCIe link of a GPU had uncorrectable, non-fatal errors (AER): transfers were lost or "
      "retried by software.",
@@ -550,14 +561,16 @@ constexpr FindingSpec k_table[] = {
      "Xid {0} ({1}) on {3}, {4}: {2} (\"{6}\")",
      "{5} (NVIDIA's Xid catalogue: https://docs.nvidia.com/deploy/xid-errors/)",
      where("the Xid number", "its mnemonic in NVIDIA's catalogue", "what it means", k_device,
-           k_when, "what to do, from NVIDIA's catalogue", k_log_line)},
+           k_when, "what to do, from NVIDIA's catalogue", k_log_line),
+     Drain::yes},
     {"log.xid_hardware", Severity::warn, "Xid: GPU hardware or firmware error",
      "The NVIDIA driver logged an Xid from the GPU's hardware, firmware or links (ECC events, "
      "NVLink, GSP firmware, micro-controller, timeouts) that needs a reset or a watch.",
      "Xid {0} ({1}) on {3}, {4}: {2} (\"{6}\")",
      "{5} (NVIDIA's Xid catalogue: https://docs.nvidia.com/deploy/xid-errors/)",
      where("the Xid number", "its mnemonic in NVIDIA's catalogue", "what it means", k_device,
-           k_when, "what to do, from NVIDIA's catalogue", k_log_line)},
+           k_when, "what to do, from NVIDIA's catalogue", k_log_line),
+     Drain::yes},
     {"log.xid_unlisted", Severity::info, "Xid gpucheck does not know",
      "The NVIDIA driver logged an Xid that is not in gpucheck's table; NVIDIA's Xid catalogue "
      "describes it.",
@@ -569,12 +582,13 @@ constexpr FindingSpec k_table[] = {
      "NVML found no running NVIDIA kernel driver.",
      "nvmlInit_v2 returned NVML_ERROR_DRIVER_NOT_LOADED (9){0}",
      "load the driver (sudo modprobe nvidia); see driver.kernel_module for why it is not loaded",
-     where("\"; /proc/driver/nvidia/version is absent\", or empty")},
+     where("\"; /proc/driver/nvidia/version is absent\", or empty"), Drain::yes},
     {"nvml.gpu_lost", Severity::fail, "NVML: GPU lost",
      "A GPU stopped responding (fell off the bus, Xid 79).",
      "nvmlInit_v2 returned NVML_ERROR_GPU_IS_LOST (15)",
      "drain the machine and reboot; if it repeats, check power, cooling and the slot, and ask "
-     "the vendor for an RMA"},
+     "the vendor for an RMA",
+     where(), Drain::yes},
     {"nvml.init_failed", Severity::fail, "NVML initialisation failed",
      "NVML could not initialise; the code names the reason.",
      "nvmlInit_v2 returned NVML_ERROR_{0} ({1})",

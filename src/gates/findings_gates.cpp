@@ -16,7 +16,8 @@ constexpr FindingSpec k_table[] = {
      "CUDA_VISIBLE_DEVICES and the job's GPU request; if the machine changed on purpose, set "
      "--expect-gpus {0}",
      where("GPUs found (CUDA's count, else NVML's)", "GPUs expected (--expect-gpus)",
-           "what CUDA and NVML each report")},
+           "what CUDA and NVML each report"),
+     Drain::yes},
     {"gate.metric_below_minimum", Severity::fail, "Measured value below its --min",
      "A check measured a value below the minimum a --min gate sets for it.",
      "{0} {1} < {2}{3} ({4})",

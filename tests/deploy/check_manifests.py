@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
 """The CI examples (examples/ci/) and the fleet manifests (deploy/) are valid: YAML and TOML
 parse, each file has the structure its tool requires (GitHub Actions, GitLab CI, Jenkins,
-Kubernetes Job / DaemonSet / ConfigMap), shell scripts pass `bash -n` and shellcheck (when
-installed), and every gpucheck option they use exists (the real binary's --help says so).
+Kubernetes Job / DaemonSet / ConfigMap, node-problem-detector's custom plugin monitor), shell
+scripts pass `bash -n` and shellcheck (when installed), and every gpucheck option they use exists
+(the real binary's --help says so).
+
+Kubernetes, besides structure: no pod relies on privileges hardened clusters remove (privileged,
+hostPID/hostNetwork/hostIPC, added capabilities, privilege escalation); the DaemonSet holds no GPU;
+the shipped ConfigMap's gates pass a healthy node whose image has no cuDNN and fail a broken one
+(the real gpucheck replaying tests/snapshots/); the node-problem-detector plugin answers 0, 1 or 3
+with one line for a healthy, a broken and an unreported node.
 
 Usage: check_manifests.py --source REPO_ROOT [--gpucheck BINARY]
 Exit 0 when everything holds; otherwise each problem is printed and the exit is 1.
@@ -10,6 +17,7 @@ Exit 0 when everything holds; otherwise each problem is printed and the exit is 
 
 import argparse
 import glob
+import json
 import os
 import re
 import shlex
@@ -135,10 +143,30 @@ def check_jenkinsfile(path):
 
 # ---- Kubernetes ------------------------------------------------------------------------------
 
+def check_pod_privileges(spec, where):
+    """Nothing a hardened cluster (Pod Security baseline, restricted) takes away: GPUs come from
+    the NVIDIA runtime class and the device plugin, not from privileges."""
+    for field in ("hostPID", "hostNetwork", "hostIPC"):
+        check(not spec.get(field, False), where, f"{field}: true is not needed for GPUs")
+    seccomp = spec.get("securityContext", {}).get("seccompProfile", {}).get("type")
+    check(seccomp == "RuntimeDefault", where, "the pod's seccompProfile must be RuntimeDefault")
+    for c in spec.get("initContainers", []) + spec.get("containers", []):
+        cw = f"{where}: container {c.get('name')}"
+        sc = c.get("securityContext")
+        if not check(isinstance(sc, dict), cw, "no securityContext"):
+            continue
+        check(sc.get("privileged", False) is False, cw, "privileged: true is not needed for GPUs")
+        check(sc.get("allowPrivilegeEscalation") is False, cw, "allowPrivilegeEscalation must be false")
+        caps = sc.get("capabilities", {})
+        check("ALL" in caps.get("drop", []), cw, "capabilities must drop ALL")
+        check(not caps.get("add"), cw, f"capabilities added: {caps.get('add')}")
+
+
 def check_pod_spec(spec, where, kind, configmaps):
     containers = spec.get("containers")
     if not check(isinstance(containers, list) and containers, where, "no containers"):
         return
+    check_pod_privileges(spec, where)
     volumes = {v.get("name"): v for v in spec.get("volumes", [])}
     for v in volumes.values():
         if "configMap" in v:
@@ -164,8 +192,11 @@ def check_pod_spec(spec, where, kind, configmaps):
         if kind == "Job":
             check(isinstance(gpu, int) and gpu >= 1, cw, "a Job must request nvidia.com/gpu in its limits")
         else:
-            check((isinstance(gpu, int) and gpu >= 1) or env.get("NVIDIA_VISIBLE_DEVICES", {}).get("value") == "all",
-                  cw, "no GPU access: neither nvidia.com/gpu limits nor NVIDIA_VISIBLE_DEVICES=all")
+            # A DaemonSet that held a GPU would take it from the workloads for good.
+            check(gpu is None and "nvidia.com/gpu" not in c.get("resources", {}).get("requests", {}),
+                  cw, "a DaemonSet must not hold a GPU (nvidia.com/gpu)")
+            check(env.get("NVIDIA_VISIBLE_DEVICES", {}).get("value") == "all", cw,
+                  "no GPU access: NVIDIA_VISIBLE_DEVICES=all is how the runtime gives NVML the GPUs")
         args = " ".join(c.get("command", []) + c.get("args", []))
         check("gpucheck" in args and "--json" in args, cw, "does not run gpucheck --json")
 
@@ -208,10 +239,147 @@ def check_k8s(paths):
             pod = spec.get("template", {}).get("spec", {})
             check(pod.get("restartPolicy", "Always") == "Always", where, "a DaemonSet's pods restart Always")
             check_pod_spec(pod, where, kind, configmaps)
+            check_daemonset_feeds_npd(pod, where)
         else:
             problem(where, f"no structural check for kind {kind}")
     for wanted in ("Job", "DaemonSet", "ConfigMap"):
         check(wanted in kinds, "deploy/k8s", f"no {wanted} manifest")
+
+
+# node-problem-detector reads what the DaemonSet writes here (deploy/k8s/gpucheck-npd-plugin.sh).
+NPD_HOST_DIR = "/var/log/gpucheck"
+NPD_REASON_FILE = NPD_HOST_DIR + "/reason"
+
+
+def check_daemonset_feeds_npd(pod, where):
+    """The DaemonSet writes gpucheck's one-line reason where the NPD plugin reads it."""
+    mounts = {}
+    for v in pod.get("volumes", []):
+        if "hostPath" in v:
+            mounts[v["name"]] = v["hostPath"].get("path")
+    for c in pod.get("containers", []):
+        script = " ".join(c.get("command", []) + c.get("args", []))
+        for m in c.get("volumeMounts", []):
+            if mounts.get(m.get("name")) == NPD_HOST_DIR:
+                target = f"reason:{m['mountPath']}/reason"
+                check(target in script and "--quick" in script, where,
+                      f"the DaemonSet must run gpucheck --quick --output {target} (read by NPD)")
+                return
+    problem(where, f"no hostPath {NPD_HOST_DIR} for node-problem-detector")
+
+
+def check_npd_monitor(path, k8s_dir):
+    """node-problem-detector's custom plugin monitor: the fields its custom plugin reads."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            monitor = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        problem(path, f"not JSON: {e}")
+        return
+    check(monitor.get("plugin") == "custom", path, 'plugin must be "custom"')
+    check(isinstance(monitor.get("source"), str) and monitor["source"], path, "no source")
+    config = monitor.get("pluginConfig", {})
+    for key in ("invoke_interval", "timeout"):
+        check(re.match(r"^[0-9]+(s|m|h)$", str(config.get(key, ""))), path, f"pluginConfig.{key} is not a duration")
+    check(isinstance(config.get("max_output_length"), int) and config["max_output_length"] >= 200, path,
+          "max_output_length must hold gpucheck's 200-byte reason")
+    conditions = {c.get("type"): c for c in monitor.get("conditions", [])}
+    check("GPUProblem" in conditions, path, "no GPUProblem condition")
+    for c in conditions.values():
+        check(all(c.get(k) for k in ("type", "reason", "message")), path, f"condition {c} lacks a field")
+    rules = monitor.get("rules", [])
+    check(any(r.get("type") == "permanent" and r.get("condition") == "GPUProblem" for r in rules), path,
+          "no permanent rule setting GPUProblem")
+    for r in rules:
+        check(r.get("type") in ("temporary", "permanent"), path, f"rule type {r.get('type')}")
+        check(r.get("reason"), path, "a rule has no reason")
+        if r.get("type") == "permanent":
+            check(r.get("condition") in conditions, path, f"rule condition {r.get('condition')} is not declared")
+        plugin = os.path.join(k8s_dir, os.path.basename(str(r.get("path", ""))))
+        check(os.access(plugin, os.X_OK), path, f"rule path {r.get('path')}: no such script in deploy/k8s")
+
+
+def check_npd_plugin(binary, source, plugin, gates_text, where):
+    """The plugin on what the DaemonSet's gpucheck writes: 0 and one line for a healthy node, 1 and
+    the reason for a broken one, 3 (unknown) when there is no report or it is stale."""
+    with tempfile.TemporaryDirectory() as work:
+        gates = os.path.join(work, "gates.toml")
+        with open(gates, "w") as f:
+            f.write(gates_text)
+
+        def plugin_on(snapshot, name, age_s=0):
+            reason = os.path.join(work, name)
+            if snapshot is not None:
+                r = subprocess.run([binary, "--quick", "--config", gates, "--from-snapshot", snapshot,
+                                    "--json", "--output", f"reason:{reason}"], capture_output=True, text=True)
+                check(r.returncode in (0, 1), where, f"gpucheck exit {r.returncode}: {r.stderr}")
+                if age_s:
+                    old = os.path.getmtime(reason) - age_s
+                    os.utime(reason, (old, old))
+            env = dict(os.environ, GPUCHECK_REASON_FILE=reason)
+            r = subprocess.run([plugin], env=env, capture_output=True, text=True, timeout=30)
+            check(r.stdout.count("\n") == 1 and len(r.stdout) <= 201, where,
+                  f"the plugin must print one line of at most 200 bytes, printed {r.stdout!r}")
+            return r.returncode, r.stdout.strip()
+
+        healthy = healthy_image_snapshot(source, work)
+        code, line = plugin_on(healthy, "healthy.reason")
+        check(code == 0, where, f"NPD plugin on a healthy node: exit {code} ({line}), expected 0")
+        broken = os.path.join(source, "tests", "snapshots", "degraded_hw.json")
+        code, line = plugin_on(broken, "broken.reason")
+        check(code == 1 and line.startswith("gpucheck: gpu.ecc_uncorrected GPU 1 ("), where,
+              f"NPD plugin on a broken node: exit {code} ({line}), expected 1 and the reason")
+        code, line = plugin_on(None, "missing.reason")
+        check(code == 3, where, f"NPD plugin without a report: exit {code} ({line}), expected 3")
+        code, line = plugin_on(broken, "stale.reason", age_s=4 * 3600)
+        check(code == 3, where, f"NPD plugin on a 4-hour-old report: exit {code} ({line}), expected 3")
+
+
+def healthy_image_snapshot(source, work):
+    """A healthy node as the gpucheck image sees it: tests/snapshots/h100x8_healthy.json inside a
+    Kubernetes container whose image has gpucheck only (no cuDNN, cuBLAS or NCCL)."""
+    with open(os.path.join(source, "tests", "snapshots", "h100x8_healthy.json"), encoding="utf-8") as f:
+        snapshot = json.load(f)
+    for library in snapshot["libraries"]:
+        if library["family"] in ("cudnn", "cublas", "nccl"):
+            name = library["load"]["name"]
+            library["copies"] = []
+            library["cudnn"] = None
+            library["load"] = {"error": f"{name}: cannot open shared object file: No such file or directory",
+                               "loaded": False, "missing_symbols": [], "name": name, "path": "",
+                               "real_path": "", "version": "", "version_raw": 0}
+    snapshot["environment"]["container"] = {"evidence": ["/proc/1/cgroup names kubepods"],
+                                            "kind": "kubernetes", "nvidia_mounts": []}
+    snapshot["environment"]["variables"].update({"NVIDIA_VISIBLE_DEVICES": "all",
+                                                 "NVIDIA_DRIVER_CAPABILITIES": "compute,utility"})
+    path = os.path.join(work, "healthy_image.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(snapshot, f)
+    return path
+
+
+def check_configmap_gates(binary, source, toml_text, where):
+    """The DaemonSet's run with the ConfigMap's gates: a healthy node whose image has no cuDNN
+    passes (its twin without the gates shows that cuDNN is indeed reported missing), a broken node
+    fails."""
+    with tempfile.TemporaryDirectory() as work:
+        gates = os.path.join(work, "gates.toml")
+        with open(gates, "w") as f:
+            f.write(toml_text)
+        healthy = healthy_image_snapshot(source, work)
+        r = subprocess.run([binary, "--quick", "--from-snapshot", healthy, "--json"], capture_output=True, text=True)
+        codes = re.findall(r'"code": "([a-z_.0-9]+)"', r.stdout)
+        check("lib.cudnn_missing" in codes, where, f"the image without cuDNN should report lib.cudnn_missing: {codes}")
+        r = subprocess.run([binary, "--quick", "--config", gates, "--from-snapshot", healthy, "--json"],
+                           capture_output=True, text=True)
+        codes = re.findall(r'"code": "([a-z_.0-9]+)"', r.stdout)
+        check(r.returncode == 0, where,
+              f"a healthy node without cuDNN fails the ConfigMap's gates (exit {r.returncode}): "
+              f"{codes} {r.stderr.strip()}")
+        broken = os.path.join(source, "tests", "snapshots", "degraded_hw.json")
+        r = subprocess.run([binary, "--quick", "--config", gates, "--from-snapshot", broken, "--json"],
+                           capture_output=True, text=True)
+        check(r.returncode == 1, where, f"a broken node passes the ConfigMap's gates (exit {r.returncode})")
 
 
 # ---- scripts and gpucheck options --------------------------------------------------------------
@@ -293,6 +461,9 @@ def main():
     check_gate_config(toml_text, "examples/ci/gpucheck.toml")
     check(len(k8s) >= 3, "deploy/k8s", "expected the Job, DaemonSet and ConfigMap manifests")
     check_k8s(k8s)
+    npd_monitor = os.path.join(src, "deploy", "k8s", "npd-gpucheck-monitor.json")
+    npd_plugin = os.path.join(src, "deploy", "k8s", "gpucheck-npd-plugin.sh")
+    check_npd_monitor(npd_monitor, os.path.dirname(npd_monitor))
     check(len(scripts) >= 2, "deploy/slurm", "expected the Slurm scripts")
     check_scripts(scripts)
     if args.gpucheck:
@@ -303,10 +474,12 @@ def main():
         for path, doc in [(p, d) for p in k8s for d in load_yaml_documents(p)]:
             if doc.get("kind") == "ConfigMap" and "gpucheck.toml" in doc.get("data", {}):
                 check_config_with_binary(args.gpucheck, src, doc["data"]["gpucheck.toml"], path)
+                check_configmap_gates(args.gpucheck, src, doc["data"]["gpucheck.toml"], path)
+                check_npd_plugin(args.gpucheck, src, npd_plugin, doc["data"]["gpucheck.toml"], npd_plugin)
 
     for p in PROBLEMS:
         print(p)
-    checked = len(k8s) + len(scripts) + 4
+    checked = len(k8s) + len(scripts) + 5
     print(f"{checked} files checked, {len(PROBLEMS)} problem(s)")
     return 1 if PROBLEMS else 0
 

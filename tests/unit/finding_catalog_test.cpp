@@ -224,5 +224,80 @@ TEST(FindingCatalog, DocumentedArgumentsMatchTheCatalogue) {
   }
 }
 
+/// The cell after the Severity cell of a docs/findings.md row: the Drain column.
+std::string drain_cell(const std::string& row) {
+  // "| `code` | severity | drain | ..."
+  std::size_t start = 0;
+  for (int bar = 0; bar < 2; ++bar) {
+    start = row.find(" | ", start);
+    if (start == std::string::npos) {
+      return "";
+    }
+    start += 3;
+  }
+  return row.substr(start, row.find(" |", start) - start);
+}
+
+// The doc's Drain column is the catalogue's FindingSpec::drain (what deploy/slurm drains on).
+TEST(FindingCatalog, DocumentedDrainMatchesTheCatalogue) {
+  const std::string doc = findings_doc();
+  ASSERT_FALSE(doc.empty()) << "docs/findings.md is missing";
+  for (const FindingSpec& spec : finding_catalog()) {
+    const std::size_t row = doc.find(fmt::format("\n| `{}` |", spec.code));
+    if (row == std::string::npos) {
+      continue; // DocumentedArgumentsMatchTheCatalogue says so
+    }
+    const std::string line = doc.substr(row + 1, doc.find('\n', row + 1) - row - 1);
+    EXPECT_EQ(drain_cell(line), to_string(spec.drain))
+        << spec.code << ": its Drain cell in docs/findings.md should read "
+        << to_string(spec.drain);
+  }
+}
+
+// Never cry wolf: what a tenant, a container, WSL2 or a version choice causes never drains a
+// node, nor does anything gpucheck only notes (info) or could not find out (error).
+TEST(FindingCatalog, OnlyBrokenNodeFindingsDrain) {
+  for (const FindingSpec& spec : finding_catalog()) {
+    if (spec.drain == Drain::no) {
+      continue;
+    }
+    EXPECT_TRUE(spec.severity == Severity::warn || spec.severity == Severity::fail) << spec.code;
+    for (std::string_view area : {"compat.", "fw.", "lib.", "cudnn.", "probe.", "topology."}) {
+      EXPECT_FALSE(spec.code.starts_with(area)) << spec.code << " is about versions or libraries";
+    }
+    EXPECT_FALSE(spec.code.starts_with("env.wsl")) << spec.code;
+  }
+  for (std::string_view code : {"gpu.contention",
+                                "gpu.busy_not_tested",
+                                "gpu.memory_held_by_others",
+                                "gpu.memory_in_use",
+                                "gpu.other_run",
+                                "gpu.compute_exclusive",
+                                "cuda.devices_unavailable",
+                                "nvml.no_permission",
+                                "nvml.unknown_error",
+                                "env.device_node_no_access",
+                                "env.nvidia_visible_devices_none",
+                                "env.driver_capabilities_no_compute",
+                                "env.visible_devices_hides_all",
+                                "cuda.stub_library",
+                                "gpu.bandwidth_low",
+                                "gpu.burn_slow",
+                                "gpu.persistence_off",
+                                "driver.missing",
+                                "gate.warnings_present",
+                                "gate.requirement_not_met"}) {
+    const FindingSpec* spec = find_finding_spec(code);
+    ASSERT_NE(spec, nullptr) << code;
+    EXPECT_EQ(spec->drain, Drain::no) << code << " is not a broken node";
+  }
+  for (std::string_view code : {"gpu.ecc_uncorrected", "gpu.compute_mismatch", "gpu.memtest_errors",
+                                "log.xid_fatal", "driver.module_not_loaded", "gpu.lost"}) {
+    const FindingSpec* spec = find_finding_spec(code);
+    ASSERT_NE(spec, nullptr) << code;
+    EXPECT_EQ(spec->drain, Drain::yes) << code << " is a broken node";
+  }
+}
+
 } // namespace
 } // namespace gpucheck

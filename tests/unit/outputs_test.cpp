@@ -30,6 +30,11 @@ TEST(ParseOutput, FormatPrefixWinsOverTheExtension) {
   EXPECT_EQ(*parse_output("json:out/r.txt"), (OutputTarget{ReportFormat::json, "out/r.txt"}));
   EXPECT_EQ(*parse_output("junit:-"), (OutputTarget{ReportFormat::junit, "-"}));
   EXPECT_EQ(*parse_output("md:ticket"), (OutputTarget{ReportFormat::markdown, "ticket"}));
+  // The drain reason has no extension of its own: only its prefix names it.
+  EXPECT_EQ(*parse_output("reason:/var/log/gpucheck/reason"),
+            (OutputTarget{ReportFormat::reason, "/var/log/gpucheck/reason"}));
+  EXPECT_EQ(cli::format_from_string("reason"), ReportFormat::reason);
+  EXPECT_EQ(cli::to_string(ReportFormat::reason), "reason");
 }
 
 TEST(ParseOutput, ExtensionNamesTheFormatOtherwise) {

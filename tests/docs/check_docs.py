@@ -1,0 +1,288 @@
+#!/usr/bin/env python3
+"""Every gpucheck command shown in README.md and docs/*.md runs, and every finding code they
+quote exists (issue 17, item 9).
+
+Commands: each line of a ```sh, ```bash, ```shell or ```console block (in console blocks, the
+lines after "$ ") is split at the shell's operators (; | && || > <); every simple command whose
+program is gpucheck (also build/ci/gpucheck, /usr/local/bin/gpucheck, after VAR=value prefixes) is
+run with the gpucheck under test, in a scratch directory that holds what the docs name (reports/
+and gpucheck-reports/ with the recorded reports, node1.json and node2.json, node7.json and
+facts.json as snapshots, gpucheck-report.json, examples/, deploy/ and tests/). A command that probes
+(the run, `report`, `matrix`) replays each recorded snapshot (tests/snapshots/) with
+--from-snapshot instead, unless it names one itself. It must exit 0 or 1 (a verdict), never 2
+(usage) or 3. A block can opt out with an HTML comment on the line right before its fence:
+  <!-- docs-test: skip REASON -->                    the whole block
+  <!-- docs-test: skip-command "TEXT" REASON -->     its commands that contain TEXT
+Skips are counted and listed with their reasons; a skip-command that matches nothing is an error.
+
+Codes: every backticked token that looks like a finding code (area.snake_case, in an area of the
+catalogue or of a check id, or that area with an "s") must be a catalogue code (`gpucheck explain
+all`), a check id (`gpucheck list`), or a field path of the snapshot or report JSON
+(`nvml.device_count`, `summary.overall`). File names (`cuda.h`) are not codes.
+
+Usage: check_docs.py --source REPO_ROOT --gpucheck BINARY
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+OPERATORS = {";", "|", "||", "&", "&&", ">", ">>", "<", "(", ")", ";;", "|&", "2>", "&>"}
+SHELL_WORDS = {"do", "then", "else", "if", "while", "until", "time", "exec", "env", "sudo", "!"}
+PROBING = {None, "report", "matrix"}
+SKIP_BLOCK = re.compile(r"^\s*<!--\s*docs-test:\s*skip\s+(.+?)\s*-->\s*$")
+SKIP_COMMAND = re.compile(r'^\s*<!--\s*docs-test:\s*skip-command\s+"([^"]+)"\s+(.+?)\s*-->\s*$')
+FENCE = re.compile(r"^\s*```(\w*)\s*$")
+CODE_TOKEN = re.compile(r"`([a-z][a-z0-9_]*\.[a-z][a-z0-9_]*)`")
+# A token that names a file ("cuda.h", "report.json"), not a code.
+FILE_SUFFIXES = {"h", "hpp", "c", "cpp", "cu", "json", "md", "txt", "xml", "toml", "yaml", "yml",
+                 "sh", "py", "so", "gz", "tgz", "cfg", "conf", "log"}
+# Other programs' names quoted in the docs: PyTorch's torch.backends.cudnn.benchmark.
+FOREIGN = {"cudnn.benchmark"}
+
+PROBLEMS = []
+
+
+def blocks(path):
+    """(line number, language, skip reason or None, [(TEXT, reason)], body lines) of each fenced
+    block of a shell language."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    found = []
+    i = 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        lang, start = m.group(1), i
+        skip, skip_commands = None, []
+        j = start - 1
+        while j >= 0 and lines[j].strip().startswith("<!--"):
+            if SKIP_COMMAND.match(lines[j]):
+                skip_commands.append(SKIP_COMMAND.match(lines[j]).groups())
+            elif SKIP_BLOCK.match(lines[j]):
+                skip = SKIP_BLOCK.match(lines[j]).group(1)
+            j -= 1
+        i += 1
+        body = []
+        while i < len(lines) and not FENCE.match(lines[i]):
+            body.append(lines[i])
+            i += 1
+        i += 1
+        if lang in ("sh", "bash", "shell", "console"):
+            found.append((start + 1, lang, skip, skip_commands, body))
+    return found
+
+
+def command_lines(lang, body):
+    text = "\n".join(body)
+    if lang == "console":
+        text = "\n".join(l.strip()[2:] for l in body if l.strip().startswith("$ "))
+    text = re.sub(r"\\\n\s*", " ", text)
+    return [l.strip() for l in text.split("\n") if l.strip() and not l.strip().startswith("#")]
+
+
+def simple_commands(line):
+    """The simple commands of a line: words up to each shell operator, comments dropped."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|<>()")
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return []
+    commands, current, redirect = [], [], False
+    for t in tokens:
+        if t in OPERATORS or set(t) <= set(";&|<>()"):
+            if current:
+                commands.append(current)
+            current, redirect = [], t in (">", ">>", "<", "2>", "&>")
+            continue
+        if redirect:
+            redirect = False  # the file name after a redirection
+            continue
+        current.append(t)
+    if current:
+        commands.append(current)
+    return commands
+
+
+def gpucheck_argv(words):
+    """The gpucheck argv of a simple command (without the program), or None when its program is
+    not gpucheck."""
+    i = 0
+    while i < len(words) and (words[i] in SHELL_WORDS or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[i])):
+        i += 1
+    if i < len(words) and (words[i] == "gpucheck" or words[i].endswith("/gpucheck")):
+        return words[i + 1:]
+    return None
+
+
+def subcommand(argv):
+    for w in argv:
+        if not w.startswith("-"):
+            return w if w in ("merge", "list", "explain", "snapshot", "matrix", "report") else None
+        if w in ("--from-snapshot", "--config", "--output", "--format", "--only", "--skip", "--level",
+                 "--duration", "--require", "--expect-gpus", "--fail-on", "--python", "--bundle"):
+            return None  # an option with a value first: the run itself (values are not subcommands)
+    return None
+
+
+def scratch_dir(binary, source, snapshots):
+    """The files and directories the documented commands name."""
+    work = tempfile.mkdtemp(prefix="gpucheck-docs-")
+    reports = os.path.join(work, "reports")
+    os.makedirs(reports)
+    for snap in snapshots:
+        name = os.path.splitext(os.path.basename(snap))[0]
+        r = subprocess.run([binary, "--from-snapshot", snap, "--json", "--no-redact"],
+                           capture_output=True, text=True)
+        with open(os.path.join(reports, name + ".json"), "w") as f:
+            f.write(r.stdout)
+    shutil.copytree(reports, os.path.join(work, "gpucheck-reports"))
+    shutil.copy(os.path.join(reports, "h100x8_healthy.json"), os.path.join(work, "node1.json"))
+    shutil.copy(os.path.join(reports, "degraded_hw.json"), os.path.join(work, "node2.json"))
+    shutil.copy(os.path.join(reports, "h200_healthy.json"), os.path.join(work, "gpucheck-report.json"))
+    for name in ("node7.json", "facts.json"):
+        shutil.copy(os.path.join(source, "tests", "snapshots", "h100x8_healthy.json"), os.path.join(work, name))
+    for name in ("examples", "deploy", "tests"):
+        os.symlink(os.path.join(source, name), os.path.join(work, name))
+    return work
+
+
+def check_commands(binary, source, docs, snapshots):
+    work = scratch_dir(binary, source, snapshots)
+    ran = runs = 0
+    skipped, not_gpucheck = [], []
+    try:
+        for path in docs:
+            rel = os.path.relpath(path, source)
+            for line_no, lang, skip, skip_commands, body in blocks(path):
+                used = set()
+                for line in command_lines(lang, body):
+                    for words in simple_commands(line):
+                        argv = gpucheck_argv(words)
+                        if argv is None:
+                            if any("gpucheck" in w and not w.startswith("deploy/") for w in words) and \
+                                    words[0] not in ("echo", "kubectl", "scontrol", "sbatch", "cmake"):
+                                not_gpucheck.append(f"{rel}:{line_no}: {' '.join(words)}")
+                            continue
+                        shown = "gpucheck " + " ".join(argv)
+                        if skip:
+                            skipped.append(f"{rel}:{line_no}: {shown} ({skip})")
+                            continue
+                        reason = next((r for text, r in skip_commands if text in shown), None)
+                        if reason:
+                            used.update(t for t, r in skip_commands if t in shown)
+                            skipped.append(f"{rel}:{line_no}: {shown} ({reason})")
+                            continue
+                        ran += 1
+                        sub = subcommand(argv)
+                        replays = snapshots if sub in PROBING and "--from-snapshot" not in argv else [None]
+                        for snap in replays:
+                            full = [binary] + (["--from-snapshot", snap] if snap else []) + argv
+                            runs += 1
+                            try:
+                                r = subprocess.run(full, cwd=work, capture_output=True, text=True,
+                                                   timeout=300, stdin=subprocess.DEVNULL)
+                            except subprocess.TimeoutExpired:
+                                PROBLEMS.append(f"{rel}:{line_no}: `{shown}` did not finish in 300 s")
+                                continue
+                            if r.returncode not in (0, 1):
+                                on = f" on {os.path.basename(snap)}" if snap else ""
+                                PROBLEMS.append(f"{rel}:{line_no}: `{shown}` exits {r.returncode}{on}: "
+                                                f"{r.stderr.strip()[-400:]}")
+                for text, reason in skip_commands:
+                    if text not in used:
+                        PROBLEMS.append(f'{rel}:{line_no}: skip-command "{text}" matches no command')
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"commands: {ran} run ({runs} runs), {len(skipped)} skipped, "
+          f"{len(not_gpucheck)} inside another program (not run)")
+    for s in skipped:
+        print(f"  skipped: {s}")
+    for s in not_gpucheck:
+        print(f"  not run: {s}")
+
+
+def json_field_paths(values):
+    """"parent.child" for every nested key pair of these JSON documents."""
+    paths = set()
+
+    def walk(value, parent):
+        if isinstance(value, dict):
+            for key, child in value.items():
+                if parent is not None:
+                    paths.add(f"{parent}.{key}")
+                walk(child, key)
+        elif isinstance(value, list):
+            for child in value:
+                walk(child, parent)
+
+    for v in values:
+        walk(v, None)
+    return paths
+
+
+def check_codes(binary, source, docs, snapshots):
+    r = subprocess.run([binary, "explain", "all"], capture_output=True, text=True)
+    codes = {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
+    r = subprocess.run([binary, "list"], capture_output=True, text=True)
+    checks = set(re.findall(r"^\s*([a-z][a-z0-9_]*\.[a-z0-9_.]+)\s", r.stdout, re.M))
+    if not (len(codes) > 100 and len(checks) > 20):
+        PROBLEMS.append(f"could not read the catalogue ({len(codes)} codes) or the checks ({len(checks)})")
+        return
+    documents = [json.load(open(s, encoding="utf-8")) for s in snapshots]
+    # A report with every gate, whose results add the gates' check ids (gate.fail_on, ...).
+    r = subprocess.run([binary, "--from-snapshot", snapshots[0], "--json", "--expect-gpus", "1",
+                        "--require", "driver>=1", "--min", "h2d_gbps=1", "--fail-on", "warn"],
+                       capture_output=True, text=True)
+    report = json.loads(r.stdout)
+    documents.append(report)
+    checks |= {result["check_id"] for result in report["results"]}
+    fields = json_field_paths(documents)
+    areas = {c.split(".")[0] for c in codes | checks}
+    quoted = 0
+    for path in docs:
+        rel = os.path.relpath(path, source)
+        for line_no, line in enumerate(open(path, encoding="utf-8"), 1):
+            for token in CODE_TOKEN.findall(line):
+                area, name = token.split(".", 1)
+                if area not in areas and area.rstrip("s") not in areas:
+                    continue
+                if name in FILE_SUFFIXES or token in FOREIGN:
+                    continue
+                quoted += 1
+                if token not in codes and token not in checks and token not in fields:
+                    PROBLEMS.append(f"{rel}:{line_no}: `{token}` is neither a finding code "
+                                    "(gpucheck explain all) nor a check id (gpucheck list)")
+    print(f"codes: {quoted} quoted code-like tokens checked against {len(codes)} codes and "
+          f"{len(checks)} check ids")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--gpucheck", required=True)
+    args = parser.parse_args()
+    source = os.path.abspath(args.source)
+    binary = os.path.abspath(args.gpucheck)
+    docs = [os.path.join(source, "README.md")] + sorted(glob.glob(os.path.join(source, "docs", "*.md")))
+    snapshots = sorted(glob.glob(os.path.join(source, "tests", "snapshots", "*.json")))
+    check_commands(binary, source, docs, snapshots)
+    check_codes(binary, source, docs, snapshots)
+    for p in PROBLEMS:
+        print(p)
+    print(f"{len(PROBLEMS)} problem(s)")
+    return 1 if PROBLEMS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -2,6 +2,7 @@
 #include <fmt/ranges.h>
 
 #include "checks/checks.hpp"
+#include "gpucheck/plural.hpp"
 #include "checks/driver_facts.hpp"
 #include "gpucheck/finding_catalog.hpp"
 
@@ -59,8 +60,8 @@ std::vector<CheckResult> run(const CheckContext& context) {
     }
   }
   return {make_result(k_info,
-                      fmt::format("nvidia module {} loaded; {} NVIDIA GPU(s) on the PCI bus",
-                                  module_version_text(module), gpus.size()),
+                      fmt::format("nvidia module {} loaded; {} on the PCI bus",
+                                  module_version_text(module), plural(gpus.size(), "NVIDIA GPU")),
                       std::move(findings))};
 }
 } // namespace

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "checks/checks.hpp"
+#include "gpucheck/plural.hpp"
 #include "gpucheck/finding_catalog.hpp"
 
 namespace gpucheck::checks {
@@ -63,7 +64,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
   }
   const std::string summary = findings.empty()
                                   ? std::string("no risky CUDA variable is set")
-                                  : fmt::format("{} risky variable(s) set", findings.size());
+                                  : fmt::format("{} set", plural(findings.size(), "risky variable"));
   return {make_result(k_info, summary, std::move(findings))};
 }
 } // namespace

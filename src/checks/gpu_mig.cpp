@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "checks/checks.hpp"
+#include "gpucheck/plural.hpp"
 #include "checks/per_gpu.hpp"
 #include "gpucheck/finding_catalog.hpp"
 
@@ -41,7 +42,7 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
     findings.push_back(make_finding("gpu.mig_no_instance", gpu.index, gpu_label(gpu), gpu.index));
   }
   return make_result(info,
-                     fmt::format("MIG is enabled with {} instance(s)", *gpu.mig_instance_count),
+                     fmt::format("MIG is enabled with {}", plural(*gpu.mig_instance_count, "instance")),
                      std::move(findings), gpu.index);
 }
 

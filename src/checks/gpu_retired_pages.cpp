@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "checks/checks.hpp"
+#include "gpucheck/plural.hpp"
 #include "checks/per_gpu.hpp"
 #include "gpucheck/finding_catalog.hpp"
 
@@ -37,7 +38,7 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   }
   return make_result(
       info,
-      fmt::format("{} retired page(s) ({} double-bit, {} single-bit){}", dbe + sbe, dbe, sbe,
+      fmt::format("{} ({} double-bit, {} single-bit){}", plural(dbe + sbe, "retired page"), dbe, sbe,
                   gpu.retired_pages_pending.value_or(false) ? ", retirement pending" : ""),
       std::move(findings), gpu.index);
 }

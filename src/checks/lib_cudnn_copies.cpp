@@ -5,6 +5,7 @@
 #include <set>
 
 #include "checks/checks.hpp"
+#include "gpucheck/plural.hpp"
 #include "checks/version_text.hpp"
 #include "gpucheck/finding_catalog.hpp"
 
@@ -144,7 +145,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
   if (auto finding = cuda_major_mix(s, *family, copies)) {
     findings.push_back(std::move(*finding));
   }
-  return {make_result(k_info, fmt::format("{} cuDNN cop(ies) on disk", copies.size()),
+  return {make_result(k_info, fmt::format("{} on disk", plural(copies.size(), "cuDNN copy", "cuDNN copies")),
                       std::move(findings))};
 }
 } // namespace

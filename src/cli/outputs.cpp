@@ -16,7 +16,9 @@
 #include "cli/output_file.hpp"
 #include "render/json.hpp"
 #include "render/junit.hpp"
+#include "render/github.hpp"
 #include "render/markdown.hpp"
+#include "render/prometheus.hpp"
 
 namespace gpucheck::cli {
 
@@ -39,6 +41,9 @@ std::optional<ReportFormat> format_from_extension(std::string_view path) {
   if (extension == ".xml") {
     return ReportFormat::junit;
   }
+  if (extension == ".prom") {
+    return ReportFormat::prometheus;
+  }
   return std::nullopt;
 }
 
@@ -59,13 +64,18 @@ std::string_view to_string(ReportFormat format) {
     return "markdown";
   case ReportFormat::junit:
     return "junit";
+  case ReportFormat::prometheus:
+    return "prometheus";
+  case ReportFormat::github:
+    return "github";
   }
   return "text";
 }
 
 std::optional<ReportFormat> format_from_string(std::string_view text) {
   for (ReportFormat format :
-       {ReportFormat::text, ReportFormat::json, ReportFormat::markdown, ReportFormat::junit}) {
+       {ReportFormat::text, ReportFormat::json, ReportFormat::markdown, ReportFormat::junit,
+        ReportFormat::prometheus, ReportFormat::github}) {
     if (text == to_string(format)) {
       return format;
     }
@@ -94,8 +104,8 @@ Expected<OutputTarget> parse_output(std::string_view spec) {
   const std::optional<ReportFormat> guessed = format_from_extension(target.path);
   if (!guessed) {
     return Error{fmt::format("--output '{}': say which format, e.g. --output json:{} (formats: "
-                             "text, json, markdown, junit; or end the name in .txt, .json, .md, "
-                             ".xml)",
+                             "text, json, markdown, junit, prometheus, github; or end the name "
+                             "in .txt, .json, .md, .xml, .prom)",
                              spec, spec)};
   }
   target.format = *guessed;
@@ -129,7 +139,8 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
     const std::optional<ReportFormat> named = format_from_string(option.format);
     if (!named) {
       return Error{
-          fmt::format("--format '{}' is not one of text, json, markdown, junit", option.format)};
+          fmt::format("--format '{}' is not one of text, json, markdown, junit, prometheus, github",
+                      option.format)};
     }
     const std::optional<size_t> target = option.after_output;
     if (target && *target < options.outputs.size() &&
@@ -212,7 +223,7 @@ std::optional<Error> check_writable(const std::string& path) {
 }
 
 std::string render_report(const Report& report, ReportFormat format, const render::TextStyle& style,
-                          bool compact_json) {
+                          bool compact_json, std::optional<std::chrono::milliseconds> run_duration) {
   switch (format) {
   case ReportFormat::text:
     return render::render_text(report, style);
@@ -222,6 +233,10 @@ std::string render_report(const Report& report, ReportFormat format, const rende
     return render::render_markdown(report);
   case ReportFormat::junit:
     return render::render_junit(report);
+  case ReportFormat::prometheus:
+    return render::render_prometheus(report, render::PrometheusOptions{run_duration});
+  case ReportFormat::github:
+    return render::render_github(report);
   }
   return render::render_text(report, style);
 }

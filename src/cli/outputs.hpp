@@ -2,6 +2,7 @@
 /// Where a run's report goes: the format on stdout, extra files (--output), the support bundle
 /// (--bundle) and which of them are redacted (docs/report-format.md, "Output files").
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,10 +15,11 @@
 
 namespace gpucheck::cli {
 
-enum class ReportFormat { text, json, markdown, junit };
+enum class ReportFormat { text, json, markdown, junit, prometheus, github };
 
 std::string_view to_string(ReportFormat format);
-/// "text", "json", "markdown" (or "md"), "junit"; nullopt for anything else.
+/// "text", "json", "markdown" (or "md"), "junit", "prometheus", "github"; nullopt for anything
+/// else.
 std::optional<ReportFormat> format_from_string(std::string_view text);
 
 /// One --output: a format and a path ("-" is stdout).
@@ -30,7 +32,7 @@ struct OutputTarget {
 
 /// "--output [FORMAT:]FILE": the format named before the first ':' when it is a format name
 /// ("json:out/report.json", "junit:-"), else taken from the extension (.txt text, .json json,
-/// .md/.markdown markdown, .xml junit). An empty path, or no format and an unknown extension,
+/// .md/.markdown markdown, .xml junit, .prom prometheus). An empty path, or no format and an unknown extension,
 /// is an error that says how to name the format.
 Expected<OutputTarget> parse_output(std::string_view spec);
 
@@ -85,9 +87,11 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
 /// directory is refused: output_file.hpp).
 std::optional<Error> check_writable(const std::string& path);
 
-/// The report in one format. `style` applies to text only, `compact_json` to JSON only.
+/// The report in one format. `style` applies to text only, `compact_json` to JSON only,
+/// `run_duration` (the run's wall time) to Prometheus only.
 std::string render_report(const Report& report, ReportFormat format, const render::TextStyle& style,
-                          bool compact_json = false);
+                          bool compact_json = false,
+                          std::optional<std::chrono::milliseconds> run_duration = std::nullopt);
 
 /// Names of the people on this machine for redaction: $USER, $LOGNAME, $SUDO_USER, the last
 /// part of a $HOME under /home or /Users, and login users (uid 1000-60000) in <sysroot>/etc/passwd;

@@ -2,11 +2,11 @@
 #include <fmt/ranges.h>
 
 #include "checks/checks.hpp"
-#include "gpucheck/plural.hpp"
 #include "checks/driver_facts.hpp"
 #include "checks/probe_failure.hpp"
 #include "checks/version_text.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 

@@ -2,9 +2,9 @@
 #include <fmt/ranges.h>
 
 #include "checks/checks.hpp"
-#include "gpucheck/plural.hpp"
 #include "checks/driver_facts.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 

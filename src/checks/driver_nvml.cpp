@@ -1,10 +1,10 @@
 #include <fmt/format.h>
 
 #include "checks/checks.hpp"
-#include "gpucheck/plural.hpp"
 #include "checks/driver_facts.hpp"
 #include "checks/probe_failure.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 

@@ -4,8 +4,8 @@
 #include <cctype>
 
 #include "checks/checks.hpp"
-#include "gpucheck/plural.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 

@@ -4,8 +4,8 @@
 #include <cctype>
 
 #include "checks/checks.hpp"
-#include "gpucheck/plural.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -62,9 +62,9 @@ std::vector<CheckResult> run(const CheckContext& context) {
           make_finding("env.risky_variable", std::nullopt, risky.name, *value, risky.why));
     }
   }
-  const std::string summary = findings.empty()
-                                  ? std::string("no risky CUDA variable is set")
-                                  : fmt::format("{} set", plural(findings.size(), "risky variable"));
+  const std::string summary =
+      findings.empty() ? std::string("no risky CUDA variable is set")
+                       : fmt::format("{} set", plural(findings.size(), "risky variable"));
   return {make_result(k_info, summary, std::move(findings))};
 }
 } // namespace

@@ -5,9 +5,9 @@
 #include <cctype>
 
 #include "checks/checks.hpp"
-#include "gpucheck/plural.hpp"
 #include "checks/visible_devices.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 

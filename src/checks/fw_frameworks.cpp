@@ -7,9 +7,9 @@
 #include <algorithm>
 
 #include "checks/fw_checks.hpp"
-#include "gpucheck/plural.hpp"
 #include "checks/fw_rules.hpp"
 #include "compat/matrix.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 

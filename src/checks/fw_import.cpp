@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 
 #include "checks/fw_checks.hpp"
-#include "gpucheck/plural.hpp"
 #include "checks/fw_rules.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 

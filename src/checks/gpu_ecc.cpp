@@ -1,9 +1,9 @@
 #include <fmt/format.h>
 
 #include "checks/checks.hpp"
-#include "gpucheck/plural.hpp"
 #include "checks/per_gpu.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 

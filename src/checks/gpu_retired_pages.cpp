@@ -1,9 +1,9 @@
 #include <fmt/format.h>
 
 #include "checks/checks.hpp"
-#include "gpucheck/plural.hpp"
 #include "checks/per_gpu.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -38,8 +38,8 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   }
   return make_result(
       info,
-      fmt::format("{} ({} double-bit, {} single-bit){}", plural(dbe + sbe, "retired page"), dbe, sbe,
-                  gpu.retired_pages_pending.value_or(false) ? ", retirement pending" : ""),
+      fmt::format("{} ({} double-bit, {} single-bit){}", plural(dbe + sbe, "retired page"), dbe,
+                  sbe, gpu.retired_pages_pending.value_or(false) ? ", retirement pending" : ""),
       std::move(findings), gpu.index);
 }
 

@@ -8,9 +8,9 @@
 #include <map>
 #include <utility>
 
-#include "gpucheck/plural.hpp"
 #include "checks/per_gpu.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 

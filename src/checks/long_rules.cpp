@@ -78,8 +78,8 @@ Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& repor
       "{:.0f} GB/s",
       gpu_words(gpu), gib(report.tested_bytes), 100.0 * coverage, gib(report.free_bytes),
       plural(report.patterns.size(), "pattern"),
-      names.empty() ? std::string("none") : join(names, ", "),
-      plural(report.rounds, "full round"), report.elapsed_s, gbps);
+      names.empty() ? std::string("none") : join(names, ", "), plural(report.rounds, "full round"),
+      report.elapsed_s, gbps);
   if (report.error_count == 0) {
     judgement.summary += "; every word read back right";
   } else {
@@ -317,8 +317,8 @@ Judgement judge_burn(const GpuTarget& gpu, const engine::BurnReport& burn) {
         "{}: {:.0f} s burn{}: {}; {}; {}; {}", gpu_words(gpu), burn.elapsed_s,
         burn.cublas.empty() ? std::string() : ", cuBLAS " + burn.cublas, join(types, ", "),
         mismatched == 0 ? std::string("every iteration identical to the first")
-                        : fmt::format("{} from the first", plural(mismatched, "iteration DIFFERS",
-                                                                     "iterations DIFFER")),
+                        : fmt::format("{} from the first",
+                                      plural(mismatched, "iteration DIFFERS", "iterations DIFFER")),
         clocks.summary, xids);
   }
   if (burn.interrupted) {

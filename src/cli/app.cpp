@@ -320,10 +320,10 @@ int command_run(const RunOptions& options, bool report_command) {
     replayed = load_snapshot_file(*options.from_snapshot);
   }
   // Progress goes to stderr; a program reading JSON or JUnit from stdout wants silence.
-  const bool machine_output =
-      plan->stdout_format == ReportFormat::json || plan->stdout_format == ReportFormat::junit ||
-      plan->stdout_format == ReportFormat::prometheus ||
-      plan->stdout_format == ReportFormat::github;
+  const bool machine_output = plan->stdout_format == ReportFormat::json ||
+                              plan->stdout_format == ReportFormat::junit ||
+                              plan->stdout_format == ReportFormat::prometheus ||
+                              plan->stdout_format == ReportFormat::github;
   if (!machine_output) {
     std::fputs(options.from_snapshot ? "gpucheck: replaying a snapshot...\n"
                                      : "gpucheck: probing...\n",
@@ -546,11 +546,12 @@ void add_output_options(CLI::App& app, OutputOptions& output, OutputBinding& bin
                      "(Actions annotations); for stdout, or for the --output just before it when "
                      "that names no format")
           ->allow_extra_args(false);
-  binding.output = app.add_option("--output", output.outputs,
-                                  "Also write the report to a file: [FORMAT:]FILE, e.g. "
-                                  "json:report.json, report.xml (format from .txt/.json/.md/.xml/.prom) "
-                                  "or FILE --format F; repeatable; '-' is stdout")
-                       ->allow_extra_args(false);
+  binding.output =
+      app.add_option("--output", output.outputs,
+                     "Also write the report to a file: [FORMAT:]FILE, e.g. "
+                     "json:report.json, report.xml (format from .txt/.json/.md/.xml/.prom) "
+                     "or FILE --format F; repeatable; '-' is stdout")
+          ->allow_extra_args(false);
   app.add_option("--bundle", output.bundle,
                  "Write a support bundle (.tar.gz): the report in every format, the snapshot and "
                  "the raw sources, redacted");

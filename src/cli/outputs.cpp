@@ -14,9 +14,9 @@
 #include <sstream>
 
 #include "cli/output_file.hpp"
+#include "render/github.hpp"
 #include "render/json.hpp"
 #include "render/junit.hpp"
-#include "render/github.hpp"
 #include "render/markdown.hpp"
 #include "render/prometheus.hpp"
 
@@ -223,7 +223,8 @@ std::optional<Error> check_writable(const std::string& path) {
 }
 
 std::string render_report(const Report& report, ReportFormat format, const render::TextStyle& style,
-                          bool compact_json, std::optional<std::chrono::milliseconds> run_duration) {
+                          bool compact_json,
+                          std::optional<std::chrono::milliseconds> run_duration) {
   switch (format) {
   case ReportFormat::text:
     return render::render_text(report, style);

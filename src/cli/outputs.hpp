@@ -32,8 +32,8 @@ struct OutputTarget {
 
 /// "--output [FORMAT:]FILE": the format named before the first ':' when it is a format name
 /// ("json:out/report.json", "junit:-"), else taken from the extension (.txt text, .json json,
-/// .md/.markdown markdown, .xml junit, .prom prometheus). An empty path, or no format and an unknown extension,
-/// is an error that says how to name the format.
+/// .md/.markdown markdown, .xml junit, .prom prometheus). An empty path, or no format and an
+/// unknown extension, is an error that says how to name the format.
 Expected<OutputTarget> parse_output(std::string_view spec);
 
 /// Whether an --output spec names its format with a "FORMAT:" prefix.

@@ -186,12 +186,11 @@ private:
 
   void run() {
     const ReportContext& ctx = m_report.context;
-    m_out.add("gpucheck_build_info",
-              "gpucheck's version, the compatibility data it used and the run's mode; always 1",
-              {{"version", ctx.tool_version},
-               {"matrix_version", ctx.matrix_version},
-               {"mode", ctx.mode}},
-              1.0);
+    m_out.add(
+        "gpucheck_build_info",
+        "gpucheck's version, the compatibility data it used and the run's mode; always 1",
+        {{"version", ctx.tool_version}, {"matrix_version", ctx.matrix_version}, {"mode", ctx.mode}},
+        1.0);
     if (std::optional<int64_t> epoch = epoch_of(ctx.generated_at)) {
       m_out.add("gpucheck_run_timestamp_seconds",
                 "When the report was made (generated_at), seconds since 1970 UTC", {},
@@ -333,11 +332,10 @@ private:
       family = "gpucheck_metric_" + family.substr(k_prefix.size());
     }
     m_metric_families.insert(family);
-    const std::string help =
-        metric.unit.empty()
-            ? fmt::format("{}: {}", result.check_id, metric.name)
-            : fmt::format("{}: {} (reported in {}, here in base units)", result.check_id,
-                          metric.name, metric.unit);
+    const std::string help = metric.unit.empty()
+                                 ? fmt::format("{}: {}", result.check_id, metric.name)
+                                 : fmt::format("{}: {} (reported in {}, here in base units)",
+                                               result.check_id, metric.name, metric.unit);
     m_out.add(family, help, labels, value);
   }
 

@@ -375,10 +375,9 @@ private:
     const std::vector<GpuInfo>& gpus = snapshot().gpus;
     if (gpus.empty()) {
       const size_t on_bus = snapshot().kernel_module.pci_devices.size();
-      fact("GPUs", on_bus == 0
-                       ? "none found"
-                       : fmt::format("none usable; {} on the bus",
-                                     plural(on_bus, "NVIDIA PCI device")));
+      fact("GPUs", on_bus == 0 ? "none found"
+                               : fmt::format("none usable; {} on the bus",
+                                             plural(on_bus, "NVIDIA PCI device")));
       return;
     }
     // Without -v, identical GPUs in a row share one line: "GPU 0-7   8 x NVIDIA H100 ...".
@@ -640,8 +639,7 @@ private:
         names.push_back(ref.gpu_index ? fmt::format("{} (GPU {})", ref.check_id, *ref.gpu_index)
                                       : ref.check_id);
       }
-      m_out += wrap(fmt::format("explains {}: {}",
-                                plural(cause.explains.size(), "other result"),
+      m_out += wrap(fmt::format("explains {}: {}", plural(cause.explains.size(), "other result"),
                                 fmt::join(names, ", ")),
                     m_width, indent, indent);
     }
@@ -702,10 +700,10 @@ private:
       // Without -v the skips are one count line: on a machine without a driver they were 30 of
       // 55 lines, each saying why a check had nothing to judge.
       heading(fmt::format("Skipped ({})", skipped.size()));
-      m_out += wrap(fmt::format("{} {} (-v lists {} with the reasons)", label(Status::skip),
-                                plural(skipped.size(), "result"),
-                                skipped.size() == 1 ? "it" : "each"),
-                    m_width, "", std::string(k_result_indent, ' '));
+      m_out +=
+          wrap(fmt::format("{} {} (-v lists {} with the reasons)", label(Status::skip),
+                           plural(skipped.size(), "result"), skipped.size() == 1 ? "it" : "each"),
+               m_width, "", std::string(k_result_indent, ' '));
     }
   }
 

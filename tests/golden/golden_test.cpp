@@ -1,6 +1,6 @@
 // Golden tests: fixed reports rendered to text (colour off, on, verbose, quiet), JSON, Markdown
-// (plain and redacted), JUnit, Prometheus and GitHub annotations, compared with the files in tests/golden/. GPUCHECK_UPDATE_GOLDEN=1
-// rewrites them (review the diff!).
+// (plain and redacted), JUnit, Prometheus and GitHub annotations, compared with the files in
+// tests/golden/. GPUCHECK_UPDATE_GOLDEN=1 rewrites them (review the diff!).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -128,8 +128,8 @@ TEST_P(Golden, QuietText) {
 TEST_P(Golden, Prometheus) {
   // tests/prometheus/check_exposition.py parses these files with prometheus_client too.
   expect_golden(GetParam().name + ".prom",
-                render::render_prometheus(GetParam().report,
-                                          render::PrometheusOptions{std::chrono::milliseconds(1234)}));
+                render::render_prometheus(
+                    GetParam().report, render::PrometheusOptions{std::chrono::milliseconds(1234)}));
 }
 
 TEST_P(Golden, GithubAnnotations) {

@@ -66,9 +66,9 @@ TEST(GithubRenderer, DataAndPropertiesAreEscaped) {
   EXPECT_EQ(github_escape_property("100% done\r\nnext: a,b"), "100%25 done%0D%0Anext%3A a%2Cb");
   EXPECT_EQ(github_escape_data("bad\xff byte"), "bad\\xff byte");
   // A message cannot end the command early or start another one.
-  const Report report = report_of({result(
-      "gpu.ecc", Status::fail, 0,
-      {{"gpu.ecc_uncorrected", Severity::fail, "x\n::error title=forged::y", "", 0}})});
+  const Report report = report_of(
+      {result("gpu.ecc", Status::fail, 0,
+              {{"gpu.ecc_uncorrected", Severity::fail, "x\n::error title=forged::y", "", 0}})});
   const std::vector<std::string> lines = lines_of(render_github(report));
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0], "::error title=gpu.ecc_uncorrected (gpu.ecc%2C GPU 0)::x%0A::error "

@@ -1,7 +1,5 @@
 #include "checks/long_rules.hpp"
 
-#include "gpucheck/plural.hpp"
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +11,7 @@
 
 #include "checks/xid_catalog.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 

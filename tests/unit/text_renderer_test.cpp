@@ -321,7 +321,7 @@ TEST(TextRenderer, VerboseShowsKernelModuleFacts) {
   verbose.verbose = true;
   const std::string text = flattened(render_text(report, verbose));
   for (const char* expected :
-       {"running kernel 6.8.0-90-generic: 1 NVIDIA module file(s), Secure Boot on, lockdown "
+       {"running kernel 6.8.0-90-generic: 1 NVIDIA module file, Secure Boot on, lockdown "
         "integrity",
         "NVIDIA module also built for kernel 6.8.0-85-generic",
         "blacklisted in /etc/modprobe.d/nvidia.conf: blacklist nvidia", "power suspended D3cold"}) {

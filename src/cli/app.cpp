@@ -328,11 +328,10 @@ int command_run(const RunOptions& options, bool report_command) {
   }
   // Progress goes to stderr; a program reading JSON, JUnit, metrics, annotations or a drain
   // reason from stdout wants silence.
-  const bool machine_output = plan->stdout_format == ReportFormat::json ||
-                              plan->stdout_format == ReportFormat::junit ||
-                              plan->stdout_format == ReportFormat::prometheus ||
-                              plan->stdout_format == ReportFormat::github ||
-                              plan->stdout_format == ReportFormat::reason;
+  const bool machine_output =
+      plan->stdout_format == ReportFormat::json || plan->stdout_format == ReportFormat::junit ||
+      plan->stdout_format == ReportFormat::prometheus ||
+      plan->stdout_format == ReportFormat::github || plan->stdout_format == ReportFormat::reason;
   if (!machine_output) {
     std::fputs(options.from_snapshot ? "gpucheck: replaying a snapshot...\n"
                                      : "gpucheck: probing...\n",

@@ -6,6 +6,7 @@
 #include "checks/probe_failure.hpp"
 #include "checks/version_text.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -33,7 +34,7 @@ std::string library_file(const LibraryLoad& load) {
 std::string visibility_context(const SystemSnapshot& s) {
   std::vector<std::string> parts;
   if (s.nvml.device_count) {
-    parts.push_back(fmt::format("NVML sees {} GPU(s)", *s.nvml.device_count));
+    parts.push_back(fmt::format("NVML sees {}", plural(*s.nvml.device_count, "GPU")));
   } else {
     parts.push_back("NVML gave no GPU count");
   }
@@ -157,11 +158,10 @@ std::vector<CheckResult> run(const CheckContext& context) {
   }
   const std::string driver =
       cuda.driver_version ? cuda_version_text(*cuda.driver_version) : std::string("unknown");
-  const std::string count =
-      cuda.device_count ? std::to_string(*cuda.device_count) : std::string("an unknown number of");
+  const std::string count = cuda.device_count ? plural(*cuda.device_count, "device")
+                                              : std::string("an unknown number of devices");
   return {make_result(k_info,
-                      fmt::format("cuInit succeeded: driver supports CUDA {}, {} device(s) "
-                                  "visible ({})",
+                      fmt::format("cuInit succeeded: driver supports CUDA {}, {} visible ({})",
                                   driver, count, file),
                       {})};
 }

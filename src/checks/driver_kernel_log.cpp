@@ -12,6 +12,7 @@
 #include "checks/driver_facts.hpp"
 #include "checks/xid_catalog.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -173,12 +174,12 @@ std::vector<CheckResult> run(const CheckContext& context) {
     }
   }
   const std::string source = log.source == "journal" ? "the journal" : "/dev/kmsg";
-  std::string summary =
-      log.events.empty()
-          ? fmt::format("{}: no Xid, SXid or GPU PCIe error in {} record(s) since boot", source,
-                        log.records_read)
-          : fmt::format("{}: {} NVIDIA or PCIe event(s) in {} record(s) since boot", source,
-                        log.events.size(), log.records_read);
+  std::string summary = log.events.empty()
+                            ? fmt::format("{}: no Xid, SXid or GPU PCIe error in {} since boot",
+                                          source, plural(log.records_read, "record"))
+                            : fmt::format("{}: {} in {} since boot", source,
+                                          plural(log.events.size(), "NVIDIA or PCIe event"),
+                                          plural(log.records_read, "record"));
   if (log.truncated) {
     summary += " (read up to the size cap)";
   }

@@ -4,6 +4,7 @@
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -59,8 +60,8 @@ std::vector<CheckResult> run(const CheckContext& context) {
     }
   }
   return {make_result(k_info,
-                      fmt::format("nvidia module {} loaded; {} NVIDIA GPU(s) on the PCI bus",
-                                  module_version_text(module), gpus.size()),
+                      fmt::format("nvidia module {} loaded; {} on the PCI bus",
+                                  module_version_text(module), plural(gpus.size(), "NVIDIA GPU")),
                       std::move(findings))};
 }
 } // namespace

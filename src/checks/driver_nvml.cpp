@@ -4,6 +4,7 @@
 #include "checks/driver_facts.hpp"
 #include "checks/probe_failure.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -52,8 +53,8 @@ std::vector<Finding> lost_gpu_findings(const SystemSnapshot& s) {
     }
     const int cuda_count = static_cast<int>(s.cuda.devices.size());
     const std::string cuda = s.cuda.device_count
-                                 ? fmt::format("; CUDA sees {} of NVML's {} GPU(s)", cuda_count,
-                                               s.nvml.device_count.value_or(0))
+                                 ? fmt::format("; CUDA sees {} of NVML's {}", cuda_count,
+                                               plural(s.nvml.device_count.value_or(0), "GPU"))
                                  : std::string();
     const std::string address = bdf.empty() ? std::string("at an unknown PCI address") : bdf;
     if (failure.result == k_nvml_reset_required) {

@@ -5,6 +5,7 @@
 
 #include "checks/checks.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -87,8 +88,9 @@ std::vector<CheckResult> run(const CheckContext& context) {
                                     " (no /dev/nvidiaN node exists for any GPU)"));
   }
   return {make_result(k_info,
-                      fmt::format("{} device node(s) checked, {} per-GPU node(s) present",
-                                  module.device_nodes.size(), gpu_nodes),
+                      fmt::format("{} checked, {} present",
+                                  plural(module.device_nodes.size(), "device node"),
+                                  plural(gpu_nodes, "per-GPU node")),
                       std::move(findings))};
 }
 } // namespace

@@ -5,6 +5,7 @@
 
 #include "checks/checks.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -61,9 +62,9 @@ std::vector<CheckResult> run(const CheckContext& context) {
           make_finding("env.risky_variable", std::nullopt, risky.name, *value, risky.why));
     }
   }
-  const std::string summary = findings.empty()
-                                  ? std::string("no risky CUDA variable is set")
-                                  : fmt::format("{} risky variable(s) set", findings.size());
+  const std::string summary =
+      findings.empty() ? std::string("no risky CUDA variable is set")
+                       : fmt::format("{} set", plural(findings.size(), "risky variable"));
   return {make_result(k_info, summary, std::move(findings))};
 }
 } // namespace

@@ -7,6 +7,7 @@
 #include "checks/checks.hpp"
 #include "checks/visible_devices.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -101,8 +102,8 @@ std::vector<CheckResult> run(const CheckContext& context) {
                       bad.problem, fmt::format("{}", fmt::join(kept, ", ")), gpu_list(s))})};
   }
   return {make_result(k_info,
-                      fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" selects {} device(s)", *value,
-                                  parsed.accepted_count()),
+                      fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" selects {}", *value,
+                                  plural(parsed.accepted_count(), "device")),
                       {})};
 }
 } // namespace

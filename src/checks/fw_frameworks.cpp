@@ -9,6 +9,7 @@
 #include "checks/fw_checks.hpp"
 #include "checks/fw_rules.hpp"
 #include "compat/matrix.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -76,8 +77,8 @@ std::vector<CheckResult> judge(const CheckInfo& info, std::string_view name,
   }
   if (results.empty()) {
     return {
-        skip_result(info, fmt::format("no {} in the {} Python environment(s) found",
-                                      fw::framework_label(name), s.python_environments.size()))};
+        skip_result(info, fmt::format("no {} in the {} found", fw::framework_label(name),
+                                      plural(s.python_environments.size(), "Python environment")))};
   }
   return results;
 }

@@ -2,6 +2,7 @@
 
 #include "checks/fw_checks.hpp"
 #include "checks/fw_rules.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -23,8 +24,8 @@ std::vector<CheckResult> run(const CheckContext& context) {
       } else if (!result.error.empty()) {
         summary += result.error;
       } else {
-        summary += fmt::format("{} {}, sees {} GPU(s){}{}", fw::framework_label(result.framework),
-                               result.version, result.device_count.value_or(0),
+        summary += fmt::format("{} {}, sees {}{}{}", fw::framework_label(result.framework),
+                               result.version, plural(result.device_count.value_or(0), "GPU"),
                                result.op_ok == true ? ", tiny op ok" : "",
                                result.cudnn_version ? ", cuDNN " + *result.cudnn_version : "");
       }

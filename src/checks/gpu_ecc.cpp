@@ -3,6 +3,7 @@
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -30,7 +31,7 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   }
   const uint64_t uncorrected = *gpu.ecc_uncorrected_volatile;
   const std::string summary = fmt::format(
-      "ECC on: {} uncorrected, {} corrected error(s) since the driver loaded", uncorrected,
+      "ECC on: {} uncorrected, {} corrected errors since the driver loaded", uncorrected,
       gpu.ecc_corrected_volatile ? std::to_string(*gpu.ecc_corrected_volatile)
                                  : std::string("unknown"));
   if (uncorrected > 0) {

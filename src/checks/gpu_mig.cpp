@@ -3,6 +3,7 @@
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -40,9 +41,9 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   if (*gpu.mig_instance_count == 0) {
     findings.push_back(make_finding("gpu.mig_no_instance", gpu.index, gpu_label(gpu), gpu.index));
   }
-  return make_result(info,
-                     fmt::format("MIG is enabled with {} instance(s)", *gpu.mig_instance_count),
-                     std::move(findings), gpu.index);
+  return make_result(
+      info, fmt::format("MIG is enabled with {}", plural(*gpu.mig_instance_count, "instance")),
+      std::move(findings), gpu.index);
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {

@@ -3,6 +3,7 @@
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -37,8 +38,8 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   }
   return make_result(
       info,
-      fmt::format("{} retired page(s) ({} double-bit, {} single-bit){}", dbe + sbe, dbe, sbe,
-                  gpu.retired_pages_pending.value_or(false) ? ", retirement pending" : ""),
+      fmt::format("{} ({} double-bit, {} single-bit){}", plural(dbe + sbe, "retired page"), dbe,
+                  sbe, gpu.retired_pages_pending.value_or(false) ? ", retirement pending" : ""),
       std::move(findings), gpu.index);
 }
 

@@ -10,6 +10,7 @@
 
 #include "checks/per_gpu.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -143,7 +144,8 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
     std::string which = down.empty() ? std::string() : "links " + join_ints(down);
     const int unlisted = should - static_cast<int>(gpu.nvlinks.size());
     if (unlisted > 0) {
-      which += fmt::format("{}{} link(s) NVML does not list", which.empty() ? "" : "; ", unlisted);
+      which += fmt::format("{}{} NVML does not list", which.empty() ? "" : "; ",
+                           plural(unlisted, "link"));
     }
     out.findings.push_back(
         make_finding("nvlink.links_down", gpu.index, gpu_label(gpu), up, should, which));
@@ -279,8 +281,8 @@ InterconnectVerdict judge_topology(const SystemSnapshot& snapshot) {
   for (const auto& [label, count] : by_label) {
     parts.push_back(fmt::format("{} {}", count, label));
   }
-  out.summary = fmt::format("{} GPUs, {} pair(s): {}", snapshot.gpus.size(),
-                            snapshot.gpu_paths.size(), fmt::join(parts, ", "));
+  out.summary = fmt::format("{}, {}: {}", plural(snapshot.gpus.size(), "GPU"),
+                            plural(snapshot.gpu_paths.size(), "pair"), fmt::join(parts, ", "));
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include "checks/probe_failure.hpp"
 #include "checks/version_text.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -97,8 +98,8 @@ std::vector<CheckResult> run(const CheckContext& context) {
   const std::string version =
       family->load.version.empty() ? std::string("(version unknown)") : family->load.version;
   return {make_result(k_info,
-                      fmt::format("cuDNN {} from {}; {} sub-library(ies) checked", version,
-                                  family->load.real_path, sublibraries),
+                      fmt::format("cuDNN {} from {}; {} checked", version, family->load.real_path,
+                                  plural(sublibraries, "sub-library", "sub-libraries")),
                       std::move(findings))};
 }
 } // namespace

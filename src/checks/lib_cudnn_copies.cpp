@@ -7,6 +7,7 @@
 #include "checks/checks.hpp"
 #include "checks/version_text.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -144,8 +145,9 @@ std::vector<CheckResult> run(const CheckContext& context) {
   if (auto finding = cuda_major_mix(s, *family, copies)) {
     findings.push_back(std::move(*finding));
   }
-  return {make_result(k_info, fmt::format("{} cuDNN cop(ies) on disk", copies.size()),
-                      std::move(findings))};
+  return {make_result(
+      k_info, fmt::format("{} on disk", plural(copies.size(), "cuDNN copy", "cuDNN copies")),
+      std::move(findings))};
 }
 } // namespace
 

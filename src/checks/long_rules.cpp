@@ -11,6 +11,7 @@
 
 #include "checks/xid_catalog.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -72,15 +73,16 @@ Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& repor
     names.push_back(p.name);
   }
   judgement.summary = fmt::format(
-      "{}: {:.1f} GiB tested ({:.1f}% of {:.1f} GiB free) under {} pattern(s) ({}), {} full "
-      "round(s) in {:.1f} s at {:.0f} GB/s",
+      "{}: {:.1f} GiB tested ({:.1f}% of {:.1f} GiB free) under {} ({}), {} in {:.1f} s at "
+      "{:.0f} GB/s",
       gpu_words(gpu), gib(report.tested_bytes), 100.0 * coverage, gib(report.free_bytes),
-      report.patterns.size(), names.empty() ? std::string("none") : join(names, ", "),
-      report.rounds, report.elapsed_s, gbps);
+      plural(report.patterns.size(), "pattern"),
+      names.empty() ? std::string("none") : join(names, ", "), plural(report.rounds, "full round"),
+      report.elapsed_s, gbps);
   if (report.error_count == 0) {
     judgement.summary += "; every word read back right";
   } else {
-    judgement.summary += fmt::format("; {} word(s) read back WRONG", report.error_count);
+    judgement.summary += fmt::format("; {} read back WRONG", plural(report.error_count, "word"));
     std::optional<uint64_t> lowest;
     std::optional<uint64_t> highest;
     std::vector<std::string> patterns;
@@ -96,7 +98,7 @@ Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& repor
     const std::string count = report.errors.size() < report.error_count
                                   ? fmt::format("{} words (the first {} recorded)",
                                                 report.error_count, report.errors.size())
-                                  : fmt::format("{} word(s)", report.error_count);
+                                  : plural(report.error_count, "word");
     const auto address = [](const std::optional<uint64_t>& a) {
       return a ? fmt::format("0x{:x}", *a) : std::string("unknown");
     };
@@ -114,9 +116,9 @@ Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& repor
     judgement.findings.push_back(make_finding(
         "gpu.long_interrupted", index, index, "the memory test",
         fmt::format("{:.1f}", report.elapsed_s), fmt::format("{:.0f}", report.duration_s),
-        fmt::format("{:.1f} GiB tested under {} pattern(s) in {} full round(s); the rest of the "
-                    "time was not tested",
-                    gib(report.tested_bytes), report.patterns.size(), report.rounds)));
+        fmt::format("{:.1f} GiB tested under {} in {}; the rest of the time was not tested",
+                    gib(report.tested_bytes), plural(report.patterns.size(), "pattern"),
+                    plural(report.rounds, "full round"))));
   } else if (coverage < k_memtest_coverage_floor) {
     judgement.findings.push_back(make_finding(
         "gpu.memtest_coverage_low", index, index, fmt::format("{:.1f}", gib(report.tested_bytes)),
@@ -296,7 +298,7 @@ Judgement judge_burn(const GpuTarget& gpu, const engine::BurnReport& burn) {
   }
   std::string xids;
   if (burn.xid_watch == "nvml") {
-    xids = burn.xids.empty() ? "no Xid (NVML events)" : fmt::format("{} Xid(s)", burn.xids.size());
+    xids = burn.xids.empty() ? "no Xid (NVML events)" : plural(burn.xids.size(), "Xid");
   } else {
     std::string why = burn.xid_watch;
     if (why.rfind("unavailable: ", 0) == 0) {
@@ -314,7 +316,8 @@ Judgement judge_burn(const GpuTarget& gpu, const engine::BurnReport& burn) {
         "{}: {:.0f} s burn{}: {}; {}; {}; {}", gpu_words(gpu), burn.elapsed_s,
         burn.cublas.empty() ? std::string() : ", cuBLAS " + burn.cublas, join(types, ", "),
         mismatched == 0 ? std::string("every iteration identical to the first")
-                        : fmt::format("{} iteration(s) DIFFER from the first", mismatched),
+                        : fmt::format("{} from the first",
+                                      plural(mismatched, "iteration DIFFERS", "iterations DIFFER")),
         clocks.summary, xids);
   }
   if (burn.interrupted) {

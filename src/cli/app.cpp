@@ -1,5 +1,6 @@
 #include "cli/app.hpp"
 
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,6 +61,15 @@ struct UsageError {
 std::optional<std::string> getenv_opt(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+}
+
+/// The terminal's width in columns when `fd` is a terminal that reports one.
+std::optional<int> terminal_columns(int fd) {
+  struct winsize size {};
+  if (::isatty(fd) != 0 && ::ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+    return static_cast<int>(size.ws_col);
+  }
+  return std::nullopt;
 }
 
 SystemSnapshot load_snapshot_file(const std::string& path) {
@@ -210,7 +220,8 @@ std::optional<WriteError> write_stdout(const std::string& text) {
 /// Write the report where the plan says: files first, then the bundle, then stdout. An output
 /// that fails is named on stderr and the others are still written (a report always gets out);
 /// the exit code is then 2 for a path that was refused, 3 for data that could not be written.
-int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions& options) {
+int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions& options,
+                  std::chrono::milliseconds run_duration) {
   std::optional<Report> redacted;
   const auto shown = [&](ReportFormat format) -> const Report& {
     if (!plan.redacts(format)) {
@@ -226,9 +237,10 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
   int write_failure = k_exit_ok;
   render::TextStyle file_style;
   file_style.verbose = options.verbose;
+  file_style.quiet = options.quiet;
   for (const OutputTarget& target : plan.files) {
-    const std::string text =
-        render_report(shown(target.format), target.format, file_style, options.output.json_compact);
+    const std::string text = render_report(shown(target.format), target.format, file_style,
+                                           options.output.json_compact, run_duration);
     if (std::optional<WriteError> problem = write_output_file(target.path, text)) {
       write_failure = worse_exit(write_failure, *problem);
     }
@@ -258,8 +270,11 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
         render::decide_color(options.color, ::isatty(STDOUT_FILENO) != 0, getenv_opt("NO_COLOR"),
                              getenv_opt("CLICOLOR_FORCE"), getenv_opt("TERM"));
     style.verbose = options.verbose;
-    if (std::optional<WriteError> problem = write_stdout(render_report(
-            shown(*plan.stdout_format), *plan.stdout_format, style, options.output.json_compact))) {
+    style.quiet = options.quiet;
+    style.width = render::decide_width(terminal_columns(STDOUT_FILENO), getenv_opt("COLUMNS"));
+    if (std::optional<WriteError> problem =
+            write_stdout(render_report(shown(*plan.stdout_format), *plan.stdout_format, style,
+                                       options.output.json_compact, run_duration))) {
       write_failure = worse_exit(write_failure, *problem);
     }
   }
@@ -289,6 +304,7 @@ int stdout_checked(int code) {
 
 /// The main command and `gpucheck report` (report_command): check the outputs, run, write.
 int command_run(const RunOptions& options, bool report_command) {
+  const auto started = std::chrono::steady_clock::now();
   require_some_check(options);
   check_python_options(options);
   // CLI11 does not run validators on an empty value (`--fail-on ""`, `fail-on =` in a config):
@@ -310,10 +326,12 @@ int command_run(const RunOptions& options, bool report_command) {
   if (options.from_snapshot) {
     replayed = load_snapshot_file(*options.from_snapshot);
   }
-  // Progress goes to stderr; a program reading JSON, JUnit or a drain reason wants silence.
-  const bool machine_output = plan->stdout_format == ReportFormat::json ||
-                              plan->stdout_format == ReportFormat::junit ||
-                              plan->stdout_format == ReportFormat::reason;
+  // Progress goes to stderr; a program reading JSON, JUnit, metrics, annotations or a drain
+  // reason from stdout wants silence.
+  const bool machine_output =
+      plan->stdout_format == ReportFormat::json || plan->stdout_format == ReportFormat::junit ||
+      plan->stdout_format == ReportFormat::prometheus ||
+      plan->stdout_format == ReportFormat::github || plan->stdout_format == ReportFormat::reason;
   if (!machine_output) {
     std::fputs(options.from_snapshot ? "gpucheck: replaying a snapshot...\n"
                                      : "gpucheck: probing...\n",
@@ -371,7 +389,9 @@ int command_run(const RunOptions& options, bool report_command) {
         options.level == Level::long_ && engine_ptr != nullptr && ::isatty(STDERR_FILENO) != 0);
     report = build_report(options, std::move(snapshot), gpu_engine.get());
   }
-  const int code = write_outputs(*report, *plan, options);
+  const int code = write_outputs(*report, *plan, options,
+                                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::steady_clock::now() - started));
   if (const int signo = interrupt_watch.signal(); signo != 0) {
     return std::max(code, k_exit_signal_base + signo);
   }
@@ -535,15 +555,17 @@ struct OutputBinding {
 void add_output_options(CLI::App& app, OutputOptions& output, OutputBinding& binding) {
   binding.format =
       app.add_option("--format", binding.format_values,
-                     "Report format: text (default), json, markdown, junit, reason (one drain "
-                     "line, exit 1 when the node should drain); for stdout, or for the --output "
-                     "just before it when that names no format")
+                     "Report format: text (default), json, markdown, junit, prometheus, github "
+                     "(Actions annotations), reason (one drain line, exit 1 when the node should "
+                     "drain); for stdout, or for the --output just before it when that names no "
+                     "format")
           ->allow_extra_args(false);
-  binding.output = app.add_option("--output", output.outputs,
-                                  "Also write the report to a file: [FORMAT:]FILE, e.g. "
-                                  "json:report.json, report.xml (format from .txt/.json/.md/.xml) "
-                                  "or FILE --format F; repeatable; '-' is stdout")
-                       ->allow_extra_args(false);
+  binding.output =
+      app.add_option("--output", output.outputs,
+                     "Also write the report to a file: [FORMAT:]FILE, e.g. "
+                     "json:report.json, report.xml (format from .txt/.json/.md/.xml/.prom) "
+                     "or FILE --format F; repeatable; '-' is stdout")
+          ->allow_extra_args(false);
   app.add_option("--bundle", output.bundle,
                  "Write a support bundle (.tar.gz): the report in every format, the snapshot and "
                  "the raw sources, redacted");
@@ -626,7 +648,12 @@ int run_app(int argc, char** argv) {
   app.add_flag("--force", options.force,
                "--level long also on GPUs that other processes use (it takes nearly all their "
                "free memory and full power)");
-  app.add_flag("-v,--verbose", options.verbose, "Show details of passing checks too");
+  CLI::Option* verbose =
+      app.add_flag("-v,--verbose", options.verbose,
+                   "Show details of passing checks too, and each skipped check with its reason");
+  app.add_flag("-q,--quiet", options.quiet,
+               "Text: only the problems (warn, fail, error) and the summary line")
+      ->excludes(verbose);
   app.add_option("--only", options.only,
                  "Run only checks whose id starts with this prefix (repeatable, comma-separated)");
   app.add_option("--skip", options.skip,

@@ -11,12 +11,30 @@
 #include <stdexcept>
 
 #include "cli/options.hpp"
+#include "gates/metric_names.hpp"
 #include "gpucheck/model/json_input.hpp"
 #include "render/utf8.hpp"
 
 namespace gpucheck::cli {
 
 namespace {
+
+/// A --min expression whose metric some check reports (gates/metric_names.hpp).
+/// The metric is judged before the syntax of the rest, so that `UNKNOWN_METRIC=20` is told which
+/// metrics exist rather than how a name is spelt.
+Expected<gates::MetricMinimum> known_minimum(std::string_view text) {
+  if (const size_t eq = text.find('='); eq != std::string_view::npos) {
+    std::string_view metric = text.substr(0, eq);
+    metric.remove_prefix(std::min(metric.find_first_not_of(" \t"), metric.size()));
+    metric = metric.substr(0, metric.find_last_not_of(" \t") + 1);
+    if (!metric.empty()) {
+      if (Expected<std::string_view> known = gates::check_known_metric(metric); !known) {
+        return Error{fmt::format("'{}': {}", text, known.error().message)};
+      }
+    }
+  }
+  return gates::parse_minimum(text);
+}
 
 /// A config file is a few lines; more than this is not one.
 constexpr size_t k_max_config_bytes = size_t{1} << 20;
@@ -197,8 +215,9 @@ void add_gate_options(CLI::App& app, GateOptions& options) {
                  "(driver, cuda, cudart, cudnn, cublas, nccl, toolkit, cc; repeatable)")
       ->check(expression_validator(gates::parse_requirement, "EXPR"));
   app.add_option("--min", options.min,
-                 "Gate: a minimum for a metric on every GPU, e.g. h2d_gbps=20 (repeatable)")
-      ->check(expression_validator(gates::parse_minimum, "METRIC=N"));
+                 "Gate: a minimum for a metric on every GPU, e.g. h2d_gbps=20 (repeatable; an "
+                 "unknown metric is a usage error)")
+      ->check(expression_validator(known_minimum, "METRIC=N"));
   app.add_option("--fail-on", options.fail_on,
                  "Gate: 'warn' makes warnings fail the run (exit 1); default 'fail'")
       ->check(expression_validator(gates::parse_fail_on, "LEVEL"));
@@ -226,7 +245,7 @@ gates::GateSpec gate_spec(const GateOptions& options) {
     spec.requirements.push_back(value(gates::parse_requirement(text)));
   }
   for (const std::string& text : split_commas(options.min)) {
-    spec.minimums.push_back(value(gates::parse_minimum(text)));
+    spec.minimums.push_back(value(known_minimum(text)));
   }
   spec.fail_on_warn = value(gates::parse_fail_on(options.fail_on));
   for (const std::string& text : split_commas(options.ignore)) {

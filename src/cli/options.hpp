@@ -22,6 +22,7 @@ struct RunOptions {
   std::optional<double> duration_s; ///< --duration: each timed phase of the long level
   bool force = false;               ///< --force: the long level also on GPUs others use
   bool verbose = false;
+  bool quiet = false; ///< -q: text shows only the problems and the summary
   std::vector<std::string> only;
   std::vector<std::string> skip;
   std::optional<std::string> from_snapshot;

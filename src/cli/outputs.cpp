@@ -15,9 +15,11 @@
 
 #include "cli/output_file.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "render/github.hpp"
 #include "render/json.hpp"
 #include "render/junit.hpp"
 #include "render/markdown.hpp"
+#include "render/prometheus.hpp"
 #include "render/reason.hpp"
 
 namespace gpucheck::cli {
@@ -41,6 +43,9 @@ std::optional<ReportFormat> format_from_extension(std::string_view path) {
   if (extension == ".xml") {
     return ReportFormat::junit;
   }
+  if (extension == ".prom") {
+    return ReportFormat::prometheus;
+  }
   return std::nullopt;
 }
 
@@ -61,6 +66,10 @@ std::string_view to_string(ReportFormat format) {
     return "markdown";
   case ReportFormat::junit:
     return "junit";
+  case ReportFormat::prometheus:
+    return "prometheus";
+  case ReportFormat::github:
+    return "github";
   case ReportFormat::reason:
     return "reason";
   }
@@ -68,8 +77,9 @@ std::string_view to_string(ReportFormat format) {
 }
 
 std::optional<ReportFormat> format_from_string(std::string_view text) {
-  for (ReportFormat format : {ReportFormat::text, ReportFormat::json, ReportFormat::markdown,
-                              ReportFormat::junit, ReportFormat::reason}) {
+  for (ReportFormat format :
+       {ReportFormat::text, ReportFormat::json, ReportFormat::markdown, ReportFormat::junit,
+        ReportFormat::prometheus, ReportFormat::github, ReportFormat::reason}) {
     if (text == to_string(format)) {
       return format;
     }
@@ -98,9 +108,8 @@ Expected<OutputTarget> parse_output(std::string_view spec) {
   const std::optional<ReportFormat> guessed = format_from_extension(target.path);
   if (!guessed) {
     return Error{fmt::format("--output '{}': say which format, e.g. --output json:{} (formats: "
-                             "text, json, markdown, junit, reason; or end the name in .txt, .json, "
-                             ".md, "
-                             ".xml)",
+                             "text, json, markdown, junit, prometheus, github, reason; or end "
+                             "the name in .txt, .json, .md, .xml, .prom)",
                              spec, spec)};
   }
   target.format = *guessed;
@@ -133,8 +142,9 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
   for (const FormatOption& option : options.formats) {
     const std::optional<ReportFormat> named = format_from_string(option.format);
     if (!named) {
-      return Error{fmt::format("--format '{}' is not one of text, json, markdown, junit, reason",
-                               option.format)};
+      return Error{fmt::format(
+          "--format '{}' is not one of text, json, markdown, junit, prometheus, github, reason",
+          option.format)};
     }
     const std::optional<size_t> target = option.after_output;
     if (target && *target < options.outputs.size() &&
@@ -231,7 +241,8 @@ bool drains_node(const Report& report) {
 }
 
 std::string render_report(const Report& report, ReportFormat format, const render::TextStyle& style,
-                          bool compact_json) {
+                          bool compact_json,
+                          std::optional<std::chrono::milliseconds> run_duration) {
   switch (format) {
   case ReportFormat::text:
     return render::render_text(report, style);
@@ -241,6 +252,10 @@ std::string render_report(const Report& report, ReportFormat format, const rende
     return render::render_markdown(report);
   case ReportFormat::junit:
     return render::render_junit(report);
+  case ReportFormat::prometheus:
+    return render::render_prometheus(report, render::PrometheusOptions{run_duration});
+  case ReportFormat::github:
+    return render::render_github(report);
   case ReportFormat::reason:
     return render::render_reason(report, &code_drains);
   }

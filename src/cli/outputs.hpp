@@ -2,6 +2,7 @@
 /// Where a run's report goes: the format on stdout, extra files (--output), the support bundle
 /// (--bundle) and which of them are redacted (docs/report-format.md, "Output files").
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,11 +20,14 @@ enum class ReportFormat {
   json,
   markdown,
   junit,
+  prometheus,
+  github,
   reason, ///< one line for a drain reason, empty when nothing drains (render/reason.hpp)
 };
 
 std::string_view to_string(ReportFormat format);
-/// "text", "json", "markdown" (or "md"), "junit", "reason"; nullopt for anything else.
+/// "text", "json", "markdown" (or "md"), "junit", "prometheus", "github", "reason"; nullopt for
+/// anything else.
 std::optional<ReportFormat> format_from_string(std::string_view text);
 
 /// One --output: a format and a path ("-" is stdout).
@@ -36,8 +40,8 @@ struct OutputTarget {
 
 /// "--output [FORMAT:]FILE": the format named before the first ':' when it is a format name
 /// ("json:out/report.json", "junit:-"), else taken from the extension (.txt text, .json json,
-/// .md/.markdown markdown, .xml junit). An empty path, or no format and an unknown extension,
-/// is an error that says how to name the format.
+/// .md/.markdown markdown, .xml junit, .prom prometheus). An empty path, or no format and an
+/// unknown extension, is an error that says how to name the format.
 Expected<OutputTarget> parse_output(std::string_view spec);
 
 /// Whether an --output spec names its format with a "FORMAT:" prefix.
@@ -95,9 +99,11 @@ std::optional<Error> check_writable(const std::string& path);
 /// exit code of a run whose stdout format is reason (docs/exit-codes.md).
 bool drains_node(const Report& report);
 
-/// The report in one format. `style` applies to text only, `compact_json` to JSON only.
+/// The report in one format. `style` applies to text only, `compact_json` to JSON only,
+/// `run_duration` (the run's wall time) to Prometheus only.
 std::string render_report(const Report& report, ReportFormat format, const render::TextStyle& style,
-                          bool compact_json = false);
+                          bool compact_json = false,
+                          std::optional<std::chrono::milliseconds> run_duration = std::nullopt);
 
 /// Names of the people on this machine for redaction: $USER, $LOGNAME, $SUDO_USER, the last
 /// part of a $HOME under /home or /Users, and login users (uid 1000-60000) in <sysroot>/etc/passwd;

@@ -1,5 +1,8 @@
 #include "render/terminal.hpp"
 
+#include <algorithm>
+#include <charconv>
+
 namespace gpucheck::render {
 
 bool decide_color(ColorChoice choice, bool stdout_is_tty,
@@ -19,6 +22,24 @@ bool decide_color(ColorChoice choice, bool stdout_is_tty,
     return true;
   }
   return stdout_is_tty && !(term && *term == "dumb");
+}
+
+int decide_width(std::optional<int> tty_columns, const std::optional<std::string>& columns) {
+  constexpr int k_default_width = 80;
+  constexpr int k_max_width = 10000;
+  if (tty_columns && *tty_columns > 0) {
+    return std::min(*tty_columns, k_max_width);
+  }
+  if (columns) {
+    int value = 0;
+    const char* begin = columns->data();
+    const char* end = begin + columns->size();
+    const auto [ptr, ec] = std::from_chars(begin, end, value);
+    if (ec == std::errc() && ptr == end && value > 0) {
+      return std::min(value, k_max_width);
+    }
+  }
+  return k_default_width;
 }
 
 } // namespace gpucheck::render

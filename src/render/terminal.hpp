@@ -15,4 +15,8 @@ bool decide_color(ColorChoice choice, bool stdout_is_tty,
                   const std::optional<std::string>& clicolor_force,
                   const std::optional<std::string>& term);
 
+/// The text width for stdout: the terminal's own (`tty_columns`, from TIOCGWINSZ), else $COLUMNS
+/// when it is a number, else 80.
+int decide_width(std::optional<int> tty_columns, const std::optional<std::string>& columns);
+
 } // namespace gpucheck::render

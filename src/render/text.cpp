@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpucheck/plural.hpp"
 #include "render/wrap.hpp"
 
 namespace gpucheck::render {
@@ -80,10 +81,6 @@ std::string number(double value) {
   return fmt::format("{:.3g}", value);
 }
 
-std::string plural(int count, std::string_view one, std::string_view many) {
-  return fmt::format("{} {}", count, count == 1 ? one : many);
-}
-
 /// "0-7" for a consecutive run, "0,2,5" otherwise.
 std::string index_list(const std::vector<int>& indexes) {
   bool consecutive = indexes.size() > 2;
@@ -103,7 +100,9 @@ public:
         m_width(static_cast<size_t>(style.width >= 40 ? style.width : 80)) {}
 
   std::string render() {
-    header();
+    if (!m_style.quiet) {
+      header();
+    }
     root_causes();
     results();
     summary_line();
@@ -235,9 +234,9 @@ private:
            fmt::format("modules: nvidia {}, nvidia_uvm {}, nouveau {}",
                        km.nvidia_loaded ? "loaded" : "absent", km.uvm_loaded ? "loaded" : "absent",
                        km.nouveau_loaded ? "loaded" : "absent"));
-      std::string boot = fmt::format("running kernel {}: {} NVIDIA module file(s)",
+      std::string boot = fmt::format("running kernel {}: {}",
                                      km.running_kernel.empty() ? "unknown" : km.running_kernel,
-                                     km.module_files.size());
+                                     plural(km.module_files.size(), "NVIDIA module file"));
       if (km.secure_boot) {
         boot += fmt::format(", Secure Boot {}", *km.secure_boot ? "on" : "off");
       }
@@ -376,9 +375,9 @@ private:
     const std::vector<GpuInfo>& gpus = snapshot().gpus;
     if (gpus.empty()) {
       const size_t on_bus = snapshot().kernel_module.pci_devices.size();
-      fact("GPUs", on_bus == 0
-                       ? "none found"
-                       : fmt::format("none usable; {} NVIDIA PCI device(s) on the bus", on_bus));
+      fact("GPUs", on_bus == 0 ? "none found"
+                               : fmt::format("none usable; {} on the bus",
+                                             plural(on_bus, "NVIDIA PCI device")));
       return;
     }
     // Without -v, identical GPUs in a row share one line: "GPU 0-7   8 x NVIDIA H100 ...".
@@ -486,7 +485,8 @@ private:
         fact("", text);
       }
       if (others > shown) {
-        fact("", fmt::format("and {} more copies (-v lists them)", others - shown));
+        fact("", fmt::format("and {} more {} (-v lists them)", others - shown,
+                             others - shown == 1 ? "copy" : "copies"));
       }
       if (m_style.verbose && lib.cudnn) {
         for (const CudnnSublibrary& sub : lib.cudnn->sublibraries) {
@@ -639,7 +639,7 @@ private:
         names.push_back(ref.gpu_index ? fmt::format("{} (GPU {})", ref.check_id, *ref.gpu_index)
                                       : ref.check_id);
       }
-      m_out += wrap(fmt::format("explains {} other result(s): {}", cause.explains.size(),
+      m_out += wrap(fmt::format("explains {}: {}", plural(cause.explains.size(), "other result"),
                                 fmt::join(names, ", ")),
                     m_width, indent, indent);
     }
@@ -687,8 +687,24 @@ private:
         short_results(list);
       }
     };
+    if (m_style.quiet) {
+      if (problems.empty()) {
+        m_out += "\nNo problems.\n";
+      }
+      return;
+    }
     section("Passed", passed);
-    section("Skipped", skipped);
+    if (m_style.verbose || skipped.empty()) {
+      section("Skipped", skipped);
+    } else {
+      // Without -v the skips are one count line: on a machine without a driver they were 30 of
+      // 55 lines, each saying why a check had nothing to judge.
+      heading(fmt::format("Skipped ({})", skipped.size()));
+      m_out +=
+          wrap(fmt::format("{} {} (-v lists {} with the reasons)", label(Status::skip),
+                           plural(skipped.size(), "result"), skipped.size() == 1 ? "it" : "each"),
+               m_width, "", std::string(k_result_indent, ' '));
+    }
   }
 
   void summary_line() {

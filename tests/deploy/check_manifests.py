@@ -95,10 +95,18 @@ def check_github_actions(path):
         for i, step in enumerate(steps):
             check(("uses" in step) != ("run" in step), f"{where} step {i}",
                   "a step has exactly one of 'uses' and 'run'")
-    gate_job = jobs.get("gpucheck", {})
+    # The gates and the tests are one job (issue 17): two jobs may run on two runners.
+    gate_jobs = [job for job in jobs.values()
+                 if any("gpucheck --config" in s.get("run", "") for s in job.get("steps", []))]
+    if not check(len(gate_jobs) == 1, path, "no single job runs gpucheck with gates"):
+        return
+    gate_job = gate_jobs[0]
     check("self-hosted" in gate_job.get("runs-on", []), path, "gpucheck job is not self-hosted")
     runs = " ".join(s.get("run", "") for s in gate_job.get("steps", []))
     check("gpucheck" in runs and "--config" in runs, path, "no gpucheck run with gates")
+    check("run-gpu-tests.sh" in runs, path, "the tests do not run in the job that gates them")
+    check("--format github" in runs, path, "no annotations (--format github)")
+    check(">> \"$GITHUB_STEP_SUMMARY\"" in runs, path, "no report on the step summary")
     uploads = [s for s in gate_job.get("steps", []) if "upload-artifact" in s.get("uses", "")]
     if check(uploads, path, "reports are not uploaded as artifacts"):
         check(uploads[0].get("if") == "always()", path, "artifact upload must run always()")
@@ -124,7 +132,13 @@ def check_gitlab(path):
         check(isinstance(job.get("script"), list) and all(isinstance(s, str) for s in job["script"]),
               where, "script must be a list of strings")
         check(job.get("stage") in stages, where, f"stage '{job.get('stage')}' is not in stages")
-    artifacts = jobs.get("gpucheck", {}).get("artifacts", {})
+    gate_jobs = [job for job in jobs.values() if isinstance(job, dict) and
+                 any("gpucheck --config" in line for line in job.get("script", []))]
+    if not check(len(gate_jobs) == 1, path, "no single job runs gpucheck with gates"):
+        return
+    check(any("run-gpu-tests.sh" in line for line in gate_jobs[0]["script"]), path,
+          "the tests do not run in the job that gates them")
+    artifacts = gate_jobs[0].get("artifacts", {})
     check(artifacts.get("when") == "always", path, "artifacts must be kept when: always")
     check(artifacts.get("reports", {}).get("junit") == "gpucheck.xml", path,
           "artifacts:reports:junit must name gpucheck.xml")

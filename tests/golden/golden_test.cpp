@@ -1,6 +1,6 @@
-// Golden tests: fixed reports rendered to text (colour off, on, verbose), JSON, Markdown (plain
-// and redacted) and JUnit, compared with the files in tests/golden/. GPUCHECK_UPDATE_GOLDEN=1
-// rewrites them (review the diff!).
+// Golden tests: fixed reports rendered to text (colour off, on, verbose, quiet), JSON, Markdown
+// (plain and redacted), JUnit, Prometheus and GitHub annotations, compared with the files in
+// tests/golden/. GPUCHECK_UPDATE_GOLDEN=1 rewrites them (review the diff!).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -9,9 +9,11 @@
 #include <sstream>
 
 #include "golden/scenarios.hpp"
+#include "render/github.hpp"
 #include "render/json.hpp"
 #include "render/junit.hpp"
 #include "render/markdown.hpp"
+#include "render/prometheus.hpp"
 #include "render/redact.hpp"
 #include "render/text.hpp"
 #include "support/json_schema.hpp"
@@ -115,6 +117,23 @@ TEST_P(Golden, RedactedMarkdown) {
 
 TEST_P(Golden, Junit) {
   expect_golden(GetParam().name + ".junit.xml", render::render_junit(GetParam().report));
+}
+
+TEST_P(Golden, QuietText) {
+  render::TextStyle style;
+  style.quiet = true;
+  expect_golden(GetParam().name + ".quiet.txt", render::render_text(GetParam().report, style));
+}
+
+TEST_P(Golden, Prometheus) {
+  // tests/prometheus/check_exposition.py parses these files with prometheus_client too.
+  expect_golden(GetParam().name + ".prom",
+                render::render_prometheus(
+                    GetParam().report, render::PrometheusOptions{std::chrono::milliseconds(1234)}));
+}
+
+TEST_P(Golden, GithubAnnotations) {
+  expect_golden(GetParam().name + ".github.txt", render::render_github(GetParam().report));
 }
 
 INSTANTIATE_TEST_SUITE_P(Reports, Golden, ::testing::ValuesIn(golden_scenarios()),

@@ -100,6 +100,21 @@ def image_problems(result):
     return problems
 
 
+def metrics_known_to_min(gpucheck, results):
+    """Issue 17: --min refuses a metric no check reports (exit 2); every metric a real run
+    reports must therefore be one it accepts (src/gates/metric_names.cpp)."""
+    names = sorted({m["name"] for r in results for m in r.get("metrics", [])})
+    if not names:
+        return ["no metric reported by the GPU checks"]
+    proc = subprocess.run([gpucheck, "--quick", "--only", "driver", "--min",
+                           ",".join(f"{name}=0" for name in names)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    if proc.returncode == 2:
+        return [f"--min refuses a metric the checks report: {proc.stderr.strip()}"]
+    print(f"ok   --min accepts all {len(names)} metrics the GPU checks reported")
+    return []
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--gpucheck", required=True)
@@ -155,6 +170,7 @@ def main():
         failures.append(f"copies without kernels: {[(r['status'], r['summary']) for r in bandwidth]}")
     failures += passive_facts(args.gpucheck)
     failures += multi_gpu(args.gpucheck, results)
+    failures += metrics_known_to_min(args.gpucheck, results)
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0

@@ -113,7 +113,7 @@ TEST(CudaInitCheck, NoDeviceMentionsVisibleDevices) {
   const CheckResult result = run_check(checks::cuda_init_check(), s).front();
   ASSERT_EQ(result.findings.size(), 1U);
   EXPECT_EQ(result.findings[0].message,
-            "cuInit returned CUDA_ERROR_NO_DEVICE (100); NVML sees 2 GPU(s); "
+            "cuInit returned CUDA_ERROR_NO_DEVICE (100); NVML sees 2 GPUs; "
             "CUDA_VISIBLE_DEVICES=\"-1\"");
 }
 

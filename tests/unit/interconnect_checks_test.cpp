@@ -273,7 +273,7 @@ TEST(InterconnectChecks, TopologyNamesPairsWithoutP2P) {
   ASSERT_EQ(result.findings.size(), 1U);
   EXPECT_EQ(result.findings[0].message,
             "GPUs 0 and 3 (NVLink): NVML peer-to-peer read status chipset_not_supported");
-  EXPECT_EQ(result.summary, "8 GPUs, 28 pair(s): 28 NVLink");
+  EXPECT_EQ(result.summary, "8 GPUs, 28 pairs: 28 NVLink");
   bool numa_metric = false;
   for (const Metric& metric : result.metrics) {
     if (metric.name == "gpu5_numa_node") {

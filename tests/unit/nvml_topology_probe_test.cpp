@@ -132,7 +132,7 @@ topology.0.1=10
   EXPECT_FALSE(s.gpus[0].fabric);
   EXPECT_TRUE(all_codes(s).empty());
   const CheckResult topology = checks::gpu_topology_check().run(CheckContext{s, {}, nullptr}).at(0);
-  EXPECT_EQ(topology.summary, "2 GPUs, 1 pair(s): 1 NV4");
+  EXPECT_EQ(topology.summary, "2 GPUs, 1 pair: 1 NV4");
   const CheckResult nvlink = checks::gpu_nvlink_check().run(CheckContext{s, {}, nullptr}).at(1);
   EXPECT_EQ(nvlink.summary, "4 of 4 NVLinks up (NVLink 4.0): 4 to GPU 0");
 }

@@ -36,3 +36,19 @@ TEST(DecideColor, ClicolorForceEnablesWithoutATerminal) {
 
 } // namespace
 } // namespace gpucheck::render
+
+namespace gpucheck::render {
+namespace {
+
+TEST(TerminalWidth, TheTerminalThenColumnsThen80) {
+  EXPECT_EQ(decide_width(132, std::string("100")), 132);
+  EXPECT_EQ(decide_width(std::nullopt, std::string("100")), 100);
+  EXPECT_EQ(decide_width(std::nullopt, std::nullopt), 80);
+  for (const char* bad : {"", "wide", "-5", "0", "12x", "99999999999999999999"}) {
+    EXPECT_EQ(decide_width(std::nullopt, std::string(bad)), 80) << bad;
+  }
+  EXPECT_EQ(decide_width(0, std::nullopt), 80);
+}
+
+} // namespace
+} // namespace gpucheck::render

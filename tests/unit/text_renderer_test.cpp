@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <sstream>
 
@@ -141,7 +142,7 @@ TEST(TextRenderer, ProblemsComeFirstWorstKindFirstThenPassesThenSkips) {
   const size_t error = line_index(lines, "ERROR d.error");
   const size_t warn = line_index(lines, "WARN  b.warn");
   const size_t pass = line_index(lines, "PASS  a.pass  fine");
-  const size_t skip = line_index(lines, "SKIP  c.skip  nothing to do here");
+  const size_t skip = line_index(lines, "SKIP  1 result (-v lists it with the reasons)");
   ASSERT_NE(fail, std::string::npos);
   ASSERT_NE(error, std::string::npos);
   ASSERT_NE(warn, std::string::npos);
@@ -152,6 +153,64 @@ TEST(TextRenderer, ProblemsComeFirstWorstKindFirstThenPassesThenSkips) {
   EXPECT_LT(warn, pass);
   EXPECT_LT(pass, skip);
   EXPECT_EQ(lines.back(), "Result: ERROR  1 passed, 1 warning, 1 failed, 1 error, 1 skipped");
+}
+
+TEST(TextRenderer, SkipsAreOneCountLineUnlessVerbose) {
+  std::vector<CheckResult> results{result("a.pass", Status::pass, "fine")};
+  for (const char* id : {"b.skip", "c.skip", "d.skip"}) {
+    results.push_back(result(id, Status::skip, std::string("no reason for ") + id));
+  }
+  const std::string text = render_text(report_with(results), TextStyle{});
+  EXPECT_NE(text.find("\nSkipped (3)\nSKIP  3 results (-v lists each with the reasons)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("no reason for"), std::string::npos) << text;
+  TextStyle verbose;
+  verbose.verbose = true;
+  const std::string full = render_text(report_with(results), verbose);
+  for (const char* id : {"b.skip", "c.skip", "d.skip"}) {
+    EXPECT_NE(full.find(std::string("no reason for ") + id), std::string::npos) << full;
+  }
+  EXPECT_EQ(full.find("-v lists"), std::string::npos);
+}
+
+TEST(TextRenderer, QuietShowsOnlyProblemsAndTheVerdict) {
+  TextStyle quiet;
+  quiet.quiet = true;
+  const std::vector<std::string> lines = lines_of(render_text(
+      report_with({result("a.pass", Status::pass, "fine"), result("b.warn", Status::warn, "meh"),
+                   result("c.skip", Status::skip, "nothing")}),
+      quiet));
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(line_index(lines, "WARN  b.warn"), std::string::npos);
+  EXPECT_EQ(line_index(lines, "PASS"), std::string::npos);
+  EXPECT_EQ(line_index(lines, "SKIP"), std::string::npos);
+  EXPECT_EQ(line_index(lines, "gpucheck "), std::string::npos) << "no header";
+  EXPECT_EQ(lines.back(), "Result: WARN  1 passed, 1 warning, 0 failed, 0 errors, 1 skipped");
+
+  const std::string calm =
+      render_text(report_with({result("a.pass", Status::pass, "fine")}), quiet);
+  EXPECT_EQ(calm, "\nNo problems.\n\nResult: PASS  1 passed, 0 warnings, 0 failed, 0 errors, 0 "
+                  "skipped\n");
+}
+
+TEST(TextRenderer, WrapsAtTheWidthAsked) {
+  const std::string summary(150, 'x');
+  const Report report = report_with({result("a.warn", Status::warn, "word " + summary)});
+  for (const int width : {80, 132, 200}) {
+    TextStyle style;
+    style.width = width;
+    size_t longest = 0;
+    for (const std::string& line : lines_of(render_text(report, style))) {
+      if (line.find("xxxx") == std::string::npos) {
+        longest = std::max(longest, line.size());
+      }
+    }
+    EXPECT_LE(longest, static_cast<size_t>(width)) << width;
+  }
+  TextStyle wide;
+  wide.width = 200;
+  EXPECT_NE(render_text(report, wide).find("word " + summary), std::string::npos);
 }
 
 TEST(TextRenderer, PassingChecksTakeOneLineAndPerGpuPassesJoin) {
@@ -262,7 +321,7 @@ TEST(TextRenderer, VerboseShowsKernelModuleFacts) {
   verbose.verbose = true;
   const std::string text = flattened(render_text(report, verbose));
   for (const char* expected :
-       {"running kernel 6.8.0-90-generic: 1 NVIDIA module file(s), Secure Boot on, lockdown "
+       {"running kernel 6.8.0-90-generic: 1 NVIDIA module file, Secure Boot on, lockdown "
         "integrity",
         "NVIDIA module also built for kernel 6.8.0-85-generic",
         "blacklisted in /etc/modprobe.d/nvidia.conf: blacklist nvidia", "power suspended D3cold"}) {

@@ -1,0 +1,84 @@
+#include "gates/metric_names.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace gpucheck::gates {
+
+namespace {
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/// Whether `text` matches `pattern`, where each "<...>" matches one or more name characters.
+bool matches(std::string_view pattern, std::string_view text) {
+  const size_t open = pattern.find('<');
+  if (open == std::string_view::npos) {
+    return pattern == text;
+  }
+  const size_t close = pattern.find('>', open);
+  if (close == std::string_view::npos || !text.starts_with(pattern.substr(0, open))) {
+    return false;
+  }
+  const std::string_view rest = pattern.substr(close + 1);
+  // The placeholder takes at least one character; try every length (names are short).
+  for (size_t end = open + 1; end <= text.size(); ++end) {
+    if (!is_name_char(text[end - 1])) {
+      return false;
+    }
+    if (matches(rest, text.substr(end))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+const std::vector<std::string_view>& known_metric_names() {
+  // Kept in step with the checks by the GPU test (tests/gpu/gpu_checks_test.py asks
+  // is_known_metric of every metric a real run reports, through --min).
+  static const std::vector<std::string_view> names{
+      // gpu.bandwidth
+      "h2d_gbps", "d2h_gbps", "h2d_bidir_gbps", "d2h_bidir_gbps", "h2d_pageable_gbps",
+      "d2h_pageable_gbps", "d2d_gbps", "d2d_dram_gbps", "h2d_together_gbps", "d2h_together_gbps",
+      "host_h2d_all_gpus_gbps", "host_d2h_all_gpus_gbps",
+      // gpu.compute, gpu.streams
+      "fp32_fma_gflops", "kernel_load_ms", "event_timed_kernel_us", "graph_replay_us",
+      // gpu.cudnn
+      "conv_<case>_tflops", "relu_fp32_gbps", "host_rss_before_cudnn_mib",
+      // gpu.p2p
+      "p2p_gbps", "p2p_<a>_<b>_write_gbps", "p2p_<a>_<b>_bidir_gbps", "p2p_<a>_<b>_latency_us",
+      "peer_work_ms",
+      // gpu.nccl
+      "nccl_busbw_gbps", "nccl_allreduce_<n>mib_busbw_gbps", "nccl_allreduce_<n>mib_algbw_gbps",
+      // gpu.nvlink, gpu.fabric, gpu.topology
+      "nvlink_active", "nvlink_version", "fabric_clique", "path_<a>_<b>_nvlinks",
+      "gpu<n>_numa_node",
+      // gpu.memtest, gpu.burn (--level long)
+      "memtest_throughput_gbps", "memtest_coverage_percent", "burn_<type>_tflops",
+      "burn_max_temp_c", "burn_max_power_w",
+      // every GPU child; fw.import
+      "host_peak_rss_mib", "host_rss_anon_mib", "host_rss_file_mib", "import_s"};
+  return names;
+}
+
+bool is_known_metric(std::string_view metric) {
+  for (const std::string_view pattern : known_metric_names()) {
+    if (matches(pattern, metric)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Expected<std::string_view> check_known_metric(std::string_view metric) {
+  if (is_known_metric(metric)) {
+    return metric;
+  }
+  return Error{fmt::format("'{}' is not a metric any check reports; known metrics: {} (docs/ci.md)",
+                           metric, fmt::join(known_metric_names(), ", "))};
+}
+
+} // namespace gpucheck::gates

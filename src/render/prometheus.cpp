@@ -1,0 +1,383 @@
+#include "render/prometheus.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <regex>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "render/utf8.hpp"
+
+namespace gpucheck::render {
+
+namespace {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+constexpr std::string_view k_prefix = "gpucheck_";
+constexpr double k_mib = 1024.0 * 1024.0;
+
+/// How a report unit becomes a Prometheus base unit: the value is multiplied by `multiplier` and
+/// divided by `divisor` (a division keeps 12 ms at 0.012 s exactly), the name loses
+/// `name_suffix` (the unit the report spells in it) and gains `base`.
+struct UnitRule {
+  std::string_view unit;
+  std::string_view name_suffix;
+  double multiplier;
+  double divisor;
+  std::string_view base;
+};
+
+constexpr UnitRule k_unit_rules[] = {
+    {"GB/s", "_gbps", 1e9, 1.0, "bytes_per_second"},
+    {"MB/s", "_mbps", 1e6, 1.0, "bytes_per_second"},
+    {"TFLOP/s", "_tflops", 1e12, 1.0, "flop_per_second"},
+    {"GFLOP/s", "_gflops", 1e9, 1.0, "flop_per_second"},
+    {"s", "_s", 1.0, 1.0, "seconds"},
+    {"ms", "_ms", 1.0, 1e3, "seconds"},
+    {"us", "_us", 1.0, 1e6, "seconds"},
+    {"ns", "_ns", 1.0, 1e9, "seconds"},
+    {"B", "_bytes", 1.0, 1.0, "bytes"},
+    {"bytes", "_bytes", 1.0, 1.0, "bytes"},
+    {"KiB", "_kib", 1024.0, 1.0, "bytes"},
+    {"MiB", "_mib", k_mib, 1.0, "bytes"},
+    {"GiB", "_gib", k_mib * 1024.0, 1.0, "bytes"},
+    {"W", "_w", 1.0, 1.0, "watts"},
+    {"C", "_c", 1.0, 1.0, "celsius"},
+    {"%", "_percent", 1.0, 100.0, "ratio"},
+};
+
+constexpr Status k_statuses[] = {Status::pass, Status::warn, Status::fail, Status::skip,
+                                 Status::error};
+constexpr Severity k_severities[] = {Severity::info, Severity::warn, Severity::fail,
+                                     Severity::error};
+
+/// A sample value: Prometheus spells the special values +Inf, -Inf and NaN.
+std::string sample_value(double value) {
+  if (std::isnan(value)) {
+    return "NaN";
+  }
+  if (std::isinf(value)) {
+    return value > 0 ? "+Inf" : "-Inf";
+  }
+  return fmt::format("{}", value);
+}
+
+/// HELP text: only backslash and line feed are escaped there; UTF-8 kept valid.
+std::string help_text(std::string_view text) {
+  std::string out;
+  for (const char c : visible_utf8(text)) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/// Seconds since 1970 of "2026-11-21T12:00:00Z"; nullopt for anything else.
+std::optional<int64_t> epoch_of(const std::string& iso_time) {
+  std::tm tm{};
+  const char* end = ::strptime(iso_time.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(::timegm(&tm));
+}
+
+class Exposition {
+public:
+  /// Declares a family (first HELP wins) and adds one series; a second series with the same
+  /// labels is dropped (the format allows one sample per series).
+  void add(const std::string& name, std::string_view help, const Labels& labels, double value) {
+    Family& family = m_families[name];
+    if (family.help.empty()) {
+      family.help = help_text(help);
+    }
+    std::string text;
+    for (const auto& [key, label_value] : labels) {
+      text += fmt::format("{}{}=\"{}\"", text.empty() ? "" : ",", key,
+                          prometheus_label_value(label_value));
+    }
+    if (family.seen.insert(text).second) {
+      family.series.emplace_back(std::move(text), value);
+    }
+  }
+
+  [[nodiscard]] bool has(const std::string& name) const { return m_families.contains(name); }
+
+  [[nodiscard]] std::string str() const {
+    std::string out;
+    for (const auto& [name, family] : m_families) {
+      out += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, family.help, name);
+      std::vector<std::pair<std::string, double>> series = family.series;
+      std::stable_sort(series.begin(), series.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [labels, value] : series) {
+        out += labels.empty() ? fmt::format("{} {}\n", name, sample_value(value))
+                              : fmt::format("{}{{{}}} {}\n", name, labels, sample_value(value));
+      }
+    }
+    return out;
+  }
+
+private:
+  struct Family {
+    std::string help;
+    std::vector<std::pair<std::string, double>> series;
+    std::set<std::string> seen;
+  };
+  std::map<std::string, Family> m_families;
+};
+
+class PrometheusWriter {
+public:
+  PrometheusWriter(const Report& report, const PrometheusOptions& options)
+      : m_report(report), m_options(options) {}
+
+  std::string render() {
+    run();
+    gpus();
+    for (const CheckResult& result : m_report.results) {
+      check(result);
+    }
+    // Check metrics last, so that a metric whose name would collide with one of the families
+    // above is told apart (gpucheck_metric_*).
+    for (const CheckResult& result : m_report.results) {
+      for (const Metric& metric : result.metrics) {
+        check_metric(result, metric);
+      }
+    }
+    return m_out.str();
+  }
+
+private:
+  /// gpu, uuid and model of GPU `index` (uuid and model empty when the snapshot lacks it).
+  Labels gpu_labels(int index) const {
+    std::string uuid;
+    std::string model;
+    for (const GpuInfo& gpu : m_report.snapshot.gpus) {
+      if (gpu.index == index) {
+        uuid = gpu.uuid;
+        model = gpu.name;
+        break;
+      }
+    }
+    return {{"gpu", std::to_string(index)}, {"uuid", uuid}, {"model", model}};
+  }
+
+  Labels result_labels(const CheckResult& result) const {
+    Labels labels{{"check", result.check_id}};
+    if (result.gpu_index) {
+      for (auto& label : gpu_labels(*result.gpu_index)) {
+        labels.push_back(std::move(label));
+      }
+    }
+    return labels;
+  }
+
+  void run() {
+    const ReportContext& ctx = m_report.context;
+    m_out.add(
+        "gpucheck_build_info",
+        "gpucheck's version, the compatibility data it used and the run's mode; always 1",
+        {{"version", ctx.tool_version}, {"matrix_version", ctx.matrix_version}, {"mode", ctx.mode}},
+        1.0);
+    if (std::optional<int64_t> epoch = epoch_of(ctx.generated_at)) {
+      m_out.add("gpucheck_run_timestamp_seconds",
+                "When the report was made (generated_at), seconds since 1970 UTC", {},
+                static_cast<double>(*epoch));
+    }
+    if (m_options.run_duration) {
+      m_out.add("gpucheck_run_duration_seconds", "Wall time of the whole run, seconds", {},
+                static_cast<double>(m_options.run_duration->count()) / 1000.0);
+    }
+    const ReportSummary& sum = m_report.summary;
+    for (const Status status : k_statuses) {
+      const std::string name(to_string(status));
+      m_out.add("gpucheck_status",
+                "The run's verdict: 1 for its status (pass, warn, fail, skip, error), 0 for the "
+                "others",
+                {{"status", name}}, sum.overall == status ? 1.0 : 0.0);
+      const int count = status == Status::pass   ? sum.pass
+                        : status == Status::warn ? sum.warn
+                        : status == Status::fail ? sum.fail
+                        : status == Status::skip ? sum.skip
+                                                 : sum.error;
+      m_out.add("gpucheck_results", "Results (one per check, per GPU for per-GPU checks) by status",
+                {{"status", name}}, count);
+    }
+    std::map<Severity, int> findings;
+    int ignored = 0;
+    for (const CheckResult& result : m_report.results) {
+      for (const Finding& f : result.findings) {
+        if (f.ignored) {
+          ++ignored;
+        } else {
+          ++findings[f.severity];
+        }
+      }
+    }
+    for (const Severity severity : k_severities) {
+      m_out.add("gpucheck_findings",
+                "Findings by severity (info, warn, fail, error), not counting those --ignore "
+                "named",
+                {{"severity", std::string(to_string(severity))}}, findings[severity]);
+    }
+    m_out.add("gpucheck_findings_ignored", "Findings that --ignore named (kept, not counted)", {},
+              ignored);
+  }
+
+  void gpus() {
+    const std::vector<GpuInfo>& gpus = m_report.snapshot.gpus;
+    m_out.add("gpucheck_gpus", "GPUs that NVML lists", {}, static_cast<double>(gpus.size()));
+    for (const GpuInfo& gpu : gpus) {
+      Labels labels = gpu_labels(gpu.index);
+      labels.emplace_back("pci_bus_id", gpu.pci_bus_id);
+      m_out.add("gpucheck_gpu_info", "One series per GPU with its identity; always 1", labels, 1.0);
+      if (gpu.memory_total_bytes) {
+        m_out.add("gpucheck_gpu_memory_total_bytes", "GPU memory that NVML reports, bytes",
+                  gpu_labels(gpu.index), static_cast<double>(*gpu.memory_total_bytes));
+      }
+    }
+  }
+
+  void check(const CheckResult& result) {
+    const Labels labels = result_labels(result);
+    for (const Status status : k_statuses) {
+      Labels with_status = labels;
+      with_status.emplace_back("status", std::string(to_string(status)));
+      m_out.add("gpucheck_check_status",
+                "Each check's result (per GPU for per-GPU checks): 1 for its status (pass, warn, "
+                "fail, skip, error), 0 for the others",
+                with_status, result.status == status ? 1.0 : 0.0);
+    }
+    m_out.add("gpucheck_check_duration_seconds", "Wall time of each check, seconds", labels,
+              static_cast<double>(result.duration.count()) / 1000.0);
+    for (const Finding& f : result.findings) {
+      if (f.ignored) {
+        continue;
+      }
+      Labels finding_labels{{"check", result.check_id},
+                            {"code", f.code},
+                            {"severity", std::string(to_string(f.severity))}};
+      const std::optional<int> gpu = f.gpu_index ? f.gpu_index : result.gpu_index;
+      if (gpu) {
+        for (auto& label : gpu_labels(*gpu)) {
+          finding_labels.push_back(std::move(label));
+        }
+      }
+      m_out.add("gpucheck_finding",
+                "One series per finding (code and severity; docs/findings.md), always 1; those "
+                "--ignore named are left out",
+                finding_labels, 1.0);
+    }
+  }
+
+  void check_metric(const CheckResult& result, const Metric& metric) {
+    static const std::regex gpu_prefix(R"(^gpu([0-9]+)_(.+)$)");
+    static const std::regex pair_name(R"(^([a-z0-9]+)_([0-9]+)_([0-9]+)_(.+)$)");
+    static const std::regex sized_name(R"(^(.+)_([0-9]+)mib_(.+)$)");
+    std::string name = metric.name;
+    Labels labels{{"check", result.check_id}};
+    std::optional<int> gpu = result.gpu_index;
+    Labels extra;
+    std::smatch match;
+    if (std::regex_match(name, match, gpu_prefix) && !gpu) {
+      // "gpu3_numa_node" of a system result: GPU 3's gpu_numa_node.
+      gpu = std::stoi(match[1].str());
+      name = "gpu_" + match[2].str();
+    } else if (std::regex_match(name, match, pair_name)) {
+      // "p2p_0_1_write_gbps": GPU 0 to GPU 1; "path_0_1_nvlinks": between GPUs 0 and 1.
+      extra.emplace_back("gpu_a", match[2].str());
+      extra.emplace_back("gpu_b", match[3].str());
+      name = match[1].str() + "_" + match[4].str();
+    } else if (std::regex_match(name, match, sized_name)) {
+      // "nccl_allreduce_256mib_busbw_gbps": the message size is a label.
+      extra.emplace_back("size_bytes",
+                         fmt::format("{}", static_cast<int64_t>(std::stoll(match[2].str())) << 20));
+      name = match[1].str() + "_" + match[3].str();
+    }
+    if (gpu) {
+      for (auto& label : gpu_labels(*gpu)) {
+        labels.push_back(std::move(label));
+      }
+    }
+    for (auto& label : extra) {
+      labels.push_back(std::move(label));
+    }
+
+    double value = metric.value;
+    std::string family = prometheus_name(name);
+    for (const UnitRule& rule : k_unit_rules) {
+      if (metric.unit == rule.unit) {
+        if (family.ends_with(rule.name_suffix)) {
+          family.resize(family.size() - rule.name_suffix.size());
+        }
+        family += "_" + std::string(rule.base);
+        value = value * rule.multiplier / rule.divisor;
+        break;
+      }
+    }
+    family = std::string(k_prefix) + family;
+    if (m_out.has(family) && !m_metric_families.contains(family)) {
+      family = "gpucheck_metric_" + family.substr(k_prefix.size());
+    }
+    m_metric_families.insert(family);
+    const std::string help = metric.unit.empty()
+                                 ? fmt::format("{}: {}", result.check_id, metric.name)
+                                 : fmt::format("{}: {} (reported in {}, here in base units)",
+                                               result.check_id, metric.name, metric.unit);
+    m_out.add(family, help, labels, value);
+  }
+
+  const Report& m_report;
+  const PrometheusOptions& m_options;
+  Exposition m_out;
+  std::set<std::string> m_metric_families;
+};
+
+} // namespace
+
+std::string prometheus_label_value(std::string_view text) {
+  std::string out;
+  for (const char c : visible_utf8(text)) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string prometheus_name(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+    const bool digit = c >= '0' && c <= '9';
+    if (digit && out.empty()) {
+      out += '_'; // a name never starts with a digit
+    }
+    out += letter || digit ? c : '_';
+  }
+  return out.empty() ? "_" : out;
+}
+
+std::string render_prometheus(const Report& report, const PrometheusOptions& options) {
+  return PrometheusWriter(report, options).render();
+}
+
+} // namespace gpucheck::render

@@ -1,0 +1,210 @@
+// Prometheus renderer: names, base units, labels, one status series per status, escaping and
+// the exposition format's grouping rules. tests/prometheus/check_exposition.py parses the
+// goldens and the binary's output with prometheus_client as well.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "render/prometheus.hpp"
+
+namespace gpucheck::render {
+namespace {
+
+CheckResult result(std::string id, Status status, std::optional<int> gpu = std::nullopt) {
+  CheckResult r;
+  r.check_id = std::move(id);
+  r.title = "title of " + r.check_id;
+  r.status = status;
+  r.summary = "summary";
+  r.gpu_index = gpu;
+  r.duration = std::chrono::milliseconds(250);
+  return r;
+}
+
+Report two_gpus() {
+  Report report;
+  report.context.tool_version = "0.1.0";
+  report.context.generated_at = "2026-11-21T12:00:00Z";
+  report.context.mode = "standard";
+  report.context.matrix_version = "2026.11.1";
+  for (int i = 0; i < 2; ++i) {
+    GpuInfo gpu;
+    gpu.index = i;
+    gpu.name = "NVIDIA H100 80GB HBM3";
+    gpu.uuid = "GPU-0000000" + std::to_string(i);
+    gpu.pci_bus_id = "00000000:1" + std::to_string(i) + ":00.0";
+    report.snapshot.gpus.push_back(gpu);
+  }
+  CheckResult bandwidth = result("gpu.bandwidth", Status::pass, 1);
+  bandwidth.metrics = {{"h2d_gbps", 55.5, "GB/s", "median of 5"},
+                       {"kernel_load_ms", 12.0, "ms", ""},
+                       {"host_peak_rss_mib", 2.0, "MiB", ""}};
+  report.results.push_back(bandwidth);
+  CheckResult ecc = result("gpu.ecc", Status::fail, 0);
+  ecc.findings = {{"gpu.ecc_uncorrected", Severity::fail, "3 errors", "drain", 0, false},
+                  {"gpu.persistence_off", Severity::warn, "off", "turn on", 0, true}};
+  report.results.push_back(ecc);
+  CheckResult p2p = result("gpu.p2p", Status::pass);
+  p2p.metrics = {{"p2p_0_1_write_gbps", 300.0, "GB/s", ""},
+                 {"p2p_1_0_write_gbps", 290.0, "GB/s", ""},
+                 {"nccl_allreduce_256mib_busbw_gbps", 360.0, "GB/s", ""},
+                 {"gpu1_numa_node", 1.0, "", ""},
+                 {"nvlink_active", 18.0, "links", ""}};
+  report.results.push_back(p2p);
+  report.summary = summarize(report.results);
+  return report;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+  for (const std::string& l : lines_of(text)) {
+    if (l == line) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(PrometheusRenderer, MetricsInBaseUnitsWithGpuLabels) {
+  const std::string out = render_prometheus(two_gpus());
+  EXPECT_TRUE(has_line(out, "gpucheck_h2d_bytes_per_second{check=\"gpu.bandwidth\",gpu=\"1\","
+                            "uuid=\"GPU-00000001\",model=\"NVIDIA H100 80GB HBM3\"} 55500000000"))
+      << out;
+  EXPECT_TRUE(has_line(out, "gpucheck_kernel_load_seconds{check=\"gpu.bandwidth\",gpu=\"1\","
+                            "uuid=\"GPU-00000001\",model=\"NVIDIA H100 80GB HBM3\"} 0.012"));
+  EXPECT_TRUE(has_line(out, "gpucheck_host_peak_rss_bytes{check=\"gpu.bandwidth\",gpu=\"1\","
+                            "uuid=\"GPU-00000001\",model=\"NVIDIA H100 80GB HBM3\"} 2097152"));
+  // GPU pairs, sizes and "gpuN_" become labels; a unit that is not one Prometheus knows keeps
+  // the name as it is.
+  EXPECT_TRUE(has_line(out, "gpucheck_p2p_write_bytes_per_second{check=\"gpu.p2p\",gpu_a=\"0\","
+                            "gpu_b=\"1\"} 300000000000"));
+  EXPECT_TRUE(has_line(out, "gpucheck_p2p_write_bytes_per_second{check=\"gpu.p2p\",gpu_a=\"1\","
+                            "gpu_b=\"0\"} 290000000000"));
+  EXPECT_TRUE(has_line(out, "gpucheck_nccl_allreduce_busbw_bytes_per_second{check=\"gpu.p2p\","
+                            "size_bytes=\"268435456\"} 360000000000"));
+  EXPECT_TRUE(has_line(out, "gpucheck_gpu_numa_node{check=\"gpu.p2p\",gpu=\"1\",uuid=\"GPU-"
+                            "00000001\",model=\"NVIDIA H100 80GB HBM3\"} 1"));
+  EXPECT_TRUE(has_line(out, "gpucheck_nvlink_active{check=\"gpu.p2p\"} 18"));
+  EXPECT_TRUE(has_line(out, "# TYPE gpucheck_h2d_bytes_per_second gauge"));
+  EXPECT_EQ(out.find("_total"), std::string::npos) << "nothing here is a counter";
+}
+
+TEST(PrometheusRenderer, EveryStatusIsASeriesWithOneOfThemSet) {
+  const std::string out = render_prometheus(two_gpus());
+  const std::string ecc =
+      "gpucheck_check_status{check=\"gpu.ecc\",gpu=\"0\",uuid=\"GPU-00000000\",model=\"NVIDIA "
+      "H100 80GB HBM3\",status=\"";
+  EXPECT_TRUE(has_line(out, ecc + "fail\"} 1")) << out;
+  for (const char* other : {"pass", "warn", "skip", "error"}) {
+    EXPECT_TRUE(has_line(out, ecc + other + "\"} 0")) << other;
+  }
+  EXPECT_TRUE(has_line(out, "gpucheck_status{status=\"fail\"} 1"));
+  EXPECT_TRUE(has_line(out, "gpucheck_status{status=\"pass\"} 0"));
+  EXPECT_TRUE(has_line(out, "gpucheck_results{status=\"pass\"} 2"));
+  EXPECT_TRUE(has_line(out, "gpucheck_results{status=\"fail\"} 1"));
+  // The ignored warning is counted apart and has no finding series.
+  EXPECT_TRUE(has_line(out, "gpucheck_findings{severity=\"fail\"} 1"));
+  EXPECT_TRUE(has_line(out, "gpucheck_findings{severity=\"warn\"} 0"));
+  EXPECT_TRUE(has_line(out, "gpucheck_findings_ignored 1"));
+  EXPECT_TRUE(has_line(out, "gpucheck_finding{check=\"gpu.ecc\",code=\"gpu.ecc_uncorrected\","
+                            "severity=\"fail\",gpu=\"0\",uuid=\"GPU-00000000\",model=\"NVIDIA "
+                            "H100 80GB HBM3\"} 1"));
+  EXPECT_EQ(out.find("gpu.persistence_off"), std::string::npos);
+}
+
+TEST(PrometheusRenderer, RunFactsAndBuildInfo) {
+  const std::string without = render_prometheus(two_gpus());
+  EXPECT_TRUE(has_line(without, "gpucheck_run_timestamp_seconds 1795262400")) << without;
+  EXPECT_EQ(without.find("gpucheck_run_duration_seconds"), std::string::npos);
+  const std::string with =
+      render_prometheus(two_gpus(), PrometheusOptions{std::chrono::milliseconds(2500)});
+  EXPECT_TRUE(has_line(with, "gpucheck_run_duration_seconds 2.5"));
+  EXPECT_TRUE(has_line(with, "gpucheck_build_info{version=\"0.1.0\",matrix_version=\"2026.11.1\","
+                             "mode=\"standard\"} 1"));
+  EXPECT_TRUE(has_line(with, "gpucheck_gpus 2"));
+  EXPECT_TRUE(has_line(with, "gpucheck_gpu_info{gpu=\"0\",uuid=\"GPU-00000000\",model=\"NVIDIA "
+                             "H100 80GB HBM3\",pci_bus_id=\"00000000:10:00.0\"} 1"));
+  EXPECT_TRUE(has_line(with, "gpucheck_check_duration_seconds{check=\"gpu.p2p\"} 0.25"));
+}
+
+TEST(PrometheusRenderer, FamiliesAreContiguousWithOneHelpAndTypeEach) {
+  const std::string out = render_prometheus(two_gpus());
+  std::set<std::string> closed;
+  std::string current;
+  std::map<std::string, int> help;
+  std::map<std::string, int> type;
+  for (const std::string& line : lines_of(out)) {
+    ASSERT_FALSE(line.empty());
+    if (line.starts_with("# HELP ")) {
+      ++help[line.substr(7, line.find(' ', 7) - 7)];
+      continue;
+    }
+    if (line.starts_with("# TYPE ")) {
+      const std::string name = line.substr(7, line.find(' ', 7) - 7);
+      ++type[name];
+      EXPECT_TRUE(line.ends_with(" gauge")) << line;
+      EXPECT_FALSE(closed.contains(name)) << name << " appears twice";
+      if (!current.empty()) {
+        closed.insert(current);
+      }
+      current = name;
+      continue;
+    }
+    const std::string name = line.substr(0, line.find_first_of("{ "));
+    EXPECT_EQ(name, current) << line;
+  }
+  for (const auto& [name, n] : type) {
+    EXPECT_EQ(n, 1) << name;
+    EXPECT_EQ(help[name], 1) << name;
+  }
+}
+
+TEST(PrometheusRenderer, LabelValuesAreEscapedAndValidUtf8) {
+  EXPECT_EQ(prometheus_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+  // A byte that is not UTF-8 becomes the visible text \xff, its backslash escaped in turn.
+  EXPECT_EQ(prometheus_label_value("GPU\xff"), "GPU\\\\xff");
+  EXPECT_EQ(prometheus_label_value("Grüße"), "Grüße");
+  Report report = two_gpus();
+  report.snapshot.gpus[0].name = "evil\"} 1\ngpucheck_status{status=\"pass\"} 1\n\xc3";
+  const std::string out = render_prometheus(report);
+  EXPECT_FALSE(has_line(out, "gpucheck_status{status=\"pass\"} 1"));
+  EXPECT_NE(out.find("model=\"evil\\\"} 1\\ngpucheck_status{status=\\\"pass\\\"} 1\\n\\\\xc3\""),
+            std::string::npos)
+      << out;
+}
+
+TEST(PrometheusRenderer, NamesAreSanitisedAndCollisionsKeptApart) {
+  EXPECT_EQ(prometheus_name("h2d-gbps.x"), "h2d_gbps_x");
+  EXPECT_EQ(prometheus_name("9lives"), "_9lives");
+  EXPECT_EQ(prometheus_name(""), "_");
+  Report report = two_gpus();
+  // A metric whose converted name is one of the fixed families gets its own family.
+  report.results[2].metrics.push_back({"check_duration_s", 7.0, "s", ""});
+  report.results[2].metrics.push_back({"we\xffird name", 1.0, "", ""});
+  const std::string out = render_prometheus(report);
+  EXPECT_TRUE(has_line(out, "gpucheck_metric_check_duration_seconds{check=\"gpu.p2p\"} 7")) << out;
+  EXPECT_TRUE(has_line(out, "gpucheck_we_ird_name{check=\"gpu.p2p\"} 1"));
+}
+
+TEST(PrometheusRenderer, SpecialValuesUseTheFormatsSpelling) {
+  Report report = two_gpus();
+  report.results[2].metrics = {{"a_gbps", std::numeric_limits<double>::infinity(), "GB/s", ""},
+                               {"b", std::numeric_limits<double>::quiet_NaN(), "", ""}};
+  const std::string out = render_prometheus(report);
+  EXPECT_TRUE(has_line(out, "gpucheck_a_bytes_per_second{check=\"gpu.p2p\"} +Inf")) << out;
+  EXPECT_TRUE(has_line(out, "gpucheck_b{check=\"gpu.p2p\"} NaN"));
+}
+
+} // namespace
+} // namespace gpucheck::render

@@ -821,6 +821,9 @@ std::vector<Finding> import_findings(const SystemSnapshot& snapshot, const Pytho
                   result.version.empty() ? "" : " " + result.version, env_label(env));
   if (result.failure) {
     const ChildFailure& f = *result.failure;
+    if (f.kind == "cancelled") {
+      return findings; // the user stopped the run: the snapshot's probe issues say so
+    }
     if (f.kind == "timeout") {
       findings.push_back(
           make_finding("fw.import_hung", std::nullopt, who, fmt::format("{:g}", f.timeout_s)));

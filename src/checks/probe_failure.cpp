@@ -52,6 +52,10 @@ Finding probe_failure_finding(std::string_view probe, const ChildFailure& failur
 
 CheckResult probe_failure_result(const CheckInfo& info, std::string_view probe,
                                  const ChildFailure& failure, std::optional<int> gpu_index) {
+  if (failure.kind == "cancelled") {
+    // The user stopped the run (SIGINT, SIGTERM): no verdict on the machine.
+    return skip_result(info, fmt::format("the {} was {}", probe, failure.detail), gpu_index);
+  }
   Finding finding = probe_failure_finding(probe, failure, gpu_index);
   std::string summary = finding.message;
   return make_result(info, std::move(summary), {std::move(finding)}, gpu_index);

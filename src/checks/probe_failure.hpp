@@ -15,7 +15,8 @@ namespace gpucheck::checks {
 Finding probe_failure_finding(std::string_view probe, const ChildFailure& failure,
                               std::optional<int> gpu_index = std::nullopt);
 
-/// An error result for `info` carrying probe_failure_finding().
+/// An error result for `info` carrying probe_failure_finding(); a skip naming the probe when the
+/// run was interrupted and the child cut short (kind "cancelled").
 CheckResult probe_failure_result(const CheckInfo& info, std::string_view probe,
                                  const ChildFailure& failure,
                                  std::optional<int> gpu_index = std::nullopt);

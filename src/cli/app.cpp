@@ -42,6 +42,7 @@
 #include "gpucheck/registry.hpp"
 #include "gpucheck/runner.hpp"
 #include "kernel_build.hpp"
+#include "platform/child_process.hpp"
 #include "probes/collect.hpp"
 #include "probes/raw_sources.hpp"
 #include "render/bundle.hpp"
@@ -356,9 +357,12 @@ int command_run(const RunOptions& options, bool report_command) {
   engine::GpuEngine* engine_ptr = gpu_engine.get();
   const InterruptWatch interrupt_watch([engine_ptr](int signo) {
     std::fprintf(stderr,
-                 "\ngpucheck: %s: stopping the GPU work; the report shows what ran (again "
-                 "to quit at once)\n",
+                 "\ngpucheck: %s: stopping the probes and the GPU work; the report shows what "
+                 "ran and what was cut short (again to quit at once)\n",
                  signo == SIGTERM ? "SIGTERM" : "interrupted");
+    // Probe children and helper commands end now, with what they started (their process
+    // groups get the signal, then SIGKILL), instead of at their deadlines (issue 21, item 11).
+    platform::interrupt_children(signo);
     if (engine_ptr != nullptr) {
       engine_ptr->interrupt();
     }
@@ -406,11 +410,24 @@ int command_snapshot(const RunOptions& options, const std::string& output) {
       throw UsageError{*problem};
     }
   }
+  // Ctrl-C or SIGTERM: the probes' children end now and the snapshot of what was read is still
+  // written (each cut-short probe says so); the exit code then says which signal came.
+  const InterruptWatch interrupt_watch([](int signo) {
+    std::fprintf(stderr,
+                 "\ngpucheck: %s: stopping the probes; the snapshot shows what was read and what "
+                 "was cut short (again to quit at once)\n",
+                 signo == SIGTERM ? "SIGTERM" : "interrupted");
+    platform::interrupt_children(signo);
+  });
   const SystemSnapshot snapshot = obtain_snapshot(options);
   const std::string text = render::render_snapshot_json(snapshot);
   const std::optional<WriteError> problem =
       to_stdout ? write_stdout(text) : write_output_file(output, text);
-  return problem ? worse_exit(k_exit_ok, *problem) : k_exit_ok;
+  const int code = problem ? worse_exit(k_exit_ok, *problem) : k_exit_ok;
+  if (const int signo = interrupt_watch.signal(); signo != 0) {
+    return std::max(code, k_exit_signal_base + signo);
+  }
+  return code;
 }
 
 /// The lowest level whose report has the check: an active check's GPU work needs standard.

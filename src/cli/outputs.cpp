@@ -15,6 +15,7 @@
 
 #include "cli/output_file.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "probes/sysroot.hpp"
 #include "render/github.hpp"
 #include "render/json.hpp"
 #include "render/junit.hpp"
@@ -300,11 +301,9 @@ render::RedactionHints live_redaction_hints(const std::string& sysroot) {
       hints.user_names.push_back(path.filename().string());
     }
   }
-  std::ifstream passwd(std::filesystem::path(sysroot) / "etc/passwd");
-  if (passwd) {
-    std::stringstream text;
-    text << passwd.rdbuf();
-    for (std::string& name : login_names_from_passwd(text.str())) {
+  // Through the sysroot: a tree's /etc/passwd linking to an absolute path is the tree's file.
+  if (const std::optional<std::string> passwd = probes::Sysroot(sysroot).read("/etc/passwd")) {
+    for (std::string& name : login_names_from_passwd(*passwd)) {
       hints.user_names.push_back(std::move(name));
     }
   }

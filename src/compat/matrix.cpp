@@ -4,7 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -79,6 +81,17 @@ public:
   [[nodiscard]] int integer() const {
     if (!m_value.is_number_integer()) {
       fail("expected an integer");
+    }
+    // get<int>() of a larger number truncates it silently (issue 21, Low): out of int's range is
+    // an error naming the value.
+    const bool in_range =
+        m_value.is_number_unsigned()
+            ? m_value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int>::max())
+            : m_value.get<int64_t>() >= std::numeric_limits<int>::min() &&
+                  m_value.get<int64_t>() <= std::numeric_limits<int>::max();
+    if (!in_range) {
+      fail(fmt::format("{} is out of range (an integer from {} to {})", m_value.dump(),
+                       std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
     }
     return m_value.get<int>();
   }

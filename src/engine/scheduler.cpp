@@ -124,7 +124,10 @@ std::vector<CensusProcess> GpuReport::other_processes() const {
   return all;
 }
 
-Scheduler::Scheduler(SchedulerOptions options) : m_options(std::move(options)) {}
+Scheduler::Scheduler(SchedulerOptions options) : m_options(std::move(options)) {
+  // A signal stops the GPU work through interrupt(): the long works report what they did.
+  m_group.follow_interrupts(false);
+}
 
 Scheduler::~Scheduler() {
   for (GpuTurn& turn : m_turns) {

@@ -41,8 +41,31 @@ nlohmann::json test_hang(const std::vector<std::string>&) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
 }
+/// test-hang-ignore-term: ignores SIGTERM, says so with 'r' on its control channel (when it has
+/// one: its owner can then arm the deadline, whatever the start-up took), and hangs.
 nlohmann::json test_hang_ignore_term(const std::vector<std::string>& args) {
   std::signal(SIGTERM, SIG_IGN);
+  control_send('r');
+  return test_hang(args);
+}
+/// test-spawn-hang PIDFILE: starts a process of its own (as an interpreter's subprocess: no
+/// parent-death signal), writes that grandchild's pid to PIDFILE, then hangs. Stopping the child
+/// must end the grandchild too.
+nlohmann::json test_spawn_hang(const std::vector<std::string>& args) {
+  const pid_t grandchild = ::fork();
+  if (grandchild == 0) {
+    for (;;) {
+      ::pause();
+    }
+  }
+  if (!args.empty()) {
+    const std::string partial = args[0] + ".partial";
+    if (FILE* out = std::fopen(partial.c_str(), "w")) {
+      std::fprintf(out, "%d\n", static_cast<int>(grandchild));
+      std::fclose(out);
+      std::rename(partial.c_str(), args[0].c_str()); // whole or absent for the reader
+    }
+  }
   return test_hang(args);
 }
 nlohmann::json test_exit(const std::vector<std::string>&) {
@@ -211,6 +234,7 @@ constexpr ChildMode k_modes[] = {
     {"test-segv", &test_segv},
     {"test-hang", &test_hang},
     {"test-hang-ignore-term", &test_hang_ignore_term},
+    {"test-spawn-hang", &test_spawn_hang},
     {"test-exit", &test_exit},
     {"test-garbage", &test_garbage},
     {"test-big", &test_big},

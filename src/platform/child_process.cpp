@@ -20,6 +20,8 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "platform/trace.hpp"
@@ -44,7 +46,39 @@ using Clock = std::chrono::steady_clock;
 /// The most a child may send as its result; more is a child gone wrong.
 constexpr size_t k_max_result_bytes = size_t{64} << 20;
 
+/// interrupt_children()'s signal, and the groups it wakes.
+std::atomic<int> g_interrupt_signal{0};
+std::mutex& groups_lock() {
+  static std::mutex lock;
+  return lock;
+}
+std::set<ChildGroup*>& live_groups() {
+  static std::set<ChildGroup*> groups;
+  return groups;
+}
+
+std::string interrupted_detail(int signo, bool started) {
+  return started ? fmt::format("cut short: gpucheck received {} and stopped it", signal_name(signo))
+                 : fmt::format("not started: gpucheck had received {}", signal_name(signo));
+}
+
 } // namespace
+
+void interrupt_children(int signo) {
+  g_interrupt_signal.store(signo);
+  const std::lock_guard<std::mutex> guard(groups_lock());
+  for (ChildGroup* group : live_groups()) {
+    group->wake();
+  }
+}
+
+int children_interrupted() {
+  return g_interrupt_signal.load();
+}
+
+void reset_children_interrupt() {
+  g_interrupt_signal.store(0);
+}
 
 struct Running {
   pid_t pid = -1;
@@ -442,9 +476,15 @@ ChildGroup::ChildGroup() {
   if (::pipe2(m_wake, O_CLOEXEC | O_NONBLOCK) != 0) {
     m_wake[0] = m_wake[1] = -1;
   }
+  const std::lock_guard<std::mutex> guard(groups_lock());
+  live_groups().insert(this);
 }
 
 ChildGroup::~ChildGroup() {
+  {
+    const std::lock_guard<std::mutex> guard(groups_lock());
+    live_groups().erase(this);
+  }
   // A group dropped without wait_all() must not leave children behind.
   for (size_t i = 0; i < m_runs.size(); ++i) {
     const std::unique_ptr<Running>& run = m_runs[i];
@@ -486,6 +526,16 @@ void ChildGroup::cancel_one(size_t child, std::string reason) {
 }
 
 size_t ChildGroup::start(ChildRequest request) {
+  if (const int signo = g_interrupt_signal.load(); signo != 0 && m_follow_interrupts) {
+    // The run was interrupted: nothing new starts.
+    auto run = std::make_unique<Running>();
+    run->start = run->spawned = Clock::now();
+    run->spawn_failure =
+        ChildFailure{.kind = "cancelled", .detail = interrupted_detail(signo, false)};
+    m_runs.push_back(std::move(run));
+    m_requests.push_back(std::move(request));
+    return m_runs.size() - 1;
+  }
   m_runs.push_back(std::make_unique<Running>(spawn(request)));
   m_requests.push_back(std::move(request));
   return m_runs.size() - 1;
@@ -527,6 +577,7 @@ std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
     auto wait_until = Clock::time_point::max();
     bool all_done = true;
     const bool cancelled = m_cancelled.load();
+    const int interrupted = m_follow_interrupts ? g_interrupt_signal.load() : 0;
     for (size_t i = 0; i < m_runs.size(); ++i) {
       Running& run = *m_runs[i];
       const ChildRequest& request = m_requests[i];
@@ -548,6 +599,17 @@ std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
       const auto now = Clock::now();
       if (cancelled && !run.cancelled) {
         cancel_one(i, {});
+      }
+      if (interrupted != 0 && !run.cancelled && !result_complete(run, request)) {
+        // The signal is forwarded to the child's process group (it and what it started), then
+        // SIGKILL follows after its grace: it ends now, not at its deadline.
+        run.cancelled = true;
+        run.cancel_reason = interrupted_detail(interrupted, true);
+        close_fd(run.control_fd);
+        ::kill(-run.pid, interrupted);
+        if (!run.term_sent) {
+          run.term_sent = now;
+        }
       }
       if (!run.term_sent && run.deadline && now >= *run.deadline) {
         run.timed_out = true;

@@ -109,11 +109,16 @@ public:
   /// The child's process id (-1 when it could not be started).
   [[nodiscard]] int pid(size_t child) const;
   [[nodiscard]] size_t size() const { return m_runs.size(); }
+  /// Whether interrupt_children() ends this group's children (the default). An owner that stops
+  /// its children itself on a signal (the GPU engine: its long works report what they did)
+  /// turns it off before starting any.
+  void follow_interrupts(bool follow) { m_follow_interrupts = follow; }
 
 private:
   std::vector<ChildRequest> m_requests;
   std::vector<std::unique_ptr<Running>> m_runs;
   std::atomic<bool> m_cancelled{false};
+  bool m_follow_interrupts = true;
   int m_wake[2] = {-1, -1}; ///< self-pipe: cancel() and wake() wake wait_all()'s poll
 };
 
@@ -137,6 +142,21 @@ void write_result_line(const nlohmann::json& value);
 void control_close();
 /// Whether this process has a control channel.
 bool control_channel_open();
+
+/// gpucheck was interrupted (SIGINT, SIGTERM): every child of this process ends now instead of at
+/// its deadline. Each running child's process group (the child and whatever it started: an
+/// interpreter's own subprocesses) gets `signo`, then SIGKILL after the child's kill grace;
+/// children started from now on are not started. Their outcomes are failures of kind
+/// "cancelled" whose detail names the signal. run_capture's helper commands end the same way.
+/// Safe from any thread (not from a signal handler). Groups with follow_interrupts(false) are
+/// left to their owner.
+void interrupt_children(int signo);
+
+/// The signal interrupt_children() was given, or 0.
+int children_interrupted();
+
+/// Test seam: forget an interrupt_children() (a test process runs many "runs").
+void reset_children_interrupt();
 
 /// Run one child and wait for it (or its deadline).
 ChildOutcome run_child(const ChildRequest& request);

@@ -1,6 +1,7 @@
 #include "probes/collect.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -136,8 +137,11 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   // Children start first and run while the parent reads local facts.
   platform::ChildGroup children;
   constexpr size_t k_not_started = static_cast<size_t>(-1);
+  std::vector<std::string> child_names; // "nvml", "library cublas", ... by start index
   auto start = [&](std::string mode, std::vector<std::string> args,
                    std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+    child_names.push_back(
+        args.empty() || args.front().starts_with('-') ? mode : mode + " " + args.front());
     platform::ChildRequest request;
     request.mode = std::move(mode);
     request.args = std::move(args);
@@ -347,6 +351,21 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
       build_python_environments(root, env, pythons, answers, answer_failures);
   if (options.import_frameworks && run_python) {
     import_frameworks(root, options, snapshot.python_environments, snapshot.probe_issues);
+  }
+  // Ctrl-C or SIGTERM during the probes: say which probes were cut short (issue 21, item 11).
+  if (const int signo = platform::children_interrupted(); signo != 0) {
+    std::vector<std::string> cut;
+    for (size_t i = 0; i < outcomes.size() && i < child_names.size(); ++i) {
+      if (outcomes[i].failure && outcomes[i].failure->kind == "cancelled") {
+        cut.push_back(child_names[i] + " probe");
+      }
+    }
+    snapshot.probe_issues.push_back(
+        {"interrupted",
+         fmt::format("gpucheck received {} during the probes; cut short or not started: {}; "
+                     "the facts they would have read are missing",
+                     platform::signal_name(signo),
+                     cut.empty() ? "none" : fmt::format("{}", fmt::join(cut, ", ")))});
   }
   platform::trace("probes: done");
   return snapshot;

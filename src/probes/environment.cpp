@@ -203,7 +203,8 @@ bool is_driver_package(std::string_view name) {
 /// several MiB on a desktop; only the package name and status lines matter).
 std::vector<std::string> installed_driver_packages(const Sysroot& root) {
   std::vector<std::string> packages;
-  std::ifstream in(root.path("/var/lib/dpkg/status"));
+  // Resolved inside the root: a link in a tree never reads the host's file.
+  std::ifstream in(root.host_resolved("/var/lib/dpkg/status").value_or(std::string()));
   constexpr size_t k_max_bytes = 64U << 20U;
   size_t read = 0;
   std::string line;

@@ -298,10 +298,11 @@ KernelLogInfo read_kernel_log(const Sysroot& root, const std::vector<std::string
     }
   }
   KernelLogParser parser(nvidia_devices);
-  const std::string path = root.path("/dev/kmsg");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  // In a tree, a link named /dev/kmsg resolves inside it (never the host's log).
+  const std::optional<std::string> path = root.host_resolved("/dev/kmsg");
+  const int fd = path ? ::open(path->c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC) : -1;
   if (fd < 0) {
-    const int error = errno;
+    const int error = path ? errno : ENOENT;
     info.unreadable_reason =
         "/dev/kmsg: " + std::string(std::strerror(error)) +
         (error == EPERM || error == EACCES ? dmesg_restrict_note(root) : std::string());

@@ -83,6 +83,14 @@ std::optional<std::string> untrusted_reason(const Sysroot& root, const std::stri
   }
   // The path with its links resolved: what would really run. (realpath follows at most the
   // kernel's link limit; a loop is an error, not a hang.)
+  // In a tree, links resolve inside it (an absolute link names the tree's file).
+  if (root.root() != "/") {
+    const std::optional<std::string> resolved = root.host_resolved(path);
+    if (!resolved) {
+      return fmt::format("'{}' cannot be resolved inside '{}'", path, root.root());
+    }
+    return chain_problem(*resolved, strip, uid);
+  }
   char resolved[PATH_MAX];
   if (::realpath(host.c_str(), resolved) == nullptr) {
     return fmt::format("'{}' cannot be resolved ({})", path, std::strerror(errno));

@@ -84,48 +84,15 @@ std::string normalize_path(std::string_view path) {
 }
 
 std::optional<std::string> resolve_path(const Sysroot& root, std::string_view absolute) {
-  if (root.root() == "/") {
-    char buffer[PATH_MAX];
-    if (::realpath(std::string(absolute).c_str(), buffer) == nullptr) {
-      return std::nullopt;
-    }
-    return std::string(buffer);
-  }
-  // Walk component by component; a symlink's target replaces the walked prefix (absolute
-  // targets restart at the sysroot) and the remaining components are appended again.
-  constexpr int k_max_links = 40;
-  std::vector<std::string> pending = split_components(absolute);
-  std::vector<std::string> done;
-  int links = 0;
-  size_t next = 0;
-  while (next < pending.size()) {
-    done.push_back(pending[next++]);
-    const std::string current = join_components(done, done.size());
-    struct stat st {};
-    if (::lstat(root.path(current).c_str(), &st) != 0) {
-      return std::nullopt;
-    }
-    if (!S_ISLNK(st.st_mode)) {
-      continue;
-    }
-    if (++links > k_max_links) {
-      return std::nullopt;
-    }
-    const std::optional<std::string> target = root.read_link(current);
-    if (!target) {
-      return std::nullopt;
-    }
-    done.pop_back();
-    std::string rebuilt =
-        target->starts_with('/') ? *target : join_path(join_components(done, done.size()), *target);
-    for (size_t i = next; i < pending.size(); ++i) {
-      rebuilt = join_path(rebuilt, pending[i]);
-    }
-    pending = split_components(rebuilt);
-    done.clear();
-    next = 0;
-  }
-  return join_components(done, done.size());
+  return root.resolve(absolute);
+}
+
+std::vector<std::string> path_components(std::string_view path) {
+  return split_components(path);
+}
+
+std::string join_components(const std::vector<std::string>& parts) {
+  return join_components(parts, parts.size());
 }
 
 std::string host_path(const Sysroot& root, std::string_view absolute) {
@@ -163,8 +130,10 @@ PathStat stat_path(const Sysroot& root, std::string_view absolute) {
   if (::lstat(host.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
     out.is_symlink = true;
   }
+  // The target as the tree resolves it: an absolute link names the tree's file, not the host's.
+  const std::optional<std::string> target = root.host_resolved(absolute);
   struct stat st {};
-  if (::stat(host.c_str(), &st) != 0) {
+  if (!target || ::stat(target->c_str(), &st) != 0) {
     return out;
   }
   out.exists = true;
@@ -176,8 +145,8 @@ PathStat stat_path(const Sysroot& root, std::string_view absolute) {
 }
 
 bool can_access(const Sysroot& root, std::string_view absolute, int mode) {
-  const std::optional<std::string> real = resolve_path(root, absolute);
-  return real && ::access(root.path(*real).c_str(), mode) == 0;
+  const std::optional<std::string> real = root.host_resolved(absolute);
+  return real && ::access(real->c_str(), mode) == 0;
 }
 
 } // namespace gpucheck::probes

@@ -21,12 +21,17 @@ std::string parent_path(std::string_view path);
 /// The last component: "/a/b/c.so" -> "c.so".
 std::string base_name(std::string_view path);
 
+/// The components of a path, lexically normalised ("." dropped, ".." removing the one before,
+/// never climbing above "/"): "/a/./b/../c" -> {"a", "c"}.
+std::vector<std::string> path_components(std::string_view path);
+
+/// "/" + the components joined by "/" ("/" for none).
+std::string join_components(const std::vector<std::string>& parts);
+
 /// Lexically normalised absolute path: "//a/./b/../c/" -> "/a/c".
 std::string normalize_path(std::string_view path);
 
-/// Canonical system path of `absolute` with every symlink followed, absolute link targets taken
-/// relative to the sysroot (so a fixture's "/usr/local/cuda -> /usr/local/cuda-13.0" works).
-/// nullopt when the path or a link target does not exist, or after 40 links (a loop).
+/// Sysroot::resolve: every symlink followed, absolute link targets taken relative to the sysroot.
 std::optional<std::string> resolve_path(const Sysroot& root, std::string_view absolute);
 
 /// The host path for `absolute` with its directory part resolved inside the sysroot (the last

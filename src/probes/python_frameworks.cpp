@@ -608,7 +608,9 @@ private:
                       const std::vector<std::string>& preload) const {
     std::optional<ElfDynamic> elf;
     if (!fw.loader_object.empty()) {
-      elf = read_elf_dynamic(host_path(m_root, fw.loader_object));
+      if (const std::optional<std::string> object = m_root.host_resolved(fw.loader_object)) {
+        elf = read_elf_dynamic(*object);
+      }
     }
     std::vector<std::string> needed;
     std::string via = "RUNPATH";
@@ -753,7 +755,9 @@ private:
   void resolve(FrameworkInstall& fw) const {
     std::optional<ElfDynamic> elf;
     if (!fw.loader_object.empty()) {
-      elf = read_elf_dynamic(host_path(m_root, fw.loader_object));
+      if (const std::optional<std::string> object = m_root.host_resolved(fw.loader_object)) {
+        elf = read_elf_dynamic(*object);
+      }
     }
     const std::optional<std::string> raw =
         elf ? (elf->runpath ? elf->runpath : elf->rpath) : std::nullopt;

@@ -3,17 +3,27 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 
+#include "platform/child_process.hpp"
 #include "probes/path_trust.hpp"
 
 extern char** environ; // NOLINT(readability-redundant-declaration)
 
 namespace gpucheck::probes {
+
+namespace {
+/// How often a helper's wait looks for an interrupt.
+constexpr int64_t k_poll_slice_ms = 50;
+/// Between the forwarded signal and SIGKILL.
+constexpr int k_interrupt_grace_ms = 200;
+} // namespace
 
 std::optional<std::string> run_capture(const std::vector<std::string>& argv,
                                        std::chrono::milliseconds deadline, size_t max_bytes) {
@@ -25,54 +35,73 @@ std::optional<std::string> run_capture(const std::vector<std::string>& argv,
   if (root_policy_applies() && untrusted_reason(Sysroot("/"), argv[0], ::geteuid())) {
     return std::nullopt;
   }
+  if (platform::children_interrupted() != 0) {
+    return std::nullopt; // the run was interrupted: nothing new starts
+  }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     return std::nullopt;
   }
-  posix_spawn_file_actions_t actions;
-  ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  ::posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  ::posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  // Built before fork: between fork and exec only async-signal-safe calls are made.
   std::vector<char*> args;
   for (const std::string& arg : argv) {
     args.push_back(const_cast<char*>(arg.c_str()));
   }
   args.push_back(nullptr);
-  // A process group of its own: on timeout the whole group is killed, so a helper's own
-  // children (a compiler driver's) do not outlive it (issue 21, item 11).
-  posix_spawnattr_t attributes;
-  ::posix_spawnattr_init(&attributes);
-  ::posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  ::posix_spawnattr_setpgroup(&attributes, 0);
-  pid_t pid = 0;
-  const int spawned =
-      ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, args.data(), environ);
-  ::posix_spawnattr_destroy(&attributes);
-  ::posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (spawned != 0) {
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
     ::close(fds[0]);
+    ::close(fds[1]);
     return std::nullopt;
   }
+  if (pid == 0) {
+    // A process group of its own: on timeout or a signal the whole group is killed, so a
+    // helper's own children (a compiler driver's) do not outlive it; and it dies with gpucheck
+    // (issue 21, item 11).
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) {
+      ::_exit(127); // gpucheck died before the line above
+    }
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int err = ::open("/dev/null", O_WRONLY);
+    if (in >= 0) {
+      ::dup2(in, STDIN_FILENO);
+    }
+    if (err >= 0) {
+      ::dup2(err, STDERR_FILENO);
+    }
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::execve(argv[0].c_str(), args.data(), environ);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid); // also from the parent, to close the race with an early kill
+  ::close(fds[1]);
 
   std::string output;
   bool timed_out = false;
+  int interrupted = 0;
   const auto end = std::chrono::steady_clock::now() + deadline;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         end - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    interrupted = platform::children_interrupted();
+    if (left.count() <= 0 || interrupted != 0) {
       timed_out = true;
       break;
     }
+    // In slices, so that an interrupt (platform::interrupt_children) ends it promptly.
     pollfd pfd{fds[0], POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
+    const int ready =
+        ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), k_poll_slice_ms)));
     if (ready < 0 && errno == EINTR) {
       continue;
     }
-    if (ready <= 0) {
-      timed_out = ready == 0;
+    if (ready == 0) {
+      continue;
+    }
+    if (ready < 0) {
       break;
     }
     char buffer[4096];
@@ -97,11 +126,25 @@ std::optional<std::string> run_capture(const std::vector<std::string>& argv,
       reaped = done == pid;
       break;
     }
-    if (std::chrono::steady_clock::now() >= end) {
+    interrupted = platform::children_interrupted();
+    if (std::chrono::steady_clock::now() >= end || interrupted != 0) {
       timed_out = true;
       break;
     }
     ::usleep(2000);
+  }
+  if (!reaped && interrupted != 0) {
+    // gpucheck was interrupted: the helper's group gets the same signal first.
+    ::kill(-pid, interrupted);
+    for (int i = 0; i < k_interrupt_grace_ms / 2; ++i) {
+      const pid_t done = ::waitpid(pid, &status, WNOHANG);
+      if (done == pid) {
+        reaped = true;
+        break;
+      }
+      ::usleep(2000);
+    }
+    ::kill(-pid, SIGKILL); // its group: what it started may still run
   }
   if (!reaped) {
     ::kill(-pid, SIGKILL);

@@ -1,5 +1,8 @@
 #include "probes/sysroot.hpp"
 
+#include <climits>
+#include <cstdlib>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 #include <system_error>
+
+#include "probes/paths.hpp"
 
 extern char** environ; // NOLINT(readability-redundant-declaration)
 
@@ -31,20 +36,91 @@ std::string Sysroot::path(std::string_view absolute) const {
   return m_root + std::string(absolute);
 }
 
+std::optional<std::string> Sysroot::resolve(std::string_view absolute) const {
+  if (m_root == "/" || m_root.empty()) {
+    char buffer[PATH_MAX];
+    if (::realpath(std::string(absolute).c_str(), buffer) == nullptr) {
+      return std::nullopt;
+    }
+    return std::string(buffer);
+  }
+  // Walk component by component; a symlink's target replaces the walked prefix (absolute
+  // targets restart at the root, never at the host's "/") and the remaining components are
+  // appended again. ".." never climbs above the root.
+  constexpr int k_max_links = 40;
+  std::vector<std::string> pending = path_components(absolute);
+  std::vector<std::string> done;
+  int links = 0;
+  size_t next = 0;
+  while (next < pending.size()) {
+    done.push_back(pending[next++]);
+    const std::string current = join_components(done);
+    struct stat st {};
+    if (::lstat(path(current).c_str(), &st) != 0) {
+      return std::nullopt;
+    }
+    if (!S_ISLNK(st.st_mode)) {
+      continue;
+    }
+    if (++links > k_max_links) {
+      return std::nullopt;
+    }
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(path(current), ec);
+    if (ec) {
+      return std::nullopt;
+    }
+    done.pop_back();
+    std::string rebuilt = target.string().starts_with('/')
+                              ? target.string()
+                              : join_path(join_components(done), target.string());
+    for (size_t i = next; i < pending.size(); ++i) {
+      rebuilt = join_path(rebuilt, pending[i]);
+    }
+    pending = path_components(rebuilt);
+    done.clear();
+    next = 0;
+  }
+  return join_components(done);
+}
+
+std::optional<std::string> Sysroot::host_resolved(std::string_view absolute) const {
+  if (m_root == "/" || m_root.empty()) {
+    return std::string(absolute);
+  }
+  const std::optional<std::string> resolved = resolve(absolute);
+  if (!resolved) {
+    return std::nullopt;
+  }
+  return path(*resolved);
+}
+
 bool Sysroot::exists(std::string_view absolute) const {
-  std::error_code ec;
-  return fs::exists(fs::symlink_status(path(absolute), ec)) || fs::exists(path(absolute), ec);
+  if (m_root == "/" || m_root.empty()) {
+    std::error_code ec;
+    return fs::exists(fs::symlink_status(path(absolute), ec)) || fs::exists(path(absolute), ec);
+  }
+  return resolve(absolute).has_value() || read_link(absolute).has_value();
 }
 
 bool Sysroot::is_directory(std::string_view absolute) const {
+  const std::optional<std::string> host = host_resolved(absolute);
   std::error_code ec;
-  return fs::is_directory(path(absolute), ec);
+  return host && fs::is_directory(*host, ec);
 }
 
 std::optional<std::string> Sysroot::read(std::string_view absolute) const {
+  // Links resolve inside the root: the host's kernel must not follow an absolute link in the
+  // tree to the host's file of that name (issue 21, item 12).
+  const std::optional<std::string> host = host_resolved(absolute);
+  if (!host) {
+    return std::nullopt;
+  }
   // Regular files only, opened without blocking: a FIFO named METADATA or pyvenv.cfg hung the
-  // run (issue 21, item 5); a device could be read without end.
-  const int fd = ::open(path(absolute).c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  // run (issue 21, item 5); a device could be read without end. In a tree the resolved path
+  // ends in no link; O_NOFOLLOW keeps it so should it change meanwhile.
+  const int no_follow = m_root == "/" || m_root.empty() ? 0 : O_NOFOLLOW;
+  const int fd = ::open(host->c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | no_follow);
   if (fd < 0) {
     return std::nullopt;
   }
@@ -90,8 +166,12 @@ std::optional<std::string> Sysroot::read_line(std::string_view absolute) const {
 
 std::vector<std::string> Sysroot::list(std::string_view absolute) const {
   std::vector<std::string> names;
+  const std::optional<std::string> host = host_resolved(absolute);
+  if (!host) {
+    return names;
+  }
   std::error_code ec;
-  for (fs::directory_iterator it(path(absolute), ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(*host, ec), end; !ec && it != end; it.increment(ec)) {
     names.push_back(it->path().filename().string());
   }
   std::sort(names.begin(), names.end());
@@ -100,7 +180,7 @@ std::vector<std::string> Sysroot::list(std::string_view absolute) const {
 
 std::optional<std::string> Sysroot::read_link(std::string_view absolute) const {
   std::error_code ec;
-  fs::path target = fs::read_symlink(path(absolute), ec);
+  fs::path target = fs::read_symlink(host_path(*this, absolute), ec);
   if (ec) {
     return std::nullopt;
   }

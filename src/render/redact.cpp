@@ -19,6 +19,8 @@ constexpr size_t k_uuid_length = 36;  // 8-4-4-4-12 hex digits
 constexpr size_t k_mac_length = 17;   // six pairs of hex digits and five separators
 constexpr size_t k_prefix_length = 4; // "GPU-", "MIG-"
 constexpr int k_ipv6_groups = 8;
+/// Hex digits after "GPU-"/"MIG-" from which a UUID prefix identifies a device.
+constexpr size_t k_min_uuid_prefix = 4;
 
 /// Words of the GPU stack's own vocabulary: a user or host with such a name is replaced in home
 /// paths only, never wherever the word stands (that would eat "/usr/lib/nvidia").
@@ -70,6 +72,24 @@ bool is_uuid_at(std::string_view text, size_t at) {
     }
   }
   return true;
+}
+
+/// The length of a UUID's first characters at text[at] ("8c02e5d1-3e" of
+/// "8c02e5d1-3e7a-..."): hex digits, with dashes only where a UUID has them.
+size_t uuid_prefix_length(std::string_view text, size_t at) {
+  size_t n = 0;
+  while (at + n < text.size() && n < k_uuid_length) {
+    const char c = text[at + n];
+    const bool dash = n == 8 || n == 13 || n == 18 || n == 23;
+    if (dash ? c != '-' : !is_hex(c)) {
+      break;
+    }
+    ++n;
+  }
+  while (n > 0 && text[at + n - 1] == '-') {
+    --n;
+  }
+  return n;
 }
 
 /// "00:1a:2b:3c:4d:5e" (or with '-') at text[at].
@@ -232,6 +252,33 @@ bool is_vocabulary_key(std::string_view key) {
   return false;
 }
 
+/// Every word of the report's own vocabulary in a JSON document: the parts of check ids, finding
+/// codes, statuses and the other closed-set values ("gpu.ecc" -> "gpu", "ecc").
+void collect_vocabulary(const nlohmann::json& j, std::string_view key,
+                        std::set<std::string>& into) {
+  if (j.is_string()) {
+    if (is_vocabulary_key(key)) {
+      std::string word;
+      for (const char c : j.get_ref<const std::string&>() + " ") {
+        if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+          word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        } else if (!word.empty()) {
+          into.insert(word);
+          word.clear();
+        }
+      }
+    }
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      collect_vocabulary(it.value(), it.key(), into);
+    }
+  } else if (j.is_array()) {
+    for (const nlohmann::json& item : j) {
+      collect_vocabulary(item, key, into);
+    }
+  }
+}
+
 void for_each_string(nlohmann::json& j, std::string_view key,
                      const std::function<void(std::string&)>& visit) {
   if (j.is_string()) {
@@ -288,15 +335,32 @@ std::string Redactor::placeholder(std::map<std::string, std::string>& table, con
   return name;
 }
 
+void Redactor::learn_vocabulary(const nlohmann::json& document) {
+  collect_vocabulary(document, "", m_vocabulary);
+  // A name learned before that is a word of this report is replaced in home paths only.
+  for (auto it = m_literals.begin(); it != m_literals.end();) {
+    if (m_vocabulary.contains(lower(it->first)) &&
+        (it->second.starts_with("user-") || it->second.starts_with("host-"))) {
+      it = m_literals.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+bool Redactor::is_word_name(std::string_view name) const {
+  return is_replaceable_name(name) && !m_vocabulary.contains(lower(name));
+}
+
 void Redactor::learn_host(const std::string& host) {
-  if (!is_replaceable_name(host) || m_literals.contains(host)) {
+  if (!is_word_name(host) || m_literals.contains(host)) {
     return;
   }
   const std::string name = fmt::format("host-{}", m_counters["host"]++);
   m_literals[host] = name;
   // "node7.cluster.example.com" is also called "node7".
   const size_t dot = host.find('.');
-  if (dot != std::string::npos && is_replaceable_name(host.substr(0, dot))) {
+  if (dot != std::string::npos && is_word_name(host.substr(0, dot))) {
     m_literals.emplace(host.substr(0, dot), name);
   }
 }
@@ -308,7 +372,7 @@ void Redactor::learn_user(const std::string& user) {
   const std::string name = placeholder(m_users, user, "user");
   // A name that is also a word of the stack's vocabulary ("nvidia") is replaced in home paths
   // only; any other name wherever it stands as a word.
-  if (is_replaceable_name(user)) {
+  if (is_word_name(user)) {
     m_literals.emplace(user, name);
   }
 }
@@ -465,6 +529,51 @@ std::string Redactor::replace_uuids(std::string_view text) {
   return out;
 }
 
+std::string Redactor::replace_uuid_prefixes(std::string_view text) {
+  // CUDA_VISIBLE_DEVICES takes any unique prefix of a GPU's or MIG device's UUID
+  // ("GPU-8c02e5d1", "MIG-1a2b"): after "GPU-" or "MIG-", a run of at least 4 hex digits shaped
+  // like a UUID's start is an identifier too. A prefix of a GPU the snapshot names gets that
+  // GPU's placeholder.
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const std::string_view rest = text.substr(i);
+    const std::string head = lower(rest.substr(0, k_prefix_length));
+    const bool bounded_before = i == 0 || !is_word_char(text[i - 1]);
+    if (!bounded_before || (head != "gpu-" && head != "mig-")) {
+      out += text[i++];
+      continue;
+    }
+    const size_t at = i + k_prefix_length;
+    const size_t length = uuid_prefix_length(text, at);
+    const size_t end = at + length;
+    const bool bounded_after = end == text.size() || !is_word_char(text[end]);
+    const std::string key = lower(text.substr(at, length));
+    const size_t hex_digits = static_cast<size_t>(
+        std::count_if(key.begin(), key.end(), [](char c) { return is_hex(c); }));
+    if (hex_digits < k_min_uuid_prefix || length == k_uuid_length || !bounded_after) {
+      // Too short to identify (also a placeholder such as "GPU-12"), or a whole UUID (done by
+      // replace_uuids), or the start of a word ("GPU-accelerated").
+      out += text.substr(i, k_prefix_length);
+      i = at;
+      continue;
+    }
+    std::string name;
+    for (const auto& [uuid, placeholder_name] : m_uuids) {
+      if (uuid.starts_with(key) && m_gpu_uuids.contains(uuid)) {
+        name = placeholder_name;
+        break;
+      }
+    }
+    if (name.empty()) {
+      name = placeholder(m_uuids, key, head == "mig-" ? "MIG" : "GPU");
+    }
+    out += name;
+    i = end;
+  }
+  return out;
+}
+
 std::string Redactor::replace_macs(std::string_view text) {
   std::string out;
   size_t i = 0;
@@ -537,21 +646,134 @@ std::string replace_url_credentials(std::string_view text) {
   return out;
 }
 
+bool is_token_char(char c) {
+  return is_word_char(c) || c == '-' || c == '.';
+}
+
+/// A variable or parameter name that holds a secret: "HF_TOKEN", "access_token", "password",
+/// "AWS_SECRET_ACCESS_KEY", "api-key".
+bool is_secret_name(std::string_view name) {
+  const std::string folded = lower(name);
+  for (std::string_view part : {"token", "secret", "password", "passwd", "api_key", "apikey",
+                                "api-key", "access_key", "credential", "private_key", "auth"}) {
+    if (folded.find(part) != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// A word shaped like a well-known access token (GitHub, GitLab, Hugging Face, Slack, PyPI,
+/// OpenAI-style keys, AWS access key ids, JSON Web Tokens): its prefix, then at least 16
+/// characters of the token's alphabet with a digit among them (random, unlike a word or a
+/// path component such as "hf_cache_directory").
+bool is_token_shaped(std::string_view word) {
+  struct Shape {
+    std::string_view prefix;
+    std::string_view extra; ///< characters allowed besides letters and digits
+    size_t dots;            ///< exactly this many '.' (a JWT's three parts)
+  };
+  static constexpr std::array<Shape, 17> k_shapes{{{"ghp_", "", 0},
+                                                   {"gho_", "", 0},
+                                                   {"ghu_", "", 0},
+                                                   {"ghs_", "", 0},
+                                                   {"ghr_", "", 0},
+                                                   {"github_pat_", "_", 0},
+                                                   {"glpat-", "-_", 0},
+                                                   {"hf_", "", 0},
+                                                   {"xoxb-", "-", 0},
+                                                   {"xoxp-", "-", 0},
+                                                   {"xoxa-", "-", 0},
+                                                   {"xoxs-", "-", 0},
+                                                   {"sk-", "-_", 0},
+                                                   {"pypi-", "-_", 0},
+                                                   {"AKIA", "", 0},
+                                                   {"ASIA", "", 0},
+                                                   {"eyJ", "-_.", 2}}};
+  constexpr size_t k_min_random_chars = 16;
+  for (const Shape& shape : k_shapes) {
+    if (!word.starts_with(shape.prefix)) {
+      continue;
+    }
+    const std::string_view rest = word.substr(shape.prefix.size());
+    const bool alphabet = std::all_of(rest.begin(), rest.end(), [&shape](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+             shape.extra.find(c) != std::string_view::npos;
+    });
+    if (alphabet && rest.size() >= k_min_random_chars &&
+        std::any_of(rest.begin(), rest.end(), is_digit) &&
+        static_cast<size_t>(std::count(rest.begin(), rest.end(), '.')) == shape.dots) {
+      return true;
+    }
+  }
+  return false;
+}
+
 } // namespace
+
+std::string Redactor::replace_secrets(std::string_view text) {
+  // NAME=value with a secret's name (a variable, a URL's query parameter), "Bearer value", and
+  // any word shaped like a known token: the value becomes "secret-N".
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const bool bounded_before = i == 0 || !is_token_char(text[i - 1]);
+    if (bounded_before && is_token_char(text[i])) {
+      size_t end = i;
+      while (end < text.size() && is_token_char(text[end])) {
+        ++end;
+      }
+      while (end > i + 1 && text[end - 1] == '.') {
+        --end; // a sentence's full stop
+      }
+      const std::string_view word = text.substr(i, end - i);
+      if (is_token_shaped(word)) {
+        out += placeholder(m_secrets, std::string(word), "secret");
+        i = end;
+        continue;
+      }
+      const bool assigns = end < text.size() && text[end] == '=' && is_secret_name(word);
+      const bool bearer = lower(word) == "bearer" && end < text.size() && text[end] == ' ';
+      if (assigns || bearer) {
+        size_t value_end = end + 1;
+        while (value_end < text.size() &&
+               std::isspace(static_cast<unsigned char>(text[value_end])) == 0 &&
+               std::string_view("&;,\"'<>").find(text[value_end]) == std::string_view::npos) {
+          ++value_end;
+        }
+        out.append(text.substr(i, end + 1 - i));
+        if (value_end > end + 1) {
+          out += placeholder(m_secrets, std::string(text.substr(end + 1, value_end - end - 1)),
+                             "secret");
+        }
+        i = value_end;
+        continue;
+      }
+      out.append(word);
+      i = end;
+      continue;
+    }
+    out += text[i++];
+  }
+  return out;
+}
 
 std::string Redactor::scrub(std::string_view text) {
   std::string out = replace_url_credentials(text);
+  out = replace_secrets(out);
   out = replace_home_users(out);
   out = replace_literals(std::move(out));
   out = replace_uuids(out);
+  out = replace_uuid_prefixes(out);
   out = replace_macs(out);
   out = replace_ipv6(out);
   return replace_ipv4(out);
 }
 
 Report Redactor::redact(const Report& report) {
-  learn(report.snapshot);
   nlohmann::json j = report;
+  learn_vocabulary(j);
+  learn(report.snapshot);
   collect_versions(j, "", m_versions);
   for_each_string(j, "", [this](std::string& text) { learn_home_users(text); });
   for_each_string(j, "", [this](std::string& text) { text = scrub(text); });
@@ -559,8 +781,9 @@ Report Redactor::redact(const Report& report) {
 }
 
 SystemSnapshot Redactor::redact(const SystemSnapshot& snapshot) {
-  learn(snapshot);
   nlohmann::json j = snapshot;
+  learn_vocabulary(j);
+  learn(snapshot);
   collect_versions(j, "", m_versions);
   for_each_string(j, "", [this](std::string& text) { learn_home_users(text); });
   for_each_string(j, "", [this](std::string& text) { text = scrub(text); });

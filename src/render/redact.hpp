@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "gpucheck/model/report.hpp"
 
 namespace gpucheck::render {
@@ -48,12 +50,19 @@ public:
 private:
   std::string placeholder(std::map<std::string, std::string>& table, const std::string& key,
                           std::string_view prefix);
+  /// The report's own words (check-id parts, codes, statuses): a user or host of that name is
+  /// then replaced in home paths only.
+  void learn_vocabulary(const nlohmann::json& document);
+  /// Whether a user or host name is replaced wherever it stands as a word.
+  [[nodiscard]] bool is_word_name(std::string_view name) const;
   void learn_host(const std::string& host);
   void learn_user(const std::string& user);
   void learn_home_users(std::string_view text);
   std::string replace_literals(std::string text) const;
   std::string replace_home_users(std::string_view text);
+  std::string replace_secrets(std::string_view text);
   std::string replace_uuids(std::string_view text);
+  std::string replace_uuid_prefixes(std::string_view text);
   std::string replace_macs(std::string_view text);
   std::string replace_ipv6(std::string_view text);
   std::string replace_ipv4(std::string_view text);
@@ -64,6 +73,7 @@ private:
   std::map<std::string, std::string> m_uuids;   ///< lower-case 36-character UUID -> placeholder
   std::map<std::string, std::string> m_serials; ///< serial -> serial-N
   std::map<std::string, std::string> m_macs;    ///< lower-case MAC -> mac-N
+  std::map<std::string, std::string> m_secrets; ///< token or secret value -> secret-N
   std::map<std::string, std::string> m_ipv4;
   /// Values of the report's version fields ("13.1.0.3"): the same dotted number in free text
   /// (a summary naming that version) is that version, not an address.
@@ -71,6 +81,7 @@ private:
   std::map<std::string, std::string> m_ipv6;
   std::map<std::string, int> m_counters; ///< next number per placeholder prefix
   std::set<std::string> m_gpu_uuids;     ///< UUIDs known to name a GPU (get "GPU-N")
+  std::set<std::string> m_vocabulary;    ///< lower-case words of the report's closed sets
 };
 
 /// Whether a word is a plausible host or user name to replace wherever it stands (not a word of

@@ -472,6 +472,42 @@ TEST(Cli, NumberOverflowInInputFilesIsAUsageErrorNamingThePath) {
   EXPECT_NE(r.err.find("nested deeper than"), std::string::npos) << r.err;
 }
 
+// Issue 21 item 8: an input without end (/dev/zero) or of a gigabyte was read whole (2.1 GB of
+// memory for 1 GB); every JSON input stops at 64 MiB with a usage error naming the file.
+TEST(Cli, EndlessInputFilesStopAtTheSizeCap) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--from-snapshot", "/dev/zero"},
+        std::vector<std::string>{"--matrix", "/dev/zero", "--from-snapshot",
+                                 snapshot_file("h200_healthy")}}) {
+    const RunResult r = run_gpucheck(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("'/dev/zero' is larger than 64 MiB"), std::string::npos) << r.err;
+  }
+}
+
+// Issue 21 Low: a matrix integer beyond int's range was truncated silently (2^32 + 570 read as
+// branch 570). It is a usage error naming the file and the JSON path (exit 2); the same file with
+// the branch as it was is accepted (the healthy twin).
+TEST(Cli, AMatrixIntegerOutOfRangeIsAUsageErrorNamingThePath) {
+  json matrix =
+      json::parse(std::ifstream(std::string(GPUCHECK_SOURCE_DIR) + "/data/compat/matrix.json"));
+  const std::string dir = ::testing::TempDir();
+  const std::string good = dir + "/matrix_in_range.json";
+  std::ofstream(good) << matrix.dump();
+  RunResult r = run_gpucheck({"--matrix", good, "--from-snapshot", snapshot_file("h200_healthy")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  matrix["driver_branches"][1]["branch"] = uint64_t{4294967296} + 570;
+  const std::string bad = dir + "/matrix_out_of_range.json";
+  std::ofstream(bad) << matrix.dump();
+  r = run_gpucheck({"--matrix", bad, "--from-snapshot", snapshot_file("h200_healthy")});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("matrix_out_of_range.json: $.driver_branches[1].branch: 4294967866 is out "
+                       "of range"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 // Issue 19 item 5: a --python that names no executable file, and a binary --config, are one-line
 // usage errors (exit 2) before anything is probed; the bytes of a binary config are not echoed.
 TEST(Cli, MalformedPythonAndBinaryConfigAreOneLineUsageErrors) {

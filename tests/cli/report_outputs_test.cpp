@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -251,6 +252,38 @@ void expect_output_error(const RunResult& r, const std::string& mentions) {
   EXPECT_EQ(r.err.find("probing"), std::string::npos) << "refused only after the run: " << r.err;
 }
 
+// Issue 21 item 9: a user named like the report's vocabulary (a status, a check-id part) made
+// `report` and `--bundle` exit 3 and mangled check ids. Live runs as such users give the same
+// exit code and every check id of a run by an ordinary user, in the Markdown and the bundle.
+TEST(ReportOutputs, UsersNamedLikeTheReportsWordsNeitherBreakNorMangleIt) {
+  std::vector<std::string> ids;
+  for (const json& check : json::parse(run_gpucheck({"--json", "list"}).out)) {
+    ids.push_back(check["id"].get<std::string>());
+  }
+  const auto run_as = [](const std::string& user, const std::vector<std::string>& args) {
+    return run_gpucheck({.args = args, .env = {{"USER", user}, {"LOGNAME", user}}});
+  };
+  const RunResult baseline = run_as("ordinaryuser", {"report", "--quick"});
+  ASSERT_TRUE(baseline.exit_code == 0 || baseline.exit_code == 1) << baseline.err;
+  std::vector<std::string> shown;
+  for (const std::string& id : ids) {
+    if (baseline.out.find(id) != std::string::npos) {
+      shown.push_back(id);
+    }
+  }
+  ASSERT_FALSE(shown.empty()) << baseline.out;
+  for (const std::string user : {"pass", "driver", "warn", "error", "ecc", "nvml"}) {
+    const RunResult r = run_as(user, {"report", "--quick"});
+    EXPECT_EQ(r.exit_code, baseline.exit_code) << user << ": " << r.err;
+    for (const std::string& id : shown) {
+      EXPECT_NE(r.out.find(id), std::string::npos) << user << " mangled " << id;
+    }
+    FixtureTree dir;
+    const RunResult bundle = run_as(user, {"--quick", "--bundle", dir.host("/b.tar.gz")});
+    EXPECT_EQ(bundle.exit_code, baseline.exit_code) << user << ": " << bundle.err;
+  }
+}
+
 TEST(ReportOutputs, UnwritableOutputsAreUsageErrorsBeforeTheRun) {
   FixtureTree dir;
   const std::string snapshot = snapshot_file("h200_healthy");
@@ -342,6 +375,42 @@ TEST(ReportOutputs, LinksAreRefusedBeforeTheRunAndLeftAsTheyAre) {
   EXPECT_EQ(read_file(dir.host("/victim")), "root-only data");
   EXPECT_FALSE(std::filesystem::exists(dir.host("/would-be-created")));
   EXPECT_TRUE(std::filesystem::is_symlink(dir.host("/r.json")));
+}
+
+// Issue 21 Low: a full disk while writing a regular file (here the file-size limit, which fails
+// write() as a full disk does) exits 3 naming the file, as docs/exit-codes.md says, and leaves
+// the old file as it was and no temporary file: `snapshot -o` left a truncated file.
+TEST(ReportOutputs, AFullDiskExits3AndLeavesTheOldFileAndNoTemporaryFile) {
+  if (!testing::tool_on_path("sh")) {
+    GTEST_SKIP() << "no sh to set the file-size limit";
+  }
+  FixtureTree dir;
+  dir.file("/s.json", "old snapshot");
+  dir.file("/r.json", "old report");
+  // 1 block (512 or 1024 bytes): smaller than any snapshot or report; SIGXFSZ ignored, so the
+  // write fails with EFBIG instead of killing gpucheck.
+  const std::string limited = "ulimit -f 1 && trap '' XFSZ && exec \"$@\"";
+  const std::string snapshot = snapshot_file("h200_healthy");
+  ToolResult r = run_tool({"sh", "-c", limited, "sh", binary_path(), "--from-snapshot", snapshot,
+                           "snapshot", "-o", dir.host("/s.json")});
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("s.json"), std::string::npos) << r.output;
+  r = run_tool({"sh", "-c", limited, "sh", binary_path(), "--from-snapshot", snapshot, "--output",
+                "json:" + dir.host("/r.json")});
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("r.json"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(dir.host("/s.json")), "old snapshot");
+  EXPECT_EQ(read_file(dir.host("/r.json")), "old report");
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.root())) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"r.json", "s.json"}));
+  // The healthy twin: without the limit both are written.
+  r = run_tool({binary_path(), "--from-snapshot", snapshot, "snapshot", "-o", dir.host("/s.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(json::parse(read_file(dir.host("/s.json")), nullptr, false).is_discarded());
 }
 
 TEST(ReportOutputs, SnapshotOutputIsWrittenAtomically) {

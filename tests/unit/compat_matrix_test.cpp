@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <regex>
 #include <sstream>
 
@@ -159,6 +161,25 @@ TEST(CompatMatrixErrors, WrongTypeNamesThePath) {
   EXPECT_NE(error_of(m).find("edited.json: $.cuda_releases[3].linux_min_driver: expected"),
             std::string::npos)
       << error_of(m);
+}
+
+// Issue 21 Low: an integer beyond int's range was truncated silently (branch 2^32 + 570 read as
+// 570, a branch the matrix knows). It is an error naming the JSON path and the value.
+TEST(CompatMatrixErrors, AnIntegerOutOfRangeIsAnErrorNotTruncated) {
+  for (const nlohmann::json& value : {nlohmann::json(uint64_t{4294967296} + 570),
+                                      nlohmann::json(uint64_t{18446744073709551615U})}) {
+    const Expected<Matrix> m =
+        parse_edited([&value](nlohmann::json& j) { j["driver_branches"][1]["branch"] = value; });
+    EXPECT_NE(error_of(m).find("edited.json: $.driver_branches[1].branch: " + value.dump() +
+                               " is out of range"),
+              std::string::npos)
+        << error_of(m);
+  }
+  // The healthy twin: the largest int is in range and read.
+  const Expected<Matrix> fits = parse_edited([](nlohmann::json& j) {
+    j["driver_branches"][1]["branch"] = std::numeric_limits<int>::max();
+  });
+  EXPECT_TRUE(fits) << error_of(fits);
 }
 
 TEST(CompatMatrixErrors, ImpossibleDriverVersion) {

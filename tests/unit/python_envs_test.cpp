@@ -2,6 +2,7 @@
 // fixture trees, and when the probe runs an interpreter (python_files_test.cpp reads layouts).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -136,6 +137,38 @@ TEST(PythonFrameworks, TorchCu130LoadsItsOwnWheelsThroughRunpath) {
   EXPECT_EQ(library(torch, "nccl").version, "2.28.9");
 }
 
+// Issue 21 Low: a version.py with cuda='99999999999' overflowed an int while the major was read
+// (undefined behaviour; it wrapped to 1215752191 and asked for libcudart.so.1215752191). A major
+// too large for a version part is none: no library named after a wrapped number.
+TEST(PythonFrameworks, AHugeCudaVersionInVersionPyIsNoMajor) {
+  for (const std::string huge : {"99999999999", "99999999999.0", "4294967309"}) {
+    FixtureTree tree;
+    const std::string site = make_venv(tree);
+    make_torch(tree, site, "2.11.0+cu130", huge);
+    const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
+    ASSERT_EQ(envs.size(), 1U);
+    ASSERT_EQ(envs[0].frameworks.size(), 1U);
+    const FrameworkInstall& torch = envs[0].frameworks[0];
+    EXPECT_EQ(torch.cuda, huge); // kept as the file says
+    for (const ResolvedLibrary& lib : torch.libraries) {
+      EXPECT_EQ(lib.soname.find("1215752191"), std::string::npos) << lib.soname;
+      EXPECT_EQ(lib.soname.find("so.13"), std::string::npos) << lib.soname; // 4294967309 wrapped
+      EXPECT_EQ(lib.soname.find('-'), std::string::npos) << lib.soname;
+    }
+  }
+  // The healthy twin: an ordinary major names its libraries.
+  FixtureTree tree;
+  const std::string site = make_venv(tree);
+  make_torch(tree, site, "2.11.0+cu130", "13.0");
+  const auto envs = environments(tree, {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
+  ASSERT_EQ(envs.size(), 1U);
+  bool cudart13 = false;
+  for (const ResolvedLibrary& lib : envs[0].frameworks.at(0).libraries) {
+    cudart13 = cudart13 || lib.soname == "libcudart.so.13";
+  }
+  EXPECT_TRUE(cudart13);
+}
+
 // Issue 19 item 3: hostile site-packages end. Symlink loops (a directory linking to itself, a
 // dist-info linking to itself, an interpreter linking to itself) and a 10 MB METADATA neither
 // hang nor crash the reading; the real torch is still found, its version read from the first
@@ -159,6 +192,44 @@ TEST(PythonFrameworks, SymlinkLoopsAndHugeMetadataInSitePackagesEnd) {
   ASSERT_FALSE(envs.empty());
   ASSERT_FALSE(envs.at(0).frameworks.empty());
   EXPECT_EQ(envs.at(0).frameworks.at(0).version, "2.11.0+cu130");
+}
+
+// Issue 21 item 5 and Low: a FIFO named pyvenv.cfg or METADATA hung the parent (no deadline); a
+// venv under a directory literally named "$ORIGIN" whose torch has RUNPATH $ORIGIN expanded
+// without end; a 1 MB run of spaces in a METADATA header took 16 s to trim. All end at once, and
+// the real torch is still read (the healthy twin in the same tree).
+TEST(PythonFrameworks, FifosALiteralOriginAndLongBlankRunsEndQuickly) {
+  FixtureTree tree;
+  const std::string prefix = "/opt/$ORIGIN/.venv";
+  const std::string site = make_venv(tree, prefix);
+  make_torch(tree, site, "2.11.0+cu130", "13.0",
+             ElfSpec{.soname = "libtorch_cuda.so",
+                     .needed = {"libcudart.so.13"},
+                     .runpath = "$ORIGIN/../../nvidia/cu13/lib:$ORIGIN/$ORIGIN:${ORIGIN}"});
+  make_cu13_wheels(tree, site);
+  tree.file(site + "/blank-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: nvidia-blank-cu13" + std::string(1U << 20, ' ') +
+                "\nVersion:" + std::string(1U << 20, ' ') + "1.0\n\n");
+  tree.dir(site + "/fifo-1.0.dist-info");
+  ASSERT_EQ(::mkfifo(tree.host(site + "/fifo-1.0.dist-info/METADATA").c_str(), 0600), 0);
+  // A second venv whose pyvenv.cfg is a FIFO.
+  tree.file("/opt/fifo/.venv/bin/python3", "#!/bin/sh\nexit 1\n", 0755);
+  ASSERT_EQ(::mkfifo(tree.host("/opt/fifo/.venv/pyvenv.cfg").c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const auto envs = environments(tree, {{"PATH", prefix + "/bin:/opt/fifo/.venv/bin:/usr/bin"}});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(8));
+  bool torch = false;
+  for (const PythonEnvironment& env : envs) {
+    for (const FrameworkInstall& fw : env.frameworks) {
+      if (fw.name == "pytorch") {
+        torch = true;
+        EXPECT_EQ(fw.version, "2.11.0+cu130");
+        EXPECT_EQ(fw.runpath.front(), site + "/nvidia/cu13/lib");
+        EXPECT_EQ(library(fw, "cudart").path, site + "/nvidia/cu13/lib/libcudart.so.13");
+      }
+    }
+  }
+  EXPECT_TRUE(torch);
 }
 
 TEST(PythonFrameworks, LdLibraryPathShadowsTheWheelWithoutElf) {

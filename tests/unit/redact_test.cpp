@@ -2,6 +2,9 @@
 // from every redacted format, placeholders are stable, and what is not an identifier survives.
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "cli/outputs.hpp"
 #include "render/json.hpp"
 #include "render/junit.hpp"
 #include "render/markdown.hpp"
@@ -202,6 +205,151 @@ TEST(Redact, CredentialsInUrlsAreRedacted) {
   EXPECT_NE(scrubbed.find("http://credentials@proxy.example:3128"), std::string::npos) << scrubbed;
   EXPECT_EQ(redactor.scrub("see https://docs.nvidia.com/cuda/"),
             "see https://docs.nvidia.com/cuda/");
+}
+
+// Issue 21 item 9: CUDA_VISIBLE_DEVICES takes UUID prefixes ("GPU-8c02e5d1", "MIG-1a2b"); they
+// identify the GPU as the whole UUID does. A prefix of a GPU the report names gets that GPU's
+// placeholder.
+TEST(Redact, UuidPrefixesInVisibleDevicesAreRedacted) {
+  const PlantedIdentifiers planted = plant_identifiers();
+  SCOPED_TRACE(fmt::format("seed {}", planted.seed));
+  Report report = planted_report(planted);
+  const std::string prefix0 = planted.uuid0.substr(0, 8);
+  const std::string prefix1 = planted.uuid1.substr(0, 4);
+  const std::string stray = planted.stray_uuid.substr(0, 11); // "8c02e5d1-3e": with its dash
+  const std::string mig = planted.mig_uuid.substr(0, 6);
+  report.snapshot.environment.variables["CUDA_VISIBLE_DEVICES"] =
+      "GPU-" + prefix0 + ",gpu-" + prefix1 + ",GPU-" + stray + ",MIG-" + mig;
+  Redactor redactor;
+  const Report redacted = redactor.redact(report);
+  const std::string visible = redacted.snapshot.environment.variables.at("CUDA_VISIBLE_DEVICES");
+  for (const std::string& value : {prefix0, prefix1, stray, mig}) {
+    EXPECT_EQ(visible.find(value), std::string::npos) << value << " survives: " << visible;
+  }
+  // GPU 0's prefix is GPU 0 (its UUID's placeholder in the inventory).
+  EXPECT_EQ(visible.substr(0, visible.find(',')), redacted.snapshot.gpus[0].uuid) << visible;
+  EXPECT_NE(visible.find(redacted.snapshot.gpus[1].uuid), std::string::npos) << visible;
+
+  // The healthy twin: ordinals, placeholders and words that merely start like one stay.
+  Redactor plain;
+  for (const char* text : {"CUDA_VISIBLE_DEVICES=0,1", "GPU-0 and GPU-12 and MIG-3",
+                           "GPU-accelerated gpu-burn", "GPU-abc"}) {
+    EXPECT_EQ(plain.scrub(text), text);
+  }
+}
+
+// Issue 21 item 9: a user known from the passwd file is replaced outside /home too (/scratch/bob,
+// /data/users/bob), in captured variables and free text.
+TEST(Redact, OtherUsersOutsideHomeAreRedacted) {
+  const PlantedIdentifiers planted = plant_identifiers();
+  SCOPED_TRACE(fmt::format("seed {}", planted.seed));
+  Report report = planted_report(planted);
+  const std::string bob = planted.hint_user;
+  report.snapshot.environment.variables["LD_LIBRARY_PATH"] =
+      "/scratch/" + bob + "/cuda/lib64:/data/users/" + bob + "/venv/lib:/usr/lib";
+  report.snapshot.environment.variables["CUDA_CACHE_PATH"] = "/nfs/" + bob + ".cache/nv";
+  RedactionHints hints;
+  hints.user_names = cli::login_names_from_passwd("root:x:0:0:root:/root:/bin/bash\n" + bob +
+                                                  ":x:1001:1001::/scratch/" + bob + ":/bin/bash\n");
+  ASSERT_EQ(hints.user_names, std::vector<std::string>{bob});
+  Redactor redactor(hints);
+  const Report redacted = redactor.redact(report);
+  for (const auto& [format, text] : all_formats(redacted)) {
+    EXPECT_EQ(text.find(bob), std::string::npos) << bob << " survives in " << format;
+  }
+  EXPECT_EQ(redacted.snapshot.environment.variables.at("LD_LIBRARY_PATH"),
+            "/scratch/user-0/cuda/lib64:/data/users/user-0/venv/lib:/usr/lib");
+}
+
+// Issue 21 item 9: tokens inside captured variables and free text (a query parameter, NAME=value
+// with a secret's name, a bearer token, words shaped like well-known tokens) never reach a ticket.
+TEST(Redact, TokensInsideCapturedVariablesAreRedacted) {
+  std::mt19937 rng(std::random_device{}());
+  const auto random = [&rng](size_t n) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) {
+      out += "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"[rng() % 62];
+    }
+    return out + "7"; // a digit, as every real token has
+  };
+  const std::vector<std::string> secrets = {random(20),
+                                            random(24),
+                                            random(16),
+                                            "ghp_" + random(36),
+                                            "hf_" + random(34),
+                                            "glpat-" + random(20),
+                                            "AKIA" + random(16),
+                                            "xoxb-" + random(24),
+                                            "sk-proj-" + random(40),
+                                            "eyJ" + random(20) + "." + random(30) + "." +
+                                                random(20)};
+  Report report = planted_report(plant_identifiers());
+  auto& variables = report.snapshot.environment.variables;
+  variables["CUDA_MPS_PIPE_DIRECTORY"] = "/run/mps?access_token=" + secrets[0] + "&uid=1";
+  variables["LD_PRELOAD"] =
+      "/opt/hook.so HF_TOKEN=" + secrets[1] + " AWS_SECRET_ACCESS_KEY=" + secrets[2];
+  variables["NVIDIA_REQUIRE_CUDA"] = "cuda>=12.0 " + secrets[3] + " " + secrets[4];
+  variables["CUDA_CACHE_PATH"] = "/tmp/" + secrets[5] + "/" + secrets[6];
+  report.results.front().summary =
+      "sent Authorization: Bearer " + secrets[9] + " and " + secrets[7] + ", " + secrets[8] + ".";
+  Redactor redactor;
+  const Report redacted = redactor.redact(report);
+  for (const auto& [format, text] : all_formats(redacted)) {
+    for (const std::string& secret : secrets) {
+      EXPECT_EQ(text.find(secret), std::string::npos) << secret << " survives in " << format;
+    }
+  }
+  EXPECT_NE(redacted.snapshot.environment.variables.at("CUDA_MPS_PIPE_DIRECTORY")
+                .find("access_token=secret-"),
+            std::string::npos);
+  // The healthy twin: paths, versions and words like a token's start are no secret.
+  Redactor plain;
+  for (const char* text :
+       {"/opt/hf_cache_directory_for_models/lib", "sk-learn-is-not-a-token", "NCCL_DEBUG=INFO",
+        "cuda>=12.0 driver>=550", "token= (empty)", "libnvidia-ml.so.580.159.04",
+        "NVIDIA_DRIVER_CAPABILITIES=compute,utility"}) {
+    EXPECT_EQ(plain.scrub(text), text);
+  }
+}
+
+// Issue 21 item 9: a user named like any word of the report's own ids (a check-id part such as
+// "ecc" or "memory", not only the fixed list) leaves the ids, codes and statuses intact.
+TEST(Redact, UsersNamedLikeAnyIdPartOfThisReportLeaveItIntact) {
+  const PlantedIdentifiers planted = plant_identifiers();
+  Report original = planted_report(planted);
+  // Free text names check ids and codes too ("see driver.nvml"): they must survive as well.
+  std::string ids;
+  for (const CheckResult& result : original.results) {
+    ids += " " + result.check_id;
+    for (const Finding& finding : result.findings) {
+      ids += " " + finding.code;
+    }
+  }
+  for (CheckResult& result : original.results) {
+    result.summary += "; related:" + ids;
+  }
+  for (const CheckResult& result : original.results) {
+    const std::string id = result.check_id;
+    const std::string part = id.substr(id.find('.') + 1); // "ecc", "cudnn": in no fixed list
+    RedactionHints hints;
+    hints.user_names = {part};
+    hints.host_names = {part};
+    Redactor redactor(hints);
+    const Report redacted = redactor.redact(original);
+    ASSERT_EQ(redacted.results.size(), original.results.size());
+    for (size_t i = 0; i < original.results.size(); ++i) {
+      EXPECT_EQ(redacted.results[i].check_id, original.results[i].check_id) << part;
+      ASSERT_EQ(redacted.results[i].findings.size(), original.results[i].findings.size());
+      for (size_t f = 0; f < original.results[i].findings.size(); ++f) {
+        EXPECT_EQ(redacted.results[i].findings[f].code, original.results[i].findings[f].code);
+      }
+      // The ids and codes in the free text are intact.
+      const std::string& summary = redacted.results[i].summary;
+      EXPECT_EQ(summary.substr(summary.find("; related:")), "; related:" + ids)
+          << part << ": " << summary;
+    }
+    EXPECT_EQ(redactor.scrub("/home/" + part + "/x"), "/home/user-0/x") << part;
+  }
 }
 
 TEST(Redact, RedactingTwiceChangesNothingMore) {

@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
+#include <optional>
 #include <thread>
 
+#include "platform/child_process.hpp"
 #include "probes/collect.hpp"
 #include "probes/run_capture.hpp"
 #include "probes/toolkit_version.hpp"
@@ -167,6 +170,43 @@ TEST(RunCapture, ATimeoutKillsTheHelpersChildrenToo) {
     std::this_thread::sleep_for(20ms);
   }
   EXPECT_TRUE(ended) << "the helper's child " << pid << " outlived the timeout";
+}
+
+// Issue 21 item 11: after SIGTERM/SIGINT (platform::interrupt_children) a running helper and its
+// children end at once, not at the helper's deadline, and no new helper starts.
+TEST(RunCapture, AnInterruptEndsTheHelperAndItsChildrenAtOnce) {
+  platform::reset_children_interrupt();
+  FixtureTree tree;
+  const std::string pid_file = tree.host("/grandchild.pid");
+  std::optional<std::string> output = "not run";
+  std::thread helper([&] {
+    output = run_capture({"/bin/sh", "-c",
+                          "sleep 60 & echo $! > '" + pid_file + ".tmp'; mv '" + pid_file +
+                              ".tmp' '" + pid_file + "'; sleep 60"},
+                         60s);
+  });
+  std::string pid;
+  for (int i = 0; i < 3000 && pid.empty(); ++i) {
+    std::ifstream in(pid_file);
+    std::getline(in, pid);
+    std::this_thread::sleep_for(10ms);
+  }
+  const auto interrupted_at = std::chrono::steady_clock::now();
+  platform::interrupt_children(SIGINT);
+  helper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - interrupted_at, 10s);
+  EXPECT_EQ(output, std::nullopt);
+  ASSERT_FALSE(pid.empty());
+  bool ended = false;
+  for (int i = 0; i < 500 && !ended; ++i) {
+    ended = process_ended(pid);
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(ended) << "the helper's child " << pid << " outlived the interrupt";
+  EXPECT_EQ(run_capture({"/bin/sh", "-c", "echo ran"}, 3000ms), std::nullopt) << "started after";
+  platform::reset_children_interrupt();
+  // The healthy twin.
+  EXPECT_EQ(run_capture({"/bin/sh", "-c", "echo ran"}, 3000ms), "ran\n");
 }
 
 TEST(RunCapture, CapturesStdoutAndHonoursTheDeadline) {

@@ -22,6 +22,7 @@
 #include "kernel_build.hpp"
 #include "support/fixture_tree.hpp"
 #include "support/json_schema.hpp"
+#include "support/text_and_processes.hpp"
 #include "unit/python_fixture.hpp"
 
 namespace gpucheck::testing {
@@ -1549,14 +1550,7 @@ TEST(RootSafety, NvccInAWorldWritableDirectoryIsNotRunAsRoot) {
   EXPECT_NE(notes[0].find("did not run nvcc"), std::string::npos) << notes[0];
 }
 
-/// Whether process `pid` is gone (or a zombie nobody reaped yet: it no longer runs).
-bool process_ended(const std::string& pid) {
-  std::ifstream stat("/proc/" + pid + "/stat");
-  std::string text;
-  std::getline(stat, text);
-  const size_t paren = text.rfind(')');
-  return !stat || paren == std::string::npos || text.substr(paren + 2, 1) == "Z";
-}
+using gpucheck::testing::process_ended;
 
 // Issue 21 item 11: SIGTERM while the probes hang (NVML's init, an interpreter whose own
 // subprocess sleeps) ends the run at once, not at the probes' 30 s deadline; the interpreter's

@@ -1,4 +1,5 @@
 #include "platform/child_process.hpp"
+#include "support/text_and_processes.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -288,14 +289,7 @@ TEST(ChildProcess, CancelStopsEveryChild) {
   }
 }
 
-/// Whether process `pid` is gone (or a zombie nobody reaped yet: it no longer runs).
-bool process_ended(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text;
-  std::getline(stat, text);
-  const size_t paren = text.rfind(')');
-  return !stat || paren == std::string::npos || text.substr(paren + 2, 1) == "Z";
-}
+using gpucheck::testing::process_ended;
 
 /// The pid a test-spawn-hang child wrote, waiting for it (the child's start-up can take a
 /// sanitized second); 0 if none came.

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "render/github.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::render {
 namespace {
@@ -27,14 +28,7 @@ Report report_of(std::vector<CheckResult> results) {
   return report;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-  }
-  return lines;
-}
+using testing::lines_of;
 
 TEST(GithubRenderer, OneLinePerProblemFindingThenTheVerdict) {
   const Report report = report_of({

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "render/prometheus.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::render {
 namespace {
@@ -58,14 +59,7 @@ Report two_gpus() {
   return report;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-  }
-  return lines;
-}
+using testing::lines_of;
 
 bool has_line(const std::string& text, const std::string& line) {
   for (const std::string& l : lines_of(text)) {

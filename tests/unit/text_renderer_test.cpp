@@ -8,6 +8,7 @@
 
 #include "golden/scenarios.hpp"
 #include "render/wrap.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::render {
 namespace {
@@ -15,15 +16,7 @@ namespace {
 using testing::golden_scenarios;
 using testing::load_recorded_snapshot;
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    lines.push_back(line);
-  }
-  return lines;
-}
+using testing::lines_of;
 
 std::string strip_ansi(const std::string& text) {
   return std::regex_replace(text, std::regex("\x1b\\[[0-9;]*m"), "");

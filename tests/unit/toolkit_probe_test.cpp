@@ -11,6 +11,7 @@
 #include "probes/run_capture.hpp"
 #include "probes/toolkit_version.hpp"
 #include "support/fixture_tree.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::probes {
 namespace {
@@ -144,14 +145,7 @@ TEST(ToolkitProbe, RealMachineFindsCuda13) {
   EXPECT_TRUE(info.installs[0].version.starts_with("13.")) << info.installs[0].version;
 }
 
-/// Whether process `pid` is gone (or a zombie nobody reaped yet: it no longer runs).
-bool process_ended(const std::string& pid) {
-  std::ifstream stat("/proc/" + pid + "/stat");
-  std::string text;
-  std::getline(stat, text);
-  const size_t paren = text.rfind(')');
-  return !stat || paren == std::string::npos || text.substr(paren + 2, 1) == "Z";
-}
+using gpucheck::testing::process_ended;
 
 // Issue 21 item 11: on timeout the helper's whole process group is killed, not just its pid.
 TEST(RunCapture, ATimeoutKillsTheHelpersChildrenToo) {

@@ -1,4 +1,5 @@
 #include "render/wrap.hpp"
+#include "support/text_and_processes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,15 +8,7 @@
 namespace gpucheck::render {
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    lines.push_back(line);
-  }
-  return lines;
-}
+using testing::lines_of;
 
 TEST(VisibleWidth, CountsCodePointsAndSkipsAnsiSequences) {
   EXPECT_EQ(visible_width("abc"), 3u);

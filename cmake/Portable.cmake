@@ -5,8 +5,8 @@
 #
 # Zig searches its own libc headers only, never /usr/include, and must not: the host's glibc
 # headers (2.36 here) would pull symbols newer than 2.28. The header-only dependencies that live
-# in /usr/include (CLI11, fmt, nlohmann_json) are therefore given through a directory of links to
-# those folders alone; fmt is used header-only (the Debian libfmt.so is built against libstdc++).
+# in /usr/include (CLI11, fmt, nlohmann_json, toml++) are therefore given through a directory of
+# links to those folders alone; fmt is used header-only (the Debian libfmt.so is built against libstdc++).
 
 if(NOT CMAKE_CXX_COMPILER MATCHES "cmake/zig/c\\+\\+$")
   message(WARNING "gpucheck: GPUCHECK_PORTABLE without the Zig wrappers (cmake/zig/c++); the "
@@ -19,10 +19,12 @@ file(MAKE_DIRECTORY ${_gpucheck_portable_inc})
 # gpucheck_portable_includes(TARGET): give TARGET the header-only dependencies through the
 # links, and keep /usr/include itself off its command line.
 function(gpucheck_portable_includes target)
-  foreach(_dep CLI11::CLI11 fmt::fmt-header-only nlohmann_json::nlohmann_json)
+  foreach(_dep CLI11::CLI11 fmt::fmt-header-only nlohmann_json::nlohmann_json
+               tomlplusplus::tomlplusplus)
     get_target_property(_dirs ${_dep} INTERFACE_INCLUDE_DIRECTORIES)
     foreach(_dir IN LISTS _dirs)
-      file(GLOB _entries LIST_DIRECTORIES true ${_dir}/CLI ${_dir}/fmt ${_dir}/nlohmann)
+      file(GLOB _entries LIST_DIRECTORIES true ${_dir}/CLI ${_dir}/fmt ${_dir}/nlohmann
+           ${_dir}/toml++)
       foreach(_entry IN LISTS _entries)
         get_filename_component(_name ${_entry} NAME)
         file(CREATE_LINK ${_entry} ${_gpucheck_portable_inc}/${_name} SYMBOLIC)

@@ -3,11 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+// Header-only, without exceptions and formatters (CMakeLists.txt): Debian's target would link
+// libtomlplusplus.so.3, which the machines gpucheck is copied onto do not have.
+#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 
 #include "cli/options.hpp"
@@ -55,10 +58,11 @@ template <typename Parse> CLI::Validator expression_validator(Parse parse, std::
       std::move(name));
 }
 
-/// --config files: CLI11's TOML reader, or JSON when the file is a JSON object ('{' first). Both
-/// accept option names with '-' or '_' ("expect_gpus" = "expect-gpus"), and a table of minimums
-/// (TOML `[min]` section, JSON "min": {...}) as well as a list of "METRIC=NUMBER" strings.
-class ConfigFile : public CLI::ConfigTOML {
+/// --config files: TOML 1.0 (toml++), or JSON when the file is a JSON object ('{' first). Both
+/// are read into one JSON document and then into CLI11's items the same way: option names with
+/// '-' or '_' ("expect_gpus" = "expect-gpus"), and a table of minimums (TOML `[min]` or
+/// `min = {...}`, JSON "min": {...}) as well as a list of "METRIC=NUMBER" strings.
+class ConfigFile : public CLI::Config {
 public:
   /// `app` names the options a file may set; it outlives the parse.
   explicit ConfigFile(const CLI::App& app) : m_app(app) {}
@@ -81,26 +85,12 @@ public:
           fmt::format("{} is not a text file (a config is TOML or JSON)", config_label()));
     }
     const size_t first = text.find_first_not_of(" \t\r\n");
-    std::vector<CLI::ConfigItem> read;
     // A JSON object starts with '{'; a JSON array would read as a TOML section, so it is
     // recognised by parsing (and then refused: a config is an object).
-    if (first != std::string::npos &&
-        (text[first] == '{' || (text[first] == '[' && nlohmann::json::accept(text)))) {
-      read = from_json(text);
-    } else {
-      std::istringstream toml(text);
-      read = CLI::ConfigTOML::from_config(toml);
-    }
-    std::vector<CLI::ConfigItem> parsed = normalised(std::move(read));
-    for (const CLI::ConfigItem& item : parsed) {
-      if (item.parents.empty() && m_app.get_option_no_throw("--" + item.name) == nullptr) {
-        throw CLI::ConfigError(fmt::format(
-            "config file: unknown option '{}' (keys are long option names, e.g. expect-gpus, "
-            "require, min, fail-on, ignore)",
-            shown_key(item.name)));
-      }
-    }
-    return parsed;
+    const bool is_json =
+        first != std::string::npos &&
+        (text[first] == '{' || (text[first] == '[' && nlohmann::json::accept(text)));
+    return items_of(is_json ? json_document(text) : toml_document(text));
   }
 
 private:
@@ -137,31 +127,99 @@ private:
         "config file: \"{}\" must be a string, number, boolean or a list of them", key));
   }
 
-  std::vector<CLI::ConfigItem> from_json(const std::string& text) const {
+  /// Writing configs is not supported (`--write-config` does not exist).
+  std::string to_config(const CLI::App* /*app*/, bool /*default_also*/, bool /*write_description*/,
+                        std::string /*prefix*/) const override {
+    return "";
+  }
+
+  nlohmann::json json_document(const std::string& text) const {
     // Never throws: 1e400 aborted the run (SIGABRT); now it names the JSON path.
     Expected<nlohmann::json> parsed = parse_json_input(text);
     if (!parsed) {
       throw CLI::ConfigError(
           fmt::format("{} is not valid JSON {}", config_label(), parsed.error().message));
     }
-    const nlohmann::json doc = std::move(parsed).value();
+    nlohmann::json doc = std::move(parsed).value();
     if (!doc.is_object()) {
       throw CLI::ConfigError("config file: a JSON config must be an object of options");
     }
+    return doc;
+  }
+
+  /// A TOML file as the JSON document it means. Dates and times (which no option takes) and
+  /// inf/nan are refused with the key's dotted path.
+  nlohmann::json toml_document(const std::string& text) const {
+    toml::parse_result parsed = toml::parse(text);
+    if (!parsed) {
+      const toml::parse_error& error = parsed.error();
+      throw CLI::ConfigError(fmt::format("{} is not valid TOML: line {}, column {}: {}",
+                                         config_label(), error.source().begin.line,
+                                         error.source().begin.column, error.description()));
+    }
+    return json_of(parsed.table(), "");
+  }
+
+  static nlohmann::json json_of(const toml::node& node, const std::string& key) {
+    if (const toml::table* table = node.as_table()) {
+      nlohmann::json object = nlohmann::json::object();
+      for (const auto& [name, value] : *table) {
+        const std::string child(name.str());
+        object[child] = json_of(value, key.empty() ? child : key + "." + child);
+      }
+      return object;
+    }
+    if (const toml::array* array = node.as_array()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const toml::node& element : *array) {
+        list.push_back(json_of(element, key));
+      }
+      return list;
+    }
+    if (const auto* string = node.as_string()) {
+      return string->get();
+    }
+    if (const auto* integer = node.as_integer()) {
+      return integer->get();
+    }
+    if (const auto* boolean = node.as_boolean()) {
+      return boolean->get();
+    }
+    if (const auto* number = node.as_floating_point();
+        number != nullptr && std::isfinite(number->get())) {
+      return number->get();
+    }
+    throw CLI::ConfigError(fmt::format(
+        "config file: \"{}\" must be a string, finite number, boolean or a list of them", key));
+  }
+
+  /// A config document's options as CLI11 items: '_' in names read as '-', a list gives one
+  /// input per element, the "min" object one "METRIC=NUMBER" input per entry ('-' in a metric
+  /// read as '_').
+  std::vector<CLI::ConfigItem> items_of(const nlohmann::json& doc) const {
     std::vector<CLI::ConfigItem> read;
     for (const auto& [key, value] : doc.items()) {
+      CLI::ConfigItem item;
+      item.name = key;
+      std::replace(item.name.begin(), item.name.end(), '_', '-');
+      if (m_app.get_option_no_throw("--" + item.name) == nullptr) {
+        throw CLI::ConfigError(fmt::format(
+            "config file: unknown option '{}' (keys are long option names, e.g. expect-gpus, "
+            "require, min, fail-on, ignore)",
+            shown_key(item.name)));
+      }
       if (value.is_null()) {
         continue;
       }
-      CLI::ConfigItem item;
-      item.name = key;
       if (value.is_array()) {
         for (const nlohmann::json& element : value) {
           item.inputs.push_back(scalar(element, key));
         }
       } else if (value.is_object() && (key == "min")) {
         for (const auto& [metric, minimum] : value.items()) {
-          item.inputs.push_back(fmt::format("{}={}", metric, scalar(minimum, key + "." + metric)));
+          std::string name = metric;
+          std::replace(name.begin(), name.end(), '-', '_');
+          item.inputs.push_back(fmt::format("{}={}", name, scalar(minimum, key + "." + metric)));
         }
       } else {
         item.inputs.push_back(scalar(value, key));
@@ -169,36 +227,6 @@ private:
       read.push_back(std::move(item));
     }
     return read;
-  }
-
-  /// `[min]` entries folded into one "min" item (CLI11 takes only the first item of an option);
-  /// '_' in names read as '-'.
-  static std::vector<CLI::ConfigItem> normalised(std::vector<CLI::ConfigItem> read) {
-    std::vector<CLI::ConfigItem> out;
-    CLI::ConfigItem minimums;
-    minimums.name = "min";
-    for (CLI::ConfigItem& item : read) {
-      std::replace(item.name.begin(), item.name.end(), '_', '-');
-      if (item.parents.size() == 1 && item.parents.front() == "min") {
-        if (item.name != "++" && item.name != "--") {
-          std::string metric = item.name;
-          std::replace(metric.begin(), metric.end(), '-', '_');
-          for (const std::string& input : item.inputs) {
-            minimums.inputs.push_back(fmt::format("{}={}", metric, input));
-          }
-        }
-        continue;
-      }
-      if (item.parents.empty() && item.name == "min") {
-        minimums.inputs.insert(minimums.inputs.end(), item.inputs.begin(), item.inputs.end());
-        continue;
-      }
-      out.push_back(std::move(item));
-    }
-    if (!minimums.inputs.empty()) {
-      out.push_back(std::move(minimums));
-    }
-    return out;
   }
 
   const CLI::App& m_app;

@@ -99,11 +99,43 @@ d2h_gbps = 18.5
   EXPECT_EQ(spec.expect_gpus, 4);
   ASSERT_EQ(spec.requirements.size(), 2u);
   EXPECT_EQ(spec.requirements[1].text, "cudnn>=9.1");
-  ASSERT_EQ(spec.minimums.size(), 2u);
-  EXPECT_EQ(spec.minimums[0].text, "h2d_gbps=20");
-  EXPECT_EQ(spec.minimums[1].text, "d2h_gbps=18.5");
+  ASSERT_EQ(spec.minimums.size(), 2u); // in the order of their names, as from JSON
+  EXPECT_EQ(spec.minimums[0].text, "d2h_gbps=18.5");
+  EXPECT_EQ(spec.minimums[1].text, "h2d_gbps=20");
   EXPECT_TRUE(spec.fail_on_warn);
   EXPECT_EQ(spec.ignored_codes, std::vector<std::string>{"gpu.persistence_off"});
+}
+
+// Issue 17 item 7: valid TOML that CLI11's subset refused (an inline table, a multi-line array
+// with a trailing comma, dotted keys, a literal string) now reads as TOML means it.
+TEST(GateOptions, TomlConfigFileUsesTheWholeLanguage) {
+  const std::string path = config_file("full.toml", R"(expect_gpus = 8   # the node's GPUs
+require = [
+  "driver>=550",
+  'cudnn>=9.1',  # a literal string
+]
+min = {h2d_gbps = 20, d2h-gbps = 18.5}
+fail-on = """warn"""
+)");
+  const Parsed p = parse({"--config", path});
+  ASSERT_EQ(p.error, "");
+  const gates::GateSpec spec = gate_spec(p.options);
+  EXPECT_EQ(spec.expect_gpus, 8);
+  ASSERT_EQ(spec.requirements.size(), 2u);
+  EXPECT_EQ(spec.requirements[1].text, "cudnn>=9.1");
+  ASSERT_EQ(spec.minimums.size(), 2u);
+  EXPECT_EQ(spec.minimums[0].text, "d2h_gbps=18.5");
+  EXPECT_EQ(spec.minimums[1].text, "h2d_gbps=20");
+  EXPECT_TRUE(spec.fail_on_warn);
+
+  const Parsed dotted = parse({"--config", config_file("dotted.toml", R"(min.h2d_gbps = 20
+min.p2p_0_1_write_gbps = 300.0
+)")});
+  ASSERT_EQ(dotted.error, "");
+  const gates::GateSpec dotted_spec = gate_spec(dotted.options);
+  ASSERT_EQ(dotted_spec.minimums.size(), 2u);
+  EXPECT_EQ(dotted_spec.minimums[1].metric, "p2p_0_1_write_gbps");
+  EXPECT_DOUBLE_EQ(dotted_spec.minimums[1].minimum, 300.0);
 }
 
 TEST(GateOptions, JsonConfigFile) {
@@ -148,7 +180,14 @@ TEST(GateOptions, BadConfigFilesAreParseErrors) {
       {"nested.json", R"({"require": {"driver": 550}})", "\"require\" must be"},
       {"expr.json", R"({"require": ["driver>>550"]})", "driver>>550"},
       {"unknown.toml", "expect_gpu = 2\n", "unknown option 'expect-gpu'"},
-      {"min.toml", "[min]\nh2d_gbps = fast\n", "'fast' is not a number"},
+      {"min.toml", "[min]\nh2d_gbps = \"fast\"\n", "'fast' is not a number"},
+      // TOML 1.0 (toml++): a bare word is not a string, and the message says where.
+      {"bare.toml", "expect-gpus = 2\nfail-on = warn\n", "is not valid TOML: line 2, column"},
+      {"twice.toml", "fail-on = \"warn\"\nfail-on = \"fail\"\n", "is not valid TOML: line 2"},
+      {"date.toml", "fail-on = 2026-11-26\n", "\"fail-on\" must be a string, finite number"},
+      {"inf.toml", "[min]\nh2d_gbps = inf\n", "\"min.h2d_gbps\" must be a string, finite"},
+      {"section.toml", "[gates]\nexpect-gpus = 2\n", "unknown option 'gates'"},
+      {"deep.toml", "min = {h2d_gbps = {x = 1}}\n", "\"min.h2d_gbps\" must be"},
   };
   for (const auto& c : cases) {
     const Parsed p = parse({"--config", config_file(c.name, c.text)});

@@ -102,15 +102,16 @@ constexpr FindingSpec k_table[] = {
      "Among GPUs of one model in this run, this one's GEMM throughput under sustained load is "
      "clearly below the median of the others. Usual causes: a lower power limit, poor cooling, "
      "clocks held down, or a degraded GPU.",
-     "GPU {0} ({1}): {2} GEMM {3}^3 median {4} TFLOP/s is {5}% of the median of the {6} other "
-     "GPU(s) of this model ({7} TFLOP/s); the floor is {8}%",
+     "GPU {0} ({1}): {2} GEMM {3}^3 median {4} TFLOP/s is {5}% of the median of the {6} of this "
+     "model ({7} TFLOP/s); the floor is {8}%",
      "compare this GPU's clocks, temperature and power in gpu.burn's summary with the others'; "
      "check its power limit (nvidia-smi -q -d POWER), its application clocks (nvidia-smi -q -d "
      "CLOCK) and its cooling",
      where(k_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
            "matrix size N of the N^3 GEMM", "this GPU's median TFLOP/s",
-           "that as a percentage of the others' median", "how many other GPUs of this model",
-           "their median TFLOP/s", "the floor, in percent")},
+           "that as a percentage of the others' median",
+           "how many other GPUs of this model (\"3 other GPUs\")", "their median TFLOP/s",
+           "the floor, in percent")},
     {"gpu.burn_slow", Severity::warn, "GPU computes slower than its model reaches",
      "The GPU's GEMM throughput under sustained load is clearly below what this model reaches "
      "(a measured reference, not the datasheet peak). Usual causes: a lower power limit, poor "
@@ -154,11 +155,11 @@ constexpr FindingSpec k_table[] = {
      "NVML delivered Xid events (the driver's error reports) for this GPU while it ran gpucheck's "
      "sustained load. Under load a faulty GPU, its memory or its link reports errors that an idle "
      "GPU does not.",
-     "GPU {0}: {1} Xid event(s) during the burn: {2}",
+     "GPU {0}: {1} during the burn: {2}",
      "read each Xid's action in NVIDIA's catalogue ({3}) and the kernel log (`dmesg -T | grep -i "
      "xid`); drain the GPU, run dcgmi diag -r 3, and reset it or have it serviced as the "
      "catalogue says",
-     where(k_gpu_index, "how many Xid events",
+     where(k_gpu_index, "how many Xid events (\"2 Xid events\")",
            "the Xids, each with its time into the burn and meaning",
            "address of NVIDIA's Xid catalogue"),
      Drain::yes},
@@ -196,10 +197,11 @@ constexpr FindingSpec k_table[] = {
      "Other processes were using this GPU while gpucheck measured, so its figures are lower "
      "than the GPU can do. gpucheck stays within min(1 GiB, 10% of free memory) and disturbs "
      "nothing of theirs.",
-     "GPU {0} is used by {1} other process(es) ({2}): figures were measured under contention",
+     "GPU {0} is used by {1} ({2}): figures were measured under contention",
      "nothing is wrong; for figures without contention run gpucheck again when the GPU is idle "
      "(nvidia-smi shows its processes)",
-     where(k_gpu_index, "how many other processes use the GPU", "those processes")},
+     where(k_gpu_index, "how many other processes use the GPU (\"2 other processes\")",
+           "those processes")},
     {"gpu.context_failed", Severity::fail, "cannot use the GPU",
      "The CUDA driver could not be opened, initialised or create a context on this GPU.",
      "GPU {0}: {1} failed during {2}: {3}",
@@ -219,9 +221,9 @@ constexpr FindingSpec k_table[] = {
     {"gpu.copy_gate_timeout", Severity::warn, "copy timing gate timed out",
      "The spin kernel that holds queued copies until they are all enqueued timed out, so some "
      "samples started late. Those bandwidth figures are unreliable.",
-     "GPU {0}: the copy gate timed out in {1} sample(s)",
+     "GPU {0}: the copy gate timed out in {1}",
      "another process is probably keeping the GPU busy; rerun when it is idle",
-     where(k_gpu_index, "how many samples timed out")},
+     where(k_gpu_index, "how many samples timed out (\"3 samples\")")},
     {"gpu.cuda_call_failed", Severity::fail, "CUDA call failed during GPU work",
      "A driver API call failed while gpucheck ran work on the GPU.",
      "GPU {0}: {1} failed during {2}: {3} ({4})",
@@ -291,13 +293,14 @@ constexpr FindingSpec k_table[] = {
      "back that differ from what was written: cells that flip, stuck bits or addressing faults. "
      "ECC may correct single bits, but a word that reads back wrong here is a memory fault.",
      "GPU {0} ({1}): {2} read back wrong in the memory test, at addresses {3} to {4}, "
-     "pattern(s) {5}; first: expected {6}, observed {7}",
+     "{5}; first: expected {6}, observed {7}",
      "drain the GPU (no new jobs on it); read its ECC counters and row remapping with `nvidia-smi "
      "-q -d ECC,ROW_REMAPPER -i {8}`; reset the GPU (`nvidia-smi -r -i {8}`) or reboot so that "
      "pending row remaps apply, and run `gpucheck --level long --only gpu.memtest` again; if "
      "errors remain, have the GPU replaced (RMA)",
      where(k_gpu_index, "GPU model (name)", "how many words read back wrong",
-           "lowest address wrong", "highest address wrong", "the patterns that found errors",
+           "lowest address wrong", "highest address wrong",
+           "the patterns that found errors (\"patterns walking-ones, random\")",
            "the first error's expected word", "the first error's observed word",
            "the GPU's PCI bus id (or index), for nvidia-smi -i"),
      Drain::yes},

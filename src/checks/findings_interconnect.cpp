@@ -70,10 +70,10 @@ constexpr FindingSpec k_table[] = {
     {"nvlink.recovery_errors", Severity::warn, "NVLink recovered from errors",
      "The link went through error recovery (it stopped and retrained) since the driver loaded; "
      "traffic on it stalled meanwhile, and repeated recoveries mean a failing link.",
-     "GPU {0} link {1}: {2} recovery event(s) since the driver loaded (peer {3})",
+     "GPU {0} link {1}: {2} since the driver loaded (peer {3})",
      "look for Xid 74 in dmesg; reseat the GPU or its baseboard; have the link checked with dcgmi "
      "diag -r 3 and replace the part if recoveries continue",
-     where(k_gpu, "NVLink number", "recovery events counted",
+     where(k_gpu, "NVLink number", "recovery events counted (\"2 recovery events\")",
            "the link's far end (a GPU, or an NVSwitch's PCI bus id)")},
     {"p2p.bandwidth_low", Severity::warn, "peer-to-peer copies far below the path",
      "Copies between these two GPUs run far below what their path carries. On PCIe the usual "

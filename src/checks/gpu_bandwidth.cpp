@@ -11,6 +11,7 @@
 #include "engine/gpu_engine.hpp"
 #include "engine/payloads.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
 
@@ -223,8 +224,8 @@ Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payloa
   }
   const int timeouts = bandwidth.value().gate_timeouts.value_or(0);
   if (timeouts > 0) {
-    judgement.findings.push_back(
-        make_finding("gpu.copy_gate_timeout", gpu.gpu_index, gpu.gpu_index, timeouts));
+    judgement.findings.push_back(make_finding("gpu.copy_gate_timeout", gpu.gpu_index, gpu.gpu_index,
+                                              plural(timeouts, "sample")));
   }
   return judgement;
 }

@@ -8,6 +8,7 @@
 #include "engine/gpu_engine.hpp"
 #include "engine/payloads.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/plural.hpp"
 #include "platform/child_process.hpp"
 
 namespace gpucheck::checks {
@@ -408,8 +409,9 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
             finding.message += " (measured under contention)";
           }
         }
-        findings.push_back(make_finding("gpu.contention", gpu.gpu_index, gpu.gpu_index,
-                                        gpu.other_processes.size(), holders));
+        findings.push_back(make_finding(
+            "gpu.contention", gpu.gpu_index, gpu.gpu_index,
+            plural(gpu.other_processes.size(), "other process", "other processes"), holders));
       }
       result = judgement.skipped ? skip_result(info, std::move(judgement.summary), gpu.gpu_index)
                                  : make_result(info, std::move(judgement.summary),
@@ -552,7 +554,9 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
     Judgement judgement = judge(payload, contended, metrics);
     findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
     if (contended) {
-      findings.push_back(make_finding("gpu.contention", anchor, anchor, others.size(), holders));
+      findings.push_back(make_finding("gpu.contention", anchor, anchor,
+                                      plural(others.size(), "other process", "other processes"),
+                                      holders));
     }
     result = judgement.skipped && findings.empty()
                  ? skip_result(info, std::move(judgement.summary))

@@ -35,10 +35,11 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
       gpu.ecc_corrected_volatile ? std::to_string(*gpu.ecc_corrected_volatile)
                                  : std::string("unknown"));
   if (uncorrected > 0) {
-    return make_result(info, summary,
-                       {make_finding("gpu.ecc_uncorrected", gpu.index, gpu_label(gpu),
-                                     serial_text(gpu), uncorrected, gpu.index)},
-                       gpu.index);
+    return make_result(
+        info, summary,
+        {make_finding("gpu.ecc_uncorrected", gpu.index, gpu_label(gpu), serial_text(gpu),
+                      plural(uncorrected, "uncorrected ECC error"), gpu.index)},
+        gpu.index);
   }
   return make_result(info, summary, {}, gpu.index);
 }

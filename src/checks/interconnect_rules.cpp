@@ -154,7 +154,8 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
     const std::string peer = peer_text(snapshot, link);
     if (link.recovery_errors.value_or(0) > 0) {
       out.findings.push_back(make_finding("nvlink.recovery_errors", gpu.index, gpu_label(gpu),
-                                          link.link, *link.recovery_errors, peer));
+                                          link.link,
+                                          plural(*link.recovery_errors, "recovery event"), peer));
     }
     const uint64_t crc = link.crc_flit_errors.value_or(0) + link.crc_data_errors.value_or(0);
     if (crc > 0 || link.replay_errors.value_or(0) > 0) {

@@ -106,7 +106,9 @@ Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& repor
     judgement.findings.push_back(make_finding(
         "gpu.memtest_errors", index, index, gpu.name.empty() ? std::string("?") : gpu.name, count,
         address(lowest), address(highest),
-        patterns.empty() ? std::string("unknown") : join(patterns, ", "),
+        patterns.empty() ? std::string("patterns unknown")
+                         : fmt::format("{} {}", patterns.size() == 1 ? "pattern" : "patterns",
+                                       join(patterns, ", ")),
         have_first ? report.errors.front().expected : std::string("unknown"),
         have_first ? report.errors.front().observed : std::string("unknown"), smi_id(gpu)));
   }
@@ -259,8 +261,8 @@ std::vector<Finding> burn_xid_findings(const GpuTarget& gpu, const engine::BurnR
   if (burn.xids.size() > k_listed) {
     list += fmt::format("; and {} more", burn.xids.size() - k_listed);
   }
-  Finding finding = make_finding("gpu.burn_xid", gpu.gpu_index, gpu.gpu_index, burn.xids.size(),
-                                 list, k_xid_catalogue_url);
+  Finding finding = make_finding("gpu.burn_xid", gpu.gpu_index, gpu.gpu_index,
+                                 plural(burn.xids.size(), "Xid event"), list, k_xid_catalogue_url);
   if (only_application && !gpu.other_processes.empty()) {
     // Application Xids on a GPU shared with other processes may be theirs, not the burn's.
     finding.severity = Severity::warn;
@@ -500,10 +502,11 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers) {
       }
       const double median = median_of(others);
       if (t.tflops_median < k_burn_slow_fraction * median) {
-        Finding finding = make_finding("gpu.burn_outlier", me.gpu_index, me.gpu_index, me.model,
-                                       t.type, t.n, fmt::format("{:.1f}", t.tflops_median),
-                                       fmt::format("{:.0f}", 100.0 * t.tflops_median / median),
-                                       others.size(), fmt::format("{:.1f}", median), floor);
+        Finding finding =
+            make_finding("gpu.burn_outlier", me.gpu_index, me.gpu_index, me.model, t.type, t.n,
+                         fmt::format("{:.1f}", t.tflops_median),
+                         fmt::format("{:.0f}", 100.0 * t.tflops_median / median),
+                         plural(others.size(), "other GPU"), fmt::format("{:.1f}", median), floor);
         label_contended(finding, me.contended);
         verdict.findings.push_back(std::move(finding));
       }
@@ -514,7 +517,8 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers) {
                                   join(against_reference, ", ")));
     }
     if (siblings > 0) {
-      notes.push_back(fmt::format("TFLOP/s compared with {} other GPU(s) of this model", siblings));
+      notes.push_back(
+          fmt::format("TFLOP/s compared with {} of this model", plural(siblings, "other GPU")));
     }
     verdict.note =
         notes.empty() ? std::string("no TFLOP/s reference for this model") : join(notes, "; ");

@@ -265,8 +265,7 @@ constexpr FindingSpec k_table[] = {
      "cuda, cuda-X-Y and cuda-runtime-X-Y depend on cuda-drivers, which tries to install a Linux "
      "NVIDIA driver inside WSL and breaks the Windows driver's libraries (NVIDIA's CUDA on WSL "
      "user guide).",
-     "CUDA was installed through the meta-package(s) {0}, which pull in the Linux driver "
-     "(cuda-drivers)",
+     "CUDA meta-packages installed, which pull in the Linux driver (cuda-drivers): {0}",
      "sudo apt remove --purge {0} cuda-drivers, then install the toolkit alone: sudo apt install "
      "cuda-toolkit-X-Y (from NVIDIA's wsl-ubuntu repository); the Windows driver provides the "
      "driver",
@@ -301,7 +300,7 @@ constexpr FindingSpec k_table[] = {
      "A Linux NVIDIA driver package is installed inside WSL2, where the Windows driver serves "
      "the GPU; its libraries shadow /usr/lib/wsl/lib and break CUDA (NVIDIA's CUDA on WSL user "
      "guide).",
-     "Linux NVIDIA driver package(s) installed inside WSL2: {0}",
+     "Linux NVIDIA driver packages installed inside WSL2: {0}",
      "sudo apt remove --purge {0}, then sudo ldconfig; keep only the Windows driver (and, for "
      "the toolkit, cuda-toolkit-X-Y)",
      where("the Linux NVIDIA driver packages installed")},
@@ -358,10 +357,12 @@ constexpr FindingSpec k_table[] = {
     {"gpu.ecc_uncorrected", Severity::fail, "Uncorrected ECC errors",
      "The GPU memory had uncorrectable errors since the driver loaded; data may be corrupt and "
      "new contexts may fail with error 214.",
-     "GPU {0} (serial {1}) has {2} uncorrected ECC error(s) since the driver loaded",
+     "GPU {0} (serial {1}) has {2} since the driver loaded",
      "drain the GPU, then reset it (sudo nvidia-smi -i {3} -r) or reboot; if errors return, "
      "check retired pages / remapped rows and ask the vendor for an RMA (serial {1})",
-     where(k_gpu, "its serial number", "uncorrected ECC errors since the driver loaded",
+     where(k_gpu, "its serial number",
+           "the count of uncorrected ECC errors since the driver loaded (\"2 uncorrected ECC "
+           "errors\")",
            "GPU index, for nvidia-smi -i"),
      Drain::yes},
     {"gpu.lost", Severity::fail, "GPU lost (fell off the bus)",

@@ -148,7 +148,7 @@ TEST(InterconnectChecks, NvlinkFindingsNameTheLinkAndPeer) {
             std::string::npos)
       << results[1].findings[0].message;
   ASSERT_EQ(results[0].findings.size(), 1U);
-  EXPECT_NE(results[0].findings[0].message.find("link 2: 4 recovery event(s)"), std::string::npos)
+  EXPECT_NE(results[0].findings[0].message.find("link 2: 4 recovery events"), std::string::npos)
       << results[0].findings[0].message;
   EXPECT_NE(results[0].findings[0].message.find("(peer GPU 1)"), std::string::npos)
       << results[0].findings[0].message;

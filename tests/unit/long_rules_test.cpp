@@ -77,7 +77,7 @@ TEST(MemtestJudge, ErrorsFailNamingRangePatternsAndValues) {
   EXPECT_EQ(f.gpu_index, 3);
   EXPECT_EQ(f.message, "GPU 3 (NVIDIA H200): 40 words (the first 3 recorded) read back wrong in "
                        "the memory test, at addresses 0x7f2a40000010 to 0x7f2a40801000, "
-                       "pattern(s) moving_inversions, random; first: expected 0xffffffff, "
+                       "patterns moving_inversions, random; first: expected 0xffffffff, "
                        "observed 0xfffffffe");
   EXPECT_NE(f.remedy.find("nvidia-smi -q -d ECC,ROW_REMAPPER -i 00000000:1B:00.0"),
             std::string::npos);
@@ -319,7 +319,7 @@ TEST(BurnJudge, AnyXidFailsWithItsMeaning) {
   EXPECT_EQ(f.severity, Severity::fail);
   const XidInfo* fell_off = find_xid(79);
   ASSERT_NE(fell_off, nullptr);
-  EXPECT_NE(f.message.find("GPU 0: 2 Xid event(s) during the burn: Xid 79 at 12.0 s (" +
+  EXPECT_NE(f.message.find("GPU 0: 2 Xid events during the burn: Xid 79 at 12.0 s (" +
                            std::string(fell_off->meaning) + ")"),
             std::string::npos)
       << f.message;
@@ -461,11 +461,11 @@ TEST(BurnPeers, OneGpuBelowItsSiblingsIsAnOutlier) {
       ASSERT_EQ(codes(v[i].findings), std::vector<std::string>{"gpu.burn_outlier"});
       EXPECT_EQ(v[i].findings[0].message,
                 "GPU 2 (NVIDIA L40S): fp16 GEMM 8192^3 median 300.0 TFLOP/s is 75% of the median "
-                "of the 3 other GPU(s) of this model (400.0 TFLOP/s); the floor is 80%");
+                "of the 3 other GPUs of this model (400.0 TFLOP/s); the floor is 80%");
     } else {
       EXPECT_TRUE(v[i].findings.empty());
     }
-    EXPECT_EQ(v[i].note, "TFLOP/s compared with 3 other GPU(s) of this model");
+    EXPECT_EQ(v[i].note, "TFLOP/s compared with 3 other GPUs of this model");
   }
   // Its twin: at 85% of the others it is no outlier.
   peers[2].types[0].tflops_median = 340.0;
@@ -563,7 +563,7 @@ TEST(BurnPeers, PayloadsToResultsAcrossTheRun) {
   EXPECT_EQ(codes(results[0].findings), std::vector<std::string>{"gpu.burn_gpus_disagree"});
   EXPECT_EQ(results[0].summary,
             "GPU 0; TFLOP/s against NVIDIA H200's measured reference: bf16 99%, fp32 98%; "
-            "TFLOP/s compared with 1 other GPU(s) of this model");
+            "TFLOP/s compared with 1 other GPU of this model");
   EXPECT_EQ(results[1].status, Status::skip); // not a peer: untouched
   EXPECT_EQ(results[1].summary, "GPU 5: busy");
   EXPECT_EQ(results[2].status, Status::fail);

@@ -15,6 +15,12 @@ facts.json as snapshots, gpucheck-report.json, examples/, deploy/ and tests/). A
   <!-- docs-test: skip-command "TEXT" REASON -->     its commands that contain TEXT
 Skips are counted and listed with their reasons; a skip-command that matches nothing is an error.
 
+Outputs: a block of any language preceded by
+  <!-- docs-test: output-of COMMAND -->
+shows COMMAND's output (COMMAND: VAR=value words, then gpucheck and its arguments), abridged:
+every line of the block except "# ..." lines must be a line of that output, in the same order.
+A `*_duration_seconds` sample (the run's own wall time) is compared by name only.
+
 Codes: every backticked token that looks like a finding code (area.snake_case, in an area of the
 catalogue or of a check id, or that area with an "s") must be a catalogue code (`gpucheck explain
 all`), a check id (`gpucheck list`), or a field path of the snapshot or report JSON
@@ -38,6 +44,7 @@ OPERATORS = {";", "|", "||", "&", "&&", ">", ">>", "<", "(", ")", ";;", "|&", "2
 SHELL_WORDS = {"do", "then", "else", "if", "while", "until", "time", "exec", "env", "sudo", "!"}
 PROBING = {None, "report", "matrix"}
 SKIP_BLOCK = re.compile(r"^\s*<!--\s*docs-test:\s*skip\s+(.+?)\s*-->\s*$")
+OUTPUT_OF = re.compile(r"^\s*<!--\s*docs-test:\s*output-of\s+(.+?)\s*-->\s*$")
 SKIP_COMMAND = re.compile(r'^\s*<!--\s*docs-test:\s*skip-command\s+"([^"]+)"\s+(.+?)\s*-->\s*$')
 FENCE = re.compile(r"^\s*```(\w*)\s*$")
 CODE_TOKEN = re.compile(r"`([a-z][a-z0-9_]*\.[a-z][a-z0-9_]*)`")
@@ -212,6 +219,65 @@ def check_commands(binary, source, docs, snapshots):
         print(f"  not run: {s}")
 
 
+def output_blocks(path):
+    """(line number, command, body lines) of each block marked output-of."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    found = []
+    for i, line in enumerate(lines):
+        m = OUTPUT_OF.match(line)
+        if not m:
+            continue
+        if i + 1 >= len(lines) or not FENCE.match(lines[i + 1]):
+            PROBLEMS.append(f"{path}:{i + 1}: output-of is not right before a fenced block")
+            continue
+        body, j = [], i + 2
+        while j < len(lines) and not FENCE.match(lines[j]):
+            body.append(lines[j])
+            j += 1
+        found.append((i + 1, m.group(1), body))
+    return found
+
+
+def comparable(line):
+    """A line as compared: a duration sample without its value."""
+    return re.sub(r"^(\w+_duration_seconds(\{[^}]*\})?) \S+$", r"\1", line)
+
+
+def check_outputs(binary, source, docs, snapshots):
+    work = scratch_dir(binary, source, snapshots)
+    checked = 0
+    try:
+        for path in docs:
+            rel = os.path.relpath(path, source)
+            for line_no, command, body in output_blocks(path):
+                words = shlex.split(command)
+                env = dict(os.environ)
+                while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+                    key, value = words.pop(0).split("=", 1)
+                    env[key] = value
+                if not words or words[0] != "gpucheck":
+                    PROBLEMS.append(f"{rel}:{line_no}: output-of names no gpucheck command")
+                    continue
+                r = subprocess.run([binary] + words[1:], cwd=work, env=env, capture_output=True,
+                                   text=True, timeout=300, stdin=subprocess.DEVNULL)
+                output = [comparable(l) for l in r.stdout.split("\n")]
+                at = 0
+                for shown in body:
+                    if shown.startswith("# ..."):
+                        continue
+                    want = comparable(shown)
+                    try:
+                        at = output.index(want, at) + 1
+                    except ValueError:
+                        PROBLEMS.append(f"{rel}:{line_no}: `{command}` does not print, in this "
+                                        f"order: {shown}")
+                        break
+                checked += 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"outputs: {checked} shown outputs compared with their commands'")
+
+
 def json_field_paths(values):
     """"parent.child" for every nested key pair of these JSON documents."""
     paths = set()
@@ -277,6 +343,7 @@ def main():
     docs = [os.path.join(source, "README.md")] + sorted(glob.glob(os.path.join(source, "docs", "*.md")))
     snapshots = sorted(glob.glob(os.path.join(source, "tests", "snapshots", "*.json")))
     check_commands(binary, source, docs, snapshots)
+    check_outputs(binary, source, docs, snapshots)
     check_codes(binary, source, docs, snapshots)
     for p in PROBLEMS:
         print(p)

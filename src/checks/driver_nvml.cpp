@@ -93,11 +93,11 @@ std::vector<CheckResult> run(const CheckContext& context) {
   const int code = *nvml.init_result;
   if (code == 0) {
     return {make_result(k_info,
-                        fmt::format("NVML {} initialised: driver {}, {} GPU(s)",
+                        fmt::format("NVML {} initialised: driver {}, {}",
                                     nvml.nvml_version.value_or("(version unknown)"),
                                     nvml.driver_version.value_or("unknown"),
-                                    nvml.device_count ? std::to_string(*nvml.device_count)
-                                                      : std::string("unknown number of")),
+                                    nvml.device_count ? plural(*nvml.device_count, "GPU")
+                                                      : std::string("an unknown number of GPUs")),
                         lost_gpu_findings(s))};
   }
   const std::string summary =

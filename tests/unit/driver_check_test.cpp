@@ -147,6 +147,19 @@ TEST(DriverNvmlCheck, OtherCodeIsNamed) {
   EXPECT_EQ(result.findings[0].message, "nvmlInit_v2 returned NVML_ERROR_LIBRARY_NOT_FOUND (12)");
 }
 
+// Real plurals in the summary: "1 GPU", "8 GPUs", never "GPU(s)".
+TEST(DriverNvmlCheck, SummaryCountsGpusInWords) {
+  SystemSnapshot s = healthy_h200();
+  s.nvml.device_count = 1;
+  EXPECT_TRUE(run_check(checks::driver_nvml_check(), s).front().summary.ends_with(", 1 GPU"));
+  s.nvml.device_count = 8;
+  EXPECT_TRUE(run_check(checks::driver_nvml_check(), s).front().summary.ends_with(", 8 GPUs"));
+  s.nvml.device_count.reset();
+  EXPECT_TRUE(run_check(checks::driver_nvml_check(), s)
+                  .front()
+                  .summary.ends_with(", an unknown number of GPUs"));
+}
+
 TEST(DriverVersionMatchCheck, Table) {
   const CheckCase cases[] = {
       {"healthy H200", nullptr, Status::pass, {}},

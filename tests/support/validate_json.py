@@ -14,8 +14,11 @@ Exit 3 when jsonschema cannot be imported, with the reason on stderr and on stdo
 schema_error (the C++ side shows it).
 """
 
+import hashlib
 import json
+import os
 import sys
+import tempfile
 
 INSTALL_HINT = "run scripts/install-deps.sh (it installs Debian's python3-jsonschema)"
 
@@ -40,6 +43,21 @@ def place(path):
     return [(0, token, "") if isinstance(token, int) else (1, 0, str(token)) for token in path]
 
 
+def check_once(schema, text):
+    """Checks the schema against the metaschema, once per content on this machine: most test
+    processes load the same two report schemas, and the check costs more than the validations."""
+    marker = os.path.join(tempfile.gettempdir(), "gpucheck-schema-checked-" +
+                          hashlib.sha256(text).hexdigest() + "-" + str(os.getuid()))
+    if os.path.exists(marker):
+        return
+    Draft202012Validator.check_schema(schema)
+    try:
+        with open(marker, "w", encoding="utf-8"):
+            pass
+    except OSError:
+        pass  # only a lost shortcut
+
+
 class Schemas:
     """Schema files read once, and one validator per (file, reference)."""
 
@@ -49,9 +67,10 @@ class Schemas:
 
     def root(self, path):
         if path not in self.roots:
-            with open(path, encoding="utf-8") as file:
-                schema = json.load(file)
-            Draft202012Validator.check_schema(schema)
+            with open(path, "rb") as file:
+                text = file.read()
+            schema = json.loads(text)
+            check_once(schema, text)
             self.roots[path] = schema
         return self.roots[path]
 

@@ -93,7 +93,8 @@ def man_page(version, main, subs):
             out.append(label + (f" \\fI{roff(arg)}\\fR" if arg else ""))
             out.append(roff(sub_text))
             out.append(".RE")
-    out += [".SH FILES", "/usr/share/doc/gpucheck/ \\- the documentation and report.schema.json",
+    out += [".SH FILES", ("/usr/share/doc/gpucheck/ \\- the documentation, report.schema.json and "
+             "report.consumer.schema.json"),
             ".SH SEE ALSO", "nvidia\\-smi(1)", ""]
     return "\n".join(out)
 

@@ -2,7 +2,7 @@
 # Install what gpucheck's build needs and is missing, from the system package manager.
 # Debian/Ubuntu: cmake, g++, CLI11, fmt, nlohmann-json, GoogleTest, zlib, toml++; for the tests only:
 # cmark-gfm (renders the Markdown report), xmllint (validates JUnit XML), tar and gzip (read the
-# bundle), python3-jsonschema (validates the JSON report against its schema),
+# bundle), python3-jsonschema (the tests validate every JSON report against the schemas with it),
 # python3-prometheus-client (parses the Prometheus output),
 # python3 with PyYAML and shellcheck (check the CI examples and deploy manifests), pip (the
 # toolchain wheels below), binutils and man-db (inspect the portable binary and the man page). The CUDA

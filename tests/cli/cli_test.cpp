@@ -18,22 +18,10 @@ namespace gpucheck::cli_test {
 namespace {
 
 using nlohmann::json;
-using testing::JsonSchema;
+using testing::report_schema;
 
 constexpr const char* k_epoch_time = "2023-11-14T22:13:20Z"; // SOURCE_DATE_EPOCH=1700000000
 const std::regex k_check_id("^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$");
-
-const JsonSchema& report_schema() {
-  static const JsonSchema schema = [] {
-    Expected<JsonSchema> loaded =
-        JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
-    if (!loaded) {
-      throw std::runtime_error(loaded.error().message);
-    }
-    return std::move(loaded).value();
-  }();
-  return schema;
-}
 
 std::string snapshot_file(const std::string& name) {
   return std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/" + name + ".json";
@@ -222,6 +210,8 @@ TEST_P(Replay, JsonReportValidatesAndTheExitCodeFollowsTheVerdict) {
   const json report = json::parse(r.out);
   const std::vector<std::string> violations = report_schema().validate(report);
   EXPECT_TRUE(violations.empty()) << testing::describe(violations);
+  const std::vector<std::string> for_consumers = testing::consumer_report_schema().validate(report);
+  EXPECT_TRUE(for_consumers.empty()) << testing::describe(for_consumers);
   EXPECT_EQ(r.exit_code, expected_exit(report));
   EXPECT_EQ(report["context"]["mode"], "replay");
   EXPECT_EQ(report["context"]["generated_at"], k_epoch_time);

@@ -49,13 +49,6 @@ int exit_for(const json& report) {
   return report["summary"]["fail"].get<int>() + report["summary"]["error"].get<int>() > 0 ? 1 : 0;
 }
 
-const testing::JsonSchema& schema() {
-  static const testing::JsonSchema loaded =
-      testing::JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json")
-          .value();
-  return loaded;
-}
-
 std::string temp_file(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "gpucheck_gates_cli_" + name;
   std::ofstream(path, std::ios::binary) << text;
@@ -84,7 +77,7 @@ TEST(GatesCli, DriverRequirementPassesAndFailsWithTheVersions) {
   EXPECT_EQ(code, 0);
   ASSERT_NE(result_of(met, "gate.require.driver"), nullptr);
   EXPECT_EQ((*result_of(met, "gate.require.driver"))["status"], "pass");
-  EXPECT_TRUE(schema().validate(met).empty());
+  EXPECT_TRUE(testing::report_schema().validate(met).empty());
 
   const json unmet = replay(name, {"--require", fmt::format("driver>={}", branch + 1)}, code);
   EXPECT_EQ(code, 1);
@@ -93,7 +86,7 @@ TEST(GatesCli, DriverRequirementPassesAndFailsWithTheVersions) {
   EXPECT_EQ(gate["findings"][0]["code"], "gate.requirement_not_met");
   EXPECT_EQ(gate["findings"][0]["message"],
             fmt::format("driver {} < required {}", driver, branch + 1));
-  EXPECT_TRUE(schema().validate(unmet).empty());
+  EXPECT_TRUE(testing::report_schema().validate(unmet).empty());
   // Gates come after every check.
   EXPECT_EQ(unmet["results"].back()["check_id"], "gate.require.driver");
 }
@@ -187,7 +180,7 @@ TEST(GatesCli, FailOnWarnAndIgnore) {
     }
   }
   EXPECT_EQ(ignored, findings);
-  EXPECT_TRUE(schema().validate(lenient).empty());
+  EXPECT_TRUE(testing::report_schema().validate(lenient).empty());
 }
 
 TEST(GatesCli, ConfigFileAndCommandLineOverride) {

@@ -91,10 +91,7 @@ TEST(ReportOutputs, OneRunWritesTextToTheTerminalAndJsonAndJunitToFiles) {
   EXPECT_EQ(r.exit_code, 1) << r.err; // the mismatch fails: outputs never change the exit code
   EXPECT_NE(r.out.find("Result: FAIL"), std::string::npos) << r.out;
   const json report = json::parse(read_file(dir.host("/r.json")));
-  const Expected<testing::JsonSchema> schema =
-      testing::JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
-  ASSERT_TRUE(schema);
-  EXPECT_TRUE(schema->validate(report).empty());
+  EXPECT_EQ(testing::report_schema().validate(report), std::vector<std::string>{});
   const ToolResult valid =
       run_tool({"xmllint", "--noout", "--schema",
                 std::string(GPUCHECK_TEST_DATA_DIR) + "/data/junit.xsd", dir.host("/r.xml")});
@@ -201,11 +198,8 @@ TEST(ReportOutputs, RedactAppliesToEveryFormat) {
     expect_redacted(read_file(dir.host(file)), p, file);
   }
   // A redacted report is still a valid report.
-  const Expected<testing::JsonSchema> schema =
-      testing::JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
-  ASSERT_TRUE(schema);
   const std::vector<std::string> violations =
-      schema->validate(json::parse(read_file(dir.host("/r.json"))));
+      testing::report_schema().validate(json::parse(read_file(dir.host("/r.json"))));
   EXPECT_TRUE(violations.empty()) << testing::describe(violations);
   // Without --redact the terminal text is the machine's own.
   const RunResult plain = run_gpucheck({"--from-snapshot", p.path, "-v"});
@@ -448,10 +442,7 @@ TEST(ReportOutputs, NonUtf8BytesAnywhereStillGiveValidReportsInEveryFormat) {
   const json report = json::parse(as_json.out, nullptr, false);
   ASSERT_FALSE(report.is_discarded()) << as_json.err;
   EXPECT_EQ(report["snapshot"]["environment"]["variables"]["CUDA_VISIBLE_DEVICES"], "0\\xff");
-  const Expected<testing::JsonSchema> schema =
-      testing::JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
-  ASSERT_TRUE(schema);
-  EXPECT_TRUE(schema->validate(report).empty());
+  EXPECT_EQ(testing::report_schema().validate(report), std::vector<std::string>{});
 
   const RunResult as_junit = run({"--quick", "--format", "junit"});
   EXPECT_NE(as_junit.exit_code, 3) << as_junit.err;

@@ -1,14 +1,20 @@
 #include "support/json_schema.hpp"
 
 #include <fmt/format.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#include <array>
-#include <cmath>
-#include <fstream>
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
 #include <optional>
-#include <regex>
-#include <span>
-#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+extern char** environ; // NOLINT: POSIX declares it nowhere in a header
 
 namespace gpucheck::testing {
 
@@ -16,400 +22,207 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 7> k_type_names{"null",   "boolean", "integer", "number",
-                                                       "string", "array",   "object"};
-constexpr std::array<std::string_view, 6> k_annotations{"$schema",  "$id",   "$defs",
-                                                        "$comment", "title", "description"};
-constexpr std::string_view k_defs_prefix = "#/$defs/";
-// $ref chains deeper than this are a cycle in the schema, not a deep document.
-constexpr int k_max_ref_depth = 64;
+constexpr std::string_view k_install_hint =
+    "run scripts/install-deps.sh (it installs python3 and Debian's python3-jsonschema; CI does)";
 
-bool contains(std::span<const std::string_view> set, std::string_view value) {
-  for (std::string_view item : set) {
-    if (item == value) {
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string escape_pointer_token(std::string_view token) {
-  std::string out;
-  for (char c : token) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string child_pointer(const std::string& parent, std::string_view token) {
-  return parent + "/" + escape_pointer_token(token);
-}
-
-std::string show(const std::string& pointer) {
-  return pointer.empty() ? "(root)" : pointer;
-}
-
-/// The $defs entry a "#/$defs/<name>" reference names, or nullptr.
-const json* resolve(const json& root, std::string_view ref) {
-  if (!ref.starts_with(k_defs_prefix)) {
-    return nullptr;
-  }
-  const std::string name(ref.substr(k_defs_prefix.size()));
-  if (!root.is_object() || !root.contains("$defs") || !root["$defs"].is_object() ||
-      !root["$defs"].contains(name)) {
-    return nullptr;
-  }
-  return &root["$defs"][name];
-}
-
-// ---- compile: check the schema itself --------------------------------------------------------
-
-class SchemaChecker {
-public:
-  explicit SchemaChecker(const json& root) : m_root(root) {}
-
-  std::optional<std::string> check(const json& schema, const std::string& where) {
-    if (schema.is_boolean()) {
-      return std::nullopt;
-    }
-    if (!schema.is_object()) {
-      return fmt::format("{}: a schema must be an object or a boolean", show(where));
-    }
-    for (const auto& [key, value] : schema.items()) {
-      const std::string at = child_pointer(where, key);
-      std::optional<std::string> problem = check_keyword(key, value, at);
-      if (problem) {
-        return problem;
-      }
-    }
-    return std::nullopt;
-  }
-
-private:
-  std::optional<std::string> check_keyword(const std::string& key, const json& value,
-                                           const std::string& at) {
-    if (key == "type") {
-      return check_type(value, at);
-    }
-    if (key == "properties" || key == "$defs") {
-      if (!value.is_object()) {
-        return fmt::format("{}: must be an object of schemas", at);
-      }
-      for (const auto& [name, sub] : value.items()) {
-        if (auto problem = check(sub, child_pointer(at, name))) {
-          return problem;
-        }
-      }
-      return std::nullopt;
-    }
-    if (key == "additionalProperties" || key == "items") {
-      return check(value, at);
-    }
-    if (key == "required") {
-      if (!value.is_array()) {
-        return fmt::format("{}: must be an array of strings", at);
-      }
-      for (const json& name : value) {
-        if (!name.is_string()) {
-          return fmt::format("{}: must be an array of strings", at);
-        }
-      }
-      return std::nullopt;
-    }
-    if (key == "enum") {
-      return value.is_array() && !value.empty()
-                 ? std::nullopt
-                 : std::optional<std::string>(fmt::format("{}: must be a non-empty array", at));
-    }
-    if (key == "const") {
-      return std::nullopt;
-    }
-    if (key == "$ref") {
-      if (!value.is_string() || resolve(m_root, value.get<std::string>()) == nullptr) {
-        return fmt::format("{}: only resolvable \"#/$defs/<name>\" references are supported", at);
-      }
-      return std::nullopt;
-    }
-    if (key == "minimum") {
-      return value.is_number()
-                 ? std::nullopt
-                 : std::optional<std::string>(fmt::format("{}: must be a number", at));
-    }
-    if (key == "pattern") {
-      if (!value.is_string()) {
-        return fmt::format("{}: must be a string", at);
-      }
-      try {
-        std::regex compiled(value.get<std::string>(), std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return fmt::format("{}: not a valid regular expression: {}", at, e.what());
-      }
-      return std::nullopt;
-    }
-    if (contains(k_annotations, key)) {
-      return std::nullopt;
-    }
-    return fmt::format("{}: keyword '{}' is not implemented by this validator", at, key);
-  }
-
-  static std::optional<std::string> check_type(const json& value, const std::string& at) {
-    const auto valid_name = [](const json& name) {
-      return name.is_string() && contains(k_type_names, name.get<std::string>());
-    };
-    if (value.is_string()) {
-      return valid_name(value) ? std::nullopt
-                               : std::optional<std::string>(
-                                     fmt::format("{}: unknown type name {}", at, value.dump()));
-    }
-    if (value.is_array() && !value.empty()) {
-      for (const json& name : value) {
-        if (!valid_name(name)) {
-          return fmt::format("{}: unknown type name {}", at, name.dump());
-        }
-      }
-      return std::nullopt;
-    }
-    return fmt::format("{}: must be a type name or a non-empty array of them", at);
-  }
-
-  const json& m_root;
-};
-
-// ---- validate: check an instance ------------------------------------------------------------
-
-bool has_type(const json& instance, std::string_view type) {
-  if (type == "null") {
-    return instance.is_null();
-  }
-  if (type == "boolean") {
-    return instance.is_boolean();
-  }
-  if (type == "integer") {
-    if (instance.is_number_integer()) {
-      return true;
-    }
-    // The standard counts 2.0 as an integer: a number with no fractional part.
-    if (instance.is_number_float()) {
-      const double value = instance.get<double>();
-      return std::isfinite(value) && std::floor(value) == value;
-    }
-    return false;
-  }
-  if (type == "number") {
-    return instance.is_number();
-  }
-  if (type == "string") {
-    return instance.is_string();
-  }
-  if (type == "array") {
-    return instance.is_array();
-  }
-  if (type == "object") {
-    return instance.is_object();
-  }
-  return false;
-}
-
-std::string_view type_of(const json& instance) {
-  if (instance.is_null()) {
-    return "null";
-  }
-  if (instance.is_boolean()) {
-    return "boolean";
-  }
-  if (instance.is_number_integer()) {
-    return "integer";
-  }
-  if (instance.is_number()) {
-    return "number";
-  }
-  if (instance.is_string()) {
-    return "string";
-  }
-  if (instance.is_array()) {
-    return "array";
-  }
-  return "object";
-}
-
-bool number_below(const json& instance, const json& minimum) {
-  if (instance.is_number_unsigned()) {
-    // An unsigned value cannot be below a negative minimum; compare exactly when both are whole.
-    if (minimum.is_number_integer()) {
-      return minimum.get<int64_t>() >= 0 &&
-             instance.get<uint64_t>() < static_cast<uint64_t>(minimum.get<int64_t>());
-    }
-    return static_cast<double>(instance.get<uint64_t>()) < minimum.get<double>();
-  }
-  if (instance.is_number_integer() && minimum.is_number_integer()) {
-    return instance.get<int64_t>() < minimum.get<int64_t>();
-  }
-  return instance.get<double>() < minimum.get<double>();
-}
-
+/// The one python3 validate_json.py of this process, started on first use and kept until exit.
+/// A request is one line of compact JSON, its answer one line back (validate_json.py says which).
 class Validator {
 public:
-  explicit Validator(const json& root) : m_root(root) {}
+  Validator(const Validator&) = delete;
+  Validator& operator=(const Validator&) = delete;
 
-  void validate(const json& instance, const json& schema, const std::string& where, int depth) {
-    if (schema.is_boolean()) {
-      if (!schema.get<bool>()) {
-        fail(where, "no value is allowed here");
-      }
-      return;
-    }
-    if (depth > k_max_ref_depth) {
-      fail(where, "$ref chain too deep (a cycle in the schema)");
-      return;
-    }
-    if (schema.contains("$ref")) {
-      validate(instance, *resolve(m_root, schema["$ref"].get<std::string>()), where, depth + 1);
-    }
-    if (schema.contains("type")) {
-      check_type(instance, schema["type"], where);
-    }
-    if (schema.contains("enum")) {
-      bool found = false;
-      for (const json& candidate : schema["enum"]) {
-        found = found || candidate == instance;
-      }
-      if (!found) {
-        fail(where, fmt::format("{} is not one of {}", instance.dump(), schema["enum"].dump()));
-      }
-    }
-    if (schema.contains("const") && schema["const"] != instance) {
-      fail(where, fmt::format("{} is not {}", instance.dump(), schema["const"].dump()));
-    }
-    if (schema.contains("minimum") && instance.is_number() &&
-        number_below(instance, schema["minimum"])) {
-      fail(where,
-           fmt::format("{} is below the minimum {}", instance.dump(), schema["minimum"].dump()));
-    }
-    if (schema.contains("pattern") && instance.is_string()) {
-      const std::regex pattern(schema["pattern"].get<std::string>(), std::regex::ECMAScript);
-      if (!std::regex_search(instance.get<std::string>(), pattern)) {
-        fail(where, fmt::format("{} does not match the pattern {}", instance.dump(),
-                                schema["pattern"].dump()));
-      }
-    }
-    if (instance.is_object()) {
-      check_object(instance, schema, where, depth);
-    }
-    if (instance.is_array() && schema.contains("items")) {
-      for (size_t i = 0; i < instance.size(); ++i) {
-        validate(instance[i], schema["items"], child_pointer(where, std::to_string(i)), depth);
-      }
-    }
+  static Validator& instance() {
+    static Validator validator;
+    return validator;
   }
 
-  std::vector<std::string> take() { return std::move(m_violations); }
+  /// The answer object, or an Error when the process cannot be started or stopped answering.
+  Expected<json> ask(const json& request) {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_broken) {
+      return make_error(*m_broken);
+    }
+    if (m_pid <= 0 && !start()) {
+      return make_error(*m_broken);
+    }
+    std::optional<std::string> line;
+    if (send_line(request.dump(-1, ' ', false, json::error_handler_t::replace) + "\n")) {
+      line = receive_line();
+    }
+    if (!line) {
+      m_broken = fmt::format("the schema validator ({} {}) stopped answering; {}", interpreter(),
+                             script(), k_install_hint);
+      return make_error(*m_broken);
+    }
+    json answer = json::parse(*line, nullptr, false);
+    if (!answer.is_object()) {
+      return make_error(fmt::format("the schema validator answered {}", *line));
+    }
+    return answer;
+  }
 
 private:
-  void fail(const std::string& where, std::string problem) {
-    m_violations.push_back(fmt::format("{}: {}", show(where), problem));
-  }
+  Validator() = default;
 
-  void check_type(const json& instance, const json& type, const std::string& where) {
-    if (type.is_string()) {
-      if (!has_type(instance, type.get<std::string>())) {
-        fail(where,
-             fmt::format("expected {}, found {}", type.get<std::string>(), type_of(instance)));
-      }
-      return;
+  ~Validator() {
+    if (m_fd >= 0) {
+      ::close(m_fd); // its stdin ends: it exits
     }
-    for (const json& name : type) {
-      if (has_type(instance, name.get<std::string>())) {
-        return;
-      }
-    }
-    fail(where, fmt::format("expected one of {}, found {}", type.dump(), type_of(instance)));
-  }
-
-  void check_object(const json& instance, const json& schema, const std::string& where, int depth) {
-    if (schema.contains("required")) {
-      for (const json& name : schema["required"]) {
-        if (!instance.contains(name.get<std::string>())) {
-          fail(where, fmt::format("required property \"{}\" is missing", name.get<std::string>()));
-        }
-      }
-    }
-    const json* properties = schema.contains("properties") ? &schema["properties"] : nullptr;
-    for (const auto& [key, value] : instance.items()) {
-      const std::string at = child_pointer(where, key);
-      if (properties != nullptr && properties->contains(key)) {
-        validate(value, (*properties)[key], at, depth);
-      } else if (schema.contains("additionalProperties")) {
-        const json& additional = schema["additionalProperties"];
-        if (additional.is_boolean() && !additional.get<bool>()) {
-          fail(where, fmt::format("property \"{}\" is not allowed", key));
-        } else {
-          validate(value, additional, at, depth);
-        }
-      }
+    // A forked child of a test runs this too: only the process that started it waits for it.
+    if (m_pid > 0 && ::getpid() == m_owner) {
+      int status = 0;
+      ::waitpid(m_pid, &status, 0);
     }
   }
 
-  const json& m_root;
-  std::vector<std::string> m_violations;
+  /// The configured Debian python3; GPUCHECK_TEST_PYTHON replaces it (the tests of a missing one).
+  static std::string interpreter() {
+    const char* chosen = std::getenv("GPUCHECK_TEST_PYTHON");
+    return chosen != nullptr && *chosen != '\0' ? chosen : GPUCHECK_PYTHON;
+  }
+
+  static std::string script() {
+    return std::string(GPUCHECK_SOURCE_DIR) + "/tests/support/validate_json.py";
+  }
+
+  bool start() {
+    int fds[2] = {-1, -1};
+    // A socket rather than pipes: send() with MSG_NOSIGNAL reports a dead peer as EPIPE instead
+    // of killing the test with SIGPIPE. Close-on-exec keeps the other programs tests start off it.
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+      m_broken = fmt::format("socketpair failed: errno {}", errno);
+      return false;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    const std::string python = interpreter();
+    const std::string path = script();
+    std::vector<char*> argv{const_cast<char*>(python.c_str()), // NOLINT: posix_spawn's signature
+                            const_cast<char*>(path.c_str()),   // NOLINT
+                            nullptr};
+    const int spawned =
+        ::posix_spawn(&m_pid, python.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[1]);
+    if (spawned != 0) {
+      ::close(fds[0]);
+      m_pid = 0;
+      m_broken = fmt::format("cannot start {} for schema validation (errno {}); {}", python,
+                             spawned, k_install_hint);
+      return false;
+    }
+    m_fd = fds[0];
+    m_owner = ::getpid();
+    return true;
+  }
+
+  bool send_line(const std::string& line) {
+    for (size_t sent = 0; sent < line.size();) {
+      const ssize_t n = ::send(m_fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        return false;
+      }
+      sent += static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  std::optional<std::string> receive_line() {
+    for (;;) {
+      const size_t newline = m_buffer.find('\n');
+      if (newline != std::string::npos) {
+        std::string line = m_buffer.substr(0, newline);
+        m_buffer.erase(0, newline + 1);
+        return line;
+      }
+      char chunk[65536];
+      const ssize_t n = ::read(m_fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        return std::nullopt;
+      }
+      m_buffer.append(chunk, static_cast<size_t>(n));
+    }
+  }
+
+  std::mutex m_mutex;
+  pid_t m_pid = 0;
+  pid_t m_owner = 0;
+  int m_fd = -1;
+  std::string m_buffer;
+  std::optional<std::string> m_broken; // why no validation is possible in this process
 };
+
+JsonSchema published(const std::string& file) {
+  Expected<JsonSchema> loaded =
+      JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/" + file);
+  if (!loaded) {
+    throw std::runtime_error(loaded.error().message);
+  }
+  return std::move(loaded).value();
+}
+
+std::vector<std::string> violations(const std::string& schema, const json& instance,
+                                    std::optional<std::string_view> ref) {
+  json request{{"schema", schema}, {"instance", instance}};
+  if (ref) {
+    request["ref"] = std::string(*ref);
+  }
+  const Expected<json> answer = Validator::instance().ask(request);
+  if (!answer) {
+    return {"(not validated): " + answer.error().message};
+  }
+  if (answer->contains("schema_error")) {
+    return {"(schema): " + (*answer)["schema_error"].get<std::string>()};
+  }
+  return (*answer)["errors"].get<std::vector<std::string>>();
+}
 
 } // namespace
 
-Expected<JsonSchema> JsonSchema::compile(nlohmann::json schema) {
-  SchemaChecker checker(schema);
-  if (std::optional<std::string> problem = checker.check(schema, "")) {
-    return Error{*problem};
-  }
-  return JsonSchema(std::move(schema));
-}
-
 Expected<JsonSchema> JsonSchema::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Error{fmt::format("cannot read schema file '{}'", path)};
+  const Expected<json> answer = Validator::instance().ask(json{{"schema", path}});
+  if (!answer) {
+    return make_error(fmt::format("{}: not validated: {}", path, answer.error().message));
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  nlohmann::json schema;
-  try {
-    schema = nlohmann::json::parse(buffer.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    return Error{fmt::format("{}: not valid JSON: {}", path, e.what())};
+  if (answer->contains("schema_error")) {
+    return make_error((*answer)["schema_error"].get<std::string>());
   }
-  Expected<JsonSchema> compiled = compile(std::move(schema));
-  if (!compiled) {
-    return Error{fmt::format("{}: {}", path, compiled.error().message)};
-  }
-  return compiled;
+  return JsonSchema(path);
 }
 
 std::vector<std::string> JsonSchema::validate(const nlohmann::json& instance) const {
-  Validator validator(m_schema);
-  validator.validate(instance, m_schema, "", 0);
-  return validator.take();
+  return violations(m_path, instance, std::nullopt);
 }
 
 std::vector<std::string> JsonSchema::validate(const nlohmann::json& instance,
                                               std::string_view ref) const {
-  const json* target = resolve(m_schema, ref);
-  if (target == nullptr) {
-    return {fmt::format("(schema): reference {} does not resolve", ref)};
-  }
-  Validator validator(m_schema);
-  validator.validate(instance, *target, "", 0);
-  return validator.take();
+  return violations(m_path, instance, ref);
+}
+
+const JsonSchema& report_schema() {
+  static const JsonSchema schema = published("report.schema.json");
+  return schema;
+}
+
+const JsonSchema& consumer_report_schema() {
+  static const JsonSchema schema = published("report.consumer.schema.json");
+  return schema;
 }
 
 std::string describe(const std::vector<std::string>& violations) {
   std::string out;
   for (const std::string& violation : violations) {
-    out += violation + "\n";
+    out += violation;
+    out += '\n';
   }
   return out;
 }

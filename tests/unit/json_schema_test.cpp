@@ -1,19 +1,18 @@
+// The tests' JSON Schema validation (support/json_schema.hpp): python3-jsonschema behind one
+// long-lived process, reporting each violation with its place.
 #include "support/json_schema.hpp"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/external_tool.hpp"
 
 namespace gpucheck::testing {
 namespace {
 
 using nlohmann::json;
-
-JsonSchema compiled(const json& schema) {
-  Expected<JsonSchema> result = JsonSchema::compile(schema);
-  if (!result) {
-    throw std::runtime_error(result.error().message);
-  }
-  return std::move(result).value();
-}
 
 const json k_person = json::parse(R"({
   "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -32,7 +31,6 @@ const json k_person = json::parse(R"({
   "additionalProperties": false,
   "$defs": {
     "Pet": {
-      "$comment": "no type: the use site says whether null is allowed",
       "properties": {"legs": {"type": "integer"}},
       "required": ["legs"],
       "additionalProperties": false
@@ -40,119 +38,150 @@ const json k_person = json::parse(R"({
   }
 })");
 
+/// `schema` written to a file of this test's own, for load().
+std::string schema_file(const std::string& name, const json& schema) {
+  const std::string path = ::testing::TempDir() + "/gpucheck_json_schema_" + name + ".json";
+  std::ofstream(path) << schema.dump(2);
+  return path;
+}
+
+JsonSchema person_schema() {
+  Expected<JsonSchema> loaded = JsonSchema::load(schema_file("person", k_person));
+  if (!loaded) {
+    throw std::runtime_error(loaded.error().message);
+  }
+  return std::move(loaded).value();
+}
+
 json valid_person() {
   return json::parse(R"({"name": "Ada", "age": 36, "kind": "adult", "version": 1,
                          "pet": {"legs": 4}, "tags": ["a", "b"], "extra": {"x": 1.5}})");
 }
 
 TEST(JsonSchema, AcceptsAValidDocument) {
-  EXPECT_EQ(compiled(k_person).validate(valid_person()), std::vector<std::string>{});
+  const JsonSchema schema = person_schema();
+  EXPECT_EQ(schema.validate(valid_person()), std::vector<std::string>{});
   json with_nulls = valid_person();
   with_nulls["age"] = nullptr;
   with_nulls["pet"] = nullptr;
+  EXPECT_EQ(schema.validate(with_nulls), std::vector<std::string>{});
   with_nulls["age"] = 2.0; // an integer by the standard: no fractional part
-  EXPECT_EQ(compiled(k_person).validate(with_nulls), std::vector<std::string>{});
+  EXPECT_EQ(schema.validate(with_nulls), std::vector<std::string>{});
 }
 
 struct BadCase {
-  const char* what;
-  const char* pointer;
+  const char* keyword;
   const char* change; // JSON merge patch applied to the valid document
-  const char* expected_fragment;
+  const char* place;  // the violation's JSON pointer
+  const char* reason; // a fragment of python3-jsonschema's message
 };
 
-TEST(JsonSchema, RejectsEachKindOfViolationWithItsPlace) {
+TEST(JsonSchema, RejectsAViolationOfEachKeywordWithItsPlaceAndReason) {
   const BadCase cases[] = {
-      {"wrong type", "/name", R"({"name": 3})", "expected string, found integer"},
-      {"type array", "/age", R"({"age": "old"})", R"(expected one of ["integer","null"])"},
-      {"fraction is not integer", "/age", R"({"age": 2.5})", "found number"},
-      {"minimum", "/age", R"({"age": -1})", "below the minimum 0"},
-      {"enum", "/kind", R"({"kind": "robot"})", R"(is not one of ["adult","child"])"},
-      {"const", "/version", R"({"version": 2})", "2 is not 1"},
-      {"pattern", "/name", R"({"name": "ada"})", "does not match the pattern"},
-      {"items", "/tags/1", R"({"tags": ["a", 7]})", "expected string"},
-      {"additionalProperties schema", "/extra/y", R"({"extra": {"y": "no"}})", "expected number"},
-      {"$ref target", "/pet/legs", R"({"pet": {"legs": "four"}})", "expected integer"},
-      {"$ref additionalProperties", "/pet", R"({"pet": {"legs": 4, "wings": 2}})",
-       R"(property "wings" is not allowed)"},
-      {"type with $ref", "/pet", R"({"pet": [1]})", R"(expected one of ["object","null"])"},
+      {"type", R"({"name": 3})", "/name", "3 is not of type 'string'"},
+      {"type (fraction)", R"({"age": 2.5})", "/age", "is not of type"},
+      {"minimum", R"({"age": -1})", "/age", "-1 is less than the minimum of 0"},
+      {"enum", R"({"kind": "robot"})", "/kind", "'robot' is not one of ['adult', 'child']"},
+      {"const", R"({"version": 2})", "/version", "1 was expected"},
+      {"pattern", R"({"name": "ada"})", "/name", "'ada' does not match '^[A-Z]'"},
+      {"items", R"({"tags": ["a", 7]})", "/tags/1", "7 is not of type 'string'"},
+      {"additionalProperties (schema)", R"({"extra": {"y": "no"}})", "/extra/y",
+       "'no' is not of type 'number'"},
+      {"additionalProperties (false)", R"({"nickname": "A"})", "(root)",
+       "('nickname' was unexpected)"},
+      {"required", R"({"tags": null})", "(root)", "'tags' is a required property"},
+      {"$ref", R"({"pet": {"legs": "four"}})", "/pet/legs", "'four' is not of type 'integer'"},
+      {"$ref (closed object)", R"({"pet": {"legs": 4, "wings": 2}})", "/pet",
+       "('wings' was unexpected)"},
   };
-  const JsonSchema schema = compiled(k_person);
+  const JsonSchema schema = person_schema();
   for (const BadCase& c : cases) {
     json doc = valid_person();
-    doc.merge_patch(json::parse(c.change));
+    doc.merge_patch(json::parse(c.change)); // a null removes the key
     const std::vector<std::string> violations = schema.validate(doc);
-    ASSERT_EQ(violations.size(), 1u) << c.what << "\n" << describe(violations);
-    EXPECT_EQ(violations[0].rfind(std::string(c.pointer) + ": ", 0), 0u)
-        << c.what << ": " << violations[0];
-    EXPECT_NE(violations[0].find(c.expected_fragment), std::string::npos)
-        << c.what << ": " << violations[0];
+    ASSERT_EQ(violations.size(), 1u) << c.keyword << "\n" << describe(violations);
+    EXPECT_EQ(violations[0].rfind(std::string(c.place) + ": ", 0), 0u)
+        << c.keyword << ": " << violations[0];
+    EXPECT_NE(violations[0].find(c.reason), std::string::npos)
+        << c.keyword << ": " << violations[0];
   }
 }
 
-TEST(JsonSchema, RejectsMissingAndUnknownProperties) {
+TEST(JsonSchema, ListsEveryViolationSortedByPlace) {
   json doc = valid_person();
-  doc.erase("tags");
-  doc["nickname"] = "A";
-  const std::vector<std::string> violations = compiled(k_person).validate(doc);
-  ASSERT_EQ(violations.size(), 2u) << describe(violations);
-  EXPECT_EQ(violations[0], "(root): required property \"tags\" is missing");
-  EXPECT_EQ(violations[1], "(root): property \"nickname\" is not allowed");
-}
-
-TEST(JsonSchema, ValidatesAgainstANamedDefinition) {
-  const JsonSchema schema = compiled(k_person);
-  EXPECT_TRUE(schema.validate(json{{"legs", 2}}, "#/$defs/Pet").empty());
-  EXPECT_EQ(schema.validate(json{{"legs", 2}, {"tail", true}}, "#/$defs/Pet").size(), 1u);
-  EXPECT_EQ(schema.validate(json{{"legs", 2}}, "#/$defs/Cat").size(), 1u);
-}
-
-TEST(JsonSchema, FalseSchemaRejectsAndTrueSchemaAccepts) {
-  const JsonSchema schema =
-      compiled(json::parse(R"({"type": "object", "properties": {"any": true, "never": false}})"));
-  EXPECT_TRUE(schema.validate(json{{"any", {1, 2}}}).empty());
-  EXPECT_EQ(schema.validate(json{{"never", 1}}).size(), 1u);
+  doc["tags"][1] = 7;
+  doc["name"] = 3;
+  doc["tags"][0] = 8;
+  const std::vector<std::string> violations = person_schema().validate(doc);
+  ASSERT_EQ(violations.size(), 3u) << describe(violations);
+  EXPECT_EQ(violations[0].rfind("/name: ", 0), 0u) << violations[0];
+  EXPECT_EQ(violations[1].rfind("/tags/0: ", 0), 0u) << violations[1];
+  EXPECT_EQ(violations[2].rfind("/tags/1: ", 0), 0u) << violations[2];
 }
 
 TEST(JsonSchema, EscapesPointerTokens) {
-  const JsonSchema schema =
-      compiled(json::parse(R"({"type": "object", "additionalProperties": {"type": "string"}})"));
+  const JsonSchema schema = JsonSchema::load(schema_file("map", json::parse(R"({"type": "object",
+                                         "additionalProperties": {"type": "string"}})")))
+                                .value();
   const std::vector<std::string> violations = schema.validate(json{{"a/b~c", 1}});
-  ASSERT_EQ(violations.size(), 1u);
+  ASSERT_EQ(violations.size(), 1u) << describe(violations);
   EXPECT_EQ(violations[0].rfind("/a~1b~0c: ", 0), 0u) << violations[0];
 }
 
-TEST(JsonSchema, RefusesKeywordsItDoesNotImplement) {
-  for (const char* keyword : {R"({"anyOf": [{"type": "string"}]})", R"({"oneOf": []})",
-                              R"({"maximum": 3})", R"({"minLength": 1})", R"({"format": "uri"})",
-                              R"({"prefixItems": []})", R"({"if": true})"}) {
-    Expected<JsonSchema> schema = JsonSchema::compile(json::parse(keyword));
-    ASSERT_FALSE(schema) << keyword;
-    EXPECT_NE(schema.error().message.find("is not implemented"), std::string::npos)
-        << schema.error().message;
-  }
-  // Also inside sub-schemas that no document would reach.
-  Expected<JsonSchema> nested = JsonSchema::compile(
-      json::parse(R"({"$defs": {"Unused": {"properties": {"x": {"exclusiveMinimum": 0}}}}})"));
-  ASSERT_FALSE(nested);
-  EXPECT_NE(nested.error().message.find("/$defs/Unused/properties/x/exclusiveMinimum"),
-            std::string::npos)
-      << nested.error().message;
+TEST(JsonSchema, ValidatesAgainstANamedDefinition) {
+  const JsonSchema schema = person_schema();
+  EXPECT_EQ(schema.validate(json{{"legs", 2}}, "#/$defs/Pet"), std::vector<std::string>{});
+  const std::vector<std::string> extra =
+      schema.validate(json{{"legs", 2}, {"tail", true}}, "#/$defs/Pet");
+  ASSERT_EQ(extra.size(), 1u) << describe(extra);
+  EXPECT_NE(extra[0].find("'tail' was unexpected"), std::string::npos) << extra[0];
+  const std::vector<std::string> unknown = schema.validate(json{{"legs", 2}}, "#/$defs/Cat");
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_NE(unknown[0].find("#/$defs/Cat"), std::string::npos) << unknown[0];
 }
 
-TEST(JsonSchema, RefusesMalformedKnownKeywords) {
-  for (const char* bad :
-       {R"({"type": "float"})", R"({"type": []})", R"({"required": "name"})", R"({"enum": []})",
-        R"({"minimum": "0"})", R"({"pattern": "("})", R"({"$ref": "#/$defs/Missing"})",
-        R"({"$ref": "other.json#/x"})", R"({"properties": {"a": 3}})", R"([1])"}) {
-    EXPECT_FALSE(JsonSchema::compile(json::parse(bad))) << bad;
-  }
+TEST(JsonSchema, LoadNamesTheFileItCannotReadOrThatIsNoSchema) {
+  const Expected<JsonSchema> missing = JsonSchema::load("/nonexistent/schema.json");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("/nonexistent/schema.json"), std::string::npos)
+      << missing.error().message;
+  const std::string bad = schema_file("bad", json::parse(R"({"type": "float"})"));
+  const Expected<JsonSchema> not_a_schema = JsonSchema::load(bad);
+  ASSERT_FALSE(not_a_schema);
+  EXPECT_NE(not_a_schema.error().message.find(bad), std::string::npos)
+      << not_a_schema.error().message;
+  EXPECT_NE(not_a_schema.error().message.find("not a JSON Schema"), std::string::npos)
+      << not_a_schema.error().message;
 }
 
-TEST(JsonSchema, LoadNamesTheFileItCannotRead) {
-  Expected<JsonSchema> schema = JsonSchema::load("/nonexistent/schema.json");
-  ASSERT_FALSE(schema);
-  EXPECT_NE(schema.error().message.find("/nonexistent/schema.json"), std::string::npos);
+// Without python3 or python3-jsonschema a test that validates must fail and say what to install.
+
+TEST(JsonSchema, ReportSchemaLoads) {
+  // Also the inner test of the next one, which runs it with GPUCHECK_TEST_PYTHON set.
+  const Expected<JsonSchema> schema =
+      JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
+  ASSERT_TRUE(schema) << schema.error().message;
+  EXPECT_EQ(schema->validate(json::object()).size(), 5u); // the report's five required keys
+}
+
+TEST(JsonSchema, WithoutPython3ATestFailsSayingWhatToInstall) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const ToolResult run = run_tool({"env", "GPUCHECK_TEST_PYTHON=/nonexistent/python3", self,
+                                   "--gtest_filter=JsonSchema.ReportSchemaLoads"});
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("/nonexistent/python3"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("run scripts/install-deps.sh"), std::string::npos) << run.output;
+}
+
+TEST(JsonSchema, WithoutJsonschemaTheValidatorExitsSayingWhatToInstall) {
+  // python3 -S leaves out site-packages and dist-packages, where python3-jsonschema lives.
+  const ToolResult run = run_tool(
+      {GPUCHECK_PYTHON, "-S", std::string(GPUCHECK_SOURCE_DIR) + "/tests/support/validate_json.py"},
+      R"({"schema": "/dev/null"})"
+      "\n");
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("python3-jsonschema is missing"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("run scripts/install-deps.sh"), std::string::npos) << run.output;
 }
 
 } // namespace

@@ -6,7 +6,10 @@
 # Zig searches its own libc headers only, never /usr/include, and must not: the host's glibc
 # headers (2.36 here) would pull symbols newer than 2.28. The header-only dependencies that live
 # in /usr/include (CLI11, fmt, nlohmann_json, toml++) are therefore given through a directory of
-# links to those folders alone; fmt is used header-only (the Debian libfmt.so is built against libstdc++).
+# links to those folders alone; fmt is used header-only (the Debian libfmt.so is built against
+# libstdc++). zlib's two headers are linked the same way, and its static library
+# (GPUCHECK_STATIC_ZLIB, on here) is linked in: C with no symbol newer than glibc 2.28
+# (tests/portable/check_portable.py).
 
 if(NOT CMAKE_CXX_COMPILER MATCHES "cmake/zig/c\\+\\+$")
   message(WARNING "gpucheck: GPUCHECK_PORTABLE without the Zig wrappers (cmake/zig/c++); the "
@@ -29,6 +32,13 @@ function(gpucheck_portable_includes target)
         get_filename_component(_name ${_entry} NAME)
         file(CREATE_LINK ${_entry} ${_gpucheck_portable_inc}/${_name} SYMBOLIC)
       endforeach()
+    endforeach()
+  endforeach()
+  foreach(_dir IN LISTS ZLIB_INCLUDE_DIRS)
+    foreach(_header zlib.h zconf.h)
+      if(EXISTS ${_dir}/${_header})
+        file(CREATE_LINK ${_dir}/${_header} ${_gpucheck_portable_inc}/${_header} SYMBOLIC)
+      endif()
     endforeach()
   endforeach()
   target_include_directories(${target} SYSTEM BEFORE PUBLIC ${_gpucheck_portable_inc})

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "probes/bundle_commands.hpp"
 #include "probes/paths.hpp"
 #include "probes/run_capture.hpp"
 
@@ -115,6 +116,9 @@ std::map<std::string, std::string> collect_raw_sources(const Sysroot& root) {
     sources["ldconfig-nvidia.txt"] =
         lines.empty() ? "(the loader cache names no NVIDIA library)\n" : lines;
   }
+
+  const std::vector<BundleCommand> commands = bundle_commands();
+  sources.merge(live ? collect_command_outputs(commands) : command_outputs_not_run(commands));
   return sources;
 }
 

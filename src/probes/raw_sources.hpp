@@ -10,7 +10,7 @@
 
 namespace gpucheck::probes {
 
-/// File name in the bundle -> text. Always these three entries; a source that cannot be read
+/// File name in the bundle -> text. Always these five entries; a source that cannot be read
 /// holds one line saying why (never an error: the bundle is made anyway):
 ///   "proc-driver-nvidia-version.txt": /proc/driver/nvidia/version
 ///   "dmesg-nvidia.txt": kernel log lines about the NVIDIA driver (NVRM, Xid, nvidia, nouveau);
@@ -18,6 +18,8 @@ namespace gpucheck::probes {
 ///   "ldconfig-nvidia.txt": `ldconfig -p` lines of NVIDIA libraries (libcuda, libcudnn,
 ///   libnvidia-*, ...);
 ///       a fixture tree's /etc/ld.so.cache.txt
+///   "nvidia-smi-q.txt", "lspci-vvv.txt": those programs' output on the live system
+///       (probes/bundle_commands.hpp); under a fixture tree a line saying they were not run
 std::map<std::string, std::string> collect_raw_sources(const Sysroot& root);
 
 /// The lines of a kernel log that concern the NVIDIA driver, in order, each ending in '\n'.

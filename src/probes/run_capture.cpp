@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <utility>
 
 #include "platform/child_process.hpp"
 #include "probes/path_trust.hpp"
@@ -23,24 +24,28 @@ namespace {
 constexpr int64_t k_poll_slice_ms = 50;
 /// Between the forwarded signal and SIGKILL.
 constexpr int k_interrupt_grace_ms = 200;
+/// How long a killed program is waited for before it is left to init.
+constexpr std::chrono::milliseconds k_reap_after_kill{1000};
 } // namespace
 
-std::optional<std::string> run_capture(const std::vector<std::string>& argv,
-                                       std::chrono::milliseconds deadline, size_t max_bytes) {
+Capture run_capture_detailed(const std::vector<std::string>& argv, const CaptureOptions& options) {
+  Capture capture;
   if (argv.empty()) {
-    return std::nullopt;
+    return capture;
   }
   // The last guard of the root policy (path_trust.hpp): callers that can say why in the report
   // check first; here a program another user could have replaced is simply not run.
   if (root_policy_applies() && untrusted_reason(Sysroot("/"), argv[0], ::geteuid())) {
-    return std::nullopt;
+    capture.end = CaptureEnd::refused;
+    return capture;
   }
   if (platform::children_interrupted() != 0) {
-    return std::nullopt; // the run was interrupted: nothing new starts
+    capture.end = CaptureEnd::interrupted; // the run was interrupted: nothing new starts
+    return capture;
   }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
-    return std::nullopt;
+    return capture;
   }
   // Built before fork: between fork and exec only async-signal-safe calls are made.
   std::vector<char*> args;
@@ -48,12 +53,20 @@ std::optional<std::string> run_capture(const std::vector<std::string>& argv,
     args.push_back(const_cast<char*>(arg.c_str()));
   }
   args.push_back(nullptr);
+  std::vector<char*> env;
+  if (options.environment) {
+    for (const std::string& entry : *options.environment) {
+      env.push_back(const_cast<char*>(entry.c_str()));
+    }
+    env.push_back(nullptr);
+  }
+  char** const envp = options.environment ? env.data() : environ;
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
-    return std::nullopt;
+    return capture;
   }
   if (pid == 0) {
     // A process group of its own: on timeout or a signal the whole group is killed, so a
@@ -65,24 +78,26 @@ std::optional<std::string> run_capture(const std::vector<std::string>& argv,
       ::_exit(127); // gpucheck died before the line above
     }
     const int in = ::open("/dev/null", O_RDONLY);
-    const int err = ::open("/dev/null", O_WRONLY);
     if (in >= 0) {
       ::dup2(in, STDIN_FILENO);
     }
-    if (err >= 0) {
+    if (options.with_stderr) {
+      ::dup2(fds[1], STDERR_FILENO);
+    } else if (const int err = ::open("/dev/null", O_WRONLY); err >= 0) {
       ::dup2(err, STDERR_FILENO);
     }
     ::dup2(fds[1], STDOUT_FILENO);
-    ::execve(argv[0].c_str(), args.data(), environ);
+    ::execve(argv[0].c_str(), args.data(), envp);
     ::_exit(127);
   }
   ::setpgid(pid, pid); // also from the parent, to close the race with an early kill
   ::close(fds[1]);
 
-  std::string output;
+  std::string& output = capture.output;
   bool timed_out = false;
+  bool flooded = false;
   int interrupted = 0;
-  const auto end = std::chrono::steady_clock::now() + deadline;
+  const auto end = std::chrono::steady_clock::now() + options.deadline;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         end - std::chrono::steady_clock::now());
@@ -112,15 +127,18 @@ std::optional<std::string> run_capture(const std::vector<std::string>& argv,
     if (n <= 0) {
       break; // EOF: the program closed stdout (normally by exiting)
     }
-    if (output.size() < max_bytes) {
-      output.append(buffer, std::min(static_cast<size_t>(n), max_bytes - output.size()));
+    if (output.size() < options.max_bytes) {
+      output.append(buffer, std::min(static_cast<size_t>(n), options.max_bytes - output.size()));
+    } else if (options.kill_at_cap) {
+      flooded = true;
+      break;
     }
   }
   ::close(fds[0]);
   // Reap within the same deadline: a program may close stdout and keep running.
   int status = 0;
   bool reaped = false;
-  while (!timed_out && !reaped) {
+  while (!timed_out && !flooded && !reaped) {
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
     if (done == pid || (done < 0 && errno != EINTR)) {
       reaped = done == pid;
@@ -148,13 +166,51 @@ std::optional<std::string> run_capture(const std::vector<std::string>& argv,
   }
   if (!reaped) {
     ::kill(-pid, SIGKILL);
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    // Bounded: a process in uninterruptible sleep (a driver call on a hung GPU) ignores even
+    // SIGKILL until the kernel lets it go, and gpucheck must still finish its report.
+    const auto give_up = std::chrono::steady_clock::now() + k_reap_after_kill;
+    for (;;) {
+      const pid_t done = ::waitpid(pid, &status, WNOHANG);
+      if (done == pid || (done < 0 && errno != EINTR)) {
+        reaped = done == pid;
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= give_up) {
+        break;
+      }
+      ::usleep(2000);
     }
+    capture.unreaped = !reaped;
   }
-  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (interrupted != 0) {
+    capture.end = CaptureEnd::interrupted;
+  } else if (flooded) {
+    capture.end = CaptureEnd::flooded;
+  } else if (timed_out || !reaped) {
+    capture.end = CaptureEnd::timed_out;
+  } else if (WIFEXITED(status)) {
+    capture.end = CaptureEnd::exited;
+    capture.status = WEXITSTATUS(status);
+    if (capture.status == 127 && output.empty()) {
+      capture.end = CaptureEnd::not_started; // exec failed (or the program says so itself)
+    }
+  } else {
+    capture.end = CaptureEnd::signalled;
+    capture.status = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  }
+  return capture;
+}
+
+std::optional<std::string> run_capture(const std::vector<std::string>& argv,
+                                       std::chrono::milliseconds deadline, size_t max_bytes) {
+  CaptureOptions options;
+  options.deadline = deadline;
+  options.max_bytes = max_bytes;
+  Capture capture = run_capture_detailed(argv, options);
+  if (capture.end != CaptureEnd::exited || capture.status != 0) {
     return std::nullopt;
   }
-  return output;
+  return std::move(capture.output);
 }
 
 } // namespace gpucheck::probes

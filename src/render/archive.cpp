@@ -1,6 +1,7 @@
 #include "render/archive.hpp"
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -12,8 +13,8 @@ namespace {
 
 constexpr size_t k_block = 512;
 constexpr size_t k_name_size = 100;
-constexpr int64_t k_max_octal_11 = 077777777777; // the largest value of an 11-digit field
-constexpr size_t k_stored_block_max = 65535;     // LEN of a stored deflate block is 16 bits
+constexpr int64_t k_max_octal_11 = 077777777777;    // the largest value of an 11-digit field
+constexpr size_t k_deflate_slice = size_t{1} << 30; // input given to zlib at a time
 
 /// An octal field of `width` bytes: digits padded with zeros, then a NUL.
 void put_octal(std::string& header, size_t offset, size_t width, uint64_t value) {
@@ -54,32 +55,7 @@ std::string tar_header(const ArchiveMember& member, int64_t mtime_s) {
   return header;
 }
 
-void put_le32(std::string& out, uint32_t value) {
-  for (int i = 0; i < 4; ++i) {
-    out += static_cast<char>((value >> (8 * i)) & 0xffU);
-  }
-}
-
 } // namespace
-
-uint32_t crc32(std::string_view data) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t n = 0; n < 256; ++n) {
-      uint32_t c = n;
-      for (int k = 0; k < 8; ++k) {
-        c = (c & 1U) != 0 ? 0xedb88320U ^ (c >> 1) : c >> 1;
-      }
-      t[n] = c;
-    }
-    return t;
-  }();
-  uint32_t crc = 0xffffffffU;
-  for (const char ch : data) {
-    crc = table[(crc ^ static_cast<unsigned char>(ch)) & 0xffU] ^ (crc >> 8);
-  }
-  return crc ^ 0xffffffffU;
-}
 
 std::string make_tar(const std::vector<ArchiveMember>& members, int64_t mtime_s) {
   std::string out;
@@ -97,26 +73,40 @@ std::string make_tar(const std::vector<ArchiveMember>& members, int64_t mtime_s)
 }
 
 std::string make_gzip(std::string_view data, int64_t mtime_s) {
-  std::string out = {'\x1f', '\x8b', '\x08', '\x00'}; // magic, deflate, no flags
-  put_le32(out, static_cast<uint32_t>(std::clamp<int64_t>(mtime_s, 0, 0xffffffff)));
-  out += '\x00'; // extra flags
-  out += '\x03'; // OS: Unix
+  z_stream stream{};
+  // windowBits 15 + 16: a gzip wrapper (header, CRC-32 and length trailer) around the deflate
+  // stream.
+  if (deflateInit2(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+      Z_OK) {
+    throw std::runtime_error("zlib: deflateInit2 failed");
+  }
+  gz_header header{};
+  header.time = static_cast<uLong>(std::clamp<int64_t>(mtime_s, 0, 0xffffffff));
+  header.os = 3; // Unix
+  deflateSetHeader(&stream, &header);
+  std::string out;
+  std::array<char, 65536> buffer{};
   size_t offset = 0;
-  do {
-    const size_t length = std::min(k_stored_block_max, data.size() - offset);
-    const bool final_block = offset + length == data.size();
-    out += static_cast<char>(final_block ? 1 : 0); // BFINAL, BTYPE 00, padding to the byte
-    const auto len = static_cast<uint16_t>(length);
-    const auto nlen = static_cast<uint16_t>(~len);
-    out += static_cast<char>(len & 0xffU);
-    out += static_cast<char>(len >> 8);
-    out += static_cast<char>(nlen & 0xffU);
-    out += static_cast<char>(nlen >> 8);
-    out.append(data.substr(offset, length));
-    offset += length;
-  } while (offset < data.size());
-  put_le32(out, crc32(data));
-  put_le32(out, static_cast<uint32_t>(data.size() & 0xffffffffU));
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    // avail_in is 32 bits: a larger input is fed in slices.
+    if (stream.avail_in == 0 && offset < data.size()) {
+      const size_t slice = std::min(k_deflate_slice, data.size() - offset);
+      // zlib's next_in is not const-qualified but is never written through.
+      stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + offset));
+      stream.avail_in = static_cast<uInt>(slice);
+      offset += slice;
+    }
+    stream.next_out = reinterpret_cast<Bytef*>(buffer.data());
+    stream.avail_out = static_cast<uInt>(buffer.size());
+    rc = deflate(&stream, offset == data.size() ? Z_FINISH : Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+      deflateEnd(&stream);
+      throw std::runtime_error(fmt::format("zlib: deflate failed ({})", rc));
+    }
+    out.append(buffer.data(), buffer.size() - stream.avail_out);
+  }
+  deflateEnd(&stream);
   return out;
 }
 

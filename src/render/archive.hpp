@@ -1,6 +1,6 @@
 #pragma once
-/// A .tar.gz written without a compression library: POSIX ustar members inside a gzip stream of
-/// stored (uncompressed) deflate blocks, checked by CRC-32. `tar -xzf` and `gzip -t` read it.
+/// A .tar.gz: POSIX ustar members (written here) inside a gzip stream that zlib compresses.
+/// `tar -xzf`, `gzip -t` and Python's tarfile read it.
 
 #include <cstdint>
 #include <string>
@@ -20,10 +20,9 @@ struct ArchiveMember {
 /// A name longer than 100 bytes or empty is a broken invariant: std::invalid_argument.
 std::string make_tar(const std::vector<ArchiveMember>& members, int64_t mtime_s);
 
-/// `data` as a gzip stream (RFC 1952) of stored deflate blocks (RFC 1951, BTYPE 00).
+/// `data` as one gzip member (RFC 1952) compressed by zlib at its best level, modified at
+/// `mtime_s` (clamped to the header's 32 bits, OS "Unix", no file name): the same bytes in give
+/// the same bytes out. zlib failing (out of memory) is a broken invariant: std::runtime_error.
 std::string make_gzip(std::string_view data, int64_t mtime_s);
-
-/// CRC-32 (ISO-HDLC, as gzip and zlib use it) of `data`.
-uint32_t crc32(std::string_view data);
 
 } // namespace gpucheck::render

@@ -22,11 +22,15 @@ std::string readme(const std::map<std::string, std::string>& sources, bool redac
       "report.junit.xml  the report as JUnit XML\n"
       "snapshot.json     the facts alone: gpucheck --from-snapshot snapshot.json re-judges them\n");
   for (const auto& [name, data] : sources) {
-    text += fmt::format("sources/{}  raw text gpucheck read\n", name);
+    const char* what = name == "nvidia-smi-q.txt" ? "the output of nvidia-smi -q"
+                       : name == "lspci-vvv.txt"  ? "the output of lspci -vvv"
+                                                  : "raw text gpucheck read";
+    text += fmt::format("sources/{}  {}\n", name, what);
   }
   text += redacted ? "\nRedacted: host name, user names in home paths, IP and MAC addresses, GPU "
-                     "UUIDs and serial numbers are replaced by placeholders (host-0, user-0, "
-                     "ipv4-0, ipv6-0, mac-0, GPU-0, serial-0), the same in every file.\n"
+                     "UUIDs, serial numbers (also those nvidia-smi and lspci label so) and GUIDs "
+                     "are replaced by placeholders (host-0, user-0, ipv4-0, ipv6-0, mac-0, GPU-0, "
+                     "serial-0, guid-0), the same in every file.\n"
                    : "\nNot redacted (--no-redact): this bundle holds the host name, user names, "
                      "addresses and GPU serial numbers as they are.\n";
   return text;
@@ -51,6 +55,13 @@ std::vector<ArchiveMember> bundle_members(const Report& report,
   add("report.md", render_markdown(shown));
   add("report.junit.xml", render_junit(shown));
   add("snapshot.json", render_snapshot_json(shown.snapshot));
+  if (options.redact) {
+    // After the report: the GPUs' serials are numbered in NVML's order first; a serial only a
+    // program's output names (a NIC's, a PCIe Device Serial Number) comes after them.
+    for (const auto& [name, data] : sources) {
+      redactor.learn_labelled_serials(data);
+    }
+  }
   for (const auto& [name, data] : sources) {
     add("sources/" + name, options.redact ? redactor.scrub(data) : data);
   }

@@ -424,6 +424,47 @@ void Redactor::learn(const SystemSnapshot& snapshot) {
   }
 }
 
+void Redactor::learn_labelled_serials(std::string_view text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    end = end == std::string_view::npos ? text.size() : end;
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const std::string folded = lower(line);
+    size_t label_end = std::string::npos;
+    std::string_view prefix;
+    if (const size_t at = folded.find("serial number"); at != std::string::npos) {
+      label_end = at + std::string_view("serial number").size();
+      prefix = "serial";
+    } else if (const size_t colon = folded.find(':');
+               colon != std::string::npos &&
+               folded.substr(0, colon).find("guid") != std::string::npos) {
+      label_end = colon;
+      prefix = "guid";
+    } else {
+      continue;
+    }
+    // The value: after blanks and one colon, to the end of the line.
+    size_t from = line.find_first_not_of(" \t", label_end);
+    if (from != std::string_view::npos && line[from] == ':') {
+      from = line.find_first_not_of(" \t", from + 1);
+    }
+    if (from == std::string_view::npos) {
+      continue;
+    }
+    const size_t last = line.find_last_not_of(" \t\r");
+    const std::string value(line.substr(from, last + 1 - from));
+    const std::string folded_value = lower(value);
+    if (value.size() < 4 || folded_value == "n/a" || folded_value == "[n/a]" ||
+        folded_value.starts_with("not ") || folded_value == "unknown" ||
+        is_placeholder(value, prefix) || m_literals.contains(value)) {
+      continue;
+    }
+    m_literals.emplace(value, placeholder(prefix == "serial" ? m_serials : m_guids, value, prefix));
+  }
+}
+
 void Redactor::learn_home_users(std::string_view text) {
   for (const std::string_view root : {std::string_view("/home/"), std::string_view("/Users/")}) {
     size_t at = text.find(root);

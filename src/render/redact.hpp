@@ -3,10 +3,10 @@
 /// home paths, IPv4/IPv6 and MAC addresses, GPU UUIDs and serial numbers (docs/report-format.md).
 ///
 /// Each identifier is replaced by a stable placeholder ("host-0", "user-0", "GPU-0", "MIG-0",
-/// "uuid-0", "serial-0", "ipv4-0", "ipv6-0", "mac-0"): within one Redactor, the same identifier
-/// always gets the same placeholder, so a redacted report stays readable ("GPU-1 has ECC errors"
-/// matches the inventory's GPU-1). GPU UUIDs and serials are numbered in NVML index order, so
-/// GPU-N is usually the GPU with index N.
+/// "uuid-0", "serial-0", "guid-0", "ipv4-0", "ipv6-0", "mac-0"): within one Redactor, the same
+/// identifier always gets the same placeholder, so a redacted report stays readable ("GPU-1 has ECC
+/// errors" matches the inventory's GPU-1). GPU UUIDs and serials are numbered in NVML index order,
+/// so GPU-N is usually the GPU with index N.
 
 #include <map>
 #include <set>
@@ -47,6 +47,13 @@ public:
   /// Learn the identifiers a snapshot names, without redacting anything yet.
   void learn(const SystemSnapshot& snapshot);
 
+  /// Learn the values that a program's output labels as serial numbers or GUIDs, so scrub()
+  /// replaces them wherever they stand: nvidia-smi's "Serial Number : 1652...", "Chassis Serial
+  /// Number" and "GPU Fabric GUID : 0x...", lspci's "Device Serial Number 00-11-...", and the
+  /// VPD's "[SN] Serial number: ..." ("serial-N", "guid-N"; a serial the snapshot named keeps its
+  /// placeholder). Called after redact(), so the GPUs' serials keep NVML's index order.
+  void learn_labelled_serials(std::string_view text);
+
 private:
   std::string placeholder(std::map<std::string, std::string>& table, const std::string& key,
                           std::string_view prefix);
@@ -72,6 +79,7 @@ private:
   std::map<std::string, std::string> m_users;   ///< user name -> user-N
   std::map<std::string, std::string> m_uuids;   ///< lower-case 36-character UUID -> placeholder
   std::map<std::string, std::string> m_serials; ///< serial -> serial-N
+  std::map<std::string, std::string> m_guids;   ///< GUID -> guid-N
   std::map<std::string, std::string> m_macs;    ///< lower-case MAC -> mac-N
   std::map<std::string, std::string> m_secrets; ///< token or secret value -> secret-N
   std::map<std::string, std::string> m_ipv4;

@@ -230,11 +230,40 @@ TEST(ReportOutputs, LiveBundleCarriesTheRawSources) {
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   const ToolResult listing = run_tool({"tar", "-tzf", dir.host("/live.tar.gz")});
   ASSERT_EQ(listing.exit_code, 0) << listing.output;
-  for (const char* member : {"gpucheck-bundle/sources/proc-driver-nvidia-version.txt",
-                             "gpucheck-bundle/sources/dmesg-nvidia.txt",
-                             "gpucheck-bundle/sources/ldconfig-nvidia.txt"}) {
+  for (const char* member :
+       {"gpucheck-bundle/sources/proc-driver-nvidia-version.txt",
+        "gpucheck-bundle/sources/dmesg-nvidia.txt", "gpucheck-bundle/sources/ldconfig-nvidia.txt",
+        "gpucheck-bundle/sources/nvidia-smi-q.txt", "gpucheck-bundle/sources/lspci-vvv.txt"}) {
     EXPECT_NE(listing.output.find(member), std::string::npos) << listing.output;
   }
+}
+
+// Issue 17 item 7: the bundle is compressed by zlib (it was stored blocks, 98 KB where gzip -9
+// made 12 KB), and gzip, tar and Python's tarfile read it.
+TEST(ReportOutputs, ARecordedNodesBundleIsCompressedAndReadByGzipTarAndPython) {
+  FixtureTree dir;
+  const RunResult r = run_gpucheck(
+      {"--from-snapshot", snapshot_file("h100x8_healthy"), "--bundle", dir.host("/b.tar.gz")});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const std::string gz = read_file(dir.host("/b.tar.gz"));
+  EXPECT_EQ(run_tool({"gzip", "-t", dir.host("/b.tar.gz")}).exit_code, 0);
+  const ToolResult tar = run_tool({"gzip", "-dc", dir.host("/b.tar.gz")});
+  ASSERT_EQ(tar.exit_code, 0) << tar.output;
+  // About 1 to 9 here (gzip -9 made 12 KB of 98 KB); the stored blocks of before were larger
+  // than the tar.
+  EXPECT_GT(tar.output.size(), 5 * gz.size()) << gz.size() << " bytes of " << tar.output.size();
+  const ToolResult listing = run_tool({"tar", "-tzf", dir.host("/b.tar.gz")});
+  ASSERT_EQ(listing.exit_code, 0) << listing.output;
+  EXPECT_NE(listing.output.find("gpucheck-bundle/report.json\n"), std::string::npos);
+  const ToolResult python =
+      run_tool({"python3", "-c",
+                "import json, sys, tarfile\n"
+                "with tarfile.open(sys.argv[1], 'r:gz') as t:\n"
+                "    r = json.load(t.extractfile('gpucheck-bundle/report.json'))\n"
+                "    print(len(t.getnames()), len(r['snapshot']['gpus']))\n",
+                dir.host("/b.tar.gz")});
+  ASSERT_EQ(python.exit_code, 0) << python.output;
+  EXPECT_EQ(python.output, "7 8\n"); // six reports and a note; eight GPUs
 }
 
 /// Usage errors: exit 2, nothing on stdout, the problem named on stderr.

@@ -1,6 +1,8 @@
 // Raw sources for the bundle, read from a fixture tree.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "probes/raw_sources.hpp"
 #include "support/fixture_tree.hpp"
 
@@ -38,7 +40,7 @@ TEST(RawSources, LdconfigKeepsOnlyNvidiaLibraries) {
       "\tlibnccl.so.2 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnccl.so.2\n");
 }
 
-TEST(RawSources, ReadsTheThreeSourcesFromTheTree) {
+TEST(RawSources, ReadsTheSourcesFromTheTreeAndRunsNoProgram) {
   FixtureTree tree;
   tree.file("/proc/driver/nvidia/version",
             "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04\n"
@@ -47,13 +49,24 @@ TEST(RawSources, ReadsTheThreeSourcesFromTheTree) {
   tree.file("/etc/ld.so.cache.txt",
             "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1\n");
   const std::map<std::string, std::string> sources = collect_raw_sources(Sysroot(tree.root()));
-  ASSERT_EQ(sources.size(), 3u);
+  ASSERT_EQ(sources.size(), 5u);
   EXPECT_EQ(sources.at("proc-driver-nvidia-version.txt"),
             "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04\n"
             "GCC version:  gcc version 13.3.0\n");
   EXPECT_EQ(sources.at("dmesg-nvidia.txt"), "[2] NVRM: loading NVIDIA UNIX Open Kernel Module\n");
   EXPECT_EQ(sources.at("ldconfig-nvidia.txt"),
             "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1\n");
+  // The tree's programs are never run: they would describe the machine gpucheck runs on (and a
+  // tree's file is no program root should start).
+  tree.file("/usr/bin/nvidia-smi", "#!/bin/sh\ntouch \"$0.ran\"\n", 0755);
+  const std::map<std::string, std::string> again = collect_raw_sources(Sysroot(tree.root()));
+  EXPECT_EQ(again.at("nvidia-smi-q.txt"),
+            "(nvidia-smi -q was not run: gpucheck read a system tree (--sysroot), and the program "
+            "would describe the machine gpucheck runs on instead)\n");
+  EXPECT_EQ(
+      again.at("lspci-vvv.txt").rfind("(lspci -vvv was not run: gpucheck read a system tree", 0),
+      0u);
+  EXPECT_FALSE(std::filesystem::exists(tree.host("/usr/bin/nvidia-smi.ran")));
 }
 
 TEST(RawSources, SaysWhyASourceIsMissing) {

@@ -352,6 +352,34 @@ TEST(Redact, UsersNamedLikeAnyIdPartOfThisReportLeaveItIntact) {
   }
 }
 
+TEST(Redact, ValuesLabelledAsSerialsOrGuidsAreLearnedFromProgramOutput) {
+  Redactor redactor;
+  const std::string text = "    Serial Number                   : 1652322012345\n"
+                           "        Chassis Serial Number       : 1821923006789  \n"
+                           "    Serial Number                   : N/A\n"
+                           "    Serial Number                   : [N/A]\n"
+                           "        GPU Fabric GUID             : 0x8c02e5d1a2b3c4d5\n"
+                           "        GPU Fabric GUID             : N/A\n"
+                           "\tCapabilities: [1c0 v1] Device Serial Number 48-b0-2d-ff-ff-7a-55-1c\n"
+                           "\t\t\t[SN] Serial number: MT2034X01234\n"
+                           "\t\t\t[PN] Part number: MCX755106AS-HEAT\n"
+                           "serial number\n";
+  redactor.learn_labelled_serials(text);
+  EXPECT_EQ(redactor.scrub(text), "    Serial Number                   : serial-0\n"
+                                  "        Chassis Serial Number       : serial-1  \n"
+                                  "    Serial Number                   : N/A\n"
+                                  "    Serial Number                   : [N/A]\n"
+                                  "        GPU Fabric GUID             : guid-0\n"
+                                  "        GPU Fabric GUID             : N/A\n"
+                                  "\tCapabilities: [1c0 v1] Device Serial Number serial-2\n"
+                                  "\t\t\t[SN] Serial number: serial-3\n"
+                                  "\t\t\t[PN] Part number: MCX755106AS-HEAT\n"
+                                  "serial number\n");
+  // Learned values are replaced wherever they stand, with the same placeholder.
+  EXPECT_EQ(redactor.scrub("board 1652322012345 in chassis 1821923006789"),
+            "board serial-0 in chassis serial-1");
+}
+
 TEST(Redact, RedactingTwiceChangesNothingMore) {
   const PlantedIdentifiers planted = plant_identifiers();
   Redactor first;

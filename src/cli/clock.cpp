@@ -1,25 +1,24 @@
 #include "cli/clock.hpp"
 
 #include <cstdlib>
-#include <ctime>
-#include <string>
+
+#include "gpucheck/model/utc_time.hpp"
 
 namespace gpucheck::cli {
 
-std::string report_timestamp() {
-  std::time_t now = std::time(nullptr);
+std::chrono::sys_seconds report_now() {
   if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH")) {
     char* end = nullptr;
     const long long value = std::strtoll(epoch, &end, 10);
     if (end != epoch && *end == '\0') {
-      now = static_cast<std::time_t>(value);
+      return std::chrono::sys_seconds(std::chrono::seconds(value));
     }
   }
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
+  return std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
+}
+
+std::string report_timestamp() {
+  return format_utc_time(report_now());
 }
 
 } // namespace gpucheck::cli

@@ -5,6 +5,7 @@
 
 #include <ostream>
 
+#include "cli/clock.hpp"
 #include "cli/exit_codes.hpp"
 #include "fleet/fleet_render.hpp"
 #include "fleet/fleet_table.hpp"
@@ -32,7 +33,7 @@ int run_merge(const MergeOptions& options, std::ostream& out, std::ostream& err)
     err << "gpucheck: merge: " << files.error().message << "\n";
     return k_exit_usage;
   }
-  const fleet::FleetTable table = fleet::merge_files(*files);
+  const fleet::FleetTable table = fleet::merge_files(*files, report_now());
   for (const fleet::RejectedInput& rejected : table.rejected) {
     err << fmt::format("gpucheck: merge: {}: {}\n", rejected.source, rejected.reason);
   }

@@ -15,6 +15,7 @@
 
 #include "cli/output_file.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/model/utc_time.hpp"
 #include "probes/sysroot.hpp"
 #include "render/github.hpp"
 #include "render/json.hpp"
@@ -317,13 +318,8 @@ render::RedactionHints live_redaction_hints(const std::string& sysroot) {
 }
 
 int64_t epoch_seconds(std::string_view iso_time) {
-  std::tm tm{};
-  const std::string text(iso_time);
-  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  if (end == nullptr || *end != '\0') {
-    return 0;
-  }
-  return static_cast<int64_t>(::timegm(&tm));
+  const std::optional<std::chrono::sys_seconds> time = parse_utc_time(iso_time);
+  return time ? static_cast<int64_t>(time->time_since_epoch().count()) : 0;
 }
 
 } // namespace gpucheck::cli

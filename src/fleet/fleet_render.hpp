@@ -8,15 +8,17 @@
 
 namespace gpucheck::fleet {
 
-/// Summary line, the code groups ("12 nodes  gpu.row_remap_pending  ..."), the node table,
-/// refused inputs and notes.
+/// Summary line, the code groups ("12 nodes  gpu.row_remap_pending  ..." with each node's GPUs),
+/// the node table (with mode, age and each failing code's GPU), refused inputs, stale reports and
+/// notes.
 std::string render_fleet_text(const FleetTable& table);
 
-/// {"merge_format_version": 1, "summary", "groups", "nodes", "rejected"}; keys sorted, 2-space
-/// indent, trailing newline.
+/// {"merge_format_version": 1, "merged_at", "summary", "groups", "nodes", "rejected", "stale"}
+/// (docs/merge.schema.json); keys sorted, 2-space indent, trailing newline.
 std::string render_fleet_json(const FleetTable& table);
 
-/// GitHub/GitLab Markdown: summary, a table of groups, a table of nodes, refused inputs.
+/// GitHub/GitLab Markdown: summary, a table of groups, a table of nodes, refused inputs, stale
+/// reports, notes.
 std::string render_fleet_markdown(const FleetTable& table);
 
 } // namespace gpucheck::fleet

@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <system_error>
 
 #include "gpucheck/finding_catalog.hpp"
 #include "gpucheck/model/json_input.hpp"
+#include "gpucheck/model/utc_time.hpp"
 
 namespace gpucheck::fleet {
 
@@ -96,7 +98,7 @@ Expected<std::vector<std::string>> report_files(const std::vector<std::string>& 
   return files;
 }
 
-FleetTable merge_files(const std::vector<std::string>& files) {
+FleetTable merge_files(const std::vector<std::string>& files, std::chrono::sys_seconds now) {
   std::vector<NodeReport> nodes;
   std::vector<RejectedInput> rejected;
   for (const std::string& file : files) {
@@ -113,28 +115,192 @@ FleetTable merge_files(const std::vector<std::string>& files) {
     }
     nodes.push_back(std::move(node).value());
   }
-  return merge_nodes(std::move(nodes), std::move(rejected));
+  return merge_nodes(std::move(nodes), std::move(rejected), now);
 }
 
-FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput> rejected) {
-  FleetTable table;
-  std::stable_sort(nodes.begin(), nodes.end(), [](const NodeReport& a, const NodeReport& b) {
-    return a.node != b.node ? natural_less(a.node, b.node) : natural_less(a.source, b.source);
-  });
-  std::map<std::string, std::vector<std::string>> sources_by_node;
-  for (const NodeReport& node : nodes) {
-    sources_by_node[node.node].push_back(node.source);
-  }
-  for (NodeReport& node : nodes) {
-    const std::vector<std::string>& sources = sources_by_node[node.node];
-    if (sources.size() > 1) {
-      node.notes.push_back(fmt::format("host name also in {} other report{}; each is counted",
-                                       sources.size() - 1, sources.size() == 2 ? "" : "s"));
+namespace {
+
+/// The reports of one host (positions in the merge's list) and what to say about its name.
+struct Host {
+  std::vector<size_t> reports;
+  std::string note;
+};
+
+/// Union-find over a few positions: which reports share a GPU, directly or through others.
+class Components {
+public:
+  explicit Components(size_t n) : m_parent(n) {
+    for (size_t i = 0; i < n; ++i) {
+      m_parent[i] = i;
     }
   }
+  size_t find(size_t i) {
+    while (m_parent[i] != i) {
+      m_parent[i] = m_parent[m_parent[i]];
+      i = m_parent[i];
+    }
+    return i;
+  }
+  void unite(size_t a, size_t b) { m_parent[find(a)] = find(b); }
 
-  std::map<std::pair<bool, std::string>, std::vector<std::string>> by_code;
-  for (const NodeReport& node : nodes) {
+private:
+  std::vector<size_t> m_parent;
+};
+
+/// The hosts among `nodes`, by the rule of merge_nodes.
+std::vector<Host> hosts_of(const std::vector<NodeReport>& nodes) {
+  std::vector<Host> hosts;
+  std::map<std::string, std::vector<size_t>> by_name;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].anonymous) {
+      hosts.push_back({{i}, ""});
+    } else {
+      by_name[nodes[i].node].push_back(i);
+    }
+  }
+  for (const auto& [name, members] : by_name) {
+    Components components(members.size());
+    std::map<std::string, size_t> holder; // UUID -> the first member that names it
+    for (size_t m = 0; m < members.size(); ++m) {
+      for (const std::string& uuid : nodes[members[m]].gpu_uuids) {
+        const auto [it, fresh] = holder.emplace(uuid, m);
+        if (!fresh) {
+          components.unite(m, it->second);
+        }
+      }
+    }
+    std::map<size_t, std::vector<size_t>> machines; // component -> reports, in list order
+    std::vector<size_t> without_uuids;
+    for (size_t m = 0; m < members.size(); ++m) {
+      if (nodes[members[m]].gpu_uuids.empty()) {
+        without_uuids.push_back(members[m]);
+      } else {
+        machines[components.find(m)].push_back(members[m]);
+      }
+    }
+    if (machines.size() <= 1) {
+      Host host;
+      if (!machines.empty()) {
+        host.reports = machines.begin()->second;
+      }
+      host.reports.insert(host.reports.end(), without_uuids.begin(), without_uuids.end());
+      std::sort(host.reports.begin(), host.reports.end());
+      hosts.push_back(std::move(host));
+      continue;
+    }
+    // Machines with no GPU in common that share a host name (a cloned image, a default name):
+    // each is a node; a report without GPU UUIDs cannot be placed and stands alone.
+    for (auto& [component, reports] : machines) {
+      hosts.push_back({std::move(reports),
+                       fmt::format("host name shared by {} machines without a GPU in common: "
+                                   "counted as {} nodes",
+                                   machines.size(), machines.size())});
+    }
+    for (const size_t i : without_uuids) {
+      hosts.push_back({{i},
+                       fmt::format("host name shared by {} machines and this report names no "
+                                   "GPU UUID: counted on its own",
+                                   machines.size())});
+    }
+  }
+  return hosts;
+}
+
+/// Whether report `a` supersedes `b`: newer; with a time before without; on a tie, the source
+/// that sorts last.
+bool supersedes(const NodeReport& a, const NodeReport& b) {
+  if (a.generated.has_value() != b.generated.has_value()) {
+    return a.generated.has_value();
+  }
+  if (a.generated && *a.generated != *b.generated) {
+    return *a.generated > *b.generated;
+  }
+  return natural_less(b.source, a.source);
+}
+
+bool by_node_then_source(const std::string& node_a, const std::string& source_a,
+                         const std::string& node_b, const std::string& source_b) {
+  return node_a != node_b ? natural_less(node_a, node_b) : natural_less(source_a, source_b);
+}
+
+} // namespace
+
+std::string age_text(std::optional<std::chrono::seconds> age) {
+  if (!age) {
+    return "-";
+  }
+  const int64_t s = age->count();
+  if (s < -60) {
+    return "future";
+  }
+  if (s < 60) {
+    return fmt::format("{}s", std::max<int64_t>(s, 0));
+  }
+  if (s < 3600) {
+    return fmt::format("{}m", s / 60);
+  }
+  if (s < 86400) {
+    return fmt::format("{}h", s / 3600);
+  }
+  return fmt::format("{}d", s / 86400);
+}
+
+FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput> rejected,
+                       std::chrono::sys_seconds now) {
+  FleetTable table;
+  table.now = now;
+  std::stable_sort(nodes.begin(), nodes.end(), [](const NodeReport& a, const NodeReport& b) {
+    return by_node_then_source(a.node, a.source, b.node, b.source);
+  });
+  std::vector<NodeReport> counted;
+  for (const Host& host : hosts_of(nodes)) {
+    size_t newest = host.reports.front();
+    for (const size_t i : host.reports) {
+      if (supersedes(nodes[i], nodes[newest])) {
+        newest = i;
+      }
+    }
+    for (const size_t i : host.reports) {
+      if (i != newest) {
+        table.stale.push_back(
+            {nodes[i].node, nodes[i].source, nodes[i].generated_at, nodes[newest].source});
+      }
+    }
+    NodeReport node = std::move(nodes[newest]);
+    if (!host.note.empty()) {
+      node.notes.push_back(host.note);
+    }
+    if (node.generated) {
+      node.age = now - *node.generated;
+      if (*node.age < -std::chrono::minutes(1)) {
+        node.notes.push_back(fmt::format("generated_at {} is ahead of this clock ({}): the "
+                                         "node's clock runs ahead",
+                                         node.generated_at, format_utc_time(now)));
+      }
+    }
+    counted.push_back(std::move(node));
+  }
+  std::stable_sort(counted.begin(), counted.end(), [](const NodeReport& a, const NodeReport& b) {
+    return by_node_then_source(a.node, a.source, b.node, b.source);
+  });
+  std::stable_sort(table.stale.begin(), table.stale.end(),
+                   [](const StaleReport& a, const StaleReport& b) {
+                     return by_node_then_source(a.node, a.source, b.node, b.source);
+                   });
+
+  // (failing, code) -> (the node's place in `counted`, its GPUs with the code), in node order.
+  std::map<std::pair<bool, std::string>, std::vector<std::pair<size_t, std::set<int>>>> by_code;
+  const auto add = [&](bool failing, size_t node, const CodeOnGpu& item) {
+    auto& members = by_code[{failing, item.code}];
+    if (members.empty() || members.back().first != node) {
+      members.emplace_back(node, std::set<int>());
+    }
+    if (item.gpu_index) {
+      members.back().second.insert(*item.gpu_index);
+    }
+  };
+  for (size_t n = 0; n < counted.size(); ++n) {
+    const NodeReport& node = counted[n];
     ++table.summary.nodes;
     if (node.verdict == "pass") {
       ++table.summary.pass;
@@ -143,11 +309,11 @@ FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput>
     } else {
       ++table.summary.failing;
     }
-    for (const std::string& code : node.failing_codes) {
-      by_code[{true, code}].push_back(node.node);
+    for (const CodeOnGpu& item : node.failing) {
+      add(true, n, item);
     }
-    for (const std::string& code : node.warning_codes) {
-      by_code[{false, code}].push_back(node.node);
+    for (const CodeOnGpu& item : node.warnings) {
+      add(false, n, item);
     }
   }
   for (auto& [key, members] : by_code) {
@@ -157,7 +323,10 @@ FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput>
     if (const FindingSpec* spec = find_finding_spec(group.code)) {
       group.title = std::string(spec->title);
     }
-    group.nodes = std::move(members);
+    for (auto& [node, gpus] : members) {
+      group.nodes.push_back(counted[node].node);
+      group.gpus.emplace_back(gpus.begin(), gpus.end());
+    }
     table.groups.push_back(std::move(group));
   }
   std::stable_sort(table.groups.begin(), table.groups.end(),
@@ -170,9 +339,10 @@ FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput>
                      }
                      return a.code < b.code;
                    });
-  table.nodes = std::move(nodes);
+  table.nodes = std::move(counted);
   table.rejected = std::move(rejected);
   table.summary.rejected = static_cast<int>(table.rejected.size());
+  table.summary.stale = static_cast<int>(table.stale.size());
   return table;
 }
 

@@ -2,6 +2,8 @@
 /// `gpucheck merge`: many nodes' reports as one table, grouped by failing code so an admin sees
 /// "12 nodes: row remap pending" at a glance (docs/fleet.md).
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,17 @@ struct CodeGroup {
   std::string title;   ///< the catalogue's title; empty for a code this gpucheck does not know
   bool failing = true; ///< a failing code (else a warning)
   std::vector<std::string> nodes;
+  /// Per entry of `nodes`: the indices of its GPUs that have the code (sorted); empty when the
+  /// code is the node's, not a GPU's.
+  std::vector<std::vector<int>> gpus;
+};
+
+/// An older report of a node that has a newer one in the merge: not counted.
+struct StaleReport {
+  std::string node;
+  std::string source;
+  std::string generated_at;  ///< as the report wrote it; empty when it had none
+  std::string superseded_by; ///< the source of the node's newest report
 };
 
 struct FleetSummary {
@@ -30,13 +43,16 @@ struct FleetSummary {
   int warn = 0;
   int failing = 0; ///< fail, error or an unknown verdict
   int rejected = 0;
+  int stale = 0; ///< older reports of a counted node
 };
 
 struct FleetTable {
   std::vector<NodeReport> nodes; ///< sorted by node name (digits compared as numbers)
   std::vector<CodeGroup> groups; ///< failing codes first, most nodes first, then warnings
   std::vector<RejectedInput> rejected;
+  std::vector<StaleReport> stale; ///< sorted by node, then source
   FleetSummary summary;
+  std::chrono::sys_seconds now; ///< the clock the ages are measured from
 };
 
 /// The report files named by `paths`: files as given, directories searched recursively for
@@ -44,10 +60,27 @@ struct FleetTable {
 Expected<std::vector<std::string>> report_files(const std::vector<std::string>& paths);
 
 /// Read every file; files that are not reports become `rejected` entries, never stop the merge.
-FleetTable merge_files(const std::vector<std::string>& files);
+/// `now` is the clock report ages are measured from (cli passes report_now()).
+FleetTable merge_files(const std::vector<std::string>& files, std::chrono::sys_seconds now);
 
-/// Build the table from already read nodes.
-FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput> rejected);
+/// Build the table from already read nodes: one row per host, its newest report (docs/fleet.md,
+/// "One row per host"):
+/// - reports with different host names are different hosts;
+/// - reports with one host name are one host when they share a GPU UUID (directly or through
+///   another of them), or when at most one such group of UUIDs exists for that name and the
+///   report names no GPU; two groups without a common GPU are two machines that share a name
+///   (each counted, noted), and then a report without GPU UUIDs stands alone (noted);
+/// - an anonymous report (no host name, or redacted) is always a host of its own;
+/// - of one host's reports the newest `generated` counts; one without a time is older than any
+///   with one; on a tie the source that sorts last (natural order) counts. The others are
+///   `stale`.
+FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput> rejected,
+                       std::chrono::sys_seconds now);
+
+/// A report's age as a terminal column: "45s", "5m", "3h", "2d" (whole units, rounded down);
+/// "future" when it is more than a minute ahead of the clock (a node's clock skew), "0s" for less;
+/// "-" when unknown.
+std::string age_text(std::optional<std::chrono::seconds> age);
 
 /// "node-2" < "node-10": runs of digits compare as numbers.
 bool natural_less(const std::string& a, const std::string& b);

@@ -4,12 +4,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "gpucheck/model/json_input.hpp"
 #include "gpucheck/model/report.hpp"
+#include "gpucheck/model/utc_time.hpp"
 
 namespace gpucheck::fleet {
 
@@ -74,6 +76,59 @@ std::string gpu_text(const json* gpus, int& count) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+/// A GPU's identity in the report's inventory.
+struct GpuIdentity {
+  std::string uuid;
+  std::string serial;
+};
+
+/// Index -> identity of each GPU in the inventory; a GPU without an index is known by its place.
+std::map<int, GpuIdentity> gpu_identities(const json* gpus) {
+  std::map<int, GpuIdentity> out;
+  if (gpus == nullptr || !gpus->is_array()) {
+    return out;
+  }
+  int place = 0;
+  for (const json& gpu : *gpus) {
+    const std::optional<int64_t> index = int_at(member(&gpu, "index"));
+    const int key = index && *index >= 0 && *index < 1'000'000 ? static_cast<int>(*index) : place;
+    out.emplace(key,
+                GpuIdentity{string_at(member(&gpu, "uuid")), string_at(member(&gpu, "serial"))});
+    ++place;
+  }
+  return out;
+}
+
+/// A UUID as NVML gives it ("GPU-8c02e6d2-3e7a-..."), not a redaction placeholder ("GPU-0").
+bool is_real_uuid(const std::string& uuid) {
+  if (!uuid.starts_with("GPU-")) {
+    return false;
+  }
+  return std::count_if(uuid.begin() + 4, uuid.end(), [](char c) {
+           return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+         }) >= 32;
+}
+
+/// "host-3": the placeholder redaction puts for a host name.
+bool is_redacted_host(const std::string& host) {
+  return host.size() > 5 && host.starts_with("host-") &&
+         std::all_of(host.begin() + 5, host.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+/// NVIDIA display (0x0300) and 3D (0x0302) controllers among the PCI functions: not their audio
+/// functions or NVSwitches.
+int pci_gpu_count(const json* pci_devices) {
+  if (pci_devices == nullptr || !pci_devices->is_array()) {
+    return 0;
+  }
+  return static_cast<int>(
+      std::count_if(pci_devices->begin(), pci_devices->end(), [](const json& d) {
+        const std::string klass = string_at(member(&d, "class_code"));
+        return klass.starts_with("0x0300") || klass.starts_with("0x0302");
+      }));
+}
+
 std::string cudnn_text(const json* libraries) {
   if (libraries == nullptr || !libraries->is_array()) {
     return "";
@@ -108,6 +163,15 @@ bool is_bad(const std::string& severity) {
 }
 
 } // namespace
+
+std::string gpu_label(const CodeOnGpu& item) {
+  if (!item.gpu_index) {
+    return "";
+  }
+  const std::string& id = item.serial.empty() ? item.uuid : item.serial;
+  return id.empty() ? fmt::format("GPU {}", *item.gpu_index)
+                    : fmt::format("GPU {} ({})", *item.gpu_index, id);
+}
 
 bool is_failing(const std::string& verdict) {
   return verdict != "pass" && verdict != "warn";
@@ -160,12 +224,53 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
   }
 
   const json* snapshot = member(&doc, "snapshot");
+  node.mode = string_at(member(context, "mode"));
+  node.generated_at = string_at(member(context, "generated_at"));
+  node.generated = parse_utc_time(node.generated_at);
+  if (!node.generated) {
+    // A report without its own time still has the snapshot's.
+    const std::string collected = string_at(member(snapshot, "collected_at"));
+    if (std::optional<std::chrono::sys_seconds> time = parse_utc_time(collected)) {
+      node.notes.push_back(
+          node.generated_at.empty()
+              ? "no generated_at: dated by its snapshot's collected_at"
+              : fmt::format("generated_at '{}' is not a time: dated by its snapshot's collected_at",
+                            node.generated_at));
+      node.generated_at = collected;
+      node.generated = time;
+    } else {
+      node.notes.push_back(node.generated_at.empty()
+                               ? "no generated_at: its age is unknown"
+                               : fmt::format("generated_at '{}' is not a time: its age is unknown",
+                                             node.generated_at));
+    }
+  }
+
   node.node = string_at(member(member(snapshot, "host"), "hostname"));
   if (node.node.empty()) {
     node.node = std::filesystem::path(source).stem().string();
+    node.anonymous = true;
     node.notes.push_back("no host name in the report: named after its file");
   }
+  const std::map<int, GpuIdentity> identities = gpu_identities(member(snapshot, "gpus"));
+  for (const auto& [index, identity] : identities) {
+    if (is_real_uuid(identity.uuid)) {
+      node.gpu_uuids.push_back(identity.uuid);
+    }
+  }
+  std::sort(node.gpu_uuids.begin(), node.gpu_uuids.end());
+  node.gpu_uuids.erase(std::unique(node.gpu_uuids.begin(), node.gpu_uuids.end()),
+                       node.gpu_uuids.end());
+  if (!node.anonymous && node.gpu_uuids.empty() && is_redacted_host(node.node)) {
+    node.anonymous = true;
+    node.notes.push_back("a redacted report (host name and GPU UUIDs replaced): never taken for "
+                         "another report of the same host");
+  }
   node.gpus = gpu_text(member(snapshot, "gpus"), node.gpu_count);
+  node.pci_gpu_count = pci_gpu_count(member(member(snapshot, "kernel_module"), "pci_devices"));
+  if (node.gpu_count == 0 && node.pci_gpu_count > 0) {
+    node.gpus = fmt::format("{} (PCI)", node.pci_gpu_count);
+  }
   node.driver = string_at(member(member(snapshot, "kernel_module"), "version"));
   if (node.driver.empty()) {
     node.driver = string_at(member(member(snapshot, "nvml"), "driver_version"));
@@ -178,6 +283,19 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
 
   std::set<std::string> failing;
   std::set<std::string> warning;
+  std::set<CodeOnGpu> failing_on;
+  std::set<CodeOnGpu> warning_on;
+  const auto on_gpu = [&](const std::string& code, std::optional<int64_t> index) {
+    CodeOnGpu item{code, std::nullopt, "", ""};
+    if (index && *index >= 0 && *index < 1'000'000) {
+      item.gpu_index = static_cast<int>(*index);
+      if (const auto it = identities.find(*item.gpu_index); it != identities.end()) {
+        item.uuid = it->second.uuid;
+        item.serial = it->second.serial;
+      }
+    }
+    return item;
+  };
   std::set<std::string> unknown_statuses;
   std::string worst = "pass";
   for (const json& result : *results) {
@@ -193,6 +311,7 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
       continue;
     }
     bool named = false;
+    const std::optional<int64_t> result_gpu = int_at(member(&result, "gpu_index"));
     const json* findings = member(&result, "findings");
     if (findings != nullptr && findings->is_array()) {
       for (const json& finding : *findings) {
@@ -205,18 +324,26 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
         if (code.empty()) {
           continue;
         }
+        std::optional<int64_t> gpu = int_at(member(&finding, "gpu_index"));
+        if (!gpu) {
+          gpu = result_gpu;
+        }
         if (bad_result && is_bad(severity)) {
           failing.insert(code);
+          failing_on.insert(on_gpu(code, gpu));
           named = true;
         } else if (status == "warn" && severity == "warn") {
           warning.insert(code);
+          warning_on.insert(on_gpu(code, gpu));
           named = true;
         }
       }
     }
     if (bad_result && !named) {
       const std::string id = string_at(member(&result, "check_id"));
-      failing.insert(fmt::format("{} ({})", id.empty() ? "unnamed check" : id, status));
+      const std::string code = fmt::format("{} ({})", id.empty() ? "unnamed check" : id, status);
+      failing.insert(code);
+      failing_on.insert(on_gpu(code, result_gpu));
     }
   }
   for (const std::string& status : unknown_statuses) {
@@ -231,6 +358,8 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
   }
   node.failing_codes.assign(failing.begin(), failing.end());
   node.warning_codes.assign(warning.begin(), warning.end());
+  node.failing.assign(failing_on.begin(), failing_on.end());
+  node.warnings.assign(warning_on.begin(), warning_on.end());
   return node;
 }
 

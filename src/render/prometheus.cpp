@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "gpucheck/model/utc_time.hpp"
 #include "render/utf8.hpp"
 
 namespace gpucheck::render {
@@ -85,12 +86,10 @@ std::string help_text(std::string_view text) {
 
 /// Seconds since 1970 of "2026-11-21T12:00:00Z"; nullopt for anything else.
 std::optional<int64_t> epoch_of(const std::string& iso_time) {
-  std::tm tm{};
-  const char* end = ::strptime(iso_time.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  if (end == nullptr || *end != '\0') {
-    return std::nullopt;
+  if (const std::optional<std::chrono::sys_seconds> time = parse_utc_time(iso_time)) {
+    return static_cast<int64_t>(time->time_since_epoch().count());
   }
-  return static_cast<int64_t>(::timegm(&tm));
+  return std::nullopt;
 }
 
 class Exposition {

@@ -1,13 +1,16 @@
 // gpucheck merge on the real binary: reports made by the binary from the recorded snapshots,
 // plus refused files; exit codes 0, 1 and 2 as docs/fleet.md promises.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "cli/run_binary.hpp"
+#include "support/external_tool.hpp"
 
 namespace gpucheck::cli_test {
 namespace {
@@ -109,6 +112,106 @@ TEST(MergeCli, ExitZeroWhenEveryNodePasses) {
   const RunResult r = run_gpucheck(args);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.err, "");
+}
+
+/// Validates `document` against docs/merge.schema.json with python3-jsonschema; "" when valid.
+std::string merge_schema_errors(const std::string& document) {
+  const testing::ToolResult r = testing::run_tool(
+      {"python3", "-c",
+       "import json, sys, jsonschema\n"
+       "schema = json.load(open(sys.argv[1]))\n"
+       "errors = list(jsonschema.Draft202012Validator(schema).iter_errors(json.load(sys.stdin)))\n"
+       "print('\\n'.join(f'{list(e.absolute_path)}: {e.message}' for e in errors))\n"
+       "sys.exit(1 if errors else 0)\n",
+       std::string(GPUCHECK_SOURCE_DIR) + "/docs/merge.schema.json"},
+      document);
+  return r.exit_code == 0 ? "" : "invalid (" + std::to_string(r.exit_code) + "): " + r.output;
+}
+
+/// Issue 17 item 8 on the real binary: reports replayed from the recorded snapshots at a known
+/// time, one node's older report beside them; merged three hours later. One row per host, the
+/// older report stale; the age and mode; the failing codes' GPUs; the PCI count of the node whose
+/// NVML failed. The JSON validates against docs/merge.schema.json.
+TEST(MergeCli, LatestReportPerHostWithAgeModeGpusAndPciCount) {
+  const fs::path dir = fresh_dir("latest");
+  const std::string snapshots = std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/";
+  const auto replay = [&](const std::string& name, const std::string& epoch, const fs::path& to) {
+    const RunResult r = run_gpucheck(RunSpec{
+        {"--from-snapshot", snapshots + name + ".json", "--json"}, {{"SOURCE_DATE_EPOCH", epoch}}});
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    fs::create_directories(to.parent_path());
+    std::ofstream(to, std::ios::binary) << r.out;
+    return json::parse(r.out);
+  };
+  const std::string made = "1700000000";    // 2023-11-14T22:13:20Z
+  const std::string earlier = "1699900000"; // a day before
+  const json degraded = replay("degraded_hw", made, dir / "z" / "degraded_hw.json");
+  replay("degraded_hw", earlier, dir / "a" / "degraded_hw-old.json");
+  replay("nvml_mismatch", made, dir / "z" / "nvml_mismatch.json");
+  replay("h200_healthy", made, dir / "z" / "h200_healthy.json");
+
+  const RunResult r = run_gpucheck(
+      RunSpec{{"merge", "--json", dir.string()}, {{"SOURCE_DATE_EPOCH", "1700010800"}}});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(merge_schema_errors(r.out), "");
+  const json table = json::parse(r.out);
+  EXPECT_EQ(table["summary"]["nodes"], 3);
+  EXPECT_EQ(table["summary"]["stale"], 1);
+  ASSERT_EQ(table["stale"].size(), 1u);
+  EXPECT_EQ(table["stale"][0]["source"], (dir / "a" / "degraded_hw-old.json").string());
+  EXPECT_EQ(table["stale"][0]["superseded_by"], (dir / "z" / "degraded_hw.json").string());
+  EXPECT_EQ(table["merged_at"], "2023-11-15T01:13:20Z");
+  std::map<std::string, json> rows;
+  for (const json& node : table["nodes"]) {
+    rows[node["source"].get<std::string>()] = node;
+    EXPECT_EQ(node["mode"], "replay");
+    EXPECT_EQ(node["age"], "3h");
+    EXPECT_EQ(node["age_s"], 10800);
+  }
+  const json& pci = rows[(dir / "z" / "nvml_mismatch.json").string()];
+  EXPECT_EQ(pci["gpu_count"], 0);
+  EXPECT_GT(pci["pci_gpu_count"], 0);
+  EXPECT_EQ(pci["gpus"], fmt::format("{} (PCI)", pci["pci_gpu_count"].get<int>()));
+  const json& healthy = rows[(dir / "z" / "h200_healthy.json").string()];
+  EXPECT_EQ(healthy["gpus"].get<std::string>().find("(PCI)"), std::string::npos);
+
+  // Each failing code of the degraded node with its GPU's UUID and serial from its report.
+  const json& bad = rows[(dir / "z" / "degraded_hw.json").string()];
+  ASSERT_FALSE(bad["failing"].empty());
+  for (const json& item : bad["failing"]) {
+    ASSERT_TRUE(item["gpu_index"].is_number()) << item.dump();
+    const json& gpu = degraded["snapshot"]["gpus"][item["gpu_index"].get<size_t>()];
+    EXPECT_EQ(gpu["index"], item["gpu_index"]);
+    EXPECT_EQ(item["uuid"], gpu["uuid"]);
+    EXPECT_EQ(item["serial"], gpu["serial"]);
+  }
+
+  const RunResult text =
+      run_gpucheck(RunSpec{{"merge", dir.string()}, {{"SOURCE_DATE_EPOCH", "1700010800"}}});
+  EXPECT_NE(text.out.find("gpucheck merge: 3 nodes: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("; 1 stale report not counted"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Stale reports (1)"), std::string::npos) << text.out;
+  EXPECT_NE(
+      text.out.find(fmt::format("gpu.ecc_uncorrected GPU 1 ({})",
+                                degraded["snapshot"]["gpus"][1]["serial"].get<std::string>())),
+      std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find(" replay  3h "), std::string::npos) << text.out;
+  const RunResult md = run_gpucheck(RunSpec{{"merge", "--format", "markdown", dir.string()},
+                                            {{"SOURCE_DATE_EPOCH", "1700010800"}}});
+  EXPECT_NE(md.out.find("### Stale reports (1)"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| replay | 3h |"), std::string::npos) << md.out;
+}
+
+TEST(MergeCli, TheGoldenMergeJsonFollowsItsSchema) {
+  std::ifstream in(std::string(GPUCHECK_TEST_DATA_DIR) + "/golden/merge/fleet.json");
+  const std::string golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(golden.empty());
+  EXPECT_EQ(merge_schema_errors(golden), "");
+  // The schema can fail: a node without its source is refused.
+  json broken = json::parse(golden);
+  broken["nodes"][0].erase("source");
+  EXPECT_NE(merge_schema_errors(broken.dump()), "");
 }
 
 TEST(MergeCli, UsageErrors) {

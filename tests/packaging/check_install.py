@@ -41,6 +41,7 @@ def check_tree(usr):
         "fish completion": os.path.join(usr, "share/fish/vendor_completions.d/gpucheck.fish"),
         "JSON schema": os.path.join(usr, "share/doc/gpucheck/report.schema.json"),
         "consumer JSON schema": os.path.join(usr, "share/doc/gpucheck/report.consumer.schema.json"),
+        "merge JSON schema": os.path.join(usr, "share/doc/gpucheck/merge.schema.json"),
         "architecture doc": os.path.join(usr, "share/doc/gpucheck/architecture.md"),
         "building doc": os.path.join(usr, "share/doc/gpucheck/building.md"),
     }

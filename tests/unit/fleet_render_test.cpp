@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "gpucheck/model/utc_time.hpp"
+
 namespace gpucheck::fleet {
 namespace {
 
@@ -22,8 +24,9 @@ std::string read_text(const fs::path& path) {
   return buffer.str();
 }
 
-/// The golden reports read under stable names ("reports/<name>.json"), one refused input, and
-/// one report whose schema is newer.
+/// The golden reports read under stable names ("reports/<name>.json"), one refused input, one
+/// report whose schema is newer, and an older report of one node (stale), merged at 14:30 on the
+/// day the reports were made (12:00).
 FleetTable golden_table() {
   std::vector<NodeReport> nodes;
   std::vector<fs::path> paths;
@@ -45,9 +48,14 @@ FleetTable golden_table() {
     if (node) {
       nodes.push_back(std::move(node).value());
     }
+    if (path.stem() == "degraded_hw") {
+      report["context"]["generated_at"] = "2026-11-20T12:00:00Z";
+      nodes.push_back(read_node_report(report.dump(), "reports/old/degraded_hw.json").value());
+    }
   }
   return merge_nodes(std::move(nodes),
-                     {{"reports/node-17.json", read_node_report("", "x").error().message}});
+                     {{"reports/node-17.json", read_node_report("", "x").error().message}},
+                     parse_utc_time("2026-11-21T14:30:00Z").value());
 }
 
 void expect_golden(const std::string& file, const std::string& actual) {

@@ -424,6 +424,17 @@ void Redactor::learn(const SystemSnapshot& snapshot) {
   }
 }
 
+namespace {
+
+/// A label (lower case, before the colon) of a value that identifies one part: a GUID, or the
+/// "GPU PDI" (the per-device identifier nvidia-smi -q prints since driver 580).
+bool is_identifier_label(std::string_view label) {
+  label = label.substr(0, label.find_last_not_of(" \t") + 1);
+  return label.find("guid") != std::string_view::npos || label.ends_with(" pdi") || label == "pdi";
+}
+
+} // namespace
+
 void Redactor::learn_labelled_serials(std::string_view text) {
   size_t start = 0;
   while (start < text.size()) {
@@ -438,8 +449,7 @@ void Redactor::learn_labelled_serials(std::string_view text) {
       label_end = at + std::string_view("serial number").size();
       prefix = "serial";
     } else if (const size_t colon = folded.find(':');
-               colon != std::string::npos &&
-               folded.substr(0, colon).find("guid") != std::string::npos) {
+               colon != std::string::npos && is_identifier_label(folded.substr(0, colon))) {
       label_end = colon;
       prefix = "guid";
     } else {

@@ -128,6 +128,7 @@ std::string recorded_nvidia_smi(const PlantedIdentifiers& p, const std::string& 
                         "    Persistence Mode                      : Enabled\n"
                         "    Serial Number                         : {}\n"
                         "    GPU UUID                              : GPU-{}\n"
+                        "    GPU PDI                               : 0x{}{:02x}\n"
                         "    Minor Number                          : {}\n"
                         "    VBIOS Version                         : 96.00.AF.00.01\n"
                         "    Board ID                              : 0x{}00\n"
@@ -144,9 +145,9 @@ std::string recorded_nvidia_smi(const PlantedIdentifiers& p, const std::string& 
                         "        Bus Id                            : {}\n"
                         "    Fan Speed                             : N/A\n"
                         "    Performance State                     : P0\n",
-                        bus[i], i == 0 ? p.serial0 : p.serial1, i == 0 ? p.uuid0 : p.uuid1, i,
-                        bus[i].substr(9, 2), chassis_serial, i, fabric_guid, p.mig_uuid,
-                        bus[i].substr(9, 2), bus[i]);
+                        bus[i], i == 0 ? p.serial0 : p.serial1, i == 0 ? p.uuid0 : p.uuid1,
+                        p.uuid0.substr(0, 8) + p.uuid1.substr(0, 6), i, i, bus[i].substr(9, 2),
+                        chassis_serial, i, fabric_guid, p.mig_uuid, bus[i].substr(9, 2), bus[i]);
   }
   return text;
 }
@@ -225,7 +226,8 @@ TEST(Bundle, NvidiaSmiAndLspciOutputIsRedactedLikeTheRest) {
   const std::map<std::string, std::string> files =
       extract_bundle(render::make_bundle(planted_report(planted), sources, options), dir);
   std::vector<std::string> secrets = planted.all();
-  secrets.insert(secrets.end(), {chassis, guid, dsn_dashed, vpd_serial});
+  secrets.insert(secrets.end(), {chassis, guid, dsn_dashed, vpd_serial,
+                                 "0x" + planted.uuid0.substr(0, 8) + planted.uuid1.substr(0, 6)});
   for (const auto& [name, text] : files) {
     for (const std::string& value : secrets) {
       EXPECT_EQ(text.find(value), std::string::npos) << value << " survives in " << name;
@@ -238,7 +240,8 @@ TEST(Bundle, NvidiaSmiAndLspciOutputIsRedactedLikeTheRest) {
                            "    Serial Number                         : serial-1\n"
                            "    GPU UUID                              : GPU-1\n",
                            "        Chassis Serial Number             : serial-4\n",
-                           "        GPU Fabric GUID                   : guid-0\n",
+                           "        GPU Fabric GUID                   : guid-1\n",
+                           "    GPU PDI                               : guid-0\n",
                            "        MIG Device UUID                   : MIG-0\n",
                            "        Bus Id                            : 00000000:3B:00.0\n"}) {
     EXPECT_NE(smi.find(line), std::string::npos) << line << " not in\n" << smi;

@@ -15,7 +15,7 @@ namespace gpucheck {
 
 /// How an isolated child process ended when it did not deliver a result.
 struct ChildFailure {
-  std::string kind;        ///< "timeout", "signal", "exit", "bad_output", "spawn"
+  std::string kind;        ///< "timeout", "signal", "exit", "bad_output", "spawn", "cancelled"
   int signal = 0;          ///< signal number for kind == "signal"
   std::string signal_name; ///< e.g. "SIGABRT"
   int exit_code = 0;       ///< for kind == "exit"

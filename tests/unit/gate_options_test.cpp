@@ -188,6 +188,8 @@ TEST(GateOptions, BadConfigFilesAreParseErrors) {
       {"inf.toml", "[min]\nh2d_gbps = inf\n", "\"min.h2d_gbps\" must be a string, finite"},
       {"section.toml", "[gates]\nexpect-gpus = 2\n", "unknown option 'gates'"},
       {"deep.toml", "min = {h2d_gbps = {x = 1}}\n", "\"min.h2d_gbps\" must be"},
+      // fuzz_config: toml++ 3.3 asserted (abort; undefined behaviour without NDEBUG) on "[#".
+      {"hash.toml", "expect-gpus = 2\n[# comment\nonly = 'gpu.p2p'\n", "is not valid TOML"},
   };
   for (const auto& c : cases) {
     const Parsed p = parse({"--config", config_file(c.name, c.text)});

@@ -48,9 +48,9 @@ std::string visibility_context(const SystemSnapshot& s) {
     }
   }
   if (mig_without_instances > 0) {
-    parts.push_back(fmt::format(
-        "{} MIG enabled without instances",
-        mig_without_instances == 1 ? "1 GPU has" : plural(mig_without_instances, "GPU") + " have"));
+    parts.push_back(fmt::format("{} {} MIG enabled without instances",
+                                plural(mig_without_instances, "GPU"),
+                                mig_without_instances == 1 ? "has" : "have"));
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }

@@ -320,6 +320,14 @@ void Scheduler::spawn_due() {
                  static_cast<int>(states[*c.job]) >= static_cast<int>(JobState::done);
         });
   };
+  // Every job the setup of `planned` waits for has begun its timed work (or got further).
+  const auto setup_waits_have_begun = [&states](const PlannedJob& planned) {
+    return std::all_of(
+        planned.conditions.begin(), planned.conditions.end(), [&states](const Condition& c) {
+          return c.step != Step::setup || !c.job ||
+                 static_cast<int>(states[*c.job]) >= static_cast<int>(JobState::running);
+        });
+  };
   for (Slot& slot : m_slots) {
     if (slot.process || (slot.gpu < gave_up.size() && gave_up[slot.gpu])) {
       continue;
@@ -327,8 +335,11 @@ void Scheduler::spawn_due() {
     const Job& head = m_jobs[slot.jobs.front()];
     bool due = false;
     if (spans_gpus(head.work)) {
-      // A spanning child starts once the plan has it and every job it waits for is done with
-      // its timed work: its cuInit (every GPU at once) is not beside anyone's measurement.
+      // A spanning child starts once the plan has it and every job it waits for has begun its
+      // timed work: every context of theirs is built, so its cuInit (every GPU at once: 0.4 s on
+      // two H100s, 3 s on four) holds up no one's, and it runs beside their timed work, which
+      // needs no driver call that cuInit holds (docs/performance.md: the convolutions' figures
+      // with and without it). Its contexts wait for their exit (peers_after_all).
       if (!m_planned || !head.planned) {
         continue;
       }
@@ -337,7 +348,7 @@ void Scheduler::spawn_due() {
                       [&gave_up](size_t g) { return g < gave_up.size() && gave_up[g]; })) {
         continue;
       }
-      due = setup_waits_are_done(m_plan.jobs[*head.planned]);
+      due = setup_waits_have_begun(m_plan.jobs[*head.planned]);
     } else if (is_long(head.work)) {
       // The long level's child starts once every job before it is done with its timed work:
       // its cuInit is not beside anyone's measurement.

@@ -156,6 +156,7 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
       control_send(byte);
     }
   }
+  const int64_t started = now_ns(); // its process runs ("cuInit")
   engine::gate::await_setup();
   const int64_t setup_began = now_ns();
   std::this_thread::sleep_for(ms(0));
@@ -197,13 +198,10 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
       engine::gate::done();
       std::this_thread::sleep_for(ms(2));
     }
-    times = nlohmann::json{{"setup_began_ns", setup_began},
-                           {"context_ns", context},
-                           {"ready_ns", ready},
-                           {"began_ns", began},
-                           {"resumed_ns", resumed},
-                           {"done_ns", done},
-                           {"ended_ns", now_ns()},
+    times = nlohmann::json{{"started_ns", started}, {"setup_began_ns", setup_began},
+                           {"context_ns", context}, {"ready_ns", ready},
+                           {"began_ns", began},     {"resumed_ns", resumed},
+                           {"done_ns", done},       {"ended_ns", now_ns()},
                            {"stopped", stopped}};
     if (!works.empty()) {
       times["work"] = works[w];

@@ -131,6 +131,10 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
       // Its context is built once every other child's process is gone.
       EXPECT_GE(field(*peers, "setup_began_ns"), field(other, "ended_ns"))
           << check_id(other.work) << " on GPU " << other.gpu;
+      // Its process (its cuInit over every GPU) starts only once every other job has begun
+      // its timed work: never beside a context being built or a preparation.
+      EXPECT_GE(field(*peers, "started_ns"), field(other, "began_ns"))
+          << check_id(other.work) << " on GPU " << other.gpu;
     }
   }
   // One GPU: no peer job, nothing else changes.

@@ -474,9 +474,13 @@ constexpr uint64_t k_nccl_reserve_bytes = 256 * k_mib;
 constexpr int k_nccl_iterations = 20;
 constexpr int k_nccl_samples = 3;
 
-/// The value rank `rank` sends at index i: small integers, so every sum is exact in float32.
+/// The value rank `rank` sends at index i: an integer 0-255 (every sum is exact in float32),
+/// the top byte of a multiplicative hash of the index shifted by rank and seed, so each rank sends
+/// other values and a misplaced chunk reads wrong. One multiply per element: the host writes and
+/// checks hundreds of MiB per run (a 64-bit modulo here made the verification 0.9 s on two GPUs).
 float nccl_value(uint64_t i, int rank, uint32_t seed) {
-  return static_cast<float>((i * 7 + static_cast<uint64_t>(rank) * 13 + seed) % 257);
+  const uint32_t key = static_cast<uint32_t>(i) + static_cast<uint32_t>(rank) * 40503U + seed;
+  return static_cast<float>((key * 2654435761U) >> 24U);
 }
 
 void nccl_check(const NcclApi& nccl, ncclResult_t rc, const char* call) {
@@ -486,25 +490,30 @@ void nccl_check(const NcclApi& nccl, ncclResult_t rc, const char* call) {
   }
 }
 
-/// NCCL all-reduce over every GPU of the session: ncclCommInitAll, then float32 sums over a few
-/// sizes up to 256 MiB (in place, as torch.distributed), host-timed per iteration as nccl-tests,
-/// and one out-of-place pass per size verified element by element.
-void nccl_work(PeerSession& session, nlohmann::json& out) {
-  const CudaApi& api = session.api();
-  std::vector<PeerGpu>& gpus = session.gpus();
-  engine::NcclPayload payload;
-  payload.ranks = static_cast<int>(gpus.size());
+/// libnccl.so.2 and its entry points, loaded when the child starts (before cuInit and before the
+/// engine's setup: the library is large, and loading it touches no GPU).
+struct LoadedNccl {
+  DynamicLibrary lib;
+  NcclApi api;
+  std::string library; ///< its real path
+  std::string missing; ///< why it cannot be used ("" when it can)
+  int version = 0;
+};
+
+std::unique_ptr<LoadedNccl> load_nccl() {
+  auto loaded = std::make_unique<LoadedNccl>();
   set_stage("nccl load");
   // NVLink SHARP (NVLS) builds multicast objects; it stays off (the engine's environment sets
   // the same): gpucheck never creates multicast memory.
   ::setenv("NCCL_NVLS_ENABLE", "0", 1);
-  DynamicLibrary lib = DynamicLibrary::open("libnccl.so.2");
-  if (!lib.loaded()) {
-    payload.missing = lib.load().error.empty() ? "libnccl.so.2 cannot be loaded" : lib.load().error;
-    engine::write_nccl(payload, out);
-    return;
+  loaded->lib = DynamicLibrary::open("libnccl.so.2");
+  if (!loaded->lib.loaded()) {
+    loaded->missing = loaded->lib.load().error.empty() ? "libnccl.so.2 cannot be loaded"
+                                                       : loaded->lib.load().error;
+    return loaded;
   }
-  NcclApi nccl;
+  DynamicLibrary& lib = loaded->lib;
+  NcclApi& nccl = loaded->api;
   nccl.ncclGetVersion = lib.first_function<decltype(nccl.ncclGetVersion)>({"ncclGetVersion"});
   nccl.ncclCommInitAll = lib.first_function<decltype(nccl.ncclCommInitAll)>({"ncclCommInitAll"});
   nccl.ncclCommDestroy = lib.first_function<decltype(nccl.ncclCommDestroy)>({"ncclCommDestroy"});
@@ -513,19 +522,72 @@ void nccl_work(PeerSession& session, nlohmann::json& out) {
   nccl.ncclAllReduce = lib.first_function<decltype(nccl.ncclAllReduce)>({"ncclAllReduce"});
   nccl.ncclGroupStart = lib.first_function<decltype(nccl.ncclGroupStart)>({"ncclGroupStart"});
   nccl.ncclGroupEnd = lib.first_function<decltype(nccl.ncclGroupEnd)>({"ncclGroupEnd"});
-  payload.library = lib.load().real_path;
+  loaded->library = lib.load().real_path;
   if (nccl.ncclCommInitAll == nullptr || nccl.ncclAllReduce == nullptr ||
       nccl.ncclGroupStart == nullptr || nccl.ncclGroupEnd == nullptr ||
       nccl.ncclCommDestroy == nullptr) {
-    payload.missing =
-        fmt::format("{} lacks ncclCommInitAll, ncclAllReduce or ncclGroupStart", payload.library);
-    engine::write_nccl(payload, out);
-    return;
+    loaded->missing =
+        fmt::format("{} lacks ncclCommInitAll, ncclAllReduce or ncclGroupStart", loaded->library);
+    return loaded;
   }
   if (nccl.ncclGetVersion != nullptr) {
-    nccl.ncclGetVersion(&payload.version);
+    nccl.ncclGetVersion(&loaded->version);
   }
+  return loaded;
+}
+
+/// Host memory the NCCL inputs are written from and the sums read into, one chunk at a time:
+/// pinned when the driver allows (the copies then run at the link's rate), pageable otherwise.
+/// gpucheck's own host memory stays at one chunk whatever the size summed (a 256 MiB host
+/// buffer made the child's peak 928 MiB on two H100s).
+class Staging {
+public:
+  static constexpr uint64_t k_bytes = 16 * k_mib;
+  explicit Staging(const CudaApi& api) : m_api(&api) {
+    void* pinned = nullptr;
+    if (api.cuMemHostAlloc != nullptr && api.cuMemFreeHost != nullptr &&
+        api.cuMemHostAlloc(&pinned, static_cast<size_t>(k_bytes), CU_MEMHOSTALLOC_PORTABLE) ==
+            CUDA_SUCCESS) {
+      m_pinned = static_cast<float*>(pinned);
+    } else {
+      m_pageable.resize(k_bytes / sizeof(float));
+    }
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging() {
+    if (m_pinned != nullptr) {
+      m_api->cuMemFreeHost(m_pinned);
+    }
+  }
+  [[nodiscard]] float* data() { return m_pinned != nullptr ? m_pinned : m_pageable.data(); }
+
+private:
+  const CudaApi* m_api;
+  float* m_pinned = nullptr;
+  std::vector<float> m_pageable;
+};
+
+/// NCCL all-reduce over every GPU of the session: ncclCommInitAll, then float32 sums over a few
+/// sizes up to 256 MiB (in place, as torch.distributed), host-timed per iteration as nccl-tests,
+/// and one pass per size from fresh inputs verified element by element.
+///
+/// `leave_to_exit`: nothing runs in this child after it, so NCCL's communicators and the buffers
+/// are left for the process's exit to free rather than torn down first.
+void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exit,
+               nlohmann::json& out) {
+  const CudaApi& api = session.api();
+  std::vector<PeerGpu>& gpus = session.gpus();
+  engine::NcclPayload payload;
+  payload.ranks = static_cast<int>(gpus.size());
+  payload.library = loaded.library;
+  payload.missing = loaded.missing;
+  payload.version = loaded.version;
   engine::write_nccl(payload, out);
+  if (!loaded.missing.empty()) {
+    return;
+  }
+  const NcclApi& nccl = loaded.api;
   // One buffer per GPU, summed in place (as torch.distributed), within the allowance.
   uint64_t largest = k_nccl_largest_bytes;
   if (const auto allowance = session.allowance()) {
@@ -582,21 +644,32 @@ void nccl_work(PeerSession& session, nlohmann::json& out) {
     }
   } free_buffers{&api, &session, &data};
   const uint32_t seed = static_cast<uint32_t>(fresh_seed() % 1000);
-  std::vector<float> host(largest / sizeof(float));
+  Staging staging(api);
   for (size_t g = 0; g < gpus.size(); ++g) {
     session.make_current(gpus[g]);
     GPUCHECK_CU(api, cuMemAlloc, &data[g], static_cast<size_t>(largest));
     streams.push_back(std::make_unique<PeerStream>(api));
+    // What the timed sums start from (1.0f, ordered before them on their stream): their values
+    // do not change the time (the in-place sums grow them to infinity over the sizes); the
+    // verified pass writes its own inputs.
+    GPUCHECK_CU(api, cuMemsetD32Async, data[g], 0x3F800000U, static_cast<size_t>(largest / 4),
+                streams.back()->get());
   }
-  const auto fill = [&] {
+  // Rank g's inputs for the first `bytes`, written chunk by chunk through the staging memory.
+  const auto fill = [&](uint64_t bytes) {
     for (size_t g = 0; g < gpus.size(); ++g) {
-      parallel_for(host.size(), [&](uint64_t lo, uint64_t hi) {
-        for (uint64_t i = lo; i < hi; ++i) {
-          host[i] = nccl_value(i, static_cast<int>(g), seed);
-        }
-      });
       session.make_current(gpus[g]);
-      GPUCHECK_CU(api, cuMemcpyHtoD, data[g], host.data(), static_cast<size_t>(largest));
+      for (uint64_t off = 0; off < bytes; off += Staging::k_bytes) {
+        const uint64_t chunk = std::min(Staging::k_bytes, bytes - off);
+        float* host = staging.data();
+        const uint64_t first = off / sizeof(float);
+        parallel_for(chunk / sizeof(float), [&](uint64_t lo, uint64_t hi) {
+          for (uint64_t i = lo; i < hi; ++i) {
+            host[i] = nccl_value(first + i, static_cast<int>(g), seed);
+          }
+        });
+        GPUCHECK_CU(api, cuMemcpyHtoD, data[g] + off, host, static_cast<size_t>(chunk));
+      }
     }
   };
   const auto all_reduce = [&](uint64_t bytes) {
@@ -617,7 +690,6 @@ void nccl_work(PeerSession& session, nlohmann::json& out) {
       GPUCHECK_CU(api, cuStreamSynchronize, streams[g]->get());
     }
   };
-  fill();
   all_reduce(sizes.front()); // NCCL's first call sets up its connections: not timed
   synchronize();
   engine::gate::ready_and_wait();
@@ -647,40 +719,51 @@ void nccl_work(PeerSession& session, nlohmann::json& out) {
     size.busbw_gbps = size.algbw_gbps * 2.0 * (n - 1) / n; // nccl-tests' all_reduce factor
     payload.sizes.push_back(size);
   }
-  set_stage("nccl verify");
+  set_stage(fmt::format("nccl verify ({} host threads)", std::thread::hardware_concurrency()));
   // Verified from fresh inputs, one sum each (the timed loop summed in place over and over).
+  const int ranks = payload.ranks;
+  const auto want = [ranks, seed](uint64_t i) {
+    float sum = 0.0F;
+    for (int r = 0; r < ranks; ++r) {
+      sum += nccl_value(i, r, seed);
+    }
+    return sum;
+  };
   for (const uint64_t bytes : sizes) {
-    fill();
+    set_stage(fmt::format("nccl verify {} MiB: inputs", bytes / k_mib));
+    fill(bytes);
+    set_stage(fmt::format("nccl verify {} MiB: sum", bytes / k_mib));
     all_reduce(bytes);
     synchronize();
+    set_stage(fmt::format("nccl verify {} MiB: check", bytes / k_mib));
     if (fault_planted("nccl")) {
       // GPUCHECK_PLANT_FAULT=nccl: one element of the last GPU's sum changed, as a wrong sum.
       session.make_current(gpus.back());
       GPUCHECK_CU(api, cuMemsetD8, data.back() + 64, static_cast<unsigned char>(0x7F), size_t{1});
     }
-    const uint64_t count = bytes / sizeof(float);
     for (size_t g = 0; g < gpus.size(); ++g) {
-      std::fill(host.begin(), host.begin() + static_cast<std::ptrdiff_t>(count), -1.0F);
-      session.make_current(gpus[g]);
-      GPUCHECK_CU(api, cuMemcpyDtoH, host.data(), data[g], static_cast<size_t>(bytes));
-      const auto want = [&](uint64_t i) {
-        float sum = 0.0F;
-        for (int r = 0; r < payload.ranks; ++r) {
-          sum += nccl_value(i, r, seed);
-        }
-        return sum;
-      };
-      const Mismatches bad =
-          parallel_mismatches(count, [&](uint64_t i) { return host[i] != want(i); });
       Verification v;
       v.kind = "nccl";
       v.what = fmt::format("{} MiB sum on {}", bytes / k_mib, gpus[g].description.pci_bus_id);
-      v.checked = count;
-      v.mismatches = bad.count;
-      v.first_index = bad.first;
-      if (bad.count > 0) {
-        v.got = fmt::format("{}", host[bad.first]);
-        v.want = fmt::format("{}", want(bad.first));
+      v.checked = bytes / sizeof(float);
+      session.make_current(gpus[g]);
+      for (uint64_t off = 0; off < bytes; off += Staging::k_bytes) {
+        const uint64_t chunk = std::min(Staging::k_bytes, bytes - off);
+        const uint64_t count = chunk / sizeof(float);
+        float* host = staging.data();
+        // Not poisoned first (0.1 s of the run for 512 MiB): what the staging memory holds is
+        // another chunk's or an input's values, which a copy that wrote nothing would leave
+        // and the check would find wrong nearly everywhere.
+        GPUCHECK_CU(api, cuMemcpyDtoH, host, data[g] + off, static_cast<size_t>(chunk));
+        const uint64_t first = off / sizeof(float);
+        const Mismatches bad =
+            parallel_mismatches(count, [&](uint64_t i) { return host[i] != want(first + i); });
+        if (bad.count > 0 && v.mismatches == 0) {
+          v.first_index = first + bad.first;
+          v.got = fmt::format("{}", host[bad.first]);
+          v.want = fmt::format("{}", want(first + bad.first));
+        }
+        v.mismatches += bad.count;
       }
       verifications.push_back(v);
     }
@@ -688,6 +771,14 @@ void nccl_work(PeerSession& session, nlohmann::json& out) {
   engine::write_nccl(payload, out);
   for (const Verification& v : verifications) {
     out["verify"].push_back(engine::to_json(v));
+  }
+  if (leave_to_exit) {
+    // The child's last work: its result goes out now and the process ends with _exit
+    // (run_child_mode), which frees the communicators, the buffers and the contexts in the
+    // kernel while the parent writes the report. ncclCommDestroy and the frees were 0.3 s of
+    // the run's critical path on two H100s.
+    comms.assign(comms.size(), nullptr);
+    data.assign(data.size(), 0);
   }
 }
 
@@ -720,6 +811,11 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
     return nlohmann::json{
         {"work", work}, {"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
   };
+  // NCCL's library is loaded first, while nothing waits for this child (it touches no GPU).
+  std::unique_ptr<LoadedNccl> nccl;
+  if (std::find(works.begin(), works.end(), "nccl") != works.end()) {
+    nccl = load_nccl();
+  }
   std::unique_ptr<PeerSession> session;
   const std::optional<engine::PayloadFailure> opened = failure_of([&] {
     session = std::make_unique<PeerSession>(parse_ordinals(args.empty() ? "" : args[0]));
@@ -737,7 +833,7 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
           if (works[w] == "peers") {
             peers_work(*session, part);
           } else if (works[w] == "nccl") {
-            nccl_work(*session, part);
+            nccl_work(*session, *nccl, w + 1 == works.size(), part);
           } else {
             throw std::runtime_error(fmt::format("unknown work '{}'", works[w]));
           }
@@ -774,10 +870,17 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
       write_result_line(parts.back());
     }
   }
+  set_stage("done");
+  // The contexts too are left for the process's exit (see nccl_work): the parent takes the
+  // result when it is written, without waiting for their release.
+  static_cast<void>(session.release());
   if (works.size() == 1) {
+    write_timeline(parts.front());
     return parts.front();
   }
-  return nlohmann::json{{"works", args.size() > 1 ? args[1] : std::string()}};
+  nlohmann::json summary{{"works", args.size() > 1 ? args[1] : std::string()}};
+  write_timeline(summary);
+  return summary;
 }
 
 } // namespace gpucheck::platform::gpu

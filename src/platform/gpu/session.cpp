@@ -122,6 +122,11 @@ void set_stage(std::string stage) {
   rss_timeline().push_back(nlohmann::json::array({stage, resident_mib()}));
   stage_storage() = std::move(stage);
 }
+void write_timeline(nlohmann::json& out) {
+  out["timeline_ms"] = timeline();
+  out["timeline_rss_mib"] = rss_timeline();
+}
+
 const std::string& current_stage() {
   return stage_storage();
 }
@@ -471,8 +476,7 @@ nlohmann::json run_gpu_child(const std::vector<std::string>& args,
     out["failure"] = engine::to_json(*failure);
   }
   set_stage("done");
-  out["timeline_ms"] = timeline();
-  out["timeline_rss_mib"] = rss_timeline();
+  write_timeline(out);
   out["metrics"].push_back(peak_rss_metric());
   // What that resident memory is at the end: private (anonymous) pages, and pages of mapped
   // files (libraries: clean, shared with every other process that maps them, reclaimable).

@@ -59,6 +59,9 @@ template <typename Fn, typename... Args> void cu_call(Fn fn, const char* name, A
 void set_stage(std::string stage);
 const std::string& current_stage();
 void stages_off_on_this_thread();
+/// The child's stage timeline so far (`timeline_ms`, `timeline_rss_mib`), which GPUCHECK_TRACE
+/// prints on the parent's clock; written into a child's last result.
+void write_timeline(nlohmann::json& out);
 
 /// The value of GPUCHECK_PLANT_FAULT ("compute", "copy", "cudnn", "graph"), for the GPU tests:
 /// the child then corrupts one output element on purpose and the check must fail.

@@ -191,6 +191,7 @@ std::unique_ptr<GpuEngine> make_gpu_engine(const Selection& selection, const std
       timeout);
   engine->options().long_duration = long_level.duration;
   engine->options().force_long = long_level.force;
+  engine->options().long_level = long_level.enabled;
   return engine;
 }
 

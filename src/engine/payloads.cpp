@@ -93,6 +93,7 @@ Problem read_value(const Json& v, const std::string& path, ListedDevice& into);
 Problem read_value(const Json& v, const std::string& path, PeerDevice& into);
 Problem read_value(const Json& v, const std::string& path, PeerAccess& into);
 Problem read_value(const Json& v, const std::string& path, PeerPair& into);
+Problem read_value(const Json& v, const std::string& path, PeerSweepPoint& into);
 Problem read_value(const Json& v, const std::string& path, NcclSize& into);
 Problem read_value(const Json& v, const std::string& path, MemtestPattern& into);
 Problem read_value(const Json& v, const std::string& path, MemtestError& into);
@@ -869,6 +870,15 @@ Problem read_value(const Json& v, const std::string& path, PeerPair& into) {
                 field(v, "bidir_gbps", into.bidir_gbps, path),
                 field(v, "latency_us", into.latency_us, path)});
 }
+
+Problem read_value(const Json& v, const std::string& path, PeerSweepPoint& into) {
+  if (Problem p = must_be_object(v, path)) {
+    return p;
+  }
+  return first({field(v, "from", into.from, path), field(v, "to", into.to, path),
+                field(v, "bytes", into.bytes, path), field(v, "copies", into.copies, path),
+                field(v, "write_gbps", into.write_gbps, path)});
+}
 } // namespace
 
 void write_peers(const PeersPayload& peers, nlohmann::json& out) {
@@ -894,9 +904,18 @@ void write_peers(const PeersPayload& peers, nlohmann::json& out) {
                      {"bidir_gbps", p.bidir_gbps},
                      {"latency_us", p.latency_us}});
   }
+  Json sweep = Json::array();
+  for (const PeerSweepPoint& p : peers.sweep) {
+    sweep.push_back({{"from", p.from},
+                     {"to", p.to},
+                     {"bytes", p.bytes},
+                     {"copies", p.copies},
+                     {"write_gbps", p.write_gbps}});
+  }
   out["devices"] = std::move(devices);
   out["access"] = std::move(access);
   out["pairs"] = std::move(pairs);
+  out["sweep"] = std::move(sweep);
   out["gated"] = peers.gated;
 }
 
@@ -907,14 +926,22 @@ Expected<PeersPayload> read_peers(const nlohmann::json& payload) {
   PeersPayload peers;
   if (Problem p = first(
           {field(payload, "devices", peers.devices, ""), field(payload, "access", peers.access, ""),
-           field(payload, "pairs", peers.pairs, ""), field(payload, "gated", peers.gated, "")})) {
+           field(payload, "pairs", peers.pairs, ""), field(payload, "sweep", peers.sweep, ""),
+           field(payload, "gated", peers.gated, "")})) {
     return *p;
   }
+  const int n = static_cast<int>(peers.devices.size());
+  const auto listed = [n](int from, int to) { return from >= 0 && to >= 0 && from < n && to < n; };
   for (const PeerPair& pair : peers.pairs) {
-    const int n = static_cast<int>(peers.devices.size());
-    if (pair.from < 0 || pair.to < 0 || pair.from >= n || pair.to >= n) {
+    if (!listed(pair.from, pair.to)) {
       return make_error(
           fmt::format("pairs: {}->{} names a device that is not listed", pair.from, pair.to));
+    }
+  }
+  for (const PeerSweepPoint& point : peers.sweep) {
+    if (!listed(point.from, point.to)) {
+      return make_error(
+          fmt::format("sweep: {}->{} names a device that is not listed", point.from, point.to));
     }
   }
   return peers;

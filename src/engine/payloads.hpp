@@ -294,17 +294,31 @@ struct PeerPair {
   bool operator==(const PeerPair&) const = default;
 };
 
+/// One size of the long level's sweep (`--level long`): `from`'s buffer copied into `to`'s
+/// alone, as PeerPair's write figure, at `bytes` per copy.
+struct PeerSweepPoint {
+  int from = 0;
+  int to = 0;
+  uint64_t bytes = 0;
+  int copies = 0;
+  double write_gbps = 0.0;
+  bool operator==(const PeerSweepPoint&) const = default;
+};
+
 /// The peer-to-peer work's own fields; its verifications (kind "p2p", what "0->1") and failure
 /// are in the envelope.
 struct PeersPayload {
   std::vector<PeerDevice> devices;
   std::vector<PeerAccess> access;
   std::vector<PeerPair> pairs;
+  /// Every size per ordered pair at `--level long` (1 MiB to 256 MiB, as the allowance holds);
+  /// empty in a standard run, which measures one size (`pairs`).
+  std::vector<PeerSweepPoint> sweep;
   bool gated = false; ///< the copies were held behind a stream wait and released at once
   bool operator==(const PeersPayload&) const = default;
 };
 
-/// Write "devices", "access", "pairs" and "gated" (leaving the other keys).
+/// Write "devices", "access", "pairs", "sweep" and "gated" (leaving the other keys).
 void write_peers(const PeersPayload& peers, nlohmann::json& out);
 Expected<PeersPayload> read_peers(const nlohmann::json& payload);
 

@@ -256,6 +256,9 @@ void Scheduler::spawn(Slot& slot) {
     request.env.emplace_back("NCCL_NVLS_ENABLE", "0");
     request.mode = std::string(child_mode(first));
     request.args = {ordinals, works};
+    if (m_options.long_level) {
+      request.args.emplace_back("sweep");
+    }
   } else if (shared) {
     request.args.push_back(works);
   }

@@ -73,6 +73,8 @@ struct SchedulerOptions {
   std::chrono::milliseconds long_duration{60000};
   /// --force: the long level also runs on GPUs that other processes use.
   bool force_long = false;
+  /// --level long: the peer copies measure every size (the child's "sweep"), not one.
+  bool long_level = false;
   MemoryModel memory;
   /// Test seam: per work, the child mode and arguments that stand for it ("test-gated ..." in
   /// unit tests); works not named run their real child mode.

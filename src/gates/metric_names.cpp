@@ -50,7 +50,7 @@ const std::vector<std::string_view>& known_metric_names() {
       "conv_<case>_tflops", "relu_fp32_gbps", "host_rss_before_cudnn_mib",
       // gpu.p2p
       "p2p_gbps", "p2p_<a>_<b>_write_gbps", "p2p_<a>_<b>_bidir_gbps", "p2p_<a>_<b>_latency_us",
-      "peer_work_ms",
+      "p2p_<a>_<b>_<n>mib_gbps", "peer_work_ms",
       // gpu.nccl
       "nccl_busbw_gbps", "nccl_allreduce_<n>mib_busbw_gbps", "nccl_allreduce_<n>mib_algbw_gbps",
       // gpu.nvlink, gpu.fabric, gpu.topology

@@ -2,7 +2,8 @@
 """The long level on real GPUs (ctest label "gpu"): gpucheck --level long with a short --duration
 must pass gpu.memtest and gpu.burn on a healthy machine, and catch the planted faults:
 GPUCHECK_PLANT_FAULT=memtest flips one bit of tested memory (gpu.memtest_errors) and
-GPUCHECK_PLANT_FAULT=burn perturbs one GEMM iteration's result (gpu.burn_mismatch).
+GPUCHECK_PLANT_FAULT=burn perturbs one GEMM iteration's result (gpu.burn_mismatch). With two GPUs
+or more, gpu.p2p at the long level must report every size of its sweep for every ordered pair.
 Without a GPU it exits 77 (skipped, with the reason)."""
 import argparse
 import json
@@ -73,10 +74,35 @@ def main():
         else:
             failures.append(f"planted {fault} fault NOT caught by {check}: "
                             f"{[(r['status'], r['summary']) for r in results]}")
+    failures += sweep(args.gpucheck)
     failures += interrupted(args.gpucheck)
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0
+
+
+def sweep(gpucheck):
+    """gpu.p2p at --level long: a figure per size (1-256 MiB) and ordered pair, verified copies."""
+    report, _ = run(gpucheck, "gpu.p2p", 1)
+    results = [r for r in report["results"] if r["check_id"] == "gpu.p2p"]
+    if not results or results[0]["status"] == "skip":
+        print(f"ok   gpu.p2p size sweep not run: "
+              f"{results[0]['summary'] if results else 'no result'}")
+        return []
+    result = results[0]
+    pairs = [m["name"][:-len("_write_gbps")] for m in result["metrics"]
+             if m["name"].endswith("_write_gbps")]
+    sizes = sorted({int(m["name"].split("_")[3][:-3]) for m in result["metrics"]
+                    if m["name"].endswith("mib_gbps")})
+    missing = [f"{p}_{n}mib_gbps" for p in pairs for n in sizes
+               if not any(m["name"] == f"{p}_{n}mib_gbps" for m in result["metrics"])]
+    if result["status"] != "pass" or not pairs or sizes[:4] != [1, 4, 16, 64] or missing:
+        return [f"gpu.p2p at the long level: {result['status']}: {result['summary']}; sizes "
+                f"{sizes}, missing {missing}"]
+    slowest = min(m["value"] for m in result["metrics"] if m["name"].endswith("mib_gbps"))
+    print(f"ok   gpu.p2p size sweep: {len(pairs)} directions x {sizes} MiB, slowest "
+          f"{slowest:.0f} GB/s: {result['summary']}")
+    return []
 
 
 def interrupted(gpucheck):

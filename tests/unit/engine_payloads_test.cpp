@@ -399,6 +399,7 @@ PeersPayload two_h200_peers() {
   p.access = {{0, 1, true, 0, true}, {1, 0, true, 0, true}};
   p.pairs = {{0, 1, 64ULL << 20, 12, 371.5, 366.25, 2.5},
              {1, 0, 64ULL << 20, 12, 370.75, 365.5, 2.25}};
+  p.sweep = {{0, 1, 1ULL << 20, 32, 180.5}, {1, 0, 256ULL << 20, 8, 372.25}};
   p.gated = true;
   return p;
 }
@@ -415,6 +416,8 @@ TEST(EnginePayloads, PeersRoundTripAndEveryKeyIsRead) {
   const nlohmann::json written = written_peers(two_h200_peers());
   EXPECT_EQ(written["pairs"][0], nlohmann::json::parse(R"({"from": 0, "to": 1, "bytes": 67108864,
       "copies": 12, "write_gbps": 371.5, "bidir_gbps": 366.25, "latency_us": 2.5})"));
+  EXPECT_EQ(written["sweep"][1], nlohmann::json::parse(R"({"from": 1, "to": 0,
+      "bytes": 268435456, "copies": 8, "write_gbps": 372.25})"));
   EXPECT_EQ(written["access"][1], nlohmann::json::parse(R"({"from": 1, "to": 0,
       "can_access": true, "performance_rank": 0, "native_atomics": true})"));
   EXPECT_EQ(written["devices"][1], nlohmann::json::parse(R"({"ordinal": 1,
@@ -426,6 +429,12 @@ TEST(EnginePayloads, PeersRoundTripAndEveryKeyIsRead) {
   const auto read = read_peers(bad);
   ASSERT_FALSE(read);
   EXPECT_NE(read.error().message.find("1->7"), std::string::npos) << read.error().message;
+  nlohmann::json bad_sweep = written;
+  bad_sweep["sweep"][0]["from"] = -1;
+  const auto read_sweep = read_peers(bad_sweep);
+  ASSERT_FALSE(read_sweep);
+  EXPECT_NE(read_sweep.error().message.find("sweep: -1->1"), std::string::npos)
+      << read_sweep.error().message;
 }
 
 TEST(EnginePayloads, NcclRoundTripsAndEveryKeyIsRead) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include "checks/gpu_checks.hpp"
 #include "engine/payloads.hpp"
 #include "fakes/fake_gpu.hpp"
@@ -62,6 +64,31 @@ TEST(GpuP2pJudge, HealthyNvlinkPairPassesWithPerPairMetrics) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
   EXPECT_EQ(metrics.back().value, 371.0); // the slowest direction
+}
+
+TEST(GpuP2pJudge, LongLevelSweepIsAFigurePerSizeAndDirection) {
+  engine::PeersPayload p = measured(371.0);
+  for (const uint64_t mib : {1, 4, 16, 64, 256}) {
+    p.sweep.push_back({0, 1, mib << 20, 8, 100.0 + static_cast<double>(mib)});
+    p.sweep.push_back({1, 0, mib << 20, 8, 101.0 + static_cast<double>(mib)});
+  }
+  std::vector<Metric> metrics;
+  const checks::Judgement j = checks::judge_gpu_p2p(pair(true), payload_of(p), true, metrics);
+  // Figures, never verdicts: 101 GB/s at 1 MiB is far below what NVLink carries at 64 MiB.
+  EXPECT_TRUE(j.findings.empty());
+  EXPECT_EQ(j.summary, "2 GPUs: 0->1 371 GB/s (364 both ways), 2.5 us; 1->0 375 GB/s; each way "
+                       "at 5 sizes, 1-256 MiB");
+  std::map<std::string, const Metric*> by_name;
+  for (const Metric& m : metrics) {
+    by_name[m.name] = &m;
+  }
+  ASSERT_TRUE(by_name.count("p2p_0_1_1mib_gbps"));
+  ASSERT_TRUE(by_name.count("p2p_1_0_256mib_gbps"));
+  EXPECT_EQ(by_name["p2p_1_0_256mib_gbps"]->value, 357.0);
+  EXPECT_EQ(by_name["p2p_0_1_1mib_gbps"]->note,
+            "size sweep (--level long): 1 MiB x 8, median of 3; measured under contention");
+  EXPECT_EQ(metrics.size(), 6U + 1U + 10U);     // per pair 3 x 2, p2p_gbps, the sweep
+  EXPECT_EQ(by_name["p2p_gbps"]->value, 371.0); // still the one size of the standard run
 }
 
 TEST(GpuP2pJudge, FarBelowThePathWarnsNamingThePair) {

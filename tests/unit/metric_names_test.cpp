@@ -10,9 +10,9 @@ TEST(MetricNames, NamesAndPatternsOfEveryCheckAreKnown) {
   for (const char* name :
        {"h2d_gbps", "d2h_gbps", "d2d_gbps", "h2d_bidir_gbps", "host_h2d_all_gpus_gbps",
         "fp32_fma_gflops", "p2p_gbps", "p2p_0_1_write_gbps", "p2p_12_3_latency_us",
-        "nccl_busbw_gbps", "nccl_allreduce_256mib_busbw_gbps", "conv_fp16_nhwc_tflops",
-        "burn_fp16_tflops", "path_0_7_nvlinks", "gpu3_numa_node", "memtest_coverage_percent",
-        "host_peak_rss_mib", "import_s"}) {
+        "p2p_1_0_256mib_gbps", "nccl_busbw_gbps", "nccl_allreduce_256mib_busbw_gbps",
+        "conv_fp16_nhwc_tflops", "burn_fp16_tflops", "path_0_7_nvlinks", "gpu3_numa_node",
+        "memtest_coverage_percent", "host_peak_rss_mib", "import_s"}) {
     EXPECT_TRUE(is_known_metric(name)) << name;
   }
 }

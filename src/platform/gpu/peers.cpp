@@ -308,8 +308,32 @@ double latency_us(PeerSession& session, PeerGpu& from, PeerGpu& to) {
   return timer.ms() * 1000.0 / k_latency_copies;
 }
 
-/// The peer-to-peer work on every pair of the session's GPUs.
-void peers_work(PeerSession& session, nlohmann::json& out) {
+/// The sizes of the long level's sweep, each timed alone per ordered pair.
+constexpr std::array<uint64_t, 5> k_sweep_bytes{1 * k_mib, 4 * k_mib, 16 * k_mib, 64 * k_mib,
+                                                256 * k_mib};
+
+/// The median milliseconds of `copies` copies from->to alone, over k_samples gated samples.
+double median_alone_ms(PeerSession& session, HostGate& gate, PeerGpu& from, PeerGpu& to,
+                       uint64_t bytes, int copies) {
+  std::vector<double> ms;
+  for (int s = 0; s < k_samples; ++s) {
+    ms.push_back(timed_copies(session, gate, {{&from, &to}}, bytes, copies).front());
+  }
+  return median(ms);
+}
+
+/// How many copies of `bytes` make a sample of about k_sample_ms, from a warm-up of two.
+int copies_per_sample(PeerSession& session, HostGate& gate,
+                      const std::vector<std::pair<PeerGpu*, PeerGpu*>>& directions,
+                      uint64_t bytes) {
+  const std::vector<double> warm = timed_copies(session, gate, directions, bytes, 2);
+  const double per_copy_ms = std::max(1e-3, *std::max_element(warm.begin(), warm.end()) / 2);
+  return std::clamp(static_cast<int>(k_sample_ms / per_copy_ms), 2, k_max_copies);
+}
+
+/// The peer-to-peer work on every pair of the session's GPUs: one size (64 MiB), and with
+/// `sweep` (`--level long`) every size of k_sweep_bytes that the allowance holds.
+void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
   const CudaApi& api = session.api();
   std::vector<PeerGpu>& gpus = session.gpus();
   engine::PeersPayload payload;
@@ -354,21 +378,23 @@ void peers_work(PeerSession& session, nlohmann::json& out) {
     }
   }
   set_stage("buffers");
-  // Two buffers per GPU (what it sends, what it receives) within the plan's allowance.
-  uint64_t bytes = k_copy_bytes;
+  // Two buffers per GPU (what it sends, what it receives) within the plan's allowance: 64 MiB,
+  // or for the sweep its largest size that fits (its copies then write every byte verified).
+  uint64_t buffer_bytes = sweep ? k_sweep_bytes.back() : k_copy_bytes;
   if (const auto allowance = session.allowance()) {
-    bytes = std::min<uint64_t>(bytes, (*allowance / 2) & ~(k_mib - 1));
+    buffer_bytes = std::min<uint64_t>(buffer_bytes, (*allowance / 2) & ~(k_mib - 1));
   }
-  bytes = std::max(bytes, k_min_copy_bytes);
+  buffer_bytes = std::max(buffer_bytes, k_min_copy_bytes);
+  const uint64_t bytes = std::min(buffer_bytes, k_copy_bytes); // the standard run's one size
   const uint64_t seed = fresh_seed();
   std::vector<uint32_t> host;
   for (size_t g = 0; g < gpus.size(); ++g) {
     PeerGpu& gpu = gpus[g];
     gpu.seed = static_cast<uint32_t>(seed >> (g % 2 == 0 ? 0 : 32)) + static_cast<uint32_t>(g);
     session.make_current(gpu);
-    GPUCHECK_CU(api, cuMemAlloc, &gpu.source, static_cast<size_t>(bytes));
-    GPUCHECK_CU(api, cuMemAlloc, &gpu.destination, static_cast<size_t>(bytes));
-    fill_source(session, gpu, bytes, host);
+    GPUCHECK_CU(api, cuMemAlloc, &gpu.source, static_cast<size_t>(buffer_bytes));
+    GPUCHECK_CU(api, cuMemAlloc, &gpu.destination, static_cast<size_t>(buffer_bytes));
+    fill_source(session, gpu, buffer_bytes, host);
   }
   HostGate gate(api);
   engine::gate::ready_and_wait();
@@ -391,10 +417,7 @@ void peers_work(PeerSession& session, nlohmann::json& out) {
       PeerGpu& ga = gpus[a];
       PeerGpu& gb = gpus[b];
       // Warm-up (two copies each way), which also sizes the samples to about k_sample_ms.
-      const std::vector<double> warm =
-          timed_copies(session, gate, {{&ga, &gb}, {&gb, &ga}}, bytes, 2);
-      const double per_copy_ms = std::max(1e-3, *std::max_element(warm.begin(), warm.end()) / 2);
-      const int copies = std::clamp(static_cast<int>(k_sample_ms / per_copy_ms), 2, k_max_copies);
+      const int copies = copies_per_sample(session, gate, {{&ga, &gb}, {&gb, &ga}}, bytes);
       engine::PeerPair ab{static_cast<int>(a), static_cast<int>(b), bytes, copies, 0, 0, 0};
       engine::PeerPair ba{static_cast<int>(b), static_cast<int>(a), bytes, copies, 0, 0, 0};
       std::vector<double> ab_ms;
@@ -418,6 +441,22 @@ void peers_work(PeerSession& session, nlohmann::json& out) {
       ba.latency_us = latency_us(session, gb, ga);
       payload.pairs.push_back(ab);
       payload.pairs.push_back(ba);
+      if (sweep) {
+        set_stage("peer copies, every size");
+        for (const uint64_t size : k_sweep_bytes) {
+          if (size > buffer_bytes) {
+            break;
+          }
+          for (const auto& [from, to] : {std::pair{&ga, &gb}, std::pair{&gb, &ga}}) {
+            const int n = copies_per_sample(session, gate, {{from, to}}, size);
+            const double ms = median_alone_ms(session, gate, *from, *to, size, n);
+            payload.sweep.push_back({from == &ga ? static_cast<int>(a) : static_cast<int>(b),
+                                     from == &ga ? static_cast<int>(b) : static_cast<int>(a), size,
+                                     n, gbps(size, n, ms)});
+          }
+        }
+        set_stage("peer copies");
+      }
       if (fault_planted("p2p")) {
         // GPUCHECK_PLANT_FAULT=p2p: one byte of the received buffer changed (to a value it cannot
         // have had), as a bad link would.
@@ -425,8 +464,10 @@ void peers_work(PeerSession& session, nlohmann::json& out) {
         session.make_current(gb);
         GPUCHECK_CU(api, cuMemsetD8, gb.destination + 4096, bad, size_t{1});
       }
-      verifications.push_back(verify_pair(session, ga, gb, bytes, host));
-      verifications.push_back(verify_pair(session, gb, ga, bytes, host));
+      // The whole destination: the sweep's largest copies wrote all of it, else the one size did.
+      const uint64_t written = sweep ? buffer_bytes : bytes;
+      verifications.push_back(verify_pair(session, ga, gb, written, host));
+      verifications.push_back(verify_pair(session, gb, ga, written, host));
     }
   }
   const double elapsed_ms =
@@ -798,7 +839,9 @@ std::vector<int> parse_ordinals(const std::string& text) {
 
 nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
   // args: ORDINALS (comma-separated, as this child sees them) [WORKS: "peers", "nccl",
-  // "peers,nccl"]. One work: its JSON is the result; several: one result line each, in order.
+  // "peers,nccl"] ["sweep": the long level's every size of the peer copies]. One work: its JSON
+  // is the result; several: one result line each, in order.
+  const bool sweep = args.size() > 2 && args[2] == "sweep";
   std::vector<std::string> works;
   {
     std::stringstream list(args.size() > 1 ? args[1] : std::string("peers"));
@@ -831,7 +874,7 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
       if (!failure) {
         failure = failure_of([&] {
           if (works[w] == "peers") {
-            peers_work(*session, part);
+            peers_work(*session, sweep, part);
           } else if (works[w] == "nccl") {
             nccl_work(*session, *nccl, w + 1 == works.size(), part);
           } else {

@@ -14,13 +14,17 @@
 # (default ~/.cache/gpucheck/toolchains, where cmake/Kernels.cmake looks). They are optional: the
 # build then embeds the CUDA 13 image only. GPUCHECK_NO_OLD_TOOLKITS=1 skips them.
 # `--portable` also installs Zig (the `ziglang` wheel) for the portable release build
-# (CMake preset "portable", docs/building.md).
+# (CMake preset "portable", docs/building.md) and rpm (rpmbuild, for CPack's .rpm; rpm2archive
+# for its test).
 set -euo pipefail
 
 packages=(cmake g++ make libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev zlib1g-dev
   libtomlplusplus-dev cmark-gfm libxml2-utils tar gzip python3 python3-yaml python3-jsonschema
   python3-prometheus-client python3-pip shellcheck
   binutils man-db)
+if [ "${1:-}" = --portable ]; then
+  packages+=(rpm)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

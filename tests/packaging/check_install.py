@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""What `cmake --install` and the .deb put on a machine (docs/building.md, "Packages").
+"""What `cmake --install`, the .deb and the .rpm put on a machine (docs/building.md, "Packages").
 
 --build DIR: install that build tree into a temporary prefix (cmake --install) and check it.
 --deb GLOB: unpack the newest .deb matching GLOB with `dpkg -x` into a temporary root and check
 it, and its Depends line; exit 77 (ctest: skipped) with the reason where none matches.
+--rpm GLOB: the same for the newest .rpm, unpacked with rpm2archive (no rpm database touched), its
+Requires (glibc >= 2.28 and rpmlib's own features only), and that it owns no folder of another
+package (the completion folders, /usr/share/man, ...).
 Checked either way: the binary runs (--version), the man page renders (`man -l`) and names every
 long option of `gpucheck --help`, the bash, zsh and fish completions exist and name them too (the
 bash one parses with `bash -n`), and the docs with report.schema.json (valid JSON) are there.
@@ -16,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 SKIP = 77
@@ -68,23 +72,76 @@ def check_tree(usr):
     print(f"checked: binary, man page, 3 completions ({len(options)} options each), docs, schema")
 
 
+def newest(pattern, kind):
+    found = sorted(glob.glob(pattern), key=os.path.getmtime)
+    if not found:
+        print(f"SKIP: no {kind} matches {pattern} (cmake --workflow --preset portable, then cpack "
+              "in build/portable; docs/building.md)")
+        return None
+    print("package:", found[-1])
+    return found[-1]
+
+
+def check_rpm(rpm, root):
+    for tool in ("rpm", "rpm2archive"):
+        if not any(os.access(os.path.join(d, tool), os.X_OK)
+                   for d in os.environ.get("PATH", "").split(os.pathsep)):
+            print(f"SKIP: no {tool} here to read {rpm} (scripts/install-deps.sh --portable "
+                  "installs the rpm package)")
+            return SKIP
+    requires = [r.strip() for r in run(["rpm", "-qp", "--requires", rpm]).splitlines()
+                if r.strip() and not r.startswith("rpmlib(")]
+    if requires != ["glibc >= 2.28"]:
+        sys.exit(f"FAIL: the .rpm requires {requires!r}; only glibc >= 2.28 is wanted")
+    # Folders other packages own (bash-completion, zsh, fish, filesystem) are not the .rpm's.
+    shared = {"/usr", "/usr/bin", "/usr/share", "/usr/share/man", "/usr/share/man/man1",
+              "/usr/share/doc", "/usr/share/bash-completion",
+              "/usr/share/bash-completion/completions", "/usr/share/zsh",
+              "/usr/share/zsh/site-functions", "/usr/share/fish",
+              "/usr/share/fish/vendor_completions.d"}
+    owned = sorted(shared & set(run(["rpm", "-qlp", rpm]).split()))
+    if owned:
+        sys.exit(f"FAIL: the .rpm owns folders of other packages: {owned}")
+    archive = os.path.join(os.path.dirname(root), "payload.tgz")
+    with open(rpm, "rb") as source, open(archive, "wb") as out:
+        result = subprocess.run(["rpm2archive", "-"], stdin=source, stdout=out,
+                                stderr=subprocess.PIPE, check=False)
+    if result.returncode != 0:
+        sys.exit(f"FAIL: rpm2archive {rpm} exited {result.returncode}: {result.stderr.decode()}")
+    with tarfile.open(archive) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(root, filter="data")
+        else:  # Python before 3.11.4 (Debian 12's 3.11.2): the same refusals by hand
+            for member in tar.getmembers():
+                target = os.path.realpath(os.path.join(root, member.name))
+                if not (member.isfile() or member.isdir()) or \
+                        not target.startswith(os.path.realpath(root) + os.sep):
+                    sys.exit(f"FAIL: the .rpm's payload holds {member.name!r}, which is not a "
+                             "plain file or folder under the root")
+            tar.extractall(root)
+    check_tree(os.path.join(root, "usr"))
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build")
     parser.add_argument("--deb")
+    parser.add_argument("--rpm")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         if args.build:
             run(["cmake", "--install", args.build, "--prefix", os.path.join(tmp, "usr")])
             check_tree(os.path.join(tmp, "usr"))
-        if args.deb:
-            debs = sorted(glob.glob(args.deb), key=os.path.getmtime)
-            if not debs:
-                print(f"SKIP: no .deb matches {args.deb} (cmake --workflow --preset portable, "
-                      "then cpack in build/portable; docs/building.md)")
+        if args.rpm:
+            rpm = newest(args.rpm, ".rpm")
+            if rpm is None:
                 return SKIP
-            deb = debs[-1]
-            print("package:", deb)
+            return check_rpm(rpm, os.path.join(tmp, "root"))
+        if args.deb:
+            deb = newest(args.deb, ".deb")
+            if deb is None:
+                return SKIP
             depends = run(["dpkg-deb", "-f", deb, "Depends"]).strip()
             if depends != "libc6 (>= 2.28)":
                 sys.exit(f"FAIL: the .deb depends on {depends!r}; only libc6 (>= 2.28) is wanted")

@@ -664,7 +664,7 @@ int run_app(int argc, char** argv) {
       ->check(duration_seconds());
   app.add_flag("--force", options.force,
                "--level long also on GPUs that other processes use (it takes nearly all their "
-               "free memory and full power)");
+               "free memory and full power), and NCCL's all-reduce beside them");
   CLI::Option* verbose =
       app.add_flag("-v,--verbose", options.verbose,
                    "Show details of passing checks too, and each skipped check with its reason");

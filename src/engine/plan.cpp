@@ -584,6 +584,32 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     }
   }
   const std::vector<Work> spanning = spanning_works(wanted);
+  // nccl_on_idle_gpus: NCCL's own buffers are beyond gpucheck's budget (its channels' buffers
+  // for every peer: 1.6 GiB per GPU on four H100s with NCCL 2.28.3, whatever NCCL_BUFFSIZE);
+  // beside another process they could take memory it needs, so the all-reduce runs only on GPUs
+  // no other process uses. The job stays planned; its child is told not to run it.
+  if (testable.size() >= 2 && !force_long &&
+      std::find(spanning.begin(), spanning.end(), Work::nccl) != spanning.end()) {
+    std::vector<std::string> busy;
+    for (const size_t g : testable) {
+      for (const std::string& p : gpus[g].other_processes) {
+        if (std::find(busy.begin(), busy.end(), p) == busy.end()) {
+          busy.push_back(p);
+        }
+      }
+    }
+    if (!busy.empty()) {
+      std::string list;
+      for (const std::string& p : busy) {
+        list += (list.empty() ? "" : ", ") + p;
+      }
+      plan.nccl_skip_reason = fmt::format(
+          "other processes use these GPUs ({}): NCCL's own buffers take more than gpucheck's "
+          "1 GiB budget on each GPU (1.6 GiB on four H100s), which could take memory they need; "
+          "--level long --force runs it anyway",
+          list);
+    }
+  }
   if (testable.size() >= 2 && !spanning.empty()) {
     const size_t per_gpu_jobs = jobs.size();
     std::optional<size_t> previous;

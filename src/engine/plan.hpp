@@ -153,6 +153,11 @@ uint64_t modelled_bytes(const PlannedJob& job, int state, const MemoryModel& mem
 struct Plan {
   std::vector<PlannedGpu> gpus;
   std::vector<PlannedJob> jobs; ///< jobs of skipped GPUs are left out
+  /// Why the NCCL all-reduce is not run in the spanning child ("" when it is): NCCL's own
+  /// buffers take more than gpucheck's budget on each GPU (1.6 GiB per GPU on four H100s, NCCL
+  /// 2.28), so it runs only where no other process uses any GPU of the span (rule
+  /// nccl_on_idle_gpus), unless `force_long` (--level long --force).
+  std::string nccl_skip_reason;
 };
 
 /// The plan for `works` on these GPUs. Rules (plan.cpp, k_rules): contexts are built one at a

@@ -254,6 +254,10 @@ void Scheduler::spawn(Slot& slot) {
     // NVLink SHARP (NVLS) builds multicast objects: it stays off in gpucheck's NCCL, whatever the
     // machine sets (every other NCCL_* variable reaches NCCL unchanged).
     request.env.emplace_back("NCCL_NVLS_ENABLE", "0");
+    if (!m_plan.nccl_skip_reason.empty()) {
+      // nccl_on_idle_gpus: the child writes the all-reduce's line as not run, with this reason.
+      request.env.emplace_back("GPUCHECK_NCCL_NOT_RUN", m_plan.nccl_skip_reason);
+    }
     request.mode = std::string(child_mode(first));
     request.args = {ordinals, works};
     if (m_options.long_level) {

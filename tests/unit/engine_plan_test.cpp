@@ -453,6 +453,26 @@ TEST(EnginePlan, WorkSpellings) {
   EXPECT_FALSE(spans_gpus(Work::bandwidth));
 }
 
+TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
+  std::vector<GpuFacts> gpus = gpus_with_free({140 * k_gib, 140 * k_gib});
+  EXPECT_EQ(make_plan(all_works(), gpus).nccl_skip_reason, "");
+  gpus[1].other_processes = {"4242 (python3)"};
+  const Plan busy = make_plan(all_works(), gpus);
+  // The job stays planned (its child writes its line as not run); the peer copies still run.
+  ASSERT_EQ(busy.jobs.size(), 10U);
+  EXPECT_EQ(busy.jobs[9].work, Work::nccl);
+  EXPECT_EQ(busy.nccl_skip_reason,
+            "other processes use these GPUs (4242 (python3)): NCCL's own buffers take more than "
+            "gpucheck's 1 GiB budget on each GPU (1.6 GiB on four H100s), which could take memory "
+            "they need; --level long --force runs it anyway");
+  // --level long --force runs it; without NCCL selected, or with one GPU, nothing to say.
+  EXPECT_EQ(make_plan(all_works(), gpus, MemoryModel{}, true).nccl_skip_reason, "");
+  EXPECT_EQ(make_plan({Work::peers}, gpus).nccl_skip_reason, "");
+  gpus.pop_back();
+  gpus[0].other_processes = {"4242 (python3)"};
+  EXPECT_EQ(make_plan(all_works(), gpus).nccl_skip_reason, "");
+}
+
 TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   // One GPU: no job over GPUs at all (the one-GPU run is unchanged).
   Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));

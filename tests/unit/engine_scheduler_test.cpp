@@ -137,6 +137,26 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
           << check_id(other.work) << " on GPU " << other.gpu;
     }
   }
+  // Another process on a GPU (nccl_on_idle_gpus): the peer copies run, the all-reduce's line
+  // says why it did not.
+  SchedulerOptions shared = options_for(2, 80 * k_gib, "peers-busy");
+  shared.census_override->gpus[1].processes = {{4242, "python3", 8 * k_gib}};
+  Scheduler busy(shared);
+  busy.probes_over();
+  busy.run();
+  bool saw_nccl = false;
+  for (const JobReport& job : busy.jobs()) {
+    if (job.work == Work::peers) {
+      EXPECT_TRUE(job.outcome && job.outcome->ok()) << job.skip_reason;
+    }
+    if (job.work == Work::nccl) {
+      saw_nccl = true;
+      EXPECT_FALSE(job.outcome);
+      EXPECT_NE(job.skip_reason.find("4242 (python3)"), std::string::npos) << job.skip_reason;
+      EXPECT_NE(job.skip_reason.find("NCCL's own buffers"), std::string::npos) << job.skip_reason;
+    }
+  }
+  EXPECT_TRUE(saw_nccl);
   // One GPU: no peer job, nothing else changes.
   Scheduler one(options_for(1, 80 * k_gib, "peers-one"));
   one.probes_over();

@@ -229,6 +229,15 @@ TEST(GpuPeersChild, ReadsTheAccessMatrixFromTheDriver) {
   EXPECT_NE((*outcome.payload)[1].value("not_run", "").find("left a CUDA context unusable"),
             std::string::npos)
       << (*outcome.payload)[1].dump();
+  // The plan left the all-reduce out (nccl_on_idle_gpus): its line says why, NCCL never loads.
+  platform::ChildRequest left_out = machine.request("gpu-peers", {"0,1", "peers,nccl"});
+  left_out.result_lines = true;
+  left_out.env.emplace_back("GPUCHECK_NCCL_NOT_RUN", "other processes use these GPUs (42)");
+  const platform::ChildOutcome skipped = platform::run_child(left_out);
+  ASSERT_TRUE(skipped.ok()) << skipped.stderr_tail;
+  ASSERT_TRUE(skipped.payload->is_array()) << skipped.payload->dump();
+  EXPECT_EQ((*skipped.payload)[1].value("not_run", ""), "other processes use these GPUs (42)");
+  EXPECT_FALSE((*skipped.payload)[1].contains("nccl_library"));
   // One device is not a pair.
   const nlohmann::json one = run_ok(machine.request("gpu-peers", {"0"}));
   ASSERT_TRUE(one.contains("failure"));

@@ -867,8 +867,11 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
         {"work", work}, {"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
   };
   // NCCL's library is loaded first, while nothing waits for this child (it touches no GPU).
+  // The engine's plan may leave the all-reduce out (rule nccl_on_idle_gpus): its reason.
+  const char* nccl_not_run = std::getenv("GPUCHECK_NCCL_NOT_RUN");
+  const bool run_nccl = nccl_not_run == nullptr || *nccl_not_run == '\0';
   std::unique_ptr<LoadedNccl> nccl;
-  if (std::find(works.begin(), works.end(), "nccl") != works.end()) {
+  if (run_nccl && std::find(works.begin(), works.end(), "nccl") != works.end()) {
     nccl = load_nccl();
   }
   std::unique_ptr<PeerSession> session;
@@ -880,7 +883,9 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
   for (size_t w = 0; w < works.size(); ++w) {
     nlohmann::json part = part_for(works[w]);
     std::optional<engine::PayloadFailure> failure = opened;
-    if (!stopped.empty()) {
+    if (works[w] == "nccl" && !run_nccl) {
+      parts.push_back({{"work", works[w]}, {"not_run", std::string(nccl_not_run)}});
+    } else if (!stopped.empty()) {
       parts.push_back({{"work", works[w]}, {"not_run", stopped}});
     } else {
       if (!failure) {

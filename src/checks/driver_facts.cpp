@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "checks/version_text.hpp"
+#include "gpucheck/model/stack_versions.hpp"
 
 namespace gpucheck::checks {
 
@@ -97,11 +98,8 @@ std::string cuda_major_text(const SystemSnapshot& snapshot) {
       cudart != nullptr && cudart->load.loaded && !version_parts(cudart->load.version).empty()) {
     return std::to_string(version_parts(cudart->load.version).front());
   }
-  if (snapshot.cuda.driver_version) {
-    return std::to_string(*snapshot.cuda.driver_version / 1000);
-  }
-  if (snapshot.nvml.cuda_driver_version) {
-    return std::to_string(*snapshot.nvml.cuda_driver_version / 1000);
+  if (const std::optional<int> cuda = driver_cuda_version(snapshot)) {
+    return std::to_string(*cuda / 1000);
   }
   return "13";
 }

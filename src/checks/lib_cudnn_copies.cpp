@@ -7,6 +7,7 @@
 #include "checks/checks.hpp"
 #include "checks/version_text.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/model/stack_versions.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -115,8 +116,8 @@ std::optional<Finding> cuda_major_mix(const SystemSnapshot& s, const LibraryFami
     target = std::to_string(version_parts(cudart->load.version).front());
   } else if (family.cudnn && family.cudnn->cudart_version) {
     target = std::to_string(*family.cudnn->cudart_version / 1000);
-  } else if (s.cuda.driver_version) {
-    target = std::to_string(*s.cuda.driver_version / 1000);
+  } else if (const std::optional<int> cuda = driver_cuda_version(s)) {
+    target = std::to_string(*cuda / 1000);
   } else {
     target = std::to_string(*majors.rbegin());
   }

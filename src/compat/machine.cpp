@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "compat/lookup.hpp"
+#include "gpucheck/model/stack_versions.hpp"
 
 namespace gpucheck::compat {
 
@@ -140,10 +141,8 @@ MachineFacts machine_facts(const SystemSnapshot& snapshot, const Matrix& matrix)
   if (facts.driver_text) {
     facts.driver = Version::parse(*facts.driver_text);
   }
-  if (snapshot.cuda.driver_version && *snapshot.cuda.driver_version > 0) {
-    facts.driver_cuda = cuda_from_int(*snapshot.cuda.driver_version);
-  } else if (snapshot.nvml.cuda_driver_version && *snapshot.nvml.cuda_driver_version > 0) {
-    facts.driver_cuda = cuda_from_int(*snapshot.nvml.cuda_driver_version);
+  if (const std::optional<int> cuda = driver_cuda_version(snapshot)) {
+    facts.driver_cuda = cuda_from_int(*cuda);
   }
   read_libcuda(snapshot, facts);
   read_gpus(snapshot, matrix, facts);

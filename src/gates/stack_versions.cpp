@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "gpucheck/model/stack_versions.hpp"
+
 namespace gpucheck::gates {
 
 namespace {
@@ -40,10 +42,8 @@ FoundVersion driver_version(const SystemSnapshot& snapshot) {
 }
 
 FoundVersion cuda_version(const SystemSnapshot& snapshot) {
-  if (snapshot.cuda.driver_version) {
-    return from_cuda_int(snapshot.cuda.driver_version, "");
-  }
-  return from_cuda_int(snapshot.nvml.cuda_driver_version,
+  // libcuda's, or NVML's when libcuda gave none or 0 (the rule compat follows too).
+  return from_cuda_int(driver_cuda_version(snapshot),
                        "neither libcuda nor NVML reports the CUDA version of the driver");
 }
 

@@ -1,5 +1,7 @@
 #include "gpucheck/model/snapshot.hpp"
 
+#include "gpucheck/model/stack_versions.hpp"
+
 namespace gpucheck {
 
 const LibraryFamily* SystemSnapshot::library(std::string_view family) const {
@@ -17,6 +19,16 @@ std::optional<std::string> SystemSnapshot::env(const std::string& name) const {
     return std::nullopt;
   }
   return it->second;
+}
+
+std::optional<int> driver_cuda_version(const SystemSnapshot& snapshot) {
+  for (const std::optional<int>& said :
+       {snapshot.cuda.driver_version, snapshot.nvml.cuda_driver_version}) {
+    if (said && *said > 0) {
+      return said;
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace gpucheck

@@ -8,6 +8,7 @@
 
 #include "gpucheck/check.hpp"
 #include "gpucheck/finding_catalog.hpp"
+#include "gpucheck/model/stack_versions.hpp"
 #include "unit/snapshot_builder.hpp"
 
 namespace gpucheck::gates {
@@ -146,6 +147,29 @@ TEST(Gates, EachComponentIsReadFromItsFact) {
     ASSERT_EQ(unmet.findings.size(), 1u) << c.unmet;
     EXPECT_EQ(unmet.findings[0].message, c.message);
   }
+}
+
+TEST(Gates, CudaFallsBackToNvmlWhenLibcudaSaysZeroAsCompatDoes) {
+  // libcuda loaded but cuDriverGetVersion gave 0; NVML knows 12.4. The gate reads what compat
+  // reads (gpucheck::driver_cuda_version); it used to stop at libcuda's 0 and call it unknown.
+  SystemSnapshot s = healthy_h200();
+  s.cuda.driver_version = 0;
+  s.nvml.cuda_driver_version = 12040;
+  const CheckResult met = only_gate(evaluate_gates(with_requirement("cuda>=12.4"), s, {}));
+  EXPECT_EQ(met.status, Status::pass) << met.summary;
+  const CheckResult unmet = only_gate(evaluate_gates(with_requirement("cuda>=12.8"), s, {}));
+  ASSERT_EQ(unmet.findings.size(), 1U);
+  EXPECT_EQ(unmet.findings[0].message, "cuda 12.4 < required 12.8");
+  EXPECT_EQ(driver_cuda_version(s), 12040);
+  s.nvml.cuda_driver_version.reset();
+  EXPECT_EQ(driver_cuda_version(s), std::nullopt);
+  const CheckResult unknown = only_gate(evaluate_gates(with_requirement("cuda>=12.4"), s, {}));
+  ASSERT_EQ(unknown.findings.size(), 1U);
+  EXPECT_EQ(unknown.findings[0].code, "gate.requirement_unknown");
+  EXPECT_NE(unknown.findings[0].message.find("neither libcuda nor NVML"), std::string::npos)
+      << unknown.findings[0].message;
+  s.cuda.driver_version = 13000;
+  EXPECT_EQ(driver_cuda_version(s), 13000); // libcuda's own answer first
 }
 
 TEST(Gates, MissingComponentIsAFailureThatSaysWhy) {

@@ -761,7 +761,7 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exi
     size.busbw_gbps = size.algbw_gbps * 2.0 * (n - 1) / n; // nccl-tests' all_reduce factor
     payload.sizes.push_back(size);
   }
-  set_stage(fmt::format("nccl verify ({} host threads)", std::thread::hardware_concurrency()));
+  set_stage("nccl verify");
   // Verified from fresh inputs, one sum each (the timed loop summed in place over and over).
   const int ranks = payload.ranks;
   const auto want = [ranks, seed](uint64_t i) {

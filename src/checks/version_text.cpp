@@ -83,10 +83,6 @@ std::optional<std::string> path_through_component(std::string_view path,
   return std::nullopt;
 }
 
-std::string cuda_version_text(int64_t version) {
-  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
-}
-
 std::string driver_branch(std::string_view version) {
   const std::vector<int> parts = version_parts(version);
   return parts.empty() ? std::string() : std::to_string(parts.front());

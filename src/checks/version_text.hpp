@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpucheck/model/stack_versions.hpp" // cuda_version_text: a CUDA version integer as text
+
 namespace gpucheck::checks {
 
 /// The dotted numeric components of a version ("9.10.2" -> {9, 10, 2}); parsing stops at the
@@ -28,9 +30,6 @@ std::string directory_of(std::string_view path);
 /// ("/usr/local/cuda/lib64/stubs/libcuda.so", "stubs") -> "/usr/local/cuda/lib64/stubs".
 std::optional<std::string> path_through_component(std::string_view path,
                                                   std::string_view component);
-
-/// A CUDA version integer as text: 13010 -> "13.1", 12080 -> "12.8".
-std::string cuda_version_text(int64_t version);
 
 /// The major of a driver branch version ("580.159.04" -> "580"), or "" when not numeric.
 std::string driver_branch(std::string_view version);

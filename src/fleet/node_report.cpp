@@ -11,6 +11,7 @@
 
 #include "gpucheck/model/json_input.hpp"
 #include "gpucheck/model/report.hpp"
+#include "gpucheck/model/stack_versions.hpp"
 #include "gpucheck/model/utc_time.hpp"
 
 namespace gpucheck::fleet {
@@ -43,7 +44,7 @@ std::string cuda_text(std::optional<int64_t> encoded) {
   if (!encoded || *encoded <= 0) {
     return "";
   }
-  return fmt::format("{}.{}", *encoded / 1000, (*encoded % 1000) / 10);
+  return cuda_version_text(*encoded);
 }
 
 std::string gpu_text(const json* gpus, int& count) {

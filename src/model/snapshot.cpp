@@ -31,4 +31,8 @@ std::optional<int> driver_cuda_version(const SystemSnapshot& snapshot) {
   return std::nullopt;
 }
 
+std::string cuda_version_text(int64_t encoded) {
+  return std::to_string(encoded / 1000) + "." + std::to_string((encoded % 1000) / 10);
+}
+
 } // namespace gpucheck

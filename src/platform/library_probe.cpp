@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpucheck/model/json.hpp"
+#include "gpucheck/model/stack_versions.hpp"
 #include "platform/dynlib.hpp"
 #include "platform/library_versions.hpp"
 #include "platform/probes_child.hpp"
@@ -21,7 +22,7 @@ void read_cudart_version(DynamicLibrary& lib) {
   int version = 0;
   if (get != nullptr && get(&version) == 0) {
     lib.load().version_raw = version;
-    lib.load().version = cuda_version_string(version);
+    lib.load().version = cuda_version_text(version);
   }
 }
 

@@ -4,10 +4,6 @@
 
 namespace gpucheck::platform {
 
-std::string cuda_version_string(int64_t version) {
-  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
-}
-
 std::string nccl_version_string(int64_t version) {
   if (version >= 10000) {
     return fmt::format("{}.{}.{}", version / 10000, (version % 10000) / 100, version % 100);

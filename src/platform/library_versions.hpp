@@ -6,8 +6,8 @@
 
 namespace gpucheck::platform {
 
-/// cudaRuntimeGetVersion / cuDriverGetVersion: 13000 -> "13.0", 12080 -> "12.8".
-std::string cuda_version_string(int64_t version);
+// cudaRuntimeGetVersion / cuDriverGetVersion: gpucheck::cuda_version_text
+// (gpucheck/model/stack_versions.hpp).
 
 /// ncclGetVersion: 22803 -> "2.28.3"; the older encoding major*1000+minor*100+patch
 /// (NCCL < 2.9): 2708 -> "2.7.8".

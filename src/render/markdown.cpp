@@ -7,16 +7,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "gpucheck/model/stack_versions.hpp"
+
 namespace gpucheck::render {
 
 namespace {
 
 constexpr uint64_t k_mib = 1024 * 1024;
-
-/// "13.0" from cuDriverGetVersion-style 13000.
-std::string cuda_version(int64_t encoded) {
-  return fmt::format("{}.{}", encoded / 1000, (encoded % 1000) / 10);
-}
 
 std::string upper(std::string_view text) {
   std::string out(text);
@@ -267,7 +264,7 @@ private:
     std::string cuda_text = cuda.library.loaded ? markdown_code(cuda.library.path, true)
                                                 : "not loadable: " + or_dash(cuda.library.error);
     if (cuda.driver_version) {
-      cuda_text += fmt::format("; CUDA {}", cuda_version(*cuda.driver_version));
+      cuda_text += fmt::format("; CUDA {}", cuda_version_text(*cuda.driver_version));
     }
     if (cuda.init_result) {
       cuda_text += fmt::format("; cuInit {}", markdown_escape(cuda.init_result_name));
@@ -336,7 +333,8 @@ private:
             "{} {}", or_dash(lib.load.version),
             markdown_code(lib.load.real_path.empty() ? lib.load.path : lib.load.real_path, true));
         if (lib.cudnn && lib.cudnn->cudart_version) {
-          loaded += fmt::format(", built for CUDA {}", cuda_version(*lib.cudnn->cudart_version));
+          loaded +=
+              fmt::format(", built for CUDA {}", cuda_version_text(*lib.cudnn->cudart_version));
         }
       } else if (lib.load.name.empty()) {
         loaded = "not loaded in this mode";

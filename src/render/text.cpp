@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpucheck/model/stack_versions.hpp"
 #include "gpucheck/plural.hpp"
 #include "render/wrap.hpp"
 
@@ -58,11 +59,6 @@ std::string upper(std::string_view text) {
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   return out;
-}
-
-/// "13.0" from cuDriverGetVersion-style 13000.
-std::string cuda_version(int64_t encoded) {
-  return fmt::format("{}.{}", encoded / 1000, (encoded % 1000) / 10);
 }
 
 std::string mib(uint64_t bytes) {
@@ -217,7 +213,7 @@ private:
       value += ", libcuda.so.1 not loadable";
     } else {
       if (cuda.driver_version) {
-        value += fmt::format(", CUDA driver API {}", cuda_version(*cuda.driver_version));
+        value += fmt::format(", CUDA driver API {}", cuda_version_text(*cuda.driver_version));
       }
       if (cuda.failure) {
         value += fmt::format(", CUDA probe failed: {}", cuda.failure->detail);
@@ -442,7 +438,8 @@ private:
       } else if (lib.load.loaded) {
         value = lib.load.version.empty() ? "version unknown" : lib.load.version;
         if (lib.cudnn && lib.cudnn->cudart_version) {
-          value += fmt::format(", built for CUDA {}", cuda_version(*lib.cudnn->cudart_version));
+          value +=
+              fmt::format(", built for CUDA {}", cuda_version_text(*lib.cudnn->cudart_version));
         }
         value += ": " + path_of(lib.load, m_style.verbose);
       } else if (lib.copies.empty()) {
@@ -476,7 +473,7 @@ private:
         std::string text = fmt::format("{} {} ({}", is_loaded ? "loaded" : "also",
                                        copy_version(copy), copy.origin);
         if (copy.cudart_version) {
-          text += fmt::format(", built for CUDA {}", cuda_version(*copy.cudart_version));
+          text += fmt::format(", built for CUDA {}", cuda_version_text(*copy.cudart_version));
         }
         if (copy.shadowed) {
           text += ", shadowed";

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "gpucheck/model/stack_versions.hpp"
 #include "kernel_build.hpp"
 
 namespace gpucheck::platform::gpu {
@@ -301,8 +302,8 @@ TEST(KernelImageChoice, PtxIsaVersionsMapToTheDriversThatJitThem) {
   EXPECT_EQ(ptx_isa_min_driver(8, 7), 12080);
   EXPECT_EQ(ptx_isa_min_driver(8, 8), 12090);
   EXPECT_EQ(ptx_isa_min_driver(9, 0), 13000);
-  EXPECT_EQ(driver_cuda_version(12020), "12.2");
-  EXPECT_EQ(driver_cuda_version(13000), "13.0");
+  EXPECT_EQ(cuda_version_text(12020), "12.2");
+  EXPECT_EQ(cuda_version_text(13000), "13.0");
 }
 
 // ---- The images this binary carries ----

@@ -2,14 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "gpucheck/model/stack_versions.hpp"
+
 namespace gpucheck::platform {
 namespace {
 
 TEST(LibraryVersions, CudaRuntime) {
-  EXPECT_EQ(cuda_version_string(13000), "13.0");
-  EXPECT_EQ(cuda_version_string(12080), "12.8");
-  EXPECT_EQ(cuda_version_string(11040), "11.4");
-  EXPECT_EQ(cuda_version_string(13010), "13.1");
+  EXPECT_EQ(cuda_version_text(13000), "13.0");
+  EXPECT_EQ(cuda_version_text(12080), "12.8");
+  EXPECT_EQ(cuda_version_text(11040), "11.4");
+  EXPECT_EQ(cuda_version_text(13010), "13.1");
 }
 
 TEST(LibraryVersions, NcclBothEncodings) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "gpucheck/model/stack_versions.hpp"
 #include "kernel_build.hpp"
 
 namespace gpucheck::platform::gpu {
@@ -163,10 +164,6 @@ int ptx_isa_min_driver(int isa_major, int isa_minor) {
   return (isa_major + 4) * 1000 + isa_minor * 10;
 }
 
-std::string driver_cuda_version(int driver_version) {
-  return fmt::format("{}.{}", driver_version / 1000, (driver_version % 1000) / 10);
-}
-
 namespace {
 /// The image's SASS entry a GPU of cc major.minor runs: same major, the highest minor at or below
 /// the GPU's (binary compatibility within a major); nullptr when none.
@@ -201,7 +198,7 @@ ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_ver
   std::vector<ImageCandidate> ptx_routes;
   std::vector<std::string> rejected; // why each image that does not fit does not
   const std::string driver = driver_version > 0 ? fmt::format("driver {} (CUDA {})", driver_version,
-                                                              driver_cuda_version(driver_version))
+                                                              cuda_version_text(driver_version))
                                                 : std::string("a driver of unknown version");
   const std::string gpu = fmt::format("sm_{}{}", cc_major, cc_minor);
   for (size_t i = 0; i < images.size(); ++i) {
@@ -238,7 +235,7 @@ ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_ver
       why = fmt::format("{}: no SASS for {}{}, and its PTX {} (ISA {}.{}) needs driver {} or newer",
                         image.name(), gpu, force_ptx ? " used (CUDA_FORCE_PTX_JIT=1)" : "",
                         to_string(*ptx), ptx->ptx_isa_major, ptx->ptx_isa_minor,
-                        driver_cuda_version(jit_driver));
+                        cuda_version_text(jit_driver));
     } else {
       why = fmt::format("{}: no SASS for {} and no PTX at or below it", image.name(), gpu);
     }

@@ -80,7 +80,4 @@ struct ImageChoice {
 ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_version, int cc_major,
                           int cc_minor, bool force_ptx = false, const std::string& only = "");
 
-/// "12.2" for 12020.
-std::string driver_cuda_version(int driver_version);
-
 } // namespace gpucheck::platform::gpu

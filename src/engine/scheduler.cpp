@@ -343,10 +343,10 @@ void Scheduler::spawn_due() {
     bool due = false;
     if (spans_gpus(head.work)) {
       // A spanning child starts once the plan has it and every job it waits for has begun its
-      // timed work: every context of theirs is built, so its cuInit (every GPU at once: 0.4 s on
-      // two H100s, 3 s on four) holds up no one's, and it runs beside their timed work, which
-      // needs no driver call that cuInit holds (docs/performance.md: the convolutions' figures
-      // with and without it). Its contexts wait for their exit (peers_after_all).
+      // timed work: every context of theirs is built, so its cuInit (every GPU at once: 0.41 s
+      // on two H100s, 0.49 s on four) holds up no one's, and it runs beside their timed work,
+      // which needs no driver call that cuInit holds (docs/performance.md: the convolutions'
+      // figures with and without it). Its contexts wait for their exit (peers_after_all).
       if (!m_planned || !head.planned) {
         continue;
       }

@@ -1,6 +1,7 @@
 #include "engine/plan.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -393,14 +394,10 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
   for (const GpuFacts& facts : gpus) {
     plan.gpus.push_back(plan_gpu(groups, facts, memory));
     if (!facts.other_processes.empty() && !force_long) {
-      std::string list;
-      for (const std::string& p : facts.other_processes) {
-        list += (list.empty() ? "" : ", ") + p;
-      }
       plan.gpus.back().long_skip_reason = fmt::format(
           "other processes use this GPU ({}): the long level takes nearly all of its free memory "
           "and its full power for minutes, which would disturb them; --force runs it anyway",
-          list);
+          fmt::join(facts.other_processes, ", "));
     }
   }
   std::vector<Work> long_level;
@@ -599,15 +596,11 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       }
     }
     if (!busy.empty()) {
-      std::string list;
-      for (const std::string& p : busy) {
-        list += (list.empty() ? "" : ", ") + p;
-      }
       plan.nccl_skip_reason = fmt::format(
           "other processes use these GPUs ({}): NCCL's own buffers take more than gpucheck's "
           "1 GiB budget on each GPU (1.6 GiB on four H100s), which could take memory they need; "
           "--level long --force runs it anyway",
-          list);
+          fmt::join(busy, ", "));
     }
   }
   if (testable.size() >= 2 && !spanning.empty()) {

@@ -319,21 +319,13 @@ void Scheduler::spawn_due() {
     return; // the user stopped the run: nothing more starts
   }
   const std::vector<JobState> states = m_planned ? planned_states() : std::vector<JobState>{};
-  // Every job the setup of `planned` waits for is done with its timed work.
-  const auto setup_waits_are_done = [&states](const PlannedJob& planned) {
-    return std::all_of(
-        planned.conditions.begin(), planned.conditions.end(), [&states](const Condition& c) {
-          return c.step != Step::setup || !c.job ||
-                 static_cast<int>(states[*c.job]) >= static_cast<int>(JobState::done);
-        });
-  };
-  // Every job the setup of `planned` waits for has begun its timed work (or got further).
-  const auto setup_waits_have_begun = [&states](const PlannedJob& planned) {
-    return std::all_of(
-        planned.conditions.begin(), planned.conditions.end(), [&states](const Condition& c) {
-          return c.step != Step::setup || !c.job ||
-                 static_cast<int>(states[*c.job]) >= static_cast<int>(JobState::running);
-        });
+  // Every job the setup of `planned` waits for has reached `state` (or got further).
+  const auto setup_waits_reached = [&states](const PlannedJob& planned, JobState state) {
+    return std::all_of(planned.conditions.begin(), planned.conditions.end(),
+                       [&states, state](const Condition& c) {
+                         return c.step != Step::setup || !c.job ||
+                                static_cast<int>(states[*c.job]) >= static_cast<int>(state);
+                       });
   };
   for (Slot& slot : m_slots) {
     if (slot.process || (slot.gpu < gave_up.size() && gave_up[slot.gpu])) {
@@ -355,14 +347,14 @@ void Scheduler::spawn_due() {
                       [&gave_up](size_t g) { return g < gave_up.size() && gave_up[g]; })) {
         continue;
       }
-      due = setup_waits_have_begun(m_plan.jobs[*head.planned]);
+      due = setup_waits_reached(m_plan.jobs[*head.planned], JobState::running);
     } else if (is_long(head.work)) {
       // The long level's child starts once every job before it is done with its timed work:
       // its cuInit is not beside anyone's measurement.
       if (!m_planned || !head.planned) {
         continue;
       }
-      due = setup_waits_are_done(m_plan.jobs[*head.planned]);
+      due = setup_waits_reached(m_plan.jobs[*head.planned], JobState::done);
     } else if (!m_planned) {
       const bool has_cudnn = std::any_of(m_jobs.begin(), m_jobs.end(), [&head](const Job& other) {
         return other.gpu == head.gpu && other.work == Work::cudnn;
@@ -372,12 +364,7 @@ void Scheduler::spawn_due() {
                           return other.gpu == slot.gpu && &other < &slot;
                         });
     } else if (head.planned) {
-      const PlannedJob& planned = m_plan.jobs[*head.planned];
-      due = std::all_of(
-          planned.conditions.begin(), planned.conditions.end(), [&states](const Condition& c) {
-            return c.step != Step::setup || !c.job ||
-                   static_cast<int>(states[*c.job]) >= static_cast<int>(JobState::preparing);
-          });
+      due = setup_waits_reached(m_plan.jobs[*head.planned], JobState::preparing);
     }
     if (due) {
       spawn(slot);

@@ -447,12 +447,13 @@ void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
           if (size > buffer_bytes) {
             break;
           }
-          for (const auto& [from, to] : {std::pair{&ga, &gb}, std::pair{&gb, &ga}}) {
-            const int n = copies_per_sample(session, gate, {{from, to}}, size);
-            const double ms = median_alone_ms(session, gate, *from, *to, size, n);
-            payload.sweep.push_back({from == &ga ? static_cast<int>(a) : static_cast<int>(b),
-                                     from == &ga ? static_cast<int>(b) : static_cast<int>(a), size,
-                                     n, gbps(size, n, ms)});
+          for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+            PeerGpu& source = gpus[from];
+            PeerGpu& target = gpus[to];
+            const int n = copies_per_sample(session, gate, {{&source, &target}}, size);
+            const double ms = median_alone_ms(session, gate, source, target, size, n);
+            payload.sweep.push_back(
+                {static_cast<int>(from), static_cast<int>(to), size, n, gbps(size, n, ms)});
           }
         }
         set_stage("peer copies");

@@ -1,4 +1,4 @@
-#include "core/finding_tables.hpp"
+#include "findings/tables.hpp"
 
 namespace gpucheck {
 
@@ -9,7 +9,7 @@ namespace {
 constexpr std::string_view k_gpu_index = "GPU index";
 
 constexpr FindingSpec k_table[] = {
-    {"cudnn.activation_mismatch", Severity::fail, "cuDNN activation gave wrong results",
+    {codes::k_cudnn_activation_mismatch, Severity::fail, "cuDNN activation gave wrong results",
      "cudnnActivationForward produced values outside the tolerance of a CPU reference. Either the "
      "cuDNN installation is broken (mixed sub-libraries, a build for another CUDA) or the GPU "
      "computes wrongly.",
@@ -19,14 +19,14 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "the activation run (\"relu forward over N fp32 values\")", "values wrong",
            "values checked", "index of the first wrong value", "value read there",
            "value expected")},
-    {"cudnn.call_failed", Severity::fail, "cuDNN call failed",
+    {codes::k_cudnn_call_failed, Severity::fail, "cuDNN call failed",
      "A cuDNN call returned an error while running a small workload on the GPU.",
      "{1} failed on GPU {0} during {2}: status {3} ({4}){5}",
      "run with CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr for cuDNN's own log; check that the "
      "cuDNN build matches the CUDA major of the driver (gpucheck --only libraries)",
      where(k_gpu_index, "the cuDNN call that failed", "the stage of the check it failed in",
            "its cuDNN status number", "the status's name", "\": \" and cuDNN's detail, or empty")},
-    {"cudnn.conv_mismatch", Severity::fail, "cuDNN convolution gave wrong results",
+    {codes::k_cudnn_conv_mismatch, Severity::fail, "cuDNN convolution gave wrong results",
      "cudnnConvolutionForward produced values outside the tolerance of a CPU reference computed "
      "in double precision.",
      "{1} on GPU {0}: {2} of {3} checked outputs wrong, first at [{4}]: got {5}, expected {6}",
@@ -34,7 +34,7 @@ constexpr FindingSpec k_table[] = {
      "come from one directory; if gpu.compute also fails, the GPU itself is at fault",
      where(k_gpu_index, "the convolution (shape and algorithm)", "outputs wrong", "outputs checked",
            "index of the first wrong output", "value read there", "value expected")},
-    {"cudnn.heuristic_slow", Severity::info, "cuDNN heuristic picks a slow algorithm",
+    {codes::k_cudnn_heuristic_slow, Severity::info, "cuDNN heuristic picks a slow algorithm",
      "The algorithm cuDNN's heuristic chooses is much slower than the best one found by timing "
      "every algorithm, as frameworks do in benchmark mode.",
      "{1} on GPU {0}: the heuristic picks {2} ({3} ms), timing all algorithms finds {4} "
@@ -44,7 +44,7 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "the convolution's shape", "algorithm the heuristic picks",
            "its time in ms", "fastest algorithm when all are timed", "its time in ms",
            "how many times faster that is")},
-    {"cudnn.nondeterministic", Severity::fail, "cuDNN deterministic algorithm is not repeatable",
+    {codes::k_cudnn_nondeterministic, Severity::fail, "cuDNN deterministic algorithm is not repeatable",
      "Two runs of a convolution algorithm that cuDNN declares deterministic gave different bits.",
      "{1} on GPU {0}: two runs of deterministic algorithm {2} differ (output hashes {3} and {4})",
      "the GPU or its memory is unstable: read driver.kernel_log's Xid findings and the ECC "
@@ -52,7 +52,7 @@ constexpr FindingSpec k_table[] = {
      "(nvidia-smi -q -d ECC); run dcgmi diag -r 3",
      where(k_gpu_index, "the convolution run twice", "the deterministic algorithm",
            "output hash of the first run", "output hash of the second run")},
-    {"gpu.bandwidth_low", Severity::warn, "host<->device bandwidth below what the link carries",
+    {codes::k_gpu_bandwidth_low, Severity::warn, "host<->device bandwidth below what the link carries",
      "Copies between host and GPU run well below what the negotiated PCIe link can carry. "
      "Usual causes: a link trained at a lower generation or width (slot, riser, BIOS setting, "
      "power saving), or memory on the far NUMA node.",
@@ -65,7 +65,7 @@ constexpr FindingSpec k_table[] = {
            "the PCIe link (generation and width)", "GB/s that link carries",
            "the floor, in percent", "the GPU's PCI bus id, for lspci",
            "the PCIe generation to set in the BIOS")},
-    {"gpu.bandwidth_outlier", Severity::warn, "one GPU copies slower than its siblings",
+    {codes::k_gpu_bandwidth_outlier, Severity::warn, "one GPU copies slower than its siblings",
      "Among GPUs of one model, this one moves host<->device data clearly slower than the median.",
      "GPU {0} ({1}): host->device {2} GB/s is {3}% of the median of {4} GPUs of this "
      "model ({5} GB/s)",
@@ -73,7 +73,7 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "GPU model (name)", "its host->device GB/s",
            "that as a percentage of the median", "GPUs of this model measured",
            "their median host->device GB/s", "the GPU's PCI bus id, for lspci")},
-    {"gpu.burn_gpus_disagree", Severity::fail, "GPUs of one model compute different bits",
+    {codes::k_gpu_burn_gpus_disagree, Severity::fail, "GPUs of one model compute different bits",
      "Every GPU of the run multiplied the same input matrices. GPUs of one model, SM count and "
      "cuBLAS version compute the same bits from the same inputs, so a GPU whose result hash "
      "differs from the others' computes wrongly: silent data corruption that no error reports.",
@@ -85,7 +85,7 @@ constexpr FindingSpec k_table[] = {
            "matrix size N of the N^3 GEMM", "this GPU's result hash",
            "what the other GPUs gave, and whether this GPU is in the minority"),
      Drain::yes},
-    {"gpu.burn_mismatch", Severity::fail, "GPU gives different results for the same GEMM",
+    {codes::k_gpu_burn_mismatch, Severity::fail, "GPU gives different results for the same GEMM",
      "During the burn every GEMM iteration multiplies the same inputs, so every result must equal "
      "the first one bit for bit. An iteration that differs is silent data corruption: the GPU "
      "computed wrongly under sustained load and nothing reported an error.",
@@ -98,7 +98,7 @@ constexpr FindingSpec k_table[] = {
            "iterations that differ from the first", "iterations run",
            "the first iteration that differs", "words that differ in it"),
      Drain::yes},
-    {"gpu.burn_outlier", Severity::warn, "one GPU computes slower than its siblings",
+    {codes::k_gpu_burn_outlier, Severity::warn, "one GPU computes slower than its siblings",
      "Among GPUs of one model in this run, this one's GEMM throughput under sustained load is "
      "clearly below the median of the others. Usual causes: a lower power limit, poor cooling, "
      "clocks held down, or a degraded GPU.",
@@ -112,7 +112,7 @@ constexpr FindingSpec k_table[] = {
            "that as a percentage of the others' median",
            "how many other GPUs of this model (\"3 other GPUs\")", "their median TFLOP/s",
            "the floor, in percent")},
-    {"gpu.burn_slow", Severity::warn, "GPU computes slower than its model reaches",
+    {codes::k_gpu_burn_slow, Severity::warn, "GPU computes slower than its model reaches",
      "The GPU's GEMM throughput under sustained load is clearly below what this model reaches "
      "(a measured reference, not the datasheet peak). Usual causes: a lower power limit, poor "
      "cooling, clocks held down, or a degraded GPU.",
@@ -125,7 +125,7 @@ constexpr FindingSpec k_table[] = {
            "matrix size N of the N^3 GEMM", "this GPU's median TFLOP/s",
            "that as a percentage of the model's figure", "TFLOP/s this model reaches",
            "where that figure comes from", "the floor, in percent")},
-    {"gpu.burn_thermal", Severity::warn, "GPU slows down for heat under load",
+    {codes::k_gpu_burn_thermal, Severity::warn, "GPU slows down for heat under load",
      "Under sustained load the driver lowered the GPU's clocks to keep its temperature in "
      "bounds (SW thermal slowdown) for a noticeable part of the run: the GPU delivers less than "
      "it can, and a cooling fault can get worse.",
@@ -136,7 +136,7 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "share of the samples, in percent", "NVML samples taken during the burn",
            "seconds into the burn when it began", "highest temperature seen, in C",
            "SM clock when it began, in MHz", "the GPU's maximum SM clock (or the highest seen)")},
-    {"gpu.burn_throttled_hw", Severity::fail, "hardware holds the GPU's clocks down under load",
+    {codes::k_gpu_burn_throttled_hw, Severity::fail, "hardware holds the GPU's clocks down under load",
      "Under sustained load a hardware reason held the GPU's clocks down: HW thermal slowdown "
      "(the board overheats), the power brake (an external signal from the PSU, chassis or BMC) "
      "or HW slowdown. A healthy GPU in a healthy chassis shows none of them at full load.",
@@ -151,7 +151,7 @@ constexpr FindingSpec k_table[] = {
            "share of the samples, in percent", "NVML samples taken during the burn",
            "seconds into the burn when it began", "SM clock when it began, in MHz",
            "the GPU's maximum SM clock (or the highest seen)")},
-    {"gpu.burn_xid", Severity::fail, "Xid errors during the burn",
+    {codes::k_gpu_burn_xid, Severity::fail, "Xid errors during the burn",
      "NVML delivered Xid events (the driver's error reports) for this GPU while it ran gpucheck's "
      "sustained load. Under load a faulty GPU, its memory or its link reports errors that an idle "
      "GPU does not.",
@@ -163,7 +163,7 @@ constexpr FindingSpec k_table[] = {
            "the Xids, each with its time into the burn and meaning",
            "address of NVIDIA's Xid catalogue"),
      Drain::yes},
-    {"gpu.busy_not_tested", Severity::warn, "GPU too busy to test",
+    {codes::k_gpu_busy_not_tested, Severity::warn, "GPU too busy to test",
      "Other processes hold so much of this GPU's memory that gpucheck's active checks, which stay "
      "within min(1 GiB, 10% of the free memory) contexts included, would not fit, or ran out of "
      "memory beside them. The GPU was not tested; nothing says it is faulty.",
@@ -172,7 +172,7 @@ constexpr FindingSpec k_table[] = {
      "(nvidia-smi lists them), or drain the node first",
      where(k_gpu_index, "why it was not tested (and the GPU's memory in use)",
            "the processes holding its memory")},
-    {"gpu.child_failed", Severity::fail, "GPU check process failed",
+    {codes::k_gpu_child_failed, Severity::fail, "GPU check process failed",
      "The isolated process that ran this check's GPU work crashed, hung past its deadline or "
      "exited without a result. A hang usually means the GPU stopped responding.",
      "{1} on GPU {0}: {2}",
@@ -181,7 +181,7 @@ constexpr FindingSpec k_table[] = {
      "raise the deadline with --timeout SECONDS",
      where(k_gpu_index, "the check (its title) or the work that failed",
            "what went wrong (deadline, crash, unreadable result) and the child's last output")},
-    {"gpu.compute_mismatch", Severity::fail, "GPU computed wrong results",
+    {codes::k_gpu_compute_mismatch, Severity::fail, "GPU computed wrong results",
      "A kernel of gpucheck's own, run on fresh random input, gave results that differ from the "
      "CPU reference (FMA chains are compared bit for bit, sums exactly).",
      "GPU {0}: {1}: {2} of {3} wrong, first at [{4}]: got {5}, expected {6}",
@@ -193,7 +193,7 @@ constexpr FindingSpec k_table[] = {
            "results wrong", "results checked", "index of the first wrong result",
            "value read there", "value expected"),
      Drain::yes},
-    {"gpu.contention", Severity::info, "GPU shared with other processes",
+    {codes::k_gpu_contention, Severity::info, "GPU shared with other processes",
      "Other processes were using this GPU while gpucheck measured, so its figures are lower "
      "than the GPU can do. gpucheck stays within min(1 GiB, 10% of free memory) and disturbs "
      "nothing of theirs.",
@@ -202,14 +202,14 @@ constexpr FindingSpec k_table[] = {
      "(nvidia-smi shows its processes)",
      where(k_gpu_index, "how many other processes use the GPU (\"2 other processes\")",
            "those processes")},
-    {"gpu.context_failed", Severity::fail, "cannot use the GPU",
+    {codes::k_gpu_context_failed, Severity::fail, "cannot use the GPU",
      "The CUDA driver could not be opened, initialised or create a context on this GPU.",
      "GPU {0}: {1} failed during {2}: {3}",
      "see the cuda.* findings for the driver; a GPU in exclusive-process mode used by another "
      "process, or one that fell off the bus (Xid 79), also fails here",
      where(k_gpu_index, "the CUDA call that failed", "the stage of the check it failed in",
            "the error")},
-    {"gpu.copy_corrupt", Severity::fail, "copied data corrupted",
+    {codes::k_gpu_copy_corrupt, Severity::fail, "copied data corrupted",
      "Data copied between host and GPU, or inside the GPU, came out different from what went in.",
      "GPU {0}: {1}: {2} of {3} words wrong, first at word {4}: got {5}, expected {6}",
      "this is a hardware or platform fault: read driver.kernel_log's Xid and PCIe AER findings, "
@@ -218,20 +218,20 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "the copy checked (\"pinned host->device\")", "words wrong",
            "words checked", "index of the first wrong word", "value read there", "value expected"),
      Drain::yes},
-    {"gpu.copy_gate_timeout", Severity::warn, "copy timing gate timed out",
+    {codes::k_gpu_copy_gate_timeout, Severity::warn, "copy timing gate timed out",
      "The spin kernel that holds queued copies until they are all enqueued timed out, so some "
      "samples started late. Those bandwidth figures are unreliable.",
      "GPU {0}: the copy gate timed out in {1}",
      "another process is probably keeping the GPU busy; rerun when it is idle",
      where(k_gpu_index, "how many samples timed out (\"3 samples\")")},
-    {"gpu.cuda_call_failed", Severity::fail, "CUDA call failed during GPU work",
+    {codes::k_gpu_cuda_call_failed, Severity::fail, "CUDA call failed during GPU work",
      "A driver API call failed while gpucheck ran work on the GPU.",
      "GPU {0}: {1} failed during {2}: {3} ({4})",
      "look for Xid errors in `dmesg`; an illegal-address or launch failure that repeats means "
      "the GPU needs a reset (nvidia-smi -r, or reboot) or service",
      where(k_gpu_index, "the CUDA call that failed", "the stage of the check it failed in",
            "the CUresult name", "its description")},
-    {"gpu.graph_mismatch", Severity::fail, "CUDA graph replay gave wrong results",
+    {codes::k_gpu_graph_mismatch, Severity::fail, "CUDA graph replay gave wrong results",
      "A CUDA graph captured from a stream and replayed did not produce what the same kernels "
      "produce when launched directly.",
      "GPU {0}: {1}: {2} of {3} words wrong, first at [{4}]: got {5}, expected {6}",
@@ -239,7 +239,7 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "the graph run checked (steps, captured and replayed)", "words wrong",
            "words checked", "index of the first wrong word", "value read there", "value expected"),
      Drain::yes},
-    {"gpu.kernel_image_fallback", Severity::info, "kernels from an older toolkit's image",
+    {codes::k_gpu_kernel_image_fallback, Severity::info, "kernels from an older toolkit's image",
      "gpucheck carries its kernels built by several CUDA toolkits and hands the driver the newest "
      "one that fits its version and the GPU. This driver or GPU needed an older one; that is "
      "normal for an older driver branch or an older GPU, and the kernels are the same.",
@@ -248,14 +248,14 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "GPU model (name)", "the CUDA release that built the image used",
            "how the driver runs it (sass, ptx-jit)",
            "why that image, and why newer ones were passed over")},
-    {"gpu.kernel_jit_used", Severity::info, "kernels JIT-compiled for this GPU",
+    {codes::k_gpu_kernel_jit_used, Severity::info, "kernels JIT-compiled for this GPU",
      "This gpucheck carries no machine code for the GPU's architecture, so the driver compiled "
      "the PTX just in time. That works, but shows the build predates this GPU.",
      "GPU {0} ({1}) has no SASS in this build ({2}); its kernels were JIT-compiled from PTX",
      "build gpucheck with a CUDA toolkit that supports this architecture",
      where(k_gpu_index, "GPU name and compute capability",
            "the architectures the image carries (\"sm_80 compute_90\")")},
-    {"gpu.kernel_load_failed", Severity::fail, "GPU kernels cannot be loaded",
+    {codes::k_gpu_kernel_load_failed, Severity::fail, "GPU kernels cannot be loaded",
      "The driver refused gpucheck's embedded kernel image. Frameworks fail the same way: the "
      "driver is older than the toolkit that built the code, the PTX JIT compiler is missing "
      "(containers without the 'compute' capability), or the image has no code for this GPU. "
@@ -265,12 +265,12 @@ constexpr FindingSpec k_table[] = {
            "the driver call that failed (cuModuleLoadData, ...)", "its CUresult name",
            "its description", "the kernel image tried",
            "\"; JIT log: \" and the JIT's log, or empty", "what to do, for this error")},
-    {"gpu.kernels_not_built", Severity::warn, "gpucheck built without GPU kernels",
+    {codes::k_gpu_kernels_not_built, Severity::warn, "gpucheck built without GPU kernels",
      "The build found no nvcc, so this gpucheck carries no kernels and cannot test computation.",
      "GPU {0}: this gpucheck was built without nvcc and carries no GPU kernels",
      "rebuild gpucheck with the CUDA toolkit installed (cmake -DCUDAToolkit_ROOT=/usr/local/cuda)",
      where(k_gpu_index)},
-    {"gpu.long_interrupted", Severity::warn, "long test stopped before its end",
+    {codes::k_gpu_long_interrupted, Severity::warn, "long test stopped before its end",
      "The user stopped gpucheck (Ctrl-C, SIGINT) while the long level's memory test or burn "
      "ran. What ran is reported; the part that did not run was not tested, so the check cannot "
      "pass.",
@@ -279,7 +279,7 @@ constexpr FindingSpec k_table[] = {
      "the rest",
      where(k_gpu_index, "the test stopped (\"the memory test\", \"the burn\")", "seconds it ran",
            "seconds it was to run", "what was tested, and what was not")},
-    {"gpu.memtest_coverage_low", Severity::warn, "memory test covered too little memory",
+    {codes::k_gpu_memtest_coverage_low, Severity::warn, "memory test covered too little memory",
      "The memory test could allocate less than 95% of the GPU's free memory, so part of the "
      "memory was not tested and may hold faulty cells. Usual causes: another process or the "
      "driver took memory while the test allocated, or the free memory was fragmented.",
@@ -288,7 +288,7 @@ constexpr FindingSpec k_table[] = {
      "(nvidia-smi lists them)",
      where(k_gpu_index, "GiB tested", "that as a percentage of the free memory", "GiB free",
            "the floor, in percent")},
-    {"gpu.memtest_errors", Severity::fail, "GPU memory does not hold what was written",
+    {codes::k_gpu_memtest_errors, Severity::fail, "GPU memory does not hold what was written",
      "The memory test wrote known patterns into nearly all free device memory and read words "
      "back that differ from what was written: cells that flip, stuck bits or addressing faults. "
      "ECC may correct single bits, but a word that reads back wrong here is a memory fault.",
@@ -304,7 +304,7 @@ constexpr FindingSpec k_table[] = {
            "the first error's expected word", "the first error's observed word",
            "the GPU's PCI bus id (or index), for nvidia-smi -i"),
      Drain::yes},
-    {"gpu.other_run", Severity::warn, "another gpucheck run had the GPU",
+    {codes::k_gpu_other_run, Severity::warn, "another gpucheck run had the GPU",
      "Two gpucheck runs on one host take turns per GPU. This run waited for the other run's "
      "turn on this GPU to end and it did not end in time, so this run's active checks skipped "
      "the GPU rather than disturb or be disturbed by the other's measurements.",
@@ -312,7 +312,7 @@ constexpr FindingSpec k_table[] = {
      "nothing is wrong with the GPU; run gpucheck again when the other run (often a Slurm "
      "prolog, a Kubernetes probe or a person) has finished",
      where(k_gpu_index, "why it was not tested: the other run that holds the GPU")},
-    {"gpu.stream_priority_ignored", Severity::warn, "stream priorities not honoured",
+    {codes::k_gpu_stream_priority_ignored, Severity::warn, "stream priorities not honoured",
      "Streams created with the highest and lowest priority do not report those priorities.",
      "GPU {0}: streams created with priorities {1} and {2} report {3} and {4}",
      "update the NVIDIA driver; schedulers that rely on stream priorities will not work here",

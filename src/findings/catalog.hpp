@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "findings/codes.hpp"
 #include "gpucheck/model/finding.hpp"
 
 namespace gpucheck {
@@ -66,11 +67,12 @@ std::span<const FindingSpec> finding_catalog();
 /// The spec for a code, or nullptr.
 const FindingSpec* find_finding_spec(std::string_view code);
 
-/// Build a finding from the catalogue. Throws std::logic_error for an unknown code or a template
+/// Build a finding from the catalogue. Throws std::logic_error for a code without an entry (which
+/// tests/unit/finding_catalog_test.cpp rules out for every constant of codes.hpp) or a template
 /// that does not fit its arguments: both are programming errors, which the runner turns into an
 /// `error` result for that check alone.
 template <typename... Args>
-Finding make_finding(std::string_view code, std::optional<int> gpu_index, const Args&... args) {
+Finding make_finding(FindingCode code, std::optional<int> gpu_index, const Args&... args) {
   const FindingSpec* spec = find_finding_spec(code);
   if (spec == nullptr) {
     throw std::logic_error(fmt::format("finding code '{}' is not in the catalogue", code));
@@ -91,7 +93,7 @@ Finding make_finding(std::string_view code, std::optional<int> gpu_index, const 
 /// Same, with the severity raised or lowered from the catalogue default (e.g. persistence off is
 /// info on a workstation and warn on a multi-GPU server).
 template <typename... Args>
-Finding make_finding_as(Severity severity, std::string_view code, std::optional<int> gpu_index,
+Finding make_finding_as(Severity severity, FindingCode code, std::optional<int> gpu_index,
                         const Args&... args) {
   Finding finding = make_finding(code, gpu_index, args...);
   finding.severity = severity;

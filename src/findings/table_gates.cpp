@@ -1,4 +1,4 @@
-#include "core/finding_tables.hpp"
+#include "findings/tables.hpp"
 
 namespace gpucheck {
 
@@ -7,7 +7,7 @@ namespace gpucheck {
 // for.
 namespace {
 constexpr FindingSpec k_table[] = {
-    {"gate.gpu_count_mismatch", Severity::fail, "Not the expected number of GPUs",
+    {codes::k_gate_gpu_count_mismatch, Severity::fail, "Not the expected number of GPUs",
      "--expect-gpus names how many GPUs this machine must show; gpucheck found another number. "
      "Usual causes: a GPU fell off the bus (Xid 79), is not bound to the nvidia driver, is hidden "
      "by CUDA_VISIBLE_DEVICES, or the job landed on another kind of node.",
@@ -18,21 +18,21 @@ constexpr FindingSpec k_table[] = {
      where("GPUs found (CUDA's count, else NVML's)", "GPUs expected (--expect-gpus)",
            "what CUDA and NVML each report"),
      Drain::yes},
-    {"gate.metric_below_minimum", Severity::fail, "Measured value below its --min",
+    {codes::k_gate_metric_below_minimum, Severity::fail, "Measured value below its --min",
      "A check measured a value below the minimum a --min gate sets for it.",
      "{0} {1} < {2}{3} ({4})",
      "see why {4} measured less than expected (its own findings, `gpucheck --only {4} -v`); if "
      "the minimum is too strict for this machine, lower --min {0}=...",
      where("metric named by --min", "value measured", "minimum required", "\" on GPU N\", or empty",
            "check that measured it")},
-    {"gate.metric_not_measured", Severity::fail, "Gated metric not measured",
+    {codes::k_gate_metric_not_measured, Severity::fail, "Gated metric not measured",
      "A --min gate names a metric that its check measures on other GPUs but did not measure on "
      "this one: the check failed, errored or was skipped there.",
      "{0} was not measured{1}: {2} {3}: {4}",
      "fix what stops {2} on that GPU (its result above says what), then rerun",
      where("metric named by --min", "\" on GPU N\", or empty", "check that measures it",
            "that check's status", "that check's summary")},
-    {"gate.requirement_not_met", Severity::fail, "Version requirement not met",
+    {codes::k_gate_requirement_not_met, Severity::fail, "Version requirement not met",
      "A --require gate names a version range for a driver, library, toolkit or compute "
      "capability, and the one found here is outside it.",
      "{0} {1} {2} required {3}{4}", "install a {0} that meets {5}, or change the --require gate",
@@ -40,7 +40,7 @@ constexpr FindingSpec k_table[] = {
            "the comparison that holds instead (\"<\" for a \">=\" requirement)", "version required",
            "\" on GPU N (name)\" for a per-GPU requirement, or empty",
            "the --require gate as written")},
-    {"gate.requirement_unknown", Severity::fail, "Version for a requirement not found",
+    {codes::k_gate_requirement_unknown, Severity::fail, "Version for a requirement not found",
      "A --require gate names a component whose version gpucheck could not find on this machine "
      "(not installed, not loadable, or its probe failed), so the requirement cannot be met.",
      "{0} version unknown ({1}); required {2}",
@@ -48,7 +48,7 @@ constexpr FindingSpec k_table[] = {
      "looked), or drop the --require gate",
      where("component required (driver, cuda, cudnn, ...)", "why its version is unknown",
            "the --require gate as written")},
-    {"gate.warnings_present", Severity::fail, "Warnings with --fail-on warn",
+    {codes::k_gate_warnings_present, Severity::fail, "Warnings with --fail-on warn",
      "--fail-on warn turns every warning into a failure of the run, and some checks warned.",
      "{0} with --fail-on warn: {1}",
      "fix what the warnings say (each carries its own remedy), or mark an accepted one with "

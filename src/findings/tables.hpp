@@ -1,17 +1,18 @@
 #pragma once
-/// The catalogue is one lookup over a few domain tables, each in its own file:
-///   src/core/findings_system.cpp   driver, CUDA init, environment, libraries, GPU health
-///   src/compat/findings_compat.cpp compatibility-matrix verdicts
-///   src/checks/findings_gpu.cpp    active GPU checks (kernels, bandwidth, cuDNN)
-///   src/checks/findings_interconnect.cpp  NVLink, fabric, topology, P2P, NCCL (multi-GPU)
-///   src/checks/findings_frameworks.cpp  Python frameworks (PyTorch, TensorFlow, JAX)
-///   src/gates/findings_gates.cpp   CI gates (--expect-gpus, --require, --min, --fail-on)
+/// The catalogue is one lookup over a few domain tables, each in its own file of src/findings/:
+///   table_system.cpp        driver, CUDA init, environment, libraries, GPU health
+///   table_compat.cpp        compatibility-matrix verdicts
+///   table_gpu.cpp           active GPU checks (kernels, bandwidth, cuDNN)
+///   table_interconnect.cpp  NVLink, fabric, topology, P2P, NCCL (multi-GPU)
+///   table_frameworks.cpp    Python frameworks (PyTorch, TensorFlow, JAX)
+///   table_gates.cpp         CI gates (--expect-gpus, --require, --min, --fail-on)
+/// Each entry's code is a constant of codes.hpp.
 /// Codes are unique across all tables (tests/unit/finding_catalog_test.cpp).
 
 #include <span>
 #include <vector>
 
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck {
 

@@ -1,9 +1,9 @@
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include "core/finding_tables.hpp"
+#include "findings/tables.hpp"
 
 namespace gpucheck {
 

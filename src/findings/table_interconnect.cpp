@@ -1,4 +1,4 @@
-#include "core/finding_tables.hpp"
+#include "findings/tables.hpp"
 
 namespace gpucheck {
 
@@ -9,7 +9,7 @@ namespace {
 constexpr std::string_view k_gpu = "GPU (index, name, PCI bus id)";
 
 constexpr FindingSpec k_table[] = {
-    {"fabric.clique_split", Severity::warn, "GPUs of one node in different fabric cliques",
+    {codes::k_fabric_clique_split, Severity::warn, "GPUs of one node in different fabric cliques",
      "GPUs of one node registered with the NVLink fabric in different cliques or clusters, so "
      "they cannot reach each other over NVLink; NCCL falls back to slower paths.",
      "GPU {0} is in clique {1} of cluster {2}; GPU {3} is in clique {4} of cluster {5}",
@@ -17,7 +17,7 @@ constexpr FindingSpec k_table[] = {
      "systems) and the NVSwitch trays; restart nvidia-fabricmanager and re-run gpucheck",
      where(k_gpu, "its NVLink fabric clique id", "its fabric cluster UUID",
            "index of another GPU of this node", "that GPU's clique id", "that GPU's cluster UUID")},
-    {"fabric.not_ready", Severity::fail, "GPU not registered with the NVLink fabric",
+    {codes::k_fabric_not_ready, Severity::fail, "GPU not registered with the NVLink fabric",
      "On an NVSwitch system a GPU works only once the Fabric Manager has registered it with the "
      "fabric; until then CUDA fails to initialise (CUDA_ERROR_SYSTEM_NOT_READY, 802) or NVLink "
      "is unusable.",
@@ -28,7 +28,7 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu, "its fabric registration state (not_started, in_progress)",
            "whether an nv-fabricmanager process is seen running"),
      Drain::yes},
-    {"fabric.registration_failed", Severity::fail, "NVLink fabric registration failed",
+    {codes::k_fabric_registration_failed, Severity::fail, "NVLink fabric registration failed",
      "The Fabric Manager finished registering this GPU with the NVLink fabric, but with an error.",
      "GPU {0}: fabric registration completed with {1}; {2}",
      "read the Fabric Manager's log (journalctl -u nvidia-fabricmanager) and dmesg for NVSwitch "
@@ -36,7 +36,7 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu, "the NVML status the registration ended with",
            "whether an nv-fabricmanager process is seen running"),
      Drain::yes},
-    {"nccl.wrong_sum", Severity::fail, "NCCL all-reduce gave a wrong sum",
+    {codes::k_nccl_wrong_sum, Severity::fail, "NCCL all-reduce gave a wrong sum",
      "An all-reduce of small integers (whose float32 sums are exact) through NCCL returned a "
      "value that differs from the sum: the GPUs, their links or the NCCL installation corrupt "
      "collective results, which silently breaks data-parallel training.",
@@ -48,7 +48,7 @@ constexpr FindingSpec k_table[] = {
            "elements wrong", "elements checked", "index of the first wrong element",
            "value read there", "value expected (the exact sum)"),
      Drain::yes},
-    {"nvlink.crc_errors", Severity::info, "NVLink CRC or replay errors counted",
+    {codes::k_nvlink_crc_errors, Severity::info, "NVLink CRC or replay errors counted",
      "The link counted CRC errors or replays since the driver loaded. The link layer retransmits, "
      "so data stays correct; a count that keeps rising means a marginal link.",
      "GPU {0} link {1}: {2} CRC flit, {3} CRC data errors, {4} replays since the driver loaded "
@@ -57,7 +57,7 @@ constexpr FindingSpec k_table[] = {
      "the GPU or its baseboard and have the link checked (dcgmi diag -r 3)",
      where(k_gpu, "NVLink number", "CRC flit errors", "CRC data errors", "replays",
            "the link's far end (a GPU, or an NVSwitch's PCI bus id)")},
-    {"nvlink.links_down", Severity::warn, "NVLinks down",
+    {codes::k_nvlink_links_down, Severity::warn, "NVLinks down",
      "Fewer NVLinks are up than this GPU model has: peer-to-peer and NCCL traffic runs slower, "
      "or takes PCIe. Usual causes: a link that failed training, a Fabric Manager that is not up, "
      "a baseboard or NVSwitch fault.",
@@ -67,7 +67,7 @@ constexpr FindingSpec k_table[] = {
      "(nvidia-smi -r) or a power cycle retrains links; replace the part if a link stays down",
      where(k_gpu, "NVLinks up", "NVLinks this GPU model has (else those NVML lists)",
            "the links down, and how many NVML does not list")},
-    {"nvlink.recovery_errors", Severity::warn, "NVLink recovered from errors",
+    {codes::k_nvlink_recovery_errors, Severity::warn, "NVLink recovered from errors",
      "The link went through error recovery (it stopped and retrained) since the driver loaded; "
      "traffic on it stalled meanwhile, and repeated recoveries mean a failing link.",
      "GPU {0} link {1}: {2} since the driver loaded (peer {3})",
@@ -75,7 +75,7 @@ constexpr FindingSpec k_table[] = {
      "diag -r 3 and replace the part if recoveries continue",
      where(k_gpu, "NVLink number", "recovery events counted (\"2 recovery events\")",
            "the link's far end (a GPU, or an NVSwitch's PCI bus id)")},
-    {"p2p.bandwidth_low", Severity::warn, "peer-to-peer copies far below the path",
+    {codes::k_p2p_bandwidth_low, Severity::warn, "peer-to-peer copies far below the path",
      "Copies between these two GPUs run far below what their path carries. On PCIe the usual "
      "cause is the IOMMU in translation mode or PCIe ACS on a bridge sending peer traffic "
      "through the root complex; on NVLink, links down or retraining.",
@@ -86,7 +86,7 @@ constexpr FindingSpec k_table[] = {
      where("index of the GPU copied from", "index of the GPU copied to",
            "measured GB/s of peer writes", "the path (\"NVLink (4 links)\", \"PCIe gen4 x16\")",
            "the floor, in percent of the path", "GB/s the path carries")},
-    {"p2p.data_mismatch", Severity::fail, "peer-to-peer copy corrupted data",
+    {codes::k_p2p_data_mismatch, Severity::fail, "peer-to-peer copy corrupted data",
      "A copy from one GPU's memory into another's, with peer access enabled, delivered data that "
      "differs from what was sent: the pair claims peer-to-peer but corrupts it, which hangs or "
      "silently breaks NCCL and data-parallel training (failure F39).",
@@ -97,7 +97,7 @@ constexpr FindingSpec k_table[] = {
      where("GPU index", "the copy, as source -> destination PCI bus ids", "words wrong",
            "words checked", "index of the first wrong word", "value read there", "value expected"),
      Drain::yes},
-    {"p2p.no_access", Severity::info, "GPU pair without peer access",
+    {codes::k_p2p_no_access, Severity::info, "GPU pair without peer access",
      "CUDA says these GPUs cannot map each other's memory, so copies between them are staged "
      "through host memory and NCCL uses slower paths. Normal for some PCIe topologies and for "
      "GPUs without P2P; not normal for GPUs joined by NVLink.",
@@ -107,7 +107,7 @@ constexpr FindingSpec k_table[] = {
      where(
          "GPU index", "index of the other GPU",
          "the path between them, as nvidia-smi topo -m labels it (NV#, PIX, PXB, PHB, NODE, SYS)")},
-    {"topology.p2p_unsupported", Severity::info, "GPU pair without peer-to-peer",
+    {codes::k_topology_p2p_unsupported, Severity::info, "GPU pair without peer-to-peer",
      "NVML says this pair of GPUs cannot read each other's memory directly; copies between them "
      "go through host memory. Common causes: GPUs under different CPU sockets or host bridges on "
      "some platforms, PCIe ACS or the IOMMU redirecting peer traffic, or a GPU model without "

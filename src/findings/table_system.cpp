@@ -1,4 +1,4 @@
-#include "core/finding_tables.hpp"
+#include "findings/tables.hpp"
 
 namespace gpucheck {
 
@@ -16,7 +16,7 @@ constexpr std::string_view k_stderr = "the end of its stderr";
 constexpr std::string_view k_when = "how often since boot, and how long ago the last time";
 
 constexpr FindingSpec k_table[] = {
-    {"cuda.compat_unsupported", Severity::fail, "Forward compatibility not supported on this GPU",
+    {codes::k_cuda_compat_unsupported, Severity::fail, "Forward compatibility not supported on this GPU",
      "A CUDA forward-compatibility libcuda (cuda-compat package) is loaded, but forward "
      "compatibility works only on data-center GPUs; on other GPUs cuInit returns 804.",
      "cuInit returned CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804): the forward-compatibility "
@@ -25,7 +25,7 @@ constexpr FindingSpec k_table[] = {
      "driver's libcuda.so.1 is used, and upgrade the system driver if a newer CUDA is needed",
      where("path of the forward-compatibility libcuda loaded",
            "its compat directory, to take out of the library path")},
-    {"cuda.devices_unavailable", Severity::fail, "All CUDA devices busy or unavailable",
+    {codes::k_cuda_devices_unavailable, Severity::fail, "All CUDA devices busy or unavailable",
      "cuInit found GPUs but none can be used: compute mode Exclusive_Process with another process "
      "on the GPU, or Prohibited.",
      "cuInit returned CUDA_ERROR_DEVICES_UNAVAILABLE (46): every GPU is busy or unavailable{0}",
@@ -33,19 +33,19 @@ constexpr FindingSpec k_table[] = {
      "sudo nvidia-smi -c DEFAULT, or stop the process that holds the GPU",
      where("\" (GPU N is exclusive_process, ...)\": the GPUs not in the default compute mode, or "
            "empty")},
-    {"cuda.init_failed", Severity::fail, "cuInit failed",
+    {codes::k_cuda_init_failed, Severity::fail, "cuInit failed",
      "The CUDA driver API could not initialise; the code names the reason.",
      "cuInit returned {0} ({1}): {2}",
      "look up {0} in the CUDA driver API documentation; read driver.kernel_log's decoded Xid "
      "and NVRM errors of this boot (gpucheck reads the kernel log when this user may) and rerun",
      where("the CUresult name cuInit returned", "its number", "the driver's description of it")},
-    {"cuda.insufficient_driver", Severity::fail, "Driver too old for this libcuda",
+    {codes::k_cuda_insufficient_driver, Severity::fail, "Driver too old for this libcuda",
      "The CUDA driver reports that it is too old for the CUDA version requested.",
      "cuInit returned CUDA_ERROR_INSUFFICIENT_DRIVER (35); the driver supports CUDA {0}",
      "install a newer NVIDIA driver (one that supports the CUDA version your applications are "
      "built for), or use builds made for CUDA {0}",
      where("newest CUDA version the driver supports")},
-    {"cuda.library_missing", Severity::fail, "libcuda.so.1 not loadable",
+    {codes::k_cuda_library_missing, Severity::fail, "libcuda.so.1 not loadable",
      "The kernel module is loaded but the driver's CUDA library cannot be loaded, so no CUDA "
      "program can start (cudart then reports error 35, insufficient driver).",
      "libcuda.so.1 cannot be loaded ({0}) although the kernel module {1} is loaded",
@@ -54,20 +54,20 @@ constexpr FindingSpec k_table[] = {
      "NVIDIA_DRIVER_CAPABILITIES containing compute",
      where("why libcuda.so.1 could not be loaded (the loader's error)",
            "version of the loaded kernel module", "the driver branch (\"580\")")},
-    {"cuda.no_device", Severity::fail, "CUDA finds no device",
+    {codes::k_cuda_no_device, Severity::fail, "CUDA finds no device",
      "cuInit ran but found no CUDA device: none installed, none visible, or none usable.",
      "cuInit returned CUDA_ERROR_NO_DEVICE (100); {0}",
      "check CUDA_VISIBLE_DEVICES (unset it to see every GPU), MIG instances (nvidia-smi mig -lgi) "
      "and, in a container, that it was started with --gpus",
      where("what NVML sees, CUDA_VISIBLE_DEVICES and MIG GPUs without instances")},
-    {"cuda.no_visible_device", Severity::fail, "CUDA sees no device while NVML sees GPUs",
+    {codes::k_cuda_no_visible_device, Severity::fail, "CUDA sees no device while NVML sees GPUs",
      "cuInit succeeded but reports zero devices while NVML lists GPUs: the GPUs are hidden by "
      "CUDA_VISIBLE_DEVICES or are MIG-enabled without instances.",
      "cuInit succeeded but CUDA sees 0 devices; {0}",
      "unset CUDA_VISIBLE_DEVICES or point it at existing GPUs; create MIG instances on "
      "MIG-enabled GPUs",
      where("what NVML sees, CUDA_VISIBLE_DEVICES and MIG GPUs without instances")},
-    {"cuda.stub_library", Severity::fail, "Stub libcuda loaded",
+    {codes::k_cuda_stub_library, Severity::fail, "Stub libcuda loaded",
      "The loader picked the CUDA toolkit's link-time stub libcuda, which only exists to link "
      "against; at run time it makes cuInit return 34.",
      "the libcuda loaded is the toolkit's stub {0} (cuInit: {1})",
@@ -75,7 +75,7 @@ constexpr FindingSpec k_table[] = {
      "is found; never install a libcuda.so.1 that points into stubs/",
      where("path of the stub libcuda loaded", "what cuInit returned",
            "the stubs directory, to take out of the library path")},
-    {"cuda.system_driver_mismatch", Severity::fail, "libcuda does not match the kernel module",
+    {codes::k_cuda_system_driver_mismatch, Severity::fail, "libcuda does not match the kernel module",
      "libcuda belongs to a different driver version than the loaded kernel module (usually a "
      "driver upgrade without reboot).",
      "cuInit returned CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803): libcuda {0} ({1}) does not match "
@@ -86,14 +86,14 @@ constexpr FindingSpec k_table[] = {
      where("version of the libcuda loaded (from its file name)", "path of that libcuda",
            "version of the loaded kernel module"),
      Drain::yes},
-    {"cuda.system_not_ready", Severity::fail, "System not ready (Fabric Manager)",
+    {codes::k_cuda_system_not_ready, Severity::fail, "System not ready (Fabric Manager)",
      "On NVSwitch systems CUDA waits for the Fabric Manager; error 802 means it is not running "
      "or does not match the driver.",
      "cuInit returned CUDA_ERROR_SYSTEM_NOT_READY (802) with driver {0}",
      "install and start the Fabric Manager of exactly driver version {0} "
      "(sudo systemctl enable --now nvidia-fabricmanager) and check its log",
      where("driver version (kernel module, else NVML)"), Drain::yes},
-    {"cuda.unknown_error", Severity::fail, "cuInit unknown error (999)",
+    {codes::k_cuda_unknown_error, Severity::fail, "cuInit unknown error (999)",
      "cuInit failed with CUDA_ERROR_UNKNOWN: most often the nvidia_uvm module is in a bad state "
      "after suspend/resume, not loaded, or /dev/nvidia-uvm is missing.",
      "cuInit returned CUDA_ERROR_UNKNOWN (999){0}",
@@ -103,7 +103,7 @@ constexpr FindingSpec k_table[] = {
      where("\"; the nvidia_uvm module is not loaded\", \"; /dev/nvidia-uvm does not exist\", or "
            "empty"),
      Drain::yes},
-    {"driver.gpu_other_driver", Severity::warn, "GPU bound to another driver",
+    {codes::k_driver_gpu_other_driver, Severity::warn, "GPU bound to another driver",
      "An NVIDIA PCI device is bound to a driver other than nvidia (vfio-pci reserves it for a "
      "virtual machine).",
      "NVIDIA PCI device {0} ({1}) is bound to {2}, not to nvidia",
@@ -111,7 +111,7 @@ constexpr FindingSpec k_table[] = {
      "and reload the nvidia module",
      where("the device's PCI address", "its PCI device id",
            "the driver bound to it (vfio-pci, ...)")},
-    {"driver.gpu_unbound", Severity::fail, "GPU without driver",
+    {codes::k_driver_gpu_unbound, Severity::fail, "GPU without driver",
      "The nvidia module is loaded but did not claim this GPU (unsupported by this driver branch "
      "or by the open/proprietary flavour, or a failed probe).",
      "NVIDIA PCI device {0} ({1}) has no kernel driver bound although driver {2} is loaded",
@@ -120,7 +120,7 @@ constexpr FindingSpec k_table[] = {
      "reload the module or reboot",
      where("the device's PCI address", "its PCI device id", "version of the loaded nvidia module"),
      Drain::yes},
-    {"driver.missing", Severity::fail, "NVIDIA driver not installed",
+    {codes::k_driver_missing, Severity::fail, "NVIDIA driver not installed",
      "No NVIDIA kernel module is loaded and no driver library could be found.",
      "no NVIDIA driver: /proc/driver/nvidia/version is absent and libcuda.so.1 cannot be loaded "
      "({0}); {1}",
@@ -128,7 +128,7 @@ constexpr FindingSpec k_table[] = {
      "installer from nvidia.com), then reboot",
      where("why libcuda.so.1 could not be loaded (the loader's error)",
            "the NVIDIA GPUs on the PCI bus, or that there is none")},
-    {"driver.module_not_loaded", Severity::fail, "Kernel module not loaded",
+    {codes::k_driver_module_not_loaded, Severity::fail, "Kernel module not loaded",
      "The NVIDIA user-space libraries are installed but the kernel module is not loaded: usually "
      "DKMS did not rebuild it for a new kernel, or Secure Boot refused the unsigned module.",
      "the NVIDIA user-space driver is installed ({0}) but the nvidia kernel module is not loaded "
@@ -139,7 +139,7 @@ constexpr FindingSpec k_table[] = {
      where("the driver libraries found (name -> path)",
            "the NVIDIA GPUs on the PCI bus, or that there is none", "the running kernel's release"),
      Drain::yes},
-    {"driver.version_mismatch", Severity::fail, "Driver/library version mismatch",
+    {codes::k_driver_version_mismatch, Severity::fail, "Driver/library version mismatch",
      "The user-space driver libraries come from a different driver version than the loaded "
      "kernel module, typically after a package upgrade without reboot.",
      "the loaded kernel module is {0} but the user-space driver is {1} ({2})",
@@ -149,14 +149,14 @@ constexpr FindingSpec k_table[] = {
      where("version of the loaded kernel module", "the user-space driver version(s) that differ",
            "where those versions were read (libraries, NVML)"),
      Drain::yes},
-    {"env.device_node_missing", Severity::fail, "GPU device node missing",
+    {codes::k_env_device_node_missing, Severity::fail, "GPU device node missing",
      "A /dev/nvidia* node that CUDA opens does not exist: not created (no nvidia-modprobe, UVM "
      "module not loaded) or not passed into the container.",
      "{0} does not exist{1}",
      "create the nodes: sudo nvidia-modprobe -c=0 -u (or sudo modprobe nvidia_uvm for "
      "/dev/nvidia-uvm); in a container pass them with --gpus all or --device {0}",
      where("path of the device node (\"/dev/nvidia-uvm\")", "why it is expected, or empty")},
-    {"env.device_node_no_access", Severity::fail, "GPU device node not accessible",
+    {codes::k_env_device_node_no_access, Severity::fail, "GPU device node not accessible",
      "A /dev/nvidia* node exists but this user may not open it for reading and writing.",
      "{0} exists but this user cannot open it for {1} (mode {2})",
      "add the user to the group that owns {0} (ls -l {0}; often video or render: sudo usermod "
@@ -164,7 +164,7 @@ constexpr FindingSpec k_table[] = {
      "--device {0})",
      where("path of the device node", "what this user may not do (reading, writing, or both)",
            "its permission bits (\"0660\")")},
-    {"env.dgpu_switched_off", Severity::fail, "hybrid graphics switched the NVIDIA GPU off",
+    {codes::k_env_dgpu_switched_off, Severity::fail, "hybrid graphics switched the NVIDIA GPU off",
      "This machine has an integrated GPU beside the NVIDIA one (Optimus, PRIME). The "
      "distribution's PRIME profile 'intel', bbswitch or a modprobe blacklist switched the NVIDIA "
      "GPU off, so the driver does not see it: nvidia-smi says 'No devices were found' and CUDA "
@@ -176,61 +176,61 @@ constexpr FindingSpec k_table[] = {
      "waits while the GPU wakes",
      where("the NVIDIA GPU (its PCI address)", "the integrated GPU(s)",
            "what switches the NVIDIA GPU off (PRIME profile, bbswitch, blacklisted module)")},
-    {"env.driver_capabilities_no_compute", Severity::warn, "Container lacks the compute capability",
+    {codes::k_env_driver_capabilities_no_compute, Severity::warn, "Container lacks the compute capability",
      "The NVIDIA container runtime injects only the libraries for the capabilities requested; "
      "without compute there is no libcuda in the container.",
      "NVIDIA_DRIVER_CAPABILITIES={0} does not include compute, so the container runtime does "
      "not inject libcuda",
      "start the container with NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)",
      where("the value of NVIDIA_DRIVER_CAPABILITIES")},
-    {"env.driver_capabilities_unset", Severity::info, "Container capabilities not set",
+    {codes::k_env_driver_capabilities_unset, Severity::info, "Container capabilities not set",
      "NVIDIA_DRIVER_CAPABILITIES is unset; the container runtime then applies its default, which "
      "some set-ups make utility only.",
      "NVIDIA_DRIVER_CAPABILITIES is not set in this {0} container",
      "if CUDA libraries are missing, start the container with "
      "NVIDIA_DRIVER_CAPABILITIES=compute,utility",
      where(k_container)},
-    {"env.nouveau_bound", Severity::fail, "nouveau drives the GPU",
+    {codes::k_env_nouveau_bound, Severity::fail, "nouveau drives the GPU",
      "The open-source nouveau driver owns the GPU, so the NVIDIA driver cannot bind it.",
      "the nouveau driver is bound to NVIDIA device {0}",
      "blacklist nouveau (write 'blacklist nouveau' and 'options nouveau modeset=0' to "
      "/etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs (sudo update-initramfs -u, "
      "or sudo dracut -f), and reboot",
      where("the NVIDIA devices nouveau drives (PCI addresses)"), Drain::yes},
-    {"env.nouveau_loaded", Severity::warn, "nouveau module loaded",
+    {codes::k_env_nouveau_loaded, Severity::warn, "nouveau module loaded",
      "The nouveau module is loaded; it can take the GPU at the next boot or module reload.",
      "the nouveau module is loaded (no NVIDIA device is bound to it now)",
      "blacklist nouveau (write 'blacklist nouveau' and 'options nouveau modeset=0' to "
      "/etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs (sudo update-initramfs -u, "
      "or sudo dracut -f), and reboot"},
-    {"env.nvidia_visible_devices_none", Severity::fail, "Container started without GPUs",
+    {codes::k_env_nvidia_visible_devices_none, Severity::fail, "Container started without GPUs",
      "NVIDIA_VISIBLE_DEVICES=void/none tells the container runtime to inject no GPU.",
      "NVIDIA_VISIBLE_DEVICES={0}: the container runtime gives this {1} container no GPU",
      "start the container with --gpus all (or NVIDIA_VISIBLE_DEVICES=all, or a list of GPU "
      "indices/UUIDs)",
      where("the value of NVIDIA_VISIBLE_DEVICES", k_container)},
-    {"env.risky_variable", Severity::warn, "Debug or tuning variable set",
+    {codes::k_env_risky_variable, Severity::warn, "Debug or tuning variable set",
      "An environment variable meant for debugging or special set-ups changes how every CUDA "
      "program runs.",
      "{0}={1} is set: {2}",
      "unset {0} unless you are debugging (look in ~/.bashrc, the job script, the container "
      "image's ENV)",
      where("the variable's name", "its value", "what it does")},
-    {"env.shm_missing", Severity::warn, "No /dev/shm in the container",
+    {codes::k_env_shm_missing, Severity::warn, "No /dev/shm in the container",
      "The container has no /dev/shm: NCCL's shared-memory transport and PyTorch DataLoader "
      "workers cannot exchange data between processes.",
      "/dev/shm does not exist in this {0} container",
      "start the container with --ipc=host or --shm-size=16g (Kubernetes: mount an emptyDir "
      "with medium: Memory at /dev/shm)",
      where(k_container)},
-    {"env.shm_not_writable", Severity::warn, "/dev/shm not writable",
+    {codes::k_env_shm_not_writable, Severity::warn, "/dev/shm not writable",
      "This user cannot write to /dev/shm (it should be mode 1777): NCCL fails with \"shm_open "
      "failed: Permission denied\".",
      "/dev/shm is not writable for this user in this {0} container",
      "make it writable (chmod 1777 /dev/shm in the image or at start), or start the container "
      "with --ipc=host",
      where(k_container)},
-    {"env.shm_small", Severity::warn, "/dev/shm too small",
+    {codes::k_env_shm_small, Severity::warn, "/dev/shm too small",
      "Docker gives a container 64 MiB of /dev/shm; NCCL (between local ranks) and PyTorch "
      "DataLoader workers need far more and fail with \"unhandled system error\", \"No space "
      "left on device\" or bus errors.",
@@ -239,20 +239,20 @@ constexpr FindingSpec k_table[] = {
      "an emptyDir with medium: Memory at /dev/shm; a slower workaround is NCCL_SHM_DISABLE=1",
      where("size of /dev/shm", k_container, "what needs more (GPUs, NCCL, DataLoader workers)",
            "the minimum (1024 MiB)")},
-    {"env.visible_devices_hides_all", Severity::fail, "CUDA_VISIBLE_DEVICES hides every GPU",
+    {codes::k_env_visible_devices_hides_all, Severity::fail, "CUDA_VISIBLE_DEVICES hides every GPU",
      "CUDA_VISIBLE_DEVICES is set to a value that makes CUDA enumerate no device.",
      "CUDA_VISIBLE_DEVICES=\"{0}\" hides every GPU from CUDA ({1})",
      "unset CUDA_VISIBLE_DEVICES, or set it to the GPUs to use, e.g. CUDA_VISIBLE_DEVICES={2}",
      where("the value of CUDA_VISIBLE_DEVICES", "why it selects no GPU",
            "the GPU indices NVML sees, as a value to use")},
-    {"env.visible_devices_no_match", Severity::fail, "CUDA_VISIBLE_DEVICES names no existing GPU",
+    {codes::k_env_visible_devices_no_match, Severity::fail, "CUDA_VISIBLE_DEVICES names no existing GPU",
      "The first entry of CUDA_VISIBLE_DEVICES is not a GPU of this machine, and CUDA stops at "
      "the first invalid entry, so no device is visible.",
      "CUDA_VISIBLE_DEVICES=\"{0}\" selects no GPU: '{1}' is invalid ({2})",
      "use indices or UUIDs of this machine's GPUs: {3}",
      where("the value of CUDA_VISIBLE_DEVICES", "the first invalid entry", "why it is invalid",
            "the GPUs NVML sees (index = UUID (name))")},
-    {"env.visible_devices_partly_invalid", Severity::warn, "CUDA_VISIBLE_DEVICES partly invalid",
+    {codes::k_env_visible_devices_partly_invalid, Severity::warn, "CUDA_VISIBLE_DEVICES partly invalid",
      "CUDA stops reading CUDA_VISIBLE_DEVICES at the first invalid entry; later entries are "
      "silently ignored.",
      "CUDA_VISIBLE_DEVICES=\"{0}\": entry '{1}' is invalid ({2}), so CUDA ignores it and "
@@ -260,7 +260,7 @@ constexpr FindingSpec k_table[] = {
      "fix or remove '{1}'; this machine's GPUs are {4}",
      where("the value of CUDA_VISIBLE_DEVICES", "the first invalid entry", "why it is invalid",
            "the GPUs CUDA still enumerates", "the GPUs NVML sees (index = UUID (name))")},
-    {"env.wsl_cuda_meta_package", Severity::warn, "CUDA meta-package under WSL2",
+    {codes::k_env_wsl_cuda_meta_package, Severity::warn, "CUDA meta-package under WSL2",
      "Under WSL2 the CUDA toolkit must be installed alone (cuda-toolkit-X-Y); the meta-packages "
      "cuda, cuda-X-Y and cuda-runtime-X-Y depend on cuda-drivers, which tries to install a Linux "
      "NVIDIA driver inside WSL and breaks the Windows driver's libraries (NVIDIA's CUDA on WSL "
@@ -270,7 +270,7 @@ constexpr FindingSpec k_table[] = {
      "cuda-toolkit-X-Y (from NVIDIA's wsl-ubuntu repository); the Windows driver provides the "
      "driver",
      where("the CUDA meta-packages installed")},
-    {"env.wsl_file_missing", Severity::fail, "WSL2 GPU file missing",
+    {codes::k_env_wsl_file_missing, Severity::fail, "WSL2 GPU file missing",
      "Under WSL2 the Windows NVIDIA driver exposes the GPU through /dev/dxg and provides "
      "libcuda.so.1 and libnvidia-ml.so.1 in /usr/lib/wsl/lib; without them CUDA cannot start.",
      "{0} does not exist under WSL2",
@@ -278,14 +278,14 @@ constexpr FindingSpec k_table[] = {
      "/dev/dxg), run wsl --update and wsl --shutdown in Windows, and check that this "
      "distribution runs as WSL 2 (wsl -l -v), not WSL 1",
      where("path of the missing file (\"/dev/dxg\", a library in /usr/lib/wsl/lib)")},
-    {"env.wsl_ldconfig_warning", Severity::info, "ldconfig's WSL warning is harmless",
+    {codes::k_env_wsl_ldconfig_warning, Severity::info, "ldconfig's WSL warning is harmless",
      "WSL mounts the Windows driver's libcuda.so, libcuda.so.1 and libcuda.so.1.1 as plain "
      "files, not symbolic links, so every ldconfig run prints \"/usr/lib/wsl/lib/libcuda.so.1 is "
      "not a symbolic link\". It changes nothing.",
      "/usr/lib/wsl/lib/libcuda.so.1 is a plain file: ldconfig prints \"is not a symbolic link\" "
      "for it, which is harmless",
      "nothing to do; do not replace or delete the files in /usr/lib/wsl/lib"},
-    {"env.wsl_linux_driver_library", Severity::fail, "Linux driver library inside WSL2",
+    {codes::k_env_wsl_linux_driver_library, Severity::fail, "Linux driver library inside WSL2",
      "Under WSL2 the GPU is served by the Windows driver through /dev/dxg and its libraries in "
      "/usr/lib/wsl/lib; a Linux libcuda or NVML (from a Linux driver installed inside WSL) "
      "expects /dev/nvidia* and a kernel module that do not exist there, and shadows the working "
@@ -296,7 +296,7 @@ constexpr FindingSpec k_table[] = {
      "'libnvidia-compute-*' cuda-drivers, or delete the file named) and run sudo ldconfig, so "
      "/usr/lib/wsl/lib is used; never install a Linux NVIDIA driver inside WSL 2",
      where("the Linux driver library the loader picks outside /usr/lib/wsl (library -> file)")},
-    {"env.wsl_linux_driver_package", Severity::fail, "Linux NVIDIA driver package inside WSL2",
+    {codes::k_env_wsl_linux_driver_package, Severity::fail, "Linux NVIDIA driver package inside WSL2",
      "A Linux NVIDIA driver package is installed inside WSL2, where the Windows driver serves "
      "the GPU; its libraries shadow /usr/lib/wsl/lib and break CUDA (NVIDIA's CUDA on WSL user "
      "guide).",
@@ -304,7 +304,7 @@ constexpr FindingSpec k_table[] = {
      "sudo apt remove --purge {0}, then sudo ldconfig; keep only the Windows driver (and, for "
      "the toolkit, cuda-toolkit-X-Y)",
      where("the Linux NVIDIA driver packages installed")},
-    {"gpu.clocks_hw_slowdown", Severity::warn, "Hardware slowdown active",
+    {codes::k_gpu_clocks_hw_slowdown, Severity::warn, "Hardware slowdown active",
      "The GPU's clocks are held down by hardware: HW slowdown or an external power brake "
      "(power delivery, PSU, chassis/BMC signal).",
      "GPU {0} is held down by {1} (clock event reasons {2})",
@@ -312,34 +312,34 @@ constexpr FindingSpec k_table[] = {
      "temperature; a slowdown that persists at idle points at a failing board",
      where(k_gpu, "the reasons (HW power brake, HW slowdown)",
            "NVML's clock event reason bits, in hex")},
-    {"gpu.clocks_power_capped", Severity::info, "At software power cap",
+    {codes::k_gpu_clocks_power_capped, Severity::info, "At software power cap",
      "The GPU runs at its software power limit; normal under full load.",
      "GPU {0} is at its software power cap ({1})",
      "nothing to do under load; if it happens at low power draw, check the power limit "
      "(nvidia-smi -q -d POWER) and restore the default with sudo nvidia-smi -pl",
      where(k_gpu, "power draw and limit, in W")},
-    {"gpu.clocks_thermal_slowdown", Severity::warn, "Thermal slowdown active",
+    {codes::k_gpu_clocks_thermal_slowdown, Severity::warn, "Thermal slowdown active",
      "The GPU's clocks are reduced because it is too hot.",
      "GPU {0} is throttled by {1} (clock event reasons {2}; temperature {3})",
      "improve cooling: check airflow and fans, clean the heatsink, check the server's thermal "
      "profile for this GPU model",
      where(k_gpu, "the reasons (HW or SW thermal slowdown)",
            "NVML's clock event reason bits, in hex", "the GPU's temperature")},
-    {"gpu.compute_exclusive", Severity::warn, "Compute mode exclusive",
+    {codes::k_gpu_compute_exclusive, Severity::warn, "Compute mode exclusive",
      "In an exclusive compute mode only one process (or thread) may hold a context on the GPU.",
      "GPU {0} is in compute mode {1}: only one process at a time can use it",
      "if no scheduler set it on purpose, restore shared use: sudo nvidia-smi -i {2} -c DEFAULT",
      where(k_gpu, "the compute mode (exclusive_process, exclusive_thread)",
            "GPU index, for nvidia-smi -i")},
-    {"gpu.compute_prohibited", Severity::fail, "Compute mode prohibited",
+    {codes::k_gpu_compute_prohibited, Severity::fail, "Compute mode prohibited",
      "In compute mode Prohibited no CUDA context can be created on the GPU.",
      "GPU {0} is in compute mode Prohibited: no CUDA program can use it",
      "sudo nvidia-smi -i {1} -c DEFAULT", where(k_gpu, "GPU index, for nvidia-smi -i")},
-    {"gpu.display_active", Severity::info, "GPU drives a display",
+    {codes::k_gpu_display_active, Severity::info, "GPU drives a display",
      "The GPU drives a display; the desktop shares its time and memory with compute work.",
      "GPU {0} drives an active display (no kernel time limit applies)",
      "for long or timed compute, prefer a GPU without a display", where(k_gpu)},
-    {"gpu.display_watchdog", Severity::warn, "Display watchdog limits kernels",
+    {codes::k_gpu_display_watchdog, Severity::warn, "Display watchdog limits kernels",
      "The GPU drives a display (or, under WSL, the Windows driver's TDR applies), so the driver "
      "kills any kernel that runs longer than a few seconds: \"the launch timed out and was "
      "terminated\" (CUDA error 702), sometimes Xid 8.",
@@ -350,11 +350,11 @@ constexpr FindingSpec k_table[] = {
      where(
          k_gpu,
          "why the limit applies (an active display, a monitor connected, or the driver's report)")},
-    {"gpu.ecc_disabled", Severity::info, "ECC off",
+    {codes::k_gpu_ecc_disabled, Severity::info, "ECC off",
      "ECC memory protection is supported but switched off.", "ECC is supported but off on GPU {0}",
      "on data-center GPUs keep ECC on: sudo nvidia-smi -i {1} -e 1, then reboot",
      where(k_gpu, "GPU index, for nvidia-smi -i")},
-    {"gpu.ecc_uncorrected", Severity::fail, "Uncorrected ECC errors",
+    {codes::k_gpu_ecc_uncorrected, Severity::fail, "Uncorrected ECC errors",
      "The GPU memory had uncorrectable errors since the driver loaded; data may be corrupt and "
      "new contexts may fail with error 214.",
      "GPU {0} (serial {1}) has {2} since the driver loaded",
@@ -365,7 +365,7 @@ constexpr FindingSpec k_table[] = {
            "errors\")",
            "GPU index, for nvidia-smi -i"),
      Drain::yes},
-    {"gpu.lost", Severity::fail, "GPU lost (fell off the bus)",
+    {codes::k_gpu_lost, Severity::fail, "GPU lost (fell off the bus)",
      "NVML counts the GPU but cannot reach it (NVML_ERROR_GPU_IS_LOST): it stopped answering on "
      "the PCIe bus (Xid 79), usually from power delivery, overheating, a bad riser or slot, or "
      "firmware; CUDA no longer lists it.",
@@ -376,7 +376,7 @@ constexpr FindingSpec k_table[] = {
      where("NVML's GPU index", "its PCI address",
            "the evidence (NVML's error, PCI config space, kernel log, CUDA's count)"),
      Drain::yes},
-    {"gpu.memory_held_by_others", Severity::warn, "GPU memory held by other processes",
+    {codes::k_gpu_memory_held_by_others, Severity::warn, "GPU memory held by other processes",
      "Most of the GPU memory is already allocated by other processes, so new work will run out "
      "of memory (often reported as CUDNN_STATUS_NOT_INITIALIZED or CUDA out of memory).",
      "GPU {0}: {1} of {2} memory ({3}%) is in use; {4}",
@@ -386,7 +386,7 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu, "memory in use", "total memory", "that as a percentage",
            "who holds it (\"no process using it is visible from here\")",
            "the PIDs holding it, or \"none visible\"")},
-    {"gpu.memory_in_use", Severity::info, "GPU memory in use by running processes",
+    {codes::k_gpu_memory_in_use, Severity::info, "GPU memory in use by running processes",
      "Most of the GPU memory is allocated by processes that are running on it now: the GPU is "
      "busy, not faulty. New work may run out of memory until they end.",
      "GPU {0}: {1} of {2} memory ({3}%) is in use; {4}",
@@ -394,13 +394,13 @@ constexpr FindingSpec k_table[] = {
      "another GPU",
      where(k_gpu, "memory in use", "total memory", "that as a percentage",
            "the processes holding it", "their PIDs")},
-    {"gpu.mig_change_pending", Severity::warn, "MIG mode change pending",
+    {codes::k_gpu_mig_change_pending, Severity::warn, "MIG mode change pending",
      "A MIG mode change takes effect only after a GPU reset.",
      "GPU {0}: MIG mode is {1} now and {2} after the next reset",
      "reset the GPU (sudo nvidia-smi -i {3} -r, with no process on it) or reboot",
      where(k_gpu, "MIG mode now (enabled, disabled)", "MIG mode after the next reset",
            "GPU index, for nvidia-smi -i")},
-    {"gpu.mig_no_instance", Severity::fail, "MIG enabled without instances",
+    {codes::k_gpu_mig_no_instance, Severity::fail, "MIG enabled without instances",
      "With MIG enabled, CUDA sees only MIG instances; with none created the GPU is invisible to "
      "CUDA.",
      "MIG is enabled on GPU {0} but no MIG instance exists, so CUDA sees no device on it",
@@ -408,7 +408,7 @@ constexpr FindingSpec k_table[] = {
      "-i {1} -cgi <profile> -C), or disable MIG (sudo nvidia-smi -i {1} -mig 0) and reset the "
      "GPU",
      where(k_gpu, "GPU index, for nvidia-smi -i")},
-    {"gpu.pcie_width_degraded", Severity::warn, "PCIe link narrower than maximum",
+    {codes::k_gpu_pcie_width_degraded, Severity::warn, "PCIe link narrower than maximum",
      "The PCIe link trained to fewer lanes than the GPU and slot support (slot wiring, riser, "
      "dirty contacts); host-device copies are slower.",
      "GPU {0} runs its PCIe link at x{1}, below its maximum x{2} (generation {3} of {4})",
@@ -416,14 +416,14 @@ constexpr FindingSpec k_table[] = {
      "bifurcation in the BIOS; if the slot only offers x{1}, accept it",
      where(k_gpu, "current PCIe link width", "the GPU's maximum width", "current PCIe generation",
            "the GPU's maximum generation")},
-    {"gpu.persistence_off", Severity::warn, "Persistence mode off",
+    {codes::k_gpu_persistence_off, Severity::warn, "Persistence mode off",
      "Without persistence mode the driver tears the GPU down when the last process exits, so "
      "every new process pays the initialisation time again.",
      "persistence mode is off on GPU {0}",
      "enable the persistence daemon: sudo systemctl enable --now nvidia-persistenced (or sudo "
      "nvidia-smi -i {1} -pm 1)",
      where(k_gpu, "GPU index, for nvidia-smi -i")},
-    {"gpu.reset_required", Severity::fail, "GPU needs a reset",
+    {codes::k_gpu_reset_required, Severity::fail, "GPU needs a reset",
      "NVML counts the GPU but will not use it until it is reset (NVML_ERROR_RESET_REQUIRED), "
      "typically after an uncorrectable error or a pending row remap.",
      "GPU {0} at {1} needs a reset: {2}",
@@ -432,7 +432,7 @@ constexpr FindingSpec k_table[] = {
      where("NVML's GPU index", "its PCI address",
            "the evidence (NVML's error, PCI config space, kernel log, CUDA's count)"),
      Drain::yes},
-    {"gpu.retired_pages_limit", Severity::fail, "Retired pages at the RMA limit",
+    {codes::k_gpu_retired_pages_limit, Severity::fail, "Retired pages at the RMA limit",
      "The GPU has retired so many memory pages (double-bit or repeated single-bit ECC errors) "
      "that NVIDIA considers the board due for replacement.",
      "GPU {0} (serial {1}) has {2} retired pages ({3} double-bit, {4} single-bit), at or above "
@@ -442,7 +442,7 @@ constexpr FindingSpec k_table[] = {
            "pages retired for double-bit errors", "pages retired for single-bit errors",
            "the limit (60)"),
      Drain::yes},
-    {"gpu.retired_pages_pending", Severity::warn, "Page retirement pending",
+    {codes::k_gpu_retired_pages_pending, Severity::warn, "Page retirement pending",
      "Memory pages were marked for retirement; they are excluded only after a GPU reset or "
      "reboot, until then new work can hit the bad memory.",
      "GPU {0} has retired pages pending ({1} double-bit, {2} single-bit retired so far)",
@@ -450,7 +450,7 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu, "pages retired for double-bit errors", "pages retired for single-bit errors",
            "GPU index, for nvidia-smi -i"),
      Drain::yes},
-    {"gpu.row_remap_failed", Severity::fail, "Row remapping failed",
+    {codes::k_gpu_row_remap_failed, Severity::fail, "Row remapping failed",
      "The GPU could not remap a failing memory row (a bank ran out of spare rows); NVIDIA's RMA "
      "criterion for A100 and later.",
      "GPU {0} (serial {1}) reports a row-remapping failure ({2} uncorrectable, {3} correctable "
@@ -459,20 +459,20 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu, "its serial number", "rows remapped for uncorrectable errors",
            "rows remapped for correctable errors"),
      Drain::yes},
-    {"gpu.row_remap_pending", Severity::warn, "Row remapping pending",
+    {codes::k_gpu_row_remap_pending, Severity::warn, "Row remapping pending",
      "A failing memory row was scheduled for remapping; it takes effect at the next GPU reset.",
      "GPU {0} has a row remapping pending ({1} uncorrectable, {2} correctable rows remapped)",
      "drain the GPU and reset it (sudo nvidia-smi -i {3} -r) or reboot to apply the remap",
      where(k_gpu, "rows remapped for uncorrectable errors", "rows remapped for correctable errors",
            "GPU index, for nvidia-smi -i"),
      Drain::yes},
-    {"lib.cudart_not_found", Severity::info, "No shared CUDA runtime on the loader path",
+    {codes::k_lib_cudart_not_found, Severity::info, "No shared CUDA runtime on the loader path",
      "No libcudart is loadable by its bare name; applications usually bundle their own.",
      "no CUDA runtime is loadable by its bare name ({0})",
      "nothing to do unless a program expects the system's libcudart: then install the CUDA "
      "runtime (apt install cuda-cudart-<major>-<minor>) or add its directory to LD_LIBRARY_PATH",
      where("the loader's error")},
-    {"lib.cudnn_cuda_major_mix", Severity::warn, "cuDNN copies for different CUDA majors",
+    {codes::k_lib_cudnn_cuda_major_mix, Severity::warn, "cuDNN copies for different CUDA majors",
      "cuDNN copies built for different CUDA major versions are installed; a program can pick the "
      "wrong one (pip nvidia-*-cu12 and -cu13 wheels in one environment).",
      "cuDNN copies built for different CUDA majors: {0}",
@@ -480,14 +480,14 @@ constexpr FindingSpec k_table[] = {
      "the others (separate virtual environments for -cu12 and -cu13 wheels)",
      where("the cuDNN copies, each with its CUDA major and path",
            "the CUDA major to keep (the runtime's, else the driver's)")},
-    {"lib.cudnn_missing", Severity::warn, "cuDNN not found",
+    {codes::k_lib_cudnn_missing, Severity::warn, "cuDNN not found",
      "No cuDNN library is loadable by its bare name.", "cuDNN is not loadable ({0}){1}",
      "install cuDNN for CUDA {2}: apt install libcudnn9-cuda-{2} (NVIDIA repository) or pip "
      "install nvidia-cudnn-cu{2}; if it is installed in a directory the loader does not search, "
      "add that directory to LD_LIBRARY_PATH",
      where("the loader's error", "\"; copies on disk: ...\" (path and origin of each), or empty",
            "the CUDA major to install cuDNN for")},
-    {"lib.cudnn_older_copy_loaded", Severity::warn, "Older cuDNN copy wins",
+    {codes::k_lib_cudnn_older_copy_loaded, Severity::warn, "Older cuDNN copy wins",
      "Several cuDNN copies are installed and the loader picks an older one than the newest "
      "copy present.",
      "the loader picks cuDNN {0} ({1}) but a newer copy {2} is installed at {3}",
@@ -495,7 +495,7 @@ constexpr FindingSpec k_table[] = {
      "environment",
      where("version of the cuDNN loaded", "its path", "version of the newest copy installed",
            "that copy's path", "that copy's directory")},
-    {"lib.cudnn_probe_crashed", Severity::fail, "cuDNN crashed while loading",
+    {codes::k_lib_cudnn_probe_crashed, Severity::fail, "cuDNN crashed while loading",
      "cuDNN aborts the process when a sub-library is missing or has another version, so the "
      "probe that loaded it crashed.",
      "loading cuDNN ({0}) ended with {1}; stderr: {2}",
@@ -503,7 +503,7 @@ constexpr FindingSpec k_table[] = {
      "the same cuDNN release; reinstall cuDNN",
      where("the cuDNN library loaded (\"libcudnn.so.9\")", "how it ended (signal or status)",
            k_stderr, "the cuDNN directory")},
-    {"lib.cudnn_sublibrary_failed", Severity::fail, "cuDNN sub-library broken",
+    {codes::k_lib_cudnn_sublibrary_failed, Severity::fail, "cuDNN sub-library broken",
      "A cuDNN sub-library is missing, cannot be loaded, or is from another cuDNN release than "
      "the shim.",
      "cuDNN sub-library {0} in {1} {2}",
@@ -512,35 +512,35 @@ constexpr FindingSpec k_table[] = {
      where("the sub-library (\"libcudnn_ops.so.9\")", "its directory",
            "what is wrong (cannot be loaded, fails its version check)",
            "path of the cuDNN shim loaded")},
-    {"log.fallen_off_bus", Severity::fail, "GPU fell off the bus",
+    {codes::k_log_fallen_off_bus, Severity::fail, "GPU fell off the bus",
      "The kernel log says the NVIDIA driver found a GPU not answering on PCIe any more: power "
      "delivery, overheating, a bad riser or slot, firmware, or a failing GPU.",
      "the kernel log says {0} fell off the bus, {1}: \"{2}\"",
      "drain and reboot the node; check power cables, PSU and cooling; reseat the GPU and check "
      "the riser and slot; update the SBIOS and driver; if it repeats ask the vendor for an RMA",
      where(k_device, k_when, k_log_line), Drain::yes},
-    {"log.pcie_aer_corrected", Severity::info, "Corrected PCIe errors on a GPU",
+    {codes::k_log_pcie_aer_corrected, Severity::info, "Corrected PCIe errors on a GPU",
      "The PCIe link of a GPU had errors that the hardware corrected (AER). A few are harmless; a "
      "steady stream points at signal quality.",
      "corrected PCIe (AER) errors on {0}, {1}: \"{2}\"",
      "nothing to do for a few; if they keep coming reseat the GPU, check the riser and slot, and "
      "compare the link with gpu.pcie_link",
      where(k_device, k_when, k_log_line)},
-    {"log.pcie_aer_fatal", Severity::fail, "Fatal PCIe error on a GPU",
+    {codes::k_log_pcie_aer_fatal, Severity::fail, "Fatal PCIe error on a GPU",
      "The PCIe link of a GPU had a fatal uncorrectable error (AER): the link was reset or lost "
      "and the GPU may have fallen off the bus.",
      "fatal PCIe (AER) error on {0}, {1}: \"{2}\"",
      "drain and reboot the node; reseat the GPU, check the riser, slot and power; update the "
      "SBIOS; if it repeats ask the vendor for an RMA",
      where(k_device, k_when, k_log_line), Drain::yes},
-    {"log.pcie_aer_uncorrected", Severity::warn, "Uncorrected PCIe errors on a GPU",
+    {codes::k_log_pcie_aer_uncorrected, Severity::warn, "Uncorrected PCIe errors on a GPU",
      "The PCIe link of a GPU had uncorrectable, non-fatal errors (AER): transfers were lost or "
      "retried by software.",
      "uncorrected non-fatal PCIe (AER) errors on {0}, {1}: \"{2}\"",
      "reseat the GPU, check the riser and slot, update the SBIOS; watch gpu.pcie_link and the "
      "kernel log for Xid 79",
      where(k_device, k_when, k_log_line)},
-    {"log.sxid", Severity::warn, "NVSwitch error (SXid)",
+    {codes::k_log_sxid, Severity::warn, "NVSwitch error (SXid)",
      "The NVSwitch driver logged a Switch Xid: an error in the NVSwitch fabric between the GPUs. "
      "Fatal SXids stop the GPUs' NVLink traffic until a reset.",
      "SXid {0} ({1}) on {2}, {3}: \"{4}\"",
@@ -548,14 +548,14 @@ constexpr FindingSpec k_table[] = {
      "Fabric Manager log; a fatal SXid needs the NVSwitch and its GPUs reset (or a reboot)",
      where("the SXid number", "its severity (fatal, non-fatal)", "the NVSwitch (its PCI address)",
            k_when, k_log_line)},
-    {"log.xid_application", Severity::info, "Xid caused by an application",
+    {codes::k_log_xid_application, Severity::info, "Xid caused by an application",
      "The NVIDIA driver logged an Xid that a program's own fault causes (an illegal address, a "
      "killed or failed program); the GPU itself is healthy.",
      "Xid {0} ({1}) on {3}, {4}: {2} (\"{6}\")",
      "{5} (NVIDIA's Xid catalogue: https://docs.nvidia.com/deploy/xid-errors/)",
      where("the Xid number", "its mnemonic in NVIDIA's catalogue", "what it means", k_device,
            k_when, "what to do, from NVIDIA's catalogue", k_log_line)},
-    {"log.xid_fatal", Severity::fail, "Fatal Xid: GPU lost or memory error",
+    {codes::k_log_xid_fatal, Severity::fail, "Fatal Xid: GPU lost or memory error",
      "The NVIDIA driver logged an Xid that leaves the GPU unusable or its memory corrupt until a "
      "reset or reboot (fell off the bus, uncorrectable or uncontained ECC error, failed row "
      "remap, failed initialisation); a repeat means failing hardware.",
@@ -564,7 +564,7 @@ constexpr FindingSpec k_table[] = {
      where("the Xid number", "its mnemonic in NVIDIA's catalogue", "what it means", k_device,
            k_when, "what to do, from NVIDIA's catalogue", k_log_line),
      Drain::yes},
-    {"log.xid_hardware", Severity::warn, "Xid: GPU hardware or firmware error",
+    {codes::k_log_xid_hardware, Severity::warn, "Xid: GPU hardware or firmware error",
      "The NVIDIA driver logged an Xid from the GPU's hardware, firmware or links (ECC events, "
      "NVLink, GSP firmware, micro-controller, timeouts) that needs a reset or a watch.",
      "Xid {0} ({1}) on {3}, {4}: {2} (\"{6}\")",
@@ -572,31 +572,31 @@ constexpr FindingSpec k_table[] = {
      where("the Xid number", "its mnemonic in NVIDIA's catalogue", "what it means", k_device,
            k_when, "what to do, from NVIDIA's catalogue", k_log_line),
      Drain::yes},
-    {"log.xid_unlisted", Severity::info, "Xid gpucheck does not know",
+    {codes::k_log_xid_unlisted, Severity::info, "Xid gpucheck does not know",
      "The NVIDIA driver logged an Xid that is not in gpucheck's table; NVIDIA's Xid catalogue "
      "describes it.",
      "Xid {0} on {1}, {2} (\"{3}\")",
      "look Xid {0} up in NVIDIA's Xid catalogue, https://docs.nvidia.com/deploy/xid-errors/, "
      "and follow its resolution",
      where("the Xid number", k_device, k_when, k_log_line)},
-    {"nvml.driver_not_loaded", Severity::fail, "NVML: driver not loaded",
+    {codes::k_nvml_driver_not_loaded, Severity::fail, "NVML: driver not loaded",
      "NVML found no running NVIDIA kernel driver.",
      "nvmlInit_v2 returned NVML_ERROR_DRIVER_NOT_LOADED (9){0}",
      "load the driver (sudo modprobe nvidia); see driver.kernel_module for why it is not loaded",
      where("\"; /proc/driver/nvidia/version is absent\", or empty"), Drain::yes},
-    {"nvml.gpu_lost", Severity::fail, "NVML: GPU lost",
+    {codes::k_nvml_gpu_lost, Severity::fail, "NVML: GPU lost",
      "A GPU stopped responding (fell off the bus, Xid 79).",
      "nvmlInit_v2 returned NVML_ERROR_GPU_IS_LOST (15)",
      "drain the machine and reboot; if it repeats, check power, cooling and the slot, and ask "
      "the vendor for an RMA",
      where(), Drain::yes},
-    {"nvml.init_failed", Severity::fail, "NVML initialisation failed",
+    {codes::k_nvml_init_failed, Severity::fail, "NVML initialisation failed",
      "NVML could not initialise; the code names the reason.",
      "nvmlInit_v2 returned NVML_ERROR_{0} ({1})",
      "run nvidia-smi to see the same error, check sudo dmesg | grep -i nvrm, and look up "
      "NVML_ERROR_{0} in the NVML documentation",
      where("the NVML error name, without NVML_ERROR_", "its number")},
-    {"nvml.library_missing", Severity::warn, "libnvidia-ml not loadable",
+    {codes::k_nvml_library_missing, Severity::warn, "libnvidia-ml not loadable",
      "The kernel module is loaded but NVML, the driver's management library, cannot be loaded.",
      "libnvidia-ml.so.1 cannot be loaded ({0}) although the kernel module {1} is loaded",
      "install the driver's utilities for branch {2} (Debian/Ubuntu: apt install "
@@ -604,12 +604,12 @@ constexpr FindingSpec k_table[] = {
      "NVIDIA_DRIVER_CAPABILITIES",
      where("why libnvidia-ml.so.1 could not be loaded (the loader's error)",
            "version of the loaded kernel module", "the driver branch (\"580\")")},
-    {"nvml.no_permission", Severity::fail, "NVML: insufficient permissions",
+    {codes::k_nvml_no_permission, Severity::fail, "NVML: insufficient permissions",
      "This user may not open the GPU device nodes.",
      "nvmlInit_v2 returned NVML_ERROR_NO_PERMISSION (4)",
      "add the user to the group that owns /dev/nvidia* (often video: sudo usermod -aG video "
      "$USER, then log in again); in a container pass the devices (--gpus all)"},
-    {"nvml.unknown_error", Severity::fail, "NVML: unknown error",
+    {codes::k_nvml_unknown_error, Severity::fail, "NVML: unknown error",
      "NVML failed with an unknown error; in containers this is the classic sign of device access "
      "lost after systemctl daemon-reload.",
      "nvmlInit_v2 returned NVML_ERROR_UNKNOWN (999){0}",
@@ -617,19 +617,19 @@ constexpr FindingSpec k_table[] = {
      "nvidia-ctk system create-dev-char-symlinks --create-all); on a host: check sudo dmesg for "
      "Xid errors and reboot",
      where("\" inside a docker container\" (the container runtime), or empty")},
-    {"probe.crashed", Severity::error, "Probe crashed",
+    {codes::k_probe_crashed, Severity::error, "Probe crashed",
      "A probe runs each NVIDIA library call in a child process; this one was killed by a signal "
      "inside the library, so its facts are missing.",
      "the {0} crashed with {1}; stderr: {2}",
      "the crash is inside the NVIDIA library the {0} loads: reinstall that library or the driver; "
      "if it persists, report it with the saved snapshot",
      where(k_probe, "the signal (\"SIGSEGV\")", k_stderr)},
-    {"probe.failed", Severity::error, "Probe failed",
+    {codes::k_probe_failed, Severity::error, "Probe failed",
      "A probe's child process ended without delivering its facts.",
      "the {0} ended without a result ({1}); stderr: {2}",
      "rerun gpucheck; if it repeats, report it with the saved snapshot",
      where(k_probe, "how it ended (exit status, unreadable output)", k_stderr)},
-    {"probe.timed_out", Severity::error, "Probe hung",
+    {codes::k_probe_timed_out, Severity::error, "Probe hung",
      "A probe's child process did not finish in time and was killed: a driver call hung.",
      "the {0} did not finish within {1} s and was killed; stderr: {2}",
      "a hung driver call usually means a GPU in a bad state: read driver.kernel_log's Xid "

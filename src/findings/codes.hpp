@@ -1,0 +1,241 @@
+#pragma once
+/// Every finding code of the catalogue as a typed constant: `make_finding(codes::k_driver_missing,
+/// ...)`. A misspelt constant does not compile; each constant names exactly one entry of the
+/// tables beside it (src/findings/table_*.cpp), which use the same constants, and
+/// tests/unit/finding_catalog_test.cpp proves that every constant here has its entry.
+///
+/// A released code never changes meaning; add a code here, its entry in a table, and its row in
+/// docs/findings.md.
+
+#include <string_view>
+
+namespace gpucheck {
+
+/// A finding's stable code, "<area>.<problem>". Made only here, as the constants below.
+class FindingCode {
+ public:
+  explicit constexpr FindingCode(std::string_view text) : m_text(text) {}
+  [[nodiscard]] constexpr std::string_view text() const { return m_text; }
+  constexpr operator std::string_view() const { return m_text; } // NOLINT: a code is its text
+  friend constexpr bool operator==(FindingCode a, FindingCode b) { return a.m_text == b.m_text; }
+  friend constexpr bool operator==(std::string_view a, FindingCode b) { return a == b.m_text; }
+
+ private:
+  std::string_view m_text;
+};
+
+/// For fmt: a code formats as its text.
+constexpr std::string_view format_as(FindingCode code) {
+  return code.text();
+}
+
+namespace codes {
+
+// compat.*
+inline constexpr FindingCode k_compat_cuda_unknown{"compat.cuda_unknown"};
+inline constexpr FindingCode k_compat_cudnn_arch_newer{"compat.cudnn_arch_newer"};
+inline constexpr FindingCode k_compat_cudnn_arch_unconfirmed{"compat.cudnn_arch_unconfirmed"};
+inline constexpr FindingCode k_compat_cudnn_arch_unsupported{"compat.cudnn_arch_unsupported"};
+inline constexpr FindingCode k_compat_driver_too_old{"compat.driver_too_old"};
+inline constexpr FindingCode k_compat_driver_unknown{"compat.driver_unknown"};
+inline constexpr FindingCode k_compat_forward_compat_conditional{"compat.forward_compat_conditional"};
+inline constexpr FindingCode k_compat_forward_compat_not_needed{"compat.forward_compat_not_needed"};
+inline constexpr FindingCode k_compat_forward_compat_ok{"compat.forward_compat_ok"};
+inline constexpr FindingCode k_compat_forward_compat_unsupported_gpu{"compat.forward_compat_unsupported_gpu"};
+inline constexpr FindingCode k_compat_forward_compat_wrong_branch{"compat.forward_compat_wrong_branch"};
+inline constexpr FindingCode k_compat_gpu_arch_deprecated{"compat.gpu_arch_deprecated"};
+inline constexpr FindingCode k_compat_gpu_arch_newer_than_toolkit{"compat.gpu_arch_newer_than_toolkit"};
+inline constexpr FindingCode k_compat_gpu_arch_removed{"compat.gpu_arch_removed"};
+inline constexpr FindingCode k_compat_gpu_dropped_by_driver{"compat.gpu_dropped_by_driver"};
+inline constexpr FindingCode k_compat_gpu_unknown{"compat.gpu_unknown"};
+inline constexpr FindingCode k_compat_minor_version_compat{"compat.minor_version_compat"};
+inline constexpr FindingCode k_compat_toolkit_minor_version{"compat.toolkit_minor_version"};
+inline constexpr FindingCode k_compat_toolkit_too_new{"compat.toolkit_too_new"};
+inline constexpr FindingCode k_compat_what_runs{"compat.what_runs"};
+
+// cuda.*
+inline constexpr FindingCode k_cuda_compat_unsupported{"cuda.compat_unsupported"};
+inline constexpr FindingCode k_cuda_devices_unavailable{"cuda.devices_unavailable"};
+inline constexpr FindingCode k_cuda_init_failed{"cuda.init_failed"};
+inline constexpr FindingCode k_cuda_insufficient_driver{"cuda.insufficient_driver"};
+inline constexpr FindingCode k_cuda_library_missing{"cuda.library_missing"};
+inline constexpr FindingCode k_cuda_no_device{"cuda.no_device"};
+inline constexpr FindingCode k_cuda_no_visible_device{"cuda.no_visible_device"};
+inline constexpr FindingCode k_cuda_stub_library{"cuda.stub_library"};
+inline constexpr FindingCode k_cuda_system_driver_mismatch{"cuda.system_driver_mismatch"};
+inline constexpr FindingCode k_cuda_system_not_ready{"cuda.system_not_ready"};
+inline constexpr FindingCode k_cuda_unknown_error{"cuda.unknown_error"};
+
+// cudnn.*
+inline constexpr FindingCode k_cudnn_activation_mismatch{"cudnn.activation_mismatch"};
+inline constexpr FindingCode k_cudnn_call_failed{"cudnn.call_failed"};
+inline constexpr FindingCode k_cudnn_conv_mismatch{"cudnn.conv_mismatch"};
+inline constexpr FindingCode k_cudnn_heuristic_slow{"cudnn.heuristic_slow"};
+inline constexpr FindingCode k_cudnn_nondeterministic{"cudnn.nondeterministic"};
+
+// driver.*
+inline constexpr FindingCode k_driver_gpu_other_driver{"driver.gpu_other_driver"};
+inline constexpr FindingCode k_driver_gpu_unbound{"driver.gpu_unbound"};
+inline constexpr FindingCode k_driver_missing{"driver.missing"};
+inline constexpr FindingCode k_driver_module_not_loaded{"driver.module_not_loaded"};
+inline constexpr FindingCode k_driver_version_mismatch{"driver.version_mismatch"};
+
+// env.*
+inline constexpr FindingCode k_env_device_node_missing{"env.device_node_missing"};
+inline constexpr FindingCode k_env_device_node_no_access{"env.device_node_no_access"};
+inline constexpr FindingCode k_env_dgpu_switched_off{"env.dgpu_switched_off"};
+inline constexpr FindingCode k_env_driver_capabilities_no_compute{"env.driver_capabilities_no_compute"};
+inline constexpr FindingCode k_env_driver_capabilities_unset{"env.driver_capabilities_unset"};
+inline constexpr FindingCode k_env_nouveau_bound{"env.nouveau_bound"};
+inline constexpr FindingCode k_env_nouveau_loaded{"env.nouveau_loaded"};
+inline constexpr FindingCode k_env_nvidia_visible_devices_none{"env.nvidia_visible_devices_none"};
+inline constexpr FindingCode k_env_risky_variable{"env.risky_variable"};
+inline constexpr FindingCode k_env_shm_missing{"env.shm_missing"};
+inline constexpr FindingCode k_env_shm_not_writable{"env.shm_not_writable"};
+inline constexpr FindingCode k_env_shm_small{"env.shm_small"};
+inline constexpr FindingCode k_env_visible_devices_hides_all{"env.visible_devices_hides_all"};
+inline constexpr FindingCode k_env_visible_devices_no_match{"env.visible_devices_no_match"};
+inline constexpr FindingCode k_env_visible_devices_partly_invalid{"env.visible_devices_partly_invalid"};
+inline constexpr FindingCode k_env_wsl_cuda_meta_package{"env.wsl_cuda_meta_package"};
+inline constexpr FindingCode k_env_wsl_file_missing{"env.wsl_file_missing"};
+inline constexpr FindingCode k_env_wsl_ldconfig_warning{"env.wsl_ldconfig_warning"};
+inline constexpr FindingCode k_env_wsl_linux_driver_library{"env.wsl_linux_driver_library"};
+inline constexpr FindingCode k_env_wsl_linux_driver_package{"env.wsl_linux_driver_package"};
+
+// fabric.*
+inline constexpr FindingCode k_fabric_clique_split{"fabric.clique_split"};
+inline constexpr FindingCode k_fabric_not_ready{"fabric.not_ready"};
+inline constexpr FindingCode k_fabric_registration_failed{"fabric.registration_failed"};
+
+// fw.*
+inline constexpr FindingCode k_fw_build_unknown{"fw.build_unknown"};
+inline constexpr FindingCode k_fw_cpu_only_build{"fw.cpu_only_build"};
+inline constexpr FindingCode k_fw_cudnn_mismatch{"fw.cudnn_mismatch"};
+inline constexpr FindingCode k_fw_cudnn_older{"fw.cudnn_older"};
+inline constexpr FindingCode k_fw_driver_too_old{"fw.driver_too_old"};
+inline constexpr FindingCode k_fw_gpu_libraries_missing{"fw.gpu_libraries_missing"};
+inline constexpr FindingCode k_fw_gpu_libraries_off_path{"fw.gpu_libraries_off_path"};
+inline constexpr FindingCode k_fw_gpu_not_covered{"fw.gpu_not_covered"};
+inline constexpr FindingCode k_fw_gpu_ptx_only{"fw.gpu_ptx_only"};
+inline constexpr FindingCode k_fw_import_crashed{"fw.import_crashed"};
+inline constexpr FindingCode k_fw_import_failed{"fw.import_failed"};
+inline constexpr FindingCode k_fw_import_hung{"fw.import_hung"};
+inline constexpr FindingCode k_fw_import_no_gpu{"fw.import_no_gpu"};
+inline constexpr FindingCode k_fw_import_op_failed{"fw.import_op_failed"};
+inline constexpr FindingCode k_fw_interpreter_failed{"fw.interpreter_failed"};
+inline constexpr FindingCode k_fw_jax_plugin_mismatch{"fw.jax_plugin_mismatch"};
+inline constexpr FindingCode k_fw_library_missing{"fw.library_missing"};
+inline constexpr FindingCode k_fw_library_shadowed{"fw.library_shadowed"};
+inline constexpr FindingCode k_fw_minor_version_compat{"fw.minor_version_compat"};
+inline constexpr FindingCode k_fw_python_not_found{"fw.python_not_found"};
+inline constexpr FindingCode k_fw_system_copy_unused{"fw.system_copy_unused"};
+inline constexpr FindingCode k_fw_torchvision_mismatch{"fw.torchvision_mismatch"};
+
+// gate.*
+inline constexpr FindingCode k_gate_gpu_count_mismatch{"gate.gpu_count_mismatch"};
+inline constexpr FindingCode k_gate_metric_below_minimum{"gate.metric_below_minimum"};
+inline constexpr FindingCode k_gate_metric_not_measured{"gate.metric_not_measured"};
+inline constexpr FindingCode k_gate_requirement_not_met{"gate.requirement_not_met"};
+inline constexpr FindingCode k_gate_requirement_unknown{"gate.requirement_unknown"};
+inline constexpr FindingCode k_gate_warnings_present{"gate.warnings_present"};
+
+// gpu.*
+inline constexpr FindingCode k_gpu_bandwidth_low{"gpu.bandwidth_low"};
+inline constexpr FindingCode k_gpu_bandwidth_outlier{"gpu.bandwidth_outlier"};
+inline constexpr FindingCode k_gpu_burn_gpus_disagree{"gpu.burn_gpus_disagree"};
+inline constexpr FindingCode k_gpu_burn_mismatch{"gpu.burn_mismatch"};
+inline constexpr FindingCode k_gpu_burn_outlier{"gpu.burn_outlier"};
+inline constexpr FindingCode k_gpu_burn_slow{"gpu.burn_slow"};
+inline constexpr FindingCode k_gpu_burn_thermal{"gpu.burn_thermal"};
+inline constexpr FindingCode k_gpu_burn_throttled_hw{"gpu.burn_throttled_hw"};
+inline constexpr FindingCode k_gpu_burn_xid{"gpu.burn_xid"};
+inline constexpr FindingCode k_gpu_busy_not_tested{"gpu.busy_not_tested"};
+inline constexpr FindingCode k_gpu_child_failed{"gpu.child_failed"};
+inline constexpr FindingCode k_gpu_clocks_hw_slowdown{"gpu.clocks_hw_slowdown"};
+inline constexpr FindingCode k_gpu_clocks_power_capped{"gpu.clocks_power_capped"};
+inline constexpr FindingCode k_gpu_clocks_thermal_slowdown{"gpu.clocks_thermal_slowdown"};
+inline constexpr FindingCode k_gpu_compute_exclusive{"gpu.compute_exclusive"};
+inline constexpr FindingCode k_gpu_compute_mismatch{"gpu.compute_mismatch"};
+inline constexpr FindingCode k_gpu_compute_prohibited{"gpu.compute_prohibited"};
+inline constexpr FindingCode k_gpu_contention{"gpu.contention"};
+inline constexpr FindingCode k_gpu_context_failed{"gpu.context_failed"};
+inline constexpr FindingCode k_gpu_copy_corrupt{"gpu.copy_corrupt"};
+inline constexpr FindingCode k_gpu_copy_gate_timeout{"gpu.copy_gate_timeout"};
+inline constexpr FindingCode k_gpu_cuda_call_failed{"gpu.cuda_call_failed"};
+inline constexpr FindingCode k_gpu_display_active{"gpu.display_active"};
+inline constexpr FindingCode k_gpu_display_watchdog{"gpu.display_watchdog"};
+inline constexpr FindingCode k_gpu_ecc_disabled{"gpu.ecc_disabled"};
+inline constexpr FindingCode k_gpu_ecc_uncorrected{"gpu.ecc_uncorrected"};
+inline constexpr FindingCode k_gpu_graph_mismatch{"gpu.graph_mismatch"};
+inline constexpr FindingCode k_gpu_kernel_image_fallback{"gpu.kernel_image_fallback"};
+inline constexpr FindingCode k_gpu_kernel_jit_used{"gpu.kernel_jit_used"};
+inline constexpr FindingCode k_gpu_kernel_load_failed{"gpu.kernel_load_failed"};
+inline constexpr FindingCode k_gpu_kernels_not_built{"gpu.kernels_not_built"};
+inline constexpr FindingCode k_gpu_long_interrupted{"gpu.long_interrupted"};
+inline constexpr FindingCode k_gpu_lost{"gpu.lost"};
+inline constexpr FindingCode k_gpu_memory_held_by_others{"gpu.memory_held_by_others"};
+inline constexpr FindingCode k_gpu_memory_in_use{"gpu.memory_in_use"};
+inline constexpr FindingCode k_gpu_memtest_coverage_low{"gpu.memtest_coverage_low"};
+inline constexpr FindingCode k_gpu_memtest_errors{"gpu.memtest_errors"};
+inline constexpr FindingCode k_gpu_mig_change_pending{"gpu.mig_change_pending"};
+inline constexpr FindingCode k_gpu_mig_no_instance{"gpu.mig_no_instance"};
+inline constexpr FindingCode k_gpu_other_run{"gpu.other_run"};
+inline constexpr FindingCode k_gpu_pcie_width_degraded{"gpu.pcie_width_degraded"};
+inline constexpr FindingCode k_gpu_persistence_off{"gpu.persistence_off"};
+inline constexpr FindingCode k_gpu_reset_required{"gpu.reset_required"};
+inline constexpr FindingCode k_gpu_retired_pages_limit{"gpu.retired_pages_limit"};
+inline constexpr FindingCode k_gpu_retired_pages_pending{"gpu.retired_pages_pending"};
+inline constexpr FindingCode k_gpu_row_remap_failed{"gpu.row_remap_failed"};
+inline constexpr FindingCode k_gpu_row_remap_pending{"gpu.row_remap_pending"};
+inline constexpr FindingCode k_gpu_stream_priority_ignored{"gpu.stream_priority_ignored"};
+
+// lib.*
+inline constexpr FindingCode k_lib_cudart_not_found{"lib.cudart_not_found"};
+inline constexpr FindingCode k_lib_cudnn_cuda_major_mix{"lib.cudnn_cuda_major_mix"};
+inline constexpr FindingCode k_lib_cudnn_missing{"lib.cudnn_missing"};
+inline constexpr FindingCode k_lib_cudnn_older_copy_loaded{"lib.cudnn_older_copy_loaded"};
+inline constexpr FindingCode k_lib_cudnn_probe_crashed{"lib.cudnn_probe_crashed"};
+inline constexpr FindingCode k_lib_cudnn_sublibrary_failed{"lib.cudnn_sublibrary_failed"};
+
+// log.*
+inline constexpr FindingCode k_log_fallen_off_bus{"log.fallen_off_bus"};
+inline constexpr FindingCode k_log_pcie_aer_corrected{"log.pcie_aer_corrected"};
+inline constexpr FindingCode k_log_pcie_aer_fatal{"log.pcie_aer_fatal"};
+inline constexpr FindingCode k_log_pcie_aer_uncorrected{"log.pcie_aer_uncorrected"};
+inline constexpr FindingCode k_log_sxid{"log.sxid"};
+inline constexpr FindingCode k_log_xid_application{"log.xid_application"};
+inline constexpr FindingCode k_log_xid_fatal{"log.xid_fatal"};
+inline constexpr FindingCode k_log_xid_hardware{"log.xid_hardware"};
+inline constexpr FindingCode k_log_xid_unlisted{"log.xid_unlisted"};
+
+// nccl.*
+inline constexpr FindingCode k_nccl_wrong_sum{"nccl.wrong_sum"};
+
+// nvlink.*
+inline constexpr FindingCode k_nvlink_crc_errors{"nvlink.crc_errors"};
+inline constexpr FindingCode k_nvlink_links_down{"nvlink.links_down"};
+inline constexpr FindingCode k_nvlink_recovery_errors{"nvlink.recovery_errors"};
+
+// nvml.*
+inline constexpr FindingCode k_nvml_driver_not_loaded{"nvml.driver_not_loaded"};
+inline constexpr FindingCode k_nvml_gpu_lost{"nvml.gpu_lost"};
+inline constexpr FindingCode k_nvml_init_failed{"nvml.init_failed"};
+inline constexpr FindingCode k_nvml_library_missing{"nvml.library_missing"};
+inline constexpr FindingCode k_nvml_no_permission{"nvml.no_permission"};
+inline constexpr FindingCode k_nvml_unknown_error{"nvml.unknown_error"};
+
+// p2p.*
+inline constexpr FindingCode k_p2p_bandwidth_low{"p2p.bandwidth_low"};
+inline constexpr FindingCode k_p2p_data_mismatch{"p2p.data_mismatch"};
+inline constexpr FindingCode k_p2p_no_access{"p2p.no_access"};
+
+// probe.*
+inline constexpr FindingCode k_probe_crashed{"probe.crashed"};
+inline constexpr FindingCode k_probe_failed{"probe.failed"};
+inline constexpr FindingCode k_probe_timed_out{"probe.timed_out"};
+
+// topology.*
+inline constexpr FindingCode k_topology_p2p_unsupported{"topology.p2p_unsupported"};
+} // namespace codes
+
+} // namespace gpucheck

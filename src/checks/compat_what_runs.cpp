@@ -1,7 +1,7 @@
 #include "checks/compat_checks.hpp"
 #include "compat/matrix.hpp"
 #include "compat/what_runs.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -18,7 +18,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
     return {skip_result(k_info, "the driver version is not known")};
   }
   const std::string line = compat::one_line(compat::what_runs(matrix, query));
-  return {make_result(k_info, line, {make_finding("compat.what_runs", std::nullopt, line)})};
+  return {make_result(k_info, line, {make_finding(codes::k_compat_what_runs, std::nullopt, line)})};
 }
 } // namespace
 

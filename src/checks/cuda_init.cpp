@@ -5,7 +5,7 @@
 #include "checks/driver_facts.hpp"
 #include "checks/probe_failure.hpp"
 #include "checks/version_text.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -86,32 +86,32 @@ Finding finding_for_code(const SystemSnapshot& s, int code) {
   const std::string file = library_file(cuda.library);
   switch (code) {
   case k_cuda_no_device:
-    return make_finding("cuda.no_device", std::nullopt, visibility_context(s));
+    return make_finding(codes::k_cuda_no_device, std::nullopt, visibility_context(s));
   case k_cuda_unknown:
-    return make_finding("cuda.unknown_error", std::nullopt, unknown_error_context(s));
+    return make_finding(codes::k_cuda_unknown_error, std::nullopt, unknown_error_context(s));
   case k_cuda_stub_library:
-    return make_finding("cuda.stub_library", std::nullopt, file, "CUDA_ERROR_STUB_LIBRARY (34)",
-                        directory_of(file));
+    return make_finding(codes::k_cuda_stub_library, std::nullopt, file,
+                        "CUDA_ERROR_STUB_LIBRARY (34)", directory_of(file));
   case k_cuda_insufficient_driver:
-    return make_finding("cuda.insufficient_driver", std::nullopt,
+    return make_finding(codes::k_cuda_insufficient_driver, std::nullopt,
                         cuda.driver_version ? cuda_version_text(*cuda.driver_version)
                                             : std::string("unknown"));
   case k_cuda_system_driver_mismatch:
-    return make_finding("cuda.system_driver_mismatch", std::nullopt,
+    return make_finding(codes::k_cuda_system_driver_mismatch, std::nullopt,
                         soname_version(file, "libcuda").value_or("of unknown version"), file,
                         module_version_text(s.kernel_module));
   case k_cuda_compat_not_supported:
-    return make_finding("cuda.compat_unsupported", std::nullopt, file,
+    return make_finding(codes::k_cuda_compat_unsupported, std::nullopt, file,
                         path_through_component(file, "compat").value_or(directory_of(file)));
   case k_cuda_devices_unavailable:
-    return make_finding("cuda.devices_unavailable", std::nullopt, compute_mode_context(s));
+    return make_finding(codes::k_cuda_devices_unavailable, std::nullopt, compute_mode_context(s));
   case k_cuda_system_not_ready:
     return make_finding(
-        "cuda.system_not_ready", std::nullopt,
+        codes::k_cuda_system_not_ready, std::nullopt,
         s.kernel_module.version.value_or(s.nvml.driver_version.value_or("unknown")));
   default:
     return make_finding(
-        "cuda.init_failed", std::nullopt,
+        codes::k_cuda_init_failed, std::nullopt,
         cuda.init_result_name.empty() ? std::string("CUresult") : cuda.init_result_name, code,
         cuda.init_result_text.empty() ? std::string("no description") : cuda.init_result_text);
   }
@@ -133,7 +133,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
         cuda.library.error.empty() ? std::string("not found") : cuda.library.error;
     return {
         make_result(k_info, "libcuda.so.1 cannot be loaded",
-                    {make_finding("cuda.library_missing", std::nullopt, why,
+                    {make_finding(codes::k_cuda_library_missing, std::nullopt, why,
                                   module_version_text(s.kernel_module), driver_branch_text(s))})};
   }
   const std::string file = library_file(cuda.library);
@@ -141,8 +141,9 @@ std::vector<CheckResult> run(const CheckContext& context) {
     const std::string init = cuda.init_result
                                  ? fmt::format("{} ({})", cuda.init_result_name, *cuda.init_result)
                                  : std::string("not called");
-    return {make_result(k_info, fmt::format("the stub libcuda {} is loaded", file),
-                        {make_finding("cuda.stub_library", std::nullopt, file, init, *stubs)})};
+    return {
+        make_result(k_info, fmt::format("the stub libcuda {} is loaded", file),
+                    {make_finding(codes::k_cuda_stub_library, std::nullopt, file, init, *stubs)})};
   }
   if (!cuda.init_result) {
     return {skip_result(k_info, "cuInit was not called")};
@@ -153,9 +154,9 @@ std::vector<CheckResult> run(const CheckContext& context) {
                         {finding_for_code(s, code)})};
   }
   if (cuda.device_count && *cuda.device_count == 0) {
-    return {
-        make_result(k_info, "cuInit succeeded but CUDA sees no device",
-                    {make_finding("cuda.no_visible_device", std::nullopt, visibility_context(s))})};
+    return {make_result(
+        k_info, "cuInit succeeded but CUDA sees no device",
+        {make_finding(codes::k_cuda_no_visible_device, std::nullopt, visibility_context(s))})};
   }
   const std::string driver =
       cuda.driver_version ? cuda_version_text(*cuda.driver_version) : std::string("unknown");

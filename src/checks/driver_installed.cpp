@@ -3,7 +3,7 @@
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
 #include "checks/probe_failure.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -35,9 +35,9 @@ std::vector<CheckResult> run(const CheckContext& context) {
   }
   const std::string why =
       s.cuda.library.error.empty() ? std::string("not found") : s.cuda.library.error;
-  return {
-      make_result(k_info, "no NVIDIA driver is installed",
-                  {make_finding("driver.missing", std::nullopt, why, pci_gpu_summary(module))})};
+  return {make_result(
+      k_info, "no NVIDIA driver is installed",
+      {make_finding(codes::k_driver_missing, std::nullopt, why, pci_gpu_summary(module))})};
 }
 } // namespace
 

@@ -11,7 +11,7 @@
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
 #include "checks/xid_catalog.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -97,12 +97,12 @@ Finding xid_finding(const KernelLogInfo& log, const Group& group) {
   const XidInfo* info = find_xid(xid);
   const auto [when, old] = when_text(log, group);
   if (info == nullptr) {
-    return make_finding_as(lowered(Severity::info, old), "log.xid_unlisted", group.place.gpu_index,
-                           xid, group.place.text, when, group.last->text);
+    return make_finding_as(lowered(Severity::info, old), codes::k_log_xid_unlisted,
+                           group.place.gpu_index, xid, group.place.text, when, group.last->text);
   }
-  const char* code = info->weight == XidClass::fatal      ? "log.xid_fatal"
-                     : info->weight == XidClass::hardware ? "log.xid_hardware"
-                                                          : "log.xid_application";
+  const FindingCode code = info->weight == XidClass::fatal      ? codes::k_log_xid_fatal
+                           : info->weight == XidClass::hardware ? codes::k_log_xid_hardware
+                                                                : codes::k_log_xid_application;
   Finding finding = make_finding(code, group.place.gpu_index, xid, info->mnemonic, info->meaning,
                                  group.place.text, when, info->action, group.last->text);
   finding.severity = lowered(finding.severity, old);
@@ -151,22 +151,23 @@ std::vector<CheckResult> run(const CheckContext& context) {
     } else if (kind == "sxid") {
       const Severity severity = group.last->severity == "fatal" ? Severity::warn : Severity::info;
       findings.push_back(make_finding_as(
-          lowered(severity, old), "log.sxid", std::nullopt, group.last->code.value_or(0),
+          lowered(severity, old), codes::k_log_sxid, std::nullopt, group.last->code.value_or(0),
           group.last->severity.empty() ? "unknown severity" : group.last->severity,
           group.place.text, when, group.last->text));
     } else if (kind == "fallen_off_bus") {
       // The Xid 79 of the same GPU says it already.
       if (std::find(fallen_xid_places.begin(), fallen_xid_places.end(), group.place.text) ==
           fallen_xid_places.end()) {
-        Finding finding = make_finding("log.fallen_off_bus", group.place.gpu_index,
+        Finding finding = make_finding(codes::k_log_fallen_off_bus, group.place.gpu_index,
                                        group.place.text, when, group.last->text);
         finding.severity = lowered(finding.severity, old);
         findings.push_back(std::move(finding));
       }
     } else if (kind == "aer") {
-      const char* code = group.last->severity == "fatal"         ? "log.pcie_aer_fatal"
-                         : group.last->severity == "uncorrected" ? "log.pcie_aer_uncorrected"
-                                                                 : "log.pcie_aer_corrected";
+      const FindingCode code = group.last->severity == "fatal" ? codes::k_log_pcie_aer_fatal
+                               : group.last->severity == "uncorrected"
+                                   ? codes::k_log_pcie_aer_uncorrected
+                                   : codes::k_log_pcie_aer_corrected;
       Finding finding =
           make_finding(code, group.place.gpu_index, group.place.text, when, group.last->text);
       finding.severity = lowered(finding.severity, old);

@@ -3,7 +3,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -44,18 +44,18 @@ std::vector<CheckResult> run(const CheckContext& context) {
   if (!module.proc_version_present) {
     const std::string kernel = s.host.kernel.empty() ? std::string("$(uname -r)") : s.host.kernel;
     return {make_result(k_info, "the nvidia kernel module is not loaded",
-                        {make_finding("driver.module_not_loaded", std::nullopt,
+                        {make_finding(codes::k_driver_module_not_loaded, std::nullopt,
                                       user_space_libraries(s), pci_gpu_summary(module), kernel)})};
   }
   std::vector<Finding> findings;
   const std::vector<const PciDevice*> gpus = nvidia_gpu_functions(module);
   for (const PciDevice* device : gpus) {
     if (device->driver.empty()) {
-      findings.push_back(make_finding("driver.gpu_unbound", std::nullopt, device->bdf,
+      findings.push_back(make_finding(codes::k_driver_gpu_unbound, std::nullopt, device->bdf,
                                       device->device_id, module_version_text(module)));
     } else if (device->driver != "nvidia" && device->driver != "nouveau") {
       // nouveau is judged by env.nouveau.
-      findings.push_back(make_finding("driver.gpu_other_driver", std::nullopt, device->bdf,
+      findings.push_back(make_finding(codes::k_driver_gpu_other_driver, std::nullopt, device->bdf,
                                       device->device_id, device->driver));
     }
   }

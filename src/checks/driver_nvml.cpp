@@ -3,7 +3,7 @@
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
 #include "checks/probe_failure.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -58,11 +58,11 @@ std::vector<Finding> lost_gpu_findings(const SystemSnapshot& s) {
                                  : std::string();
     const std::string address = bdf.empty() ? std::string("at an unknown PCI address") : bdf;
     if (failure.result == k_nvml_reset_required) {
-      findings.push_back(make_finding("gpu.reset_required", failure.index, failure.index, address,
-                                      evidence + cuda));
+      findings.push_back(make_finding(codes::k_gpu_reset_required, failure.index, failure.index,
+                                      address, evidence + cuda));
     } else {
       findings.push_back(
-          make_finding("gpu.lost", failure.index, failure.index, address, evidence + cuda));
+          make_finding(codes::k_gpu_lost, failure.index, failure.index, address, evidence + cuda));
     }
   }
   return findings;
@@ -84,7 +84,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
         nvml.library.error.empty() ? std::string("not found") : nvml.library.error;
     return {
         make_result(k_info, "libnvidia-ml.so.1 cannot be loaded",
-                    {make_finding("nvml.library_missing", std::nullopt, why,
+                    {make_finding(codes::k_nvml_library_missing, std::nullopt, why,
                                   module_version_text(s.kernel_module), driver_branch_text(s))})};
   }
   if (!nvml.init_result) {
@@ -108,25 +108,26 @@ std::vector<CheckResult> run(const CheckContext& context) {
   case k_nvml_driver_not_loaded:
     return {
         make_result(k_info, summary,
-                    {make_finding("nvml.driver_not_loaded", std::nullopt,
+                    {make_finding(codes::k_nvml_driver_not_loaded, std::nullopt,
                                   s.kernel_module.proc_version_present
                                       ? std::string()
                                       : std::string("; /proc/driver/nvidia/version is absent"))})};
   case k_nvml_no_permission:
-    return {make_result(k_info, summary, {make_finding("nvml.no_permission", std::nullopt)})};
+    return {
+        make_result(k_info, summary, {make_finding(codes::k_nvml_no_permission, std::nullopt)})};
   case k_nvml_gpu_is_lost:
-    return {make_result(k_info, summary, {make_finding("nvml.gpu_lost", std::nullopt)})};
+    return {make_result(k_info, summary, {make_finding(codes::k_nvml_gpu_lost, std::nullopt)})};
   case k_nvml_unknown: {
     const std::string where =
         s.environment.container.kind == "none"
             ? std::string()
             : fmt::format(" inside a {} container", s.environment.container.kind);
-    return {
-        make_result(k_info, summary, {make_finding("nvml.unknown_error", std::nullopt, where)})};
+    return {make_result(k_info, summary,
+                        {make_finding(codes::k_nvml_unknown_error, std::nullopt, where)})};
   }
   default:
     return {make_result(k_info, summary,
-                        {make_finding("nvml.init_failed", std::nullopt,
+                        {make_finding(codes::k_nvml_init_failed, std::nullopt,
                                       nvml.init_result_name.empty() ? std::string("UNKNOWN_CODE")
                                                                     : nvml.init_result_name,
                                       code)})};

@@ -5,7 +5,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/version_text.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -71,7 +71,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
     const std::string module = kernel.value_or("unknown");
     return {make_result(k_info,
                         fmt::format("kernel module {} does not match user-space {}", module, user),
-                        {make_finding("driver.version_mismatch", std::nullopt, module, user,
+                        {make_finding(codes::k_driver_version_mismatch, std::nullopt, module, user,
                                       fmt::format("{}", fmt::join(sources, "; ")))})};
   }
   if (!kernel) {

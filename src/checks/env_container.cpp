@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "checks/checks.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -52,16 +52,16 @@ std::vector<CheckResult> run(const CheckContext& context) {
     const std::string word = lower(*visible);
     if (word == "void" || word == "none") {
       findings.push_back(
-          make_finding("env.nvidia_visible_devices_none", std::nullopt, *visible, kind));
+          make_finding(codes::k_env_nvidia_visible_devices_none, std::nullopt, *visible, kind));
     }
   }
   if (auto capabilities = s.env("NVIDIA_DRIVER_CAPABILITIES")) {
     if (!has_compute(*capabilities)) {
       findings.push_back(
-          make_finding("env.driver_capabilities_no_compute", std::nullopt, *capabilities));
+          make_finding(codes::k_env_driver_capabilities_no_compute, std::nullopt, *capabilities));
     }
   } else {
-    findings.push_back(make_finding("env.driver_capabilities_unset", std::nullopt, kind));
+    findings.push_back(make_finding(codes::k_env_driver_capabilities_unset, std::nullopt, kind));
   }
   return {make_result(k_info, fmt::format("running in a {} container", kind), std::move(findings))};
 }

@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "checks/checks.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -44,7 +44,7 @@ void judge_access(const DeviceNode& node, std::vector<Finding>& findings) {
                                                             : "writing";
   const std::string mode = node.mode ? fmt::format("{:04o}", *node.mode) : std::string("unknown");
   findings.push_back(
-      make_finding("env.device_node_no_access", std::nullopt, node.path, what, mode));
+      make_finding(codes::k_env_device_node_no_access, std::nullopt, node.path, what, mode));
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {
@@ -66,7 +66,8 @@ std::vector<CheckResult> run(const CheckContext& context) {
         std::pair<std::string_view, std::string>{"/dev/nvidia-uvm", uvm_context}}) {
     const DeviceNode* node = find_node(module, path);
     if (node == nullptr || !node->exists) {
-      findings.push_back(make_finding("env.device_node_missing", std::nullopt, path, context_text));
+      findings.push_back(
+          make_finding(codes::k_env_device_node_missing, std::nullopt, path, context_text));
     } else {
       judge_access(*node, findings);
     }
@@ -77,14 +78,15 @@ std::vector<CheckResult> run(const CheckContext& context) {
       continue;
     }
     if (!node.exists) {
-      findings.push_back(make_finding("env.device_node_missing", std::nullopt, node.path, ""));
+      findings.push_back(
+          make_finding(codes::k_env_device_node_missing, std::nullopt, node.path, ""));
       continue;
     }
     ++gpu_nodes;
     judge_access(node, findings);
   }
   if (gpu_nodes == 0 && find_node(module, "/dev/nvidia0") == nullptr) {
-    findings.push_back(make_finding("env.device_node_missing", std::nullopt, "/dev/nvidia0",
+    findings.push_back(make_finding(codes::k_env_device_node_missing, std::nullopt, "/dev/nvidia0",
                                     " (no /dev/nvidiaN node exists for any GPU)"));
   }
   return {make_result(k_info,

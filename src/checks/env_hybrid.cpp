@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "checks/checks.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -61,7 +61,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
       nvidia.empty() ? "the NVIDIA GPU" : fmt::format("NVIDIA {}", fmt::join(nvidia, ", "));
   if (!why_off.empty()) {
     return {make_result(k_info, fmt::format("{} is switched off beside {}", dgpu, igpu),
-                        {make_finding("env.dgpu_switched_off", std::nullopt, dgpu, igpu,
+                        {make_finding(codes::k_env_dgpu_switched_off, std::nullopt, dgpu, igpu,
                                       fmt::format("{}", fmt::join(why_off, "; ")))})};
   }
   // A GPU that sleeps between uses (RTD3, the on-demand profile) wakes on the first CUDA call.

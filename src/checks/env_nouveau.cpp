@@ -2,7 +2,7 @@
 #include <fmt/ranges.h>
 
 #include "checks/checks.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -23,11 +23,11 @@ std::vector<CheckResult> run(const CheckContext& context) {
   if (!bound.empty()) {
     const std::string list = fmt::format("{}", fmt::join(bound, ", "));
     return {make_result(k_info, fmt::format("nouveau drives {}", list),
-                        {make_finding("env.nouveau_bound", std::nullopt, list)})};
+                        {make_finding(codes::k_env_nouveau_bound, std::nullopt, list)})};
   }
   if (module.nouveau_loaded) {
     return {make_result(k_info, "the nouveau module is loaded",
-                        {make_finding("env.nouveau_loaded", std::nullopt)})};
+                        {make_finding(codes::k_env_nouveau_loaded, std::nullopt)})};
   }
   return {make_result(k_info, "nouveau is not loaded", {})};
 }

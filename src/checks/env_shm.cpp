@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "checks/checks.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -57,19 +57,19 @@ std::vector<CheckResult> run(const CheckContext& context) {
   const ShmInfo& shm = *s.environment.shm;
   if (shm.source == "absent") {
     return {make_result(k_info, "/dev/shm does not exist",
-                        {make_finding("env.shm_missing", std::nullopt, kind)})};
+                        {make_finding(codes::k_env_shm_missing, std::nullopt, kind)})};
   }
   std::vector<Finding> findings;
   if (shm.writable && !*shm.writable) {
-    findings.push_back(make_finding("env.shm_not_writable", std::nullopt, kind));
+    findings.push_back(make_finding(codes::k_env_shm_not_writable, std::nullopt, kind));
   }
   if (!shm.total_bytes) {
     return {make_result(k_info, "the size of /dev/shm is unknown", std::move(findings))};
   }
   const std::string why = needs(s);
   if (*shm.total_bytes < k_min_shm_bytes && !why.empty()) {
-    findings.push_back(make_finding("env.shm_small", std::nullopt, mib(*shm.total_bytes), kind, why,
-                                    mib(k_min_shm_bytes)));
+    findings.push_back(make_finding(codes::k_env_shm_small, std::nullopt, mib(*shm.total_bytes),
+                                    kind, why, mib(k_min_shm_bytes)));
   }
   return {make_result(
       k_info, fmt::format("/dev/shm holds {} in a {} container", mib(*shm.total_bytes), kind),

@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "checks/checks.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -59,7 +59,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
     }
     if (risky.value.empty() || equal_nocase(*value, risky.value)) {
       findings.push_back(
-          make_finding("env.risky_variable", std::nullopt, risky.name, *value, risky.why));
+          make_finding(codes::k_env_risky_variable, std::nullopt, risky.name, *value, risky.why));
     }
   }
   const std::string summary =

@@ -6,7 +6,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/visible_devices.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -80,14 +80,14 @@ std::vector<CheckResult> run(const CheckContext& context) {
 
   if (const std::optional<std::string> reason = hiding_reason(parsed)) {
     return {make_result(k_info, fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" hides every GPU", *value),
-                        {make_finding("env.visible_devices_hides_all", std::nullopt, *value,
+                        {make_finding(codes::k_env_visible_devices_hides_all, std::nullopt, *value,
                                       *reason, all_indices(s))})};
   }
   if (parsed.first_invalid) {
     const VisibleEntry& bad = parsed.entries[*parsed.first_invalid];
     if (*parsed.first_invalid == 0) {
       return {make_result(k_info, fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" selects no GPU", *value),
-                          {make_finding("env.visible_devices_no_match", std::nullopt, *value,
+                          {make_finding(codes::k_env_visible_devices_no_match, std::nullopt, *value,
                                         bad.text, bad.problem, gpu_list(s))})};
     }
     std::vector<std::string> kept;
@@ -98,7 +98,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
     }
     return {make_result(
         k_info, fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" is partly invalid", *value),
-        {make_finding("env.visible_devices_partly_invalid", std::nullopt, *value, bad.text,
+        {make_finding(codes::k_env_visible_devices_partly_invalid, std::nullopt, *value, bad.text,
                       bad.problem, fmt::format("{}", fmt::join(kept, ", ")), gpu_list(s))})};
   }
   return {make_result(k_info,

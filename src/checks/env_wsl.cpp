@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "checks/checks.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -68,20 +68,20 @@ std::vector<CheckResult> run(const CheckContext& context) {
   const WslInfo& wsl = *s.environment.wsl_details;
   std::vector<Finding> findings;
   if (!wsl.dxg) {
-    findings.push_back(make_finding("env.wsl_file_missing", std::nullopt, "/dev/dxg"));
+    findings.push_back(make_finding(codes::k_env_wsl_file_missing, std::nullopt, "/dev/dxg"));
   }
   bool regular_libcuda = false;
   for (const WslFile& file : wsl.files) {
     const bool required =
         file.path.ends_with("libcuda.so.1") || file.path.ends_with("libnvidia-ml.so.1");
     if (required && !file.exists) {
-      findings.push_back(make_finding("env.wsl_file_missing", std::nullopt, file.path));
+      findings.push_back(make_finding(codes::k_env_wsl_file_missing, std::nullopt, file.path));
     }
     regular_libcuda =
         regular_libcuda || (file.path.ends_with("libcuda.so.1") && file.exists && !file.is_symlink);
   }
   for (const std::string& library : shadowing_libraries(s)) {
-    findings.push_back(make_finding("env.wsl_linux_driver_library", std::nullopt, library));
+    findings.push_back(make_finding(codes::k_env_wsl_linux_driver_library, std::nullopt, library));
   }
   std::vector<std::string> drivers;
   std::vector<std::string> metas;
@@ -89,15 +89,15 @@ std::vector<CheckResult> run(const CheckContext& context) {
     (is_meta_package(package) ? metas : drivers).push_back(package);
   }
   if (!drivers.empty()) {
-    findings.push_back(make_finding("env.wsl_linux_driver_package", std::nullopt,
+    findings.push_back(make_finding(codes::k_env_wsl_linux_driver_package, std::nullopt,
                                     fmt::format("{}", fmt::join(drivers, " "))));
   }
   if (!metas.empty()) {
-    findings.push_back(make_finding("env.wsl_cuda_meta_package", std::nullopt,
+    findings.push_back(make_finding(codes::k_env_wsl_cuda_meta_package, std::nullopt,
                                     fmt::format("{}", fmt::join(metas, " "))));
   }
   if (regular_libcuda) {
-    findings.push_back(make_finding("env.wsl_ldconfig_warning", std::nullopt));
+    findings.push_back(make_finding(codes::k_env_wsl_ldconfig_warning, std::nullopt));
   }
   const std::string kernel = wsl.kernel_release.empty() ? "unknown kernel" : wsl.kernel_release;
   return {make_result(

@@ -5,7 +5,7 @@
 
 #include "checks/fw_checks.hpp"
 #include "checks/fw_rules.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -29,11 +29,11 @@ std::vector<CheckResult> run(const CheckContext& context) {
     // given with --python (the command line refuses a --python that names no executable).
     if (env.query_failure) {
       findings.push_back(make_finding(
-          "fw.interpreter_failed", std::nullopt, env.interpreter,
+          codes::k_fw_interpreter_failed, std::nullopt, env.interpreter,
           env.query_failure->detail.empty() ? env.query_failure->kind : env.query_failure->detail));
     } else if (given && env.site_packages.empty() && env.source == "layout" &&
                env.version.empty()) {
-      findings.push_back(make_finding("fw.python_not_found", std::nullopt, env.interpreter));
+      findings.push_back(make_finding(codes::k_fw_python_not_found, std::nullopt, env.interpreter));
     }
     std::vector<std::string> frameworks;
     for (const FrameworkInstall& fw : env.frameworks) {

@@ -9,7 +9,7 @@
 
 #include "compat/lookup.hpp"
 #include "compat/machine.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks::fw {
 
@@ -110,12 +110,14 @@ void driver_rule(const compat::Matrix& matrix, const Machine& m, const std::stri
   const std::string driver = m.query.driver_text.value_or("(version unknown)");
   const std::string driver_cuda = v.driver_cuda ? v.driver_cuda->str() : "an unknown version";
   if (v.fit == compat::DriverFit::too_old) {
-    findings.push_back(make_finding("fw.driver_too_old", std::nullopt, who, cuda.truncated(2).str(),
-                                    compat::needed_driver_text(v, cuda), driver, driver_cuda,
-                                    alternative, compat::unconfirmed_note(v.unconfirmed)));
+    findings.push_back(make_finding(codes::k_fw_driver_too_old, std::nullopt, who,
+                                    cuda.truncated(2).str(), compat::needed_driver_text(v, cuda),
+                                    driver, driver_cuda, alternative,
+                                    compat::unconfirmed_note(v.unconfirmed)));
   } else if (v.fit == compat::DriverFit::minor_version) {
     findings.push_back(make_finding(
-        "fw.minor_version_compat", std::nullopt, who, cuda.truncated(2).str(), driver, driver_cuda,
+        codes::k_fw_minor_version_compat, std::nullopt, who, cuda.truncated(2).str(), driver,
+        driver_cuda,
         v.native_min_driver.empty() ? compat::needed_driver_text(v, cuda) : v.native_min_driver));
   }
 }
@@ -141,11 +143,11 @@ void arch_rule(const Machine& m, const std::string& who, const std::vector<Versi
       continue;
     }
     if (ptx && *ptx <= *gpu.cc) {
-      findings.push_back(make_finding("fw.gpu_ptx_only", gpu.index, who, gpu.name,
+      findings.push_back(make_finding(codes::k_fw_gpu_ptx_only, gpu.index, who, gpu.name,
                                       compat::sm_name(*gpu.cc), compat::sm_name(*ptx)));
       continue;
     }
-    findings.push_back(make_finding("fw.gpu_not_covered", gpu.index, who, gpu.name,
+    findings.push_back(make_finding(codes::k_fw_gpu_not_covered, gpu.index, who, gpu.name,
                                     compat::sm_name(*gpu.cc), arch_names(archs, ptx), source,
                                     remedy));
   }
@@ -200,7 +202,7 @@ void torchvision_rule(const PythonEnvironment& env, const std::string& who,
     }
     const std::string release = dist.version.substr(0, dist.version.find('+'));
     findings.push_back(make_finding(
-        "fw.torchvision_mismatch", std::nullopt, who, release, tag, torch_tag,
+        codes::k_fw_torchvision_mismatch, std::nullopt, who, release, tag, torch_tag,
         fmt::format("pip install torchvision=={} --index-url https://download.pytorch.org/whl/{}",
                     release, torch_tag)));
     return;
@@ -214,7 +216,7 @@ void pytorch_rules(const SystemSnapshot& snapshot, const compat::Matrix& matrix,
   const std::optional<Version> release = release_of(fw.version);
   if (!fw.cuda) {
     if (!m.facts.gpus.empty()) {
-      findings.push_back(make_finding("fw.cpu_only_build", std::nullopt, who,
+      findings.push_back(make_finding(codes::k_fw_cpu_only_build, std::nullopt, who,
                                       gpus_text(m.facts.gpus),
                                       pytorch_alternative(matrix, m, release)));
     }
@@ -258,7 +260,7 @@ void pytorch_rules(const SystemSnapshot& snapshot, const compat::Matrix& matrix,
     arch_rule(m, who, archs, ptx, source, remedy, findings);
   } else if (!m.facts.gpus.empty()) {
     findings.push_back(make_finding(
-        "fw.build_unknown", std::nullopt, who,
+        codes::k_fw_build_unknown, std::nullopt, who,
         wheel != nullptr
             ? fmt::format("the architecture list of PyTorch {} {}", wheel->version.str(),
                           wheel->wheel)
@@ -277,11 +279,11 @@ void pytorch_rules(const SystemSnapshot& snapshot, const compat::Matrix& matrix,
     const std::string spec = fmt::format("=={}", wheel->cudnn);
     if (loaded->major_number() != bundled->major_number()) {
       findings.push_back(
-          make_finding("fw.cudnn_mismatch", std::nullopt, who, cudnn->version, cudnn->path,
+          make_finding(codes::k_fw_cudnn_mismatch, std::nullopt, who, cudnn->version, cudnn->path,
                        fmt::format("{}.x (it bundles {})", bundled->major_number(), wheel->cudnn),
                        cudnn_remedy(fw, *cudnn, spec)));
     } else if (*loaded < bundled->truncated(loaded->parts().size())) {
-      findings.push_back(make_finding("fw.cudnn_older", std::nullopt, who, cudnn->version,
+      findings.push_back(make_finding(codes::k_fw_cudnn_older, std::nullopt, who, cudnn->version,
                                       cudnn->path, wheel->cudnn, cudnn_remedy(fw, *cudnn, spec)));
     }
   }
@@ -322,7 +324,7 @@ void tensorflow_rules(const compat::Matrix& matrix, const Machine& m, const Pyth
   if (!fw.cuda) {
     if (!m.facts.gpus.empty()) {
       findings.push_back(
-          make_finding("fw.cpu_only_build", std::nullopt, who, gpus_text(m.facts.gpus),
+          make_finding(codes::k_fw_cpu_only_build, std::nullopt, who, gpus_text(m.facts.gpus),
                        fw.distribution == "tensorflow-cpu"
                            ? fmt::format("pip uninstall tensorflow-cpu; {}", alternative)
                            : alternative));
@@ -330,7 +332,7 @@ void tensorflow_rules(const compat::Matrix& matrix, const Machine& m, const Pyth
     return;
   }
   if (build == nullptr) {
-    findings.push_back(make_finding("fw.build_unknown", std::nullopt, who,
+    findings.push_back(make_finding(codes::k_fw_build_unknown, std::nullopt, who,
                                     fmt::format("TensorFlow {}", fw.version),
                                     matrix.matrix_version));
   }
@@ -350,7 +352,7 @@ void tensorflow_rules(const compat::Matrix& matrix, const Machine& m, const Pyth
     for (const compat::MachineGpu& gpu : m.facts.gpus) {
       if (gpu.cc && *gpu.cc < *matrix.tensorflow_gpu_cc_min) {
         findings.push_back(make_finding(
-            "fw.gpu_not_covered", gpu.index, who, gpu.name, compat::sm_name(*gpu.cc),
+            codes::k_fw_gpu_not_covered, gpu.index, who, gpu.name, compat::sm_name(*gpu.cc),
             fmt::format("compute capability >= {}", matrix.tensorflow_gpu_cc_min->str()),
             "tensorflow.org's GPU list", "Move the work to a GPU TensorFlow supports."));
       }
@@ -368,11 +370,11 @@ void tensorflow_rules(const compat::Matrix& matrix, const Machine& m, const Pyth
     const std::string spec = fmt::format(">={},<{}", expected->str(), expected->major_number() + 1);
     if (loaded->major_number() != expected->major_number()) {
       findings.push_back(
-          make_finding("fw.cudnn_mismatch", std::nullopt, who, cudnn->version, cudnn->path,
+          make_finding(codes::k_fw_cudnn_mismatch, std::nullopt, who, cudnn->version, cudnn->path,
                        fmt::format("{}.x >= {}", expected->major_number(), expected->str()),
                        cudnn_remedy(fw, *cudnn, spec)));
     } else if (*loaded < *expected) {
-      findings.push_back(make_finding("fw.cudnn_older", std::nullopt, who, cudnn->version,
+      findings.push_back(make_finding(codes::k_fw_cudnn_older, std::nullopt, who, cudnn->version,
                                       cudnn->path, expected->str(),
                                       cudnn_remedy(fw, *cudnn, spec)));
     }
@@ -388,7 +390,7 @@ void jax_rules(const compat::Matrix& matrix, const Machine& m, const PythonEnvir
                : "no JAX CUDA wheel in the compatibility matrix fits this driver and these GPUs";
   if (!fw.cuda) {
     if (!m.facts.gpus.empty()) {
-      findings.push_back(make_finding("fw.cpu_only_build", std::nullopt, who,
+      findings.push_back(make_finding(codes::k_fw_cpu_only_build, std::nullopt, who,
                                       gpus_text(m.facts.gpus), alternative));
     }
     return;
@@ -398,8 +400,8 @@ void jax_rules(const compat::Matrix& matrix, const Machine& m, const PythonEnvir
     for (const std::string& plugin : fw.plugins) {
       const std::string version = plugin.substr(plugin.find(' ') + 1);
       if (version != fw.version) {
-        findings.push_back(
-            make_finding("fw.jax_plugin_mismatch", std::nullopt, who, plugin, fw.version, extra));
+        findings.push_back(make_finding(codes::k_fw_jax_plugin_mismatch, std::nullopt, who, plugin,
+                                        fw.version, extra));
       }
     }
   }
@@ -410,7 +412,7 @@ void jax_rules(const compat::Matrix& matrix, const Machine& m, const PythonEnvir
     }
   }
   if (wheel == nullptr) {
-    findings.push_back(make_finding("fw.build_unknown", std::nullopt, who,
+    findings.push_back(make_finding(codes::k_fw_build_unknown, std::nullopt, who,
                                     fmt::format("jax[{}]", extra), matrix.matrix_version));
     return;
   }
@@ -418,7 +420,7 @@ void jax_rules(const compat::Matrix& matrix, const Machine& m, const PythonEnvir
     const compat::DriverVerdict v =
         compat::judge_driver(matrix, m.query.driver, m.query.driver_cuda, wheel->cuda_min);
     findings.push_back(
-        make_finding("fw.driver_too_old", std::nullopt, who, wheel->built_with_cuda.str(),
+        make_finding(codes::k_fw_driver_too_old, std::nullopt, who, wheel->built_with_cuda.str(),
                      wheel->linux_min_driver.text, *m.query.driver_text,
                      v.driver_cuda ? v.driver_cuda->str() : "an unknown version", alternative, ""));
   }
@@ -432,7 +434,7 @@ void jax_rules(const compat::Matrix& matrix, const Machine& m, const PythonEnvir
           break;
         }
       }
-      findings.push_back(make_finding("fw.gpu_not_covered", gpu.index, who, gpu.name,
+      findings.push_back(make_finding(codes::k_fw_gpu_not_covered, gpu.index, who, gpu.name,
                                       compat::sm_name(*gpu.cc),
                                       fmt::format("sm_{}{} and newer", wheel->cc_min.major_number(),
                                                   wheel->cc_min.minor_number()),
@@ -446,7 +448,7 @@ void jax_rules(const compat::Matrix& matrix, const Machine& m, const PythonEnvir
   const std::optional<Version> high = release_of(wheel->cudnn_below);
   if (loaded && low && high && loaded->parts().size() > 1 && (*loaded < *low || *loaded >= *high)) {
     findings.push_back(make_finding(
-        "fw.cudnn_mismatch", std::nullopt, who, cudnn->version, cudnn->path,
+        codes::k_fw_cudnn_mismatch, std::nullopt, who, cudnn->version, cudnn->path,
         fmt::format(">= {} and < {}", wheel->cudnn_min, wheel->cudnn_below),
         cudnn_remedy(fw, *cudnn, fmt::format(">={},<{}", wheel->cudnn_min, wheel->cudnn_below))));
   }
@@ -619,8 +621,9 @@ void gpu_library_rules(const compat::Matrix& matrix, const Machine& m, const Pyt
     return fmt::format("{}", fmt::join(names, ", "));
   };
   if (!missing.empty()) {
-    findings.push_back(make_finding("fw.gpu_libraries_missing", std::nullopt, who, needs_text(fw),
-                                    sonames(missing), searched, missing_remedy(fw, missing)));
+    findings.push_back(make_finding(codes::k_fw_gpu_libraries_missing, std::nullopt, who,
+                                    needs_text(fw), sonames(missing), searched,
+                                    missing_remedy(fw, missing)));
   }
   if (!off_path.empty()) {
     std::vector<std::string> copies;
@@ -632,9 +635,9 @@ void gpu_library_rules(const compat::Matrix& matrix, const Machine& m, const Pyt
         dirs.push_back(dir);
       }
     }
-    findings.push_back(make_finding("fw.gpu_libraries_off_path", std::nullopt, who, needs_text(fw),
-                                    sonames(off_path), fmt::format("{}", fmt::join(copies, ", ")),
-                                    searched,
+    findings.push_back(make_finding(codes::k_fw_gpu_libraries_off_path, std::nullopt, who,
+                                    needs_text(fw), sonames(off_path),
+                                    fmt::format("{}", fmt::join(copies, ", ")), searched,
                                     off_path_remedy(fw, fmt::format("{}", fmt::join(dirs, ":")))));
   }
 }
@@ -768,7 +771,7 @@ std::vector<Finding> library_findings(const SystemSnapshot& snapshot, const comp
     const std::string label = library_label(lib.family);
     if (lib.path.empty() && !gpu_library_framework(fw)) {
       findings.push_back(make_finding(
-          "fw.library_missing", std::nullopt, who, lib.soname, label,
+          codes::k_fw_library_missing, std::nullopt, who, lib.soname, label,
           fw.runpath.empty() ? std::string("LD_LIBRARY_PATH, loader cache, /lib, /usr/lib")
                              : fmt::format("LD_LIBRARY_PATH, {}, loader cache, /lib, /usr/lib",
                                            fmt::join(fw.runpath, ":")),
@@ -781,7 +784,7 @@ std::vector<Finding> library_findings(const SystemSnapshot& snapshot, const comp
     if (lib.via == "LD_LIBRARY_PATH") {
       if (!lib.own_path.empty() && lib.own_path != lib.path) {
         findings.push_back(
-            make_finding("fw.library_shadowed", std::nullopt, who, label,
+            make_finding(codes::k_fw_library_shadowed, std::nullopt, who, label,
                          lib.version.empty() ? "(version unknown)" : lib.version, lib.path,
                          lib.own_version.empty() ? "(version unknown)" : lib.own_version,
                          lib.own_path, directory_of(lib.path)));
@@ -805,7 +808,7 @@ std::vector<Finding> library_findings(const SystemSnapshot& snapshot, const comp
                                    version.empty() ? "(version unknown)" : version, copy.path));
     }
     if (!others.empty()) {
-      findings.push_back(make_finding("fw.system_copy_unused", std::nullopt, who, label,
+      findings.push_back(make_finding(codes::k_fw_system_copy_unused, std::nullopt, who, label,
                                       lib.version.empty() ? "(version unknown)" : lib.version,
                                       lib.path, fmt::format("{}", fmt::join(others, "; "))));
     }
@@ -825,8 +828,8 @@ std::vector<Finding> import_findings(const SystemSnapshot& snapshot, const Pytho
       return findings; // the user stopped the run: the snapshot's probe issues say so
     }
     if (f.kind == "timeout") {
-      findings.push_back(
-          make_finding("fw.import_hung", std::nullopt, who, fmt::format("{:g}", f.timeout_s)));
+      findings.push_back(make_finding(codes::k_fw_import_hung, std::nullopt, who,
+                                      fmt::format("{:g}", f.timeout_s)));
     } else {
       std::string detail = f.detail.empty() ? f.kind : f.detail;
       const std::string& tail = f.stderr_tail;
@@ -838,23 +841,24 @@ std::vector<Finding> import_findings(const SystemSnapshot& snapshot, const Pytho
         last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
         detail += fmt::format("; last output: {}", last);
       }
-      findings.push_back(make_finding("fw.import_crashed", std::nullopt, who, detail));
+      findings.push_back(make_finding(codes::k_fw_import_crashed, std::nullopt, who, detail));
     }
     return findings;
   }
   if (!result.error.empty()) {
-    findings.push_back(make_finding(result.gpu_available.value_or(false) ? "fw.import_op_failed"
-                                                                         : "fw.import_failed",
+    findings.push_back(make_finding(result.gpu_available.value_or(false)
+                                        ? codes::k_fw_import_op_failed
+                                        : codes::k_fw_import_failed,
                                     std::nullopt, who, result.error));
     return findings;
   }
   const bool machine_has_gpu = !snapshot.gpus.empty();
   if (machine_has_gpu && result.gpu_available == false) {
     findings.push_back(
-        make_finding("fw.import_no_gpu", std::nullopt, who,
+        make_finding(codes::k_fw_import_no_gpu, std::nullopt, who,
                      fmt::format("device count {}", result.device_count.value_or(0))));
   } else if (result.op_ok == false) {
-    findings.push_back(make_finding("fw.import_op_failed", std::nullopt, who,
+    findings.push_back(make_finding(codes::k_fw_import_op_failed, std::nullopt, who,
                                     "the result of 64 additions was wrong"));
   }
   return findings;

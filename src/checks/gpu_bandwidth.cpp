@@ -10,7 +10,7 @@
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
 #include "engine/payloads.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -69,7 +69,7 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
     const GpuTarget& gpu = targets.gpus[i];
     const platform::ChildOutcome& outcome = *view->job.outcome;
     if (!outcome.ok()) {
-      Finding finding = make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index,
+      Finding finding = make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
                                      "host copies on every GPU at once",
                                      outcome.failure ? outcome.failure->detail : "no result");
       result.status = worst_of(result.status, status_for(finding.severity));
@@ -97,9 +97,10 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
     const Expected<std::optional<engine::CopiesTogetherPayload>> together =
         engine::read_copies_together(payload);
     if (!together) {
-      Finding finding = make_finding(
-          "gpu.child_failed", gpu.gpu_index, gpu.gpu_index, "host copies on every GPU at once",
-          fmt::format("its result could not be read: {}", together.error().message));
+      Finding finding =
+          make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
+                       "host copies on every GPU at once",
+                       fmt::format("its result could not be read: {}", together.error().message));
       result.status = worst_of(result.status, status_for(finding.severity));
       result.findings.push_back(std::move(finding));
     } else if (together.value()) {
@@ -161,7 +162,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
       if (auto ratio = outlier_ratio(h2d_of(results[i]), values)) {
         const GpuTarget& gpu = targets.gpus[i];
         results[i].findings.push_back(make_finding(
-            "gpu.bandwidth_outlier", gpu.gpu_index, gpu.gpu_index, model,
+            codes::k_gpu_bandwidth_outlier, gpu.gpu_index, gpu.gpu_index, model,
             fmt::format("{:.1f}", h2d_of(results[i])), fmt::format("{:.0f}", 100.0 * *ratio),
             values.size(), fmt::format("{:.1f}", h2d_of(results[i]) / *ratio), gpu.pci_bus_id));
         results[i].status = worst_of(results[i].status, Status::warn);
@@ -210,7 +211,7 @@ Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payloa
     const double worst = slower_is_h2d ? h2d : d2h;
     if (is_bandwidth_low(worst, *rate)) {
       Finding finding = make_finding(
-          "gpu.bandwidth_low", gpu.gpu_index, gpu.gpu_index,
+          codes::k_gpu_bandwidth_low, gpu.gpu_index, gpu.gpu_index,
           slower_is_h2d ? "host->device (pinned)" : "device->host (pinned)",
           fmt::format("{:.1f}", worst), fmt::format("{:.0f}", 100.0 * worst / rate->gbps),
           rate->label, fmt::format("{:.1f}", rate->gbps),
@@ -224,8 +225,8 @@ Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payloa
   }
   const int timeouts = bandwidth.value().gate_timeouts.value_or(0);
   if (timeouts > 0) {
-    judgement.findings.push_back(make_finding("gpu.copy_gate_timeout", gpu.gpu_index, gpu.gpu_index,
-                                              plural(timeouts, "sample")));
+    judgement.findings.push_back(make_finding(codes::k_gpu_copy_gate_timeout, gpu.gpu_index,
+                                              gpu.gpu_index, plural(timeouts, "sample")));
   }
   return judgement;
 }

@@ -3,7 +3,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -41,7 +41,7 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   std::vector<Finding> findings;
   if ((reasons & (k_sw_thermal | k_hw_thermal)) != 0) {
     findings.push_back(make_finding(
-        "gpu.clocks_thermal_slowdown", gpu.index, gpu_label(gpu),
+        codes::k_gpu_clocks_thermal_slowdown, gpu.index, gpu_label(gpu),
         names_of(reasons,
                  {{k_hw_thermal, "HW thermal slowdown"}, {k_sw_thermal, "SW thermal slowdown"}}),
         hex, gpu.temperature_c ? fmt::format("{} C", *gpu.temperature_c) : std::string("unknown")));
@@ -50,7 +50,7 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   const bool hw_slowdown_alone = (reasons & k_hw_slowdown) != 0 && (reasons & k_hw_thermal) == 0;
   if ((reasons & k_hw_power_brake) != 0 || hw_slowdown_alone) {
     findings.push_back(make_finding(
-        "gpu.clocks_hw_slowdown", gpu.index, gpu_label(gpu),
+        codes::k_gpu_clocks_hw_slowdown, gpu.index, gpu_label(gpu),
         names_of(reasons, {{k_hw_power_brake, "HW power brake"}, {k_hw_slowdown, "HW slowdown"}}),
         hex));
   }
@@ -59,7 +59,8 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
         gpu.power_w && gpu.power_limit_w
             ? fmt::format("{:.0f} W of a {:.0f} W limit", *gpu.power_w, *gpu.power_limit_w)
             : std::string("power draw not reported");
-    findings.push_back(make_finding("gpu.clocks_power_capped", gpu.index, gpu_label(gpu), power));
+    findings.push_back(
+        make_finding(codes::k_gpu_clocks_power_capped, gpu.index, gpu_label(gpu), power));
   }
   return make_result(info, fmt::format("clock event reasons {}", hex), std::move(findings),
                      gpu.index);

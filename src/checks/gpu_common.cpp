@@ -7,7 +7,7 @@
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
 #include "engine/payloads.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 #include "platform/child_process.hpp"
 
@@ -70,33 +70,34 @@ std::string failure_detail(const ChildFailure& failure) {
 }
 
 Finding unreadable_finding(std::string_view check_title, const GpuTarget& gpu, const Error& error) {
-  return make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index, std::string(check_title),
+  return make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
+                      std::string(check_title),
                       fmt::format("it reported a result gpucheck cannot read: {}", error.message));
 }
 
-std::string verify_code(const std::string& kind) {
+FindingCode verify_code(const std::string& kind) {
   if (kind == "compute") {
-    return "gpu.compute_mismatch";
+    return codes::k_gpu_compute_mismatch;
   }
   if (kind == "copy") {
-    return "gpu.copy_corrupt";
+    return codes::k_gpu_copy_corrupt;
   }
   if (kind == "graph") {
-    return "gpu.graph_mismatch";
+    return codes::k_gpu_graph_mismatch;
   }
   if (kind == "cudnn_conv") {
-    return "cudnn.conv_mismatch";
+    return codes::k_cudnn_conv_mismatch;
   }
   if (kind == "cudnn_activation") {
-    return "cudnn.activation_mismatch";
+    return codes::k_cudnn_activation_mismatch;
   }
   if (kind == "p2p") {
-    return "p2p.data_mismatch";
+    return codes::k_p2p_data_mismatch;
   }
   if (kind == "nccl") {
-    return "nccl.wrong_sum";
+    return codes::k_nccl_wrong_sum;
   }
-  return "gpu.compute_mismatch";
+  return codes::k_gpu_compute_mismatch;
 }
 } // namespace
 
@@ -185,14 +186,14 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
   }
   if (const auto& f = envelope.value().failure) {
     if (f->call.empty()) {
-      findings.push_back(make_finding("gpu.child_failed", index, index, check_title,
+      findings.push_back(make_finding(codes::k_gpu_child_failed, index, index, check_title,
                                       fmt::format("{}: {}", f->stage, f->message)));
     } else if (f->stage == "driver" || f->stage == "context") {
       findings.push_back(
-          make_finding("gpu.context_failed", index, index, f->call, f->stage, f->message));
+          make_finding(codes::k_gpu_context_failed, index, index, f->call, f->stage, f->message));
     } else {
-      findings.push_back(
-          make_finding("gpu.cuda_call_failed", index, index, f->call, f->stage, f->name, f->text));
+      findings.push_back(make_finding(codes::k_gpu_cuda_call_failed, index, index, f->call,
+                                      f->stage, f->name, f->text));
     }
   }
   for (const engine::PayloadVerification& v : envelope.value().verify) {
@@ -256,7 +257,7 @@ std::optional<Finding> kernel_load_finding(const GpuTarget& gpu,
     return std::nullopt;
   }
   if (module.code == -2) {
-    return make_finding("gpu.kernels_not_built", gpu.gpu_index, gpu.gpu_index);
+    return make_finding(codes::k_gpu_kernels_not_built, gpu.gpu_index, gpu.gpu_index);
   }
   const int cc_major = device ? device->cc_major : 0;
   const int cc_minor = device ? device->cc_minor : 0;
@@ -271,7 +272,7 @@ std::optional<Finding> kernel_load_finding(const GpuTarget& gpu,
     }
   }
   const std::string& log = module.error_log.empty() ? module.info_log : module.error_log;
-  return make_finding("gpu.kernel_load_failed", gpu.gpu_index, gpu.gpu_index, gpu.name,
+  return make_finding(codes::k_gpu_kernel_load_failed, gpu.gpu_index, gpu.gpu_index, gpu.name,
                       fmt::format("{}{}", cc_major, cc_minor), module.call, module.name,
                       module.text, image,
                       log.empty() ? std::string() : "; JIT log: " + tail(log, k_stderr_shown),
@@ -300,7 +301,7 @@ std::optional<std::string> out_of_memory_call(const nlohmann::json& payload) {
 
 /// Findings that compare a figure with a floor or with the GPU's other figures.
 bool is_threshold_verdict(const std::string& code) {
-  return code == "gpu.bandwidth_low" || code == "gpu.bandwidth_outlier";
+  return code == codes::k_gpu_bandwidth_low || code == codes::k_gpu_bandwidth_outlier;
 }
 
 std::string memory_words(const engine::GpuReport& gpu) {
@@ -337,7 +338,8 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
     if (!view) {
       results.push_back(make_result(
           info, fmt::format("GPU {}: not scheduled", gpu.gpu_index),
-          {make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index, std::string(info.title),
+          {make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
+                        std::string(info.title),
                         fmt::format("the GPU engine did not schedule CUDA device {} ({}): the "
                                     "driver's GPU list under /proc/driver/nvidia/gpus and CUDA "
                                     "disagree",
@@ -366,12 +368,12 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
       const bool other_run = view->job.skip == engine::JobReport::Skip::other_run;
       results.push_back(make_result(
           info, fmt::format("GPU {}: not tested ({})", gpu.gpu_index, view->job.skip_reason),
-          {other_run
-               ? make_finding("gpu.other_run", gpu.gpu_index, gpu.gpu_index, view->job.skip_reason)
-               : make_finding(
-                     "gpu.busy_not_tested", gpu.gpu_index, gpu.gpu_index,
-                     fmt::format("{} ({})", view->job.skip_reason, memory_words(view->gpu)),
-                     holders)},
+          {other_run ? make_finding(codes::k_gpu_other_run, gpu.gpu_index, gpu.gpu_index,
+                                    view->job.skip_reason)
+                     : make_finding(
+                           codes::k_gpu_busy_not_tested, gpu.gpu_index, gpu.gpu_index,
+                           fmt::format("{} ({})", view->job.skip_reason, memory_words(view->gpu)),
+                           holders)},
           gpu.gpu_index));
       continue;
     }
@@ -381,7 +383,7 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
       const std::string detail =
           outcome.failure ? failure_detail(*outcome.failure) : std::string("no result");
       result = make_result(info, fmt::format("GPU {}: the check process failed", gpu.gpu_index),
-                           {make_finding("gpu.child_failed", gpu.gpu_index, gpu.gpu_index,
+                           {make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
                                          std::string(info.title), detail)},
                            gpu.gpu_index);
     } else if (const auto oom_call = out_of_memory_call(*outcome.payload);
@@ -391,7 +393,7 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
           info,
           fmt::format("GPU {}: not tested (out of memory beside other processes)", gpu.gpu_index),
           {make_finding(
-              "gpu.busy_not_tested", gpu.gpu_index, gpu.gpu_index,
+              codes::k_gpu_busy_not_tested, gpu.gpu_index, gpu.gpu_index,
               fmt::format("{} ran out of device memory ({})", *oom_call, memory_words(view->gpu)),
               holders)},
           gpu.gpu_index);
@@ -410,7 +412,7 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
           }
         }
         findings.push_back(make_finding(
-            "gpu.contention", gpu.gpu_index, gpu.gpu_index,
+            codes::k_gpu_contention, gpu.gpu_index, gpu.gpu_index,
             plural(gpu.other_processes.size(), "other process", "other processes"), holders));
       }
       result = judgement.skipped ? skip_result(info, std::move(judgement.summary), gpu.gpu_index)
@@ -527,15 +529,16 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
       return {skip_result(info, view->job.skip_reason)};
     }
     if (view->job.skip == engine::JobReport::Skip::other_run) {
-      return {make_result(info, fmt::format("not tested ({})", view->job.skip_reason),
-                          {make_finding("gpu.other_run", anchor, anchor, view->job.skip_reason)})};
+      return {make_result(
+          info, fmt::format("not tested ({})", view->job.skip_reason),
+          {make_finding(codes::k_gpu_other_run, anchor, anchor, view->job.skip_reason)})};
     }
     if (!view->job.skip_is_contention) {
       return {skip_result(info, view->job.skip_reason)};
     }
-    return {make_result(
-        info, fmt::format("not tested ({})", view->job.skip_reason),
-        {make_finding("gpu.busy_not_tested", anchor, anchor, view->job.skip_reason, holders)})};
+    return {make_result(info, fmt::format("not tested ({})", view->job.skip_reason),
+                        {make_finding(codes::k_gpu_busy_not_tested, anchor, anchor,
+                                      view->job.skip_reason, holders)})};
   }
   const platform::ChildOutcome& outcome = *view->job.outcome;
   CheckResult result;
@@ -543,7 +546,7 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
     const std::string detail = outcome.failure ? outcome.failure->detail : std::string("no result");
     result = make_result(
         info, "the check process failed",
-        {make_finding("gpu.child_failed", anchor, anchor, std::string(info.title), detail)});
+        {make_finding(codes::k_gpu_child_failed, anchor, anchor, std::string(info.title), detail)});
   } else {
     const nlohmann::json& payload = *outcome.payload;
     GpuTarget target = targets.gpus.front();
@@ -554,7 +557,7 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
     Judgement judgement = judge(payload, contended, metrics);
     findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
     if (contended) {
-      findings.push_back(make_finding("gpu.contention", anchor, anchor,
+      findings.push_back(make_finding(codes::k_gpu_contention, anchor, anchor,
                                       plural(others.size(), "other process", "other processes"),
                                       holders));
     }

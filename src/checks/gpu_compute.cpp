@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checks/gpu_checks.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -26,7 +26,7 @@ image_fallback_note(const GpuTarget& gpu, const std::optional<engine::KernelModu
   if (!module || !module->loaded || !module->fallback) {
     return std::nullopt;
   }
-  return make_finding("gpu.kernel_image_fallback", gpu.gpu_index, gpu.gpu_index, gpu.name,
+  return make_finding(codes::k_gpu_kernel_image_fallback, gpu.gpu_index, gpu.gpu_index, gpu.name,
                       module->toolkit, module->route, module->reason);
 }
 } // namespace
@@ -58,7 +58,7 @@ Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload)
       image += entry;
     }
     judgement.findings.push_back(make_finding(
-        "gpu.kernel_jit_used", gpu.gpu_index, gpu.gpu_index,
+        codes::k_gpu_kernel_jit_used, gpu.gpu_index, gpu.gpu_index,
         fmt::format("{}, sm_{}", gpu.name,
                     device ? fmt::format("{}.{}", device->cc_major, device->cc_minor) : "?"),
         image));

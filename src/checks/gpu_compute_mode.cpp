@@ -2,7 +2,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -20,12 +20,13 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   if (mode == "prohibited") {
     return make_result(
         info, summary,
-        {make_finding("gpu.compute_prohibited", gpu.index, gpu_label(gpu), gpu.index)}, gpu.index);
+        {make_finding(codes::k_gpu_compute_prohibited, gpu.index, gpu_label(gpu), gpu.index)},
+        gpu.index);
   }
   if (mode == "exclusive_process" || mode == "exclusive_thread") {
     return make_result(
         info, summary,
-        {make_finding("gpu.compute_exclusive", gpu.index, gpu_label(gpu), mode, gpu.index)},
+        {make_finding(codes::k_gpu_compute_exclusive, gpu.index, gpu_label(gpu), mode, gpu.index)},
         gpu.index);
   }
   return make_result(info, summary, {}, gpu.index);

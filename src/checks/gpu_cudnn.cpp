@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checks/gpu_checks.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -56,8 +56,8 @@ Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload) {
   }
   const std::string version = version_text(cudnn.library ? cudnn.library->version : 0);
   if (const auto& f = cudnn.failure) {
-    judgement.findings.push_back(make_finding("cudnn.call_failed", index, index, f->call, f->stage,
-                                              f->status, f->name,
+    judgement.findings.push_back(make_finding(codes::k_cudnn_call_failed, index, index, f->call,
+                                              f->stage, f->status, f->name,
                                               f->detail.empty() ? "" : ": " + f->detail));
     judgement.summary = fmt::format("GPU {}: cuDNN {} failed", index, version);
     return judgement;
@@ -77,15 +77,15 @@ Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload) {
     const double heuristic_ms = heuristic.ms.value_or(0.0);
     const double found_ms = found.ms.value_or(0.0);
     if (found_ms > 0.0 && heuristic_ms > k_heuristic_slow_factor * found_ms) {
-      judgement.findings.push_back(make_finding("cudnn.heuristic_slow", index, index, conv.shape,
-                                                heuristic.algo, fmt::format("{:.3f}", heuristic_ms),
-                                                found.algo, fmt::format("{:.3f}", found_ms),
-                                                fmt::format("{:.1f}", heuristic_ms / found_ms)));
+      judgement.findings.push_back(make_finding(
+          codes::k_cudnn_heuristic_slow, index, index, conv.shape, heuristic.algo,
+          fmt::format("{:.3f}", heuristic_ms), found.algo, fmt::format("{:.3f}", found_ms),
+          fmt::format("{:.1f}", heuristic_ms / found_ms)));
     }
   }
   if (const auto& d = cudnn.determinism; d && !d->equal) {
-    judgement.findings.push_back(make_finding("cudnn.nondeterministic", index, index, d->label,
-                                              d->algo, d->hashes[0], d->hashes[1]));
+    judgement.findings.push_back(make_finding(codes::k_cudnn_nondeterministic, index, index,
+                                              d->label, d->algo, d->hashes[0], d->hashes[1]));
   }
   judgement.summary =
       fmt::format("GPU {}: cuDNN {}: convolutions and activations {}; {}", index, version,

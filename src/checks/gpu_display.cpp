@@ -5,7 +5,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -34,13 +34,14 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
     // Under WSL the Windows driver's TDR always applies: expected there, a note.
     const Severity severity = s.environment.wsl ? Severity::info : Severity::warn;
     return make_result(info, "kernels have a run-time limit (display watchdog)",
-                       {make_finding_as(severity, "gpu.display_watchdog", gpu.index, gpu_label(gpu),
-                                        display_text(gpu))},
+                       {make_finding_as(severity, codes::k_gpu_display_watchdog, gpu.index,
+                                        gpu_label(gpu), display_text(gpu))},
                        gpu.index);
   }
   if (gpu.display_active.value_or(false)) {
     return make_result(info, "drives a display; no kernel time limit",
-                       {make_finding("gpu.display_active", gpu.index, gpu_label(gpu))}, gpu.index);
+                       {make_finding(codes::k_gpu_display_active, gpu.index, gpu_label(gpu))},
+                       gpu.index);
   }
   return make_result(info, "no display watchdog", {}, gpu.index);
 }

@@ -2,7 +2,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -22,9 +22,9 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
     return skip_result(info, "ECC is not supported on this GPU", gpu.index);
   }
   if (!*gpu.ecc_enabled) {
-    return make_result(info, "ECC is off",
-                       {make_finding("gpu.ecc_disabled", gpu.index, gpu_label(gpu), gpu.index)},
-                       gpu.index);
+    return make_result(
+        info, "ECC is off",
+        {make_finding(codes::k_gpu_ecc_disabled, gpu.index, gpu_label(gpu), gpu.index)}, gpu.index);
   }
   if (!gpu.ecc_uncorrected_volatile) {
     return skip_result(info, "ECC is on; the error counters are not reported", gpu.index);
@@ -37,7 +37,7 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   if (uncorrected > 0) {
     return make_result(
         info, summary,
-        {make_finding("gpu.ecc_uncorrected", gpu.index, gpu_label(gpu), serial_text(gpu),
+        {make_finding(codes::k_gpu_ecc_uncorrected, gpu.index, gpu_label(gpu), serial_text(gpu),
                       plural(uncorrected, "uncorrected ECC error"), gpu.index)},
         gpu.index);
   }

@@ -3,7 +3,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -43,11 +43,12 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
       pids.empty() ? std::string("none visible") : fmt::format("PIDs {}", fmt::join(pids, " "));
   // Running processes that hold the memory are a busy GPU, not a fault: a note. Memory that no
   // visible process holds (leaked, or another container's) is worth a warning.
-  return make_result(
-      info, summary,
-      {make_finding(holders.empty() ? "gpu.memory_held_by_others" : "gpu.memory_in_use", gpu.index,
-                    gpu_label(gpu), bytes_text(used), bytes_text(total), percent, who, pid_list)},
-      gpu.index);
+  return make_result(info, summary,
+                     {make_finding(holders.empty() ? codes::k_gpu_memory_held_by_others
+                                                   : codes::k_gpu_memory_in_use,
+                                   gpu.index, gpu_label(gpu), bytes_text(used), bytes_text(total),
+                                   percent, who, pid_list)},
+                     gpu.index);
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {

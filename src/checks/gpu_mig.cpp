@@ -2,7 +2,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -24,7 +24,7 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   std::vector<Finding> findings;
   // mig_pending is the mode the GPU takes at its next reset.
   if (gpu.mig_pending && *gpu.mig_pending != *gpu.mig_enabled) {
-    findings.push_back(make_finding("gpu.mig_change_pending", gpu.index, gpu_label(gpu),
+    findings.push_back(make_finding(codes::k_gpu_mig_change_pending, gpu.index, gpu_label(gpu),
                                     mode_text(*gpu.mig_enabled), mode_text(*gpu.mig_pending),
                                     gpu.index));
   }
@@ -39,7 +39,8 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
     return make_result(info, "MIG is enabled", std::move(findings), gpu.index);
   }
   if (*gpu.mig_instance_count == 0) {
-    findings.push_back(make_finding("gpu.mig_no_instance", gpu.index, gpu_label(gpu), gpu.index));
+    findings.push_back(
+        make_finding(codes::k_gpu_mig_no_instance, gpu.index, gpu_label(gpu), gpu.index));
   }
   return make_result(
       info, fmt::format("MIG is enabled with {}", plural(*gpu.mig_instance_count, "instance")),

@@ -6,7 +6,7 @@
 
 #include "checks/gpu_checks.hpp"
 #include "engine/payloads.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 

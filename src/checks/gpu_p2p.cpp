@@ -10,7 +10,7 @@
 #include "checks/interconnect_rules.hpp"
 #include "checks/per_gpu.hpp"
 #include "engine/gpu_engine.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -136,7 +136,7 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
     const int a = index_of(access.from);
     const int b = index_of(access.to);
     const GpuPath* path = path_of(snapshot, a, b);
-    Finding finding = make_finding("p2p.no_access", a, a, b, path ? path_label(*path) : "?");
+    Finding finding = make_finding(codes::k_p2p_no_access, a, a, b, path ? path_label(*path) : "?");
     if (path != nullptr && (path->nvlinks > 0 || path->p2p_nvlink == "ok")) {
       finding.severity = Severity::warn; // NVLink between them, yet no peer access
     }
@@ -169,9 +169,10 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
     }
     if (const auto capacity = path_capacity(snapshot, *from, *to);
         capacity && pair.write_gbps < k_floor_share * capacity->first) {
-      Finding finding = make_finding(
-          "p2p.bandwidth_low", a, a, b, fmt::format("{:.1f}", pair.write_gbps), capacity->second,
-          static_cast<int>(k_floor_share * 100), fmt::format("{:.0f}", capacity->first));
+      Finding finding =
+          make_finding(codes::k_p2p_bandwidth_low, a, a, b, fmt::format("{:.1f}", pair.write_gbps),
+                       capacity->second, static_cast<int>(k_floor_share * 100),
+                       fmt::format("{:.0f}", capacity->first));
       if (contended) {
         finding.severity = Severity::info;
         finding.message += " (measured under contention)";

@@ -5,7 +5,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -67,8 +67,8 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   if (*width < *width_max) {
     return make_result(
         info, summary,
-        {make_finding("gpu.pcie_width_degraded", gpu.index, gpu_label(gpu), *width, *width_max,
-                      gen_text(gpu.pcie_gen_current), gen_text(gpu.pcie_gen_max))},
+        {make_finding(codes::k_gpu_pcie_width_degraded, gpu.index, gpu_label(gpu), *width,
+                      *width_max, gen_text(gpu.pcie_gen_current), gen_text(gpu.pcie_gen_max))},
         gpu.index);
   }
   return make_result(info, summary, {}, gpu.index);

@@ -2,7 +2,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -23,10 +23,10 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   // it; on one GPU, in a container (where it cannot be changed) or under WSL it is a note.
   const bool host = s.environment.container.kind == "none" && !s.environment.wsl;
   const Severity severity = host && s.gpus.size() > 1 ? Severity::warn : Severity::info;
-  return make_result(
-      info, "persistence mode is off",
-      {make_finding_as(severity, "gpu.persistence_off", gpu.index, gpu_label(gpu), gpu.index)},
-      gpu.index);
+  return make_result(info, "persistence mode is off",
+                     {make_finding_as(severity, codes::k_gpu_persistence_off, gpu.index,
+                                      gpu_label(gpu), gpu.index)},
+                     gpu.index);
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {

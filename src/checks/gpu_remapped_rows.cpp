@@ -2,7 +2,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -23,12 +23,12 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
                                       : std::string("unknown");
   std::vector<Finding> findings;
   if (gpu.remapped_rows_failure.value_or(false)) {
-    findings.push_back(make_finding("gpu.row_remap_failed", gpu.index, gpu_label(gpu),
+    findings.push_back(make_finding(codes::k_gpu_row_remap_failed, gpu.index, gpu_label(gpu),
                                     gpu.serial.empty() ? std::string("unknown") : gpu.serial,
                                     uncorrectable, correctable));
   }
   if (gpu.remapped_rows_pending.value_or(false)) {
-    findings.push_back(make_finding("gpu.row_remap_pending", gpu.index, gpu_label(gpu),
+    findings.push_back(make_finding(codes::k_gpu_row_remap_pending, gpu.index, gpu_label(gpu),
                                     uncorrectable, correctable, gpu.index));
   }
   return make_result(

@@ -2,7 +2,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -28,13 +28,13 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   const int sbe = gpu.retired_pages_sbe.value_or(0);
   std::vector<Finding> findings;
   if (dbe + sbe >= k_retired_pages_limit) {
-    findings.push_back(make_finding("gpu.retired_pages_limit", gpu.index, gpu_label(gpu),
+    findings.push_back(make_finding(codes::k_gpu_retired_pages_limit, gpu.index, gpu_label(gpu),
                                     gpu.serial.empty() ? std::string("unknown") : gpu.serial,
                                     dbe + sbe, dbe, sbe, k_retired_pages_limit));
   }
   if (gpu.retired_pages_pending.value_or(false)) {
-    findings.push_back(
-        make_finding("gpu.retired_pages_pending", gpu.index, gpu_label(gpu), dbe, sbe, gpu.index));
+    findings.push_back(make_finding(codes::k_gpu_retired_pages_pending, gpu.index, gpu_label(gpu),
+                                    dbe, sbe, gpu.index));
   }
   return make_result(
       info,

@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checks/gpu_checks.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -29,7 +29,7 @@ Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& payload)
   const engine::StreamPriorities& p = streams.value().priorities;
   Judgement judgement;
   if (p.high_stream != p.greatest || p.low_stream != p.least) {
-    judgement.findings.push_back(make_finding("gpu.stream_priority_ignored", gpu.gpu_index,
+    judgement.findings.push_back(make_finding(codes::k_gpu_stream_priority_ignored, gpu.gpu_index,
                                               gpu.gpu_index, p.greatest, p.least, p.high_stream,
                                               p.low_stream));
   }

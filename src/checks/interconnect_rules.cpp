@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "checks/per_gpu.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -148,19 +148,19 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
                            plural(unlisted, "link"));
     }
     out.findings.push_back(
-        make_finding("nvlink.links_down", gpu.index, gpu_label(gpu), up, should, which));
+        make_finding(codes::k_nvlink_links_down, gpu.index, gpu_label(gpu), up, should, which));
   }
   for (const NvLinkInfo& link : gpu.nvlinks) {
     const std::string peer = peer_text(snapshot, link);
     if (link.recovery_errors.value_or(0) > 0) {
-      out.findings.push_back(make_finding("nvlink.recovery_errors", gpu.index, gpu_label(gpu),
-                                          link.link,
+      out.findings.push_back(make_finding(codes::k_nvlink_recovery_errors, gpu.index,
+                                          gpu_label(gpu), link.link,
                                           plural(*link.recovery_errors, "recovery event"), peer));
     }
     const uint64_t crc = link.crc_flit_errors.value_or(0) + link.crc_data_errors.value_or(0);
     if (crc > 0 || link.replay_errors.value_or(0) > 0) {
-      out.findings.push_back(make_finding("nvlink.crc_errors", gpu.index, gpu_label(gpu), link.link,
-                                          link.crc_flit_errors.value_or(0),
+      out.findings.push_back(make_finding(codes::k_nvlink_crc_errors, gpu.index, gpu_label(gpu),
+                                          link.link, link.crc_flit_errors.value_or(0),
                                           link.crc_data_errors.value_or(0),
                                           link.replay_errors.value_or(0), peer));
     }
@@ -204,14 +204,15 @@ InterconnectVerdict judge_fabric(const GpuInfo& gpu, const SystemSnapshot& snaps
   }
   if (fabric.state != "completed") {
     out.findings.push_back(make_finding_as(
-        fabric.state == "in_progress" ? Severity::warn : Severity::fail, "fabric.not_ready",
+        fabric.state == "in_progress" ? Severity::warn : Severity::fail, codes::k_fabric_not_ready,
         gpu.index, gpu_label(gpu), fabric.state, fabric_manager_text(snapshot)));
     out.summary = fmt::format("fabric registration {}", fabric.state);
     return out;
   }
   if (fabric.status != 0) {
-    out.findings.push_back(make_finding("fabric.registration_failed", gpu.index, gpu_label(gpu),
-                                        fabric.status_name, fabric_manager_text(snapshot)));
+    out.findings.push_back(make_finding(codes::k_fabric_registration_failed, gpu.index,
+                                        gpu_label(gpu), fabric.status_name,
+                                        fabric_manager_text(snapshot)));
     out.summary = fmt::format("fabric registration completed with {}", fabric.status_name);
     return out;
   }
@@ -233,7 +234,7 @@ InterconnectVerdict judge_fabric(const GpuInfo& gpu, const SystemSnapshot& snaps
   for (const auto& [clique, members] : cliques) {
     if (clique != own && members.size() >= own_size) {
       const GpuInfo& other = *members.front();
-      out.findings.push_back(make_finding("fabric.clique_split", gpu.index, gpu_label(gpu),
+      out.findings.push_back(make_finding(codes::k_fabric_clique_split, gpu.index, gpu_label(gpu),
                                           fabric.clique_id, fabric.cluster_uuid, other.index,
                                           other.fabric->clique_id, other.fabric->cluster_uuid));
       break;
@@ -267,7 +268,7 @@ InterconnectVerdict judge_topology(const SystemSnapshot& snapshot) {
                                        path.pcie_path.empty() ? "?" : path.pcie_path,
                                        path.p2p_read.empty() ? "?" : path.p2p_read)});
     if (!path.p2p_read.empty() && path.p2p_read != "ok") {
-      out.findings.push_back(make_finding("topology.p2p_unsupported", path.gpu_a, path.gpu_a,
+      out.findings.push_back(make_finding(codes::k_topology_p2p_unsupported, path.gpu_a, path.gpu_a,
                                           path.gpu_b, path.p2p_read, label));
     }
   }

@@ -2,7 +2,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/probe_failure.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -30,7 +30,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
                                 ? fmt::format("{}: not found", cudart->load.name)
                                 : cudart->load.error;
     return {make_result(k_info, "no shared CUDA runtime on the loader path",
-                        {make_finding("lib.cudart_not_found", std::nullopt, why)})};
+                        {make_finding(codes::k_lib_cudart_not_found, std::nullopt, why)})};
   }
   const std::string file =
       cudart->load.real_path.empty() ? cudart->load.path : cudart->load.real_path;

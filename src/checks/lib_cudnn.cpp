@@ -5,7 +5,7 @@
 #include "checks/driver_facts.hpp"
 #include "checks/probe_failure.hpp"
 #include "checks/version_text.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -41,7 +41,7 @@ CheckResult probe_crashed(const LibraryFamily& family) {
   const std::string name =
       family.load.name.empty() ? std::string("libcudnn.so.9") : family.load.name;
   return make_result(k_info, fmt::format("loading cuDNN crashed with {}", how),
-                     {make_finding("lib.cudnn_probe_crashed", std::nullopt, name, how,
+                     {make_finding(codes::k_lib_cudnn_probe_crashed, std::nullopt, name, how,
                                    stderr_excerpt(failure), cudnn_directory(family))});
 }
 
@@ -72,7 +72,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
                                 ? fmt::format("{}: not found", family->load.name)
                                 : family->load.error;
     return {make_result(k_info, "cuDNN is not loadable",
-                        {make_finding("lib.cudnn_missing", std::nullopt, why,
+                        {make_finding(codes::k_lib_cudnn_missing, std::nullopt, why,
                                       copies_on_disk(*family), cuda_major_text(s))})};
   }
   std::vector<Finding> findings;
@@ -85,11 +85,11 @@ std::vector<CheckResult> run(const CheckContext& context) {
         const std::string problem = sub.error.empty()
                                         ? std::string("cannot be loaded")
                                         : fmt::format("cannot be loaded: {}", sub.error);
-        findings.push_back(make_finding("lib.cudnn_sublibrary_failed", std::nullopt, sub.name, dir,
-                                        problem, family->load.real_path));
+        findings.push_back(make_finding(codes::k_lib_cudnn_sublibrary_failed, std::nullopt,
+                                        sub.name, dir, problem, family->load.real_path));
       } else if (sub.version_check && *sub.version_check != 0) {
         findings.push_back(
-            make_finding("lib.cudnn_sublibrary_failed", std::nullopt, sub.name, dir,
+            make_finding(codes::k_lib_cudnn_sublibrary_failed, std::nullopt, sub.name, dir,
                          fmt::format("fails its version check (status {})", *sub.version_check),
                          family->load.real_path));
       }

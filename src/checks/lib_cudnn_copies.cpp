@@ -6,7 +6,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/version_text.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/model/stack_versions.hpp"
 #include "gpucheck/plural.hpp"
 
@@ -77,7 +77,7 @@ std::optional<Finding> older_copy_loaded(const LibraryFamily& family,
   if (newest == nullptr || compare_versions(newest->version, loaded_version) <= 0) {
     return std::nullopt;
   }
-  Finding finding = make_finding("lib.cudnn_older_copy_loaded", std::nullopt, loaded_version,
+  Finding finding = make_finding(codes::k_lib_cudnn_older_copy_loaded, std::nullopt, loaded_version,
                                  family.load.real_path, newest->version, newest->file,
                                  directory_of(newest->file));
   if (newest->private_env) {
@@ -121,7 +121,7 @@ std::optional<Finding> cuda_major_mix(const SystemSnapshot& s, const LibraryFami
   } else {
     target = std::to_string(*majors.rbegin());
   }
-  Finding finding = make_finding("lib.cudnn_cuda_major_mix", std::nullopt,
+  Finding finding = make_finding(codes::k_lib_cudnn_cuda_major_mix, std::nullopt,
                                  fmt::format("{}", fmt::join(described, "; ")), target);
   if (shared_majors.size() < 2) {
     finding.severity = Severity::info; // the mix is only across private Python environments

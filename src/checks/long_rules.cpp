@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "checks/xid_catalog.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -104,8 +104,8 @@ Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& repor
     };
     const bool have_first = !report.errors.empty();
     judgement.findings.push_back(make_finding(
-        "gpu.memtest_errors", index, index, gpu.name.empty() ? std::string("?") : gpu.name, count,
-        address(lowest), address(highest),
+        codes::k_gpu_memtest_errors, index, index, gpu.name.empty() ? std::string("?") : gpu.name,
+        count, address(lowest), address(highest),
         patterns.empty() ? std::string("patterns unknown")
                          : fmt::format("{} {}", patterns.size() == 1 ? "pattern" : "patterns",
                                        join(patterns, ", ")),
@@ -116,15 +116,16 @@ Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& repor
     judgement.summary += fmt::format("; stopped by the user after {:.1f} of {:.0f} s",
                                      report.elapsed_s, report.duration_s);
     judgement.findings.push_back(make_finding(
-        "gpu.long_interrupted", index, index, "the memory test",
+        codes::k_gpu_long_interrupted, index, index, "the memory test",
         fmt::format("{:.1f}", report.elapsed_s), fmt::format("{:.0f}", report.duration_s),
         fmt::format("{:.1f} GiB tested under {} in {}; the rest of the time was not tested",
                     gib(report.tested_bytes), plural(report.patterns.size(), "pattern"),
                     plural(report.rounds, "full round"))));
   } else if (coverage < k_memtest_coverage_floor) {
     judgement.findings.push_back(make_finding(
-        "gpu.memtest_coverage_low", index, index, fmt::format("{:.1f}", gib(report.tested_bytes)),
-        fmt::format("{:.1f}", 100.0 * coverage), fmt::format("{:.1f}", gib(report.free_bytes)),
+        codes::k_gpu_memtest_coverage_low, index, index,
+        fmt::format("{:.1f}", gib(report.tested_bytes)), fmt::format("{:.1f}", 100.0 * coverage),
+        fmt::format("{:.1f}", gib(report.free_bytes)),
         fmt::format("{:.0f}", 100.0 * k_memtest_coverage_floor)));
   }
   return judgement;
@@ -212,7 +213,7 @@ ClockVerdict judge_burn_clocks(const GpuTarget& gpu, const engine::BurnWatch& wa
       continue;
     }
     hw_named = true;
-    verdict.findings.push_back(make_finding("gpu.burn_throttled_hw", index, index,
+    verdict.findings.push_back(make_finding(codes::k_gpu_burn_throttled_hw, index, index,
                                             fmt::format("{} ({:#x})", reason_name(bit), bit),
                                             fmt::format("{:.1f}", 100.0 * share(c.count)), n,
                                             start_s(c.first), watch.sm_mhz[c.first], max_text));
@@ -220,7 +221,7 @@ ClockVerdict judge_burn_clocks(const GpuTarget& gpu, const engine::BurnWatch& wa
   if (const BitCount c = count_bit(watch, k_reason_sw_thermal);
       c.count >= k_min_throttled_samples && share(c.count) > k_sw_thermal_share) {
     verdict.findings.push_back(make_finding(
-        "gpu.burn_thermal", index, index, fmt::format("{:.1f}", 100.0 * share(c.count)), n,
+        codes::k_gpu_burn_thermal, index, index, fmt::format("{:.1f}", 100.0 * share(c.count)), n,
         start_s(c.first), max_temp, watch.sm_mhz[c.first], max_text));
   }
   std::vector<int> sm = watch.sm_mhz;
@@ -261,7 +262,7 @@ std::vector<Finding> burn_xid_findings(const GpuTarget& gpu, const engine::BurnR
   if (burn.xids.size() > k_listed) {
     list += fmt::format("; and {} more", burn.xids.size() - k_listed);
   }
-  Finding finding = make_finding("gpu.burn_xid", gpu.gpu_index, gpu.gpu_index,
+  Finding finding = make_finding(codes::k_gpu_burn_xid, gpu.gpu_index, gpu.gpu_index,
                                  plural(burn.xids.size(), "Xid event"), list, k_xid_catalogue_url);
   if (only_application && !gpu.other_processes.empty()) {
     // Application Xids on a GPU shared with other processes may be theirs, not the burn's.
@@ -283,12 +284,13 @@ Judgement judge_burn(const GpuTarget& gpu, const engine::BurnReport& burn) {
     }
     mismatched += t.mismatched_iterations;
     judgement.findings.push_back(make_finding(
-        "gpu.burn_mismatch", index, index, t.type, t.n, t.mismatched_iterations, t.iterations,
+        codes::k_gpu_burn_mismatch, index, index, t.type, t.n, t.mismatched_iterations,
+        t.iterations,
         t.first_mismatch ? std::to_string(t.first_mismatch->iteration) : std::string("?"),
         t.first_mismatch ? std::to_string(t.first_mismatch->words) : std::string("?")));
   }
   if (burn.types.empty() && !burn.interrupted) {
-    judgement.findings.push_back(make_finding("gpu.child_failed", index, index,
+    judgement.findings.push_back(make_finding(codes::k_gpu_child_failed, index, index,
                                               "GPU sustains full load correctly",
                                               "the burn reported no GEMM type"));
   }
@@ -329,8 +331,8 @@ Judgement judge_burn(const GpuTarget& gpu, const engine::BurnReport& burn) {
     }
     judgement.summary += "; stopped by the user";
     judgement.findings.push_back(make_finding(
-        "gpu.long_interrupted", index, index, "the burn", fmt::format("{:.1f}", burn.elapsed_s),
-        fmt::format("{:.0f}", burn.duration_s),
+        codes::k_gpu_long_interrupted, index, index, "the burn",
+        fmt::format("{:.1f}", burn.elapsed_s), fmt::format("{:.0f}", burn.duration_s),
         done.empty() ? std::string("no GEMM type ran")
                      : fmt::format("{} burned; the rest was not run", join(done, ", "))));
   }
@@ -450,8 +452,8 @@ std::optional<Finding> disagreement(const std::vector<BurnPeer>& peers, size_t s
                            join(others, "; "));
   }
   const BurnPeer& me = peers[self];
-  return make_finding("gpu.burn_gpus_disagree", me.gpu_index, me.gpu_index, me.model, t.type, t.n,
-                      t.result_hash, sentence);
+  return make_finding(codes::k_gpu_burn_gpus_disagree, me.gpu_index, me.gpu_index, me.model, t.type,
+                      t.n, t.result_hash, sentence);
 }
 } // namespace
 
@@ -479,10 +481,10 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers) {
         const double ratio = t.tflops_median / row->tflops;
         against_reference.push_back(fmt::format("{} {:.0f}%", t.type, 100.0 * ratio));
         if (ratio < k_burn_slow_fraction) {
-          Finding finding = make_finding("gpu.burn_slow", me.gpu_index, me.gpu_index, me.model,
-                                         t.type, t.n, fmt::format("{:.1f}", t.tflops_median),
-                                         fmt::format("{:.0f}", 100.0 * ratio),
-                                         fmt::format("{:.0f}", row->tflops), row->source, floor);
+          Finding finding = make_finding(
+              codes::k_gpu_burn_slow, me.gpu_index, me.gpu_index, me.model, t.type, t.n,
+              fmt::format("{:.1f}", t.tflops_median), fmt::format("{:.0f}", 100.0 * ratio),
+              fmt::format("{:.0f}", row->tflops), row->source, floor);
           label_contended(finding, me.contended);
           verdict.findings.push_back(std::move(finding));
         }
@@ -503,8 +505,8 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers) {
       const double median = median_of(others);
       if (t.tflops_median < k_burn_slow_fraction * median) {
         Finding finding =
-            make_finding("gpu.burn_outlier", me.gpu_index, me.gpu_index, me.model, t.type, t.n,
-                         fmt::format("{:.1f}", t.tflops_median),
+            make_finding(codes::k_gpu_burn_outlier, me.gpu_index, me.gpu_index, me.model, t.type,
+                         t.n, fmt::format("{:.1f}", t.tflops_median),
                          fmt::format("{:.0f}", 100.0 * t.tflops_median / median),
                          plural(others.size(), "other GPU"), fmt::format("{:.1f}", median), floor);
         label_contended(finding, me.contended);

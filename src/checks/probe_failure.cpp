@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 
@@ -37,17 +37,17 @@ Finding probe_failure_finding(std::string_view probe, const ChildFailure& failur
     const std::string signal = failure.signal_name.empty()
                                    ? fmt::format("signal {}", failure.signal)
                                    : failure.signal_name;
-    return make_finding("probe.crashed", gpu_index, probe, signal, tail);
+    return make_finding(codes::k_probe_crashed, gpu_index, probe, signal, tail);
   }
   if (failure.kind == "timeout") {
-    return make_finding("probe.timed_out", gpu_index, probe, fmt::format("{:g}", failure.timeout_s),
-                        tail);
+    return make_finding(codes::k_probe_timed_out, gpu_index, probe,
+                        fmt::format("{:g}", failure.timeout_s), tail);
   }
   std::string how = failure.detail;
   if (how.empty()) {
     how = failure.kind == "exit" ? fmt::format("exit code {}", failure.exit_code) : failure.kind;
   }
-  return make_finding("probe.failed", gpu_index, probe, how, tail);
+  return make_finding(codes::k_probe_failed, gpu_index, probe, how, tail);
 }
 
 CheckResult probe_failure_result(const CheckInfo& info, std::string_view probe,

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "cli/output_file.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/model/utc_time.hpp"
 #include "probes/sysroot.hpp"
 #include "render/github.hpp"

@@ -8,7 +8,7 @@
 #include "compat/lookup.hpp"
 #include "compat/machine.hpp"
 #include "compat/rules.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::compat {
 
@@ -38,7 +38,7 @@ std::vector<const MachineGpu*> placed_gpus(const Matrix& matrix, const MachineFa
       out.push_back(&gpu);
     }
     findings.push_back(
-        make_finding("compat.gpu_unknown", gpu.index, gpu_text(gpu),
+        make_finding(codes::k_compat_gpu_unknown, gpu.index, gpu_text(gpu),
                      gpu.cc ? sm_name(*gpu.cc) : std::string("unknown compute capability"),
                      gpu.pci_device_id.value_or("unknown"), matrix.matrix_version));
   }
@@ -72,7 +72,7 @@ void judge_arch_against_build(const Matrix& matrix, const MachineGpu& gpu, const
       const std::string last = info != nullptr && info->last_cuda_major
                                    ? fmt::format("{}.x", *info->last_cuda_major)
                                    : std::string("not yet known");
-      findings.push_back(make_finding("compat.gpu_arch_deprecated", gpu.index, build.what,
+      findings.push_back(make_finding(codes::k_compat_gpu_arch_deprecated, gpu.index, build.what,
                                       gpu_text(gpu), sm_name(cc), arch, targets->provenance.note,
                                       last));
     }
@@ -84,13 +84,14 @@ void judge_arch_against_build(const Matrix& matrix, const MachineGpu& gpu, const
     const std::string last = info != nullptr && info->last_cuda_major
                                  ? std::to_string(*info->last_cuda_major)
                                  : std::to_string(build.cuda.major_number() - 1);
-    findings.push_back(make_finding("compat.gpu_arch_removed", gpu.index, build.what, gpu_text(gpu),
-                                    sm_name(cc), arch, last, unconfirmed_note(unverified)));
+    findings.push_back(make_finding(codes::k_compat_gpu_arch_removed, gpu.index, build.what,
+                                    gpu_text(gpu), sm_name(cc), arch, last,
+                                    unconfirmed_note(unverified)));
     return;
   }
-  findings.push_back(make_finding("compat.gpu_arch_newer_than_toolkit", gpu.index, build.what,
-                                  gpu_text(gpu), sm_name(cc), first_cuda_text(matrix, cc),
-                                  unconfirmed_note(unverified)));
+  findings.push_back(make_finding(codes::k_compat_gpu_arch_newer_than_toolkit, gpu.index,
+                                  build.what, gpu_text(gpu), sm_name(cc),
+                                  first_cuda_text(matrix, cc), unconfirmed_note(unverified)));
 }
 
 /// A cuDNN entry that covers `version` and carries architecture data, or nullptr.
@@ -153,8 +154,8 @@ void judge_cudnn_unknown(const Matrix& matrix, const InstalledCudnn& cudnn, cons
   const std::string evidence = parts.empty() ? std::string("no release around it has data")
                                              : fmt::format("{}", fmt::join(parts, ", "));
   findings.push_back(make_finding_as(any_no || parts.empty() ? Severity::warn : Severity::info,
-                                     "compat.cudnn_arch_unconfirmed", gpu.index, cudnn.version,
-                                     gpu_text(gpu), sm_name(cc), evidence));
+                                     codes::k_compat_cudnn_arch_unconfirmed, gpu.index,
+                                     cudnn.version, gpu_text(gpu), sm_name(cc), evidence));
 }
 
 } // namespace
@@ -176,7 +177,7 @@ RuleOutcome gpu_driver_rule(const SystemSnapshot& snapshot, const Matrix& matrix
     const ComputeCapability* info = cc_info(matrix, *gpu->cc);
     if (info != nullptr && info->last_driver_branch &&
         facts.driver->major_number() > *info->last_driver_branch) {
-      out.findings.push_back(make_finding("compat.gpu_dropped_by_driver", gpu->index,
+      out.findings.push_back(make_finding(codes::k_compat_gpu_dropped_by_driver, gpu->index,
                                           gpu_text(*gpu), sm_name(*gpu->cc), info->arch,
                                           *facts.driver_text, *info->last_driver_branch,
                                           unconfirmed_note(info->provenance.unverified())));
@@ -251,12 +252,13 @@ RuleOutcome gpu_cudnn_rule(const SystemSnapshot& snapshot, const Matrix& matrix)
       const std::string min_text = cc_min ? cc_min->str() : "?";
       const std::string max_text = cc_max ? cc_max->str() : "the newest";
       if (too_old || (too_new && cudnn.value->major_number() < 9)) {
-        out.findings.push_back(make_finding(
-            "compat.cudnn_arch_unsupported", gpu->index, cudnn.version, gpu_text(*gpu), sm_name(cc),
-            min_text, max_text, unconfirmed_note(false), newest_cudnn_for(matrix, cc)));
+        out.findings.push_back(make_finding(codes::k_compat_cudnn_arch_unsupported, gpu->index,
+                                            cudnn.version, gpu_text(*gpu), sm_name(cc), min_text,
+                                            max_text, unconfirmed_note(false),
+                                            newest_cudnn_for(matrix, cc)));
       } else if (too_new) {
-        out.findings.push_back(make_finding("compat.cudnn_arch_newer", gpu->index, cudnn.version,
-                                            gpu_text(*gpu), sm_name(cc), max_text));
+        out.findings.push_back(make_finding(codes::k_compat_cudnn_arch_newer, gpu->index,
+                                            cudnn.version, gpu_text(*gpu), sm_name(cc), max_text));
       }
     }
   }

@@ -5,7 +5,7 @@
 #include "compat/lookup.hpp"
 #include "compat/machine.hpp"
 #include "compat/rules.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::compat {
 
@@ -26,19 +26,19 @@ void judge_build(const Matrix& matrix, const MachineFacts& facts, const CudaBuil
     break;
   case DriverFit::minor_version:
     ++ok_count;
-    findings.push_back(make_finding("compat.minor_version_compat", std::nullopt, build.what,
+    findings.push_back(make_finding(codes::k_compat_minor_version_compat, std::nullopt, build.what,
                                     build.cuda.str(), driver, driver_cuda_text(v), v.mvc_min_driver,
                                     v.native_min_driver.empty() ? needed_driver_text(v, build.cuda)
                                                                 : v.native_min_driver,
                                     unconfirmed_note(v.unconfirmed)));
     break;
   case DriverFit::too_old:
-    findings.push_back(make_finding("compat.driver_too_old", std::nullopt, build.what,
+    findings.push_back(make_finding(codes::k_compat_driver_too_old, std::nullopt, build.what,
                                     build.cuda.str(), needed_driver_text(v, build.cuda), driver,
                                     driver_cuda_text(v), unconfirmed_note(v.unconfirmed)));
     break;
   case DriverFit::unknown:
-    findings.push_back(make_finding("compat.cuda_unknown", std::nullopt, build.what,
+    findings.push_back(make_finding(codes::k_compat_cuda_unknown, std::nullopt, build.what,
                                     build.cuda.str(), matrix.matrix_version, driver));
     break;
   }
@@ -49,8 +49,8 @@ void note_unknown_driver(const Matrix& matrix, const MachineFacts& facts,
                          std::vector<Finding>& findings) {
   const int newest = newest_known_branch(matrix);
   if (facts.driver && facts.driver->major_number() > newest) {
-    findings.push_back(make_finding("compat.driver_unknown", std::nullopt, *facts.driver_text,
-                                    matrix.matrix_version, newest));
+    findings.push_back(make_finding(codes::k_compat_driver_unknown, std::nullopt,
+                                    *facts.driver_text, matrix.matrix_version, newest));
   }
 }
 
@@ -125,8 +125,8 @@ RuleOutcome toolkit_driver_rule(const SystemSnapshot& snapshot, const Matrix& ma
     out.summary = fmt::format("nvcc {} is newer than the driver's CUDA {}", *facts.nvcc_text,
                               driver_cuda_text(v));
     out.findings.push_back(make_finding(
-        "compat.toolkit_minor_version", std::nullopt, *facts.nvcc_text, facts.nvcc->str(), driver,
-        driver_cuda_text(v),
+        codes::k_compat_toolkit_minor_version, std::nullopt, *facts.nvcc_text, facts.nvcc->str(),
+        driver, driver_cuda_text(v),
         v.native_min_driver.empty() ? needed_driver_text(v, *facts.nvcc) : v.native_min_driver,
         unconfirmed_note(v.unconfirmed)));
     break;
@@ -134,12 +134,12 @@ RuleOutcome toolkit_driver_rule(const SystemSnapshot& snapshot, const Matrix& ma
     out.summary =
         fmt::format("nvcc {} builds binaries driver {} cannot run", *facts.nvcc_text, driver);
     out.findings.push_back(make_finding(
-        "compat.toolkit_too_new", std::nullopt, *facts.nvcc_text, facts.nvcc->str(), driver,
+        codes::k_compat_toolkit_too_new, std::nullopt, *facts.nvcc_text, facts.nvcc->str(), driver,
         driver_cuda_text(v), needed_driver_text(v, *facts.nvcc), unconfirmed_note(v.unconfirmed)));
     break;
   case DriverFit::unknown:
     out.summary = "nvcc's CUDA version is unknown to this matrix";
-    out.findings.push_back(make_finding("compat.cuda_unknown", std::nullopt,
+    out.findings.push_back(make_finding(codes::k_compat_cuda_unknown, std::nullopt,
                                         fmt::format("nvcc {}", *facts.nvcc_text), facts.nvcc->str(),
                                         matrix.matrix_version, driver));
     break;

@@ -8,7 +8,7 @@
 #include "compat/lookup.hpp"
 #include "compat/machine.hpp"
 #include "compat/rules.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::compat {
 
@@ -89,12 +89,12 @@ RuleOutcome forward_compat_rule(const SystemSnapshot& snapshot, const Matrix& ma
       continue;
     }
     if (gpu.product == nullptr || contains(fc.conditional_gpu_classes, gpu_class)) {
-      out.findings.push_back(make_finding("compat.forward_compat_conditional", gpu.index, libcuda,
-                                          gpu_name, gpu_class));
+      out.findings.push_back(make_finding(codes::k_compat_forward_compat_conditional, gpu.index,
+                                          libcuda, gpu_name, gpu_class));
       continue;
     }
-    out.findings.push_back(make_finding("compat.forward_compat_unsupported_gpu", gpu.index, libcuda,
-                                        gpu_name, gpu_class, cuda_text));
+    out.findings.push_back(make_finding(codes::k_compat_forward_compat_unsupported_gpu, gpu.index,
+                                        libcuda, gpu_name, gpu_class, cuda_text));
   }
 
   const CompatPackage* package = nullptr;
@@ -105,28 +105,28 @@ RuleOutcome forward_compat_rule(const SystemSnapshot& snapshot, const Matrix& ma
   }
   if (!contains(fc.base_branches, branch)) {
     out.findings.push_back(make_finding(
-        "compat.forward_compat_wrong_branch", std::nullopt, libcuda, cuda_text, branch,
+        codes::k_compat_forward_compat_wrong_branch, std::nullopt, libcuda, cuda_text, branch,
         fmt::format("R{} is not a supported base branch (end of life, or a New Feature Branch)",
                     branch),
         branch_list(package != nullptr ? package->compatible_branches : fc.base_branches)));
   } else if (package == nullptr) {
     out.findings.push_back(
-        make_finding("compat.cuda_unknown", std::nullopt,
+        make_finding(codes::k_compat_cuda_unknown, std::nullopt,
                      fmt::format("the forward-compatibility libcuda ({})", libcuda), cuda_text,
                      matrix.matrix_version, *facts.driver_text));
   } else if (contains(package->not_needed_branches, branch)) {
-    out.findings.push_back(make_finding("compat.forward_compat_not_needed", std::nullopt, libcuda,
-                                        cuda_text, branch, package->package));
+    out.findings.push_back(make_finding(codes::k_compat_forward_compat_not_needed, std::nullopt,
+                                        libcuda, cuda_text, branch, package->package));
   } else if (!contains(package->compatible_branches, branch)) {
     out.findings.push_back(make_finding(
-        "compat.forward_compat_wrong_branch", std::nullopt, libcuda, cuda_text, branch,
+        codes::k_compat_forward_compat_wrong_branch, std::nullopt, libcuda, cuda_text, branch,
         fmt::format("NVIDIA ships no {} for the R{} base branch", package->package, branch),
         branch_list(package->compatible_branches)));
   }
 
   if (out.findings.size() == before) {
     out.findings.push_back(
-        make_finding("compat.forward_compat_ok", std::nullopt, libcuda, cuda_text, branch));
+        make_finding(codes::k_compat_forward_compat_ok, std::nullopt, libcuda, cuda_text, branch));
   }
   out.summary = fmt::format("forward-compatibility libcuda for CUDA {} on kernel driver {}",
                             cuda_text, *facts.driver_text);

@@ -5,6 +5,8 @@
 #include <span>
 #include <string_view>
 
+#include "findings/codes.hpp"
+
 namespace gpucheck {
 
 namespace {
@@ -28,36 +30,38 @@ constexpr std::string_view k_gpu_areas[] = {"gpu."};
 constexpr std::string_view k_mismatch_areas[] = {"gpu.", "driver.nvml", "cuda."};
 constexpr std::string_view k_none[] = {""};
 
-constexpr std::string_view k_container_causes[] = {"env.nvidia_visible_devices_none"};
+constexpr std::string_view k_container_causes[] = {codes::k_env_nvidia_visible_devices_none};
 constexpr std::string_view k_container_codes[] = {
     "driver.missing", "driver.module_not_loaded", "nvml.",
     "cuda.",          "env.device_node_missing",  "gate."};
-constexpr std::string_view k_wsl_causes[] = {
-    "env.wsl_linux_driver_library", "env.wsl_linux_driver_package", "env.wsl_file_missing"};
+constexpr std::string_view k_wsl_causes[] = {codes::k_env_wsl_linux_driver_library,
+                                             codes::k_env_wsl_linux_driver_package,
+                                             codes::k_env_wsl_file_missing};
 constexpr std::string_view k_wsl_codes[] = {"nvml.", "cuda.", "driver.version_mismatch",
                                             "lib.cudnn_sublibrary_failed", "gate."};
-constexpr std::string_view k_nouveau_causes[] = {"env.nouveau_bound"};
+constexpr std::string_view k_nouveau_causes[] = {codes::k_env_nouveau_bound};
 constexpr std::string_view k_nouveau_codes[] = {"driver.module_not_loaded",
                                                 "driver.gpu_unbound",
                                                 "nvml.",
                                                 "cuda.",
                                                 "env.device_node_missing",
                                                 "gate."};
-constexpr std::string_view k_no_driver_causes[] = {"driver.missing", "driver.module_not_loaded"};
+constexpr std::string_view k_no_driver_causes[] = {codes::k_driver_missing,
+                                                   codes::k_driver_module_not_loaded};
 constexpr std::string_view k_no_driver_codes[] = {"nvml.", "cuda.", "env.device_node_missing",
                                                   "gate."};
-constexpr std::string_view k_mismatch_causes[] = {"driver.version_mismatch"};
+constexpr std::string_view k_mismatch_causes[] = {codes::k_driver_version_mismatch};
 constexpr std::string_view k_mismatch_codes[] = {"nvml.", "cuda.system_driver_mismatch",
                                                  "cuda.init_failed", "cuda.unknown_error", "gate."};
-constexpr std::string_view k_hidden_causes[] = {"env.visible_devices_hides_all",
-                                                "env.visible_devices_no_match"};
+constexpr std::string_view k_hidden_causes[] = {codes::k_env_visible_devices_hides_all,
+                                                codes::k_env_visible_devices_no_match};
 constexpr std::string_view k_hidden_codes[] = {"cuda.no_device", "cuda.no_visible_device", "gate."};
-constexpr std::string_view k_node_causes[] = {"env.device_node_missing",
-                                              "env.device_node_no_access"};
+constexpr std::string_view k_node_causes[] = {codes::k_env_device_node_missing,
+                                              codes::k_env_device_node_no_access};
 constexpr std::string_view k_node_codes[] = {"cuda.unknown_error", "cuda.init_failed",
                                              "cuda.no_device",     "nvml.no_permission",
                                              "nvml.unknown_error", "gate."};
-constexpr std::string_view k_lost_causes[] = {"gpu.lost", "gpu.reset_required"};
+constexpr std::string_view k_lost_causes[] = {codes::k_gpu_lost, codes::k_gpu_reset_required};
 constexpr std::string_view k_lost_codes[] = {"log.xid_fatal", "log.fallen_off_bus",
                                              "log.pcie_aer_fatal", "gate."};
 

@@ -13,14 +13,14 @@ namespace gpucheck {
 
 /// A finding's stable code, "<area>.<problem>". Made only here, as the constants below.
 class FindingCode {
- public:
+public:
   explicit constexpr FindingCode(std::string_view text) : m_text(text) {}
   [[nodiscard]] constexpr std::string_view text() const { return m_text; }
   constexpr operator std::string_view() const { return m_text; } // NOLINT: a code is its text
   friend constexpr bool operator==(FindingCode a, FindingCode b) { return a.m_text == b.m_text; }
   friend constexpr bool operator==(std::string_view a, FindingCode b) { return a == b.m_text; }
 
- private:
+private:
   std::string_view m_text;
 };
 
@@ -30,6 +30,9 @@ constexpr std::string_view format_as(FindingCode code) {
 }
 
 namespace codes {
+
+// One code a line, however long.
+// clang-format off
 
 // compat.*
 inline constexpr FindingCode k_compat_cuda_unknown{"compat.cuda_unknown"};
@@ -236,6 +239,8 @@ inline constexpr FindingCode k_probe_timed_out{"probe.timed_out"};
 
 // topology.*
 inline constexpr FindingCode k_topology_p2p_unsupported{"topology.p2p_unsupported"};
+// clang-format on
+
 } // namespace codes
 
 } // namespace gpucheck

@@ -36,7 +36,8 @@ std::span<const FindingSpec> findings_compat() {
        "Install NVIDIA driver >= {2}, or use a build made for CUDA {4} or older.",
        where(k_build, "its CUDA version", "the driver that CUDA version needs", "driver installed",
              "newest CUDA that driver supports", k_unconfirmed)},
-      {codes::k_compat_minor_version_compat, Severity::info, "runs through minor-version compatibility",
+      {codes::k_compat_minor_version_compat, Severity::info,
+       "runs through minor-version compatibility",
        "The build is newer than the CUDA version the driver supports, but within the same major "
        "family, whose minimum driver is met. It runs, with NVIDIA's caveats: features that need "
        "a newer driver return cudaErrorCallRequiresNewerDriver, and PTX produced by the newer "
@@ -67,7 +68,8 @@ std::span<const FindingSpec> findings_compat() {
        where("nvcc version", "its CUDA version", "driver installed",
              "newest CUDA that driver supports", "the driver that supports that CUDA natively",
              k_unconfirmed)},
-      {codes::k_compat_toolkit_too_new, Severity::warn, "nvcc builds binaries the driver cannot run",
+      {codes::k_compat_toolkit_too_new, Severity::warn,
+       "nvcc builds binaries the driver cannot run",
        "The installed toolkit is newer than anything this driver can run, even through "
        "minor-version compatibility: whatever is built here fails at run time with "
        "cudaErrorInsufficientDriver.",
@@ -86,7 +88,8 @@ std::span<const FindingSpec> findings_compat() {
        "Update gpucheck, or pass a newer data file with --matrix FILE.",
        where(k_gpu, "its architecture (sm_XX), or \"unknown compute capability\"",
              "its PCI device id", "version of the compatibility matrix")},
-      {codes::k_compat_gpu_dropped_by_driver, Severity::fail, "GPU not supported by this driver branch",
+      {codes::k_compat_gpu_dropped_by_driver, Severity::fail,
+       "GPU not supported by this driver branch",
        "Each GPU architecture has a last driver branch (Kepler: R470; Maxwell, Pascal, Volta: "
        "R580). Newer branches do not drive it.",
        "{0} ({1}, {2}) is not supported by driver {3}: R{4} is the last driver branch for {2}{5}",
@@ -94,7 +97,8 @@ std::span<const FindingSpec> findings_compat() {
        "newer GPU.",
        where(k_gpu, "its architecture (sm_XX)", "its architecture's name (\"Volta\")",
              "driver installed", "the last driver branch that supports it", k_unconfirmed)},
-      {codes::k_compat_gpu_arch_deprecated, Severity::info, "GPU architecture deprecated in this CUDA",
+      {codes::k_compat_gpu_arch_deprecated, Severity::info,
+       "GPU architecture deprecated in this CUDA",
        "The CUDA release still targets this architecture but has announced its removal.",
        "{0} still targets {1} ({2}, {3}), but it is deprecated: {4}",
        "Plan ahead: the last CUDA major for {3} is {5}.",
@@ -109,7 +113,8 @@ std::span<const FindingSpec> findings_compat() {
        "GPU.",
        where(k_build, k_gpu, "its architecture (sm_XX)", "its architecture's name (\"Maxwell\")",
              "the last CUDA major for it", k_unconfirmed)},
-      {codes::k_compat_gpu_arch_newer_than_toolkit, Severity::warn, "GPU newer than this CUDA release",
+      {codes::k_compat_gpu_arch_newer_than_toolkit, Severity::warn,
+       "GPU newer than this CUDA release",
        "The CUDA release has no target for the GPU's architecture; code runs on it only as PTX "
        "JIT-compiled by the driver, when PTX is present.",
        "{0} has no target for {1} ({2}), first supported by CUDA {3}; code runs on it only "
@@ -133,7 +138,8 @@ std::span<const FindingSpec> findings_compat() {
        "Use a cuDNN release that lists {2}.",
        where("cuDNN version", k_gpu, "its architecture (sm_XX)",
              "highest compute capability that cuDNN lists")},
-      {codes::k_compat_cudnn_arch_unconfirmed, Severity::info, "cuDNN architectures not in the matrix",
+      {codes::k_compat_cudnn_arch_unconfirmed, Severity::info,
+       "cuDNN architectures not in the matrix",
        "The bundled data has no architecture list for this cuDNN release; the verdict comes "
        "from the nearest releases that have one and is unconfirmed.",
        "the matrix has no architecture data for cuDNN {0}; for {1} ({2}): {3}; unconfirmed",

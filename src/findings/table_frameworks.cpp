@@ -58,7 +58,8 @@ std::span<const FindingSpec> findings_frameworks() {
              "newest CUDA that driver supports",
              "a build this driver runs, with its install command",
              "a note when the matrix has not confirmed the minimum driver, or empty")},
-      {codes::k_fw_gpu_libraries_missing, Severity::fail, "GPU libraries of the framework not found",
+      {codes::k_fw_gpu_libraries_missing, Severity::fail,
+       "GPU libraries of the framework not found",
        "ONNX Runtime's CUDA provider, TensorRT's libnvinfer and CuPy load CUDA (and cuDNN) "
        "libraries of one major version by SONAME, and unlike PyTorch they do not bring their own "
        "copies onto the loader path. None of these copies is in LD_LIBRARY_PATH, the RUNPATH, "
@@ -101,7 +102,8 @@ std::span<const FindingSpec> findings_frameworks() {
        "Nothing is required; a build with native {2} kernels starts faster.",
        where(k_subject, "GPU name", "the GPU's architecture (sm_XX)",
              "the architecture of the PTX the build ships")},
-      {codes::k_fw_import_crashed, Severity::fail, "importing the framework crashed the interpreter",
+      {codes::k_fw_import_crashed, Severity::fail,
+       "importing the framework crashed the interpreter",
        "The child interpreter that imported the framework died (a signal or an exit without a "
        "result). A crash at import is most often two incompatible copies of a CUDA library in "
        "one process.",
@@ -162,7 +164,8 @@ std::span<const FindingSpec> findings_frameworks() {
        "{0} needs {1} ({2}) and the loader finds it nowhere ({3})", "{4}",
        where(k_subject, "soname looked for (\"libcudnn.so.9\")", "the library (\"cuDNN\")",
              "where the loader looked", "what to do: the reinstall command")},
-      {codes::k_fw_library_shadowed, Severity::warn, "LD_LIBRARY_PATH shadows the framework's library",
+      {codes::k_fw_library_shadowed, Severity::warn,
+       "LD_LIBRARY_PATH shadows the framework's library",
        "LD_LIBRARY_PATH is searched before a library's RUNPATH, so a copy there replaces the "
        "one the framework ships in its nvidia-* wheel. A different version can break the "
        "framework at import or at first use, or silently lose features.",
@@ -193,7 +196,8 @@ std::span<const FindingSpec> findings_frameworks() {
        "Nothing to do for the framework.",
        where(k_subject, "the library (\"cuDNN\")", "version loaded", "path loaded",
              "the other copies installed (version and path)")},
-      {codes::k_fw_torchvision_mismatch, Severity::warn, "torchvision built for another PyTorch variant",
+      {codes::k_fw_torchvision_mismatch, Severity::warn,
+       "torchvision built for another PyTorch variant",
        "torchvision's compiled operators are built against one PyTorch build variant (cu126, "
        "cu130, cpu); with another torch variant they fail to load ('Couldn't load custom C++ "
        "ops', undefined symbols) or run on the wrong device.",

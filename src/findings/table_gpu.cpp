@@ -44,7 +44,8 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "the convolution's shape", "algorithm the heuristic picks",
            "its time in ms", "fastest algorithm when all are timed", "its time in ms",
            "how many times faster that is")},
-    {codes::k_cudnn_nondeterministic, Severity::fail, "cuDNN deterministic algorithm is not repeatable",
+    {codes::k_cudnn_nondeterministic, Severity::fail,
+     "cuDNN deterministic algorithm is not repeatable",
      "Two runs of a convolution algorithm that cuDNN declares deterministic gave different bits.",
      "{1} on GPU {0}: two runs of deterministic algorithm {2} differ (output hashes {3} and {4})",
      "the GPU or its memory is unstable: read driver.kernel_log's Xid findings and the ECC "
@@ -52,7 +53,8 @@ constexpr FindingSpec k_table[] = {
      "(nvidia-smi -q -d ECC); run dcgmi diag -r 3",
      where(k_gpu_index, "the convolution run twice", "the deterministic algorithm",
            "output hash of the first run", "output hash of the second run")},
-    {codes::k_gpu_bandwidth_low, Severity::warn, "host<->device bandwidth below what the link carries",
+    {codes::k_gpu_bandwidth_low, Severity::warn,
+     "host<->device bandwidth below what the link carries",
      "Copies between host and GPU run well below what the negotiated PCIe link can carry. "
      "Usual causes: a link trained at a lower generation or width (slot, riser, BIOS setting, "
      "power saving), or memory on the far NUMA node.",
@@ -136,7 +138,8 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "share of the samples, in percent", "NVML samples taken during the burn",
            "seconds into the burn when it began", "highest temperature seen, in C",
            "SM clock when it began, in MHz", "the GPU's maximum SM clock (or the highest seen)")},
-    {codes::k_gpu_burn_throttled_hw, Severity::fail, "hardware holds the GPU's clocks down under load",
+    {codes::k_gpu_burn_throttled_hw, Severity::fail,
+     "hardware holds the GPU's clocks down under load",
      "Under sustained load a hardware reason held the GPU's clocks down: HW thermal slowdown "
      "(the board overheats), the power brake (an external signal from the PSU, chassis or BMC) "
      "or HW slowdown. A healthy GPU in a healthy chassis shows none of them at full load.",

@@ -16,7 +16,8 @@ constexpr std::string_view k_stderr = "the end of its stderr";
 constexpr std::string_view k_when = "how often since boot, and how long ago the last time";
 
 constexpr FindingSpec k_table[] = {
-    {codes::k_cuda_compat_unsupported, Severity::fail, "Forward compatibility not supported on this GPU",
+    {codes::k_cuda_compat_unsupported, Severity::fail,
+     "Forward compatibility not supported on this GPU",
      "A CUDA forward-compatibility libcuda (cuda-compat package) is loaded, but forward "
      "compatibility works only on data-center GPUs; on other GPUs cuInit returns 804.",
      "cuInit returned CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804): the forward-compatibility "
@@ -75,7 +76,8 @@ constexpr FindingSpec k_table[] = {
      "is found; never install a libcuda.so.1 that points into stubs/",
      where("path of the stub libcuda loaded", "what cuInit returned",
            "the stubs directory, to take out of the library path")},
-    {codes::k_cuda_system_driver_mismatch, Severity::fail, "libcuda does not match the kernel module",
+    {codes::k_cuda_system_driver_mismatch, Severity::fail,
+     "libcuda does not match the kernel module",
      "libcuda belongs to a different driver version than the loaded kernel module (usually a "
      "driver upgrade without reboot).",
      "cuInit returned CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803): libcuda {0} ({1}) does not match "
@@ -176,7 +178,8 @@ constexpr FindingSpec k_table[] = {
      "waits while the GPU wakes",
      where("the NVIDIA GPU (its PCI address)", "the integrated GPU(s)",
            "what switches the NVIDIA GPU off (PRIME profile, bbswitch, blacklisted module)")},
-    {codes::k_env_driver_capabilities_no_compute, Severity::warn, "Container lacks the compute capability",
+    {codes::k_env_driver_capabilities_no_compute, Severity::warn,
+     "Container lacks the compute capability",
      "The NVIDIA container runtime injects only the libraries for the capabilities requested; "
      "without compute there is no libcuda in the container.",
      "NVIDIA_DRIVER_CAPABILITIES={0} does not include compute, so the container runtime does "
@@ -245,14 +248,16 @@ constexpr FindingSpec k_table[] = {
      "unset CUDA_VISIBLE_DEVICES, or set it to the GPUs to use, e.g. CUDA_VISIBLE_DEVICES={2}",
      where("the value of CUDA_VISIBLE_DEVICES", "why it selects no GPU",
            "the GPU indices NVML sees, as a value to use")},
-    {codes::k_env_visible_devices_no_match, Severity::fail, "CUDA_VISIBLE_DEVICES names no existing GPU",
+    {codes::k_env_visible_devices_no_match, Severity::fail,
+     "CUDA_VISIBLE_DEVICES names no existing GPU",
      "The first entry of CUDA_VISIBLE_DEVICES is not a GPU of this machine, and CUDA stops at "
      "the first invalid entry, so no device is visible.",
      "CUDA_VISIBLE_DEVICES=\"{0}\" selects no GPU: '{1}' is invalid ({2})",
      "use indices or UUIDs of this machine's GPUs: {3}",
      where("the value of CUDA_VISIBLE_DEVICES", "the first invalid entry", "why it is invalid",
            "the GPUs NVML sees (index = UUID (name))")},
-    {codes::k_env_visible_devices_partly_invalid, Severity::warn, "CUDA_VISIBLE_DEVICES partly invalid",
+    {codes::k_env_visible_devices_partly_invalid, Severity::warn,
+     "CUDA_VISIBLE_DEVICES partly invalid",
      "CUDA stops reading CUDA_VISIBLE_DEVICES at the first invalid entry; later entries are "
      "silently ignored.",
      "CUDA_VISIBLE_DEVICES=\"{0}\": entry '{1}' is invalid ({2}), so CUDA ignores it and "
@@ -296,7 +301,8 @@ constexpr FindingSpec k_table[] = {
      "'libnvidia-compute-*' cuda-drivers, or delete the file named) and run sudo ldconfig, so "
      "/usr/lib/wsl/lib is used; never install a Linux NVIDIA driver inside WSL 2",
      where("the Linux driver library the loader picks outside /usr/lib/wsl (library -> file)")},
-    {codes::k_env_wsl_linux_driver_package, Severity::fail, "Linux NVIDIA driver package inside WSL2",
+    {codes::k_env_wsl_linux_driver_package, Severity::fail,
+     "Linux NVIDIA driver package inside WSL2",
      "A Linux NVIDIA driver package is installed inside WSL2, where the Windows driver serves "
      "the GPU; its libraries shadow /usr/lib/wsl/lib and break CUDA (NVIDIA's CUDA on WSL user "
      "guide).",

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/model/json_input.hpp"
 #include "gpucheck/model/utc_time.hpp"
 

@@ -7,7 +7,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::gates {
 

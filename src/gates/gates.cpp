@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <set>
 
+#include "findings/catalog.hpp"
 #include "gates/stack_versions.hpp"
 #include "gpucheck/check.hpp"
-#include "gpucheck/finding_catalog.hpp"
 
 namespace gpucheck::gates {
 
@@ -73,7 +73,7 @@ CheckResult expect_gpus_gate(int expected, const SystemSnapshot& snapshot) {
   if (found != expected) {
     return gate_result(
         "gate.expect_gpus", title, fmt::format("found {} GPUs, expected {}", found, expected),
-        {make_finding("gate.gpu_count_mismatch", std::nullopt, found, expected, detail)});
+        {make_finding(codes::k_gate_gpu_count_mismatch, std::nullopt, found, expected, detail)});
   }
   return gate_result("gate.expect_gpus", title,
                      fmt::format("{} GPUs, as expected ({})", found, detail), {});
@@ -89,16 +89,16 @@ CheckResult requirement_gate(std::string_view subject,
     texts.push_back(req->text);
     for (const FoundVersion& have : found) {
       if (!have.version) {
-        findings.push_back(make_finding("gate.requirement_unknown", have.gpu_index, req->subject,
-                                        have.missing_reason, req->text));
+        findings.push_back(make_finding(codes::k_gate_requirement_unknown, have.gpu_index,
+                                        req->subject, have.missing_reason, req->text));
         continue;
       }
       if (!satisfies(*have.version, req->op, req->version)) {
         const std::string where =
             have.gpu_index ? fmt::format(" on GPU {} ({})", *have.gpu_index, have.gpu_name) : "";
-        findings.push_back(make_finding("gate.requirement_not_met", have.gpu_index, req->subject,
-                                        have.text, to_string(negation(req->op)), req->version.str(),
-                                        where, req->text));
+        findings.push_back(make_finding(codes::k_gate_requirement_not_met, have.gpu_index,
+                                        req->subject, have.text, to_string(negation(req->op)),
+                                        req->version.str(), where, req->text));
       }
     }
   }
@@ -152,15 +152,15 @@ CheckResult minimum_gate(const MetricMinimum& minimum, const std::vector<CheckRe
     const bool measured = std::any_of(result.metrics.begin(), result.metrics.end(),
                                       [&](const Metric& m) { return m.name == minimum.metric; });
     if (!measured) {
-      findings.push_back(make_finding("gate.metric_not_measured", result.gpu_index, minimum.metric,
-                                      on_gpu(result.gpu_index), result.check_id,
+      findings.push_back(make_finding(codes::k_gate_metric_not_measured, result.gpu_index,
+                                      minimum.metric, on_gpu(result.gpu_index), result.check_id,
                                       to_string(result.status), result.summary));
     }
   }
   const Value* lowest = &values.front();
   for (const Value& v : values) {
     if (v.value < minimum.minimum) {
-      findings.push_back(make_finding("gate.metric_below_minimum", v.result->gpu_index,
+      findings.push_back(make_finding(codes::k_gate_metric_below_minimum, v.result->gpu_index,
                                       minimum.metric, number(v.value), number(minimum.minimum),
                                       on_gpu(v.result->gpu_index), v.result->check_id));
     }
@@ -246,7 +246,7 @@ CheckResult fail_on_warn_gate(const std::vector<CheckResult>& results) {
   }
   const std::string count =
       fmt::format("{} result{} warned", warned.size(), warned.size() == 1 ? "" : "s");
-  Finding finding = make_finding("gate.warnings_present", std::nullopt, count,
+  Finding finding = make_finding(codes::k_gate_warnings_present, std::nullopt, count,
                                  fmt::format("{}", fmt::join(warned, ", ")));
   return gate_result("gate.fail_on", title, count + ignored_note, {std::move(finding)});
 }

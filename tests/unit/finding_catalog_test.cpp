@@ -1,16 +1,18 @@
 // The catalogue: unique sorted codes, their spelling, templates that format with exactly their
 // arguments, a description of every argument, and documentation for every code.
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
-#include "core/finding_tables.hpp"
+#include "findings/tables.hpp"
 
 namespace gpucheck {
 namespace {
@@ -69,29 +71,30 @@ std::set<std::size_t> used_indices(std::string_view text) {
 Finding format_with(const FindingSpec& spec, int count) {
   const std::string a = "A0", b = "A1", c = "A2", d = "A3", e = "A4", f = "A5", g = "A6", h = "A7",
                     i = "A8", j = "A9";
+  const FindingCode code{spec.code};
   switch (count) {
   case 0:
-    return make_finding(spec.code, std::nullopt);
+    return make_finding(code, std::nullopt);
   case 1:
-    return make_finding(spec.code, std::nullopt, a);
+    return make_finding(code, std::nullopt, a);
   case 2:
-    return make_finding(spec.code, std::nullopt, a, b);
+    return make_finding(code, std::nullopt, a, b);
   case 3:
-    return make_finding(spec.code, std::nullopt, a, b, c);
+    return make_finding(code, std::nullopt, a, b, c);
   case 4:
-    return make_finding(spec.code, std::nullopt, a, b, c, d);
+    return make_finding(code, std::nullopt, a, b, c, d);
   case 5:
-    return make_finding(spec.code, std::nullopt, a, b, c, d, e);
+    return make_finding(code, std::nullopt, a, b, c, d, e);
   case 6:
-    return make_finding(spec.code, std::nullopt, a, b, c, d, e, f);
+    return make_finding(code, std::nullopt, a, b, c, d, e, f);
   case 7:
-    return make_finding(spec.code, std::nullopt, a, b, c, d, e, f, g);
+    return make_finding(code, std::nullopt, a, b, c, d, e, f, g);
   case 8:
-    return make_finding(spec.code, std::nullopt, a, b, c, d, e, f, g, h);
+    return make_finding(code, std::nullopt, a, b, c, d, e, f, g, h);
   case 9:
-    return make_finding(spec.code, std::nullopt, a, b, c, d, e, f, g, h, i);
+    return make_finding(code, std::nullopt, a, b, c, d, e, f, g, h, i);
   case 10:
-    return make_finding(spec.code, std::nullopt, a, b, c, d, e, f, g, h, i, j);
+    return make_finding(code, std::nullopt, a, b, c, d, e, f, g, h, i, j);
   default:
     throw std::logic_error("more than 10 arguments: extend format_with");
   }
@@ -175,9 +178,38 @@ TEST(FindingCatalog, EveryPlaceholderIsDescribed) {
 }
 
 TEST(FindingCatalog, UnknownCodeThrows) {
-  EXPECT_THROW(make_finding("no.such_code", std::nullopt), std::logic_error);
+  EXPECT_THROW(make_finding(FindingCode{"no.such_code"}, std::nullopt), std::logic_error);
   EXPECT_EQ(find_finding_spec("no.such_code"), nullptr);
   ASSERT_NE(find_finding_spec("driver.missing"), nullptr);
+}
+
+/// Every constant of src/findings/codes.hpp names an entry of the tables, its name is its code
+/// ("a.b_c" is k_a_b_c), and every entry has its constant (the tables are written with them).
+TEST(FindingCatalog, EveryCodeConstantHasItsEntryAndEveryEntryItsConstant) {
+  std::ifstream file(std::filesystem::path(GPUCHECK_SOURCE_DIR) / "src" / "findings" / "codes.hpp");
+  ASSERT_TRUE(file) << "src/findings/codes.hpp";
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::regex constant(R"re(inline constexpr FindingCode (k_\w+)\s*\{\s*"([^"]*)"\s*\};)re");
+  std::set<std::string> constants;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), constant);
+       it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1].str();
+    const std::string code = (*it)[2].str();
+    std::string expected_name = "k_" + code;
+    std::replace(expected_name.begin(), expected_name.end(), '.', '_');
+    EXPECT_EQ(name, expected_name) << code;
+    EXPECT_NE(find_finding_spec(code), nullptr) << name << " (\"" << code << "\") has no entry";
+    EXPECT_TRUE(constants.insert(code).second) << code << " twice";
+  }
+  for (const FindingSpec& spec : finding_catalog()) {
+    EXPECT_EQ(constants.count(std::string(spec.code)), 1U) << spec.code << " has no constant";
+  }
+  EXPECT_EQ(constants.size(), finding_catalog().size());
+  // The type is what keeps a misspelt code from compiling: the constants convert to text, and
+  // text never converts to a code without FindingCode{...} written out.
+  static_assert(!std::is_convertible_v<std::string_view, FindingCode>);
+  static_assert(!std::is_convertible_v<const char*, FindingCode>);
+  EXPECT_EQ(codes::k_driver_missing, std::string("driver.missing"));
 }
 
 /// docs/findings.md's text; empty when it cannot be read.

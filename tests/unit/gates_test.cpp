@@ -6,8 +6,8 @@
 
 #include <random>
 
+#include "findings/catalog.hpp"
 #include "gpucheck/check.hpp"
-#include "gpucheck/finding_catalog.hpp"
 #include "gpucheck/model/stack_versions.hpp"
 #include "unit/snapshot_builder.hpp"
 
@@ -54,8 +54,8 @@ CheckResult bandwidth_result(int gpu, std::optional<double> h2d_gbps) {
 
 CheckResult warn_result(const std::string& id, const std::string& code, int gpu) {
   const CheckInfo info{id, "x", "", CheckKind::passive};
-  return make_result(info, "warned", {make_finding_as(Severity::warn, code, gpu, 0, 0, 0, 0, 0)},
-                     gpu);
+  return make_result(info, "warned",
+                     {make_finding_as(Severity::warn, FindingCode{code}, gpu, 0, 0, 0, 0, 0)}, gpu);
 }
 
 TEST(Gates, ExpectGpusPassesOnTheCountCudaSees) {
@@ -310,11 +310,11 @@ TEST(Gates, FailOnWarnListsTheWarnings) {
 TEST(Gates, IgnoredFindingsStayButDoNotCount) {
   std::vector<CheckResult> results = {warn_result("gpu.pcie", "gpu.pcie_width_degraded", 2)};
   const CheckInfo info{"gpu.ecc", "ECC", "", CheckKind::passive};
-  results.push_back(
-      make_result(info, "x",
-                  {make_finding_as(Severity::fail, "gpu.row_remap_pending", 1, 1, 0, 1, 1),
-                   make_finding_as(Severity::warn, "gpu.pcie_width_degraded", 1, 0, 0, 0, 0, 0)},
-                  1));
+  results.push_back(make_result(
+      info, "x",
+      {make_finding_as(Severity::fail, codes::k_gpu_row_remap_pending, 1, 1, 0, 1, 1),
+       make_finding_as(Severity::warn, codes::k_gpu_pcie_width_degraded, 1, 0, 0, 0, 0, 0)},
+      1));
   results.push_back(error_result(info, "probe crashed", 3));
   apply_ignores(results, {"gpu.pcie_width_degraded"});
   EXPECT_EQ(results[0].status, Status::pass);

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 #include "gpucheck/runner.hpp"
 
 namespace gpucheck::checks {

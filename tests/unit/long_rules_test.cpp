@@ -12,7 +12,7 @@
 #include "checks/gpu_checks.hpp"
 #include "checks/xid_catalog.hpp"
 #include "engine/payloads.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
 namespace {

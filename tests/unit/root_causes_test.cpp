@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/root_causes.hpp"
-#include "gpucheck/finding_catalog.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck {
 namespace {

@@ -1,6 +1,6 @@
 # Embedded GPU kernels: kernels/gpucheck_kernels.cu built by up to three CUDA toolkits into one
 # fatbin each, every fatbin .incbin'd into the executable. The run time picks one by the driver's
-# version and the GPU's compute capability (src/platform/gpu/kernel_image.cpp, docs/architecture.md).
+# version and the GPU's compute capability (src/gpu/kernel_image.cpp, docs/architecture.md).
 #
 #   slot 0, CUDA 13 (the build's nvcc): SASS for every architecture `nvcc --list-gpu-code` lists
 #           (sm_75..sm_121 with 13.0) plus PTX for the lowest. Loads on R580 and newer.
@@ -15,9 +15,9 @@
 # without python3) those slots are empty and the binary carries the CUDA 13 image only.
 # -no-compress everywhere: compressed fatbins need newer drivers than the toolkit's minimum.
 # Nothing from CUDA is linked; the images sit in a .nv_fatbin section and are loaded at run time
-# with cuModuleLoadDataEx (src/platform/gpu/kernel_module.cpp).
+# with cuModuleLoadDataEx (src/gpu/kernel_module.cpp).
 #
-# Outputs: GPUCHECK_KERNEL_OBJECTS (the assembler file to add to gpucheck_core),
+# Outputs: GPUCHECK_KERNEL_OBJECTS (the assembler file to add to gpucheck_gpu),
 #          GPUCHECK_KERNEL_DEPENDS (the targets that build the fatbins),
 #          generated/kernel_build.hpp (per slot: toolkit release, SASS architectures, PTX ISA).
 

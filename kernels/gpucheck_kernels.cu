@@ -1,6 +1,6 @@
 // gpucheck's own GPU kernels. Compiled by the build's nvcc into one fatbin (SASS for every
 // architecture the toolkit supports plus the lowest PTX), embedded in the executable and loaded
-// through the driver API (src/platform/gpu/kernel_module.cpp). Every kernel is extern "C" with a
+// through the driver API (src/gpu/kernel_module.cpp). Every kernel is extern "C" with a
 // gpucheck_ prefix, bounded (grid-stride loops over a given count) and its output verified by the
 // host. Only plain integer/float arithmetic: the PTX must also JIT on future GPUs.
 

@@ -92,7 +92,7 @@ GPUCHECK_HD uint64_t gpucheck_hash_term(uint32_t word, uint64_t index) {
   return z ^ (z >> 31);
 }
 
-// The memory test's word values (src/platform/gpu/memtest.cpp; the classic patterns of
+// The memory test's word values (src/gpu/memtest.cpp; the classic patterns of
 // memtest86 and cuda_memtest). A pass writes, or checks, every word of the tested range as
 // gpucheck_memtest_word(kind, index, address, a, b): `index` is the word's position in the whole
 // range (all chunks), `address` its device address.

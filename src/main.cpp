@@ -1,12 +1,12 @@
 // gpucheck: a thin main over the core library.
+#include "children/child_modes.hpp"
 #include "cli/app.hpp"
-#include "platform/child_modes.hpp"
-#include "platform/trace.hpp"
+#include "process/trace.hpp"
 
 int main(int argc, char** argv) {
-  if (gpucheck::platform::is_child_invocation(argc, argv)) {
-    return gpucheck::platform::run_child_mode(argc, argv);
+  if (gpucheck::children::is_child_invocation(argc, argv)) {
+    return gpucheck::children::run_child_mode(argc, argv);
   }
-  gpucheck::platform::trace_start();
+  gpucheck::process::trace_start();
   return gpucheck::cli::run_app(argc, argv);
 }

@@ -9,9 +9,9 @@
 #include "checks/gpu_bandwidth_rules.hpp"
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
-#include "engine/payloads.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::checks {
 
@@ -67,7 +67,7 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
     }
     CheckResult& result = results[i];
     const GpuTarget& gpu = targets.gpus[i];
-    const platform::ChildOutcome& outcome = *view->job.outcome;
+    const process::ChildOutcome& outcome = *view->job.outcome;
     if (!outcome.ok()) {
       Finding finding = make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
                                      "host copies on every GPU at once",

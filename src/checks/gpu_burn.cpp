@@ -4,7 +4,7 @@
 #include "checks/gpu_checks.hpp"
 #include "checks/long_rules.hpp"
 #include "engine/gpu_engine.hpp"
-#include "engine/payloads.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::checks {
 

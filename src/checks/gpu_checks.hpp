@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/payloads.hpp"
 #include "gpucheck/check.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::checks {
 
@@ -90,7 +90,7 @@ std::optional<Finding> kernel_load_finding(const GpuTarget& gpu,
                                            const engine::KernelModuleReport& module,
                                            const std::optional<engine::DeviceDescription>& device);
 
-/// The judgement for a result whose own fields cannot be read (engine/payloads.hpp's error, which
+/// The judgement for a result whose own fields cannot be read (protocol/payloads.hpp's error, which
 /// names the key): gpu.child_failed, never a pass.
 Judgement unreadable_result(std::string_view check_title, const GpuTarget& gpu, const Error& error);
 
@@ -101,7 +101,8 @@ std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const 
                                             const nlohmann::json& payload);
 
 /// The judges of gpu.compute, gpu.streams, gpu.bandwidth and gpu.cudnn (exposed for their tests):
-/// the check's own findings and summary from its child's payload, read through engine/payloads.hpp.
+/// the check's own findings and summary from its child's payload, read through
+/// protocol/payloads.hpp.
 Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload);
 Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& payload);
 Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payload);

@@ -6,10 +6,10 @@
 
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
-#include "engine/payloads.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
-#include "platform/child_process.hpp"
+#include "process/child_process.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::checks {
 
@@ -127,10 +127,10 @@ GpuTargets gpu_targets(const SystemSnapshot& snapshot, std::chrono::milliseconds
     return targets;
   }
   // No driver-API facts in the snapshot at all: ask the driver in a child of our own.
-  platform::ChildRequest request;
+  process::ChildRequest request;
   request.mode = "gpu-devices";
   request.timeout = timeout;
-  const platform::ChildOutcome outcome = platform::run_child(request);
+  const process::ChildOutcome outcome = process::run_child(request);
   if (!outcome.ok()) {
     targets.skip_reason = fmt::format("listing CUDA devices failed: {}",
                                       outcome.failure ? outcome.failure->detail : "no result");
@@ -377,7 +377,7 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
           gpu.gpu_index));
       continue;
     }
-    const platform::ChildOutcome& outcome = *view->job.outcome;
+    const process::ChildOutcome& outcome = *view->job.outcome;
     CheckResult result;
     if (!outcome.ok()) {
       const std::string detail =
@@ -540,7 +540,7 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
                         {make_finding(codes::k_gpu_busy_not_tested, anchor, anchor,
                                       view->job.skip_reason, holders)})};
   }
-  const platform::ChildOutcome& outcome = *view->job.outcome;
+  const process::ChildOutcome& outcome = *view->job.outcome;
   CheckResult result;
   if (!outcome.ok()) {
     const std::string detail = outcome.failure ? outcome.failure->detail : std::string("no result");

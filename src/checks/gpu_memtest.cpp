@@ -3,7 +3,7 @@
 
 #include "checks/gpu_checks.hpp"
 #include "checks/long_rules.hpp"
-#include "engine/payloads.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::checks {
 

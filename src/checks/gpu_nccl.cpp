@@ -5,8 +5,8 @@
 #include <fmt/ranges.h>
 
 #include "checks/gpu_checks.hpp"
-#include "engine/payloads.hpp"
 #include "findings/catalog.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::checks {
 

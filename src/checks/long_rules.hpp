@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "checks/gpu_checks.hpp"
-#include "engine/payloads.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::checks {
 

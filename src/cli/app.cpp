@@ -42,9 +42,9 @@
 #include "gpucheck/registry.hpp"
 #include "gpucheck/runner.hpp"
 #include "kernel_build.hpp"
-#include "platform/child_process.hpp"
 #include "probes/collect.hpp"
 #include "probes/raw_sources.hpp"
+#include "process/child_process.hpp"
 #include "render/bundle.hpp"
 #include "render/json.hpp"
 #include "render/text.hpp"
@@ -362,7 +362,7 @@ int command_run(const RunOptions& options, bool report_command) {
                  signo == SIGTERM ? "SIGTERM" : "interrupted");
     // Probe children and helper commands end now, with what they started (their process
     // groups get the signal, then SIGKILL), instead of at their deadlines (issue 21, item 11).
-    platform::interrupt_children(signo);
+    process::interrupt_children(signo);
     if (engine_ptr != nullptr) {
       engine_ptr->interrupt();
     }
@@ -417,7 +417,7 @@ int command_snapshot(const RunOptions& options, const std::string& output) {
                  "\ngpucheck: %s: stopping the probes; the snapshot shows what was read and what "
                  "was cut short (again to quit at once)\n",
                  signo == SIGTERM ? "SIGTERM" : "interrupted");
-    platform::interrupt_children(signo);
+    process::interrupt_children(signo);
   });
   const SystemSnapshot snapshot = obtain_snapshot(options);
   const std::string text = render::render_snapshot_json(snapshot);

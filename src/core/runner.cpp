@@ -5,29 +5,9 @@
 #include <chrono>
 #include <exception>
 
-#include "platform/trace.hpp"
+#include "process/trace.hpp"
 
 namespace gpucheck {
-
-namespace {
-bool prefix_matches(std::string_view id, std::string_view prefix) {
-  if (prefix.empty() || !id.starts_with(prefix)) {
-    return false;
-  }
-  return id.size() == prefix.size() || prefix.back() == '.' || id[prefix.size()] == '.';
-}
-} // namespace
-
-bool is_selected(std::string_view id, const Selection& selection) {
-  bool wanted = selection.only.empty();
-  for (const std::string& prefix : selection.only) {
-    wanted = wanted || prefix_matches(id, prefix);
-  }
-  for (const std::string& prefix : selection.skip) {
-    wanted = wanted && !prefix_matches(id, prefix);
-  }
-  return wanted;
-}
 
 std::vector<CheckResult> run_checks(std::span<const CheckDef> checks, const CheckContext& context,
                                     const Selection& selection) {
@@ -57,7 +37,7 @@ std::vector<CheckResult> run_checks(std::span<const CheckDef> checks, const Chec
     const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - start);
     if (elapsed.count() > 0) {
-      platform::trace(fmt::format("check {} took {} ms", check.info.id, elapsed.count()));
+      process::trace(fmt::format("check {} took {} ms", check.info.id, elapsed.count()));
     }
     for (CheckResult& result : produced) {
       if (result.duration.count() == 0) {

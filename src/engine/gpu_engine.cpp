@@ -4,8 +4,6 @@
 #include <cstdlib>
 #include <utility>
 
-#include "gpucheck/registry.hpp"
-
 namespace gpucheck::engine {
 
 GpuEngine::GpuEngine(std::vector<Work> works, std::string sysroot,

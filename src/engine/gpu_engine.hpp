@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "engine/census.hpp"
 #include "engine/plan.hpp"
 #include "engine/scheduler.hpp"
-#include "gpucheck/runner.hpp"
+#include "gpucheck/selection.hpp"
+#include "protocol/census.hpp"
 
 namespace gpucheck::engine {
 

@@ -9,8 +9,8 @@
 #include <climits>
 #include <utility>
 
-#include "engine/payloads.hpp"
-#include "platform/trace.hpp"
+#include "process/trace.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::engine {
 
@@ -214,7 +214,7 @@ std::vector<size_t> Scheduler::gpus_of(const Slot& slot) const {
 }
 
 void Scheduler::spawn(Slot& slot) {
-  platform::ChildRequest request;
+  process::ChildRequest request;
   const VisibleGpu& gpu = m_options.gpus[slot.gpu];
   const Work first = m_jobs[slot.jobs.front()].work;
   const bool shared = slot.jobs.size() > 1;
@@ -406,13 +406,13 @@ void Scheduler::run() {
   if (m_options.census_override) {
     make_plan_from_census(*m_options.census_override);
   } else {
-    platform::ChildRequest census;
+    process::ChildRequest census;
     census.mode = "gpu-census";
     census.args = {std::to_string(::getpid())};
     census.timeout = m_options.census_timeout;
     m_census_child = m_group.start(std::move(census));
   }
-  const std::vector<platform::ChildOutcome> outcomes = m_group.wait_all(this);
+  const std::vector<process::ChildOutcome> outcomes = m_group.wait_all(this);
   {
     const std::lock_guard<std::mutex> guard(m_lock);
     m_contexts_ready = true;
@@ -558,8 +558,8 @@ void Scheduler::make_plan_from_census(const Census& census) {
     }
   }
   for (size_t g = 0; g < m_plan.gpus.size(); ++g) {
-    if (platform::tracing()) {
-      platform::trace(
+    if (process::tracing()) {
+      process::trace(
           fmt::format("GPU engine: GPU {} {}: budget {} MiB, allowance {} MiB{}", g,
                       to_string(m_plan.gpus[g].mode), m_plan.gpus[g].budget_bytes / k_mib,
                       m_plan.gpus[g].allowance_bytes / k_mib,
@@ -661,8 +661,8 @@ void Scheduler::on_message(size_t child, std::string_view bytes) {
     }
     const std::optional<GateMessage> message = parse_gate_message(byte);
     if (!message || sent_by_parent(*message)) {
-      platform::trace(fmt::format("GPU engine: {} on GPU {} sent byte {} outside the protocol",
-                                  child_mode(job->work), job->gpu, static_cast<int>(byte)));
+      process::trace(fmt::format("GPU engine: {} on GPU {} sent byte {} outside the protocol",
+                                 child_mode(job->work), job->gpu, static_cast<int>(byte)));
       continue;
     }
     const JobState before = job->state;
@@ -694,7 +694,7 @@ void Scheduler::on_message(size_t child, std::string_view bytes) {
 
 void Scheduler::on_finished(size_t child) {
   if (m_census_child && child == *m_census_child) {
-    const std::optional<platform::ChildOutcome> outcome = m_group.outcome(child);
+    const std::optional<process::ChildOutcome> outcome = m_group.outcome(child);
     Census census;
     if (outcome && outcome->ok()) {
       census = census_from_json(*outcome->payload);
@@ -703,7 +703,7 @@ void Scheduler::on_finished(size_t child) {
     }
     make_plan_from_census(census);
   } else if (m_census_after_child && child == *m_census_after_child) {
-    const std::optional<platform::ChildOutcome> outcome = m_group.outcome(child);
+    const std::optional<process::ChildOutcome> outcome = m_group.outcome(child);
     if (outcome && outcome->ok()) {
       m_census_after = census_from_json(*outcome->payload);
     }
@@ -715,11 +715,11 @@ void Scheduler::on_finished(size_t child) {
   advance();
 }
 
-void Scheduler::report_slot(const Slot& slot, const std::vector<platform::ChildOutcome>& outcomes) {
+void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOutcome>& outcomes) {
   if (!slot.process || !m_jobs[slot.jobs.front()].planned) {
     return;
   }
-  const platform::ChildOutcome& outcome = outcomes[*slot.process];
+  const process::ChildOutcome& outcome = outcomes[*slot.process];
   if (slot.jobs.size() == 1) {
     m_reports[slot.jobs.front()].outcome = outcome;
     return;
@@ -749,7 +749,7 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<platform::ChildO
       continue;
     }
     if (part != nullptr) {
-      platform::ChildOutcome own;
+      process::ChildOutcome own;
       own.payload = std::make_shared<const nlohmann::json>(*part);
       own.stderr_tail = outcome.stderr_tail;
       own.elapsed =
@@ -785,7 +785,7 @@ void Scheduler::on_wake() {
 }
 
 void Scheduler::start_census_after() {
-  platform::ChildRequest census;
+  process::ChildRequest census;
   census.mode = "gpu-census";
   census.args = {std::to_string(::getpid())};
   census.timeout = m_options.census_timeout;

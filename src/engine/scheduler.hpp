@@ -18,11 +18,11 @@
 #include <thread>
 #include <vector>
 
-#include "engine/census.hpp"
 #include "engine/gpu_lock.hpp"
-#include "engine/messages.hpp"
 #include "engine/plan.hpp"
-#include "platform/child_process.hpp"
+#include "process/child_process.hpp"
+#include "protocol/census.hpp"
+#include "protocol/messages.hpp"
 
 namespace gpucheck::engine {
 
@@ -87,7 +87,7 @@ struct SchedulerOptions {
 struct JobReport {
   Work work = Work::compute;
   size_t gpu = 0;
-  std::optional<platform::ChildOutcome> outcome; ///< unset when the job never ran
+  std::optional<process::ChildOutcome> outcome; ///< unset when the job never ran
   /// Why it never ran, when `outcome` is unset.
   enum class Skip { none, no_memory, other_run, stopped, busy } skip = Skip::none;
   std::string skip_reason;         ///< the same in words
@@ -106,7 +106,7 @@ struct GpuReport {
   [[nodiscard]] std::vector<CensusProcess> other_processes() const;
 };
 
-class Scheduler : public platform::ChildListener {
+class Scheduler : public process::ChildListener {
 public:
   explicit Scheduler(SchedulerOptions options);
   Scheduler(const Scheduler&) = delete;
@@ -142,7 +142,7 @@ public:
   [[nodiscard]] const std::vector<GpuReport>& gpus() const { return m_gpu_reports; }
   [[nodiscard]] const Plan& plan() const { return m_plan; }
 
-  // platform::ChildListener
+  // process::ChildListener
   void on_message(size_t child, std::string_view bytes) override;
   void on_finished(size_t child) override;
   void on_wake() override;
@@ -182,7 +182,7 @@ private:
   /// The job of a slot that the child's messages are about: its first job not ended.
   Job* current_job(const Slot& slot);
   /// What became of each job of a slot, from its child's outcome.
-  void report_slot(const Slot& slot, const std::vector<platform::ChildOutcome>& outcomes);
+  void report_slot(const Slot& slot, const std::vector<process::ChildOutcome>& outcomes);
   void make_plan_from_census(const Census& census);
   void spawn(Slot& slot);
   /// Whether no rule awaits the exit of the slot's last job (its result may be taken at once).
@@ -197,7 +197,7 @@ private:
   [[nodiscard]] std::vector<JobState> planned_states() const;
 
   SchedulerOptions m_options;
-  platform::ChildGroup m_group;
+  process::ChildGroup m_group;
   std::optional<size_t> m_census_child;
   std::optional<size_t> m_census_after_child;
   std::optional<Census> m_census;

@@ -10,10 +10,10 @@
 #include <set>
 #include <strings.h>
 
-#include "engine/census.hpp"
 #include "gpucheck/model/json.hpp"
 #include "platform/nvml_api.hpp"
 #include "platform/probes_child.hpp"
+#include "protocol/census.hpp"
 
 namespace gpucheck::platform {
 

@@ -12,7 +12,7 @@ namespace gpucheck::platform {
 /// NVML: {"nvml": NvmlInfo, "gpus": [GpuInfo...]}. No args.
 nlohmann::json child_probe_nvml(const std::vector<std::string>& args);
 /// gpu-census PARENT_PID: each GPU's UUID, bus id, free memory and the processes on it other
-/// than gpucheck's own (engine/census.hpp), for the GPU engine's plan and contention check.
+/// than gpucheck's own (protocol/census.hpp), for the GPU engine's plan and contention check.
 nlohmann::json child_gpu_census(const std::vector<std::string>& args);
 
 /// Driver API: CudaDriverInfo (cuDriverGetVersion, cuInit, devices). No args.

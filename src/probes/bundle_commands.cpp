@@ -8,9 +8,9 @@
 #include <optional>
 #include <string_view>
 
-#include "platform/child_process.hpp"
 #include "probes/path_trust.hpp"
 #include "probes/run_capture.hpp"
+#include "process/child_process.hpp"
 
 namespace gpucheck::probes {
 
@@ -66,7 +66,7 @@ std::string described(const std::string& command, const BundleCommand& spec,
     kept = capture.output; // it ended by itself: its last line is whole
     break;
   case CaptureEnd::signalled:
-    why = fmt::format("was ended by {}", platform::signal_name(capture.status));
+    why = fmt::format("was ended by {}", process::signal_name(capture.status));
     break;
   case CaptureEnd::timed_out:
     why = fmt::format("did not finish within {:g} s and was killed{}",

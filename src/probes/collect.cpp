@@ -9,12 +9,12 @@
 #include <set>
 
 #include "gpucheck/model/json.hpp"
-#include "platform/child_process.hpp"
-#include "platform/trace.hpp"
 #include "probes/kernel_log.hpp"
 #include "probes/path_trust.hpp"
 #include "probes/paths.hpp"
 #include "probes/python_envs.hpp"
+#include "process/child_process.hpp"
+#include "process/trace.hpp"
 
 namespace gpucheck::probes {
 
@@ -22,7 +22,7 @@ namespace {
 /// The cuDNN probe children need no GPU, but cuDNN's *VersionCheck calls build a CUDA context
 /// when they can (518 MiB on an H200, beside the GPU checks' own): with no GPU visible they
 /// answer the same and touch no device (measured on an H200, docs/performance.md).
-void hide_gpus(platform::ChildRequest& request) {
+void hide_gpus(process::ChildRequest& request) {
   request.env.emplace_back("CUDA_VISIBLE_DEVICES", "");
 }
 
@@ -37,7 +37,7 @@ std::string utc_now() {
 
 /// Decode a child's payload (or one key of it) into T; a malformed payload becomes a ProbeIssue.
 template <typename T>
-bool decode(const platform::ChildOutcome& outcome, const char* probe, const char* key, T& into,
+bool decode(const process::ChildOutcome& outcome, const char* probe, const char* key, T& into,
             std::vector<ProbeIssue>& issues) {
   if (!outcome.ok()) {
     return false;
@@ -95,7 +95,7 @@ bool may_run_interpreter(const Sysroot& root, const std::string& interpreter,
 void import_frameworks(const Sysroot& root, const ProbeOptions& options,
                        std::vector<PythonEnvironment>& environments,
                        std::vector<ProbeIssue>& notes) {
-  platform::ChildGroup children;
+  process::ChildGroup children;
   std::vector<std::pair<PythonEnvironment*, std::string>> started;
   for (PythonEnvironment& python : environments) {
     if (!stat_path(root, python.interpreter).is_regular || python.frameworks.empty() ||
@@ -103,7 +103,7 @@ void import_frameworks(const Sysroot& root, const ProbeOptions& options,
       continue;
     }
     for (const FrameworkInstall& framework : python.frameworks) {
-      platform::ChildRequest request;
+      process::ChildRequest request;
       request.mode = "python";
       request.args = {root.path(python.interpreter), "import-" + framework.name};
       request.timeout = options.import_timeout;
@@ -115,9 +115,9 @@ void import_frameworks(const Sysroot& root, const ProbeOptions& options,
       started.emplace_back(&python, framework.name);
     }
   }
-  const std::vector<platform::ChildOutcome> outcomes = children.wait_all();
+  const std::vector<process::ChildOutcome> outcomes = children.wait_all();
   for (size_t i = 0; i < started.size(); ++i) {
-    const platform::ChildOutcome& outcome = outcomes[i];
+    const process::ChildOutcome& outcome = outcomes[i];
     FrameworkImport result = parse_import_result(
         started[i].second, outcome.ok() ? outcome.payload.get() : nullptr, outcome.failure);
     if (result.failure && result.failure->stderr_tail.empty()) {
@@ -135,14 +135,14 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   snapshot.collected_at = utc_now();
 
   // Children start first and run while the parent reads local facts.
-  platform::ChildGroup children;
+  process::ChildGroup children;
   constexpr size_t k_not_started = static_cast<size_t>(-1);
   std::vector<std::string> child_names; // "nvml", "library cublas", ... by start index
   auto start = [&](std::string mode, std::vector<std::string> args,
                    std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
     child_names.push_back(
         args.empty() || args.front().starts_with('-') ? mode : mode + " " + args.front());
-    platform::ChildRequest request;
+    process::ChildRequest request;
     request.mode = std::move(mode);
     request.args = std::move(args);
     request.timeout = timeout.value_or(options.child_timeout);
@@ -194,9 +194,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   snapshot.fabric_manager_running = fabric_manager_running(root);
   snapshot.toolkit = probe_toolkit(root, env, &snapshot.probe_issues);
   if (options.before_cudnn_children) {
-    platform::trace("probes: local facts read; the cuDNN children wait for the GPU contexts");
+    process::trace("probes: local facts read; the cuDNN children wait for the GPU contexts");
     options.before_cudnn_children();
-    platform::trace("probes: starting the cuDNN children");
+    process::trace("probes: starting the cuDNN children");
   }
   const std::vector<std::string> cudnn_mode =
       options.quick ? std::vector<std::string>{"--shallow"} : std::vector<std::string>{};
@@ -210,7 +210,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   std::vector<std::pair<size_t, std::string>> cudnn_copy_children;
   std::string cudnn_selected;
   const auto copy_request = [&root](const std::string& path) {
-    platform::ChildRequest request;
+    process::ChildRequest request;
     request.mode = "cudnn";
     request.args = {"--shallow", root.path(path)};
     hide_gpus(request);
@@ -230,7 +230,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
         // constructor would run as root. Its file name still gives its version.
         if (path != cudnn_selected &&
             may_run_as_root(root, path, "load the cuDNN copy", snapshot.probe_issues)) {
-          platform::ChildRequest request = copy_request(path);
+          process::ChildRequest request = copy_request(path);
           cudnn_copy_children.emplace_back(start(request.mode, request.args), path);
         }
       }
@@ -239,9 +239,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     }
   }
 
-  platform::trace("probes: local facts read; waiting for the probe children");
+  process::trace("probes: local facts read; waiting for the probe children");
 
-  const std::vector<platform::ChildOutcome> outcomes = children.wait_all();
+  const std::vector<process::ChildOutcome> outcomes = children.wait_all();
   std::vector<ProbeIssue>& issues = snapshot.probe_issues;
 
   std::vector<GpuInfo> nvml_gpus;
@@ -294,7 +294,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   } else {
     cudnn.failure = outcomes[cudnn_child].failure;
   }
-  const auto record_copy = [&](const platform::ChildOutcome& outcome, const std::string& path) {
+  const auto record_copy = [&](const process::ChildOutcome& outcome, const std::string& path) {
     LibraryLoad load;
     CudnnDetails details;
     const bool ok = decode(outcome, "cudnn", "load", load, issues) &&
@@ -325,9 +325,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
       }
     } else if (may_run_as_root(root, cudnn_selected, "load the cuDNN copy",
                                snapshot.probe_issues)) {
-      platform::ChildRequest request = copy_request(cudnn_selected);
+      process::ChildRequest request = copy_request(cudnn_selected);
       request.timeout = options.child_timeout;
-      record_copy(platform::run_child(request), cudnn_selected);
+      record_copy(process::run_child(request), cudnn_selected);
     }
   }
 
@@ -353,7 +353,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     import_frameworks(root, options, snapshot.python_environments, snapshot.probe_issues);
   }
   // Ctrl-C or SIGTERM during the probes: say which probes were cut short (issue 21, item 11).
-  if (const int signo = platform::children_interrupted(); signo != 0) {
+  if (const int signo = process::children_interrupted(); signo != 0) {
     std::vector<std::string> cut;
     for (size_t i = 0; i < outcomes.size() && i < child_names.size(); ++i) {
       if (outcomes[i].failure && outcomes[i].failure->kind == "cancelled") {
@@ -364,10 +364,10 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
         {"interrupted",
          fmt::format("gpucheck received {} during the probes; cut short or not started: {}; "
                      "the facts they would have read are missing",
-                     platform::signal_name(signo),
+                     process::signal_name(signo),
                      cut.empty() ? "none" : fmt::format("{}", fmt::join(cut, ", ")))});
   }
-  platform::trace("probes: done");
+  process::trace("probes: done");
   return snapshot;
 }
 

@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <utility>
 
-#include "platform/child_process.hpp"
 #include "probes/path_trust.hpp"
+#include "process/child_process.hpp"
 
 extern char** environ; // NOLINT(readability-redundant-declaration)
 
@@ -39,7 +39,7 @@ Capture run_capture_detailed(const std::vector<std::string>& argv, const Capture
     capture.end = CaptureEnd::refused;
     return capture;
   }
-  if (platform::children_interrupted() != 0) {
+  if (process::children_interrupted() != 0) {
     capture.end = CaptureEnd::interrupted; // the run was interrupted: nothing new starts
     return capture;
   }
@@ -101,12 +101,12 @@ Capture run_capture_detailed(const std::vector<std::string>& argv, const Capture
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         end - std::chrono::steady_clock::now());
-    interrupted = platform::children_interrupted();
+    interrupted = process::children_interrupted();
     if (left.count() <= 0 || interrupted != 0) {
       timed_out = true;
       break;
     }
-    // In slices, so that an interrupt (platform::interrupt_children) ends it promptly.
+    // In slices, so that an interrupt (process::interrupt_children) ends it promptly.
     pollfd pfd{fds[0], POLLIN, 0};
     const int ready =
         ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), k_poll_slice_ms)));
@@ -144,7 +144,7 @@ Capture run_capture_detailed(const std::vector<std::string>& argv, const Capture
       reaped = done == pid;
       break;
     }
-    interrupted = platform::children_interrupted();
+    interrupted = process::children_interrupted();
     if (std::chrono::steady_clock::now() >= end || interrupted != 0) {
       timed_out = true;
       break;

@@ -20,7 +20,7 @@ enum class CaptureEnd {
   signalled,   ///< a signal ended it (Capture::status: the signal)
   timed_out,   ///< still running at the deadline: killed with its group
   flooded,     ///< printed more than max_bytes with CaptureOptions::kill_at_cap: killed
-  interrupted, ///< gpucheck was interrupted (platform::interrupt_children): killed or not started
+  interrupted, ///< gpucheck was interrupted (process::interrupt_children): killed or not started
   refused,     ///< the root policy refused the program (path_trust.hpp): not started
   not_started, ///< fork, pipe or exec failed
 };
@@ -46,7 +46,7 @@ struct Capture {
 /// Run argv[0] (an absolute path) with argv, stdin on /dev/null, in a process group of its own
 /// that dies with gpucheck (PR_SET_PDEATHSIG), and capture its output until it ends or the
 /// deadline passes. A program still running at the deadline is killed with its group (SIGKILL)
-/// and reaped (waiting at most a second more); after platform::interrupt_children() its group
+/// and reaped (waiting at most a second more); after process::interrupt_children() its group
 /// gets that signal, then SIGKILL, at once, and no new program starts.
 Capture run_capture_detailed(const std::vector<std::string>& argv, const CaptureOptions& options);
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/child_process.hpp"
+#include "process/child_process.hpp"
 
 namespace gpucheck::testing {
 
@@ -65,9 +65,9 @@ public:
 
   /// A child request with LD_LIBRARY_PATH=<fakes>, FAKE_GPU_SCENARIO=<file>, and
   /// CUDA_VISIBLE_DEVICES unset (or set to `visible`).
-  [[nodiscard]] platform::ChildRequest request(std::string mode,
-                                               std::vector<std::string> args = {}) const {
-    platform::ChildRequest r;
+  [[nodiscard]] process::ChildRequest request(std::string mode,
+                                              std::vector<std::string> args = {}) const {
+    process::ChildRequest r;
     r.mode = std::move(mode);
     r.args = std::move(args);
     r.timeout = std::chrono::seconds(20);
@@ -89,8 +89,8 @@ private:
 };
 
 /// Run a child that must deliver a result; the payload, or a test failure naming why not.
-inline nlohmann::json run_ok(const platform::ChildRequest& request) {
-  const platform::ChildOutcome outcome = platform::run_child(request);
+inline nlohmann::json run_ok(const process::ChildRequest& request) {
+  const process::ChildOutcome outcome = process::run_child(request);
   EXPECT_TRUE(outcome.ok()) << "child " << request.mode << " failed: "
                             << (outcome.failure
                                     ? outcome.failure->kind + " " + outcome.failure->detail

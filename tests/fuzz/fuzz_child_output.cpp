@@ -1,7 +1,7 @@
 // What the children send back (the probes' and the GPU checks'), read in the parent: a child runs
 // NVIDIA code that may be broken, so its result is outside data. The input is one payload as the
-// runner parses it (src/platform/child_process.cpp); every reader and judge of child payloads
-// gets it: the GPU checks' judges (src/checks/gpu_*.cpp through src/engine/payloads.cpp), the
+// runner parses it (src/process/child_process.cpp); every reader and judge of child payloads
+// gets it: the GPU checks' judges (src/checks/gpu_*.cpp through src/protocol/payloads.cpp), the
 // burn's comparison across GPUs, the probe payloads' decoding into the snapshot
 // (src/probes/collect.cpp), the interpreter query and the framework import
 // (src/probes/python_layout.cpp). Any bytes: readers return errors, never throw; judges judge.
@@ -9,10 +9,10 @@
 
 #include "checks/gpu_checks.hpp"
 #include "checks/long_rules.hpp"
-#include "engine/payloads.hpp"
 #include "fuzz_support.hpp"
 #include "gpucheck/model/json.hpp"
 #include "probes/python_envs.hpp"
+#include "protocol/payloads.hpp"
 
 namespace {
 

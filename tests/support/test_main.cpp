@@ -1,11 +1,11 @@
 // Test main: like gpucheck's own main, it serves `--child MODE` so runner tests can spawn it.
 #include <gtest/gtest.h>
 
-#include "platform/child_modes.hpp"
+#include "children/child_modes.hpp"
 
 int main(int argc, char** argv) {
-  if (gpucheck::platform::is_child_invocation(argc, argv)) {
-    return gpucheck::platform::run_child_mode(argc, argv);
+  if (gpucheck::children::is_child_invocation(argc, argv)) {
+    return gpucheck::children::run_child_mode(argc, argv);
   }
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();

@@ -1,4 +1,4 @@
-#include "platform/child_process.hpp"
+#include "process/child_process.hpp"
 #include "support/text_and_processes.hpp"
 
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <thread>
 
-namespace gpucheck::platform {
+namespace gpucheck::process {
 namespace {
 
 using namespace std::chrono_literals;
@@ -375,4 +375,4 @@ TEST(ChildProcess, SignalNames) {
 }
 
 } // namespace
-} // namespace gpucheck::platform
+} // namespace gpucheck::process

@@ -1,5 +1,5 @@
 // gpu.bandwidth's second series of a pinned direction that read far below the other.
-#include "platform/gpu/copy_series.hpp"
+#include "gpu/copy_series.hpp"
 
 #include <gtest/gtest.h>
 

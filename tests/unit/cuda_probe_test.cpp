@@ -10,6 +10,10 @@
 namespace gpucheck::platform {
 namespace {
 
+using process::ChildOutcome;
+using process::ChildRequest;
+using process::run_child;
+
 using gpucheck::testing::FakeMachine;
 using gpucheck::testing::run_ok;
 using namespace std::chrono_literals;

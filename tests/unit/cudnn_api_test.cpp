@@ -1,7 +1,7 @@
 // The cuDNN API tables against the fake cuDNN 9 shim (tests/fakes/README.md), which exports
 // neither the legacy convolution API nor the backend (graph) API: the graph path must then be
 // "not available" without counting against the legacy API's missing symbols.
-#include "platform/gpu/cudnn_api.hpp"
+#include "gpu/cudnn_api.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The parts of the cuDNN graph-API convolution path that need no GPU: tensor strides, which
 // engine configs a run tries, and how a config is described.
-#include "platform/gpu/cudnn_graph.hpp"
+#include "gpu/cudnn_graph.hpp"
 
 #include <gtest/gtest.h>
 

@@ -11,6 +11,10 @@
 namespace gpucheck::platform {
 namespace {
 
+using process::ChildOutcome;
+using process::ChildRequest;
+using process::run_child;
+
 namespace fs = std::filesystem;
 using gpucheck::testing::FakeMachine;
 using gpucheck::testing::run_ok;

@@ -1,9 +1,9 @@
-#include "engine/census.hpp"
+#include "protocol/census.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/messages.hpp"
+#include "protocol/messages.hpp"
 #include "support/fixture_tree.hpp"
 
 namespace gpucheck::engine {

@@ -1,9 +1,9 @@
-// What the GPU check children write and the judges read (engine/payloads.hpp): the envelope, the
+// What the GPU check children write and the judges read (protocol/payloads.hpp): the envelope, the
 // device, the kernel module, the streams and cuDNN children's own fields. The same code on both
 // sides, so a renamed key fails here rather than passing every GPU-less test; the literal JSON
 // below pins the keys that the report and bench/compare.py read.
 
-#include "engine/payloads.hpp"
+#include "protocol/payloads.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -578,7 +578,7 @@ TEST(EnginePayloads, MemtestRoundTripsAndEveryKeyIsRead) {
 }
 
 TEST(EnginePayloads, MemtestReadsTheChildsKeys) {
-  // Keys as src/platform/gpu/memtest.cpp writes them (docs/long-level contract), by hand.
+  // Keys as src/gpu/memtest.cpp writes them (docs/long-level contract), by hand.
   const nlohmann::json line = nlohmann::json::parse(R"({"work": "memtest", "memtest": {
       "free_bytes": 84000000000, "tested_bytes": 79800000000, "chunks": 75,
       "duration_s": 60.0, "elapsed_s": 60.25, "bytes_moved": 123456789012, "rounds": 3,
@@ -610,7 +610,7 @@ TEST(EnginePayloads, BurnRoundTripsAndEveryKeyIsRead) {
 }
 
 TEST(EnginePayloads, BurnReadsTheChildsKeys) {
-  // Keys as src/platform/gpu/burn.cpp writes them, by hand: first_mismatch null or an object.
+  // Keys as src/gpu/burn.cpp writes them, by hand: first_mismatch null or an object.
   const nlohmann::json line = nlohmann::json::parse(R"({"burn": {
       "duration_s": 60.0, "elapsed_s": 60.5, "interrupted": false, "cublas": "13.0.2",
       "types": [

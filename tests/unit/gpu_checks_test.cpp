@@ -2,7 +2,7 @@
 // fail (no driver, crash, hang, garbage, a wrong result) becomes the right finding.
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
-#include "engine/payloads.hpp"
+#include "protocol/payloads.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -285,7 +285,7 @@ GpuTarget test_target() {
   return gpu;
 }
 
-/// A child's JSON as the child writes it: through the typed envelope (engine/payloads.hpp).
+/// A child's JSON as the child writes it: through the typed envelope (protocol/payloads.hpp).
 nlohmann::json written(const engine::ChildEnvelope& envelope) {
   nlohmann::json out = nlohmann::json::object();
   engine::write_envelope(envelope, out);

@@ -1,9 +1,9 @@
 // The judges of gpu.compute, gpu.streams, gpu.bandwidth and gpu.cudnn on payloads built from the
-// typed structs the children write (engine/payloads.hpp), never from hand-written keys: a key
+// typed structs the children write (protocol/payloads.hpp), never from hand-written keys: a key
 // renamed in the payload code changes what both sides use, and a key renamed by hand in a payload
 // fails here.
 #include "checks/gpu_checks.hpp"
-#include "engine/payloads.hpp"
+#include "protocol/payloads.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

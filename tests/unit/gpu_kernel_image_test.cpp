@@ -1,4 +1,4 @@
-#include "platform/gpu/kernel_image.hpp"
+#include "gpu/kernel_image.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// gpu.p2p's judge over payloads built from the typed struct (engine/payloads.hpp) and snapshots
+// gpu.p2p's judge over payloads built from the typed struct (protocol/payloads.hpp) and snapshots
 // with NVLink or PCIe paths; and the peers child against the fake libcuda's access matrix.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -6,8 +6,8 @@
 #include <map>
 
 #include "checks/gpu_checks.hpp"
-#include "engine/payloads.hpp"
 #include "fakes/fake_gpu.hpp"
+#include "protocol/payloads.hpp"
 #include "unit/snapshot_builder.hpp"
 
 namespace gpucheck::testing {
@@ -201,7 +201,7 @@ TEST(GpuPeersChild, ReadsTheAccessMatrixFromTheDriver) {
   // The fake driver gives contexts but no memory: the child reports the access matrix, then the
   // first call the fake does not implement.
   FakeMachine machine("gpu.count=3\ngpu.all.context_rc=0\np2p.0.2.access=0\np2p.1.2.access=0\n");
-  platform::ChildRequest request = machine.request("gpu-peers", {"0,1,2"});
+  process::ChildRequest request = machine.request("gpu-peers", {"0,1,2"});
   const nlohmann::json payload = run_ok(request);
   ASSERT_TRUE(payload.is_object()) << payload.dump();
   const auto peers = engine::read_peers(payload);
@@ -218,9 +218,9 @@ TEST(GpuPeersChild, ReadsTheAccessMatrixFromTheDriver) {
   EXPECT_EQ(payload["failure"]["stage"], "peer access");
   // Both works in one child: a line each. The peer work failed and the fake's contexts cannot
   // synchronise (cuCtxSynchronize answers 801), so NCCL is not run and says why.
-  platform::ChildRequest both = machine.request("gpu-peers", {"0,1", "peers,nccl"});
+  process::ChildRequest both = machine.request("gpu-peers", {"0,1", "peers,nccl"});
   both.result_lines = true;
-  const platform::ChildOutcome outcome = platform::run_child(both);
+  const process::ChildOutcome outcome = process::run_child(both);
   ASSERT_TRUE(outcome.ok()) << outcome.stderr_tail;
   ASSERT_TRUE(outcome.payload->is_array()) << outcome.payload->dump();
   ASSERT_EQ(outcome.payload->size(), 3U) << outcome.payload->dump(); // and the child's summary
@@ -230,10 +230,10 @@ TEST(GpuPeersChild, ReadsTheAccessMatrixFromTheDriver) {
             std::string::npos)
       << (*outcome.payload)[1].dump();
   // The plan left the all-reduce out (nccl_on_idle_gpus): its line says why, NCCL never loads.
-  platform::ChildRequest left_out = machine.request("gpu-peers", {"0,1", "peers,nccl"});
+  process::ChildRequest left_out = machine.request("gpu-peers", {"0,1", "peers,nccl"});
   left_out.result_lines = true;
   left_out.env.emplace_back("GPUCHECK_NCCL_NOT_RUN", "other processes use these GPUs (42)");
-  const platform::ChildOutcome skipped = platform::run_child(left_out);
+  const process::ChildOutcome skipped = process::run_child(left_out);
   ASSERT_TRUE(skipped.ok()) << skipped.stderr_tail;
   ASSERT_TRUE(skipped.payload->is_array()) << skipped.payload->dump();
   EXPECT_EQ((*skipped.payload)[1].value("not_run", ""), "other processes use these GPUs (42)");

@@ -11,8 +11,8 @@
 
 #include "checks/gpu_checks.hpp"
 #include "checks/xid_catalog.hpp"
-#include "engine/payloads.hpp"
 #include "findings/catalog.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::checks {
 namespace {

@@ -2,7 +2,7 @@
 // classic pattern, and that the reference checker finds a flipped bit (or a word written to the
 // wrong address) in every state of every pattern.
 
-#include "platform/gpu/memtest_patterns.hpp"
+#include "gpu/memtest_patterns.hpp"
 
 #include <gtest/gtest.h>
 

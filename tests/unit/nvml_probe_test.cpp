@@ -7,8 +7,8 @@
 #include <sys/wait.h>
 
 #include <chrono>
-#include <thread>
 #include <fmt/format.h>
+#include <thread>
 
 #include "fakes/fake_gpu.hpp"
 #include "gpucheck/model/json.hpp"
@@ -16,6 +16,10 @@
 
 namespace gpucheck::platform {
 namespace {
+
+using process::ChildOutcome;
+using process::ChildRequest;
+using process::run_child;
 
 using gpucheck::testing::FakeMachine;
 using gpucheck::testing::run_ok;
@@ -295,7 +299,7 @@ TEST(GpuCensus, AProcessOnItsWayOutIsNotATenant) {
   FakeMachine machine(fmt::format("gpu.0.uuid=GPU-census-zombie\n"
                                   "gpu.0.compute_processes={}:1000,1:2000\n",
                                   zombie));
-  platform::ChildRequest request = machine.request("gpu-census");
+  process::ChildRequest request = machine.request("gpu-census");
   request.args = {"999999"}; // not this test's pid: its children are no one's own
   const nlohmann::json payload = run_ok(request);
   ::waitpid(zombie, nullptr, 0);

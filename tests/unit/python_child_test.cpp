@@ -5,12 +5,16 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "platform/child_process.hpp"
 #include "probes/python_envs.hpp"
+#include "process/child_process.hpp"
 #include "support/fixture_tree.hpp"
 
 namespace gpucheck::platform {
 namespace {
+
+using process::ChildOutcome;
+using process::ChildRequest;
+using process::run_child;
 
 using namespace std::chrono_literals;
 using gpucheck::testing::FixtureTree;

@@ -6,10 +6,10 @@
 #include <optional>
 #include <thread>
 
-#include "platform/child_process.hpp"
 #include "probes/collect.hpp"
 #include "probes/run_capture.hpp"
 #include "probes/toolkit_version.hpp"
+#include "process/child_process.hpp"
 #include "support/fixture_tree.hpp"
 #include "support/text_and_processes.hpp"
 
@@ -166,10 +166,10 @@ TEST(RunCapture, ATimeoutKillsTheHelpersChildrenToo) {
   EXPECT_TRUE(ended) << "the helper's child " << pid << " outlived the timeout";
 }
 
-// Issue 21 item 11: after SIGTERM/SIGINT (platform::interrupt_children) a running helper and its
+// Issue 21 item 11: after SIGTERM/SIGINT (process::interrupt_children) a running helper and its
 // children end at once, not at the helper's deadline, and no new helper starts.
 TEST(RunCapture, AnInterruptEndsTheHelperAndItsChildrenAtOnce) {
-  platform::reset_children_interrupt();
+  process::reset_children_interrupt();
   FixtureTree tree;
   const std::string pid_file = tree.host("/grandchild.pid");
   std::optional<std::string> output = "not run";
@@ -186,7 +186,7 @@ TEST(RunCapture, AnInterruptEndsTheHelperAndItsChildrenAtOnce) {
     std::this_thread::sleep_for(10ms);
   }
   const auto interrupted_at = std::chrono::steady_clock::now();
-  platform::interrupt_children(SIGINT);
+  process::interrupt_children(SIGINT);
   helper.join();
   EXPECT_LT(std::chrono::steady_clock::now() - interrupted_at, 10s);
   EXPECT_EQ(output, std::nullopt);
@@ -198,7 +198,7 @@ TEST(RunCapture, AnInterruptEndsTheHelperAndItsChildrenAtOnce) {
   }
   EXPECT_TRUE(ended) << "the helper's child " << pid << " outlived the interrupt";
   EXPECT_EQ(run_capture({"/bin/sh", "-c", "echo ran"}, 3000ms), std::nullopt) << "started after";
-  platform::reset_children_interrupt();
+  process::reset_children_interrupt();
   // The healthy twin.
   EXPECT_EQ(run_capture({"/bin/sh", "-c", "echo ran"}, 3000ms), "ran\n");
 }

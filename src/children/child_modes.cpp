@@ -1,0 +1,308 @@
+#include "children/child_modes.hpp"
+
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "gpu/gpu_children.hpp"
+#include "platform/probes_child.hpp"
+#include "platform/python_child.hpp"
+#include "process/child_process.hpp"
+#include "protocol/messages.hpp"
+
+namespace gpucheck::children {
+
+namespace {
+
+// Test modes: they let the runner's own tests (and `gpucheck --child test-...` by hand) prove
+// that a crash, a hang, garbage or an early exit become failures, not a broken report.
+nlohmann::json test_ok(const std::vector<std::string>& args) {
+  return nlohmann::json{{"ok", true}, {"args", args}};
+}
+nlohmann::json test_crash(const std::vector<std::string>&) {
+  std::fputs("about to abort\n", stderr);
+  std::abort();
+}
+nlohmann::json test_segv(const std::vector<std::string>&) {
+  std::raise(SIGSEGV);
+  return nullptr;
+}
+nlohmann::json test_hang(const std::vector<std::string>&) {
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+/// test-hang-ignore-term: ignores SIGTERM, says so with 'r' on its control channel (when it has
+/// one: its owner can then arm the deadline, whatever the start-up took), and hangs.
+nlohmann::json test_hang_ignore_term(const std::vector<std::string>& args) {
+  std::signal(SIGTERM, SIG_IGN);
+  process::control_send('r');
+  return test_hang(args);
+}
+/// test-spawn-hang PIDFILE: starts a process of its own (as an interpreter's subprocess: no
+/// parent-death signal), writes that grandchild's pid to PIDFILE, then hangs. Stopping the child
+/// must end the grandchild too.
+nlohmann::json test_spawn_hang(const std::vector<std::string>& args) {
+  const pid_t grandchild = ::fork();
+  if (grandchild == 0) {
+    for (;;) {
+      ::pause();
+    }
+  }
+  if (!args.empty()) {
+    const std::string partial = args[0] + ".partial";
+    if (FILE* out = std::fopen(partial.c_str(), "w")) {
+      std::fprintf(out, "%d\n", static_cast<int>(grandchild));
+      std::fclose(out);
+      std::rename(partial.c_str(), args[0].c_str()); // whole or absent for the reader
+    }
+  }
+  return test_hang(args);
+}
+nlohmann::json test_exit(const std::vector<std::string>&) {
+  std::_Exit(7);
+}
+nlohmann::json test_garbage(const std::vector<std::string>&) {
+  static constexpr char k_garbage[] = "{not json";
+  [[maybe_unused]] auto n = ::write(3, k_garbage, sizeof k_garbage - 1);
+  std::_Exit(0);
+}
+/// test-lines N [crash|linger]: writes N result lines ({"line": i}), then aborts ("crash"), or
+/// returns its last line and, with "linger", stays alive 2 s after closing its result.
+nlohmann::json test_lines(const std::vector<std::string>& args) {
+  const int n = args.empty() ? 0 : std::atoi(args[0].c_str());
+  for (int i = 0; i < n; ++i) {
+    process::write_result_line(nlohmann::json{{"line", i}});
+  }
+  const std::string then = args.size() > 1 ? args[1] : "";
+  if (then == "crash") {
+    std::abort();
+  }
+  if (then == "linger") {
+    // Close the result and stay: as a GPU child whose exit (its context freed) is slow.
+    const std::string last = nlohmann::json{{"last", true}}.dump() + "\n";
+    [[maybe_unused]] auto w = ::write(3, last.data(), last.size());
+    ::close(3);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    std::_Exit(0);
+  }
+  return nlohmann::json{{"last", true}};
+}
+/// test-flood: writes to its result pipe without end (a child gone wrong); the parent must stop it.
+nlohmann::json test_flood(const std::vector<std::string>&) {
+  static const std::string k_chunk(1 << 16, 'x');
+  for (;;) {
+    if (::write(3, k_chunk.data(), k_chunk.size()) <= 0) {
+      std::_Exit(0);
+    }
+  }
+}
+
+nlohmann::json test_big(const std::vector<std::string>&) {
+  // Larger than a pipe buffer, to prove the parent drains while the child writes.
+  return nlohmann::json{{"blob", std::string(1 << 20, 'x')}};
+}
+
+/// test-gated SETUP_MS WORK_MS [AFTER_MS [WARM_MS]]: wait for leave to set up, sleep (its
+/// "context"), say the context is built, sleep WARM_MS (untimed preparation), wait at the gate,
+/// sleep WORK_MS (its gated work), say it is done, sleep AFTER_MS (checking and teardown);
+/// reports the monotonic times of each step, so tests can prove the gates open in order. A sixth
+/// argument "noisy" also sends garbage and out-of-order messages on the control channel.
+/// A trailing "works=a,b,c" argument makes test-gated stand for a shared child: it does each
+/// work's gate, work and done in turn on its one "context", and writes each work's times as a
+/// line of its result ({"work": NAME, ...}), as gpu-device does.
+nlohmann::json test_gated(const std::vector<std::string>& all_args) {
+  std::vector<std::string> args;
+  std::vector<std::string> works;
+  int die_after = -1;     // "die=N": abort after N works (a shared child that crashes midway)
+  bool stoppable = false; // "stoppable": the work ends early at the parent's stop (long works)
+  for (const std::string& arg : all_args) {
+    if (arg == "stoppable") {
+      stoppable = true;
+    } else if (arg.starts_with("die=")) {
+      die_after = std::atoi(arg.c_str() + 4);
+    } else if (arg.starts_with("works=")) {
+      const std::string list = arg.substr(6);
+      for (size_t from = 0; from <= list.size();) {
+        const size_t comma = std::min(list.find(',', from), list.size());
+        works.push_back(list.substr(from, comma - from));
+        from = comma + 1;
+      }
+    } else {
+      args.push_back(arg);
+    }
+  }
+  const auto ms = [&args](size_t i) {
+    return std::chrono::milliseconds(args.size() > i ? std::atoi(args[i].c_str()) : 0);
+  };
+  const auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  const bool noisy = args.size() > 5 && args[5] == "noisy";
+  if (noisy) {
+    // Garbage and messages out of order: the parent must ignore them.
+    for (const char byte : std::string("xZ\x01dr")) {
+      process::control_send(byte);
+    }
+  }
+  const int64_t started = now_ns(); // its process runs ("cuInit")
+  engine::gate::await_setup();
+  const int64_t setup_began = now_ns();
+  std::this_thread::sleep_for(ms(0));
+  const int64_t context = now_ns();
+  engine::gate::context_built();
+  nlohmann::json times;
+  const size_t count = std::max<size_t>(works.size(), 1);
+  for (size_t w = 0; w < count; ++w) {
+    if (static_cast<int>(w) == die_after) {
+      std::abort();
+    }
+    // As gpu-peers: the plan left the all-reduce out (GPUCHECK_NCCL_NOT_RUN), so its line says
+    // why and it never reaches its gate.
+    if (const char* not_run = std::getenv("GPUCHECK_NCCL_NOT_RUN");
+        w < works.size() && works[w] == "nccl" && not_run != nullptr && *not_run != '\0') {
+      process::write_result_line({{"work", works[w]}, {"not_run", not_run}});
+      if (w + 1 < count) {
+        engine::gate::work_done();
+      } else {
+        engine::gate::done();
+      }
+      continue;
+    }
+    std::this_thread::sleep_for(ms(3));
+    const int64_t ready = now_ns();
+    engine::gate::ready_and_wait();
+    const int64_t began = now_ns();
+    if (noisy) {
+      process::control_send('c'); // a repeat after the go
+    }
+    bool stopped = false;
+    if (stoppable) {
+      const auto until = std::chrono::steady_clock::now() + ms(1);
+      while (std::chrono::steady_clock::now() < until && !stopped) {
+        stopped = engine::gate::stop_requested();
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    } else {
+      std::this_thread::sleep_for(ms(1));
+    }
+    int64_t resumed = -1;
+    if (ms(4).count() != 0) { // pause for the quiet host, then work as long again
+      engine::gate::pause_for_quiet_host();
+      resumed = now_ns();
+      std::this_thread::sleep_for(ms(1));
+    }
+    const int64_t done = now_ns();
+    if (w + 1 < count) {
+      engine::gate::work_done();
+    } else {
+      engine::gate::done();
+      std::this_thread::sleep_for(ms(2));
+    }
+    times = nlohmann::json{{"started_ns", started}, {"setup_began_ns", setup_began},
+                           {"context_ns", context}, {"ready_ns", ready},
+                           {"began_ns", began},     {"resumed_ns", resumed},
+                           {"done_ns", done},       {"ended_ns", now_ns()},
+                           {"stopped", stopped}};
+    if (!works.empty()) {
+      times["work"] = works[w];
+      process::write_result_line(times);
+    }
+  }
+  return works.empty() ? times : nlohmann::json{{"timeline_ms", nlohmann::json::array()}};
+}
+
+constexpr ChildMode k_modes[] = {
+    {"nvml", &platform::child_probe_nvml},
+    {"cuda", &platform::child_probe_cuda},
+    {"library", &platform::child_probe_library},
+    {"cudnn", &platform::child_probe_cudnn},
+    {"python", &platform::child_python},
+    {"gpu-devices", &platform::gpu::child_gpu_devices},
+    {"gpu-census", &platform::child_gpu_census},
+    {"gpu-compute", &platform::gpu::child_gpu_compute},
+    {"gpu-bandwidth", &platform::gpu::child_gpu_bandwidth},
+    {"gpu-cudnn", &platform::gpu::child_gpu_cudnn},
+    {"gpu-streams", &platform::gpu::child_gpu_streams},
+    {"gpu-device", &platform::gpu::child_gpu_device},
+    {"gpu-peers", &platform::gpu::child_gpu_peers},
+    {"gpu-memtest", &platform::gpu::child_gpu_memtest},
+    {"gpu-burn", &platform::gpu::child_gpu_burn},
+    {"test-ok", &test_ok},
+    {"test-crash", &test_crash},
+    {"test-segv", &test_segv},
+    {"test-hang", &test_hang},
+    {"test-hang-ignore-term", &test_hang_ignore_term},
+    {"test-spawn-hang", &test_spawn_hang},
+    {"test-exit", &test_exit},
+    {"test-garbage", &test_garbage},
+    {"test-big", &test_big},
+    {"test-flood", &test_flood},
+    {"test-lines", &test_lines},
+    {"test-gated", &test_gated},
+};
+
+void write_all(int fd, const std::string& text) {
+  size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n <= 0) {
+      return;
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+} // namespace
+
+const ChildMode* find_child_mode(std::string_view name) {
+  for (const ChildMode& mode : k_modes) {
+    if (mode.name == name) {
+      return &mode;
+    }
+  }
+  return nullptr;
+}
+
+bool is_child_invocation(int argc, char** argv) {
+  return argc >= 3 && std::strcmp(argv[1], "--child") == 0;
+}
+
+int run_child_mode(int argc, char** argv) {
+  // Die with the parent: a stuck child must never outlive gpucheck.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (const char* parent = std::getenv("GPUCHECK_PARENT_PID")) {
+    if (std::to_string(::getppid()) != parent) {
+      return 125;
+    }
+  }
+  const ChildMode* mode = find_child_mode(argv[2]);
+  if (mode == nullptr) {
+    std::fprintf(stderr, "gpucheck: unknown child mode '%s'\n", argv[2]);
+    return 126;
+  }
+  std::vector<std::string> args(argv + 3, argv + argc);
+  int fd = 3;
+  if (const char* env_fd = std::getenv("GPUCHECK_RESULT_FD")) {
+    fd = std::atoi(env_fd);
+  }
+  const nlohmann::json result = mode->handler(args);
+  write_all(fd, result.dump() + "\n"); // a line: the last of a result_lines child's
+  ::close(fd);
+  std::fflush(nullptr);
+  // _exit: NVIDIA libraries' static destructors have crashed at exit before; the result is out.
+  ::_exit(0);
+}
+
+} // namespace gpucheck::children

@@ -1,0 +1,157 @@
+// The children of gpucheck's own GPU works (compute, streams, bandwidth): one work alone
+// (gpu-compute, ... : bench/compare.py and a run by hand), or several on one context
+// (gpu-device: the engine's shared child, rule same_child in src/engine/plan.cpp).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_children.hpp"
+#include "gpu/kernel_module.hpp"
+#include "gpu/session.hpp"
+#include "process/child_process.hpp"
+#include "protocol/payloads.hpp"
+
+namespace gpucheck::platform::gpu {
+
+namespace {
+/// Each work's spelling in gpu-device's arguments and result lines (engine::work_name()),
+/// its function, and whether it needs gpucheck's kernels (the copies run without them).
+struct WorkEntry {
+  std::string_view name;
+  std::string_view check;
+  GpuWork run;
+  bool needs_kernels;
+};
+constexpr WorkEntry k_works[] = {
+    {"compute", "gpu.compute", &compute_work, true},
+    {"streams", "gpu.streams", &streams_work, true},
+    {"bandwidth", "gpu.bandwidth", &bandwidth_work, false},
+    {"copies_together", "gpu.bandwidth", &copies_together_work, false},
+    {"memtest", "gpu.memtest", &memtest_work, true},
+    {"burn", "gpu.burn", &burn_work, true},
+};
+
+const WorkEntry* work_entry(std::string_view name) {
+  for (const WorkEntry& w : k_works) {
+    if (w.name == name) {
+      return &w;
+    }
+  }
+  return nullptr;
+}
+
+const WorkEntry* work_entry(GpuWork run) {
+  for (const WorkEntry& w : k_works) {
+    if (w.run == run) {
+      return &w;
+    }
+  }
+  return nullptr;
+}
+
+/// The session and the kernel module a work runs on.
+void open_device(int ordinal, std::unique_ptr<DeviceSession>& session,
+                 std::unique_ptr<KernelModule>& module) {
+  session = std::make_unique<DeviceSession>(ordinal, 1); // one queue serves every work here
+  set_stage("load kernels");
+  module = std::make_unique<KernelModule>(*session);
+}
+} // namespace
+
+nlohmann::json run_single_work(const std::vector<std::string>& args, GpuWork work) {
+  return run_gpu_child(args, [work](int ordinal, nlohmann::json& out) {
+    std::unique_ptr<DeviceSession> session;
+    std::unique_ptr<KernelModule> module;
+    try {
+      open_device(ordinal, session, module);
+    } catch (...) {
+      if (session) {
+        out["device"] = session->describe();
+      }
+      throw;
+    }
+    out["device"] = session->describe();
+    out["module"] = module->report();
+    const WorkEntry* entry = work_entry(work);
+    if (!module->loaded() && (entry == nullptr || entry->needs_kernels)) {
+      return;
+    }
+    work(*session, *module, out);
+  });
+}
+
+nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
+  return run_gpu_child(args, [&args](int ordinal, nlohmann::json& summary) {
+    std::vector<const WorkEntry*> works;
+    std::stringstream list(args.size() > 1 ? args[1] : std::string());
+    std::string name;
+    while (std::getline(list, name, ',')) {
+      const WorkEntry* entry = work_entry(name);
+      if (entry == nullptr) {
+        throw std::runtime_error(fmt::format("unknown work '{}'", name));
+      }
+      works.push_back(entry);
+    }
+    summary["works"] = args.size() > 1 ? args[1] : std::string();
+    const auto part_for = [](const WorkEntry& w) {
+      nlohmann::json part = {{"metrics", nlohmann::json::array()},
+                             {"verify", nlohmann::json::array()}};
+      engine::write_work_line({std::string(w.name), std::nullopt}, part);
+      return part;
+    };
+    std::unique_ptr<DeviceSession> session;
+    std::unique_ptr<KernelModule> module;
+    if (const auto failure = failure_of([&] { open_device(ordinal, session, module); })) {
+      // No context (or no driver): every work reports the same failure, as each would alone.
+      for (const WorkEntry* w : works) {
+        nlohmann::json part = part_for(*w);
+        if (session) {
+          part["device"] = session->describe();
+        }
+        part["failure"] = engine::to_json(*failure);
+        part["metrics"].push_back(peak_rss_metric());
+        process::write_result_line(part);
+      }
+      return;
+    }
+    session->begin_works(static_cast<int>(works.size()));
+    std::string stopped; // why the works left are not run
+    for (const WorkEntry* w : works) {
+      if (!stopped.empty()) {
+        nlohmann::json line = nlohmann::json::object();
+        engine::write_work_line({std::string(w->name), stopped}, line);
+        process::write_result_line(line);
+        continue;
+      }
+      nlohmann::json part = part_for(*w);
+      part["device"] = session->describe();
+      part["module"] = module->report();
+      std::optional<engine::PayloadFailure> failure;
+      if (module->loaded() || !w->needs_kernels) {
+        failure = failure_of([&] { w->run(*session, *module, part); });
+      }
+      if (failure) {
+        part["failure"] = engine::to_json(*failure);
+      }
+      session->end_work();
+      part["metrics"].push_back(peak_rss_metric());
+      process::write_result_line(part);
+      if (failure) {
+        // A sticky error (an illegal address, a lost GPU) leaves the context unusable: the works
+        // after it would only repeat it, each reported as its own failure.
+        if (const auto error = session->context_error()) {
+          stopped = fmt::format("not run: {} failed ({}) and left its CUDA context unusable ({})",
+                                w->check, failure->name.empty() ? failure->message : failure->name,
+                                *error);
+        }
+      }
+    }
+  });
+}
+
+} // namespace gpucheck::platform::gpu

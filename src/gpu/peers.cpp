@@ -1,0 +1,947 @@
+// The multi-GPU child (gpu-peers): one process sees every GPU of the run, holds each one's
+// primary context, and measures peer-to-peer copies between every pair with nvbandwidth's method
+// (copy-engine copies between device buffers with peer access enabled, queued behind a gate and
+// timed with events on the issuing stream, median of samples), every destination verified.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/gpu_children.hpp"
+#include "gpu/session.hpp"
+#include "platform/cuda_api.hpp"
+#include "platform/dynlib.hpp"
+#include "process/child_process.hpp"
+#include "protocol/messages.hpp"
+#include "protocol/payloads.hpp"
+
+namespace gpucheck::platform::gpu {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t k_mib = 1ULL << 20;
+constexpr uint64_t k_copy_bytes = 64 * k_mib; ///< one copy (nvbandwidth's small-buffer size)
+constexpr uint64_t k_min_copy_bytes = 4 * k_mib;
+constexpr int k_samples = 3;         ///< median of three, as nvbandwidth
+constexpr int k_max_copies = 32;     ///< per stream and sample: the push buffer must not fill up
+constexpr double k_sample_ms = 10.0; ///< each sample's target length
+constexpr int k_latency_copies = 64; ///< 4-byte copies queued back to back
+
+/// One GPU of the child: its device, primary context and buffers.
+struct PeerGpu {
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  engine::PeerDevice description;
+  CUdeviceptr source = 0;      ///< the pattern this GPU sends
+  CUdeviceptr destination = 0; ///< what it receives
+  uint32_t seed = 0;
+};
+
+/// libcuda, cuInit, every listed device's primary context; released in the destructor.
+class PeerSession {
+public:
+  explicit PeerSession(const std::vector<int>& ordinals) {
+    set_stage("driver");
+    m_lib = DynamicLibrary::open("libcuda.so.1");
+    if (!m_lib.loaded()) {
+      throw std::runtime_error("libcuda.so.1: " + m_lib.load().error);
+    }
+    m_api = load_cuda_api(m_lib);
+    if (!m_api.usable) {
+      throw std::runtime_error("libcuda.so.1 lacks required symbols");
+    }
+    GPUCHECK_CU(m_api, cuInit, 0U);
+    m_allowance = engine::gate::await_setup();
+    set_stage("context");
+    for (const int ordinal : ordinals) {
+      PeerGpu gpu;
+      GPUCHECK_CU(m_api, cuDeviceGet, &gpu.device, ordinal);
+      GPUCHECK_CU(m_api, cuDevicePrimaryCtxRetain, &gpu.context, gpu.device);
+      m_gpus.push_back(gpu); // released in the destructor from here on
+      PeerGpu& own = m_gpus.back();
+      GPUCHECK_CU(m_api, cuCtxSetCurrent, own.context);
+      if (m_api.cuCtxSetLimit != nullptr) {
+        // As DeviceSession: gpucheck's copies need no per-thread stack.
+        m_api.cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 16);
+      }
+      std::array<char, 128> name{};
+      GPUCHECK_CU(m_api, cuDeviceGetName, name.data(), static_cast<int>(name.size()), gpu.device);
+      std::array<char, 32> bus{};
+      if (m_api.cuDeviceGetPCIBusId != nullptr) {
+        m_api.cuDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), gpu.device);
+      }
+      own.description = {ordinal, std::string(name.data()), std::string(bus.data())};
+    }
+    engine::gate::context_built();
+  }
+  PeerSession(const PeerSession&) = delete;
+  PeerSession& operator=(const PeerSession&) = delete;
+  ~PeerSession() {
+    for (PeerGpu& gpu : m_gpus) {
+      if (m_api.cuCtxSetCurrent != nullptr) {
+        m_api.cuCtxSetCurrent(gpu.context);
+      }
+      for (const CUdeviceptr ptr : {gpu.source, gpu.destination}) {
+        if (ptr != 0 && m_api.cuMemFree != nullptr) {
+          m_api.cuMemFree(ptr);
+        }
+      }
+      if (m_api.cuDevicePrimaryCtxRelease != nullptr) {
+        m_api.cuDevicePrimaryCtxRelease(gpu.device);
+      }
+    }
+  }
+  [[nodiscard]] const CudaApi& api() const { return m_api; }
+  [[nodiscard]] std::vector<PeerGpu>& gpus() { return m_gpus; }
+  /// The buffers this child may take on each GPU (the plan's allowance), nullopt when run alone.
+  [[nodiscard]] std::optional<unsigned long long> allowance() const { return m_allowance; }
+  void make_current(const PeerGpu& gpu) const { GPUCHECK_CU(m_api, cuCtxSetCurrent, gpu.context); }
+
+private:
+  DynamicLibrary m_lib;
+  CudaApi m_api;
+  std::vector<PeerGpu> m_gpus;
+  std::optional<unsigned long long> m_allowance;
+};
+
+/// A stream of the current context, destroyed with it.
+class PeerStream {
+public:
+  explicit PeerStream(const CudaApi& api) : m_api(&api) {
+    GPUCHECK_CU(api, cuStreamCreate, &m_stream, static_cast<unsigned>(CU_STREAM_NON_BLOCKING));
+  }
+  PeerStream(const PeerStream&) = delete;
+  PeerStream& operator=(const PeerStream&) = delete;
+  ~PeerStream() {
+    if (m_stream != nullptr && m_api->cuStreamDestroy != nullptr) {
+      m_api->cuStreamDestroy(m_stream);
+    }
+  }
+  [[nodiscard]] CUstream get() const { return m_stream; }
+
+private:
+  const CudaApi* m_api;
+  CUstream m_stream = nullptr;
+};
+
+/// An event pair timing one stream's queued copies.
+class Timer {
+public:
+  explicit Timer(const CudaApi& api) : m_api(&api) {
+    GPUCHECK_CU(api, cuEventCreate, &m_start, 0U);
+    GPUCHECK_CU(api, cuEventCreate, &m_end, 0U);
+  }
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+  ~Timer() {
+    for (CUevent e : {m_start, m_end}) {
+      if (e != nullptr && m_api->cuEventDestroy != nullptr) {
+        m_api->cuEventDestroy(e);
+      }
+    }
+  }
+  void start(CUstream s) const { GPUCHECK_CU(*m_api, cuEventRecord, m_start, s); }
+  void end(CUstream s) const { GPUCHECK_CU(*m_api, cuEventRecord, m_end, s); }
+  [[nodiscard]] double ms() const {
+    GPUCHECK_CU(*m_api, cuEventSynchronize, m_end);
+    float ms = 0.0F;
+    GPUCHECK_CU(*m_api, cuEventElapsedTime, &ms, m_start, m_end);
+    return ms;
+  }
+
+private:
+  const CudaApi* m_api;
+  CUevent m_start = nullptr;
+  CUevent m_end = nullptr;
+};
+
+/// A gate in pinned host memory: streams wait on it (cuStreamWaitValue32) until the host opens
+/// it, so every copy of a sample is queued before the first starts (nvbandwidth holds its
+/// streams with a spin kernel for the same reason). Without stream memory operations the copies
+/// run as they are queued: the figure is the same once the queue is ahead of the engine.
+class HostGate {
+public:
+  explicit HostGate(const CudaApi& api) : m_api(&api) {
+    if (api.cuMemHostAlloc == nullptr || api.cuMemHostGetDevicePointer == nullptr ||
+        api.cuStreamWaitValue32 == nullptr) {
+      return;
+    }
+    void* host = nullptr;
+    if (api.cuMemHostAlloc(&host, sizeof(uint32_t),
+                           CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) != CUDA_SUCCESS) {
+      return;
+    }
+    m_word = static_cast<volatile uint32_t*>(host);
+    *m_word = 0;
+    if (api.cuMemHostGetDevicePointer(&m_device_word, host, 0) != CUDA_SUCCESS) {
+      m_device_word = 0;
+    }
+  }
+  HostGate(const HostGate&) = delete;
+  HostGate& operator=(const HostGate&) = delete;
+  ~HostGate() {
+    if (m_word != nullptr && m_api->cuMemFreeHost != nullptr) {
+      m_api->cuMemFreeHost(const_cast<uint32_t*>(m_word)); // NOLINT
+    }
+  }
+  /// Close the gate and hold `stream` behind it; false when the gate is not available.
+  bool hold(CUstream stream) {
+    if (m_device_word == 0) {
+      return false;
+    }
+    *m_word = 0;
+    const bool held = m_api->cuStreamWaitValue32(stream, m_device_word, 1,
+                                                 CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
+    m_used = m_used || held;
+    return held;
+  }
+  void open() {
+    if (m_word != nullptr) {
+      *m_word = 1;
+    }
+  }
+  [[nodiscard]] bool used() const { return m_used; }
+
+private:
+  const CudaApi* m_api;
+  volatile uint32_t* m_word = nullptr;
+  CUdeviceptr m_device_word = 0;
+  bool m_used = false;
+};
+
+double gbps(uint64_t bytes, int copies, double ms) {
+  return ms > 0.0 ? static_cast<double>(bytes) * copies / (ms * 1e-3) / 1e9 : 0.0;
+}
+
+/// Copies from each of `from`'s sources into its `to`'s destination, `copies` per direction,
+/// each direction on a stream of its source's context, released together: each direction's
+/// milliseconds (one entry per direction).
+std::vector<double> timed_copies(PeerSession& session, HostGate& gate,
+                                 const std::vector<std::pair<PeerGpu*, PeerGpu*>>& directions,
+                                 uint64_t bytes, int copies) {
+  const CudaApi& api = session.api();
+  std::vector<std::unique_ptr<PeerStream>> streams;
+  std::vector<std::unique_ptr<Timer>> timers;
+  for (const auto& [from, to] : directions) {
+    session.make_current(*from);
+    streams.push_back(std::make_unique<PeerStream>(api));
+    timers.push_back(std::make_unique<Timer>(api));
+    gate.hold(streams.back()->get());
+    timers.back()->start(streams.back()->get());
+  }
+  // Interleaved, so both directions' queues fill together.
+  for (int c = 0; c < copies; ++c) {
+    for (size_t d = 0; d < directions.size(); ++d) {
+      session.make_current(*directions[d].first);
+      GPUCHECK_CU(api, cuMemcpyDtoDAsync, directions[d].second->destination,
+                  directions[d].first->source, static_cast<size_t>(bytes), streams[d]->get());
+    }
+  }
+  for (size_t d = 0; d < directions.size(); ++d) {
+    session.make_current(*directions[d].first);
+    timers[d]->end(streams[d]->get());
+  }
+  gate.open();
+  std::vector<double> ms;
+  for (size_t d = 0; d < directions.size(); ++d) {
+    ms.push_back(timers[d]->ms());
+  }
+  return ms;
+}
+
+/// Fill a GPU's source with its pattern (from pinned host memory).
+void fill_source(PeerSession& session, PeerGpu& gpu, uint64_t bytes, std::vector<uint32_t>& host) {
+  const uint64_t words = bytes / sizeof(uint32_t);
+  host.resize(words);
+  parallel_for(words, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t i = lo; i < hi; ++i) {
+      host[i] = pattern_word(i, gpu.seed);
+    }
+  });
+  session.make_current(gpu);
+  GPUCHECK_CU(session.api(), cuMemcpyHtoD, gpu.source, host.data(), static_cast<size_t>(bytes));
+}
+
+/// Read `to`'s destination back and compare it with `from`'s pattern.
+Verification verify_pair(PeerSession& session, const PeerGpu& from, const PeerGpu& to,
+                         uint64_t bytes, std::vector<uint32_t>& host) {
+  const uint64_t words = bytes / sizeof(uint32_t);
+  host.assign(words, 0xDEADBEEFU); // poisoned: a copy that wrote nothing fails
+  session.make_current(to);
+  GPUCHECK_CU(session.api(), cuMemcpyDtoH, host.data(), to.destination, static_cast<size_t>(bytes));
+  const Mismatches bad =
+      parallel_mismatches(words, [&](uint64_t i) { return host[i] != pattern_word(i, from.seed); });
+  Verification v;
+  v.kind = "p2p";
+  v.what = fmt::format("{} -> {}", from.description.pci_bus_id, to.description.pci_bus_id);
+  v.checked = words;
+  v.mismatches = bad.count;
+  v.first_index = bad.first;
+  if (bad.count > 0) {
+    v.got = fmt::format("0x{:08x}", host[bad.first]);
+    v.want = fmt::format("0x{:08x}", pattern_word(bad.first, from.seed));
+  }
+  return v;
+}
+
+/// Mean microseconds of one 4-byte copy from->to, `k_latency_copies` queued back to back.
+double latency_us(PeerSession& session, PeerGpu& from, PeerGpu& to) {
+  const CudaApi& api = session.api();
+  session.make_current(from);
+  PeerStream stream(api);
+  Timer timer(api);
+  GPUCHECK_CU(api, cuMemcpyDtoDAsync, to.destination, from.source, size_t{4}, stream.get());
+  timer.start(stream.get());
+  for (int i = 0; i < k_latency_copies; ++i) {
+    GPUCHECK_CU(api, cuMemcpyDtoDAsync, to.destination, from.source, size_t{4}, stream.get());
+  }
+  timer.end(stream.get());
+  return timer.ms() * 1000.0 / k_latency_copies;
+}
+
+/// The sizes of the long level's sweep, each timed alone per ordered pair.
+constexpr std::array<uint64_t, 5> k_sweep_bytes{1 * k_mib, 4 * k_mib, 16 * k_mib, 64 * k_mib,
+                                                256 * k_mib};
+
+/// The median milliseconds of `copies` copies from->to alone, over k_samples gated samples.
+double median_alone_ms(PeerSession& session, HostGate& gate, PeerGpu& from, PeerGpu& to,
+                       uint64_t bytes, int copies) {
+  std::vector<double> ms;
+  for (int s = 0; s < k_samples; ++s) {
+    ms.push_back(timed_copies(session, gate, {{&from, &to}}, bytes, copies).front());
+  }
+  return median(ms);
+}
+
+/// How many copies of `bytes` make a sample of about k_sample_ms, from a warm-up of two.
+int copies_per_sample(PeerSession& session, HostGate& gate,
+                      const std::vector<std::pair<PeerGpu*, PeerGpu*>>& directions,
+                      uint64_t bytes) {
+  const std::vector<double> warm = timed_copies(session, gate, directions, bytes, 2);
+  const double per_copy_ms = std::max(1e-3, *std::max_element(warm.begin(), warm.end()) / 2);
+  return std::clamp(static_cast<int>(k_sample_ms / per_copy_ms), 2, k_max_copies);
+}
+
+/// The peer-to-peer work on every pair of the session's GPUs: one size (64 MiB), and with
+/// `sweep` (`--level long`) every size of k_sweep_bytes that the allowance holds.
+void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
+  const CudaApi& api = session.api();
+  std::vector<PeerGpu>& gpus = session.gpus();
+  engine::PeersPayload payload;
+  for (const PeerGpu& gpu : gpus) {
+    payload.devices.push_back(gpu.description);
+  }
+  set_stage("peer access");
+  for (size_t a = 0; a < gpus.size(); ++a) {
+    for (size_t b = 0; b < gpus.size(); ++b) {
+      if (a == b) {
+        continue;
+      }
+      engine::PeerAccess access;
+      access.from = static_cast<int>(a);
+      access.to = static_cast<int>(b);
+      int value = 0;
+      GPUCHECK_CU(api, cuDeviceCanAccessPeer, &value, gpus[a].device, gpus[b].device);
+      access.can_access = value != 0;
+      if (api.cuDeviceGetP2PAttribute != nullptr) {
+        if (api.cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK,
+                                        gpus[a].device, gpus[b].device) == CUDA_SUCCESS) {
+          access.performance_rank = value;
+        }
+        if (api.cuDeviceGetP2PAttribute(&value, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
+                                        gpus[a].device, gpus[b].device) == CUDA_SUCCESS) {
+          access.native_atomics = value != 0;
+        }
+      }
+      payload.access.push_back(access);
+    }
+  }
+  // What the access matrix says is written even if a later step fails.
+  engine::write_peers(payload, out);
+  for (const engine::PeerAccess& access : payload.access) {
+    if (access.can_access) {
+      session.make_current(gpus[static_cast<size_t>(access.from)]);
+      const CUresult rc =
+          api.cuCtxEnablePeerAccess(gpus[static_cast<size_t>(access.to)].context, 0U);
+      if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+        check_cu(rc, "cuCtxEnablePeerAccess");
+      }
+    }
+  }
+  set_stage("buffers");
+  // Two buffers per GPU (what it sends, what it receives) within the plan's allowance: 64 MiB,
+  // or for the sweep its largest size that fits (its copies then write every byte verified).
+  uint64_t buffer_bytes = sweep ? k_sweep_bytes.back() : k_copy_bytes;
+  if (const auto allowance = session.allowance()) {
+    buffer_bytes = std::min<uint64_t>(buffer_bytes, (*allowance / 2) & ~(k_mib - 1));
+  }
+  buffer_bytes = std::max(buffer_bytes, k_min_copy_bytes);
+  const uint64_t bytes = std::min(buffer_bytes, k_copy_bytes); // the standard run's one size
+  const uint64_t seed = fresh_seed();
+  std::vector<uint32_t> host;
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    PeerGpu& gpu = gpus[g];
+    gpu.seed = static_cast<uint32_t>(seed >> (g % 2 == 0 ? 0 : 32)) + static_cast<uint32_t>(g);
+    session.make_current(gpu);
+    GPUCHECK_CU(api, cuMemAlloc, &gpu.source, static_cast<size_t>(buffer_bytes));
+    GPUCHECK_CU(api, cuMemAlloc, &gpu.destination, static_cast<size_t>(buffer_bytes));
+    fill_source(session, gpu, buffer_bytes, host);
+  }
+  HostGate gate(api);
+  engine::gate::ready_and_wait();
+  set_stage("peer copies");
+  const auto started = Clock::now();
+  std::vector<Verification> verifications;
+  for (size_t a = 0; a < gpus.size(); ++a) {
+    for (size_t b = a + 1; b < gpus.size(); ++b) {
+      const auto access_of = [&](size_t from, size_t to) {
+        for (const engine::PeerAccess& x : payload.access) {
+          if (x.from == static_cast<int>(from) && x.to == static_cast<int>(to)) {
+            return x.can_access;
+          }
+        }
+        return false;
+      };
+      if (!access_of(a, b) || !access_of(b, a)) {
+        continue; // no P2P: reported as such, never measured through the host
+      }
+      PeerGpu& ga = gpus[a];
+      PeerGpu& gb = gpus[b];
+      // Warm-up (two copies each way), which also sizes the samples to about k_sample_ms.
+      const int copies = copies_per_sample(session, gate, {{&ga, &gb}, {&gb, &ga}}, bytes);
+      engine::PeerPair ab{static_cast<int>(a), static_cast<int>(b), bytes, copies, 0, 0, 0};
+      engine::PeerPair ba{static_cast<int>(b), static_cast<int>(a), bytes, copies, 0, 0, 0};
+      std::vector<double> ab_ms;
+      std::vector<double> ba_ms;
+      std::vector<double> ab_bidir;
+      std::vector<double> ba_bidir;
+      for (int s = 0; s < k_samples; ++s) {
+        ab_ms.push_back(timed_copies(session, gate, {{&ga, &gb}}, bytes, copies).front());
+        ba_ms.push_back(timed_copies(session, gate, {{&gb, &ga}}, bytes, copies).front());
+        const std::vector<double> both =
+            timed_copies(session, gate, {{&ga, &gb}, {&gb, &ga}}, bytes, copies);
+        ab_bidir.push_back(both[0]);
+        ba_bidir.push_back(both[1]);
+      }
+      ab.write_gbps = gbps(bytes, copies, median(ab_ms));
+      ba.write_gbps = gbps(bytes, copies, median(ba_ms));
+      ab.bidir_gbps = gbps(bytes, copies, median(ab_bidir));
+      ba.bidir_gbps = gbps(bytes, copies, median(ba_bidir));
+      // The latency copies write the first word only, with the pattern's own first word.
+      ab.latency_us = latency_us(session, ga, gb);
+      ba.latency_us = latency_us(session, gb, ga);
+      payload.pairs.push_back(ab);
+      payload.pairs.push_back(ba);
+      if (sweep) {
+        set_stage("peer copies, every size");
+        for (const uint64_t size : k_sweep_bytes) {
+          if (size > buffer_bytes) {
+            break;
+          }
+          for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+            PeerGpu& source = gpus[from];
+            PeerGpu& target = gpus[to];
+            const int n = copies_per_sample(session, gate, {{&source, &target}}, size);
+            const double ms = median_alone_ms(session, gate, source, target, size, n);
+            payload.sweep.push_back(
+                {static_cast<int>(from), static_cast<int>(to), size, n, gbps(size, n, ms)});
+          }
+        }
+        set_stage("peer copies");
+      }
+      if (fault_planted("p2p")) {
+        // GPUCHECK_PLANT_FAULT=p2p: one byte of the received buffer changed (to a value it cannot
+        // have had), as a bad link would.
+        const auto bad = static_cast<unsigned char>((pattern_word(1024, ga.seed) & 0xFFU) ^ 0xFFU);
+        session.make_current(gb);
+        GPUCHECK_CU(api, cuMemsetD8, gb.destination + 4096, bad, size_t{1});
+      }
+      // The whole destination: the sweep's largest copies wrote all of it, else the one size did.
+      const uint64_t written = sweep ? buffer_bytes : bytes;
+      verifications.push_back(verify_pair(session, ga, gb, written, host));
+      verifications.push_back(verify_pair(session, gb, ga, written, host));
+    }
+  }
+  const double elapsed_ms =
+      std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  payload.gated = gate.used();
+  engine::write_peers(payload, out);
+  for (const Verification& v : verifications) {
+    out["verify"].push_back(engine::to_json(v));
+  }
+  out["metrics"].push_back(metric("peer_work_ms", elapsed_ms, "ms", "timed copies and checks"));
+  // The buffers go now: a work after this one in the child (NCCL) has the allowance to itself.
+  for (PeerGpu& gpu : gpus) {
+    session.make_current(gpu);
+    for (CUdeviceptr* ptr : {&gpu.source, &gpu.destination}) {
+      GPUCHECK_CU(api, cuMemFree, *ptr);
+      *ptr = 0;
+    }
+  }
+}
+
+// ---- NCCL all-reduce ----------------------------------------------------------------------------
+
+// NCCL's C types, declared by hand (nccl.h is not needed: nothing of NCCL is linked).
+// NOLINTBEGIN(readability-identifier-naming)
+using ncclComm_t = struct ncclComm*;
+using ncclResult_t = int;
+constexpr int k_nccl_float32 = 7; ///< ncclFloat32
+constexpr int k_nccl_sum = 0;     ///< ncclSum
+struct NcclApi {
+  ncclResult_t (*ncclGetVersion)(int*) = nullptr;
+  ncclResult_t (*ncclCommInitAll)(ncclComm_t*, int, const int*) = nullptr;
+  ncclResult_t (*ncclCommDestroy)(ncclComm_t) = nullptr;
+  const char* (*ncclGetErrorString)(ncclResult_t) = nullptr;
+  ncclResult_t (*ncclAllReduce)(const void*, void*, size_t, int, int, ncclComm_t,
+                                CUstream) = nullptr;
+  ncclResult_t (*ncclGroupStart)() = nullptr;
+  ncclResult_t (*ncclGroupEnd)() = nullptr;
+};
+// NOLINTEND(readability-identifier-naming)
+
+constexpr uint64_t k_nccl_largest_bytes = 256 * k_mib;
+/// What NCCL itself allocates on each GPU beside gpucheck's buffer (its channels' buffers,
+/// NCCL_BUFFSIZE 4 MiB each): kept out of the buffer's share of the allowance.
+constexpr uint64_t k_nccl_reserve_bytes = 256 * k_mib;
+constexpr int k_nccl_iterations = 20;
+constexpr int k_nccl_samples = 3;
+
+/// The value rank `rank` sends at index i: an integer 0-255 (every sum is exact in float32),
+/// the top byte of a multiplicative hash of the index shifted by rank and seed, so each rank sends
+/// other values and a misplaced chunk reads wrong. One multiply per element: the host writes and
+/// checks hundreds of MiB per run (a 64-bit modulo here made the verification 0.9 s on two GPUs).
+float nccl_value(uint64_t i, int rank, uint32_t seed) {
+  const uint32_t key = static_cast<uint32_t>(i) + static_cast<uint32_t>(rank) * 40503U + seed;
+  return static_cast<float>((key * 2654435761U) >> 24U);
+}
+
+void nccl_check(const NcclApi& nccl, ncclResult_t rc, const char* call) {
+  if (rc != 0) {
+    const char* text = nccl.ncclGetErrorString != nullptr ? nccl.ncclGetErrorString(rc) : "";
+    throw std::runtime_error(fmt::format("{} returned {} ({})", call, rc, text));
+  }
+}
+
+/// libnccl.so.2 and its entry points, loaded when the child starts (before cuInit and before the
+/// engine's setup: the library is large, and loading it touches no GPU).
+struct LoadedNccl {
+  DynamicLibrary lib;
+  NcclApi api;
+  std::string library; ///< its real path
+  std::string missing; ///< why it cannot be used ("" when it can)
+  int version = 0;
+};
+
+std::unique_ptr<LoadedNccl> load_nccl() {
+  auto loaded = std::make_unique<LoadedNccl>();
+  set_stage("nccl load");
+  // NVLink SHARP (NVLS) builds multicast objects; it stays off (the engine's environment sets
+  // the same): gpucheck never creates multicast memory.
+  ::setenv("NCCL_NVLS_ENABLE", "0", 1);
+  loaded->lib = DynamicLibrary::open("libnccl.so.2");
+  if (!loaded->lib.loaded()) {
+    loaded->missing = loaded->lib.load().error.empty() ? "libnccl.so.2 cannot be loaded"
+                                                       : loaded->lib.load().error;
+    return loaded;
+  }
+  DynamicLibrary& lib = loaded->lib;
+  NcclApi& nccl = loaded->api;
+  nccl.ncclGetVersion = lib.first_function<decltype(nccl.ncclGetVersion)>({"ncclGetVersion"});
+  nccl.ncclCommInitAll = lib.first_function<decltype(nccl.ncclCommInitAll)>({"ncclCommInitAll"});
+  nccl.ncclCommDestroy = lib.first_function<decltype(nccl.ncclCommDestroy)>({"ncclCommDestroy"});
+  nccl.ncclGetErrorString =
+      lib.first_function<decltype(nccl.ncclGetErrorString)>({"ncclGetErrorString"});
+  nccl.ncclAllReduce = lib.first_function<decltype(nccl.ncclAllReduce)>({"ncclAllReduce"});
+  nccl.ncclGroupStart = lib.first_function<decltype(nccl.ncclGroupStart)>({"ncclGroupStart"});
+  nccl.ncclGroupEnd = lib.first_function<decltype(nccl.ncclGroupEnd)>({"ncclGroupEnd"});
+  loaded->library = lib.load().real_path;
+  if (nccl.ncclCommInitAll == nullptr || nccl.ncclAllReduce == nullptr ||
+      nccl.ncclGroupStart == nullptr || nccl.ncclGroupEnd == nullptr ||
+      nccl.ncclCommDestroy == nullptr) {
+    loaded->missing =
+        fmt::format("{} lacks ncclCommInitAll, ncclAllReduce or ncclGroupStart", loaded->library);
+    return loaded;
+  }
+  if (nccl.ncclGetVersion != nullptr) {
+    nccl.ncclGetVersion(&loaded->version);
+  }
+  return loaded;
+}
+
+/// Host memory the NCCL inputs are written from and the sums read into, one chunk at a time:
+/// pinned when the driver allows (the copies then run at the link's rate), pageable otherwise.
+/// gpucheck's own host memory stays at one chunk whatever the size summed (a 256 MiB host
+/// buffer made the child's peak 928 MiB on two H100s).
+class Staging {
+public:
+  static constexpr uint64_t k_bytes = 16 * k_mib;
+  explicit Staging(const CudaApi& api) : m_api(&api) {
+    void* pinned = nullptr;
+    if (api.cuMemHostAlloc != nullptr && api.cuMemFreeHost != nullptr &&
+        api.cuMemHostAlloc(&pinned, static_cast<size_t>(k_bytes), CU_MEMHOSTALLOC_PORTABLE) ==
+            CUDA_SUCCESS) {
+      m_pinned = static_cast<float*>(pinned);
+    } else {
+      m_pageable.resize(k_bytes / sizeof(float));
+    }
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  ~Staging() {
+    if (m_pinned != nullptr) {
+      m_api->cuMemFreeHost(m_pinned);
+    }
+  }
+  [[nodiscard]] float* data() { return m_pinned != nullptr ? m_pinned : m_pageable.data(); }
+
+private:
+  const CudaApi* m_api;
+  float* m_pinned = nullptr;
+  std::vector<float> m_pageable;
+};
+
+/// NCCL all-reduce over every GPU of the session: ncclCommInitAll, then float32 sums over a few
+/// sizes up to 256 MiB (in place, as torch.distributed), host-timed per iteration as nccl-tests,
+/// and one pass per size from fresh inputs verified element by element.
+///
+/// `leave_to_exit`: nothing runs in this child after it, so NCCL's communicators and the buffers
+/// are left for the process's exit to free rather than torn down first.
+void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exit,
+               nlohmann::json& out) {
+  const CudaApi& api = session.api();
+  std::vector<PeerGpu>& gpus = session.gpus();
+  engine::NcclPayload payload;
+  payload.ranks = static_cast<int>(gpus.size());
+  payload.library = loaded.library;
+  payload.missing = loaded.missing;
+  payload.version = loaded.version;
+  engine::write_nccl(payload, out);
+  if (!loaded.missing.empty()) {
+    return;
+  }
+  const NcclApi& nccl = loaded.api;
+  // One buffer per GPU, summed in place (as torch.distributed), within the allowance.
+  uint64_t largest = k_nccl_largest_bytes;
+  if (const auto allowance = session.allowance()) {
+    const uint64_t room = *allowance > k_nccl_reserve_bytes ? *allowance - k_nccl_reserve_bytes : 0;
+    if (room < k_mib) {
+      throw std::runtime_error(fmt::format(
+          "gpucheck's memory budget leaves {} MiB per GPU, less than NCCL's own buffers need",
+          *allowance / k_mib));
+    }
+    while (largest > k_mib && largest > room) {
+      largest /= 2;
+    }
+  }
+  set_stage("nccl init");
+  std::vector<int> devices;
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    devices.push_back(gpus[g].description.ordinal); // the child's own CUDA ordinals
+  }
+  std::vector<ncclComm_t> comms(gpus.size(), nullptr);
+  nccl_check(nccl,
+             nccl.ncclCommInitAll(comms.data(), static_cast<int>(gpus.size()), devices.data()),
+             "ncclCommInitAll");
+  struct Comms {
+    const NcclApi* api;
+    std::vector<ncclComm_t>* comms;
+    ~Comms() {
+      for (ncclComm_t c : *comms) {
+        if (c != nullptr) {
+          api->ncclCommDestroy(c);
+        }
+      }
+    }
+  } destroy{&nccl, &comms};
+  std::vector<uint64_t> sizes;
+  for (uint64_t bytes : {1 * k_mib, 16 * k_mib, 64 * k_mib, 256 * k_mib}) {
+    if (bytes <= largest) {
+      sizes.push_back(bytes);
+    }
+  }
+  set_stage("nccl buffers");
+  std::vector<CUdeviceptr> data(gpus.size(), 0);
+  std::vector<std::unique_ptr<PeerStream>> streams;
+  struct Buffers {
+    const CudaApi* api;
+    PeerSession* session;
+    std::vector<CUdeviceptr>* list;
+    ~Buffers() {
+      for (size_t g = 0; g < list->size(); ++g) {
+        if ((*list)[g] != 0 && api->cuMemFree != nullptr && api->cuCtxSetCurrent != nullptr) {
+          api->cuCtxSetCurrent(session->gpus()[g].context);
+          api->cuMemFree((*list)[g]);
+        }
+      }
+    }
+  } free_buffers{&api, &session, &data};
+  const uint32_t seed = static_cast<uint32_t>(fresh_seed() % 1000);
+  Staging staging(api);
+  std::vector<float> expected(Staging::k_bytes / sizeof(float)); // one chunk of sums
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    session.make_current(gpus[g]);
+    GPUCHECK_CU(api, cuMemAlloc, &data[g], static_cast<size_t>(largest));
+    streams.push_back(std::make_unique<PeerStream>(api));
+    // What the timed sums start from (1.0f, ordered before them on their stream): their values
+    // do not change the time (the in-place sums grow them to infinity over the sizes); the
+    // verified pass writes its own inputs.
+    GPUCHECK_CU(api, cuMemsetD32Async, data[g], 0x3F800000U, static_cast<size_t>(largest / 4),
+                streams.back()->get());
+  }
+  // Rank g's inputs for the first `bytes`, written chunk by chunk through the staging memory.
+  const auto fill = [&](uint64_t bytes) {
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      session.make_current(gpus[g]);
+      for (uint64_t off = 0; off < bytes; off += Staging::k_bytes) {
+        const uint64_t chunk = std::min(Staging::k_bytes, bytes - off);
+        float* host = staging.data();
+        const uint64_t first = off / sizeof(float);
+        parallel_for(chunk / sizeof(float), [&](uint64_t lo, uint64_t hi) {
+          for (uint64_t i = lo; i < hi; ++i) {
+            host[i] = nccl_value(first + i, static_cast<int>(g), seed);
+          }
+        });
+        GPUCHECK_CU(api, cuMemcpyHtoD, data[g] + off, host, static_cast<size_t>(chunk));
+      }
+    }
+  };
+  const auto all_reduce = [&](uint64_t bytes) {
+    nccl_check(nccl, nccl.ncclGroupStart(), "ncclGroupStart");
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      nccl_check(nccl,
+                 nccl.ncclAllReduce(reinterpret_cast<const void*>(data[g]), // NOLINT
+                                    reinterpret_cast<void*>(data[g]),       // NOLINT
+                                    static_cast<size_t>(bytes / sizeof(float)), k_nccl_float32,
+                                    k_nccl_sum, comms[g], streams[g]->get()),
+                 "ncclAllReduce");
+    }
+    nccl_check(nccl, nccl.ncclGroupEnd(), "ncclGroupEnd");
+  };
+  const auto synchronize = [&] {
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      session.make_current(gpus[g]);
+      GPUCHECK_CU(api, cuStreamSynchronize, streams[g]->get());
+    }
+  };
+  all_reduce(sizes.front()); // NCCL's first call sets up its connections: not timed
+  synchronize();
+  engine::gate::ready_and_wait();
+  set_stage("nccl all-reduce");
+  std::vector<Verification> verifications;
+  for (const uint64_t bytes : sizes) {
+    for (int i = 0; i < 2; ++i) {
+      all_reduce(bytes);
+    }
+    synchronize();
+    std::vector<double> per_op_ms;
+    for (int s = 0; s < k_nccl_samples; ++s) {
+      const auto began = Clock::now();
+      for (int i = 0; i < k_nccl_iterations; ++i) {
+        all_reduce(bytes);
+      }
+      synchronize();
+      per_op_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - began).count() /
+                          k_nccl_iterations);
+    }
+    engine::NcclSize size;
+    size.bytes = bytes;
+    size.iterations = k_nccl_iterations;
+    size.ms = median(per_op_ms);
+    size.algbw_gbps = static_cast<double>(bytes) / (size.ms * 1e-3) / 1e9;
+    const int n = payload.ranks;
+    size.busbw_gbps = size.algbw_gbps * 2.0 * (n - 1) / n; // nccl-tests' all_reduce factor
+    payload.sizes.push_back(size);
+  }
+  set_stage("nccl verify");
+  // Verified from fresh inputs, one sum each (the timed loop summed in place over and over).
+  const int ranks = payload.ranks;
+  const auto want = [ranks, seed](uint64_t i) {
+    float sum = 0.0F;
+    for (int r = 0; r < ranks; ++r) {
+      sum += nccl_value(i, r, seed);
+    }
+    return sum;
+  };
+  for (const uint64_t bytes : sizes) {
+    set_stage(fmt::format("nccl verify {} MiB: inputs", bytes / k_mib));
+    fill(bytes);
+    set_stage(fmt::format("nccl verify {} MiB: sum", bytes / k_mib));
+    all_reduce(bytes);
+    synchronize();
+    set_stage(fmt::format("nccl verify {} MiB: check", bytes / k_mib));
+    if (fault_planted("nccl")) {
+      // GPUCHECK_PLANT_FAULT=nccl: one element of the last GPU's sum changed, as a wrong sum.
+      session.make_current(gpus.back());
+      GPUCHECK_CU(api, cuMemsetD8, data.back() + 64, static_cast<unsigned char>(0x7F), size_t{1});
+    }
+    std::vector<Verification> checks(gpus.size());
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      checks[g].kind = "nccl";
+      checks[g].what =
+          fmt::format("{} MiB sum on {}", bytes / k_mib, gpus[g].description.pci_bus_id);
+      checks[g].checked = bytes / sizeof(float);
+    }
+    // Chunk by chunk: the expected sums once, then every GPU's result against them.
+    for (uint64_t off = 0; off < bytes; off += Staging::k_bytes) {
+      const uint64_t chunk = std::min(Staging::k_bytes, bytes - off);
+      const uint64_t count = chunk / sizeof(float);
+      const uint64_t first = off / sizeof(float);
+      parallel_for(count, [&](uint64_t lo, uint64_t hi) {
+        for (uint64_t i = lo; i < hi; ++i) {
+          expected[i] = want(first + i);
+        }
+      });
+      for (size_t g = 0; g < gpus.size(); ++g) {
+        Verification& v = checks[g];
+        float* host = staging.data();
+        // The staging memory may still hold the previous GPU's sums of this very chunk, which
+        // are the right values: its first 4 KiB are poisoned, so that a copy that wrote nothing
+        // fails (poisoning the whole chunk cost 0.1 s of the run for 512 MiB).
+        std::fill(host, host + std::min<uint64_t>(count, 1024), -1.0F);
+        session.make_current(gpus[g]);
+        GPUCHECK_CU(api, cuMemcpyDtoH, host, data[g] + off, static_cast<size_t>(chunk));
+        const Mismatches bad =
+            parallel_mismatches(count, [&](uint64_t i) { return host[i] != expected[i]; });
+        if (bad.count > 0 && v.mismatches == 0) {
+          v.first_index = first + bad.first;
+          v.got = fmt::format("{}", host[bad.first]);
+          v.want = fmt::format("{}", expected[bad.first]);
+        }
+        v.mismatches += bad.count;
+      }
+    }
+    verifications.insert(verifications.end(), checks.begin(), checks.end());
+  }
+  engine::write_nccl(payload, out);
+  for (const Verification& v : verifications) {
+    out["verify"].push_back(engine::to_json(v));
+  }
+  if (leave_to_exit) {
+    // The child's last work: its result goes out now and the process ends with _exit
+    // (run_child_mode), which frees the communicators, the buffers and the contexts in the
+    // kernel while the parent writes the report. ncclCommDestroy and the frees were 0.3 s of
+    // the run's critical path on two H100s.
+    comms.assign(comms.size(), nullptr);
+    data.assign(data.size(), 0);
+  }
+}
+
+std::vector<int> parse_ordinals(const std::string& text) {
+  std::vector<int> ordinals;
+  std::stringstream list(text);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    ordinals.push_back(std::stoi(item));
+  }
+  if (ordinals.size() < 2) {
+    throw std::runtime_error("gpu-peers needs at least two devices");
+  }
+  return ordinals;
+}
+} // namespace
+
+nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
+  // args: ORDINALS (comma-separated, as this child sees them) [WORKS: "peers", "nccl",
+  // "peers,nccl"] ["sweep": the long level's every size of the peer copies]. One work: its JSON
+  // is the result; several: one result line each, in order.
+  const bool sweep = args.size() > 2 && args[2] == "sweep";
+  std::vector<std::string> works;
+  {
+    std::stringstream list(args.size() > 1 ? args[1] : std::string("peers"));
+    std::string name;
+    while (std::getline(list, name, ',')) {
+      works.push_back(name);
+    }
+  }
+  const auto part_for = [](const std::string& work) {
+    return nlohmann::json{
+        {"work", work}, {"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
+  };
+  // NCCL's library is loaded first, while nothing waits for this child (it touches no GPU).
+  // The engine's plan may leave the all-reduce out (rule nccl_on_idle_gpus): its reason.
+  const char* nccl_not_run = std::getenv("GPUCHECK_NCCL_NOT_RUN");
+  const bool run_nccl = nccl_not_run == nullptr || *nccl_not_run == '\0';
+  std::unique_ptr<LoadedNccl> nccl;
+  if (run_nccl && std::find(works.begin(), works.end(), "nccl") != works.end()) {
+    nccl = load_nccl();
+  }
+  std::unique_ptr<PeerSession> session;
+  const std::optional<engine::PayloadFailure> opened = failure_of([&] {
+    session = std::make_unique<PeerSession>(parse_ordinals(args.empty() ? "" : args[0]));
+  });
+  std::vector<nlohmann::json> parts;
+  std::string stopped; // why the works left are not run
+  for (size_t w = 0; w < works.size(); ++w) {
+    nlohmann::json part = part_for(works[w]);
+    std::optional<engine::PayloadFailure> failure = opened;
+    if (works[w] == "nccl" && !run_nccl) {
+      parts.push_back({{"work", works[w]}, {"not_run", std::string(nccl_not_run)}});
+    } else if (!stopped.empty()) {
+      parts.push_back({{"work", works[w]}, {"not_run", stopped}});
+    } else {
+      if (!failure) {
+        failure = failure_of([&] {
+          if (works[w] == "peers") {
+            peers_work(*session, sweep, part);
+          } else if (works[w] == "nccl") {
+            nccl_work(*session, *nccl, w + 1 == works.size(), part);
+          } else {
+            throw std::runtime_error(fmt::format("unknown work '{}'", works[w]));
+          }
+        });
+      }
+      if (failure) {
+        part["failure"] = engine::to_json(*failure);
+        if (session) {
+          // A sticky error leaves the contexts unusable: the works after it would only repeat it.
+          const CudaApi& api = session->api();
+          for (PeerGpu& gpu : session->gpus()) {
+            if (api.cuCtxSetCurrent == nullptr || api.cuCtxSynchronize == nullptr ||
+                api.cuCtxSetCurrent(gpu.context) != CUDA_SUCCESS) {
+              continue;
+            }
+            const CUresult rc = api.cuCtxSynchronize();
+            if (rc != CUDA_SUCCESS) {
+              stopped = fmt::format("not run: {} failed and left a CUDA context unusable ({})",
+                                    works[w], cuda_error_name(rc));
+              break;
+            }
+          }
+        }
+      }
+      part["metrics"].push_back(peak_rss_metric());
+      parts.push_back(std::move(part));
+    }
+    if (w + 1 < works.size()) {
+      engine::gate::work_done();
+    } else {
+      engine::gate::done();
+    }
+    if (works.size() > 1) {
+      process::write_result_line(parts.back());
+    }
+  }
+  set_stage("done");
+  // The contexts too are left for the process's exit (see nccl_work): the parent takes the
+  // result when it is written, without waiting for their release.
+  static_cast<void>(session.release());
+  if (works.size() == 1) {
+    write_timeline(parts.front());
+    return parts.front();
+  }
+  nlohmann::json summary{{"works", args.size() > 1 ? args[1] : std::string()}};
+  write_timeline(summary);
+  return summary;
+}
+
+} // namespace gpucheck::platform::gpu

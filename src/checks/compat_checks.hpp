@@ -1,5 +1,5 @@
 #pragma once
-/// The compatibility-matrix checks (issue 3): one factory per check, each in its own
+/// The compatibility-matrix checks: one factory per check, each in its own
 /// src/checks/compat_<name>.cpp, each a thin adapter from a rule in src/compat/ to a CheckResult.
 
 #include <vector>

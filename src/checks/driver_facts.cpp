@@ -95,8 +95,8 @@ std::string driver_branch_text(const SystemSnapshot& snapshot) {
 
 std::string cuda_major_text(const SystemSnapshot& snapshot) {
   if (const LibraryFamily* cudart = snapshot.library("cudart");
-      cudart != nullptr && cudart->load.loaded && !version_parts(cudart->load.version).empty()) {
-    return std::to_string(version_parts(cudart->load.version).front());
+      cudart != nullptr && cudart->load.loaded && !Version::leading(cudart->load.version).empty()) {
+    return std::to_string(Version::leading(cudart->load.version).major_number());
   }
   if (const std::optional<int> cuda = driver_cuda_version(snapshot)) {
     return std::to_string(*cuda / 1000);

@@ -54,7 +54,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
   std::vector<std::string> sources;
   if (kernel) {
     for (const UserVersion& v : versions) {
-      if (compare_versions(v.version, *kernel) != 0) {
+      if (compare_padded(Version::leading(v.version), Version::leading(*kernel)) != 0) {
         if (std::find(differing.begin(), differing.end(), v.version) == differing.end()) {
           differing.push_back(v.version);
         }

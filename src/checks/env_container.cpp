@@ -5,6 +5,7 @@
 
 #include "checks/checks.hpp"
 #include "findings/catalog.hpp"
+#include "gpucheck/model/text.hpp"
 
 namespace gpucheck::checks {
 
@@ -14,13 +15,6 @@ constexpr CheckInfo k_info{
     "Inside a container, NVIDIA_VISIBLE_DEVICES gives it GPUs and NVIDIA_DRIVER_CAPABILITIES "
     "includes compute.",
     CheckKind::passive};
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 bool has_compute(std::string_view capabilities) {
   std::size_t start = 0;

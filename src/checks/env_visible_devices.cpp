@@ -7,6 +7,7 @@
 #include "checks/checks.hpp"
 #include "checks/visible_devices.hpp"
 #include "findings/catalog.hpp"
+#include "gpucheck/model/text.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -16,13 +17,6 @@ constexpr CheckInfo k_info{
     "env.visible_devices", "CUDA_VISIBLE_DEVICES",
     "CUDA_VISIBLE_DEVICES, parsed as CUDA does, names GPUs that exist and hides none by mistake.",
     CheckKind::passive};
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string gpu_list(const SystemSnapshot& s) {
   if (s.gpus.empty()) {

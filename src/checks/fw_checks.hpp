@@ -1,5 +1,5 @@
 #pragma once
-/// The Python framework checks (issue 5): one result per Python environment, its summary naming
+/// The Python framework checks: one result per Python environment, its summary naming
 /// the environment. Rules in fw_rules.hpp; findings in findings_frameworks.cpp.
 
 #include "gpucheck/check.hpp"

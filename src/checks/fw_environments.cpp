@@ -28,9 +28,10 @@ std::vector<CheckResult> run(const CheckContext& context) {
     // An interpreter that was asked and did not answer is reported as such, even when it was
     // given with --python (the command line refuses a --python that names no executable).
     if (env.query_failure) {
-      findings.push_back(make_finding(
-          codes::k_fw_interpreter_failed, std::nullopt, env.interpreter,
-          env.query_failure->detail.empty() ? env.query_failure->kind : env.query_failure->detail));
+      findings.push_back(make_finding(codes::k_fw_interpreter_failed, std::nullopt, env.interpreter,
+                                      env.query_failure->detail.empty()
+                                          ? std::string(to_string(env.query_failure->kind))
+                                          : env.query_failure->detail));
     } else if (given && env.site_packages.empty() && env.source == "layout" &&
                env.version.empty()) {
       findings.push_back(make_finding(codes::k_fw_python_not_found, std::nullopt, env.interpreter));

@@ -20,7 +20,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
       std::string summary =
           fmt::format("{} in {}: ", fw::framework_label(result.framework), fw::env_label(env));
       if (result.failure) {
-        summary += fmt::format("no result ({})", result.failure->kind);
+        summary += fmt::format("no result ({})", to_string(result.failure->kind));
       } else if (!result.error.empty()) {
         summary += result.error;
       } else {

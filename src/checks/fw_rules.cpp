@@ -13,8 +13,6 @@
 
 namespace gpucheck::checks::fw {
 
-using compat::Version;
-
 namespace {
 
 /// The numeric release at the start of a version: "2.11.0+cu130" -> 2.11.0, "2.18.0rc1" -> 2.18.0.
@@ -39,7 +37,7 @@ std::string local_tag(const std::string& version) {
 std::string gpus_text(const std::vector<compat::MachineGpu>& gpus) {
   std::vector<std::string> names;
   for (const compat::MachineGpu& gpu : gpus) {
-    names.push_back(gpu.cc ? fmt::format("{} ({})", gpu.name, compat::sm_name(*gpu.cc)) : gpu.name);
+    names.push_back(gpu.cc ? fmt::format("{} ({})", gpu.name, sm_name(*gpu.cc)) : gpu.name);
   }
   return fmt::format("{} GPU{}: {}", gpus.size(), gpus.size() == 1 ? "" : "s",
                      fmt::join(names, ", "));
@@ -125,11 +123,11 @@ void driver_rule(const compat::Matrix& matrix, const Machine& m, const std::stri
 std::string arch_names(const std::vector<Version>& archs, const std::optional<Version>& ptx) {
   std::vector<std::string> names;
   for (const Version& cc : archs) {
-    names.push_back(compat::sm_name(cc));
+    names.push_back(sm_name(cc));
   }
   std::string text = names.empty() ? "no GPU kernels" : fmt::format("{}", fmt::join(names, " "));
   if (ptx) {
-    text += fmt::format(" + PTX {}", compat::sm_name(*ptx));
+    text += fmt::format(" + PTX {}", sm_name(*ptx));
   }
   return text;
 }
@@ -144,12 +142,11 @@ void arch_rule(const Machine& m, const std::string& who, const std::vector<Versi
     }
     if (ptx && *ptx <= *gpu.cc) {
       findings.push_back(make_finding(codes::k_fw_gpu_ptx_only, gpu.index, who, gpu.name,
-                                      compat::sm_name(*gpu.cc), compat::sm_name(*ptx)));
+                                      sm_name(*gpu.cc), sm_name(*ptx)));
       continue;
     }
     findings.push_back(make_finding(codes::k_fw_gpu_not_covered, gpu.index, who, gpu.name,
-                                    compat::sm_name(*gpu.cc), arch_names(archs, ptx), source,
-                                    remedy));
+                                    sm_name(*gpu.cc), arch_names(archs, ptx), source, remedy));
   }
 }
 
@@ -157,7 +154,7 @@ void arch_rule(const Machine& m, const std::string& who, const std::vector<Versi
 void split_arch_list(const std::vector<std::string>& list, std::vector<Version>& archs,
                      std::optional<Version>& ptx) {
   for (const std::string& entry : list) {
-    const std::optional<Version> cc = compat::parse_cc(entry);
+    const std::optional<Version> cc = parse_cc(entry);
     if (!cc) {
       continue;
     }
@@ -352,7 +349,7 @@ void tensorflow_rules(const compat::Matrix& matrix, const Machine& m, const Pyth
     for (const compat::MachineGpu& gpu : m.facts.gpus) {
       if (gpu.cc && *gpu.cc < *matrix.tensorflow_gpu_cc_min) {
         findings.push_back(make_finding(
-            codes::k_fw_gpu_not_covered, gpu.index, who, gpu.name, compat::sm_name(*gpu.cc),
+            codes::k_fw_gpu_not_covered, gpu.index, who, gpu.name, sm_name(*gpu.cc),
             fmt::format("compute capability >= {}", matrix.tensorflow_gpu_cc_min->str()),
             "tensorflow.org's GPU list", "Move the work to a GPU TensorFlow supports."));
       }
@@ -435,7 +432,7 @@ void jax_rules(const compat::Matrix& matrix, const Machine& m, const PythonEnvir
         }
       }
       findings.push_back(make_finding(codes::k_fw_gpu_not_covered, gpu.index, who, gpu.name,
-                                      compat::sm_name(*gpu.cc),
+                                      sm_name(*gpu.cc),
                                       fmt::format("sm_{}{} and newer", wheel->cc_min.major_number(),
                                                   wheel->cc_min.minor_number()),
                                       fmt::format("the matrix data for {}", wheel->wheel), remedy));
@@ -824,14 +821,14 @@ std::vector<Finding> import_findings(const SystemSnapshot& snapshot, const Pytho
                   result.version.empty() ? "" : " " + result.version, env_label(env));
   if (result.failure) {
     const ChildFailure& f = *result.failure;
-    if (f.kind == "cancelled") {
+    if (f.kind == ChildFailureKind::cancelled) {
       return findings; // the user stopped the run: the snapshot's probe issues say so
     }
-    if (f.kind == "timeout") {
+    if (f.kind == ChildFailureKind::timeout) {
       findings.push_back(make_finding(codes::k_fw_import_hung, std::nullopt, who,
                                       fmt::format("{:g}", f.timeout_s)));
     } else {
-      std::string detail = f.detail.empty() ? f.kind : f.detail;
+      std::string detail = f.detail.empty() ? std::string(to_string(f.kind)) : f.detail;
       const std::string& tail = f.stderr_tail;
       if (!tail.empty()) {
         std::string last = tail;

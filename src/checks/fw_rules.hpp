@@ -1,5 +1,5 @@
 #pragma once
-/// The framework rules (issue 5): pure functions from one framework in one Python environment,
+/// The framework rules: pure functions from one framework in one Python environment,
 /// the snapshot and the compatibility matrix to findings (codes in findings_frameworks.cpp).
 /// Remedies name builds the matrix says fit this driver and these GPUs.
 
@@ -30,7 +30,7 @@ std::string pytorch_command(const compat::PytorchWheel& wheel);
 /// preferring `release` when one of its wheels fits; nullptr when none does.
 const compat::PytorchWheel* best_pytorch_wheel(const compat::Matrix& matrix,
                                                const compat::MachineQuery& query,
-                                               const std::optional<compat::Version>& release);
+                                               const std::optional<Version>& release);
 
 /// Rules for one framework (driver, architectures, cuDNN, CPU-only build), by fw.name.
 std::vector<Finding> framework_findings(const SystemSnapshot& snapshot,

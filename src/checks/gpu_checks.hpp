@@ -1,5 +1,5 @@
 #pragma once
-/// The active GPU checks (issue 4): each one's work runs per GPU in an isolated child process
+/// The active GPU checks: each one's work runs per GPU in an isolated child process
 /// (`gpucheck --child gpu-MODE ORDINAL`) scheduled by the GPU engine (src/engine/); the check
 /// turns the child's JSON into results with findings and metrics. Shared plumbing lives in
 /// gpu_common.cpp.

@@ -59,7 +59,7 @@ GpuTarget make_target(const SystemSnapshot& snapshot, int ordinal, std::string n
 
 std::string failure_detail(const ChildFailure& failure) {
   std::string detail = failure.detail;
-  if (failure.kind == "timeout") {
+  if (failure.kind == ChildFailureKind::timeout) {
     detail = fmt::format("no result within {:g} s: the GPU work hung or is very slow",
                          failure.timeout_s);
   }

@@ -11,6 +11,7 @@
 #include "checks/per_gpu.hpp"
 #include "engine/gpu_engine.hpp"
 #include "findings/catalog.hpp"
+#include "gpucheck/model/text.hpp"
 
 namespace gpucheck::checks {
 
@@ -26,12 +27,6 @@ constexpr CheckInfo k_info{
 /// peer copy reaches 75-90%; one redirected through the root complex by ACS/IOMMU, well under
 /// a third).
 constexpr double k_floor_share = 0.4;
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 /// "0000:3b:00.0" for any spelling ("00000000:3B:00.0" too).
 std::string bus_key(const std::string& bus) {

@@ -10,6 +10,7 @@
 
 #include "checks/per_gpu.hpp"
 #include "findings/catalog.hpp"
+#include "gpucheck/model/text.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -30,13 +31,6 @@ bool contains(std::string_view text, std::string_view part) {
 bool nvml_lacks(const SystemSnapshot& snapshot, std::string_view symbol) {
   const auto& missing = snapshot.nvml.library.missing_symbols;
   return std::find(missing.begin(), missing.end(), symbol) != missing.end();
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
 }
 
 /// The GPU of the snapshot at a PCI address, or nullptr (an NVSwitch, or a GPU NVML did not list).

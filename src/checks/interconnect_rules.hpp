@@ -1,5 +1,5 @@
 #pragma once
-/// Pure rules over the interconnect facts NVML gives (issue 15): what a GPU model's NVLinks should
+/// Pure rules over the interconnect facts NVML gives: what a GPU model's NVLinks should
 /// be, how a pair's path reads, and the verdicts of gpu.nvlink, gpu.fabric and gpu.topology.
 
 #include <optional>

@@ -31,13 +31,14 @@ std::string cudnn_directory(const LibraryFamily& family) {
 
 CheckResult probe_crashed(const LibraryFamily& family) {
   const ChildFailure& failure = *family.failure;
-  if (failure.kind != "signal" && failure.kind != "exit") {
+  if (failure.kind != ChildFailureKind::signal && failure.kind != ChildFailureKind::exit) {
     return probe_failure_result(k_info, "cuDNN probe (dlopen libcudnn, cudnnGetVersion)", failure);
   }
-  const std::string how = failure.kind == "signal" ? (failure.signal_name.empty()
-                                                          ? fmt::format("signal {}", failure.signal)
-                                                          : failure.signal_name)
-                                                   : fmt::format("exit code {}", failure.exit_code);
+  const std::string how =
+      failure.kind == ChildFailureKind::signal
+          ? (failure.signal_name.empty() ? fmt::format("signal {}", failure.signal)
+                                         : failure.signal_name)
+          : fmt::format("exit code {}", failure.exit_code);
   const std::string name =
       family.load.name.empty() ? std::string("libcudnn.so.9") : family.load.name;
   return make_result(k_info, fmt::format("loading cuDNN crashed with {}", how),

@@ -62,19 +62,21 @@ std::optional<Finding> older_copy_loaded(const LibraryFamily& family,
       loaded_version = copy.version;
     }
   }
-  if (version_parts(loaded_version).empty()) {
+  if (Version::leading(loaded_version).empty()) {
     return std::nullopt;
   }
   const Copy* newest = nullptr;
   for (const Copy& copy : copies) {
-    if (version_parts(copy.version).empty()) {
+    if (Version::leading(copy.version).empty()) {
       continue;
     }
-    if (newest == nullptr || compare_versions(copy.version, newest->version) > 0) {
+    if (newest == nullptr ||
+        compare_padded(Version::leading(copy.version), Version::leading(newest->version)) > 0) {
       newest = &copy;
     }
   }
-  if (newest == nullptr || compare_versions(newest->version, loaded_version) <= 0) {
+  if (newest == nullptr ||
+      compare_padded(Version::leading(newest->version), Version::leading(loaded_version)) <= 0) {
     return std::nullopt;
   }
   Finding finding = make_finding(codes::k_lib_cudnn_older_copy_loaded, std::nullopt, loaded_version,
@@ -112,8 +114,8 @@ std::optional<Finding> cuda_major_mix(const SystemSnapshot& s, const LibraryFami
   }
   std::string target;
   if (const LibraryFamily* cudart = s.library("cudart");
-      cudart != nullptr && cudart->load.loaded && !version_parts(cudart->load.version).empty()) {
-    target = std::to_string(version_parts(cudart->load.version).front());
+      cudart != nullptr && cudart->load.loaded && !Version::leading(cudart->load.version).empty()) {
+    target = std::to_string(Version::leading(cudart->load.version).major_number());
   } else if (family.cudnn && family.cudnn->cudart_version) {
     target = std::to_string(*family.cudnn->cudart_version / 1000);
   } else if (const std::optional<int> cuda = driver_cuda_version(s)) {

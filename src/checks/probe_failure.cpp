@@ -33,26 +33,27 @@ std::string stderr_excerpt(const ChildFailure& failure) {
 Finding probe_failure_finding(std::string_view probe, const ChildFailure& failure,
                               std::optional<int> gpu_index) {
   const std::string tail = stderr_excerpt(failure);
-  if (failure.kind == "signal") {
+  if (failure.kind == ChildFailureKind::signal) {
     const std::string signal = failure.signal_name.empty()
                                    ? fmt::format("signal {}", failure.signal)
                                    : failure.signal_name;
     return make_finding(codes::k_probe_crashed, gpu_index, probe, signal, tail);
   }
-  if (failure.kind == "timeout") {
+  if (failure.kind == ChildFailureKind::timeout) {
     return make_finding(codes::k_probe_timed_out, gpu_index, probe,
                         fmt::format("{:g}", failure.timeout_s), tail);
   }
   std::string how = failure.detail;
   if (how.empty()) {
-    how = failure.kind == "exit" ? fmt::format("exit code {}", failure.exit_code) : failure.kind;
+    how = failure.kind == ChildFailureKind::exit ? fmt::format("exit code {}", failure.exit_code)
+                                                 : std::string(to_string(failure.kind));
   }
   return make_finding(codes::k_probe_failed, gpu_index, probe, how, tail);
 }
 
 CheckResult probe_failure_result(const CheckInfo& info, std::string_view probe,
                                  const ChildFailure& failure, std::optional<int> gpu_index) {
-  if (failure.kind == "cancelled") {
+  if (failure.kind == ChildFailureKind::cancelled) {
     // The user stopped the run (SIGINT, SIGTERM): no verdict on the machine.
     return skip_result(info, fmt::format("the {} was {}", probe, failure.detail), gpu_index);
   }

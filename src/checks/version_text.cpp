@@ -7,41 +7,6 @@
 
 namespace gpucheck::checks {
 
-std::vector<int> version_parts(std::string_view version) {
-  std::vector<int> parts;
-  std::size_t pos = 0;
-  while (pos < version.size()) {
-    int value = 0;
-    const char* begin = version.data() + pos;
-    const char* end = version.data() + version.size();
-    const auto [ptr, ec] = std::from_chars(begin, end, value);
-    if (ec != std::errc{} || ptr == begin) {
-      break;
-    }
-    parts.push_back(value);
-    pos += static_cast<std::size_t>(ptr - begin);
-    if (pos >= version.size() || version[pos] != '.') {
-      break;
-    }
-    ++pos;
-  }
-  return parts;
-}
-
-int compare_versions(std::string_view a, std::string_view b) {
-  const std::vector<int> pa = version_parts(a);
-  const std::vector<int> pb = version_parts(b);
-  const std::size_t n = std::max(pa.size(), pb.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    const int x = i < pa.size() ? pa[i] : 0;
-    const int y = i < pb.size() ? pb[i] : 0;
-    if (x != y) {
-      return x < y ? -1 : 1;
-    }
-  }
-  return 0;
-}
-
 std::optional<std::string> soname_version(std::string_view path, std::string_view stem) {
   const std::size_t slash = path.rfind('/');
   const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
@@ -50,7 +15,7 @@ std::optional<std::string> soname_version(std::string_view path, std::string_vie
     return std::nullopt;
   }
   const std::string_view suffix = name.substr(prefix.size());
-  if (suffix.empty() || version_parts(suffix).empty()) {
+  if (suffix.empty() || Version::leading(suffix).empty()) {
     return std::nullopt;
   }
   return std::string(suffix);
@@ -84,8 +49,8 @@ std::optional<std::string> path_through_component(std::string_view path,
 }
 
 std::string driver_branch(std::string_view version) {
-  const std::vector<int> parts = version_parts(version);
-  return parts.empty() ? std::string() : std::to_string(parts.front());
+  const Version parts = Version::leading(version);
+  return parts.empty() ? std::string() : std::to_string(parts.major_number());
 }
 
 } // namespace gpucheck::checks

@@ -1,5 +1,6 @@
 #pragma once
-/// Small pure helpers over version strings and library paths, shared by the checks.
+/// Small pure helpers over version strings and library paths, shared by the checks. Versions
+/// themselves are gpucheck::Version (gpucheck/model/version.hpp).
 
 #include <optional>
 #include <string>
@@ -7,16 +8,9 @@
 #include <vector>
 
 #include "gpucheck/model/stack_versions.hpp" // cuda_version_text: a CUDA version integer as text
+#include "gpucheck/model/version.hpp"
 
 namespace gpucheck::checks {
-
-/// The dotted numeric components of a version ("9.10.2" -> {9, 10, 2}); parsing stops at the
-/// first component that is not a number ("580.159.04-open" -> {580, 159, 4}). Empty if none.
-std::vector<int> version_parts(std::string_view version);
-
-/// Numeric comparison of two dotted versions, missing components counting as 0:
-/// negative when a < b, 0 when equal, positive when a > b ("9.10.2" > "9.9.0").
-int compare_versions(std::string_view a, std::string_view b);
 
 /// The version suffix of a shared-library file name after "<stem>.so.":
 /// ("/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04", "libcuda") -> "580.159.04".

@@ -1,4 +1,5 @@
 #include "checks/visible_devices.hpp"
+#include "gpucheck/model/text.hpp"
 
 #include <fmt/format.h>
 
@@ -9,16 +10,6 @@
 namespace gpucheck::checks {
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 bool starts_with_nocase(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) {

@@ -107,7 +107,7 @@ SystemSnapshot obtain_snapshot(const RunOptions& options, engine::GpuEngine* gpu
   probe_options.child_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
   // The interpreter query gets the probes' deadline too: a fixed 2 s timed out under eight
-  // concurrent runs and changed the report (issue 21, item 13).
+  // concurrent runs and changed the report.
   probe_options.python_query_timeout = probe_options.child_timeout;
   if (gpu_engine != nullptr) {
     // The GPU children's contexts build three times faster without cuDNN loading beside them:
@@ -171,7 +171,7 @@ void require_some_check(const RunOptions& options) {
 
 /// Each --python must name an executable file (under --sysroot when given): a typo, a directory or
 /// a data file is a usage error (exit 2) before anything is probed, not an environment read from
-/// the files around it (issue 19). Whether an executable is a Python interpreter is learnt by
+/// the files around it. Whether an executable is a Python interpreter is learnt by
 /// asking it, with the probes' deadline (fw.interpreter_failed when it does not answer).
 void check_python_options(const RunOptions& options) {
   for (const std::string& python : options.python) {
@@ -322,7 +322,7 @@ int command_run(const RunOptions& options, bool report_command) {
     throw UsageError{plan.error().message, true};
   }
   // A snapshot to replay is read first: a bad one is a usage error with no progress line
-  // before it (issue 21, Low).
+  // before it.
   std::optional<SystemSnapshot> replayed;
   if (options.from_snapshot) {
     replayed = load_snapshot_file(*options.from_snapshot);
@@ -361,7 +361,7 @@ int command_run(const RunOptions& options, bool report_command) {
                  "ran and what was cut short (again to quit at once)\n",
                  signo == SIGTERM ? "SIGTERM" : "interrupted");
     // Probe children and helper commands end now, with what they started (their process
-    // groups get the signal, then SIGKILL), instead of at their deadlines (issue 21, item 11).
+    // groups get the signal, then SIGKILL), instead of at their deadlines.
     process::interrupt_children(signo);
     if (engine_ptr != nullptr) {
       engine_ptr->interrupt();

@@ -30,7 +30,7 @@ Expected<compat::MachineQuery> matrix_query(const MatrixOptions& options,
                                             const std::optional<compat::MachineQuery>& probed) {
   compat::MachineQuery query;
   if (options.driver) {
-    const std::optional<compat::Version> driver = compat::Version::parse(*options.driver);
+    const std::optional<Version> driver = Version::parse(*options.driver);
     if (!driver || driver->major_number() < 100 || driver->major_number() > 999 ||
         driver->parts().size() > 3) {
       return make_error(fmt::format(
@@ -45,7 +45,7 @@ Expected<compat::MachineQuery> matrix_query(const MatrixOptions& options,
   }
   const std::vector<std::string> gpus = split_commas(options.gpus);
   for (const std::string& gpu : gpus) {
-    if (const std::optional<compat::Version> cc = compat::parse_cc(gpu);
+    if (const std::optional<Version> cc = parse_cc(gpu);
         cc && cc->major_number() >= 1 && cc->major_number() <= 20) {
       query.gpu_ccs.push_back(*cc);
       query.gpu_names.emplace_back();

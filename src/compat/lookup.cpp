@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "compat/name_pattern.hpp"
+#include "gpucheck/model/text.hpp"
 
 namespace gpucheck::compat {
 
@@ -119,12 +120,6 @@ const std::vector<std::optional<NamePattern>>& compiled_patterns(const Matrix& m
   return cached.patterns;
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 } // namespace
 
 const GpuProduct* gpu_by_name(const Matrix& matrix, std::string_view name) {

@@ -82,7 +82,7 @@ public:
     if (!m_value.is_number_integer()) {
       fail("expected an integer");
     }
-    // get<int>() of a larger number truncates it silently (issue 21, Low): out of int's range is
+    // get<int>() of a larger number truncates it silently: out of int's range is
     // an error naming the value.
     const bool in_range =
         m_value.is_number_unsigned()

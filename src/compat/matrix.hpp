@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "compat/version.hpp"
 #include "gpucheck/expected.hpp"
+#include "gpucheck/model/version.hpp"
 
 namespace gpucheck::compat {
 

@@ -456,7 +456,7 @@ void Scheduler::run() {
   if (m_interrupted.load()) {
     for (JobReport& report : m_reports) {
       if (report.outcome && report.outcome->failure &&
-          report.outcome->failure->kind == "cancelled") {
+          report.outcome->failure->kind == ChildFailureKind::cancelled) {
         report.outcome.reset();
         report.skip = JobReport::Skip::stopped;
         report.skip_reason = "stopped: the run was interrupted before this check finished";
@@ -771,7 +771,7 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
     report.outcome = outcome;
     if (report.outcome->ok()) {
       ChildFailure failure;
-      failure.kind = "bad_output";
+      failure.kind = ChildFailureKind::bad_output;
       failure.detail = "its result has no line for this check";
       report.outcome->failure = failure;
       report.outcome->payload.reset();

@@ -2,7 +2,7 @@
 
 namespace gpucheck {
 
-// Compatibility-matrix findings (issue 3), made by the rules in src/compat/*_rules.cpp.
+// Compatibility-matrix findings, made by the rules in src/compat/*_rules.cpp.
 // where(...) in each spec says what its positional arguments stand for; a trailing "{N}" note
 // (k_unconfirmed) is "" or " (unconfirmed: ...)" when the verdict relies on an [unverified]
 // matrix entry.

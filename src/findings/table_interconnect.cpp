@@ -2,7 +2,7 @@
 
 namespace gpucheck {
 
-// Findings of the multi-GPU checks (issue 15): NVLink, fabric, topology, peer-to-peer copies and
+// Findings of the multi-GPU checks: NVLink, fabric, topology, peer-to-peer copies and
 // NCCL. {0} always names a GPU; a pair's findings name both GPUs.
 namespace {
 // What recurring arguments stand for (FindingSpec::placeholders).

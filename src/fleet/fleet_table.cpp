@@ -81,7 +81,7 @@ Expected<std::vector<std::string>> report_files(const std::vector<std::string>& 
              it(path, fs::directory_options::skip_permission_denied, ec),
          end;
          !ec && it != end; it.increment(ec)) {
-      // Regular files only: a FIFO named x.json would hang the merge (issue 21, item 5).
+      // Regular files only: a FIFO named x.json would hang the merge.
       if (it->path().extension() == ".json" && it->is_regular_file(ec)) {
         found.push_back(it->path().string());
       }

@@ -8,20 +8,11 @@
 #include <cmath>
 
 #include "findings/catalog.hpp"
+#include "gpucheck/model/text.hpp"
 
 namespace gpucheck::gates {
 
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 bool is_name(std::string_view text) {
   if (text.empty() || std::islower(static_cast<unsigned char>(text.front())) == 0) {
@@ -81,8 +72,8 @@ CompareOp negation(CompareOp op) {
   return op;
 }
 
-bool satisfies(const compat::Version& have, CompareOp op, const compat::Version& need) {
-  const compat::Version h = have.truncated(need.parts().size());
+bool satisfies(const Version& have, CompareOp op, const Version& need) {
+  const Version h = have.truncated(need.parts().size());
   switch (op) {
   case CompareOp::greater_equal:
     return h >= need;
@@ -131,8 +122,8 @@ Expected<Requirement> parse_requirement(std::string_view text) {
   if (version_text.find_first_of("<>=!") == 0) {
     return Error{fmt::format("'{}': unknown operator (one of >=, >, <=, <, ==, !=)", text)};
   }
-  const std::optional<compat::Version> version =
-      req.subject == "cc" ? compat::parse_cc(version_text) : compat::Version::parse(version_text);
+  const std::optional<Version> version =
+      req.subject == "cc" ? parse_cc(version_text) : Version::parse(version_text);
   if (!version || version->empty()) {
     return Error{fmt::format("'{}': '{}' is not a version ({})", text, version_text,
                              req.subject == "cc" ? "e.g. 8.0 or sm_80" : "e.g. 550 or 12.4")};

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "compat/version.hpp"
 #include "gpucheck/expected.hpp"
+#include "gpucheck/model/version.hpp"
 
 namespace gpucheck::gates {
 
@@ -24,7 +24,7 @@ CompareOp negation(CompareOp op);
 
 /// Whether `have` meets `op need`, compared at the precision of `need`: "580.65.06" meets
 /// "<=580" and "==580", because only as many components as `need` has are compared.
-bool satisfies(const compat::Version& have, CompareOp op, const compat::Version& need);
+bool satisfies(const Version& have, CompareOp op, const Version& need);
 
 /// The components a requirement can name, in the order gates report them.
 inline constexpr std::string_view k_requirement_subjects[] = {"driver", "cuda", "cudart",  "cudnn",
@@ -34,7 +34,7 @@ inline constexpr std::string_view k_requirement_subjects[] = {"driver", "cuda", 
 struct Requirement {
   std::string subject; ///< one of k_requirement_subjects
   CompareOp op = CompareOp::greater_equal;
-  compat::Version version;
+  Version version;
   std::string text; ///< normalised spelling, "driver>=550"
 };
 

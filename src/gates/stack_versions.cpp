@@ -11,7 +11,7 @@ namespace {
 FoundVersion from_text(const std::string& text, std::string missing_reason) {
   FoundVersion found;
   if (!text.empty()) {
-    found.version = compat::Version::parse(text);
+    found.version = Version::parse(text);
   }
   if (found.version) {
     found.text = text;
@@ -25,7 +25,7 @@ FoundVersion from_text(const std::string& text, std::string missing_reason) {
 FoundVersion from_cuda_int(std::optional<int> encoded, std::string missing_reason) {
   FoundVersion found;
   if (encoded && *encoded > 0) {
-    found.version = compat::cuda_from_int(*encoded);
+    found.version = cuda_from_int(*encoded);
     found.text = found.version->str();
   } else {
     found.missing_reason = std::move(missing_reason);
@@ -84,7 +84,7 @@ std::vector<FoundVersion> compute_capabilities(const SystemSnapshot& snapshot) {
     found.gpu_index = gpu.index;
     found.gpu_name = gpu.name;
     if (gpu.cc_major && gpu.cc_minor) {
-      found.version = compat::Version({*gpu.cc_major, *gpu.cc_minor});
+      found.version = Version({*gpu.cc_major, *gpu.cc_minor});
       found.text = found.version->str();
     } else {
       found.missing_reason = fmt::format("GPU {} reports no compute capability", gpu.index);

@@ -7,18 +7,18 @@
 #include <string_view>
 #include <vector>
 
-#include "compat/version.hpp"
 #include "gpucheck/model/snapshot.hpp"
+#include "gpucheck/model/version.hpp"
 
 namespace gpucheck::gates {
 
 /// One version found for a component (or the reason none was found).
 struct FoundVersion {
-  std::optional<compat::Version> version; ///< nullopt: not found, `missing_reason` says why
-  std::string text;                       ///< as found, "580.159.04"; empty when not found
-  std::string missing_reason;             ///< "libcudnn is not loadable: ..." when not found
-  std::optional<int> gpu_index;           ///< for per-GPU components (cc)
-  std::string gpu_name;                   ///< for per-GPU components
+  std::optional<Version> version; ///< nullopt: not found, `missing_reason` says why
+  std::string text;               ///< as found, "580.159.04"; empty when not found
+  std::string missing_reason;     ///< "libcudnn is not loadable: ..." when not found
+  std::optional<int> gpu_index;   ///< for per-GPU components (cc)
+  std::string gpu_name;           ///< for per-GPU components
 };
 
 /// The versions of `subject` (one of k_requirement_subjects) on this machine:

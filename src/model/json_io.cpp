@@ -43,6 +43,17 @@ void from_json(const nlohmann::json& j, Status& v) {
   }
   v = *parsed;
 }
+void to_json(nlohmann::json& j, ChildFailureKind v) {
+  j = std::string(to_string(v));
+}
+void from_json(const nlohmann::json& j, ChildFailureKind& v) {
+  auto parsed = child_failure_kind_from_string(j.get<std::string>());
+  if (!parsed) {
+    throw std::invalid_argument(
+        fmt::format("unknown child failure kind '{}'", j.get<std::string>()));
+  }
+  v = *parsed;
+}
 void to_json(nlohmann::json& j, Severity v) {
   j = std::string(to_string(v));
 }

@@ -343,8 +343,8 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
       answers.back() = parse_interpreter_answer(*outcomes[index].payload);
     }
     if (!answers.back()) {
-      answer_failures.back() = outcomes[index].failure.value_or(
-          ChildFailure{.kind = "bad_output", .detail = "the interpreter gave no usable answer"});
+      answer_failures.back() = outcomes[index].failure.value_or(ChildFailure{
+          .kind = ChildFailureKind::bad_output, .detail = "the interpreter gave no usable answer"});
     }
   }
   snapshot.python_environments =
@@ -352,11 +352,11 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   if (options.import_frameworks && run_python) {
     import_frameworks(root, options, snapshot.python_environments, snapshot.probe_issues);
   }
-  // Ctrl-C or SIGTERM during the probes: say which probes were cut short (issue 21, item 11).
+  // Ctrl-C or SIGTERM during the probes: say which probes were cut short.
   if (const int signo = process::children_interrupted(); signo != 0) {
     std::vector<std::string> cut;
     for (size_t i = 0; i < outcomes.size() && i < child_names.size(); ++i) {
-      if (outcomes[i].failure && outcomes[i].failure->kind == "cancelled") {
+      if (outcomes[i].failure && outcomes[i].failure->kind == ChildFailureKind::cancelled) {
         cut.push_back(child_names[i] + " probe");
       }
     }

@@ -10,6 +10,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "gpucheck/model/text.hpp"
 #include "probes/collect.hpp"
 #include "probes/paths.hpp"
 #include "probes/risky_env.hpp"
@@ -17,13 +18,6 @@
 namespace gpucheck::probes {
 
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 struct Marker {
   const char* needle;

@@ -5,19 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "gpucheck/model/text.hpp"
 #include "probes/collect.hpp"
 
 namespace gpucheck::probes {
 
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
 
 bool same_uuid(const std::string& a, const std::string& b) {
   return !a.empty() && lower(a) == lower(b);

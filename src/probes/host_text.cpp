@@ -1,4 +1,5 @@
 #include "probes/host_text.hpp"
+#include "gpucheck/model/text.hpp"
 
 #include <charconv>
 #include <sstream>
@@ -6,15 +7,6 @@
 namespace gpucheck::probes {
 
 namespace {
-
-std::string trim(std::string_view text) {
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) {
-    return {};
-  }
-  const size_t last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
-}
 
 std::string unquote(std::string value) {
   if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
@@ -40,7 +32,8 @@ template <typename F> void for_each_pair(std::string_view text, char separator, 
     if (at == std::string::npos) {
       continue;
     }
-    f(trim(std::string_view(line).substr(0, at)), trim(std::string_view(line).substr(at + 1)));
+    f(std::string(trim(std::string_view(line).substr(0, at))),
+      std::string(trim(std::string_view(line).substr(at + 1))));
   }
 }
 
@@ -104,7 +97,7 @@ std::optional<uint64_t> parse_meminfo_total_bytes(std::string_view text) {
     if (ec != std::errc()) {
       return;
     }
-    const std::string unit = trim(std::string_view(ptr, static_cast<size_t>(last - ptr)));
+    const std::string unit(trim(std::string_view(ptr, static_cast<size_t>(last - ptr))));
     if (unit == "kB") {
       out = amount * 1024;
     } else if (unit.empty()) {

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "gpucheck/model/text.hpp"
 #include "probes/collect.hpp"
 #include "probes/module_policy.hpp"
 #include "probes/nvidia_version.hpp"
@@ -38,12 +39,6 @@ std::optional<std::string> read_nonempty_line(const Sysroot& root, const std::st
   if (!text || text->empty()) {
     return std::nullopt;
   }
-  return text;
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return text;
 }
 

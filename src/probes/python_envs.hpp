@@ -1,5 +1,5 @@
 #pragma once
-/// Python environments and the deep-learning frameworks in them (issue 5), read without importing
+/// Python environments and the deep-learning frameworks in them, read without importing
 /// anything: interpreters found on PATH, $VIRTUAL_ENV, $CONDA_PREFIX and --python; their
 /// site-packages (read from the files, the interpreter asked in a child only when they cannot
 /// say); the distributions there (dist-info / egg-info metadata); PyTorch, TensorFlow, JAX, ONNX

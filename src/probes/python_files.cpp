@@ -6,29 +6,13 @@
 #include <cctype>
 #include <set>
 
+#include "gpucheck/model/text.hpp"
 #include "probes/paths.hpp"
 #include "probes/python_envs.hpp"
 
 namespace gpucheck::probes {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 /// "key = value" of a pyvenv.cfg; keys compare without case, as site.py reads them.
 std::optional<std::string> cfg_value(const std::string& text, std::string_view key) {

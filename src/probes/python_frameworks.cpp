@@ -244,7 +244,7 @@ std::vector<std::string> expand_runpath(const std::string& raw, const std::strin
     start = end + 1;
     for (const char* token : {"${ORIGIN}", "$ORIGIN"}) {
       // Search on after the replacement: an origin that itself holds "$ORIGIN" (a venv
-      // path may) expanded without end (issue 21, item 5).
+      // path may) expanded without end.
       for (size_t at = entry.find(token); at != std::string::npos;
            at = entry.find(token, at + origin.size())) {
         entry.replace(at, std::string_view(token).size(), origin);

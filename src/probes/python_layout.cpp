@@ -94,8 +94,8 @@ std::optional<InterpreterAnswer> parse_interpreter_answer(const nlohmann::json& 
   }
   InterpreterAnswer answer;
   answer.prefix = normalize_path(payload["prefix"].get<std::string>());
-  // An interpreter that answers with wrong types is a bad answer, not an exception (issue 21,
-  // item 8: it made the run exit 3).
+  // An interpreter that answers with wrong types is a bad answer, not an exception (one made
+  // the run exit 3).
   const auto text = [&payload](const char* key, const std::string& fallback) {
     const auto it = payload.find(key);
     return it != payload.end() && it->is_string() ? it->get<std::string>() : fallback;
@@ -232,9 +232,10 @@ FrameworkImport parse_import_result(const std::string& framework, const nlohmann
   FrameworkImport result;
   result.framework = framework;
   if (payload == nullptr || !payload->is_object()) {
-    result.failure = failure ? failure
-                             : std::optional<ChildFailure>(ChildFailure{
-                                   .kind = "bad_output", .detail = "no result from the script"});
+    result.failure =
+        failure ? failure
+                : std::optional<ChildFailure>(ChildFailure{.kind = ChildFailureKind::bad_output,
+                                                           .detail = "no result from the script"});
     return result;
   }
   const nlohmann::json& p = *payload;

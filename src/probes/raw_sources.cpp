@@ -87,8 +87,7 @@ std::map<std::string, std::string> collect_raw_sources(const Sysroot& root) {
   std::map<std::string, std::string> sources;
 
   // Links are resolved inside the sysroot (read_resolved): an absolute link in a fixture or a
-  // container root must not copy a host file such as /etc/shadow into the bundle (issue 21,
-  // item 12).
+  // container root must not copy a host file such as /etc/shadow into the bundle.
   sources["proc-driver-nvidia-version.txt"] =
       read_resolved(root, "/proc/driver/nvidia/version")
           .value_or("(/proc/driver/nvidia/version is absent or unreadable: no NVIDIA kernel "

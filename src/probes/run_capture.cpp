@@ -71,7 +71,7 @@ Capture run_capture_detailed(const std::vector<std::string>& argv, const Capture
   if (pid == 0) {
     // A process group of its own: on timeout or a signal the whole group is killed, so a
     // helper's own children (a compiler driver's) do not outlive it; and it dies with gpucheck
-    // (issue 21, item 11).
+    //.
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) {

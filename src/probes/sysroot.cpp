@@ -111,13 +111,13 @@ bool Sysroot::is_directory(std::string_view absolute) const {
 
 std::optional<std::string> Sysroot::read(std::string_view absolute) const {
   // Links resolve inside the root: the host's kernel must not follow an absolute link in the
-  // tree to the host's file of that name (issue 21, item 12).
+  // tree to the host's file of that name.
   const std::optional<std::string> host = host_resolved(absolute);
   if (!host) {
     return std::nullopt;
   }
   // Regular files only, opened without blocking: a FIFO named METADATA or pyvenv.cfg hung the
-  // run (issue 21, item 5); a device could be read without end. In a tree the resolved path
+  // run; a device could be read without end. In a tree the resolved path
   // ends in no link; O_NOFOLLOW keeps it so should it change meanwhile.
   const int no_follow = m_root == "/" || m_root.empty() ? 0 : O_NOFOLLOW;
   const int fd = ::open(host->c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | no_follow);

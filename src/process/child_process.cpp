@@ -185,8 +185,8 @@ Running spawn(const ChildRequest& request) {
   int result_pipe[2] = {-1, -1};
   int stderr_pipe[2] = {-1, -1};
   if (::pipe2(result_pipe, O_CLOEXEC) != 0 || ::pipe2(stderr_pipe, O_CLOEXEC) != 0) {
-    run.spawn_failure =
-        ChildFailure{.kind = "spawn", .detail = fmt::format("pipe: {}", std::strerror(errno))};
+    run.spawn_failure = ChildFailure{.kind = ChildFailureKind::spawn,
+                                     .detail = fmt::format("pipe: {}", std::strerror(errno))};
     close_fd(result_pipe[0]);
     close_fd(result_pipe[1]);
     return run;
@@ -195,7 +195,7 @@ Running spawn(const ChildRequest& request) {
   int control[2] = {-1, -1};
   if (request.control_channel &&
       ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0) {
-    run.spawn_failure = ChildFailure{.kind = "spawn",
+    run.spawn_failure = ChildFailure{.kind = ChildFailureKind::spawn,
                                      .detail = fmt::format("socketpair: {}", std::strerror(errno))};
     for (int* fd : {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1]}) {
       close_fd(*fd);
@@ -206,8 +206,8 @@ Running spawn(const ChildRequest& request) {
 
   const pid_t pid = ::fork();
   if (pid < 0) {
-    run.spawn_failure =
-        ChildFailure{.kind = "spawn", .detail = fmt::format("fork: {}", std::strerror(errno))};
+    run.spawn_failure = ChildFailure{.kind = ChildFailureKind::spawn,
+                                     .detail = fmt::format("fork: {}", std::strerror(errno))};
     for (int* fd : {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1], &control[0],
                     &control[1]}) {
       close_fd(*fd);
@@ -375,7 +375,7 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
   ChildFailure failure;
   failure.stderr_tail = outcome.stderr_tail;
   if (run.flooded) {
-    failure.kind = "bad_output";
+    failure.kind = ChildFailureKind::bad_output;
     failure.detail =
         fmt::format("sent more than {} MiB of results; it was stopped", k_max_result_bytes >> 20);
     outcome.failure = failure;
@@ -399,7 +399,7 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
   }
   const int status = run.reaped ? run.wait_status : 0; // not reaped: concluded at its result
   if (run.cancelled) {
-    failure.kind = "cancelled";
+    failure.kind = ChildFailureKind::cancelled;
     failure.detail = run.cancel_reason.empty()
                          ? "stopped before it finished: its work was no longer needed"
                          : run.cancel_reason;
@@ -407,7 +407,7 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
     return outcome;
   }
   if (run.timed_out) {
-    failure.kind = "timeout";
+    failure.kind = ChildFailureKind::timeout;
     failure.timeout_s = std::chrono::duration<double>(request.timeout).count();
     failure.detail =
         fmt::format("did not finish within {:.1f} s and was killed", failure.timeout_s);
@@ -415,7 +415,7 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
     return outcome;
   }
   if (WIFSIGNALED(status)) {
-    failure.kind = "signal";
+    failure.kind = ChildFailureKind::signal;
     failure.signal = WTERMSIG(status);
     failure.signal_name = signal_name(failure.signal);
     failure.detail = fmt::format("crashed with {}", failure.signal_name);
@@ -424,7 +424,7 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
   }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code != 0) {
-    failure.kind = "exit";
+    failure.kind = ChildFailureKind::exit;
     failure.exit_code = code;
     failure.detail = fmt::format("exited with code {} before reporting", code);
     outcome.failure = failure;
@@ -443,7 +443,7 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
     }
   }
   if (payload.is_discarded() || run.result.empty()) {
-    failure.kind = "bad_output";
+    failure.kind = ChildFailureKind::bad_output;
     failure.detail = run.result.empty() ? "exited without reporting a result"
                                         : "reported a result that is not valid JSON";
     outcome.failure = failure;
@@ -530,8 +530,8 @@ size_t ChildGroup::start(ChildRequest request) {
     // The run was interrupted: nothing new starts.
     auto run = std::make_unique<Running>();
     run->start = run->spawned = Clock::now();
-    run->spawn_failure =
-        ChildFailure{.kind = "cancelled", .detail = interrupted_detail(signo, false)};
+    run->spawn_failure = ChildFailure{.kind = ChildFailureKind::cancelled,
+                                      .detail = interrupted_detail(signo, false)};
     m_runs.push_back(std::move(run));
     m_requests.push_back(std::move(request));
     return m_runs.size() - 1;

@@ -1,4 +1,5 @@
 #include "protocol/census.hpp"
+#include "gpucheck/model/text.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,20 +14,6 @@
 namespace gpucheck::engine {
 
 namespace {
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-std::string trim(const std::string& text) {
-  const auto b = text.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) {
-    return {};
-  }
-  const auto e = text.find_last_not_of(" \t\r\n");
-  return text.substr(b, e - b + 1);
-}
 
 /// The UUID and device minor number from a GPU's information file.
 std::pair<std::string, std::string> read_information(const std::filesystem::path& information) {
@@ -113,7 +100,7 @@ std::vector<VisibleGpu> visible_gpus(const std::vector<HostGpu>& gpus,
   std::vector<std::string> entries;
   for (const char c : *cuda_visible_devices + ",") {
     if (c == ',') {
-      entries.push_back(trim(entry));
+      entries.emplace_back(trim(entry));
       entry.clear();
     } else {
       entry += c;

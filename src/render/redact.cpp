@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "gpucheck/model/json.hpp"
+#include "gpucheck/model/text.hpp"
 
 namespace gpucheck::render {
 
@@ -26,7 +27,7 @@ constexpr size_t k_min_uuid_prefix = 4;
 /// paths only, never wherever the word stands (that would eat "/usr/lib/nvidia").
 /// Words a user or host may be named that are also the stack's or the report's own vocabulary
 /// (statuses, severities, check-id parts, modes): such a name is replaced in home paths only, so
-/// that USER=pass or USER=driver neither breaks nor mangles the report (issue 21, item 9).
+/// that USER=pass or USER=driver neither breaks nor mangles the report.
 constexpr std::array<std::string_view, 44> k_vocabulary = {
     "root",  "nobody",  "nvidia", "cuda",   "gpu",   "lib",       "lib64",  "local", "usr",
     "share", "bin",     "opt",    "home",   "etc",   "dev",       "proc",   "sys",   "python",
@@ -44,14 +45,6 @@ bool is_hex(char c) {
 
 bool is_digit(char c) {
   return std::isdigit(static_cast<unsigned char>(c)) != 0;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
 }
 
 /// Characters of a user name in a home path ("/home/alice.smith/...").

@@ -437,7 +437,7 @@ TEST(Cli, FailingToWriteTheReportIsAnInternalError) {
   EXPECT_NE(r.err.find("cannot write the report to stdout"), std::string::npos) << r.err;
 }
 
-// Issue 21 item 7: 1e400 in a snapshot or a --matrix file is a usage error naming the path.
+// 1e400 in a snapshot or a --matrix file is a usage error naming the path.
 TEST(Cli, NumberOverflowInInputFilesIsAUsageErrorNamingThePath) {
   const std::string dir = ::testing::TempDir();
   const std::string snapshot = dir + "/overflow_snapshot.json";
@@ -462,7 +462,7 @@ TEST(Cli, NumberOverflowInInputFilesIsAUsageErrorNamingThePath) {
   EXPECT_NE(r.err.find("nested deeper than"), std::string::npos) << r.err;
 }
 
-// Issue 21 item 8: an input without end (/dev/zero) or of a gigabyte was read whole (2.1 GB of
+// An input without end (/dev/zero) or of a gigabyte was read whole (2.1 GB of
 // memory for 1 GB); every JSON input stops at 64 MiB with a usage error naming the file.
 TEST(Cli, EndlessInputFilesStopAtTheSizeCap) {
   for (const std::vector<std::string>& args :
@@ -475,7 +475,7 @@ TEST(Cli, EndlessInputFilesStopAtTheSizeCap) {
   }
 }
 
-// Issue 21 Low: a matrix integer beyond int's range was truncated silently (2^32 + 570 read as
+// A matrix integer beyond int's range was truncated silently (2^32 + 570 read as
 // branch 570). It is a usage error naming the file and the JSON path (exit 2); the same file with
 // the branch as it was is accepted (the healthy twin).
 TEST(Cli, AMatrixIntegerOutOfRangeIsAUsageErrorNamingThePath) {
@@ -498,7 +498,7 @@ TEST(Cli, AMatrixIntegerOutOfRangeIsAUsageErrorNamingThePath) {
   EXPECT_EQ(r.out, "");
 }
 
-// Issue 19 item 5: a --python that names no executable file, and a binary --config, are one-line
+// A --python that names no executable file, and a binary --config, are one-line
 // usage errors (exit 2) before anything is probed; the bytes of a binary config are not echoed.
 TEST(Cli, MalformedPythonAndBinaryConfigAreOneLineUsageErrors) {
   const std::string dir = ::testing::TempDir() + "/malformed_inputs";
@@ -531,7 +531,7 @@ TEST(Cli, MalformedPythonAndBinaryConfigAreOneLineUsageErrors) {
   }
 }
 
-// Issue 19 item 5: an executable given with --python that is no interpreter is asked (its name
+// An executable given with --python that is no interpreter is asked (its name
 // says nothing), within the probes' deadline: one that hangs or floods its output is reported as
 // failing to answer, and the report is complete; it is never read as "Python 3.x" from the files
 // near it.
@@ -566,7 +566,7 @@ TEST(Cli, APythonThatHangsOrFloodsIsReportedWithinTheProbeDeadline) {
   }
 }
 
-// Issue 21 item 4: std::regex overflowed the stack on long names; now linear and capped.
+// Std::regex overflowed the stack on long names; now linear and capped.
 TEST(Cli, HugeNamesAndHostilePatternsNeitherCrashNorHang) {
   const std::string dir = ::testing::TempDir();
   const RunResult long_gpu = run_gpucheck(
@@ -606,7 +606,7 @@ TEST(Cli, HugeNamesAndHostilePatternsNeitherCrashNorHang) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 5.0);
 }
 
-// Issue 21, Low: list, explain and --help exited 0 when stdout could not be written.
+// List, explain and --help exited 0 when stdout could not be written.
 TEST(Cli, ListExplainAndHelpFailWhenStdoutCannotBeWritten) {
   if (::access("/dev/full", W_OK) != 0) {
     GTEST_SKIP() << "/dev/full is not writable here";

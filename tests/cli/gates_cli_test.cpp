@@ -211,7 +211,7 @@ TEST(GatesCli, MalformedGatesAreUsageErrors) {
       {{"--require", "driver=>550"}, "unknown operator"},
       {{"--require", "driver>=x"}, "'x' is not a version"},
       {{"--min", "h2d_gbps"}, "METRIC=NUMBER"},
-      // Issue 17: an unknown metric was a gate skipped in silence (exit 0); now it is named,
+      // An unknown metric was a gate skipped in silence (exit 0); now it is named,
       // with the metrics that exist, as a misspelt --ignore code is.
       {{"--min", "bogus_metric=20"}, "'bogus_metric' is not a metric any check reports"},
       {{"--min", "UNKNOWN_METRIC=20"}, "known metrics: h2d_gbps, d2h_gbps"},
@@ -223,7 +223,7 @@ TEST(GatesCli, MalformedGatesAreUsageErrors) {
       {{"--ignore", "no.such_code"}, "not a finding code"},
       {{"--config", "/nonexistent/gpucheck.toml"}, "gpucheck.toml"},
       {{"--config", temp_file("bad.json", "{\"require\": [")}, "not valid JSON"},
-      // Issue 21 item 7: a number that overflows aborted the run (SIGABRT); now exit 2 with
+      // A number that overflows aborted the run (SIGABRT); now exit 2 with
       // the file, the JSON path and the problem.
       {{"--config", temp_file("overflow.json", "{\"min\": {\"h2d_gbps\": 1e400}}")},
        "overflow.json' is not valid JSON at $.min.h2d_gbps (byte"},

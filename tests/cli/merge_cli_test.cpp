@@ -78,7 +78,7 @@ TEST(MergeCli, MergesADirectoryAndRefusesGarbage) {
   EXPECT_EQ(md.out.rfind("## gpucheck fleet report\n", 0), 0u) << md.out;
 }
 
-// Issue 21 items 5, 7: a number that overflows in one input loses that input only (with a note
+// A number that overflows in one input loses that input only (with a note
 // naming the JSON path), and a FIFO named *.json in the directory is not opened (it hung).
 TEST(MergeCli, AnOverflowingNumberSkipsThatReportAndAFifoIsNotOpened) {
   const fs::path dir = fresh_dir("overflow");
@@ -128,7 +128,7 @@ std::string merge_schema_errors(const std::string& document) {
   return r.exit_code == 0 ? "" : "invalid (" + std::to_string(r.exit_code) + "): " + r.output;
 }
 
-/// Issue 17 item 8 on the real binary: reports replayed from the recorded snapshots at a known
+/// One row per host on the real binary: reports replayed from the recorded snapshots at a known
 /// time, one node's older report beside them; merged three hours later. One row per host, the
 /// older report stale; the age and mode; the failing codes' GPUs; the PCI count of the node whose
 /// NVML failed. The JSON validates against docs/merge.schema.json.

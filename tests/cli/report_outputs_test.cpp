@@ -238,7 +238,7 @@ TEST(ReportOutputs, LiveBundleCarriesTheRawSources) {
   }
 }
 
-// Issue 17 item 7: the bundle is compressed by zlib (it was stored blocks, 98 KB where gzip -9
+// The bundle is compressed by zlib (it was stored blocks, 98 KB where gzip -9
 // made 12 KB), and gzip, tar and Python's tarfile read it.
 TEST(ReportOutputs, ARecordedNodesBundleIsCompressedAndReadByGzipTarAndPython) {
   FixtureTree dir;
@@ -275,7 +275,7 @@ void expect_output_error(const RunResult& r, const std::string& mentions) {
   EXPECT_EQ(r.err.find("probing"), std::string::npos) << "refused only after the run: " << r.err;
 }
 
-// Issue 21 item 9: a user named like the report's vocabulary (a status, a check-id part) made
+// A user named like the report's vocabulary (a status, a check-id part) made
 // `report` and `--bundle` exit 3 and mangled check ids. Live runs as such users give the same
 // exit code and every check id of a run by an ordinary user, in the Markdown and the bundle.
 TEST(ReportOutputs, UsersNamedLikeTheReportsWordsNeitherBreakNorMangleIt) {
@@ -342,7 +342,7 @@ TEST(ReportOutputs, OutputToDashReplacesTheTerminalFormat) {
   EXPECT_EQ(r.out.rfind("<?xml", 0), 0u) << r.out;
 }
 
-// Issue 21 item 1: special files are written into, never replaced; links are refused.
+// Special files are written into, never replaced; links are refused.
 TEST(ReportOutputs, DevNullAndDevStdoutAreWrittenIntoNotReplaced) {
   const std::string snapshot = snapshot_file("h200_healthy");
   RunResult r =
@@ -400,7 +400,7 @@ TEST(ReportOutputs, LinksAreRefusedBeforeTheRunAndLeftAsTheyAre) {
   EXPECT_TRUE(std::filesystem::is_symlink(dir.host("/r.json")));
 }
 
-// Issue 21 Low: a full disk while writing a regular file (here the file-size limit, which fails
+// A full disk while writing a regular file (here the file-size limit, which fails
 // write() as a full disk does) exits 3 naming the file, as docs/exit-codes.md says, and leaves
 // the old file as it was and no temporary file: `snapshot -o` left a truncated file.
 TEST(ReportOutputs, AFullDiskExits3AndLeavesTheOldFileAndNoTemporaryFile) {
@@ -450,7 +450,7 @@ TEST(ReportOutputs, SnapshotOutputIsWrittenAtomically) {
   EXPECT_EQ(entries, 1u);
 }
 
-// Issue 21 item 3: bytes that are not UTF-8 in an environment value, a library path and sysfs
+// Bytes that are not UTF-8 in an environment value, a library path and sysfs
 // text leave every format valid, the bytes visible as "\xNN".
 TEST(ReportOutputs, NonUtf8BytesAnywhereStillGiveValidReportsInEveryFormat) {
   FixtureTree dir;

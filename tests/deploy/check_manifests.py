@@ -95,7 +95,7 @@ def check_github_actions(path):
         for i, step in enumerate(steps):
             check(("uses" in step) != ("run" in step), f"{where} step {i}",
                   "a step has exactly one of 'uses' and 'run'")
-    # The gates and the tests are one job (issue 17): two jobs may run on two runners.
+    # The gates and the tests are one job: two jobs may run on two runners.
     gate_jobs = [job for job in jobs.values()
                  if any("gpucheck --config" in s.get("run", "") for s in job.get("steps", []))]
     if not check(len(gate_jobs) == 1, path, "no single job runs gpucheck with gates"):

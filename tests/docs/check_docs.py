@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every gpucheck command shown in README.md and docs/*.md runs, and every finding code they
-quote exists (issue 17, item 9).
+quote exists.
 
 Commands: each line of a ```sh, ```bash, ```shell or ```console block (in console blocks, the
 lines after "$ ") is split at the shell's operators (; | && || > <); every simple command whose

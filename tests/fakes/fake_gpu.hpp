@@ -92,9 +92,9 @@ private:
 inline nlohmann::json run_ok(const process::ChildRequest& request) {
   const process::ChildOutcome outcome = process::run_child(request);
   EXPECT_TRUE(outcome.ok()) << "child " << request.mode << " failed: "
-                            << (outcome.failure
-                                    ? outcome.failure->kind + " " + outcome.failure->detail
-                                    : std::string())
+                            << (outcome.failure ? std::string(to_string(outcome.failure->kind)) +
+                                                      " " + outcome.failure->detail
+                                                : std::string())
                             << "\n"
                             << outcome.stderr_tail;
   return outcome.ok() ? *outcome.payload : nlohmann::json();

@@ -10,7 +10,7 @@ The image the kernels came from shows in gpu.compute's kernel_load_ms note ("cud
 with GPUCHECK_KERNEL_IMAGE=cuda11.8 it must be that image, and with CUDA_FORCE_PTX_JIT=1 (the driver
 ignores SASS) its route must be ptx-jit, which proves that image's PTX (docs/building.md).
 
-Multi-GPU (issue 15): with two GPUs or more gpu.p2p must pass on every pair, gpu.topology,
+Multi-GPU: with two GPUs or more gpu.p2p must pass on every pair, gpu.topology,
 gpu.nvlink and gpu.fabric must pass or skip with a reason, and GPUCHECK_PLANT_FAULT=p2p (one word
 of a received peer buffer changed) must fail gpu.p2p with p2p.data_mismatch; with one GPU
 gpu.p2p, gpu.topology and gpu.nvlink must skip saying so. gpu.nccl must pass on two GPUs or more
@@ -50,7 +50,7 @@ def run(gpucheck, only, fault=None):
 
 
 def passive_facts(gpucheck):
-    """Issue 14's facts on a real GPU: the driver API's kernel time limit and NVML's display
+    """The passive facts on a real GPU: the driver API's kernel time limit and NVML's display
     state are read for every GPU, every GPU has an NVML handle, and the new checks (kernel log,
     display watchdog, lost GPUs, WSL2, /dev/shm) fail nothing on a healthy machine."""
     failures = []
@@ -101,7 +101,7 @@ def image_problems(result):
 
 
 def metrics_known_to_min(gpucheck, results):
-    """Issue 17: --min refuses a metric no check reports (exit 2); every metric a real run
+    """--min refuses a metric no check reports (exit 2); every metric a real run
     reports must therefore be one it accepts (src/gates/metric_names.cpp)."""
     names = sorted({m["name"] for r in results for m in r.get("metrics", [])})
     if not names:

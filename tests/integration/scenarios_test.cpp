@@ -812,7 +812,7 @@ std::vector<Scenario> scenarios() {
   // Ctrl-C or SIGTERM while a probe hangs: the report of what ran is still complete (the hung
   // probe is named when its deadline passes), then exit 128 + the signal. The twin without a
   // signal is nvml_hangs above (exit 1).
-  // Since issue 21 item 11 the hung probe is cut short at the signal (not run to its deadline):
+  // The hung probe is cut short at the signal (not run to its deadline):
   // its check is a skip saying so, and the snapshot's probe issues name it.
   for (const auto& [signo, code] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
     const std::string name = signo == SIGINT ? "SIGINT" : "SIGTERM";
@@ -1447,7 +1447,7 @@ TEST(PythonFiles, InterpreterWhoseFilesCannotSayIsAsked) {
   EXPECT_EQ(env["frameworks"].at(0)["name"], "pytorch");
 }
 
-// Issue 21 items 5/6: as root (here the test hook GPUCHECK_TEST_TREAT_AS_ROOT=1, which only
+// As root (here the test hook GPUCHECK_TEST_TREAT_AS_ROOT=1, which only
 // makes gpucheck run less), nothing runs from a place another user can write, unless the user
 // named it (--python); the report says what was not run and why (probe issue "root_safety").
 std::vector<std::string> root_safety_notes(const nlohmann::json& report) {
@@ -1548,7 +1548,7 @@ TEST(RootSafety, NvccInAWorldWritableDirectoryIsNotRunAsRoot) {
 
 using gpucheck::testing::process_ended;
 
-// Issue 21 item 11: SIGTERM while the probes hang (NVML's init, an interpreter whose own
+// SIGTERM while the probes hang (NVML's init, an interpreter whose own
 // subprocess sleeps) ends the run at once, not at the probes' 30 s deadline; the interpreter's
 // subprocess dies with it (it was reparented to init before); the report is still written and
 // says what was cut short; exit 143. The twin without a signal is the nvml_hangs scenario.
@@ -1615,7 +1615,7 @@ bool any_note_has(const std::vector<std::string>& notes, const std::string& text
                      [&text](const std::string& n) { return n.find(text) != std::string::npos; });
 }
 
-// Issue 21 item 6, as real root (no test hook): an interpreter, an nvcc and a cuDNN wheel in
+// As real root (no test hook): an interpreter, an nvcc and a cuDNN wheel in
 // places another user owns (uid 65534, with ordinary modes 0755/0644) are neither run nor loaded,
 // whichever way they are found (PATH, $VIRTUAL_ENV, $CONDA_PREFIX; $CUDA_HOME), and the report
 // says why. Healthy twin: the same files owned by root run.
@@ -1679,7 +1679,7 @@ TEST(RootSafety, AsRootNothingOwnedByAnotherUserRunsOrLoads) {
   }
 }
 
-// Issue 21 item 6, as real root: a directory anyone may write without the sticky bit lets anyone
+// As real root: a directory anyone may write without the sticky bit lets anyone
 // swap the program; with the sticky bit (like /tmp) only its owner may, so root's own program
 // there runs.
 TEST(RootSafety, AsRootAWorldWritableDirectoryIsRefusedUnlessSticky) {

@@ -198,7 +198,7 @@ std::map<std::string, std::string> extract_bundle(const std::string& bundle, Fix
   return files;
 }
 
-// Issue 17 item 7: nvidia-smi -q and lspci -vvv in the bundle, redacted with the report's
+// Nvidia-smi -q and lspci -vvv in the bundle, redacted with the report's
 // placeholders; the serials only they name (the chassis', a NIC's) are replaced too.
 TEST(Bundle, NvidiaSmiAndLspciOutputIsRedactedLikeTheRest) {
   ASSERT_TRUE(tool_on_path("tar"));

@@ -54,7 +54,7 @@ TEST(ChildProcess, LinesWrittenBeforeACrashAreKept) {
   r.result_lines = true;
   const ChildOutcome outcome = run_child(r);
   ASSERT_FALSE(outcome.ok());
-  EXPECT_EQ(outcome.failure->kind, "signal");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::signal);
   ASSERT_TRUE(outcome.partial);
   ASSERT_EQ(outcome.partial->size(), 2U);
   EXPECT_EQ((*outcome.partial)[1]["line"], 1);
@@ -66,7 +66,7 @@ TEST(ChildProcess, ALineCutShortIsBadOutput) {
   r.result_lines = true;
   const ChildOutcome outcome = run_child(r);
   ASSERT_FALSE(outcome.ok());
-  EXPECT_EQ(outcome.failure->kind, "bad_output");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::bad_output);
   ASSERT_TRUE(outcome.partial);
   EXPECT_TRUE(outcome.partial->empty());
 }
@@ -98,7 +98,7 @@ TEST(ChildProcess, AbortBecomesSignalFailureWithStderr) {
   const ChildOutcome outcome = run_child(req("test-crash"));
   ASSERT_FALSE(outcome.ok());
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "signal");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::signal);
   EXPECT_EQ(outcome.failure->signal_name, "SIGABRT");
   EXPECT_NE(outcome.failure->stderr_tail.find("about to abort"), std::string::npos);
 }
@@ -117,7 +117,7 @@ TEST(ChildProcess, HangIsKilledAtDeadline) {
   const ChildOutcome outcome = run_child(req("test-hang", 300ms));
   const auto elapsed = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "timeout");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::timeout);
   EXPECT_DOUBLE_EQ(outcome.failure->timeout_s, 0.3);
   EXPECT_LT(elapsed, 10s); // it hangs for ever: anything short of that is the deadline at work
 }
@@ -148,7 +148,7 @@ TEST(ChildProcess, IgnoredSigtermStillEndsWithSigkill) {
   const auto ended = std::chrono::steady_clock::now();
   ASSERT_TRUE(listener.armed) << "the child never said it ignores SIGTERM";
   ASSERT_TRUE(outcomes[0].failure);
-  EXPECT_EQ(outcomes[0].failure->kind, "timeout");
+  EXPECT_EQ(outcomes[0].failure->kind, ChildFailureKind::timeout);
   // SIGTERM at the deadline did nothing; SIGKILL after the grace ended it.
   EXPECT_GE(ended - *listener.armed, 480ms);
   EXPECT_LT(ended - *listener.armed, 10s);
@@ -157,20 +157,20 @@ TEST(ChildProcess, IgnoredSigtermStillEndsWithSigkill) {
 TEST(ChildProcess, EarlyExitIsReported) {
   const ChildOutcome outcome = run_child(req("test-exit"));
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "exit");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::exit);
   EXPECT_EQ(outcome.failure->exit_code, 7);
 }
 
 TEST(ChildProcess, GarbageIsBadOutput) {
   const ChildOutcome outcome = run_child(req("test-garbage"));
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "bad_output");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::bad_output);
 }
 
 TEST(ChildProcess, UnknownModeIsAnExitFailure) {
   const ChildOutcome outcome = run_child(req("no-such-mode"));
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "exit");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::exit);
   EXPECT_NE(outcome.failure->stderr_tail.find("unknown child mode"), std::string::npos);
 }
 
@@ -180,12 +180,12 @@ TEST(ChildProcess, LargeResultIsDrained) {
   EXPECT_EQ((*outcome.payload)["blob"].get<std::string>().size(), size_t{1} << 20);
 }
 
-// Issue 21 item 8: a child flooding its result pipe is stopped at the cap, not buffered.
+// A child flooding its result pipe is stopped at the cap, not buffered.
 TEST(ChildProcess, AFloodedResultIsStoppedAtTheCap) {
   const auto start = std::chrono::steady_clock::now();
   const ChildOutcome outcome = run_child(req("test-flood", 20s));
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "bad_output");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::bad_output);
   EXPECT_NE(outcome.failure->detail.find("MiB of results"), std::string::npos)
       << outcome.failure->detail;
   EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
@@ -200,8 +200,8 @@ TEST(ChildProcess, ManyChildrenInParallelKeepTheirOrder) {
   const auto outcomes = run_children(requests);
   ASSERT_EQ(outcomes.size(), 4u);
   EXPECT_EQ((*outcomes[0].payload)["args"][0], "first");
-  EXPECT_EQ(outcomes[1].failure->kind, "signal");
-  EXPECT_EQ(outcomes[2].failure->kind, "timeout");
+  EXPECT_EQ(outcomes[1].failure->kind, ChildFailureKind::signal);
+  EXPECT_EQ(outcomes[2].failure->kind, ChildFailureKind::timeout);
   EXPECT_EQ((*outcomes[3].payload)["args"][0], "last");
   // The hanging one ends at its deadline, not the others' 5 s; four sanitized start-ups on a
   // busy machine take seconds of their own, a hang takes for ever.
@@ -266,7 +266,7 @@ TEST(ChildProcess, OwnerArmedDeadline) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<ChildOutcome> outcomes = group.wait_all(&listener);
   ASSERT_TRUE(outcomes[0].failure);
-  EXPECT_EQ(outcomes[0].failure->kind, "timeout");
+  EXPECT_EQ(outcomes[0].failure->kind, ChildFailureKind::timeout);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 280ms);
 }
 
@@ -285,7 +285,7 @@ TEST(ChildProcess, CancelStopsEveryChild) {
   ASSERT_EQ(outcomes.size(), 2U);
   for (const ChildOutcome& outcome : outcomes) {
     ASSERT_TRUE(outcome.failure);
-    EXPECT_EQ(outcome.failure->kind, "cancelled");
+    EXPECT_EQ(outcome.failure->kind, ChildFailureKind::cancelled);
   }
 }
 
@@ -314,7 +314,7 @@ struct InterruptReset {
   InterruptReset& operator=(const InterruptReset&) = delete;
 };
 
-// Issue 21 item 11: on SIGTERM/SIGINT (interrupt_children) a child and what it started (a process
+// On SIGTERM/SIGINT (interrupt_children) a child and what it started (a process
 // an interpreter spawned) end at once, not at the child's deadline; the signal is forwarded to
 // its process group, the outcome says it was cut short and by which signal; nothing new starts.
 TEST(ChildProcess, AnInterruptEndsEveryChildAndItsDescendantsAtOnce) {
@@ -339,7 +339,7 @@ TEST(ChildProcess, AnInterruptEndsEveryChildAndItsDescendantsAtOnce) {
   ASSERT_EQ(outcomes.size(), 2U);
   for (const ChildOutcome& outcome : outcomes) {
     ASSERT_TRUE(outcome.failure);
-    EXPECT_EQ(outcome.failure->kind, "cancelled");
+    EXPECT_EQ(outcome.failure->kind, ChildFailureKind::cancelled);
     EXPECT_NE(outcome.failure->detail.find("SIGTERM"), std::string::npos)
         << outcome.failure->detail;
   }
@@ -354,7 +354,7 @@ TEST(ChildProcess, AnInterruptEndsEveryChildAndItsDescendantsAtOnce) {
   // Started after the signal: not started at all.
   const ChildOutcome late = run_child(req("test-ok"));
   ASSERT_TRUE(late.failure);
-  EXPECT_EQ(late.failure->kind, "cancelled");
+  EXPECT_EQ(late.failure->kind, ChildFailureKind::cancelled);
   EXPECT_NE(late.failure->detail.find("not started"), std::string::npos);
 
   // A group whose owner stops its children itself (the GPU engine) is left alone.

@@ -1,4 +1,4 @@
-// The GPU machine of issue 3 as a snapshot: H200, driver 580.159.04 (CUDA 13.0), CUDA runtime
+// The H200 GPU machine as a snapshot: H200, driver 580.159.04 (CUDA 13.0), CUDA runtime
 // 13.0, system cuDNN 9.14 and PyTorch's wheel cuDNN 9.19 (built for CUDA 13.1). Every
 // compatibility check must pass; the expected notes are the MVC one for the 13.1 cuDNN and the
 // "unconfirmed" architecture notes for the two cuDNN releases the matrix has no table for.

@@ -42,8 +42,8 @@ TEST(MatrixCommand, GpuNamesAsPeopleTypeThem) {
 TEST(MatrixCommand, MissingPartsComeFromTheProbe) {
   compat::MachineQuery probed;
   probed.driver_text = "580.159.04";
-  probed.driver = compat::Version::parse("580.159.04");
-  probed.gpu_ccs = {compat::Version({9, 0})};
+  probed.driver = Version::parse("580.159.04");
+  probed.gpu_ccs = {Version({9, 0})};
   MatrixOptions options;
   options.gpus = {"sm_70"};
   const Expected<compat::MachineQuery> q = matrix_query(options, compat::embedded_matrix(), probed);

@@ -163,7 +163,7 @@ TEST(CompatMatrixErrors, WrongTypeNamesThePath) {
       << error_of(m);
 }
 
-// Issue 21 Low: an integer beyond int's range was truncated silently (branch 2^32 + 570 read as
+// An integer beyond int's range was truncated silently (branch 2^32 + 570 read as
 // 570, a branch the matrix knows). It is an error naming the JSON path and the value.
 TEST(CompatMatrixErrors, AnIntegerOutOfRangeIsAnErrorNotTruncated) {
   for (const nlohmann::json& value : {nlohmann::json(uint64_t{4294967296} + 570),

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "compat/version.hpp"
+#include "gpucheck/model/version.hpp"
 
 namespace gpucheck::compat {
 namespace {

@@ -108,7 +108,7 @@ TEST(CudaProbe, CrashInInitIsSigabrt) {
   FakeMachine machine("cuda.init_crash=1\n");
   const ChildOutcome outcome = run_child(machine.request("cuda"));
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "signal");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::signal);
   EXPECT_EQ(outcome.failure->signal_name, "SIGABRT");
 }
 
@@ -118,7 +118,7 @@ TEST(CudaProbe, HangInInitTimesOut) {
   request.timeout = 400ms;
   const ChildOutcome outcome = run_child(request);
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "timeout");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::timeout);
 }
 
 TEST(CudaProbe, StubLibraryAnswers34) {

@@ -275,7 +275,7 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
     by_work[job.work] = &job;
   }
   ASSERT_TRUE(by_work[Work::compute]->outcome);
-  EXPECT_EQ(by_work[Work::compute]->outcome->failure->kind, "signal");
+  EXPECT_EQ(by_work[Work::compute]->outcome->failure->kind, ChildFailureKind::signal);
   for (const Work later : {Work::streams, Work::bandwidth}) {
     EXPECT_FALSE(by_work[later]->outcome) << check_id(later);
     EXPECT_EQ(by_work[later]->skip, JobReport::Skip::stopped);
@@ -285,7 +285,7 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
         << by_work[later]->skip_reason;
   }
   ASSERT_TRUE(by_work[Work::cudnn]->outcome);
-  EXPECT_EQ(by_work[Work::cudnn]->outcome->failure->kind, "exit");
+  EXPECT_EQ(by_work[Work::cudnn]->outcome->failure->kind, ChildFailureKind::exit);
 }
 
 TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
@@ -305,7 +305,7 @@ TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
       << by_work[Work::compute]->outcome->failure->detail;
   EXPECT_EQ(by_work[Work::compute]->outcome->payload->value("work", ""), "compute");
   ASSERT_TRUE(by_work[Work::streams]->outcome);
-  EXPECT_EQ(by_work[Work::streams]->outcome->failure->kind, "signal");
+  EXPECT_EQ(by_work[Work::streams]->outcome->failure->kind, ChildFailureKind::signal);
   EXPECT_FALSE(by_work[Work::bandwidth]->outcome);
   EXPECT_NE(by_work[Work::bandwidth]->skip_reason.find("during gpu.streams"), std::string::npos)
       << by_work[Work::bandwidth]->skip_reason;
@@ -323,7 +323,7 @@ TEST(EngineScheduler, AHangInTheSharedChildIsItsCurrentWorksTimeout) {
   for (const JobReport& job : scheduler.jobs()) {
     if (job.work == Work::compute) {
       ASSERT_TRUE(job.outcome);
-      EXPECT_EQ(job.outcome->failure->kind, "timeout");
+      EXPECT_EQ(job.outcome->failure->kind, ChildFailureKind::timeout);
     } else if (job.work != Work::cudnn) {
       EXPECT_EQ(job.skip, JobReport::Skip::stopped) << check_id(job.work);
     }

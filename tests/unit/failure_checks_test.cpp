@@ -1,4 +1,4 @@
-// env.wsl, env.shm, gpu.display and the lost GPU of driver.nvml (issue 14: failures people hit).
+// env.wsl, env.shm, gpu.display and the lost GPU of driver.nvml.
 #include <gtest/gtest.h>
 
 #include "checks/checks.hpp"

@@ -1,4 +1,4 @@
-// gpucheck merge, one row per host (issue 17, item 8): the newest report of a host counts and the
+// gpucheck merge, one row per host: the newest report of a host counts and the
 // older ones are stale; machines that share a host name stay apart; the age and mode columns; the
 // GPU of each failing code; the PCI GPU count of a node whose NVML failed.
 #include <fmt/format.h>

@@ -746,7 +746,8 @@ TEST(FrameworkEnvironments, MissingInterpreterAndSilentInterpreterAreReported) {
   const probes::Sysroot root(tree.root());
   const probes::Environment env(Vars{{"PATH", "/opt/torch/.venv/bin"}});
   const auto candidates = probes::find_python_candidates(root, env, {"/missing/bin/python3"});
-  const ChildFailure hung{.kind = "timeout", .timeout_s = 2.0, .detail = "killed after 2 s"};
+  const ChildFailure hung{
+      .kind = ChildFailureKind::timeout, .timeout_s = 2.0, .detail = "killed after 2 s"};
   SystemSnapshot s;
   s.python_environments =
       probes::build_python_environments(root, env, candidates, {}, {hung, std::nullopt});

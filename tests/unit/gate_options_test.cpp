@@ -106,7 +106,7 @@ d2h_gbps = 18.5
   EXPECT_EQ(spec.ignored_codes, std::vector<std::string>{"gpu.persistence_off"});
 }
 
-// Issue 17 item 7: valid TOML that CLI11's subset refused (an inline table, a multi-line array
+// Valid TOML that CLI11's subset refused (an inline table, a multi-line array
 // with a trailing comma, dotted keys, a literal string) now reads as TOML means it.
 TEST(GateOptions, TomlConfigFileUsesTheWholeLanguage) {
   const std::string path = config_file("full.toml", R"(expect_gpus = 8   # the node's GPUs

@@ -8,8 +8,8 @@
 namespace gpucheck::gates {
 namespace {
 
-compat::Version v(std::string_view text) {
-  return compat::Version::parse(text).value();
+Version v(std::string_view text) {
+  return Version::parse(text).value();
 }
 
 TEST(GateSpec, ParsesEveryOperatorAndComponent) {

@@ -66,7 +66,8 @@ TEST(GpuChecks, SkipWhenNoDeviceIsVisible) {
 
 TEST(GpuChecks, SkipWhenTheDriverProbeFailed) {
   SystemSnapshot snapshot;
-  snapshot.cuda.failure = ChildFailure{"signal", 6, "SIGABRT", 0, 0.0, "killed by SIGABRT", ""};
+  snapshot.cuda.failure =
+      ChildFailure{ChildFailureKind::signal, 6, "SIGABRT", 0, 0.0, "killed by SIGABRT", ""};
   const GpuTargets targets = gpu_targets(snapshot, 5s);
   EXPECT_TRUE(targets.gpus.empty());
   EXPECT_EQ(targets.skip_reason, "the CUDA driver probe failed (killed by SIGABRT)");

@@ -1,4 +1,4 @@
-// The passive multi-GPU checks (issue 15): gpu.nvlink, gpu.fabric, gpu.topology over synthetic
+// The passive multi-GPU checks: gpu.nvlink, gpu.fabric, gpu.topology over synthetic
 // HGX snapshots, each fault with its healthy twin; and their pure rules.
 #include <gtest/gtest.h>
 

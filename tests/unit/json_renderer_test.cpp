@@ -17,7 +17,8 @@ using nlohmann::json;
 using testing::report_schema;
 
 ChildFailure failure() {
-  return ChildFailure{"signal", 11, "SIGSEGV", 0, 0.0, "killed by SIGSEGV", "Segmentation fault"};
+  return ChildFailure{ChildFailureKind::signal, 11, "SIGSEGV", 0, 0.0, "killed by SIGSEGV",
+                      "Segmentation fault"};
 }
 
 /// A report in which every optional is set and every list has an entry: every key the model can

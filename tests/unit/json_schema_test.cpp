@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/snapshot.hpp"
 #include "support/external_tool.hpp"
 
 namespace gpucheck::testing {
@@ -162,6 +164,26 @@ TEST(JsonSchema, ReportSchemaLoads) {
       JsonSchema::load(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
   ASSERT_TRUE(schema) << schema.error().message;
   EXPECT_EQ(schema->validate(json::object()).size(), 5u); // the report's five required keys
+}
+
+/// ChildFailure's kinds: one spelling in the code (to_string) and the schema's enum, the same set
+/// in the same order; each one round-trips through JSON and an unknown one is refused.
+TEST(JsonSchema, ChildFailureKindsAreTheSchemasEnum) {
+  std::ifstream file(std::string(GPUCHECK_SOURCE_DIR) + "/docs/report.schema.json");
+  ASSERT_TRUE(file);
+  const nlohmann::json schema = nlohmann::json::parse(file);
+  std::vector<std::string> in_code;
+  for (const ChildFailureKind kind : k_child_failure_kinds) {
+    in_code.emplace_back(to_string(kind));
+    const nlohmann::json j = ChildFailure{.kind = kind};
+    EXPECT_EQ(j.at("kind"), std::string(to_string(kind)));
+    EXPECT_EQ(j.get<ChildFailure>().kind, kind);
+  }
+  EXPECT_EQ(schema.at("$defs").at("ChildFailure").at("properties").at("kind").at("enum"),
+            nlohmann::json(in_code));
+  nlohmann::json unknown = ChildFailure{};
+  unknown["kind"] = "exploded";
+  EXPECT_THROW((void)unknown.get<ChildFailure>(), std::exception);
 }
 
 TEST(JsonSchema, WithoutPython3ATestFailsSayingWhatToInstall) {

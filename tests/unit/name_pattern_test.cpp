@@ -1,4 +1,4 @@
-// The linear-time pattern matcher that replaced std::regex for outside text (issue 21, item 4):
+// The linear-time pattern matcher that replaced std::regex for outside text:
 // it agrees with std::regex on the matrix's own patterns, refuses what it does not support, and
 // stays fast and stack-safe on hostile patterns and huge names.
 #include <gtest/gtest.h>

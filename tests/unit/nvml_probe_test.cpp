@@ -205,7 +205,7 @@ TEST(NvmlProbe, CrashInInitIsSigabrt) {
   FakeMachine machine("nvml.init_crash=1\n");
   const ChildOutcome outcome = run_child(machine.request("nvml"));
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "signal");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::signal);
   EXPECT_EQ(outcome.failure->signal_name, "SIGABRT");
   EXPECT_NE(outcome.stderr_tail.find("nvml.init crash"), std::string::npos) << outcome.stderr_tail;
 }
@@ -216,7 +216,7 @@ TEST(NvmlProbe, HangInInitTimesOut) {
   request.timeout = 400ms;
   const ChildOutcome outcome = run_child(request);
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "timeout");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::timeout);
 }
 
 TEST(NvmlProbe, EightGpusOneWithRowRemapPending) {

@@ -1,4 +1,4 @@
-// The root policy's path check (issue 21, items 5/6): a program or library is trusted only when
+// The root policy's path check: a program or library is trusted only when
 // nobody but root and the running user can change it or any directory above it. Testable without
 // root: the "running user" is a parameter, and ownership by another user is made by chown when
 // the suite runs as root, else by naming another uid as the runner.

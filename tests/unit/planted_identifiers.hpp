@@ -103,7 +103,7 @@ inline Report planted_report(const PlantedIdentifiers& p) {
   s.nvml.library.path = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1";
   s.nvml.library.version = "13.580.159.04";
   ChildFailure failure;
-  failure.kind = "exit";
+  failure.kind = ChildFailureKind::exit;
   failure.detail = "the cuDNN child exited with status 1";
   failure.stderr_tail = "connecting to [" + p.ipv6_full + "]:5000 from " + p.ipv6 + "\ndevice " +
                         p.stray_uuid + " busy; std::string at 12:00:00";

@@ -30,7 +30,7 @@ TEST(ProbeFailure, TimeoutNamesTheLimit) {
 
 TEST(ProbeFailure, OtherKindsAreFailed) {
   ChildFailure failure;
-  failure.kind = "exit";
+  failure.kind = ChildFailureKind::exit;
   failure.exit_code = 3;
   const Finding finding = probe_failure_finding("cuDNN probe", failure);
   EXPECT_EQ(finding.code, "probe.failed");

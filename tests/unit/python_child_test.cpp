@@ -62,7 +62,7 @@ TEST(PythonChild, CrashingImportIsAFailureWithItsOutput) {
   const ChildOutcome outcome = run_python(tree.host("/python3"), "import-pytorch");
   ASSERT_FALSE(outcome.ok());
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "signal");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::signal);
   EXPECT_EQ(outcome.failure->signal_name, "SIGSEGV");
   const FrameworkImport result = probes::parse_import_result("pytorch", nullptr, outcome.failure);
   ASSERT_TRUE(result.failure);
@@ -76,14 +76,14 @@ TEST(PythonChild, HangingImportIsKilledAtItsDeadline) {
   const ChildOutcome outcome = run_python(tree.host("/python3"), "import-jax", 300ms);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "timeout");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::timeout);
 }
 
 TEST(PythonChild, MissingInterpreterExits127) {
   FixtureTree tree;
   const ChildOutcome outcome = run_python(tree.host("/no-python"), "query");
   ASSERT_TRUE(outcome.failure);
-  EXPECT_EQ(outcome.failure->kind, "exit");
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::exit);
   EXPECT_EQ(outcome.failure->exit_code, 127);
   EXPECT_NE(outcome.failure->stderr_tail.find("cannot run"), std::string::npos);
 }

@@ -137,7 +137,7 @@ TEST(PythonFrameworks, TorchCu130LoadsItsOwnWheelsThroughRunpath) {
   EXPECT_EQ(library(torch, "nccl").version, "2.28.9");
 }
 
-// Issue 21 Low: a version.py with cuda='99999999999' overflowed an int while the major was read
+// A version.py with cuda='99999999999' overflowed an int while the major was read
 // (undefined behaviour; it wrapped to 1215752191 and asked for libcudart.so.1215752191). A major
 // too large for a version part is none: no library named after a wrapped number.
 TEST(PythonFrameworks, AHugeCudaVersionInVersionPyIsNoMajor) {
@@ -169,7 +169,7 @@ TEST(PythonFrameworks, AHugeCudaVersionInVersionPyIsNoMajor) {
   EXPECT_TRUE(cudart13);
 }
 
-// Issue 19 item 3: hostile site-packages end. Symlink loops (a directory linking to itself, a
+// Hostile site-packages end. Symlink loops (a directory linking to itself, a
 // dist-info linking to itself, an interpreter linking to itself) and a 10 MB METADATA neither
 // hang nor crash the reading; the real torch is still found, its version read from the first
 // MiB of its METADATA.
@@ -194,7 +194,7 @@ TEST(PythonFrameworks, SymlinkLoopsAndHugeMetadataInSitePackagesEnd) {
   EXPECT_EQ(envs.at(0).frameworks.at(0).version, "2.11.0+cu130");
 }
 
-// Issue 21 item 5 and Low: a FIFO named pyvenv.cfg or METADATA hung the parent (no deadline); a
+// A FIFO named pyvenv.cfg or METADATA hung the parent (no deadline); a
 // venv under a directory literally named "$ORIGIN" whose torch has RUNPATH $ORIGIN expanded
 // without end; a 1 MB run of spaces in a METADATA header took 16 s to trim. All end at once, and
 // the real torch is still read (the healthy twin in the same tree).
@@ -490,7 +490,7 @@ TEST(PythonEnvironments, InterpreterAnswerReplacesTheLayout) {
             (std::vector<std::string>{"/home/u/.local/lib/python3.12/site-packages", site}));
   EXPECT_EQ(parse_interpreter_answer(nlohmann::json::parse(R"({"version": "3.12"})")),
             std::nullopt);
-  // Wrong types are ignored, never thrown (issue 21 item 8: the run exited 3).
+  // Wrong types are ignored, never thrown.
   std::optional<InterpreterAnswer> odd;
   ASSERT_NO_THROW(odd = parse_interpreter_answer(nlohmann::json::parse(
                       R"({"version": 3.12, "prefix": "/p", "base_prefix": ["x"],
@@ -506,7 +506,8 @@ TEST(PythonEnvironments, FailedQueryFallsBackToLayoutAndKeepsTheFailure) {
   make_venv(tree);
   const Sysroot root(tree.root());
   const Environment env(Vars{{"PATH", "/opt/torch/.venv/bin"}});
-  const ChildFailure hung{.kind = "timeout", .timeout_s = 2.0, .detail = "killed after 2 s"};
+  const ChildFailure hung{
+      .kind = ChildFailureKind::timeout, .timeout_s = 2.0, .detail = "killed after 2 s"};
   const auto envs = build_python_environments(root, env, find_python_candidates(root, env, {}),
                                               {std::nullopt}, {hung});
   ASSERT_EQ(envs.size(), 1U);
@@ -530,7 +531,7 @@ TEST(PythonImport, ResultJsonAndMissingResult) {
   EXPECT_EQ(ok.failure, std::nullopt);
   const FrameworkImport none = parse_import_result("jax", nullptr, std::nullopt);
   ASSERT_TRUE(none.failure);
-  EXPECT_EQ(none.failure->kind, "bad_output");
+  EXPECT_EQ(none.failure->kind, ChildFailureKind::bad_output);
 }
 
 TEST(PythonProbe, SysrootRunsNoInterpreter) {

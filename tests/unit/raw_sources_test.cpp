@@ -80,7 +80,7 @@ TEST(RawSources, SaysWhyASourceIsMissing) {
   EXPECT_NE(sources.at("ldconfig-nvidia.txt").find("could not be run"), std::string::npos);
 }
 
-// Issue 21 item 12: an absolute link in the tree resolves inside the tree, never to the host's
+// An absolute link in the tree resolves inside the tree, never to the host's
 // file of that name (a link to a shadow-like file was copied into the bundle).
 TEST(RawSources, AbsoluteLinksResolveInsideTheTreeNotOnTheHost) {
   FixtureTree host;

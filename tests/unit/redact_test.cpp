@@ -160,7 +160,7 @@ TEST(Redact, HintedNamesAreReplacedAsWordsOnly) {
             "user-0 ran it on host-0 (host-0); carolyn did not");
 }
 
-// Issue 21 item 9: a user called like a status or a check-id part broke `report` and `--bundle`
+// A user called like a status or a check-id part broke `report` and `--bundle`
 // (exit 3: "pass" no longer parsed as a status) or mangled check ids.
 TEST(Redact, UsersNamedLikeTheReportsVocabularyLeaveItIntact) {
   const PlantedIdentifiers planted = plant_identifiers();
@@ -207,7 +207,7 @@ TEST(Redact, CredentialsInUrlsAreRedacted) {
             "see https://docs.nvidia.com/cuda/");
 }
 
-// Issue 21 item 9: CUDA_VISIBLE_DEVICES takes UUID prefixes ("GPU-8c02e5d1", "MIG-1a2b"); they
+// CUDA_VISIBLE_DEVICES takes UUID prefixes ("GPU-8c02e5d1", "MIG-1a2b"); they
 // identify the GPU as the whole UUID does. A prefix of a GPU the report names gets that GPU's
 // placeholder.
 TEST(Redact, UuidPrefixesInVisibleDevicesAreRedacted) {
@@ -238,7 +238,7 @@ TEST(Redact, UuidPrefixesInVisibleDevicesAreRedacted) {
   }
 }
 
-// Issue 21 item 9: a user known from the passwd file is replaced outside /home too (/scratch/bob,
+// A user known from the passwd file is replaced outside /home too (/scratch/bob,
 // /data/users/bob), in captured variables and free text.
 TEST(Redact, OtherUsersOutsideHomeAreRedacted) {
   const PlantedIdentifiers planted = plant_identifiers();
@@ -261,7 +261,7 @@ TEST(Redact, OtherUsersOutsideHomeAreRedacted) {
             "/scratch/user-0/cuda/lib64:/data/users/user-0/venv/lib:/usr/lib");
 }
 
-// Issue 21 item 9: tokens inside captured variables and free text (a query parameter, NAME=value
+// Tokens inside captured variables and free text (a query parameter, NAME=value
 // with a secret's name, a bearer token, words shaped like well-known tokens) never reach a ticket.
 TEST(Redact, TokensInsideCapturedVariablesAreRedacted) {
   std::mt19937 rng(std::random_device{}());
@@ -312,7 +312,7 @@ TEST(Redact, TokensInsideCapturedVariablesAreRedacted) {
   }
 }
 
-// Issue 21 item 9: a user named like any word of the report's own ids (a check-id part such as
+// A user named like any word of the report's own ids (a check-id part such as
 // "ecc" or "memory", not only the fixed list) leaves the ids, codes and statuses intact.
 TEST(Redact, UsersNamedLikeAnyIdPartOfThisReportLeaveItIntact) {
   const PlantedIdentifiers planted = plant_identifiers();

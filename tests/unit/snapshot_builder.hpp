@@ -188,7 +188,7 @@ inline SystemSnapshot healthy_h200(int gpu_count = 1) {
 /// A probe child killed by `signal_name` with `stderr_tail`.
 inline ChildFailure crashed(std::string signal_name, int signal, std::string stderr_tail) {
   ChildFailure f;
-  f.kind = "signal";
+  f.kind = ChildFailureKind::signal;
   f.signal = signal;
   f.signal_name = std::move(signal_name);
   f.detail = fmt::format("crashed with {}", f.signal_name);
@@ -198,7 +198,7 @@ inline ChildFailure crashed(std::string signal_name, int signal, std::string std
 
 inline ChildFailure timed_out(double seconds) {
   ChildFailure f;
-  f.kind = "timeout";
+  f.kind = ChildFailureKind::timeout;
   f.timeout_s = seconds;
   f.detail = fmt::format("no result within {} s", seconds);
   return f;

@@ -1,6 +1,6 @@
 // Sysroot: every way a probe reads through GPUCHECK_SYSROOT resolves links inside the tree. An
 // absolute link in a tree names the tree's file; the host's kernel must never follow it to the
-// host's file of that name (issue 21 item 12: a link to a shadow-like file reached the bundle).
+// host's file of that name.
 #include "probes/sysroot.hpp"
 
 #include <gtest/gtest.h>

@@ -276,7 +276,8 @@ TEST(TextRenderer, HeaderSaysWhatIsMissing) {
 
 TEST(TextRenderer, HeaderShowsCrashedProbesHiddenGpusAndWsl) {
   Report report = report_with({});
-  const ChildFailure crash{"signal", 11, "SIGSEGV", 0, 0.0, "killed by SIGSEGV", ""};
+  const ChildFailure crash{ChildFailureKind::signal, 11, "SIGSEGV", 0, 0.0,
+                           "killed by SIGSEGV",      ""};
   report.snapshot.nvml.failure = crash;
   report.snapshot.cuda.failure = crash;
   report.snapshot.libraries[1].failure = crash;

@@ -41,7 +41,7 @@ TEST(ToolkitVersion, Parsers) {
   EXPECT_EQ(parse_nvcc_version_output("command not found"), std::nullopt);
 }
 
-// Issue 21 item 4: these parsers used std::regex, whose recursion overflowed the stack on a
+// These parsers used std::regex, whose recursion overflowed the stack on a
 // 230 KB version.txt and a 60 KB nvcc output. A linear scan now; huge inputs answer at once.
 TEST(ToolkitVersion, HugeAndHostileTextsParseWithoutRecursion) {
   EXPECT_EQ(parse_version_txt("CUDA Version\t12.4.1 extra"), "12.4.1");
@@ -147,7 +147,7 @@ TEST(ToolkitProbe, RealMachineFindsCuda13) {
 
 using gpucheck::testing::process_ended;
 
-// Issue 21 item 11: on timeout the helper's whole process group is killed, not just its pid.
+// On timeout the helper's whole process group is killed, not just its pid.
 TEST(RunCapture, ATimeoutKillsTheHelpersChildrenToo) {
   FixtureTree tree;
   const std::string pid_file = tree.host("/grandchild.pid");
@@ -166,7 +166,7 @@ TEST(RunCapture, ATimeoutKillsTheHelpersChildrenToo) {
   EXPECT_TRUE(ended) << "the helper's child " << pid << " outlived the timeout";
 }
 
-// Issue 21 item 11: after SIGTERM/SIGINT (process::interrupt_children) a running helper and its
+// After SIGTERM/SIGINT (process::interrupt_children) a running helper and its
 // children end at once, not at the helper's deadline, and no new helper starts.
 TEST(RunCapture, AnInterruptEndsTheHelperAndItsChildrenAtOnce) {
   process::reset_children_interrupt();

@@ -2,16 +2,21 @@
 
 #include <gtest/gtest.h>
 
+#include <compare>
+
 namespace gpucheck::checks {
 namespace {
 
 TEST(VersionText, ComparesNumerically) {
-  EXPECT_GT(compare_versions("9.10.2", "9.9.0"), 0);
-  EXPECT_LT(compare_versions("580.95.05", "580.159.04"), 0);
-  EXPECT_EQ(compare_versions("580.159.04", "580.159.4"), 0);
-  EXPECT_EQ(compare_versions("9.1", "9.1.0"), 0);
-  EXPECT_EQ(version_parts("580.159.04-open"), (std::vector<int>{580, 159, 4}));
-  EXPECT_TRUE(version_parts("abc").empty());
+  EXPECT_TRUE(std::is_gt(compare_padded(Version::leading("9.10.2"), Version::leading("9.9.0"))));
+  EXPECT_TRUE(
+      std::is_lt(compare_padded(Version::leading("580.95.05"), Version::leading("580.159.04"))));
+  EXPECT_TRUE(
+      std::is_eq(compare_padded(Version::leading("580.159.04"), Version::leading("580.159.4"))));
+  EXPECT_TRUE(std::is_eq(compare_padded(Version::leading("9.1"), Version::leading("9.1.0"))));
+  EXPECT_LT(Version::leading("9.1"), Version::leading("9.1.0")); // the matrix's order
+  EXPECT_EQ(Version::leading("580.159.04-open").parts(), (std::vector<int>{580, 159, 4}));
+  EXPECT_TRUE(Version::leading("abc").empty());
 }
 
 TEST(VersionText, SonameVersion) {

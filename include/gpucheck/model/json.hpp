@@ -13,6 +13,8 @@ namespace gpucheck {
 void to_json(nlohmann::json& j, Status v);
 void from_json(const nlohmann::json& j, Status& v);
 void to_json(nlohmann::json& j, Severity v);
+void to_json(nlohmann::json& j, ChildFailureKind v);
+void from_json(const nlohmann::json& j, ChildFailureKind& v);
 void from_json(const nlohmann::json& j, Severity& v);
 
 #define GPUCHECK_DECLARE_JSON(T)                                                                   \

@@ -9,13 +9,30 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpucheck {
 
 /// How an isolated child process ended when it did not deliver a result.
+/// How an isolated child ended without delivering its result. One spelling each (to_string),
+/// the report's too: docs/report.schema.json lists exactly these (a test compares).
+enum class ChildFailureKind {
+  timeout,    ///< past its deadline: SIGTERM, then SIGKILL
+  signal,     ///< killed by a signal of its own (a crash)
+  exit,       ///< exited before writing its result
+  bad_output, ///< its result was not the JSON expected
+  spawn,      ///< it could not be started (pipe, fork, exec)
+  cancelled,  ///< cut short, or never started, because gpucheck got SIGINT or SIGTERM
+};
+inline constexpr ChildFailureKind k_child_failure_kinds[] = {
+    ChildFailureKind::timeout,    ChildFailureKind::signal, ChildFailureKind::exit,
+    ChildFailureKind::bad_output, ChildFailureKind::spawn,  ChildFailureKind::cancelled};
+std::string_view to_string(ChildFailureKind kind);
+std::optional<ChildFailureKind> child_failure_kind_from_string(std::string_view text);
+
 struct ChildFailure {
-  std::string kind;        ///< "timeout", "signal", "exit", "bad_output", "spawn", "cancelled"
+  ChildFailureKind kind = ChildFailureKind::exit;
   int signal = 0;          ///< signal number for kind == "signal"
   std::string signal_name; ///< e.g. "SIGABRT"
   int exit_code = 0;       ///< for kind == "exit"

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpucheck::compat {
+namespace gpucheck {
 
 /// A dotted numeric version. Comparison is component by component; a missing component counts
 /// as lower ("580" < "580.65.06"), so a branch-only minimum ("615") is met by every 615.x driver.
@@ -22,6 +22,10 @@ public:
   /// Parse "580.65.06" (leading zeros allowed). nullopt for anything that is not 1 to 4 dot
   /// separated decimal numbers.
   static std::optional<Version> parse(std::string_view text);
+  /// The dotted numbers a version text starts with, however it goes on ("580.159.04-open" ->
+  /// 580.159.4, "9.10.2" -> 9.10.2); empty when it starts with none. For versions read from
+  /// libraries, packages and file names, which carry suffixes.
+  static Version leading(std::string_view text);
 
   [[nodiscard]] const std::vector<int>& parts() const { return m_parts; }
   /// Named so that glibc's major()/minor() macros (sys/sysmacros.h) cannot clash.
@@ -33,12 +37,18 @@ public:
   /// The dotted spelling; driver point releases keep two digits ("580.65.06").
   [[nodiscard]] std::string str() const;
 
+  /// Component by component; a version that is a prefix of another sorts first ("12.4" <
+  /// "12.4.0"): the compatibility matrix's ranges rely on it (in_range).
   std::strong_ordering operator<=>(const Version& other) const;
   bool operator==(const Version& other) const = default;
 
 private:
   std::vector<int> m_parts;
 };
+
+/// Component by component, a missing component counting as 0 ("9.1" == "9.1.0"): how two
+/// installed copies of a library compare.
+std::strong_ordering compare_padded(const Version& a, const Version& b);
 
 /// Whether `v` lies in [from, to], where `to` is inclusive at its own precision: "9.5" includes
 /// "9.5.1" and "9.5.1.17".
@@ -54,4 +64,4 @@ std::optional<Version> parse_cc(std::string_view text);
 /// "sm_86" spelling of a compute capability.
 std::string sm_name(const Version& cc);
 
-} // namespace gpucheck::compat
+} // namespace gpucheck

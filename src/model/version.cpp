@@ -1,10 +1,11 @@
-#include "compat/version.hpp"
+#include "gpucheck/model/version.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
-namespace gpucheck::compat {
+namespace gpucheck {
 
 std::optional<Version> Version::parse(std::string_view text) {
   std::vector<int> parts;
@@ -28,6 +29,26 @@ std::optional<Version> Version::parse(std::string_view text) {
   }
   if (parts.size() > 4) {
     return std::nullopt;
+  }
+  return Version(std::move(parts));
+}
+
+Version Version::leading(std::string_view text) {
+  std::vector<int> parts;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    int value = 0;
+    const char* begin = text.data() + pos;
+    const auto [ptr, ec] = std::from_chars(begin, text.data() + text.size(), value);
+    if (ec != std::errc{} || ptr == begin) {
+      break;
+    }
+    parts.push_back(value);
+    pos += static_cast<std::size_t>(ptr - begin);
+    if (pos >= text.size() || text[pos] != '.') {
+      break;
+    }
+    ++pos;
   }
   return Version(std::move(parts));
 }
@@ -63,6 +84,18 @@ std::strong_ordering Version::operator<=>(const Version& other) const {
     }
   }
   return m_parts.size() <=> other.m_parts.size();
+}
+
+std::strong_ordering compare_padded(const Version& a, const Version& b) {
+  const std::size_t n = std::max(a.parts().size(), b.parts().size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const int x = i < a.parts().size() ? a.parts()[i] : 0;
+    const int y = i < b.parts().size() ? b.parts()[i] : 0;
+    if (x != y) {
+      return x <=> y;
+    }
+  }
+  return std::strong_ordering::equal;
 }
 
 bool in_range(const Version& v, const Version& from, const Version& to) {
@@ -103,4 +136,4 @@ std::string sm_name(const Version& cc) {
   return fmt::format("sm_{}{}", cc.major_number(), cc.minor_number());
 }
 
-} // namespace gpucheck::compat
+} // namespace gpucheck

@@ -44,6 +44,7 @@
 #include "kernel_build.hpp"
 #include "probes/collect.hpp"
 #include "probes/raw_sources.hpp"
+#include "probes/redaction_hints.hpp"
 #include "process/child_process.hpp"
 #include "render/bundle.hpp"
 #include "render/json.hpp"
@@ -222,15 +223,14 @@ std::optional<WriteError> write_stdout(const std::string& text) {
 /// that fails is named on stderr and the others are still written (a report always gets out);
 /// the exit code is then 2 for a path that was refused, 3 for data that could not be written.
 int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions& options,
-                  std::chrono::milliseconds run_duration) {
+                  const RedactionHints& hints, std::chrono::milliseconds run_duration) {
   std::optional<Report> redacted;
   const auto shown = [&](ReportFormat format) -> const Report& {
     if (!plan.redacts(format)) {
       return report;
     }
     if (!redacted) {
-      render::Redactor redactor(options.from_snapshot ? render::RedactionHints{}
-                                                      : live_redaction_hints(options.sysroot));
+      render::Redactor redactor(hints);
       redacted = redactor.redact(report);
     }
     return *redacted;
@@ -249,10 +249,10 @@ int write_outputs(const Report& report, const OutputPlan& plan, const RunOptions
   if (plan.bundle) {
     render::BundleOptions bundle_options;
     bundle_options.redact = !plan.redact_none;
-    if (!options.from_snapshot) {
-      bundle_options.hints = live_redaction_hints(options.sysroot);
-    }
+    bundle_options.hints = hints;
     bundle_options.mtime_s = epoch_seconds(report.context.generated_at);
+    // The raw sources are read by probes/ here, after every check rather than with the other
+    // probes: their nvidia-smi -q and lspci -vvv would query the GPUs beside the timed work.
     const std::map<std::string, std::string> sources =
         options.from_snapshot
             ? std::map<std::string, std::string>{{"not-collected.txt",
@@ -378,6 +378,12 @@ int command_run(const RunOptions& options, bool report_command) {
   }
   SystemSnapshot snapshot =
       replayed ? std::move(*replayed) : obtain_snapshot(options, gpu_engine.get());
+  // Names a redacted output must not show beyond the snapshot's: a live machine's, read with the
+  // probes (a replayed snapshot has none).
+  const RedactionHints hints =
+      replayed ? RedactionHints{}
+               : probes::collect_redaction_hints(probes::Sysroot(options.sysroot),
+                                                 probes::Environment::current());
   if (gpu_engine != nullptr) {
     if (options.import_frameworks) {
       gpu_engine->start_early();
@@ -393,7 +399,7 @@ int command_run(const RunOptions& options, bool report_command) {
         options.level == Level::long_ && engine_ptr != nullptr && ::isatty(STDERR_FILENO) != 0);
     report = build_report(options, std::move(snapshot), gpu_engine.get());
   }
-  const int code = write_outputs(*report, *plan, options,
+  const int code = write_outputs(*report, *plan, options, hints,
                                  std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::steady_clock::now() - started));
   if (const int signo = interrupt_watch.signal(); signo != 0) {

@@ -28,9 +28,6 @@ namespace gpucheck::cli {
 
 namespace {
 
-constexpr int k_first_login_uid = 1000;
-constexpr int k_last_login_uid = 60000;
-
 std::optional<ReportFormat> format_from_extension(std::string_view path) {
   const std::string extension = std::filesystem::path(path).extension().string();
   if (extension == ".txt") {
@@ -49,11 +46,6 @@ std::optional<ReportFormat> format_from_extension(std::string_view path) {
     return ReportFormat::prometheus;
   }
   return std::nullopt;
-}
-
-std::optional<std::string> env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != '\0' ? std::optional<std::string>(value) : std::nullopt;
 }
 
 } // namespace
@@ -262,59 +254,6 @@ std::string render_report(const Report& report, ReportFormat format, const rende
     return render::render_reason(report, &code_drains);
   }
   return render::render_text(report, style);
-}
-
-std::vector<std::string> login_names_from_passwd(std::string_view passwd) {
-  std::vector<std::string> names;
-  std::istringstream in{std::string(passwd)};
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> fields;
-    std::stringstream ss(line);
-    std::string field;
-    while (std::getline(ss, field, ':')) {
-      fields.push_back(field);
-    }
-    if (fields.size() < 3 || fields[0].empty() || fields[0].starts_with('#')) {
-      continue;
-    }
-    char* end = nullptr;
-    const long uid = std::strtol(fields[2].c_str(), &end, 10);
-    if (end != fields[2].c_str() && *end == '\0' && uid >= k_first_login_uid &&
-        uid <= k_last_login_uid) {
-      names.push_back(fields[0]);
-    }
-  }
-  return names;
-}
-
-render::RedactionHints live_redaction_hints(const std::string& sysroot) {
-  render::RedactionHints hints;
-  for (const char* variable : {"USER", "LOGNAME", "SUDO_USER"}) {
-    if (std::optional<std::string> user = env(variable)) {
-      hints.user_names.push_back(*user);
-    }
-  }
-  if (std::optional<std::string> home = env("HOME")) {
-    const std::filesystem::path path(*home);
-    const std::string parent = path.parent_path().string();
-    if (parent == "/home" || parent == "/Users") {
-      hints.user_names.push_back(path.filename().string());
-    }
-  }
-  // Through the sysroot: a tree's /etc/passwd linking to an absolute path is the tree's file.
-  if (const std::optional<std::string> passwd = probes::Sysroot(sysroot).read("/etc/passwd")) {
-    for (std::string& name : login_names_from_passwd(*passwd)) {
-      hints.user_names.push_back(std::move(name));
-    }
-  }
-  if (sysroot == "/") {
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') {
-      hints.host_names.emplace_back(host);
-    }
-  }
-  return hints;
 }
 
 int64_t epoch_seconds(std::string_view iso_time) {

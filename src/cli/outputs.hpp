@@ -105,14 +105,6 @@ std::string render_report(const Report& report, ReportFormat format, const rende
                           bool compact_json = false,
                           std::optional<std::chrono::milliseconds> run_duration = std::nullopt);
 
-/// Names of the people on this machine for redaction: $USER, $LOGNAME, $SUDO_USER, the last
-/// part of a $HOME under /home or /Users, and login users (uid 1000-60000) in <sysroot>/etc/passwd;
-/// and the host name (gethostname) when the sysroot is "/".
-render::RedactionHints live_redaction_hints(const std::string& sysroot);
-
-/// The login users' names in /etc/passwd text: uid from 1000 up to 60000 (not nobody).
-std::vector<std::string> login_names_from_passwd(std::string_view passwd);
-
 /// Seconds since 1970 of an ISO 8601 UTC time "2026-11-21T12:00:00Z"; 0 when it is not one.
 int64_t epoch_seconds(std::string_view iso_time);
 

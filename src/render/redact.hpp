@@ -16,16 +16,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "gpucheck/model/redaction_hints.hpp"
 #include "gpucheck/model/report.hpp"
 
 namespace gpucheck::render {
-
-/// Identifiers known from outside the report: a live run passes the names of the people on
-/// the machine ($USER, $LOGNAME, the last part of $HOME, passwd entries of login users).
-struct RedactionHints {
-  std::vector<std::string> user_names;
-  std::vector<std::string> host_names; ///< e.g. gethostname() when it differs from the snapshot's
-};
 
 class Redactor {
 public:

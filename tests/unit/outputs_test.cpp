@@ -205,17 +205,6 @@ TEST(PlanOutputs, LinksBlockDevicesAndSocketsAreRefusedBeforeTheRunDevicesAreNot
   EXPECT_EQ(read_file(dir.host("/victim")), "kept");
 }
 
-TEST(LoginNames, TakesPeopleNotSystemAccounts) {
-  EXPECT_EQ(cli::login_names_from_passwd("root:x:0:0:root:/root:/bin/bash\n"
-                                         "daemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n"
-                                         "alice:x:1000:1000:Alice:/home/alice:/bin/bash\n"
-                                         "nobody:x:65534:65534::/nonexistent:/bin/false\n"
-                                         "# comment\n"
-                                         "bob:x:1001:1001::/home/bob:/bin/zsh\n"
-                                         "broken\n"),
-            (std::vector<std::string>{"alice", "bob"}));
-}
-
 TEST(EpochSeconds, ParsesTheReportClock) {
   EXPECT_EQ(cli::epoch_seconds("2023-11-14T22:13:20Z"), 1700000000);
   EXPECT_EQ(cli::epoch_seconds("yesterday"), 0);

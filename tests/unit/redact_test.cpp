@@ -5,6 +5,7 @@
 #include <random>
 
 #include "cli/outputs.hpp"
+#include "probes/redaction_hints.hpp"
 #include "render/json.hpp"
 #include "render/junit.hpp"
 #include "render/markdown.hpp"
@@ -15,7 +16,6 @@
 namespace gpucheck::testing {
 namespace {
 
-using render::RedactionHints;
 using render::Redactor;
 
 std::vector<std::pair<std::string, std::string>> all_formats(const Report& report) {
@@ -249,8 +249,8 @@ TEST(Redact, OtherUsersOutsideHomeAreRedacted) {
       "/scratch/" + bob + "/cuda/lib64:/data/users/" + bob + "/venv/lib:/usr/lib";
   report.snapshot.environment.variables["CUDA_CACHE_PATH"] = "/nfs/" + bob + ".cache/nv";
   RedactionHints hints;
-  hints.user_names = cli::login_names_from_passwd("root:x:0:0:root:/root:/bin/bash\n" + bob +
-                                                  ":x:1001:1001::/scratch/" + bob + ":/bin/bash\n");
+  hints.user_names = probes::login_names_from_passwd(
+      "root:x:0:0:root:/root:/bin/bash\n" + bob + ":x:1001:1001::/scratch/" + bob + ":/bin/bash\n");
   ASSERT_EQ(hints.user_names, std::vector<std::string>{bob});
   Redactor redactor(hints);
   const Report redacted = redactor.redact(report);

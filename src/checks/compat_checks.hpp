@@ -1,6 +1,7 @@
 #pragma once
-/// The compatibility-matrix checks: one factory per check, each in its own
-/// src/checks/compat_<name>.cpp, each a thin adapter from a rule in src/compat/ to a CheckResult.
+/// The compatibility-matrix checks: one factory per check. Those that are one rule of
+/// src/compat/ are rows of one table (compat_rule_checks.cpp: the check's info and its rule);
+/// compat.what_runs has its own file.
 
 #include <vector>
 

@@ -29,6 +29,7 @@
 
 #include "gpu/cudnn_api.hpp"
 #include "gpu/cudnn_graph.hpp"
+#include "gpu/cudnn_reference.hpp"
 #include "gpu/gpu_children.hpp"
 #include "gpu/kernel_module.hpp"
 #include "gpu/session.hpp"
@@ -76,26 +77,6 @@ void check_dnn(const CudnnApi& api, cudnnStatus_t status, const char* call) {
 }
 #define GPUCHECK_DNN(api, fn, ...) check_dnn((api), (api).fn(__VA_ARGS__), #fn)
 
-enum class Precision { fp32, tf32, fp16, bf16 };
-
-const char* precision_name(Precision p) {
-  switch (p) {
-  case Precision::fp32:
-    return "fp32";
-  case Precision::tf32:
-    return "tf32";
-  case Precision::fp16:
-    return "fp16";
-  case Precision::bf16:
-    return "bf16";
-  }
-  return "?";
-}
-
-size_t element_bytes(Precision p) {
-  return p == Precision::fp16 || p == Precision::bf16 ? 2 : 4;
-}
-
 cudnnDataType_t data_type(Precision p) {
   switch (p) {
   case Precision::fp16:
@@ -116,82 +97,6 @@ cudnnMathType_t math_type(Precision p) {
   default:
     return CUDNN_TENSOR_OP_MATH;
   }
-}
-
-/// |error| allowed per output, as a fraction of sum(|x*w|) over its terms.
-double tolerance(Precision p) {
-  switch (p) {
-  case Precision::fp32:
-    return 1e-4;
-  case Precision::tf32:
-    return 4e-3;
-  case Precision::fp16:
-    return 3e-3;
-  case Precision::bf16:
-    return 1.5e-2;
-  }
-  return 1e-2;
-}
-
-uint16_t float_to_half(float value) {
-  return gpucheck_float_to_half(value);
-}
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000U) << 16;
-  const int exponent = (h >> 10) & 0x1F;
-  const uint32_t mantissa = h & 0x3FFU;
-  if (exponent == 0) {
-    const float value = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign != 0 ? -value : value;
-  }
-  if (exponent == 31) {
-    return std::bit_cast<float>(sign | 0x7F800000U | (mantissa << 13));
-  }
-  return std::bit_cast<float>(sign | (static_cast<uint32_t>(exponent - 15 + 127) << 23) |
-                              (mantissa << 13));
-}
-
-uint16_t float_to_bf16(float value) {
-  return gpucheck_float_to_bf16(value);
-}
-
-float bf16_to_float(uint16_t b) {
-  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
-}
-
-/// The input value at physical offset `o` (a hash, so inputs are fresh and need no storage),
-/// already rounded to the precision the GPU sees.
-float input_value(uint64_t o, uint32_t seed, Precision p, float scale = 1.0F) {
-  const float v = gpucheck_input_value(o, seed, scale); // [-1, 1) x scale
-  switch (p) {
-  case Precision::fp16:
-    return half_to_float(float_to_half(v));
-  case Precision::bf16:
-    return bf16_to_float(float_to_bf16(v));
-  default:
-    return v;
-  }
-}
-
-void store(unsigned char* dst, float value, Precision p) {
-  if (element_bytes(p) == 2) {
-    const uint16_t bits = p == Precision::fp16 ? float_to_half(value) : float_to_bf16(value);
-    std::memcpy(dst, &bits, 2);
-  } else {
-    std::memcpy(dst, &value, 4);
-  }
-}
-
-float load(const unsigned char* src, Precision p) {
-  if (element_bytes(p) == 2) {
-    uint16_t bits = 0;
-    std::memcpy(&bits, src, 2);
-    return p == Precision::fp16 ? half_to_float(bits) : bf16_to_float(bits);
-  }
-  float value = 0.0F;
-  std::memcpy(&value, src, 4);
-  return value;
 }
 
 const char* algo_name(int algo) {
@@ -419,43 +324,20 @@ public:
                                    workspace_cap / k_mib));
     }
 
-    // Geometry of the layouts, for the CPU reference.
-    const auto x_at = [&](int ni, int ci, int hi, int wi) -> uint64_t {
-      return cc.nhwc ? ((uint64_t(ni) * cc.h + hi) * cc.w + wi) * cc.c + ci
-                     : ((uint64_t(ni) * cc.c + ci) * cc.h + hi) * cc.w + wi;
-    };
-    const auto w_at = [&](int ki, int ci, int ri, int si) -> uint64_t {
-      return cc.nhwc ? ((uint64_t(ki) * cc.r + ri) * cc.s + si) * cc.c + ci
-                     : ((uint64_t(ki) * cc.c + ci) * cc.r + ri) * cc.s + si;
-    };
-    const auto y_at = [&](int ni, int ki, int pi, int qi) -> uint64_t {
-      return cc.nhwc ? ((uint64_t(ni) * oh + pi) * ow + qi) * ok + ki
-                     : ((uint64_t(ni) * ok + ki) * oh + pi) * ow + qi;
-    };
-    // The reference for one output, and the sum of |terms| that scales its tolerance.
-    const auto reference = [&](int ni, int ki, int pi, int qi, double& sum_abs) {
-      double sum = 0.0;
-      sum_abs = 0.0;
-      for (int ci = 0; ci < cc.c; ++ci) {
-        for (int ri = 0; ri < cc.r; ++ri) {
-          const int hi = pi * cc.stride - cc.pad + ri;
-          if (hi < 0 || hi >= cc.h) {
-            continue;
-          }
-          for (int si = 0; si < cc.s; ++si) {
-            const int wi = qi * cc.stride - cc.pad + si;
-            if (wi < 0 || wi >= cc.w) {
-              continue;
-            }
-            const double term = double(input_value(x_at(ni, ci, hi, wi), x_seed, p)) *
-                                double(input_value(w_at(ki, ci, ri, si), w_seed, p));
-            sum += term;
-            sum_abs += std::abs(term);
-          }
-        }
-      }
-      return sum;
-    };
+    // The CPU reference over the same hashed inputs, with the layouts' geometry.
+    const ConvReference ref({.n = on,
+                             .c = cc.c,
+                             .h = cc.h,
+                             .w = cc.w,
+                             .k = ok,
+                             .r = cc.r,
+                             .s = cc.s,
+                             .pad = cc.pad,
+                             .stride = cc.stride,
+                             .oh = oh,
+                             .ow = ow,
+                             .nhwc = cc.nhwc},
+                            p, x_seed, w_seed);
     const double flops = 2.0 * double(on) * ok * oh * ow * cc.c * cc.r * cc.s;
     const std::string shape = fmt::format("{}x{}x{}x{}, {} filters {}x{}, pad {}, stride {}, {} {}",
                                           n, cc.c, cc.h, cc.w, cc.k, cc.r, cc.s, cc.pad, cc.stride,
@@ -493,7 +375,7 @@ public:
         ++v.checked;
         if (!(std::abs(double(got) - want) <= tolerance(p) * sum_abs + 1e-6)) {
           if (v.mismatches++ == 0) {
-            v.first_index = y_at(ni, ki, pi, qi);
+            v.first_index = ref.y_at(ni, ki, pi, qi);
             v.got = fmt::format("{:.6g}", got);
             v.want = fmt::format("{:.6g} (tolerance {:.2g})", want, tolerance(p) * sum_abs + 1e-6);
           }
@@ -507,8 +389,8 @@ public:
             for (int pi = 0; pi < oh; ++pi) {
               for (int qi = 0; qi < ow; ++qi) {
                 double sum_abs = 0.0;
-                const double want = reference(ni, ki, pi, qi, sum_abs);
-                judge(ni, ki, pi, qi, load(host.data() + y_at(ni, ki, pi, qi) * size, p), want,
+                const double want = ref.output(ni, ki, pi, qi, sum_abs);
+                judge(ni, ki, pi, qi, load(host.data() + ref.y_at(ni, ki, pi, qi) * size, p), want,
                       sum_abs);
               }
             }
@@ -528,7 +410,7 @@ public:
               [&](uint64_t lo, uint64_t hi) {
                 for (uint64_t i = lo; i < hi; ++i) {
                   Sample& sm = samples[i];
-                  sm.want = reference(sm.ni, sm.ki, sm.pi, sm.qi, sm.sum_abs);
+                  sm.want = ref.output(sm.ni, sm.ki, sm.pi, sm.qi, sm.sum_abs);
                 }
               },
               64);
@@ -536,7 +418,7 @@ public:
         for (const Sample& sm : samples) {
           unsigned char bytes[4] = {};
           GPUCHECK_CU(m_cuda, cuMemcpyDtoH, bytes,
-                      y.get() + y_at(sm.ni, sm.ki, sm.pi, sm.qi) * size, size);
+                      y.get() + ref.y_at(sm.ni, sm.ki, sm.pi, sm.qi) * size, size);
           judge(sm.ni, sm.ki, sm.pi, sm.qi, load(bytes, p), sm.want, sm.sum_abs);
         }
       }

@@ -11,7 +11,8 @@
 
 namespace gpucheck {
 
-/// A finding's stable code, "<area>.<problem>". Made only here, as the constants below.
+/// A finding's stable code, "<area>.<problem>". Spelt only here, as the constants below (tests
+/// aside, which make unknown ones on purpose).
 class FindingCode {
 public:
   explicit constexpr FindingCode(std::string_view text) : m_text(text) {}
@@ -24,7 +25,7 @@ private:
   std::string_view m_text;
 };
 
-/// For fmt: a code formats as its text.
+/// For fmt 10 and later, a code formats as its text (fmt 9 does so through the conversion).
 constexpr std::string_view format_as(FindingCode code) {
   return code.text();
 }

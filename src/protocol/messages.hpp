@@ -1,7 +1,7 @@
 #pragma once
 /// The gate vocabulary of the GPU engine: single bytes on a GPU child's control channel
 /// (process::ChildRequest::control_channel), the same enum on both sides. A protocol header: it
-/// depends on nothing but std, so the child side (src/platform/gpu) includes it too.
+/// depends on nothing but std, so the child side (src/gpu) includes it too.
 ///
 /// One child's life (docs/architecture.md, "The GPU engine"):
 ///   parent: setup ->            child: builds its context -> context_built

@@ -379,11 +379,12 @@ int command_run(const RunOptions& options, bool report_command) {
   SystemSnapshot snapshot =
       replayed ? std::move(*replayed) : obtain_snapshot(options, gpu_engine.get());
   // Names a redacted output must not show beyond the snapshot's: a live machine's, read with the
-  // probes (a replayed snapshot has none).
+  // probes when an output is redacted (a replayed snapshot has none).
   const RedactionHints hints =
-      replayed ? RedactionHints{}
-               : probes::collect_redaction_hints(probes::Sysroot(options.sysroot),
-                                                 probes::Environment::current());
+      replayed || !plan->redacts_any()
+          ? RedactionHints{}
+          : probes::collect_redaction_hints(probes::Sysroot(options.sysroot),
+                                            probes::Environment::current());
   if (gpu_engine != nullptr) {
     if (options.import_frameworks) {
       gpu_engine->start_early();

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -120,6 +121,17 @@ bool OutputPlan::redacts(ReportFormat format) const {
     return false;
   }
   return redact_all || format == ReportFormat::markdown;
+}
+
+bool OutputPlan::redacts_any() const {
+  if (bundle && !redact_none) {
+    return true;
+  }
+  if (stdout_format && redacts(*stdout_format)) {
+    return true;
+  }
+  return std::any_of(files.begin(), files.end(),
+                     [this](const OutputTarget& target) { return redacts(target.format); });
 }
 
 Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_command) {

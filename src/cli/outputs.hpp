@@ -78,6 +78,8 @@ struct OutputPlan {
   /// Whether `format` is written redacted: markdown and the bundle unless --no-redact; text,
   /// JSON and JUnit only with --redact.
   [[nodiscard]] bool redacts(ReportFormat format) const;
+  /// Whether any output of the plan is written redacted (the bundle unless --no-redact).
+  [[nodiscard]] bool redacts_any() const;
 };
 
 /// Turn the options into a plan. A --format that follows an --output FILE without a FORMAT:

@@ -33,36 +33,37 @@ template <typename T> struct adl_serializer<std::optional<T>> {
 
 namespace gpucheck {
 
+namespace {
+/// A closed set read from its to_string spelling; anything else is refused, naming `what`.
+template <typename Enum>
+Enum spelled(const nlohmann::json& j, std::optional<Enum> (*parse)(std::string_view),
+             std::string_view what) {
+  const std::string text = j.get<std::string>();
+  const std::optional<Enum> parsed = parse(text);
+  if (!parsed) {
+    throw std::invalid_argument(fmt::format("unknown {} '{}'", what, text));
+  }
+  return *parsed;
+}
+} // namespace
+
 void to_json(nlohmann::json& j, Status v) {
   j = std::string(to_string(v));
 }
 void from_json(const nlohmann::json& j, Status& v) {
-  auto parsed = status_from_string(j.get<std::string>());
-  if (!parsed) {
-    throw std::invalid_argument(fmt::format("unknown status '{}'", j.get<std::string>()));
-  }
-  v = *parsed;
+  v = spelled(j, &status_from_string, "status");
 }
 void to_json(nlohmann::json& j, ChildFailureKind v) {
   j = std::string(to_string(v));
 }
 void from_json(const nlohmann::json& j, ChildFailureKind& v) {
-  auto parsed = child_failure_kind_from_string(j.get<std::string>());
-  if (!parsed) {
-    throw std::invalid_argument(
-        fmt::format("unknown child failure kind '{}'", j.get<std::string>()));
-  }
-  v = *parsed;
+  v = spelled(j, &child_failure_kind_from_string, "child failure kind");
 }
 void to_json(nlohmann::json& j, Severity v) {
   j = std::string(to_string(v));
 }
 void from_json(const nlohmann::json& j, Severity& v) {
-  auto parsed = severity_from_string(j.get<std::string>());
-  if (!parsed) {
-    throw std::invalid_argument(fmt::format("unknown severity '{}'", j.get<std::string>()));
-  }
-  v = *parsed;
+  v = spelled(j, &severity_from_string, "severity");
 }
 
 // The _WITH_DEFAULT form lets an older snapshot that lacks a newer field still load.

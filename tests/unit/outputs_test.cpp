@@ -67,6 +67,30 @@ TEST(PlanOutputs, TerminalGetsTheFormatFilesGetTheirs) {
   EXPECT_EQ(plan->files[1].format, ReportFormat::junit);
 }
 
+/// The live run reads the names to redact only when some output is redacted.
+TEST(PlanOutputs, RedactsAnyWhenMarkdownTheBundleOrRedactIsWritten) {
+  FixtureTree dir;
+  const auto redacts_any = [](const OutputOptions& options) {
+    const Expected<OutputPlan> plan = plan_outputs(options, false);
+    EXPECT_TRUE(plan) << plan.error().message;
+    return plan && plan->redacts_any();
+  };
+  OutputOptions plain;
+  plain.outputs = {"json:" + dir.host("/r.json")};
+  EXPECT_FALSE(redacts_any(plain));
+  OutputOptions markdown;
+  markdown.outputs = {"markdown:" + dir.host("/r.md")};
+  EXPECT_TRUE(redacts_any(markdown));
+  OutputOptions bundle;
+  bundle.bundle = dir.host("/b.tar.gz");
+  EXPECT_TRUE(redacts_any(bundle));
+  bundle.no_redact = true;
+  EXPECT_FALSE(redacts_any(bundle));
+  OutputOptions all;
+  all.redact = true;
+  EXPECT_TRUE(redacts_any(all));
+}
+
 TEST(PlanOutputs, JsonFlagIsFormatJsonAndContradictionsAreErrors) {
   OutputOptions options;
   options.json = true;

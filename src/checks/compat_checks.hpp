@@ -1,23 +1,15 @@
 #pragma once
-/// The compatibility-matrix checks: one factory per check. Those that are one rule of
-/// src/compat/ are rows of one table (compat_rule_checks.cpp: the check's info and its rule);
-/// compat.what_runs has its own file.
+/// What the compatibility-matrix checks share. Those that are one rule of src/compat/ are rows of
+/// one table (compat_rule_checks.cpp: the check's info and its rule); compat.what_runs has its own
+/// file. Their factories are declared in checks.hpp.
 
 #include <vector>
 
+#include "checks/checks.hpp"
 #include "compat/rules.hpp"
 #include "gpucheck/check.hpp"
 
 namespace gpucheck::checks {
-
-CheckDef compat_driver_runtime_check();
-CheckDef compat_driver_cudnn_check();
-CheckDef compat_gpu_driver_check();
-CheckDef compat_gpu_arch_check();
-CheckDef compat_gpu_cudnn_check();
-CheckDef compat_toolkit_driver_check();
-CheckDef compat_forward_compat_check();
-CheckDef compat_what_runs_check();
 
 /// A rule's outcome as the check's one result: skipped when the rule had nothing to judge.
 inline std::vector<CheckResult> compat_result(const CheckInfo& info, compat::RuleOutcome outcome) {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "checks/fw_checks.hpp"
+#include "checks/checks.hpp"
 #include "checks/fw_rules.hpp"
 #include "findings/catalog.hpp"
 

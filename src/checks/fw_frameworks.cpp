@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "checks/fw_checks.hpp"
+#include "checks/checks.hpp"
 #include "checks/fw_rules.hpp"
 #include "compat/matrix.hpp"
 #include "gpucheck/plural.hpp"

@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "checks/fw_checks.hpp"
+#include "checks/checks.hpp"
 #include "checks/fw_rules.hpp"
 #include "gpucheck/plural.hpp"
 

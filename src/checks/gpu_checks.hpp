@@ -2,7 +2,7 @@
 /// The active GPU checks: each one's work runs per GPU in an isolated child process
 /// (`gpucheck --child gpu-MODE ORDINAL`) scheduled by the GPU engine (src/engine/); the check
 /// turns the child's JSON into results with findings and metrics. Shared plumbing lives in
-/// gpu_common.cpp.
+/// gpu_common.cpp; their factories are declared in checks.hpp.
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -11,19 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "checks/checks.hpp"
 #include "gpucheck/check.hpp"
 #include "protocol/payloads.hpp"
 
 namespace gpucheck::checks {
-
-CheckDef gpu_compute_check();   ///< gpu.compute: context, kernel load, FMA and reduction vs CPU
-CheckDef gpu_bandwidth_check(); ///< gpu.bandwidth: H2D, D2H, both ways, D2D, pageable; verified
-CheckDef gpu_cudnn_check();     ///< gpu.cudnn: convolutions and activations vs CPU, algorithms
-CheckDef gpu_streams_check();   ///< gpu.streams: priorities, events, graph capture and replay
-CheckDef gpu_p2p_check();     ///< gpu.p2p: peer access, P2P copy bandwidth and latency (>= 2 GPUs)
-CheckDef gpu_nccl_check();    ///< gpu.nccl: NCCL all-reduce over every GPU, verified (>= 2 GPUs)
-CheckDef gpu_memtest_check(); ///< gpu.memtest (long level): memory-test patterns over free memory
-CheckDef gpu_burn_check();    ///< gpu.burn (long level): sustained GEMMs, clocks, Xids, agreement
 
 /// One GPU that the active checks will use.
 struct GpuTarget {

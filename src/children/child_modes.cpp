@@ -231,14 +231,9 @@ constexpr ChildMode k_modes[] = {
     {"python", &platform::child_python},
     {"gpu-devices", &platform::gpu::child_gpu_devices},
     {"gpu-census", &platform::child_gpu_census},
-    {"gpu-compute", &platform::gpu::child_gpu_compute},
-    {"gpu-bandwidth", &platform::gpu::child_gpu_bandwidth},
     {"gpu-cudnn", &platform::gpu::child_gpu_cudnn},
-    {"gpu-streams", &platform::gpu::child_gpu_streams},
     {"gpu-device", &platform::gpu::child_gpu_device},
     {"gpu-peers", &platform::gpu::child_gpu_peers},
-    {"gpu-memtest", &platform::gpu::child_gpu_memtest},
-    {"gpu-burn", &platform::gpu::child_gpu_burn},
     {"test-ok", &test_ok},
     {"test-crash", &test_crash},
     {"test-segv", &test_segv},
@@ -288,7 +283,8 @@ int run_child_mode(int argc, char** argv) {
     }
   }
   const ChildMode* mode = find_child_mode(argv[2]);
-  if (mode == nullptr) {
+  const platform::gpu::GpuWorkRow* work = platform::gpu::gpu_work_of_mode(argv[2]);
+  if (mode == nullptr && work == nullptr) {
     std::fprintf(stderr, "gpucheck: unknown child mode '%s'\n", argv[2]);
     return 126;
   }
@@ -297,7 +293,8 @@ int run_child_mode(int argc, char** argv) {
   if (const char* env_fd = std::getenv("GPUCHECK_RESULT_FD")) {
     fd = std::atoi(env_fd);
   }
-  const nlohmann::json result = mode->handler(args);
+  const nlohmann::json result =
+      mode != nullptr ? mode->handler(args) : platform::gpu::run_single_work(args, *work);
   write_all(fd, result.dump() + "\n"); // a line: the last of a result_lines child's
   ::close(fd);
   std::fflush(nullptr);

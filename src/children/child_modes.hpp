@@ -17,7 +17,8 @@ struct ChildMode {
   ChildHandler handler;
 };
 
-/// The registered modes (see child_modes.cpp).
+/// The registered modes (see child_modes.cpp); the GPU works' own modes (gpu-compute, ...) come
+/// from gpu/gpu_children.hpp's k_gpu_works.
 const ChildMode* find_child_mode(std::string_view name);
 
 /// If argv is `--child MODE ...`, run it and return the process exit code; otherwise nullopt.

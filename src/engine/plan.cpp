@@ -12,23 +12,6 @@ namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
 constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
 
-struct WorkSpelling {
-  Work work;
-  std::string_view mode;
-  std::string_view check;
-  std::string_view name;
-};
-constexpr std::array<WorkSpelling, 9> k_works{
-    {{Work::compute, "gpu-compute", "gpu.compute", "compute"},
-     {Work::streams, "gpu-streams", "gpu.streams", "streams"},
-     {Work::bandwidth, "gpu-bandwidth", "gpu.bandwidth", "bandwidth"},
-     {Work::copies_together, "", "gpu.bandwidth", "copies_together"},
-     {Work::cudnn, "gpu-cudnn", "gpu.cudnn", "cudnn"},
-     {Work::peers, "gpu-peers", "gpu.p2p", "peers"},
-     {Work::nccl, "gpu-peers", "gpu.nccl", "nccl"},
-     {Work::memtest, "gpu-memtest", "gpu.memtest", "memtest"},
-     {Work::burn, "gpu-burn", "gpu.burn", "burn"}}};
-
 // The rules, by name (docs/architecture.md, "The GPU engine", says why each exists).
 constexpr std::string_view k_same_child = "same_child";
 constexpr std::string_view k_one_context_at_a_time = "one_context_at_a_time";
@@ -40,11 +23,6 @@ constexpr std::string_view k_after_probes = "after_probes";
 constexpr std::string_view k_peers_after_all = "peers_after_all";
 constexpr std::string_view k_long_after_standard = "long_after_standard";
 constexpr std::string_view k_burn_together = "burn_together";
-
-// The order of the gated work (and of the works in the shared child).
-constexpr std::array<Work, 7> k_work_order{
-    Work::compute, Work::streams, Work::bandwidth, Work::copies_together,
-    Work::cudnn,   Work::memtest, Work::burn};
 
 // A job's life as numbered events: setup (0), context built (1), ready (2), go (3), done (4),
 // exited (5). Each happens after the one before it; setup and go also after their conditions.
@@ -109,49 +87,66 @@ void add(std::vector<PlannedJob>& jobs, size_t job, Condition condition) {
 }
 } // namespace
 
+const WorkRow& work_row(Work work) {
+  for (const WorkRow& row : k_work_table) {
+    if (row.work == work) {
+      return row;
+    }
+  }
+  return k_work_table[0]; // unreachable: every Work has its row (tested)
+}
+
 bool spans_gpus(Work work) {
-  return work == Work::peers || work == Work::nccl;
+  return work_row(work).child == WorkChild::spanning;
+}
+
+bool is_long(Work work) {
+  return work_row(work).child == WorkChild::long_level;
 }
 
 bool uses_gpu(const PlannedJob& job, size_t gpu) {
   return job.gpu == gpu || std::find(job.span.begin(), job.span.end(), gpu) != job.span.end();
 }
 
-std::vector<Work> spanning_works(const std::vector<Work>& works) {
+namespace {
+/// The works of the table that are in `works` and run in `child`, in the table's order.
+std::vector<Work> works_in(const std::vector<Work>& works, WorkChild child) {
   std::vector<Work> out;
-  for (const WorkSpelling& w : k_works) {
-    if (spans_gpus(w.work) && std::find(works.begin(), works.end(), w.work) != works.end()) {
-      out.push_back(w.work);
+  for (const WorkRow& row : k_work_table) {
+    if (row.child == child && std::find(works.begin(), works.end(), row.work) != works.end()) {
+      out.push_back(row.work);
     }
   }
   return out;
 }
+} // namespace
 
-bool is_long(Work work) {
-  return work == Work::memtest || work == Work::burn;
+std::vector<Work> spanning_works(const std::vector<Work>& works) {
+  return works_in(works, WorkChild::spanning);
 }
 
 std::vector<Work> long_works() {
-  return {Work::memtest, Work::burn};
+  std::vector<Work> works;
+  for (const WorkRow& row : k_work_table) {
+    if (row.child == WorkChild::long_level) {
+      works.push_back(row.work);
+    }
+  }
+  return works;
 }
 
 std::vector<Work> all_works() {
   std::vector<Work> works;
-  for (const WorkSpelling& w : k_works) {
-    if (w.work != Work::copies_together && !is_long(w.work)) {
-      works.push_back(w.work);
+  for (const WorkRow& row : k_work_table) {
+    if (row.work != Work::copies_together && row.child != WorkChild::long_level) {
+      works.push_back(row.work);
     }
   }
   return works;
 }
 
 std::string_view child_mode(Work work) {
-  for (const WorkSpelling& w : k_works) {
-    if (w.work == work) {
-      return w.mode;
-    }
-  }
-  return {};
+  return work_row(work).mode;
 }
 
 std::string_view shared_child_mode() {
@@ -159,58 +154,36 @@ std::string_view shared_child_mode() {
 }
 
 std::string_view work_name(Work work) {
-  for (const WorkSpelling& w : k_works) {
-    if (w.work == work) {
-      return w.name;
-    }
-  }
-  return {};
+  return work_row(work).name;
 }
 
 std::optional<Work> work_named(std::string_view name) {
-  for (const WorkSpelling& w : k_works) {
-    if (w.name == name) {
-      return w.work;
+  for (const WorkRow& row : k_work_table) {
+    if (row.name == name) {
+      return row.work;
     }
   }
   return std::nullopt;
 }
 
 std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works) {
-  std::vector<Work> device;
-  std::vector<Work> cudnn;
-  std::vector<Work> long_level;
-  for (const Work w : k_work_order) {
-    if (std::find(works.begin(), works.end(), w) == works.end()) {
-      continue;
-    }
-    if (spans_gpus(w)) {
-      continue;
-    }
-    (w == Work::cudnn ? cudnn : is_long(w) ? long_level : device).push_back(w);
-  }
   std::vector<std::vector<Work>> groups;
-  for (std::vector<Work>* group : {&device, &cudnn, &long_level}) {
-    if (!group->empty()) {
-      groups.push_back(std::move(*group));
+  for (const WorkChild child : {WorkChild::shared, WorkChild::own, WorkChild::long_level}) {
+    if (std::vector<Work> group = works_in(works, child); !group.empty()) {
+      groups.push_back(std::move(group));
     }
   }
   return groups;
 }
 
 std::string_view check_id(Work work) {
-  for (const WorkSpelling& w : k_works) {
-    if (w.work == work) {
-      return w.check;
-    }
-  }
-  return {};
+  return work_row(work).check;
 }
 
 std::optional<Work> work_for_check(std::string_view check) {
-  for (const WorkSpelling& w : k_works) {
-    if (w.check == check) {
-      return w.work;
+  for (const WorkRow& row : k_work_table) {
+    if (row.check == check) {
+      return row.work;
     }
   }
   return std::nullopt;
@@ -229,58 +202,15 @@ std::string_view to_string(GpuMode mode) {
 }
 
 uint64_t MemoryModel::min_bytes(Work work) const {
-  switch (work) {
-  case Work::compute:
-    return 32 * k_mib; // the FMA chains and the reduction
-  case Work::streams:
-    return 16 * k_mib;
-  case Work::bandwidth:
-    return 4 * 4 * k_mib + 2 * 16 * k_mib; // the smallest copies that still measure something
-  case Work::copies_together:
-    return 2 * 4 * k_mib; // the host copies' device buffers, kept from gpu.bandwidth's own
-  case Work::cudnn:
-    return 96 * k_mib; // the small verified cases and their workspace
-  case Work::peers:
-    return 2 * 4 * k_mib; // what each GPU sends and receives, at the smallest size
-  case Work::nccl:
-    return 256 * k_mib + k_mib; // NCCL's own buffers, and the smallest size
-  case Work::memtest:
-  case Work::burn:
-    return 64 * k_mib; // the long level sizes itself to the GPU's free memory (not budgeted)
-  }
-  return 0;
+  return work_row(work).min_mib * k_mib;
 }
 
 uint64_t MemoryModel::wanted_bytes(Work work) const {
-  switch (work) {
-  case Work::compute:
-    return min_bytes(work);
-  case Work::streams:
-    // Measured on an H200: the streams child peaks at 518 MiB, 176 above a bare context (its
-    // priority streams and graph).
-    return 176 * k_mib;
-  case Work::bandwidth:
-    return 2 * 64 * k_mib + 2 * 256 * k_mib; // host copies' device side, the local copy
-  case Work::copies_together:
-    return 2 * 64 * k_mib;
-  case Work::cudnn:
-    return 640 * k_mib; // the large timed cases, cuDNN's and cuBLASLt's modules, workspace
-  case Work::peers:
-    return 2 * 64 * k_mib; // a 64 MiB copy each way
-  case Work::nccl:
-    return 2 * 256 * k_mib; // NCCL's own buffers, and a 256 MiB sum in place
-  case Work::memtest:
-  case Work::burn:
-    return min_bytes(work);
-  }
-  return 0;
+  return work_row(work).wanted_mib * k_mib;
 }
 
 uint64_t MemoryModel::prepare_bytes(Work work) const {
-  if (work == Work::peers || work == Work::nccl) {
-    return wanted_bytes(work); // its buffers are taken and filled before its gate
-  }
-  return work == Work::cudnn ? 64 * k_mib : min_bytes(work);
+  return work_row(work).prepare_mib * k_mib;
 }
 
 namespace {
@@ -417,7 +347,8 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
   };
   // Jobs in the order of the gated work: compute and streams of every GPU, then each GPU's
   // copies, then each GPU's cuDNN.
-  for (const Work w : k_work_order) {
+  for (const WorkRow& row : k_work_table) {
+    const Work w = row.work;
     for (size_t g = 0; g < gpus.size(); ++g) {
       if (plan.gpus[g].mode != GpuMode::skip &&
           std::find(works.begin(), works.end(), w) != works.end() &&
@@ -477,37 +408,30 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       if (o == b) {
         continue;
       }
-      switch (jobs[o].work) {
-      case Work::compute:
-      case Work::streams:
-        add(jobs, b, {k_copies_alone, Step::go, Await::exited, o});
-        break;
-      case Work::bandwidth:
+      const Work other = jobs[o].work;
+      if (other == Work::bandwidth) {
         add(jobs, b,
             o < b ? Condition{k_copies_alone, Step::go, Await::exited, o}
                   : Condition{k_copies_alone, Step::go, Await::ready, o});
-        break;
-      case Work::copies_together:
+      } else if (other == Work::copies_together) {
         // An earlier GPU's part of the copies together prepares (takes its buffers) before
         // these copies, not beside them; a later GPU's comes after them anyway.
         if (const auto own = job_of(Work::bandwidth, jobs[o].gpu); own && *own < b) {
           add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
         }
-        break;
-      case Work::peers:
-      case Work::nccl:
-      case Work::memtest:
-      case Work::burn:
-        break; // planned after these loops (peers_after_all, long_after_standard)
-      case Work::cudnn:
+      } else if (work_row(other).child == WorkChild::own) {
         // cuDNN's preparation runs kernels and small copies: not beside copies on its own GPU,
         // nor on an overlapping GPU; a serial GPU prepares after its own copies, beside the
         // next GPU's (waiting for it would put every GPU's preparation on the critical path).
         if (jobs[o].gpu == jobs[b].gpu || plan.gpus[jobs[o].gpu].mode != GpuMode::serial) {
           add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
         }
-        break;
+      } else if (work_row(other).child == WorkChild::shared) {
+        // The shared child's other works (compute, streams): gone before the copies.
+        add(jobs, b, {k_copies_alone, Step::go, Await::exited, o});
       }
+      // Spanning and long works are planned after these loops (peers_after_all,
+      // long_after_standard).
     }
   }
   // copies_together: every GPU's host copies at once, released in one step once each GPU's part
@@ -521,25 +445,15 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       if (o == t) {
         continue;
       }
-      switch (jobs[o].work) {
-      case Work::copies_together:
+      const Work other = jobs[o].work;
+      if (other == Work::copies_together) {
         add(jobs, t, {k_copies_together, Step::go, Await::ready, o});
-        break;
-      case Work::compute:
-      case Work::streams:
-      case Work::bandwidth:
-        add(jobs, t, {k_copies_together, Step::go, Await::exited, o});
-        break;
-      case Work::cudnn:
+      } else if (work_row(other).child == WorkChild::own) {
         if (jobs[o].gpu == jobs[t].gpu || plan.gpus[jobs[o].gpu].mode != GpuMode::serial) {
           add(jobs, t, {k_copies_together, Step::go, Await::ready, o});
         }
-        break;
-      case Work::peers:
-      case Work::nccl:
-      case Work::memtest:
-      case Work::burn:
-        break;
+      } else if (work_row(other).child == WorkChild::shared) {
+        add(jobs, t, {k_copies_together, Step::go, Await::exited, o});
       }
     }
   }

@@ -27,7 +27,61 @@ namespace gpucheck::engine {
 /// memtest and burn are the long level's (`--level long`): the memory test over nearly all free
 /// memory, then the sustained GEMM burn on every GPU at once. They run in one child per GPU after
 /// every other job of the run has gone (rule long_after_standard), for --duration each.
+///
+/// A new work is one value here and its row in k_work_table below.
 enum class Work { compute, streams, bandwidth, copies_together, cudnn, peers, nccl, memtest, burn };
+
+/// Which child a work's job runs in (rule same_child).
+enum class WorkChild {
+  shared,     ///< its GPU's shared child (gpu-device): one after another on one context
+  own,        ///< a child of its own on its GPU (cuDNN: the riskiest libraries gpucheck loads)
+  spanning,   ///< one child over every GPU of the run, after every other job (peers_after_all)
+  long_level, ///< the long level's child per GPU, after every other job (long_after_standard)
+};
+
+/// One work as the plan knows it. Its memory (MiB) is what MemoryModel counts: the least buffers
+/// it can run with, what it uses when it can, and what it holds before its gate.
+struct WorkRow {
+  Work work;
+  std::string_view name;  ///< in the shared child's arguments and result lines
+  std::string_view check; ///< the check that judges it
+  std::string_view mode;  ///< the child mode that does it alone ("": none)
+  WorkChild child;
+  uint64_t min_mib;
+  uint64_t wanted_mib;
+  uint64_t prepare_mib;
+};
+
+/// Every work, in the order of the gated work (and of the works in a shared child). The works of
+/// one check follow one another.
+inline constexpr WorkRow k_work_table[] = {
+    // The FMA chains and the reduction.
+    {Work::compute, "compute", "gpu.compute", "gpu-compute", WorkChild::shared, 32, 32, 32},
+    // Its priority streams and graph: the child peaks at 518 MiB on an H200, 176 above a bare
+    // context.
+    {Work::streams, "streams", "gpu.streams", "gpu-streams", WorkChild::shared, 16, 176, 16},
+    // The least: the smallest copies that still measure something; wanted: the host copies'
+    // device side and the local copy.
+    {Work::bandwidth, "bandwidth", "gpu.bandwidth", "gpu-bandwidth", WorkChild::shared,
+     4 * 4 + 2 * 16, 2 * 64 + 2 * 256, 4 * 4 + 2 * 16},
+    // The host copies' device buffers, kept from gpu.bandwidth's own (only on several GPUs).
+    {Work::copies_together, "copies_together", "gpu.bandwidth", "", WorkChild::shared, 2 * 4,
+     2 * 64, 2 * 4},
+    // The least: the small verified cases and their workspace; wanted: the large timed cases,
+    // cuDNN's and cuBLASLt's modules, workspace.
+    {Work::cudnn, "cudnn", "gpu.cudnn", "gpu-cudnn", WorkChild::own, 96, 640, 64},
+    // What each GPU sends and receives, at the smallest size; a 64 MiB copy each way. Its
+    // buffers are taken and filled before its gate.
+    {Work::peers, "peers", "gpu.p2p", "gpu-peers", WorkChild::spanning, 2 * 4, 2 * 64, 2 * 64},
+    // NCCL's own buffers and the smallest size; and a 256 MiB sum in place.
+    {Work::nccl, "nccl", "gpu.nccl", "gpu-peers", WorkChild::spanning, 256 + 1, 2 * 256, 2 * 256},
+    // The long level sizes itself to the GPU's free memory (not budgeted).
+    {Work::memtest, "memtest", "gpu.memtest", "gpu-memtest", WorkChild::long_level, 64, 64, 64},
+    {Work::burn, "burn", "gpu.burn", "gpu-burn", WorkChild::long_level, 64, 64, 64},
+};
+
+/// The row of a work.
+const WorkRow& work_row(Work work);
 
 /// Whether one job of this work uses every GPU of the run (peers, nccl) rather than one.
 bool spans_gpus(Work work);
@@ -36,9 +90,8 @@ bool is_long(Work work);
 /// The long level's works, in order.
 std::vector<Work> long_works();
 
-/// Every work of a standard run on any machine, in the order the checks report them
-/// (copies_together, which only a machine with several GPUs runs, is not among them, nor the
-/// long level's works).
+/// Every work of a standard run on any machine, in the order of k_work_table (copies_together,
+/// which only a machine with several GPUs runs, is not among them, nor the long level's works).
 std::vector<Work> all_works();
 /// "gpu-compute", ...: the child mode that does it alone ("" for copies_together, which runs
 /// only in the shared child).
@@ -50,12 +103,12 @@ std::string_view work_name(Work work);
 /// The work of a name; nullopt for an unknown one.
 std::optional<Work> work_named(std::string_view name);
 
-/// Which works share a child process (rule same_child): compute, streams and bandwidth of one GPU
-/// run in one child, in that order, on one context (a context costs 0.05-0.12 s to build and
-/// 0.02-0.03 s to tear down on an H200, and the 1 GiB budget holds only two at once); cuDNN
-/// runs in a child of its own (its libraries are the riskiest code gpucheck loads). Works not
-/// in `works` are left out; empty groups are dropped.
-/// Works that span GPUs are never in these groups (spanning_works()).
+/// Which works share a child process (rule same_child, WorkChild): compute, streams and
+/// bandwidth of one GPU run in one child, in that order, on one context (a context costs 0.05-0.12
+/// s to build and 0.02-0.03 s to tear down on an H200, and the 1 GiB budget holds only two at
+/// once); cuDNN runs in a child of its own (its libraries are the riskiest code gpucheck loads).
+/// Works not in `works` are left out; empty groups are dropped. Works that span GPUs are never in
+/// these groups (spanning_works()).
 std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works);
 /// The works of `works` that span GPUs, in order: they run in one child of their own.
 std::vector<Work> spanning_works(const std::vector<Work>& works);

@@ -751,8 +751,4 @@ void copies_together_work(DeviceSession& session, const KernelModule& module, nl
                          down_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
 }
 
-nlohmann::json child_gpu_bandwidth(const std::vector<std::string>& args) {
-  return run_single_work(args, &bandwidth_work);
-}
-
 } // namespace gpucheck::platform::gpu

@@ -510,8 +510,4 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
                  {"xids", watch.xids()}};
 }
 
-nlohmann::json child_gpu_burn(const std::vector<std::string>& args) {
-  return run_single_work(args, &burn_work);
-}
-
 } // namespace gpucheck::platform::gpu

@@ -220,8 +220,4 @@ void compute_work(DeviceSession& session, const KernelModule& module, nlohmann::
   session.done_with_gpu();
 }
 
-nlohmann::json child_gpu_compute(const std::vector<std::string>& args) {
-  return run_single_work(args, &compute_work);
-}
-
 } // namespace gpucheck::platform::gpu

@@ -1,5 +1,5 @@
-// The children of gpucheck's own GPU works (compute, streams, bandwidth): one work alone
-// (gpu-compute, ... : bench/compare.py and a run by hand), or several on one context
+// The children of gpucheck's own GPU works (k_gpu_works): one work alone (gpu-compute, ... :
+// bench/compare.py and a run by hand), or several on one context
 // (gpu-device: the engine's shared child, rule same_child in src/engine/plan.cpp).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -19,35 +19,9 @@
 namespace gpucheck::platform::gpu {
 
 namespace {
-/// Each work's spelling in gpu-device's arguments and result lines (engine::work_name()),
-/// its function, and whether it needs gpucheck's kernels (the copies run without them).
-struct WorkEntry {
-  std::string_view name;
-  std::string_view check;
-  GpuWork run;
-  bool needs_kernels;
-};
-constexpr WorkEntry k_works[] = {
-    {"compute", "gpu.compute", &compute_work, true},
-    {"streams", "gpu.streams", &streams_work, true},
-    {"bandwidth", "gpu.bandwidth", &bandwidth_work, false},
-    {"copies_together", "gpu.bandwidth", &copies_together_work, false},
-    {"memtest", "gpu.memtest", &memtest_work, true},
-    {"burn", "gpu.burn", &burn_work, true},
-};
-
-const WorkEntry* work_entry(std::string_view name) {
-  for (const WorkEntry& w : k_works) {
+const GpuWorkRow* work_entry(std::string_view name) {
+  for (const GpuWorkRow& w : k_gpu_works) {
     if (w.name == name) {
-      return &w;
-    }
-  }
-  return nullptr;
-}
-
-const WorkEntry* work_entry(GpuWork run) {
-  for (const WorkEntry& w : k_works) {
-    if (w.run == run) {
       return &w;
     }
   }
@@ -63,8 +37,17 @@ void open_device(int ordinal, std::unique_ptr<DeviceSession>& session,
 }
 } // namespace
 
-nlohmann::json run_single_work(const std::vector<std::string>& args, GpuWork work) {
-  return run_gpu_child(args, [work](int ordinal, nlohmann::json& out) {
+const GpuWorkRow* gpu_work_of_mode(std::string_view mode) {
+  for (const GpuWorkRow& w : k_gpu_works) {
+    if (!w.mode.empty() && w.mode == mode) {
+      return &w;
+    }
+  }
+  return nullptr;
+}
+
+nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWorkRow& work) {
+  return run_gpu_child(args, [&work](int ordinal, nlohmann::json& out) {
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<KernelModule> module;
     try {
@@ -77,28 +60,27 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, GpuWork wor
     }
     out["device"] = session->describe();
     out["module"] = module->report();
-    const WorkEntry* entry = work_entry(work);
-    if (!module->loaded() && (entry == nullptr || entry->needs_kernels)) {
+    if (!module->loaded() && work.needs_kernels) {
       return;
     }
-    work(*session, *module, out);
+    work.run(*session, *module, out);
   });
 }
 
 nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
   return run_gpu_child(args, [&args](int ordinal, nlohmann::json& summary) {
-    std::vector<const WorkEntry*> works;
+    std::vector<const GpuWorkRow*> works;
     std::stringstream list(args.size() > 1 ? args[1] : std::string());
     std::string name;
     while (std::getline(list, name, ',')) {
-      const WorkEntry* entry = work_entry(name);
+      const GpuWorkRow* entry = work_entry(name);
       if (entry == nullptr) {
         throw std::runtime_error(fmt::format("unknown work '{}'", name));
       }
       works.push_back(entry);
     }
     summary["works"] = args.size() > 1 ? args[1] : std::string();
-    const auto part_for = [](const WorkEntry& w) {
+    const auto part_for = [](const GpuWorkRow& w) {
       nlohmann::json part = {{"metrics", nlohmann::json::array()},
                              {"verify", nlohmann::json::array()}};
       engine::write_work_line({std::string(w.name), std::nullopt}, part);
@@ -108,7 +90,7 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
     std::unique_ptr<KernelModule> module;
     if (const auto failure = failure_of([&] { open_device(ordinal, session, module); })) {
       // No context (or no driver): every work reports the same failure, as each would alone.
-      for (const WorkEntry* w : works) {
+      for (const GpuWorkRow* w : works) {
         nlohmann::json part = part_for(*w);
         if (session) {
           part["device"] = session->describe();
@@ -121,7 +103,7 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
     }
     session->begin_works(static_cast<int>(works.size()));
     std::string stopped; // why the works left are not run
-    for (const WorkEntry* w : works) {
+    for (const GpuWorkRow* w : works) {
       if (!stopped.empty()) {
         nlohmann::json line = nlohmann::json::object();
         engine::write_work_line({std::string(w->name), stopped}, line);

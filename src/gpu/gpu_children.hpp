@@ -9,6 +9,7 @@
 #include "gpu/session.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpucheck::platform::gpu {
@@ -27,31 +28,46 @@ void copies_together_work(DeviceSession& session, const KernelModule& module, nl
 void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 
-/// A child of one work: its session, its kernel module, then the work (or the module's failure
-/// when the work needs gpucheck's kernels and they did not load).
-nlohmann::json run_single_work(const std::vector<std::string>& args, GpuWork work);
+/// A work of gpucheck's own GPU children, as gpu-device runs it and as its own child mode.
+struct GpuWorkRow {
+  std::string_view name;  ///< in gpu-device's arguments and result lines (engine::work_name())
+  std::string_view mode;  ///< the child mode that runs it alone ("": none)
+  std::string_view check; ///< the check that judges it (for the reason the works after it give)
+  GpuWork run;
+  bool needs_kernels; ///< it runs gpucheck's kernels (the copies do not)
+};
+
+/// Every work, with its declaration above: a new work is its function in a file of src/gpu/, its
+/// declaration and its row here.
+inline constexpr GpuWorkRow k_gpu_works[] = {
+    // gpu-compute: context, kernel load, FMA chains and a reduction checked against the CPU.
+    {"compute", "gpu-compute", "gpu.compute", &compute_work, true},
+    // gpu-streams: stream priorities, an event-timed kernel, a captured graph replayed.
+    {"streams", "gpu-streams", "gpu.streams", &streams_work, true},
+    // gpu-bandwidth: copy-engine bandwidth (nvbandwidth's method), every buffer verified.
+    {"bandwidth", "gpu-bandwidth", "gpu.bandwidth", &bandwidth_work, false},
+    {"copies_together", "", "gpu.bandwidth", &copies_together_work, false},
+    // gpu-memtest, gpu-burn: one long-level work alone (by hand, bench/long_children.py; the
+    // engine runs both in one gpu-device child).
+    {"memtest", "gpu-memtest", "gpu.memtest", &memtest_work, true},
+    {"burn", "gpu-burn", "gpu.burn", &burn_work, true},
+};
+
+/// The work whose child mode is `mode` ("gpu-compute", ...); nullptr for any other mode.
+const GpuWorkRow* gpu_work_of_mode(std::string_view mode);
+
+/// A child of one work (its mode): its session, its kernel module, then the work (or the
+/// module's failure when the work needs gpucheck's kernels and they did not load).
+nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWorkRow& work);
 
 /// gpu-devices: engine::DeviceListing ({"init", "init_name", "devices": [{"ordinal", "name"}]},
 /// or {"error"} without a usable libcuda).
 /// Used only when the snapshot carries no driver-API facts.
 nlohmann::json child_gpu_devices(const std::vector<std::string>& args);
 
-/// gpu-compute ORDINAL: context, kernel load, FMA chains and a reduction checked against the CPU.
-nlohmann::json child_gpu_compute(const std::vector<std::string>& args);
-/// gpu-memtest ORDINAL, gpu-burn ORDINAL: one long-level work alone (by hand; the engine runs
-/// both in one gpu-device child).
-nlohmann::json child_gpu_memtest(const std::vector<std::string>& args);
-nlohmann::json child_gpu_burn(const std::vector<std::string>& args);
-
-/// gpu-bandwidth ORDINAL: copy-engine bandwidth (nvbandwidth's method), every buffer verified.
-nlohmann::json child_gpu_bandwidth(const std::vector<std::string>& args);
-
 /// gpu-cudnn ORDINAL [full]: convolutions and activations checked against the CPU; "full" also
 /// times every shape of docs/performance.md (for bench/compare.py).
 nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args);
-
-/// gpu-streams ORDINAL: stream priorities, an event-timed kernel, a captured graph replayed.
-nlohmann::json child_gpu_streams(const std::vector<std::string>& args);
 
 /// gpu-peers ORDINALS: one process on every GPU listed ("0,1"): the peer access matrix, then
 /// peer-to-peer copy bandwidth (each way, both ways at once) and latency for every pair, every

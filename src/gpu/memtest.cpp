@@ -283,8 +283,4 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
   out["verify"].push_back(engine::to_json(v));
 }
 
-nlohmann::json child_gpu_memtest(const std::vector<std::string>& args) {
-  return run_single_work(args, &memtest_work);
-}
-
 } // namespace gpucheck::platform::gpu

@@ -132,10 +132,6 @@ void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::
   out["verify"].push_back(engine::to_json(v));
 }
 
-nlohmann::json child_gpu_streams(const std::vector<std::string>& args) {
-  return run_single_work(args, &streams_work);
-}
-
 nlohmann::json child_gpu_devices(const std::vector<std::string>& /*args*/) {
   engine::DeviceListing listing;
   DynamicLibrary lib = DynamicLibrary::open("libcuda.so.1");

@@ -6,7 +6,7 @@
 #include <functional>
 #include <span>
 
-#include "checks/fw_checks.hpp"
+#include "checks/checks.hpp"
 #include "probes/collect.hpp"
 #include "probes/python_envs.hpp"
 #include "unit/compat_test_support.hpp"

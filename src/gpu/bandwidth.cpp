@@ -23,9 +23,14 @@
 #include <sstream>
 #include <vector>
 
+#include "gpu/child.hpp"
 #include "gpu/copy_series.hpp"
+#include "gpu/cuda_call.hpp"
+#include "gpu/driver_objects.hpp"
 #include "gpu/gpu_children.hpp"
+#include "gpu/host_checks.hpp"
 #include "gpu/kernel_module.hpp"
+#include "gpu/random.hpp"
 #include "gpu/session.hpp"
 #include "protocol/payloads.hpp"
 

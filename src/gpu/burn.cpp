@@ -22,7 +22,11 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/child.hpp"
+#include "gpu/cuda_call.hpp"
+#include "gpu/driver_objects.hpp"
 #include "gpu/gpu_children.hpp"
+#include "gpu/host_checks.hpp"
 #include "gpu/kernel_module.hpp"
 #include "gpu/session.hpp"
 #include "kernels/gpucheck_values.h"

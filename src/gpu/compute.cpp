@@ -7,8 +7,13 @@
 #include <cstring>
 #include <vector>
 
+#include "gpu/child.hpp"
+#include "gpu/cuda_call.hpp"
+#include "gpu/driver_objects.hpp"
 #include "gpu/gpu_children.hpp"
+#include "gpu/host_checks.hpp"
 #include "gpu/kernel_module.hpp"
+#include "gpu/random.hpp"
 #include "gpu/session.hpp"
 
 namespace gpucheck::platform::gpu {

@@ -27,11 +27,16 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/child.hpp"
+#include "gpu/cuda_call.hpp"
 #include "gpu/cudnn_api.hpp"
 #include "gpu/cudnn_graph.hpp"
 #include "gpu/cudnn_reference.hpp"
+#include "gpu/driver_objects.hpp"
 #include "gpu/gpu_children.hpp"
+#include "gpu/host_checks.hpp"
 #include "gpu/kernel_module.hpp"
+#include "gpu/random.hpp"
 #include "gpu/session.hpp"
 #include "kernels/gpucheck_values.h"
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/child.hpp"
 #include "gpu/gpu_children.hpp"
 #include "gpu/kernel_module.hpp"
 #include "gpu/session.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 /// Child-mode handlers of the active GPU checks (registered in children/child_modes.cpp). Each
 /// runs in `gpucheck --child MODE ORDINAL [OPTIONS]`, works on one device and returns the JSON
-/// described in session.hpp; the checks in src/checks/gpu_*.cpp judge it.
+/// described in child.hpp; the checks in src/checks/gpu_*.cpp judge it.
 
 #include <nlohmann/json_fwd.hpp>
 

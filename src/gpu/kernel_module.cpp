@@ -9,7 +9,10 @@
 #include <span>
 #include <string_view>
 
+#include "gpu/child.hpp"
+#include "gpu/cuda_call.hpp"
 #include "gpu/kernel_image.hpp"
+#include "gpu/session.hpp"
 #include "kernel_build.hpp"
 
 namespace gpucheck::platform::gpu {

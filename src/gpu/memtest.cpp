@@ -14,9 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "gpu/child.hpp"
+#include "gpu/cuda_call.hpp"
+#include "gpu/driver_objects.hpp"
 #include "gpu/gpu_children.hpp"
 #include "gpu/kernel_module.hpp"
 #include "gpu/memtest_patterns.hpp"
+#include "gpu/random.hpp"
 #include "gpu/session.hpp"
 #include "protocol/messages.hpp"
 

@@ -15,7 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/child.hpp"
+#include "gpu/cuda_call.hpp"
 #include "gpu/gpu_children.hpp"
+#include "gpu/host_checks.hpp"
+#include "gpu/random.hpp"
 #include "gpu/session.hpp"
 #include "platform/cuda_api.hpp"
 #include "platform/dynlib.hpp"
@@ -51,14 +55,9 @@ class PeerSession {
 public:
   explicit PeerSession(const std::vector<int>& ordinals) {
     set_stage("driver");
-    m_lib = DynamicLibrary::open("libcuda.so.1");
-    if (!m_lib.loaded()) {
-      throw std::runtime_error("libcuda.so.1: " + m_lib.load().error);
-    }
-    m_api = load_cuda_api(m_lib);
-    if (!m_api.usable) {
-      throw std::runtime_error("libcuda.so.1 lacks required symbols");
-    }
+    LoadedDriver driver = load_driver();
+    m_lib = std::move(driver.lib);
+    m_api = driver.api;
     GPUCHECK_CU(m_api, cuInit, 0U);
     m_allowance = engine::gate::await_setup();
     set_stage("context");

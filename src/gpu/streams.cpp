@@ -6,8 +6,12 @@
 
 #include <vector>
 
+#include "gpu/child.hpp"
+#include "gpu/cuda_call.hpp"
+#include "gpu/driver_objects.hpp"
 #include "gpu/gpu_children.hpp"
 #include "gpu/kernel_module.hpp"
+#include "gpu/random.hpp"
 #include "gpu/session.hpp"
 #include "protocol/payloads.hpp"
 
@@ -130,37 +134,6 @@ void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::
     }
   }
   out["verify"].push_back(engine::to_json(v));
-}
-
-nlohmann::json child_gpu_devices(const std::vector<std::string>& /*args*/) {
-  engine::DeviceListing listing;
-  DynamicLibrary lib = DynamicLibrary::open("libcuda.so.1");
-  if (!lib.loaded()) {
-    listing.error = lib.load().error;
-    return engine::to_json(listing);
-  }
-  const CudaApi api = load_cuda_api(lib);
-  if (!api.usable) {
-    listing.error = "libcuda.so.1 lacks required driver API symbols";
-    return engine::to_json(listing);
-  }
-  const CUresult init = api.cuInit(0);
-  listing.init = static_cast<int>(init);
-  listing.init_name = cuda_error_name(static_cast<int>(init));
-  int count = 0;
-  if (init != CUDA_SUCCESS || api.cuDeviceGetCount(&count) != CUDA_SUCCESS) {
-    return engine::to_json(listing);
-  }
-  for (int ordinal = 0; ordinal < count; ++ordinal) {
-    CUdevice device = 0;
-    char name[256] = {};
-    if (api.cuDeviceGet(&device, ordinal) != CUDA_SUCCESS ||
-        api.cuDeviceGetName(name, static_cast<int>(sizeof name), device) != CUDA_SUCCESS) {
-      continue;
-    }
-    listing.devices.push_back({ordinal, name});
-  }
-  return engine::to_json(listing);
 }
 
 } // namespace gpucheck::platform::gpu

@@ -103,6 +103,8 @@ public:
   ConvReference(const ConvGeometry& geometry, Precision precision, uint32_t x_seed,
                 uint32_t w_seed);
 
+  [[nodiscard]] const ConvGeometry& geometry() const { return m_g; }
+
   /// Physical offsets in the input, the filter and the output.
   [[nodiscard]] uint64_t x_at(int ni, int ci, int hi, int wi) const;
   [[nodiscard]] uint64_t w_at(int ki, int ci, int ri, int si) const;

@@ -8,12 +8,11 @@
 #include <vector>
 
 #include "gpucheck/model/stack_versions.hpp"
+#include "render/inventory.hpp"
 
 namespace gpucheck::render {
 
 namespace {
-
-constexpr uint64_t k_mib = 1024 * 1024;
 
 std::string upper(std::string_view text) {
   std::string out(text);
@@ -46,7 +45,8 @@ std::string yes_no(std::optional<bool> value, std::string_view yes, std::string_
 
 class MarkdownWriter {
 public:
-  explicit MarkdownWriter(const Report& report) : m_report(report) {}
+  explicit MarkdownWriter(const Report& report)
+      : m_report(report), m_inventory(make_inventory(report.snapshot)) {}
 
   std::string render() {
     heading();
@@ -229,10 +229,10 @@ private:
         or_dash(host.kernel) + (host.arch.empty() ? "" : " (" + markdown_escape(host.arch) + ")"));
     row("glibc", or_dash(host.glibc));
     row("CPU", fmt::format("{} x {}", host.cpu_count, or_dash(host.cpu_model)));
-    if (host.memory_total_bytes) {
-      row("Memory", fmt::format("{} GiB", *host.memory_total_bytes / (k_mib * 1024)));
+    if (m_inventory.host_memory_gib) {
+      row("Memory", fmt::format("{} GiB", *m_inventory.host_memory_gib));
     }
-    std::string container = markdown_escape(env.container.kind);
+    std::string container = markdown_escape(m_inventory.container);
     if (!env.container.evidence.empty()) {
       container +=
           " (" + markdown_escape(fmt::format("{}", fmt::join(env.container.evidence, "; "))) + ")";
@@ -242,9 +242,7 @@ private:
     if (km.flavor) {
       module += " (" + markdown_escape(*km.flavor) + ")";
     }
-    module += fmt::format(
-        "; nvidia {}, nvidia_uvm {}, nouveau {}", km.nvidia_loaded ? "loaded" : "absent",
-        km.uvm_loaded ? "loaded" : "absent", km.nouveau_loaded ? "loaded" : "absent");
+    module += "; " + m_inventory.modules;
     row("Kernel module", module);
     if (!km.version_text.empty()) {
       row("/proc/driver/nvidia/version", markdown_code(km.version_text, true));
@@ -291,29 +289,26 @@ private:
   }
 
   void gpus() {
-    if (snapshot().gpus.empty()) {
+    if (m_inventory.gpus.empty()) {
       return;
     }
     std::vector<std::vector<std::string>> rows;
-    for (const GpuInfo& gpu : snapshot().gpus) {
-      std::string memory = "-";
-      if (gpu.memory_total_bytes) {
-        memory = fmt::format("{} MiB", *gpu.memory_total_bytes / k_mib);
-      }
+    for (const GpuView& view : m_inventory.gpus) {
+      const GpuInfo& gpu = *view.gpu;
+      const std::string memory = view.memory_mib ? fmt::format("{} MiB", *view.memory_mib) : "-";
       std::string pcie = "-";
-      if (gpu.pcie_gen_current && gpu.pcie_width_current) {
-        pcie = fmt::format("Gen{} x{}", *gpu.pcie_gen_current, *gpu.pcie_width_current);
-        if (gpu.pcie_gen_max && gpu.pcie_width_max) {
-          pcie += fmt::format(" (max Gen{} x{})", *gpu.pcie_gen_max, *gpu.pcie_width_max);
+      if (view.pcie_current) {
+        pcie = fmt::format("Gen{} x{}", view.pcie_current->first, view.pcie_current->second);
+        if (view.pcie_max) {
+          pcie += fmt::format(" (max Gen{} x{})", view.pcie_max->first, view.pcie_max->second);
         }
       }
-      rows.push_back(
-          {std::to_string(gpu.index), or_dash(gpu.name), markdown_code(gpu.uuid, true),
-           or_dash(gpu.serial), markdown_escape(gpu.pci_bus_id),
-           gpu.cc_major ? fmt::format("{}.{}", *gpu.cc_major, gpu.cc_minor.value_or(0)) : "-",
-           memory, pcie, yes_no(gpu.ecc_enabled, "on", "off"),
-           yes_no(gpu.persistence_mode, "on", "off"),
-           gpu.cuda_ordinal ? std::to_string(*gpu.cuda_ordinal) : "hidden"});
+      rows.push_back({std::to_string(gpu.index), or_dash(gpu.name), markdown_code(gpu.uuid, true),
+                      or_dash(gpu.serial), markdown_escape(gpu.pci_bus_id),
+                      view.compute_capability.value_or("-"), memory, pcie,
+                      yes_no(gpu.ecc_enabled, "on", "off"),
+                      yes_no(gpu.persistence_mode, "on", "off"),
+                      gpu.cuda_ordinal ? std::to_string(*gpu.cuda_ordinal) : "hidden"});
     }
     line("#### GPUs");
     line();
@@ -324,30 +319,38 @@ private:
 
   void libraries() {
     std::vector<std::vector<std::string>> rows;
-    for (const LibraryFamily& lib : snapshot().libraries) {
+    for (const LibraryView& view : m_inventory.libraries) {
+      const LibraryFamily& lib = *view.family;
       std::string loaded;
-      if (lib.failure) {
+      switch (view.state) {
+      case LibraryState::probe_failed:
         loaded = "probe failed: " + markdown_escape(lib.failure->detail);
-      } else if (lib.load.loaded) {
+        break;
+      case LibraryState::loaded:
         loaded = fmt::format(
             "{} {}", or_dash(lib.load.version),
             markdown_code(lib.load.real_path.empty() ? lib.load.path : lib.load.real_path, true));
-        if (lib.cudnn && lib.cudnn->cudart_version) {
-          loaded +=
-              fmt::format(", built for CUDA {}", cuda_version_text(*lib.cudnn->cudart_version));
+        if (view.built_for_cuda) {
+          loaded += fmt::format(", built for CUDA {}", cuda_version_text(*view.built_for_cuda));
         }
-      } else if (lib.load.name.empty()) {
+        break;
+      case LibraryState::not_loaded_in_this_mode:
         loaded = "not loaded in this mode";
-      } else {
+        break;
+      case LibraryState::not_found:
+        // The loader's words say why, when it was asked to load one.
+        loaded = lib.load.name.empty() ? "not found" : "does not load: " + or_dash(lib.load.error);
+        break;
+      case LibraryState::does_not_load:
         loaded = "does not load: " + or_dash(lib.load.error);
+        break;
       }
       std::vector<std::string> copies;
-      for (const LibraryCopy& copy : lib.copies) {
-        std::string text =
-            fmt::format("{} {} ({}{}{})", or_dash(copy.reported_version.value_or(copy.version)),
-                        markdown_code(copy.path, true), markdown_escape(copy.origin),
-                        copy.selected ? ", selected" : "", copy.shadowed ? ", shadowed" : "");
-        copies.push_back(std::move(text));
+      for (const LibraryCopyView& copy : view.copies) {
+        copies.push_back(fmt::format(
+            "{} {} ({}{}{})", or_dash(copy.version), markdown_code(copy.copy->path, true),
+            markdown_escape(copy.copy->origin), copy.copy->selected ? ", selected" : "",
+            copy.copy->shadowed ? ", shadowed" : ""));
       }
       rows.push_back({markdown_escape(lib.family), loaded,
                       copies.empty() ? "-" : fmt::format("{}", fmt::join(copies, "<br>"))});
@@ -388,6 +391,7 @@ private:
   }
 
   const Report& m_report;
+  Inventory m_inventory;
   std::string m_out;
 };
 

@@ -10,6 +10,7 @@
 
 #include "gpucheck/model/stack_versions.hpp"
 #include "gpucheck/plural.hpp"
+#include "render/inventory.hpp"
 #include "render/wrap.hpp"
 
 namespace gpucheck::render {
@@ -93,7 +94,8 @@ class TextWriter {
 public:
   TextWriter(const Report& report, const TextStyle& style)
       : m_report(report), m_style(style),
-        m_width(static_cast<size_t>(style.width >= 40 ? style.width : 80)) {}
+        m_width(static_cast<size_t>(style.width >= 40 ? style.width : 80)),
+        m_inventory(make_inventory(report.snapshot)) {}
 
   std::string render() {
     if (!m_style.quiet) {
@@ -158,8 +160,8 @@ private:
       value += fmt::format(" ({})", host.arch);
     }
     const EnvironmentInfo& env = snapshot().environment;
-    if (env.container.kind != "none" && !env.container.kind.empty()) {
-      value += fmt::format("; in a {} container", env.container.kind);
+    if (m_inventory.in_container) {
+      value += fmt::format("; in a {} container", m_inventory.container);
     }
     if (env.wsl) {
       value += "; under WSL";
@@ -169,8 +171,8 @@ private:
       std::string more = host.hostname.empty() ? "" : host.hostname + ", ";
       more += fmt::format("glibc {}, {} x {}", host.glibc.empty() ? "?" : host.glibc,
                           host.cpu_count, host.cpu_model.empty() ? "CPU" : host.cpu_model);
-      if (host.memory_total_bytes) {
-        more += fmt::format(", {} GiB memory", *host.memory_total_bytes / (k_mib * 1024));
+      if (m_inventory.host_memory_gib) {
+        more += fmt::format(", {} GiB memory", *m_inventory.host_memory_gib);
       }
       fact("", more);
       if (!env.container.evidence.empty()) {
@@ -226,10 +228,7 @@ private:
       if (!km.version_text.empty()) {
         fact("", km.version_text);
       }
-      fact("",
-           fmt::format("modules: nvidia {}, nvidia_uvm {}, nouveau {}",
-                       km.nvidia_loaded ? "loaded" : "absent", km.uvm_loaded ? "loaded" : "absent",
-                       km.nouveau_loaded ? "loaded" : "absent"));
+      fact("", "modules: " + m_inventory.modules);
       std::string boot = fmt::format("running kernel {}: {}",
                                      km.running_kernel.empty() ? "unknown" : km.running_kernel,
                                      plural(km.module_files.size(), "NVIDIA module file"));
@@ -290,21 +289,24 @@ private:
     return text;
   }
 
-  static std::string gpu_summary(const GpuInfo& gpu) {
+  static std::string gpu_summary(const GpuView& view) {
+    const GpuInfo& gpu = *view.gpu;
     std::string text = gpu.name.empty() ? "unnamed GPU" : gpu.name;
     if (gpu.cc_major) {
       text += fmt::format(", sm_{}{}", *gpu.cc_major, gpu.cc_minor.value_or(0));
     }
-    if (gpu.memory_total_bytes) {
-      text += ", " + mib(*gpu.memory_total_bytes);
+    if (view.memory_mib) {
+      text += fmt::format(", {} MiB", *view.memory_mib);
     }
-    if (gpu.pcie_gen_current && gpu.pcie_width_current) {
-      text += fmt::format(", PCIe Gen{} x{}", *gpu.pcie_gen_current, *gpu.pcie_width_current);
-      const bool below = (gpu.pcie_gen_max && *gpu.pcie_gen_max != *gpu.pcie_gen_current) ||
-                         (gpu.pcie_width_max && *gpu.pcie_width_max != *gpu.pcie_width_current);
+    if (view.pcie_current) {
+      const auto [gen, width] = *view.pcie_current;
+      text += fmt::format(", PCIe Gen{} x{}", gen, width);
+      // Below its best: the best, its unknown part taken as now.
+      const bool below = (gpu.pcie_gen_max && *gpu.pcie_gen_max != gen) ||
+                         (gpu.pcie_width_max && *gpu.pcie_width_max != width);
       if (below) {
-        text += fmt::format(" (max Gen{} x{})", gpu.pcie_gen_max.value_or(*gpu.pcie_gen_current),
-                            gpu.pcie_width_max.value_or(*gpu.pcie_width_current));
+        text += fmt::format(" (max Gen{} x{})", gpu.pcie_gen_max.value_or(gen),
+                            gpu.pcie_width_max.value_or(width));
       }
     }
     if (gpu.mig_enabled.value_or(false)) {
@@ -368,7 +370,7 @@ private:
   }
 
   void gpus() {
-    const std::vector<GpuInfo>& gpus = snapshot().gpus;
+    const std::vector<GpuView>& gpus = m_inventory.gpus;
     if (gpus.empty()) {
       const size_t on_bus = snapshot().kernel_module.pci_devices.size();
       fact("GPUs", on_bus == 0 ? "none found"
@@ -380,10 +382,10 @@ private:
     size_t i = 0;
     while (i < gpus.size()) {
       const std::string text = gpu_summary(gpus[i]);
-      std::vector<int> indexes{gpus[i].index};
+      std::vector<int> indexes{gpus[i].gpu->index};
       size_t j = i + 1;
       while (!m_style.verbose && j < gpus.size() && gpu_summary(gpus[j]) == text) {
-        indexes.push_back(gpus[j].index);
+        indexes.push_back(gpus[j].gpu->index);
         ++j;
       }
       if (indexes.size() == 1) {
@@ -393,26 +395,10 @@ private:
              fmt::format("{} x {}", indexes.size(), text));
       }
       if (m_style.verbose) {
-        fact("", gpu_details(gpus[i]));
+        fact("", gpu_details(*gpus[i].gpu));
       }
       i = j;
     }
-  }
-
-  static std::string family_label(std::string_view family) {
-    if (family == "cudart") {
-      return "CUDA rt";
-    }
-    if (family == "cudnn") {
-      return "cuDNN";
-    }
-    if (family == "cublas") {
-      return "cuBLAS";
-    }
-    if (family == "nccl") {
-      return "NCCL";
-    }
-    return std::string(family);
   }
 
   std::string path_of(const LibraryLoad& load, bool with_real) const {
@@ -423,46 +409,41 @@ private:
     return path;
   }
 
-  static std::string copy_version(const LibraryCopy& copy) {
-    if (copy.reported_version) {
-      return *copy.reported_version;
-    }
-    return copy.version.empty() ? "version unknown" : copy.version;
-  }
-
   void libraries() {
-    for (const LibraryFamily& lib : snapshot().libraries) {
+    for (const LibraryView& view : m_inventory.libraries) {
+      const LibraryFamily& lib = *view.family;
       std::string value;
-      if (lib.failure) {
+      switch (view.state) {
+      case LibraryState::probe_failed:
         value = fmt::format("probe failed: {}", lib.failure->detail);
-      } else if (lib.load.loaded) {
+        break;
+      case LibraryState::loaded:
         value = lib.load.version.empty() ? "version unknown" : lib.load.version;
-        if (lib.cudnn && lib.cudnn->cudart_version) {
-          value +=
-              fmt::format(", built for CUDA {}", cuda_version_text(*lib.cudnn->cudart_version));
+        if (view.built_for_cuda) {
+          value += fmt::format(", built for CUDA {}", cuda_version_text(*view.built_for_cuda));
         }
         value += ": " + path_of(lib.load, m_style.verbose);
-      } else if (lib.copies.empty()) {
+        break;
+      case LibraryState::not_found:
         value = "not found";
-      } else if (lib.load.name.empty()) {
+        break;
+      case LibraryState::not_loaded_in_this_mode: {
         // Not loaded on purpose (--quick skips the heavy libraries): say what is on disk.
         const LibraryCopy& first = lib.copies.front();
         value = fmt::format("{} on disk, not loaded in this mode: {}",
                             first.version.empty() ? "version unknown" : first.version, first.path);
-      } else {
-        value = fmt::format("on disk but does not load: {}", lib.load.error);
+        break;
       }
-      fact(family_label(lib.family), value);
+      case LibraryState::does_not_load:
+        value = fmt::format("on disk but does not load: {}", lib.load.error);
+        break;
+      }
+      fact(view.label, value);
       size_t shown = 0;
       size_t others = 0;
-      for (const LibraryCopy& copy : lib.copies) {
-        // The copy already named on the family's line: the loaded one, or (not loaded in this
-        // mode) the first on disk.
-        const bool is_loaded =
-            (lib.load.loaded &&
-             (copy.path == lib.load.path || copy.real_path == lib.load.real_path)) ||
-            (!lib.load.loaded && lib.load.name.empty() && &copy == &lib.copies.front());
-        if (is_loaded && !m_style.verbose) {
+      for (const LibraryCopyView& copy : view.copies) {
+        // The copy already named on the family's line.
+        if (copy.named_by_family && !m_style.verbose) {
           continue;
         }
         ++others;
@@ -470,15 +451,16 @@ private:
           continue;
         }
         ++shown;
-        std::string text = fmt::format("{} {} ({}", is_loaded ? "loaded" : "also",
-                                       copy_version(copy), copy.origin);
-        if (copy.cudart_version) {
-          text += fmt::format(", built for CUDA {}", cuda_version_text(*copy.cudart_version));
+        std::string text =
+            fmt::format("{} {} ({}", copy.named_by_family ? "loaded" : "also",
+                        copy.version.empty() ? "version unknown" : copy.version, copy.copy->origin);
+        if (copy.copy->cudart_version) {
+          text += fmt::format(", built for CUDA {}", cuda_version_text(*copy.copy->cudart_version));
         }
-        if (copy.shadowed) {
+        if (copy.copy->shadowed) {
           text += ", shadowed";
         }
-        text += fmt::format("): {}", copy.path);
+        text += fmt::format("): {}", copy.copy->path);
         fact("", text);
       }
       if (others > shown) {
@@ -718,6 +700,7 @@ private:
   const Report& m_report;
   const TextStyle& m_style;
   size_t m_width;
+  Inventory m_inventory;
   std::string m_out;
 };
 

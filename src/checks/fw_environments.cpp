@@ -4,10 +4,12 @@
 #include <algorithm>
 
 #include "checks/checks.hpp"
-#include "checks/fw_rules.hpp"
+#include "compat/framework_rules.hpp"
 #include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
+
+namespace fw = compat::fw; // the framework rules (compat/framework_rules.hpp)
 
 namespace {
 constexpr CheckInfo k_info{"fw.environments", "Python environments",

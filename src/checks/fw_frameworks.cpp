@@ -7,11 +7,13 @@
 #include <algorithm>
 
 #include "checks/checks.hpp"
-#include "checks/fw_rules.hpp"
+#include "compat/framework_rules.hpp"
 #include "compat/matrix.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
+
+namespace fw = compat::fw; // the framework rules (compat/framework_rules.hpp)
 
 namespace {
 

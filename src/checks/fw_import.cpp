@@ -1,10 +1,12 @@
 #include <fmt/format.h>
 
 #include "checks/checks.hpp"
-#include "checks/fw_rules.hpp"
+#include "compat/framework_rules.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
+
+namespace fw = compat::fw; // the framework rules (compat/framework_rules.hpp)
 
 namespace {
 constexpr CheckInfo k_info{"fw.import", "Frameworks import and use the GPU",

@@ -37,7 +37,7 @@
 #include "engine/gpu_engine.hpp"
 #include "findings/catalog.hpp"
 #include "gates/gates.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "gpucheck/model/json_input.hpp"
 #include "gpucheck/registry.hpp"
 #include "gpucheck/runner.hpp"

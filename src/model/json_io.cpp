@@ -1,7 +1,7 @@
 // JSON conversion of the model. Field lists here are the report's and the snapshot's schema:
 // docs/report.schema.json must change with them.
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "gpucheck/model/json_input.hpp"
 #include "gpucheck/model/snapshot_limits.hpp"
 

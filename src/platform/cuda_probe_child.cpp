@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "platform/cuda_api.hpp"
 #include "platform/probes_child.hpp"
 

@@ -11,7 +11,7 @@
 #include <span>
 #include <string_view>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "platform/dynlib.hpp"
 #include "platform/library_versions.hpp"
 #include "platform/probes_child.hpp"

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "gpucheck/model/stack_versions.hpp"
 #include "platform/dynlib.hpp"
 #include "platform/library_versions.hpp"

@@ -10,7 +10,7 @@
 #include <set>
 #include <strings.h>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "platform/nvml_api.hpp"
 #include "platform/probes_child.hpp"
 #include "protocol/census.hpp"

@@ -8,7 +8,7 @@
 #include <ctime>
 #include <set>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "probes/kernel_log.hpp"
 #include "probes/path_trust.hpp"
 #include "probes/paths.hpp"

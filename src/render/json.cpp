@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "render/utf8.hpp"
 
 namespace gpucheck::render {

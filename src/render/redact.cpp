@@ -9,7 +9,7 @@
 #include <functional>
 #include <optional>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "gpucheck/model/text.hpp"
 
 namespace gpucheck::render {

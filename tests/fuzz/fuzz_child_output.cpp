@@ -10,7 +10,7 @@
 #include "checks/gpu_checks.hpp"
 #include "checks/long_rules.hpp"
 #include "fuzz_support.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "probes/python_envs.hpp"
 #include "protocol/payloads.hpp"
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "fuzz_support.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(gpucheck::fuzz::as_text(data, size));

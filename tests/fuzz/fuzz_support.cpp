@@ -10,7 +10,7 @@
 #include <iterator>
 
 #include "core/root_causes.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "gpucheck/model/report.hpp"
 #include "gpucheck/registry.hpp"
 #include "gpucheck/runner.hpp"

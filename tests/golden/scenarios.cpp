@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "core/root_causes.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 
 namespace gpucheck::testing {
 

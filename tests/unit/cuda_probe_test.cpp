@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "fakes/fake_gpu.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 
 namespace gpucheck::platform {
 namespace {

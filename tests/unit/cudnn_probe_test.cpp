@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "fakes/fake_gpu.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 
 namespace gpucheck::platform {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "probes/collect.hpp"
 #include "probes/risky_env.hpp"
 #include "support/fixture_tree.hpp"

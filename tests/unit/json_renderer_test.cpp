@@ -7,7 +7,7 @@
 #include <set>
 
 #include "golden/scenarios.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "support/json_schema.hpp"
 
 namespace gpucheck::render {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "gpucheck/model/snapshot.hpp"
 #include "support/external_tool.hpp"
 

@@ -3,7 +3,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/xid_catalog.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "probes/kernel_log.hpp"
 #include "render/json.hpp"
 #include "support/fixture_tree.hpp"

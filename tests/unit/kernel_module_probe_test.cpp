@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "probes/collect.hpp"
 #include "support/fixture_tree.hpp"
 

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/fake_gpu.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 
 namespace gpucheck::platform {
 namespace {

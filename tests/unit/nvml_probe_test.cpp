@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "fakes/fake_gpu.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "platform/nvml_api.hpp"
 
 namespace gpucheck::platform {

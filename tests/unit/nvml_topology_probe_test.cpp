@@ -8,7 +8,7 @@
 
 #include "checks/checks.hpp"
 #include "fakes/fake_gpu.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 
 namespace gpucheck::platform {
 namespace {

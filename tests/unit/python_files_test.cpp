@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "probes/python_envs.hpp"
 #include "support/fixture_tree.hpp"
 #include "support/json_schema.hpp"

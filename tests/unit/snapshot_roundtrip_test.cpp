@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "golden/scenarios.hpp"
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "render/json.hpp"
 #include "support/json_schema.hpp"
 

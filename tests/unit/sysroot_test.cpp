@@ -7,7 +7,7 @@
 
 #include <random>
 
-#include "gpucheck/model/json.hpp"
+#include "gpucheck/model/json_io.hpp"
 #include "probes/collect.hpp"
 #include "probes/kernel_log.hpp"
 #include "probes/paths.hpp"

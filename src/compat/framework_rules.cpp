@@ -1,4 +1,4 @@
-#include "checks/fw_rules.hpp"
+#include "compat/framework_rules.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,7 +11,7 @@
 #include "compat/machine.hpp"
 #include "findings/catalog.hpp"
 
-namespace gpucheck::checks::fw {
+namespace gpucheck::compat::fw {
 
 namespace {
 
@@ -861,4 +861,4 @@ std::vector<Finding> import_findings(const SystemSnapshot& snapshot, const Pytho
   return findings;
 }
 
-} // namespace gpucheck::checks::fw
+} // namespace gpucheck::compat::fw

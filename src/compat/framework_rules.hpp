@@ -1,6 +1,7 @@
 #pragma once
 /// The framework rules: pure functions from one framework in one Python environment,
-/// the snapshot and the compatibility matrix to findings (codes in findings_frameworks.cpp).
+/// the snapshot and the compatibility matrix to findings (codes in findings/table_frameworks.cpp),
+/// beside the other compatibility rules of src/compat/.
 /// Remedies name builds the matrix says fit this driver and these GPUs.
 
 #include <optional>
@@ -12,7 +13,7 @@
 #include "gpucheck/model/finding.hpp"
 #include "gpucheck/model/snapshot.hpp"
 
-namespace gpucheck::checks::fw {
+namespace gpucheck::compat::fw {
 
 /// "/opt/torch/.venv" (the prefix), or the interpreter when the prefix is unknown.
 std::string env_label(const PythonEnvironment& env);
@@ -45,4 +46,4 @@ std::vector<Finding> library_findings(const SystemSnapshot& snapshot, const comp
 std::vector<Finding> import_findings(const SystemSnapshot& snapshot, const PythonEnvironment& env,
                                      const FrameworkImport& result);
 
-} // namespace gpucheck::checks::fw
+} // namespace gpucheck::compat::fw

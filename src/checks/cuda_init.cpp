@@ -6,6 +6,7 @@
 #include "checks/probe_failure.hpp"
 #include "checks/version_text.hpp"
 #include "findings/catalog.hpp"
+#include "gpucheck/model/stack_versions.hpp"
 #include "gpucheck/plural.hpp"
 
 namespace gpucheck::checks {
@@ -106,9 +107,8 @@ Finding finding_for_code(const SystemSnapshot& s, int code) {
   case k_cuda_devices_unavailable:
     return make_finding(codes::k_cuda_devices_unavailable, std::nullopt, compute_mode_context(s));
   case k_cuda_system_not_ready:
-    return make_finding(
-        codes::k_cuda_system_not_ready, std::nullopt,
-        s.kernel_module.version.value_or(s.nvml.driver_version.value_or("unknown")));
+    return make_finding(codes::k_cuda_system_not_ready, std::nullopt,
+                        driver_version(s).value_or("unknown"));
   default:
     return make_finding(
         codes::k_cuda_init_failed, std::nullopt,

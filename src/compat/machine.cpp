@@ -136,8 +136,7 @@ void read_gpus(const SystemSnapshot& snapshot, const Matrix& matrix, MachineFact
 
 MachineFacts machine_facts(const SystemSnapshot& snapshot, const Matrix& matrix) {
   MachineFacts facts;
-  facts.driver_text = snapshot.kernel_module.version ? snapshot.kernel_module.version
-                                                     : snapshot.nvml.driver_version;
+  facts.driver_text = driver_version(snapshot);
   if (facts.driver_text) {
     facts.driver = Version::parse(*facts.driver_text);
   }

@@ -272,6 +272,8 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
   if (node.gpu_count == 0 && node.pci_gpu_count > 0) {
     node.gpus = fmt::format("{} (PCI)", node.pci_gpu_count);
   }
+  // driver_version() and driver_cuda_version()'s rules (gpucheck/model/stack_versions.hpp), over
+  // another node's JSON read leniently: any version of the report, any field missing.
   node.driver = string_at(member(member(snapshot, "kernel_module"), "version"));
   if (node.driver.empty()) {
     node.driver = string_at(member(member(snapshot, "nvml"), "driver_version"));

@@ -33,11 +33,9 @@ FoundVersion from_cuda_int(std::optional<int> encoded, std::string missing_reaso
   return found;
 }
 
-FoundVersion driver_version(const SystemSnapshot& snapshot) {
-  if (snapshot.kernel_module.version) {
-    return from_text(*snapshot.kernel_module.version, "");
-  }
-  return from_text(snapshot.nvml.driver_version.value_or(""),
+FoundVersion found_driver_version(const SystemSnapshot& snapshot) {
+  // The kernel module's, else NVML's (the rule compat follows too).
+  return from_text(driver_version(snapshot).value_or(""),
                    "no NVIDIA kernel module is loaded and NVML reports no driver version");
 }
 
@@ -101,7 +99,7 @@ std::vector<FoundVersion> compute_capabilities(const SystemSnapshot& snapshot) {
 
 std::vector<FoundVersion> found_versions(const SystemSnapshot& snapshot, std::string_view subject) {
   if (subject == "driver") {
-    return {driver_version(snapshot)};
+    return {found_driver_version(snapshot)};
   }
   if (subject == "cuda") {
     return {cuda_version(snapshot)};

@@ -48,6 +48,11 @@ std::optional<std::string> SystemSnapshot::env(const std::string& name) const {
   return it->second;
 }
 
+std::optional<std::string> driver_version(const SystemSnapshot& snapshot) {
+  return snapshot.kernel_module.version ? snapshot.kernel_module.version
+                                        : snapshot.nvml.driver_version;
+}
+
 std::optional<int> driver_cuda_version(const SystemSnapshot& snapshot) {
   for (const std::optional<int>& said :
        {snapshot.cuda.driver_version, snapshot.nvml.cuda_driver_version}) {

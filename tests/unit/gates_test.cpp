@@ -6,6 +6,8 @@
 
 #include <random>
 
+#include "compat/machine.hpp"
+#include "compat/matrix.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/check.hpp"
 #include "gpucheck/model/stack_versions.hpp"
@@ -170,6 +172,27 @@ TEST(Gates, CudaFallsBackToNvmlWhenLibcudaSaysZeroAsCompatDoes) {
       << unknown.findings[0].message;
   s.cuda.driver_version = 13000;
   EXPECT_EQ(driver_cuda_version(s), 13000); // libcuda's own answer first
+}
+
+TEST(Gates, DriverIsTheKernelModulesElseNvmlsAsCompatReadsIt) {
+  // The gate, compat and cuda.init read one rule (gpucheck::driver_version).
+  SystemSnapshot s = healthy_h200();
+  s.kernel_module.version = "580.159.04";
+  s.nvml.driver_version = "580.95.05";
+  EXPECT_EQ(driver_version(s), "580.159.04");
+  EXPECT_EQ(compat::machine_facts(s, compat::embedded_matrix()).driver_text, "580.159.04");
+  EXPECT_EQ(only_gate(evaluate_gates(with_requirement("driver>=580.100"), s, {})).status,
+            Status::pass);
+  s.kernel_module.version.reset(); // no module version readable (a container): NVML's
+  EXPECT_EQ(driver_version(s), "580.95.05");
+  EXPECT_EQ(compat::machine_facts(s, compat::embedded_matrix()).driver_text, "580.95.05");
+  EXPECT_EQ(only_gate(evaluate_gates(with_requirement("driver>=580.100"), s, {})).status,
+            Status::fail);
+  s.nvml.driver_version.reset();
+  EXPECT_EQ(driver_version(s), std::nullopt);
+  const CheckResult unknown = only_gate(evaluate_gates(with_requirement("driver>=580"), s, {}));
+  ASSERT_EQ(unknown.findings.size(), 1U);
+  EXPECT_EQ(unknown.findings[0].code, "gate.requirement_unknown");
 }
 
 TEST(Gates, MissingComponentIsAFailureThatSaysWhy) {

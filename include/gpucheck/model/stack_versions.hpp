@@ -1,7 +1,11 @@
 #pragma once
-/// The driver's CUDA version as one rule for every reader of a snapshot (compat, gates, checks):
-/// it was worked out in several places, which disagreed on a libcuda that reports 0; and the one
-/// text of a CUDA version number.
+/// The resolved versions of the driver stack, one rule each for every reader of a snapshot
+/// (compat, gates, checks; fleet applies the same rules to other nodes' JSON): the driver's
+/// version and the CUDA version it supports were worked out in several places, which disagreed on
+/// a libcuda that reports 0; and the one text of a CUDA version number.
+///
+/// They are pure functions of the snapshot, not fields of it: a snapshot read back from JSON, or
+/// built by a test, resolves the same way, and the report's JSON keeps what each probe saw.
 
 #include <cstdint>
 #include <optional>
@@ -10,6 +14,10 @@
 #include "gpucheck/model/snapshot.hpp"
 
 namespace gpucheck {
+
+/// The driver's version ("580.159.04"): the loaded kernel module's, else what NVML reports; nullopt
+/// when neither knows.
+std::optional<std::string> driver_version(const SystemSnapshot& snapshot);
 
 /// The CUDA version the driver supports, encoded as CUDA encodes it (13000 = 13.0): what
 /// libcuda's cuDriverGetVersion said, or NVML's (nvmlSystemGetCudaDriverVersion_v2) when libcuda

@@ -23,8 +23,8 @@ constexpr CheckInfo k_info{
     "with what the PCIe link carries.",
     CheckKind::active};
 
-std::optional<double> metric_of(const engine::ChildEnvelope& envelope, std::string_view name) {
-  for (const engine::PayloadMetric& m : envelope.metrics) {
+std::optional<double> metric_of(const protocol::ChildEnvelope& envelope, std::string_view name) {
+  for (const protocol::PayloadMetric& m : envelope.metrics) {
     if (m.name == name) {
       return m.value;
     }
@@ -56,7 +56,7 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
   }
   struct Part {
     size_t index;
-    engine::CopiesTogetherPayload together;
+    protocol::CopiesTogetherPayload together;
   };
   std::vector<Part> parts;
   for (size_t i = 0; i < targets.gpus.size(); ++i) {
@@ -94,8 +94,8 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
         result.metrics.push_back(std::move(metric));
       }
     }
-    const Expected<std::optional<engine::CopiesTogetherPayload>> together =
-        engine::read_copies_together(payload);
+    const Expected<std::optional<protocol::CopiesTogetherPayload>> together =
+        protocol::read_copies_together(payload);
     if (!together) {
       Finding finding =
           make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
@@ -118,7 +118,7 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
     int64_t first_over = INT64_MAX;
     int64_t last_over = INT64_MIN;
     for (const Part& part : parts) {
-      const engine::TogetherDirection& d = up ? part.together.h2d : part.together.d2h;
+      const protocol::TogetherDirection& d = up ? part.together.h2d : part.together.d2h;
       sum += d.gbps;
       first_open = std::min(first_open, d.opened_ns);
       last_open = std::max(last_open, d.opened_ns);
@@ -176,7 +176,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payload) {
   // Through the typed reader: a payload that is not an object, or a "failure" or "metrics" of the
   // wrong type, is an unreadable result, not an exception (found by fuzz_child_output).
-  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
   if (!envelope) {
     return unreadable_result(k_info.title, gpu, envelope.error());
   }
@@ -195,11 +195,12 @@ Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payloa
       gpu.gpu_index, h2d, d2h, d2d,
       all_verified(payload) ? "all copies verified" : "COPIED DATA CORRUPTED");
 
-  const Expected<engine::BandwidthPayload> bandwidth = engine::read_bandwidth(payload);
+  const Expected<protocol::BandwidthPayload> bandwidth = protocol::read_bandwidth(payload);
   if (!bandwidth) {
     return unreadable_result(k_info.title, gpu, bandwidth.error());
   }
-  const engine::PcieLinkReading link = bandwidth.value().link.value_or(engine::PcieLinkReading{});
+  const protocol::PcieLinkReading link =
+      bandwidth.value().link.value_or(protocol::PcieLinkReading{});
   std::optional<LinkRate> rate = link_rate_from_sysfs(link.current_link_speed.value_or(""),
                                                       link.current_link_width.value_or(""));
   if (!rate && gpu.pcie_gen && gpu.pcie_width) {

@@ -56,7 +56,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 
 Judgement judge_gpu_burn(const GpuTarget& gpu, const nlohmann::json& payload) {
   // No cuBLAS to burn with is no verdict on the GPU: a skip that says so.
-  if (const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  if (const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
       envelope && envelope.value().failure && envelope.value().failure->stage == "load cuBLAS") {
     Judgement judgement;
     judgement.skipped = true;
@@ -67,7 +67,7 @@ Judgement judge_gpu_burn(const GpuTarget& gpu, const nlohmann::json& payload) {
   if (std::optional<Judgement> setup = judge_kernel_setup(k_info.title, gpu, payload)) {
     return std::move(*setup);
   }
-  const Expected<engine::BurnReport> burn = engine::read_burn(payload);
+  const Expected<protocol::BurnReport> burn = protocol::read_burn(payload);
   if (!burn) {
     return unreadable_result(k_info.title, gpu, burn.error());
   }

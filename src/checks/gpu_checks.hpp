@@ -78,9 +78,9 @@ bool all_verified(const nlohmann::json& payload);
 
 /// The finding for a kernel module that did not load, or nullopt when it loaded. `device`: the
 /// payload's, for the GPU's compute capability (sm_00 when the child had none).
-std::optional<Finding> kernel_load_finding(const GpuTarget& gpu,
-                                           const engine::KernelModuleReport& module,
-                                           const std::optional<engine::DeviceDescription>& device);
+std::optional<Finding>
+kernel_load_finding(const GpuTarget& gpu, const protocol::KernelModuleReport& module,
+                    const std::optional<protocol::DeviceDescription>& device);
 
 /// The judgement for a result whose own fields cannot be read (protocol/payloads.hpp's error, which
 /// names the key): gpu.child_failed, never a pass.

@@ -136,13 +136,13 @@ GpuTargets gpu_targets(const SystemSnapshot& snapshot, std::chrono::milliseconds
                                       outcome.failure ? outcome.failure->detail : "no result");
     return targets;
   }
-  const Expected<engine::DeviceListing> listing = engine::read_device_listing(*outcome.payload);
+  const Expected<protocol::DeviceListing> listing = protocol::read_device_listing(*outcome.payload);
   if (!listing) {
     targets.skip_reason = fmt::format("listing CUDA devices failed: its result cannot be read ({})",
                                       listing.error().message);
     return targets;
   }
-  for (const engine::ListedDevice& device : listing.value().devices) {
+  for (const protocol::ListedDevice& device : listing.value().devices) {
     targets.gpus.push_back(make_target(snapshot, device.ordinal, device.name, ""));
   }
   if (targets.gpus.empty()) {
@@ -156,11 +156,11 @@ GpuTargets gpu_targets(const SystemSnapshot& snapshot, std::chrono::milliseconds
 
 std::vector<Metric> payload_metrics(const nlohmann::json& payload, bool contended) {
   std::vector<Metric> metrics;
-  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
   if (!envelope) {
     return metrics;
   }
-  for (const engine::PayloadMetric& m : envelope.value().metrics) {
+  for (const protocol::PayloadMetric& m : envelope.value().metrics) {
     Metric metric;
     metric.name = m.name;
     metric.value = m.value;
@@ -179,7 +179,7 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
                                      const nlohmann::json& payload) {
   std::vector<Finding> findings;
   const int index = gpu.gpu_index;
-  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
   if (!envelope) {
     findings.push_back(unreadable_finding(check_title, gpu, envelope.error()));
     return findings;
@@ -196,7 +196,7 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
                                       f->stage, f->name, f->text));
     }
   }
-  for (const engine::PayloadVerification& v : envelope.value().verify) {
+  for (const protocol::PayloadVerification& v : envelope.value().verify) {
     // The long level's own judges name memory-test errors and burn mismatches in full
     // (gpu.memtest_errors, gpu.burn_mismatch).
     if (v.mismatches == 0 || v.kind == "memtest" || v.kind == "burn") {
@@ -209,13 +209,13 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
 }
 
 bool all_verified(const nlohmann::json& payload) {
-  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
   if (!envelope || envelope.value().verify.empty()) {
     return false;
   }
   const auto& verify = envelope.value().verify;
   return std::all_of(verify.begin(), verify.end(),
-                     [](const engine::PayloadVerification& v) { return v.mismatches == 0; });
+                     [](const protocol::PayloadVerification& v) { return v.mismatches == 0; });
 }
 
 namespace {
@@ -250,9 +250,9 @@ std::string load_remedy(int code, const std::string& toolkit, int cc_major, int 
 }
 } // namespace
 
-std::optional<Finding> kernel_load_finding(const GpuTarget& gpu,
-                                           const engine::KernelModuleReport& module,
-                                           const std::optional<engine::DeviceDescription>& device) {
+std::optional<Finding>
+kernel_load_finding(const GpuTarget& gpu, const protocol::KernelModuleReport& module,
+                    const std::optional<protocol::DeviceDescription>& device) {
   if (module.loaded) {
     return std::nullopt;
   }
@@ -267,7 +267,7 @@ std::optional<Finding> kernel_load_finding(const GpuTarget& gpu,
   }
   if (module.attempts.size() > 1) {
     image += "; tried";
-    for (const engine::KernelLoadAttempt& attempt : module.attempts) {
+    for (const protocol::KernelLoadAttempt& attempt : module.attempts) {
       image += fmt::format(" {} ({})", attempt.image, attempt.name);
     }
   }
@@ -290,7 +290,7 @@ Judgement unreadable_result(std::string_view check_title, const GpuTarget& gpu,
 namespace {
 /// The call that ran out of device memory (building its context or allocating), if one did.
 std::optional<std::string> out_of_memory_call(const nlohmann::json& payload) {
-  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
   if (!envelope || !envelope.value().failure ||
       envelope.value().failure->name != "CUDA_ERROR_OUT_OF_MEMORY") {
     return std::nullopt;
@@ -349,14 +349,14 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
     }
     // Contention is judged over the whole measurement: the GPU's processes before any context
     // and after the timed work.
-    const std::vector<engine::CensusProcess> others = view->gpu.other_processes();
+    const std::vector<protocol::CensusProcess> others = view->gpu.other_processes();
     gpu.other_processes.clear();
-    for (const engine::CensusProcess& p : others) {
+    for (const protocol::CensusProcess& p : others) {
       gpu.other_processes.push_back(p.name.empty() ? std::to_string(p.pid)
                                                    : fmt::format("{} ({})", p.pid, p.name));
     }
     const std::string holders = others.empty() ? std::string("no other process listed")
-                                               : engine::describe_processes(others);
+                                               : protocol::describe_processes(others);
     // Stopped, or a long work left out of a GPU that other processes use (no --force): never a
     // verdict on the GPU, a skip that says why.
     if (!view->job.outcome && (view->job.skip == engine::JobReport::Skip::stopped ||
@@ -428,18 +428,18 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
 
 std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const GpuTarget& gpu,
                                             const nlohmann::json& payload) {
-  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
   if (!envelope) {
     // common_findings() has named the key already.
     Judgement judgement;
     judgement.summary = fmt::format("GPU {}: its result cannot be read", gpu.gpu_index);
     return judgement;
   }
-  const auto module = engine::read_kernel_module(payload);
+  const auto module = protocol::read_kernel_module(payload);
   if (!module) {
     return unreadable_result(check_title, gpu, module.error());
   }
-  const auto device = engine::read_device(payload);
+  const auto device = protocol::read_device(payload);
   if (!device) {
     return unreadable_result(check_title, gpu, device.error());
   }
@@ -512,17 +512,17 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
     }
   }
   // Contention over the whole measurement, on every GPU of the run.
-  std::vector<engine::CensusProcess> others;
+  std::vector<protocol::CensusProcess> others;
   for (const engine::GpuReport& gpu : view->gpus) {
-    for (const engine::CensusProcess& p : gpu.other_processes()) {
+    for (const protocol::CensusProcess& p : gpu.other_processes()) {
       if (std::none_of(others.begin(), others.end(),
-                       [&p](const engine::CensusProcess& q) { return q.pid == p.pid; })) {
+                       [&p](const protocol::CensusProcess& q) { return q.pid == p.pid; })) {
         others.push_back(p);
       }
     }
   }
-  const std::string holders =
-      others.empty() ? std::string("no other process listed") : engine::describe_processes(others);
+  const std::string holders = others.empty() ? std::string("no other process listed")
+                                             : protocol::describe_processes(others);
   if (!view->job.outcome) {
     if (view->job.skip == engine::JobReport::Skip::stopped ||
         view->job.skip == engine::JobReport::Skip::busy) {

@@ -22,7 +22,8 @@ namespace {
 /// The note that the kernels came from an older toolkit's image (the newest does not fit this
 /// driver or GPU), whatever happened after the load.
 std::optional<Finding>
-image_fallback_note(const GpuTarget& gpu, const std::optional<engine::KernelModuleReport>& module) {
+image_fallback_note(const GpuTarget& gpu,
+                    const std::optional<protocol::KernelModuleReport>& module) {
   if (!module || !module->loaded || !module->fallback) {
     return std::nullopt;
   }
@@ -33,7 +34,7 @@ image_fallback_note(const GpuTarget& gpu, const std::optional<engine::KernelModu
 
 Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload) {
   if (std::optional<Judgement> setup = judge_kernel_setup(k_info.title, gpu, payload)) {
-    if (const auto module = engine::read_kernel_module(payload); module) {
+    if (const auto module = protocol::read_kernel_module(payload); module) {
       if (auto note = image_fallback_note(gpu, module.value())) {
         setup->findings.push_back(std::move(*note));
       }
@@ -41,10 +42,10 @@ Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload)
     return std::move(*setup);
   }
   // judge_kernel_setup() has read the envelope, the module and the device without error.
-  const engine::ChildEnvelope envelope = engine::read_envelope(payload).value();
-  const std::optional<engine::KernelModuleReport> module =
-      engine::read_kernel_module(payload).value();
-  const std::optional<engine::DeviceDescription> device = engine::read_device(payload).value();
+  const protocol::ChildEnvelope envelope = protocol::read_envelope(payload).value();
+  const std::optional<protocol::KernelModuleReport> module =
+      protocol::read_kernel_module(payload).value();
+  const std::optional<protocol::DeviceDescription> device = protocol::read_device(payload).value();
   Judgement judgement;
   if (auto note = image_fallback_note(gpu, module)) {
     judgement.findings.push_back(std::move(*note));
@@ -64,11 +65,11 @@ Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload)
         image));
   }
   uint64_t checked = 0;
-  for (const engine::PayloadVerification& v : envelope.verify) {
+  for (const protocol::PayloadVerification& v : envelope.verify) {
     checked += v.checked;
   }
   double gflops = 0.0;
-  for (const engine::PayloadMetric& m : envelope.metrics) {
+  for (const protocol::PayloadMetric& m : envelope.metrics) {
     if (m.name == "fp32_fma_gflops") {
       gflops = m.value;
     }

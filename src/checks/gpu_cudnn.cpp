@@ -34,18 +34,18 @@ std::vector<CheckResult> run(const CheckContext& context) {
 Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload) {
   Judgement judgement;
   const int index = gpu.gpu_index;
-  const Expected<engine::CudnnPayload> read = engine::read_cudnn(payload);
+  const Expected<protocol::CudnnPayload> read = protocol::read_cudnn(payload);
   if (!read) {
     return unreadable_result(k_info.title, gpu, read.error());
   }
-  const engine::CudnnPayload& cudnn = read.value();
+  const protocol::CudnnPayload& cudnn = read.value();
   if (cudnn.missing) {
     judgement.skipped = true;
     judgement.summary = fmt::format("GPU {}: cuDNN not loadable ({}); see the libraries checks",
                                     index, *cudnn.missing);
     return judgement;
   }
-  const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
   if (!envelope) {
     judgement.summary = fmt::format("GPU {}: its result cannot be read", index);
     return judgement; // common_findings() has named the key
@@ -63,12 +63,12 @@ Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload) {
     return judgement;
   }
   std::string rates;
-  for (const engine::ConvRecord& conv : cudnn.convolutions) {
+  for (const protocol::ConvRecord& conv : cudnn.convolutions) {
     if (!conv.found) {
       continue;
     }
-    const engine::ConvAlgoTiming& found = *conv.found;
-    const engine::ConvAlgoTiming& heuristic = conv.heuristic;
+    const protocol::ConvAlgoTiming& found = *conv.found;
+    const protocol::ConvAlgoTiming& heuristic = conv.heuristic;
     // The better of the legacy API's timed best and the graph API's (when it ran).
     const double best_tflops = conv.best ? conv.best->tflops : found.tflops.value_or(0.0);
     const bool graph_best = conv.best && conv.best->api == "graph";

@@ -23,7 +23,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 
 Judgement judge_gpu_memtest(const GpuTarget& gpu, const nlohmann::json& payload) {
   // Forced beside other processes that left no memory to test: contention, not a faulty GPU.
-  if (const Expected<engine::ChildEnvelope> envelope = engine::read_envelope(payload);
+  if (const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
       envelope && envelope.value().failure &&
       envelope.value().failure->stage == "memtest allocate" &&
       envelope.value().failure->call.empty() && !gpu.other_processes.empty()) {
@@ -36,7 +36,7 @@ Judgement judge_gpu_memtest(const GpuTarget& gpu, const nlohmann::json& payload)
   if (std::optional<Judgement> setup = judge_kernel_setup(k_info.title, gpu, payload)) {
     return std::move(*setup);
   }
-  const Expected<engine::MemtestReport> report = engine::read_memtest(payload);
+  const Expected<protocol::MemtestReport> report = protocol::read_memtest(payload);
   if (!report) {
     return unreadable_result(k_info.title, gpu, report.error());
   }

@@ -39,7 +39,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
                          std::vector<Metric>& metrics) {
   Judgement out;
-  const Expected<engine::NcclPayload> read = engine::read_nccl(payload);
+  const Expected<protocol::NcclPayload> read = protocol::read_nccl(payload);
   if (!read && payload.contains("failure") && !payload.contains("nccl_missing")) {
     // It failed before NCCL was loaded (no driver, no context): its failure says it all.
     out.summary = "the NCCL work stopped before NCCL was loaded";
@@ -48,7 +48,7 @@ Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
   if (!read) {
     return unreadable_result(k_info.title, GpuTarget{}, read.error());
   }
-  const engine::NcclPayload& nccl = read.value();
+  const protocol::NcclPayload& nccl = read.value();
   if (!nccl.missing.empty()) {
     out.skipped = true;
     out.summary = fmt::format("NCCL not available: {}", nccl.missing);
@@ -56,7 +56,7 @@ Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
   }
   const std::string note = contended ? "measured under contention" : "";
   std::vector<std::string> parts;
-  for (const engine::NcclSize& size : nccl.sizes) {
+  for (const protocol::NcclSize& size : nccl.sizes) {
     const std::string name = fmt::format("nccl_allreduce_{}mib", size.bytes >> 20);
     metrics.push_back({name + "_busbw_gbps", size.busbw_gbps, "GB/s",
                        fmt::format("busbw = algbw x 2(n-1)/n, n = {}, median of 3 x {}{}",

@@ -38,7 +38,7 @@ std::string bus_key(const std::string& bus) {
   return text;
 }
 
-const GpuInfo* gpu_of(const SystemSnapshot& snapshot, const engine::PeerDevice& device) {
+const GpuInfo* gpu_of(const SystemSnapshot& snapshot, const protocol::PeerDevice& device) {
   for (const GpuInfo& gpu : snapshot.gpus) {
     if (!device.pci_bus_id.empty() && bus_key(gpu.pci_bus_id) == bus_key(device.pci_bus_id)) {
       return &gpu;
@@ -106,7 +106,7 @@ path_capacity(const SystemSnapshot& snapshot, const GpuInfo& from, const GpuInfo
 Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& payload,
                         bool contended, std::vector<Metric>& metrics) {
   Judgement out;
-  const Expected<engine::PeersPayload> read = engine::read_peers(payload);
+  const Expected<protocol::PeersPayload> read = protocol::read_peers(payload);
   if (!read && payload.contains("failure") && !payload.contains("devices")) {
     // It failed before the access matrix (no driver, no context): its failure says it all.
     out.summary = "the peer-to-peer work stopped before the access matrix";
@@ -116,13 +116,13 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
     GpuTarget anchor;
     return unreadable_result(k_info.title, anchor, read.error());
   }
-  const engine::PeersPayload& peers = read.value();
+  const protocol::PeersPayload& peers = read.value();
   const auto index_of = [&](int device) {
-    const engine::PeerDevice& d = peers.devices.at(static_cast<size_t>(device));
+    const protocol::PeerDevice& d = peers.devices.at(static_cast<size_t>(device));
     const GpuInfo* gpu = gpu_of(snapshot, d);
     return gpu != nullptr ? gpu->index : d.ordinal;
   };
-  for (const engine::PeerAccess& access : peers.access) {
+  for (const protocol::PeerAccess& access : peers.access) {
     if (access.can_access || access.from < 0 || access.to < 0 ||
         access.from >= static_cast<int>(peers.devices.size()) ||
         access.to >= static_cast<int>(peers.devices.size())) {
@@ -139,7 +139,7 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
   }
   std::vector<std::string> parts;
   double slowest = 0.0;
-  for (const engine::PeerPair& pair : peers.pairs) {
+  for (const protocol::PeerPair& pair : peers.pairs) {
     const int a = index_of(pair.from);
     const int b = index_of(pair.to);
     const std::string name = fmt::format("p2p_{}_{}", a, b);
@@ -181,7 +181,7 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
   // The long level's sweep: every size per ordered pair, as figures (the thresholds judge the
   // one size of the standard run, which the sweep repeats).
   std::vector<uint64_t> sizes;
-  for (const engine::PeerSweepPoint& point : peers.sweep) {
+  for (const protocol::PeerSweepPoint& point : peers.sweep) {
     const std::string note = contended ? "; measured under contention" : "";
     metrics.push_back({fmt::format("p2p_{}_{}_{}mib_gbps", index_of(point.from), index_of(point.to),
                                    point.bytes >> 20),

@@ -22,11 +22,11 @@ Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& payload)
   if (std::optional<Judgement> setup = judge_kernel_setup(k_info.title, gpu, payload)) {
     return std::move(*setup);
   }
-  const Expected<engine::StreamsPayload> streams = engine::read_streams(payload);
+  const Expected<protocol::StreamsPayload> streams = protocol::read_streams(payload);
   if (!streams) {
     return unreadable_result(k_info.title, gpu, streams.error());
   }
-  const engine::StreamPriorities& p = streams.value().priorities;
+  const protocol::StreamPriorities& p = streams.value().priorities;
   Judgement judgement;
   if (p.high_stream != p.greatest || p.low_stream != p.least) {
     judgement.findings.push_back(make_finding(codes::k_gpu_stream_priority_ignored, gpu.gpu_index,

@@ -60,7 +60,7 @@ std::string gpu_words(const GpuTarget& gpu) {
 }
 } // namespace
 
-Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& report) {
+Judgement judge_memtest(const GpuTarget& gpu, const protocol::MemtestReport& report) {
   Judgement judgement;
   const int index = gpu.gpu_index;
   const double coverage = report.free_bytes > 0 ? static_cast<double>(report.tested_bytes) /
@@ -69,7 +69,7 @@ Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& repor
   const double gbps =
       report.elapsed_s > 0 ? static_cast<double>(report.bytes_moved) / report.elapsed_s / 1e9 : 0.0;
   std::vector<std::string> names;
-  for (const engine::MemtestPattern& p : report.patterns) {
+  for (const protocol::MemtestPattern& p : report.patterns) {
     names.push_back(p.name);
   }
   judgement.summary = fmt::format(
@@ -86,7 +86,7 @@ Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& repor
     std::optional<uint64_t> lowest;
     std::optional<uint64_t> highest;
     std::vector<std::string> patterns;
-    for (const engine::MemtestError& e : report.errors) {
+    for (const protocol::MemtestError& e : report.errors) {
       if (const auto at = parse_hex(e.address)) {
         lowest = std::min(lowest.value_or(*at), *at);
         highest = std::max(highest.value_or(*at), *at);
@@ -163,7 +163,7 @@ struct BitCount {
   size_t first = 0;
 };
 
-BitCount count_bit(const engine::BurnWatch& watch, uint64_t bit) {
+BitCount count_bit(const protocol::BurnWatch& watch, uint64_t bit) {
   BitCount c;
   for (size_t i = 0; i < watch.reasons.size(); ++i) {
     if ((watch.reasons[i] & bit) != 0) {
@@ -176,7 +176,7 @@ BitCount count_bit(const engine::BurnWatch& watch, uint64_t bit) {
 }
 } // namespace
 
-ClockVerdict judge_burn_clocks(const GpuTarget& gpu, const engine::BurnWatch& watch) {
+ClockVerdict judge_burn_clocks(const GpuTarget& gpu, const protocol::BurnWatch& watch) {
   ClockVerdict verdict;
   if (!watch.available) {
     verdict.summary =
@@ -242,14 +242,14 @@ ClockVerdict judge_burn_clocks(const GpuTarget& gpu, const engine::BurnWatch& wa
   return verdict;
 }
 
-std::vector<Finding> burn_xid_findings(const GpuTarget& gpu, const engine::BurnReport& burn) {
+std::vector<Finding> burn_xid_findings(const GpuTarget& gpu, const protocol::BurnReport& burn) {
   if (burn.xids.empty()) {
     return {};
   }
   constexpr size_t k_listed = 8;
   std::vector<std::string> events;
   bool only_application = true;
-  for (const engine::BurnXid& x : burn.xids) {
+  for (const protocol::BurnXid& x : burn.xids) {
     const XidInfo* info = find_xid(x.xid);
     only_application = only_application && info != nullptr && info->weight == XidClass::application;
     if (events.size() < k_listed) {
@@ -272,12 +272,12 @@ std::vector<Finding> burn_xid_findings(const GpuTarget& gpu, const engine::BurnR
   return {finding};
 }
 
-Judgement judge_burn(const GpuTarget& gpu, const engine::BurnReport& burn) {
+Judgement judge_burn(const GpuTarget& gpu, const protocol::BurnReport& burn) {
   Judgement judgement;
   const int index = gpu.gpu_index;
   std::vector<std::string> types;
   uint64_t mismatched = 0;
-  for (const engine::BurnType& t : burn.types) {
+  for (const protocol::BurnType& t : burn.types) {
     types.push_back(fmt::format("{} {:.1f} TFLOP/s x{}", t.type, t.tflops_median, t.iterations));
     if (t.mismatched_iterations == 0) {
       continue;
@@ -326,7 +326,7 @@ Judgement judge_burn(const GpuTarget& gpu, const engine::BurnReport& burn) {
   }
   if (burn.interrupted) {
     std::vector<std::string> done;
-    for (const engine::BurnType& t : burn.types) {
+    for (const protocol::BurnType& t : burn.types) {
       done.push_back(t.type);
     }
     judgement.summary += "; stopped by the user";
@@ -380,8 +380,8 @@ bool same_model(const BurnPeer& a, const BurnPeer& b) {
   return a.model == b.model && a.sm_count == b.sm_count && a.cublas == b.cublas;
 }
 
-const engine::BurnType* type_of(const BurnPeer& peer, const engine::BurnType& like) {
-  for (const engine::BurnType& t : peer.types) {
+const protocol::BurnType* type_of(const BurnPeer& peer, const protocol::BurnType& like) {
+  for (const protocol::BurnType& t : peer.types) {
     if (t.type == like.type && t.n == like.n) {
       return &t;
     }
@@ -400,13 +400,13 @@ void label_contended(Finding& finding, bool contended) {
 /// gpu.burn_gpus_disagree for `self`'s type `t`, when the GPUs of its model gave other hashes
 /// and its hash is not the one most of them gave.
 std::optional<Finding> disagreement(const std::vector<BurnPeer>& peers, size_t self,
-                                    const engine::BurnType& t) {
+                                    const protocol::BurnType& t) {
   std::map<std::string, std::vector<int>> by_hash;
   for (const BurnPeer& peer : peers) {
     if (!same_model(peer, peers[self])) {
       continue;
     }
-    if (const engine::BurnType* other = type_of(peer, t);
+    if (const protocol::BurnType* other = type_of(peer, t);
         other != nullptr && !other->result_hash.empty()) {
       by_hash[other->result_hash].push_back(peer.gpu_index);
     }
@@ -470,7 +470,7 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers) {
         ++siblings;
       }
     }
-    for (const engine::BurnType& t : me.types) {
+    for (const protocol::BurnType& t : me.types) {
       if (auto finding = disagreement(peers, i, t)) {
         verdict.findings.push_back(std::move(*finding));
       }
@@ -494,7 +494,7 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers) {
         if (j == i || !same_model(me, peers[j]) || peers[j].contended) {
           continue;
         }
-        if (const engine::BurnType* other = type_of(peers[j], t);
+        if (const protocol::BurnType* other = type_of(peers[j], t);
             other != nullptr && other->tflops_median > 0.0) {
           others.push_back(other->tflops_median);
         }
@@ -529,8 +529,9 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers) {
 }
 
 std::optional<BurnPeer> burn_peer(int gpu_index, const nlohmann::json& payload, bool contended) {
-  const Expected<engine::BurnReport> burn = engine::read_burn(payload);
-  const Expected<std::optional<engine::DeviceDescription>> device = engine::read_device(payload);
+  const Expected<protocol::BurnReport> burn = protocol::read_burn(payload);
+  const Expected<std::optional<protocol::DeviceDescription>> device =
+      protocol::read_device(payload);
   if (!burn || !device || !device.value()) {
     return std::nullopt;
   }

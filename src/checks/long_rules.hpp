@@ -40,7 +40,7 @@ inline constexpr uint64_t k_reason_hw_power_brake = 0x80;
 /// gpu.memtest's verdict on one GPU's report: gpu.memtest_errors for any word read back wrong,
 /// gpu.memtest_coverage_low below the floor, gpu.long_interrupted when the user stopped it; the
 /// summary says what was tested, under which patterns, how fast.
-Judgement judge_memtest(const GpuTarget& gpu, const engine::MemtestReport& report);
+Judgement judge_memtest(const GpuTarget& gpu, const protocol::MemtestReport& report);
 
 /// The burn's NVML samples judged: findings (gpu.burn_throttled_hw, gpu.burn_thermal) and the
 /// summary's words on clocks, temperature and power.
@@ -48,16 +48,16 @@ struct ClockVerdict {
   std::vector<Finding> findings;
   std::string summary;
 };
-ClockVerdict judge_burn_clocks(const GpuTarget& gpu, const engine::BurnWatch& watch);
+ClockVerdict judge_burn_clocks(const GpuTarget& gpu, const protocol::BurnWatch& watch);
 
 /// gpu.burn_xid for the Xids NVML delivered during the burn (nothing when none); an
 /// application Xid on a GPU that other processes use is only a warning (it may be theirs).
-std::vector<Finding> burn_xid_findings(const GpuTarget& gpu, const engine::BurnReport& burn);
+std::vector<Finding> burn_xid_findings(const GpuTarget& gpu, const protocol::BurnReport& burn);
 
 /// gpu.burn's verdict on one GPU alone: mismatches, clocks, Xids, interruption; the summary gives
 /// per type the median TFLOP/s and iterations, and the clocks. The comparison with the model's
 /// reference and with the other GPUs is judge_burn_peers().
-Judgement judge_burn(const GpuTarget& gpu, const engine::BurnReport& burn);
+Judgement judge_burn(const GpuTarget& gpu, const protocol::BurnReport& burn);
 
 /// What one GPU model reaches in one GEMM type and size (not its datasheet peak), with where the
 /// figure comes from.
@@ -81,7 +81,7 @@ struct BurnPeer {
   int sm_count = 0;
   std::string cublas;     ///< cuBLAS version
   bool contended = false; ///< other processes used the GPU (its figures are not judged slow)
-  std::vector<engine::BurnType> types;
+  std::vector<protocol::BurnType> types;
 };
 
 /// What the comparison found for one GPU: findings (gpu.burn_slow, gpu.burn_outlier,

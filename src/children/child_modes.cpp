@@ -157,11 +157,11 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
     }
   }
   const int64_t started = now_ns(); // its process runs ("cuInit")
-  engine::gate::await_setup();
+  protocol::gate::await_setup();
   const int64_t setup_began = now_ns();
   std::this_thread::sleep_for(ms(0));
   const int64_t context = now_ns();
-  engine::gate::context_built();
+  protocol::gate::context_built();
   nlohmann::json times;
   const size_t count = std::max<size_t>(works.size(), 1);
   for (size_t w = 0; w < count; ++w) {
@@ -174,15 +174,15 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
         w < works.size() && works[w] == "nccl" && not_run != nullptr && *not_run != '\0') {
       process::write_result_line({{"work", works[w]}, {"not_run", not_run}});
       if (w + 1 < count) {
-        engine::gate::work_done();
+        protocol::gate::work_done();
       } else {
-        engine::gate::done();
+        protocol::gate::done();
       }
       continue;
     }
     std::this_thread::sleep_for(ms(3));
     const int64_t ready = now_ns();
-    engine::gate::ready_and_wait();
+    protocol::gate::ready_and_wait();
     const int64_t began = now_ns();
     if (noisy) {
       process::control_send('c'); // a repeat after the go
@@ -191,7 +191,7 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
     if (stoppable) {
       const auto until = std::chrono::steady_clock::now() + ms(1);
       while (std::chrono::steady_clock::now() < until && !stopped) {
-        stopped = engine::gate::stop_requested();
+        stopped = protocol::gate::stop_requested();
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
     } else {
@@ -199,15 +199,15 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
     }
     int64_t resumed = -1;
     if (ms(4).count() != 0) { // pause for the quiet host, then work as long again
-      engine::gate::pause_for_quiet_host();
+      protocol::gate::pause_for_quiet_host();
       resumed = now_ns();
       std::this_thread::sleep_for(ms(1));
     }
     const int64_t done = now_ns();
     if (w + 1 < count) {
-      engine::gate::work_done();
+      protocol::gate::work_done();
     } else {
-      engine::gate::done();
+      protocol::gate::done();
       std::this_thread::sleep_for(ms(2));
     }
     times = nlohmann::json{{"started_ns", started}, {"setup_began_ns", setup_began},

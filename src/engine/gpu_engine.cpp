@@ -19,7 +19,7 @@ GpuEngine::~GpuEngine() {
   join();
 }
 
-void GpuEngine::start(std::vector<VisibleGpu> gpus) {
+void GpuEngine::start(std::vector<protocol::VisibleGpu> gpus) {
   m_options.gpus = std::move(gpus);
   // Several GPUs: gpu.bandwidth also times every GPU's host copies at once (copies_together).
   std::vector<Work>& works = m_options.works;
@@ -43,11 +43,12 @@ void GpuEngine::start(std::vector<VisibleGpu> gpus) {
 }
 
 bool GpuEngine::start_early() {
-  std::vector<VisibleGpu> gpus = visible_gpus(driver_gpus(m_sysroot), m_visible);
+  std::vector<protocol::VisibleGpu> gpus =
+      protocol::visible_gpus(protocol::driver_gpus(m_sysroot), m_visible);
   // Without a UUID a child could not be told which GPU it is, and a GPU split into MIG
   // instances shows CUDA its instances: leave those to the late start, on the CUDA devices the
   // probes find.
-  if (gpus.empty() || std::any_of(gpus.begin(), gpus.end(), [](const VisibleGpu& g) {
+  if (gpus.empty() || std::any_of(gpus.begin(), gpus.end(), [](const protocol::VisibleGpu& g) {
         return g.visible_devices.empty() || g.gpu.mig;
       })) {
     return false;
@@ -124,10 +125,10 @@ std::optional<SpanView> GpuEngine::spanning_result(Work work,
 std::optional<JobView> GpuEngine::result(Work work, const TargetKey& target,
                                          const std::vector<TargetKey>& targets) {
   if (!m_scheduler && !m_cancelled) {
-    std::vector<VisibleGpu> gpus;
+    std::vector<protocol::VisibleGpu> gpus;
     for (const TargetKey& t : targets) {
-      VisibleGpu gpu;
-      gpu.gpu.bus_id = normal_bus_id(t.bus_id);
+      protocol::VisibleGpu gpu;
+      gpu.gpu.bus_id = protocol::normal_bus_id(t.bus_id);
       gpu.ordinal = t.ordinal;
       gpus.push_back(std::move(gpu));
     }
@@ -139,7 +140,7 @@ std::optional<JobView> GpuEngine::result(Work work, const TargetKey& target,
   join();
   const std::vector<GpuReport>& gpus = m_scheduler->gpus();
   std::optional<size_t> index;
-  const std::string bus = normal_bus_id(target.bus_id);
+  const std::string bus = protocol::normal_bus_id(target.bus_id);
   for (size_t g = 0; g < gpus.size(); ++g) {
     if (!bus.empty() && gpus[g].visible.gpu.bus_id == bus) {
       index = g;

@@ -76,7 +76,7 @@ public:
   SchedulerOptions& options() { return m_options; }
 
 private:
-  void start(std::vector<VisibleGpu> gpus);
+  void start(std::vector<protocol::VisibleGpu> gpus);
   void join();
 
   SchedulerOptions m_options;

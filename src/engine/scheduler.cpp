@@ -76,25 +76,25 @@ bool may_step(const PlannedJob& job, Step step, const std::vector<JobState>& sta
   });
 }
 
-JobState after_message(JobState state, GateMessage message) {
+JobState after_message(JobState state, protocol::GateMessage message) {
   // A message counts only in the states where the protocol allows it; anything else (a repeat,
   // a message ahead of the parent's own step, garbage) leaves the state as it is.
   switch (message) {
-  case GateMessage::context_built:
+  case protocol::GateMessage::context_built:
     return state == JobState::setting_up ? JobState::preparing : state;
-  case GateMessage::ready:
+  case protocol::GateMessage::ready:
     return state == JobState::setting_up || state == JobState::preparing ? JobState::ready : state;
-  case GateMessage::paused:
+  case protocol::GateMessage::paused:
     return state == JobState::running ? JobState::paused : state;
-  case GateMessage::done:
+  case protocol::GateMessage::done:
     // Also before its go: a work that failed while preparing says it is over.
     return state == JobState::running || state == JobState::paused || state == JobState::preparing
                ? JobState::done
                : state;
-  case GateMessage::setup:
-  case GateMessage::go:
-  case GateMessage::resume:
-  case GateMessage::stop:
+  case protocol::GateMessage::setup:
+  case protocol::GateMessage::go:
+  case protocol::GateMessage::resume:
+  case protocol::GateMessage::stop:
     return state;
   }
   return state;
@@ -108,15 +108,15 @@ JobState state_after_done(const PlannedJob& job) {
   return job.followed_in_child ? JobState::ended : JobState::done;
 }
 
-std::vector<CensusProcess> GpuReport::other_processes() const {
-  std::vector<CensusProcess> all;
+std::vector<protocol::CensusProcess> GpuReport::other_processes() const {
+  std::vector<protocol::CensusProcess> all;
   for (const auto* census : {&before, &after}) {
     if (!census->has_value()) {
       continue;
     }
-    for (const CensusProcess& p : (*census)->processes) {
+    for (const protocol::CensusProcess& p : (*census)->processes) {
       if (std::none_of(all.begin(), all.end(),
-                       [&p](const CensusProcess& q) { return q.pid == p.pid; })) {
+                       [&p](const protocol::CensusProcess& q) { return q.pid == p.pid; })) {
         all.push_back(p);
       }
     }
@@ -215,7 +215,7 @@ std::vector<size_t> Scheduler::gpus_of(const Slot& slot) const {
 
 void Scheduler::spawn(Slot& slot) {
   process::ChildRequest request;
-  const VisibleGpu& gpu = m_options.gpus[slot.gpu];
+  const protocol::VisibleGpu& gpu = m_options.gpus[slot.gpu];
   const Work first = m_jobs[slot.jobs.front()].work;
   const bool shared = slot.jobs.size() > 1;
   std::string works;
@@ -238,13 +238,13 @@ void Scheduler::spawn(Slot& slot) {
     std::string ordinals;
     bool by_uuid = true;
     for (size_t i = 0; i < span.size(); ++i) {
-      const VisibleGpu& g = m_options.gpus[span[i]];
+      const protocol::VisibleGpu& g = m_options.gpus[span[i]];
       by_uuid = by_uuid && !g.visible_devices.empty();
       visible += (i == 0 ? "" : ",") + g.visible_devices;
     }
     request.env.clear();
     for (size_t i = 0; i < span.size(); ++i) {
-      const VisibleGpu& g = m_options.gpus[span[i]];
+      const protocol::VisibleGpu& g = m_options.gpus[span[i]];
       const int own = g.ordinal >= 0 ? g.ordinal : static_cast<int>(span[i]);
       ordinals += (i == 0 ? "" : ",") + std::to_string(by_uuid ? static_cast<int>(i) : own);
     }
@@ -435,12 +435,12 @@ void Scheduler::run() {
       gpu.plan = m_plan.gpus[g];
     }
     if (m_census) {
-      if (const CensusGpu* c = m_census->find(gpu.visible.gpu)) {
+      if (const protocol::CensusGpu* c = m_census->find(gpu.visible.gpu)) {
         gpu.before = *c;
       }
     }
     if (m_census_after) {
-      if (const CensusGpu* c = m_census_after->find(gpu.visible.gpu)) {
+      if (const protocol::CensusGpu* c = m_census_after->find(gpu.visible.gpu)) {
         gpu.after = *c;
       }
     }
@@ -523,15 +523,15 @@ void Scheduler::run() {
   }
 }
 
-void Scheduler::make_plan_from_census(const Census& census) {
+void Scheduler::make_plan_from_census(const protocol::Census& census) {
   m_census = census;
   std::vector<GpuFacts> facts;
-  for (const VisibleGpu& gpu : m_options.gpus) {
+  for (const protocol::VisibleGpu& gpu : m_options.gpus) {
     GpuFacts f;
-    if (const CensusGpu* c = census.find(gpu.gpu)) {
+    if (const protocol::CensusGpu* c = census.find(gpu.gpu)) {
       f.free_bytes = c->free_bytes;
       f.total_bytes = c->total_bytes;
-      for (const CensusProcess& p : c->processes) {
+      for (const protocol::CensusProcess& p : c->processes) {
         f.other_processes.push_back(p.name.empty() ? fmt::format("pid {}", p.pid)
                                                    : fmt::format("{} ({})", p.pid, p.name));
       }
@@ -586,7 +586,7 @@ void Scheduler::make_plan_from_census(const Census& census) {
       turn.decided_at = turn.asked;
       continue;
     }
-    const VisibleGpu& gpu = m_options.gpus[g];
+    const protocol::VisibleGpu& gpu = m_options.gpus[g];
     const std::string name = !gpu.gpu.uuid.empty()          ? gpu.gpu.uuid
                              : !gpu.visible_devices.empty() ? gpu.visible_devices
                                                             : gpu.gpu.bus_id;
@@ -659,8 +659,8 @@ void Scheduler::on_message(size_t child, std::string_view bytes) {
     if (job == nullptr) {
       break;
     }
-    const std::optional<GateMessage> message = parse_gate_message(byte);
-    if (!message || sent_by_parent(*message)) {
+    const std::optional<protocol::GateMessage> message = protocol::parse_gate_message(byte);
+    if (!message || protocol::sent_by_parent(*message)) {
       process::trace(fmt::format("GPU engine: {} on GPU {} sent byte {} outside the protocol",
                                  child_mode(job->work), job->gpu, static_cast<int>(byte)));
       continue;
@@ -695,9 +695,9 @@ void Scheduler::on_message(size_t child, std::string_view bytes) {
 void Scheduler::on_finished(size_t child) {
   if (m_census_child && child == *m_census_child) {
     const std::optional<process::ChildOutcome> outcome = m_group.outcome(child);
-    Census census;
+    protocol::Census census;
     if (outcome && outcome->ok()) {
-      census = census_from_json(*outcome->payload);
+      census = protocol::census_from_json(*outcome->payload);
     } else {
       census.error = outcome && outcome->failure ? outcome->failure->detail : "no census";
     }
@@ -705,7 +705,7 @@ void Scheduler::on_finished(size_t child) {
   } else if (m_census_after_child && child == *m_census_after_child) {
     const std::optional<process::ChildOutcome> outcome = m_group.outcome(child);
     if (outcome && outcome->ok()) {
-      m_census_after = census_from_json(*outcome->payload);
+      m_census_after = protocol::census_from_json(*outcome->payload);
     }
   } else if (child < m_slot_of_process.size() && m_slot_of_process[child] != k_no_job) {
     for (const size_t j : m_slots[m_slot_of_process[child]].jobs) {
@@ -732,11 +732,11 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
     const Job& job = m_jobs[j];
     JobReport& report = m_reports[j];
     const nlohmann::json* part = nullptr;
-    std::optional<WorkLine> head;
+    std::optional<protocol::WorkLine> head;
     if (lines && lines->is_array()) {
       for (const nlohmann::json& line : *lines) {
         // A line that is not a work's (the timeline), or garbage, is no job's.
-        const Expected<WorkLine> read = read_work_line(line);
+        const Expected<protocol::WorkLine> read = protocol::read_work_line(line);
         if (read && read.value().work == work_name(job.work)) {
           part = &line;
           head = read.value();
@@ -832,14 +832,15 @@ void Scheduler::advance() {
         // the memory test's done and its result line lost the result). A work still preparing
         // is waited for (its deadline runs).
         if (job->state == JobState::ready) {
-          m_group.send(*slot.process, std::string(1, static_cast<char>(GateMessage::go)));
+          m_group.send(*slot.process, std::string(1, static_cast<char>(protocol::GateMessage::go)));
           m_group.mark_start(*slot.process);
           job->went = Clock::now();
           job->state = JobState::running;
           arm_deadline(*job);
         }
         if (job->state == JobState::running && !job->stop_sent) {
-          m_group.send(*slot.process, std::string(1, static_cast<char>(GateMessage::stop)));
+          m_group.send(*slot.process,
+                       std::string(1, static_cast<char>(protocol::GateMessage::stop)));
           job->stop_sent = true;
         }
         continue;
@@ -862,19 +863,19 @@ void Scheduler::advance() {
     if (job.state == JobState::waiting_for_setup && !planned.after_in_child && turns_held &&
         may_step(planned, Step::setup, states, probes_over)) {
       const uint64_t allowance_mib = planned.allowance_bytes / k_mib;
-      m_group.send(child,
-                   fmt::format("{}{}\n", static_cast<char>(GateMessage::setup), allowance_mib));
+      m_group.send(child, fmt::format("{}{}\n", static_cast<char>(protocol::GateMessage::setup),
+                                      allowance_mib));
       job.state = state_after_setup(planned);
       job.started = true;
       arm_deadline(job);
     } else if (job.state == JobState::ready && may_step(planned, Step::go, states, probes_over)) {
-      m_group.send(child, std::string(1, static_cast<char>(GateMessage::go)));
+      m_group.send(child, std::string(1, static_cast<char>(protocol::GateMessage::go)));
       m_group.mark_start(child);
       job.went = Clock::now();
       job.state = JobState::running;
       arm_deadline(job);
     } else if (job.state == JobState::paused && probes_over) {
-      m_group.send(child, std::string(1, static_cast<char>(GateMessage::resume)));
+      m_group.send(child, std::string(1, static_cast<char>(protocol::GateMessage::resume)));
       job.state = JobState::running;
       arm_deadline(job);
     }

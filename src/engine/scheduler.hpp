@@ -48,7 +48,7 @@ bool may_step(const PlannedJob& job, Step step, const std::vector<JobState>& sta
 /// The state after a message from the child. A message counts only where the protocol allows it
 /// (context_built while setting up, ready before the gate, paused while running, done after the
 /// go); repeated, early or misplaced messages change nothing.
-JobState after_message(JobState state, GateMessage message);
+JobState after_message(JobState state, protocol::GateMessage message);
 
 /// The state a job moves to when its setup step is taken: setting_up (it builds a context), or
 /// preparing for a job that follows another in the same child (its context exists).
@@ -59,13 +59,13 @@ JobState state_after_done(const PlannedJob& job);
 
 /// One GPU of the run, as the scheduler knows it.
 struct EngineGpu {
-  VisibleGpu visible;
-  const CensusGpu* census_before = nullptr; ///< into Scheduler's census
+  protocol::VisibleGpu visible;
+  const protocol::CensusGpu* census_before = nullptr; ///< into Scheduler's census
 };
 
 struct SchedulerOptions {
   std::vector<Work> works;
-  std::vector<VisibleGpu> gpus;
+  std::vector<protocol::VisibleGpu> gpus;
   std::chrono::milliseconds timeout{60000};   ///< per job, from setup and again from go
   std::chrono::milliseconds lock_wait{10000}; ///< how long to wait for another run's turn
   std::chrono::milliseconds census_timeout{5000};
@@ -80,7 +80,7 @@ struct SchedulerOptions {
   /// unit tests); works not named run their real child mode.
   std::map<Work, std::vector<std::string>> job_override;
   /// Test seam: a census to use instead of running the census child.
-  std::optional<Census> census_override;
+  std::optional<protocol::Census> census_override;
 };
 
 /// What became of one job.
@@ -96,14 +96,14 @@ struct JobReport {
 
 /// What the run found per GPU.
 struct GpuReport {
-  VisibleGpu visible;
+  protocol::VisibleGpu visible;
   PlannedGpu plan;
-  std::optional<CensusGpu> before; ///< the census before any context
-  std::optional<CensusGpu> after;  ///< beside the last timed work, once it has all begun
+  std::optional<protocol::CensusGpu> before; ///< the census before any context
+  std::optional<protocol::CensusGpu> after;  ///< beside the last timed work, once it has all begun
   bool waited_for_another_run = false;
   std::chrono::milliseconds lock_waited{0};
   /// Processes other than gpucheck's own seen on the GPU before or after the timed work.
-  [[nodiscard]] std::vector<CensusProcess> other_processes() const;
+  [[nodiscard]] std::vector<protocol::CensusProcess> other_processes() const;
 };
 
 class Scheduler : public process::ChildListener {
@@ -183,7 +183,7 @@ private:
   Job* current_job(const Slot& slot);
   /// What became of each job of a slot, from its child's outcome.
   void report_slot(const Slot& slot, const std::vector<process::ChildOutcome>& outcomes);
-  void make_plan_from_census(const Census& census);
+  void make_plan_from_census(const protocol::Census& census);
   void spawn(Slot& slot);
   /// Whether no rule awaits the exit of the slot's last job (its result may be taken at once).
   [[nodiscard]] bool nothing_awaits_exit(const Slot& slot) const;
@@ -200,8 +200,8 @@ private:
   process::ChildGroup m_group;
   std::optional<size_t> m_census_child;
   std::optional<size_t> m_census_after_child;
-  std::optional<Census> m_census;
-  std::optional<Census> m_census_after;
+  std::optional<protocol::Census> m_census;
+  std::optional<protocol::Census> m_census_after;
   Plan m_plan;
   bool m_planned = false;
   std::vector<Job> m_jobs;

@@ -89,9 +89,9 @@ std::vector<int> parse_cpu_list(const std::string& text) {
 }
 
 /// Pin this thread to the CPUs local to the GPU, so pinned pages come from its NUMA node.
-engine::NumaPlacement pin_to_gpu_numa_node(const std::string& bus_id) {
+protocol::NumaPlacement pin_to_gpu_numa_node(const std::string& bus_id) {
   const std::string dir = "/sys/bus/pci/devices/" + sysfs_bdf(bus_id);
-  engine::NumaPlacement info;
+  protocol::NumaPlacement info;
   info.local_cpus = read_sysfs(dir + "/local_cpulist");
   info.numa_node = read_sysfs(dir + "/numa_node");
   const std::vector<int> cpus = parse_cpu_list(info.local_cpus);
@@ -106,7 +106,7 @@ engine::NumaPlacement pin_to_gpu_numa_node(const std::string& bus_id) {
   return info;
 }
 
-engine::PcieLinkReading read_link(const std::string& bus_id) {
+protocol::PcieLinkReading read_link(const std::string& bus_id) {
   const std::string dir = "/sys/bus/pci/devices/" + sysfs_bdf(bus_id);
   const auto value = [&dir](const char* name) -> std::optional<std::string> {
     std::string text = read_sysfs(dir + "/" + name);
@@ -335,10 +335,10 @@ public:
                           : "",
                       gated() ? "" : ", ungated")));
     }
-    engine::write_bandwidth(
-        {.bidirectional = engine::BidirectionalCounts{{copies.begin(), copies.end()},
-                                                      {extra.begin(), extra.end()},
-                                                      uncovered}},
+    protocol::write_bandwidth(
+        {.bidirectional = protocol::BidirectionalCounts{{copies.begin(), copies.end()},
+                                                        {extra.begin(), extra.end()},
+                                                        uncovered}},
         m_out);
   }
 
@@ -450,7 +450,7 @@ public:
                 size_t{1});
   }
 
-  void record(const Verification& v) { m_out["verify"].push_back(engine::to_json(v)); }
+  void record(const Verification& v) { m_out["verify"].push_back(protocol::to_json(v)); }
 
 private:
   const DeviceSession& m_session;
@@ -530,7 +530,7 @@ constexpr auto k_together_spacing = std::chrono::milliseconds(40); // between th
 // H200: 50.6 / 50.8 GB/s bidirectional with one queue, 50.5 / 50.8 with the default eight).
 void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
   const CudaApi& api = session.api();
-  engine::write_bandwidth({.numa = pin_to_gpu_numa_node(session.pci_bus_id())}, out);
+  protocol::write_bandwidth({.numa = pin_to_gpu_numa_node(session.pci_bus_id())}, out);
   // Courtesy: stay inside the budget (min(1 GiB, 10% free)); shrink the local copy first.
   const auto host_bytes_for = [](uint64_t budget) {
     uint64_t bytes = k_host_copy_bytes;
@@ -557,7 +557,8 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
     d2d_bytes /= 2;
   }
   const uint64_t pageable_bytes = std::min(host_bytes, k_pageable_bytes);
-  engine::write_bandwidth({.sizes = engine::CopySizes{host_bytes, d2d_bytes, pageable_bytes}}, out);
+  protocol::write_bandwidth({.sizes = protocol::CopySizes{host_bytes, d2d_bytes, pageable_bytes}},
+                            out);
 
   set_stage("allocate");
   auto dev_a_owned = std::make_unique<DeviceBuffer>(session, host_bytes);
@@ -590,7 +591,7 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
       bench.measure("h2d_gbps", "host->device, pinned, copy engine", host_bytes, s1,
                     h2d(dev_a.get(), host_a.get(), host_bytes));
   // The link read while it is busy, not idle.
-  engine::write_bandwidth({.link = read_link(session.pci_bus_id())}, out);
+  protocol::write_bandwidth({.link = read_link(session.pci_bus_id())}, out);
   bench.plant_device_fault(dev_a.get(), host_bytes);
   bench.record(bench.check_device(dev_a.get(), host_bytes, seed, "pinned host->device", s1));
 
@@ -682,7 +683,7 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   out["metrics"].push_back(metric("d2d_dram_gbps", 2.0 * d2d["median"].get<double>(), "GB/s",
                                   "device-local copy counting bytes read + written"));
   bench.record(bench.check_device(dev_dst.get(), d2d_bytes, seed, "device-local copy", s1));
-  engine::write_bandwidth({.gate_timeouts = bench.gate_timeouts(), .gated = bench.gated()}, out);
+  protocol::write_bandwidth({.gate_timeouts = bench.gate_timeouts(), .gated = bench.gated()}, out);
   kept->host = std::move(pinned_a);
   kept->device = std::move(dev_a_owned);
   kept_copies() = std::move(kept);
@@ -741,11 +742,11 @@ void copies_together_work(DeviceSession& session, const KernelModule& module, nl
   };
   const double up_gbps = rate(up, up_copies);
   const double down_gbps = rate(down, down_copies);
-  engine::write_copies_together({{up_gbps, up.opened_ns, up.over_ns, up_copies},
-                                 {down_gbps, down.opened_ns, down.over_ns, down_copies},
-                                 bytes,
-                                 bench.gate_timeouts()},
-                                out);
+  protocol::write_copies_together({{up_gbps, up.opened_ns, up.over_ns, up_copies},
+                                   {down_gbps, down.opened_ns, down.over_ns, down_copies},
+                                   bytes,
+                                   bench.gate_timeouts()},
+                                  out);
   out["metrics"].push_back(
       metric("h2d_together_gbps", up_gbps, "GB/s",
              fmt::format("host->device while every GPU copies; one sample of {} copies of {} MiB{}",

@@ -449,7 +449,7 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
   const auto share = std::chrono::duration<double>(duration) / static_cast<double>(types.size());
   bool interrupted = false;
   const std::function<bool()> stop = [&interrupted] {
-    interrupted = interrupted || engine::gate::stop_requested();
+    interrupted = interrupted || protocol::gate::stop_requested();
     return interrupted;
   };
   const auto start = Clock::now();
@@ -485,7 +485,7 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
           fmt::format("{} words differ in iteration {}", r.first_bad_words, *r.first_bad_iteration);
       v.want = "the first iteration's result";
     }
-    out["verify"].push_back(engine::to_json(v));
+    out["verify"].push_back(protocol::to_json(v));
     type_lines.push_back(std::move(r.json));
   }
   watch.stop();

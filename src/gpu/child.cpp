@@ -139,15 +139,15 @@ double resident_mib() {
 }
 
 nlohmann::json metric(std::string name, double value, std::string unit, std::string note) {
-  return engine::to_json(
-      engine::PayloadMetric{std::move(name), value, std::move(unit), std::move(note)});
+  return protocol::to_json(
+      protocol::PayloadMetric{std::move(name), value, std::move(unit), std::move(note)});
 }
 
-std::optional<engine::PayloadFailure> failure_of(const std::function<void()>& body) {
+std::optional<protocol::PayloadFailure> failure_of(const std::function<void()>& body) {
   try {
     body();
   } catch (const CudaCallError& e) {
-    engine::PayloadFailure failure;
+    protocol::PayloadFailure failure;
     failure.stage = current_stage();
     failure.call = e.call();
     failure.code = e.code();
@@ -156,7 +156,7 @@ std::optional<engine::PayloadFailure> failure_of(const std::function<void()>& bo
     failure.message = e.what();
     return failure;
   } catch (const std::exception& e) {
-    engine::PayloadFailure failure;
+    protocol::PayloadFailure failure;
     failure.stage = current_stage();
     failure.message = e.what();
     return failure;
@@ -181,14 +181,14 @@ nlohmann::json run_gpu_child(const std::vector<std::string>& args,
   try {
     ordinal = args.empty() ? 0 : std::stoi(args[0]);
   } catch (const std::exception&) {
-    engine::PayloadFailure failure;
+    protocol::PayloadFailure failure;
     failure.stage = "arguments";
     failure.message = "bad device ordinal";
-    out["failure"] = engine::to_json(failure);
+    out["failure"] = protocol::to_json(failure);
     return out;
   }
   if (const auto failure = failure_of([&] { body(ordinal, out); })) {
-    out["failure"] = engine::to_json(*failure);
+    out["failure"] = protocol::to_json(*failure);
   }
   set_stage("done");
   write_timeline(out);

@@ -43,8 +43,8 @@ double resident_mib();
 nlohmann::json metric(std::string name, double value, std::string unit, std::string note = {});
 
 /// A verification entry (protocol/payloads.hpp): `kind` ("compute", "copy", "cudnn_conv", ...),
-/// `what` it covered; written with engine::to_json().
-using Verification = engine::PayloadVerification;
+/// `what` it covered; written with protocol::to_json().
+using Verification = protocol::PayloadVerification;
 
 /// Run `body` for the device named by args[0] and return its JSON; a CudaCallError or another
 /// exception becomes {"failure": {"stage", "call", "code", "name", "text"}} next to whatever
@@ -53,7 +53,7 @@ nlohmann::json run_gpu_child(const std::vector<std::string>& args,
                              const std::function<void(int ordinal, nlohmann::json& out)>& body);
 
 /// Run `body`; what it threw, as the failure a child reports (nullopt when it returned).
-std::optional<engine::PayloadFailure> failure_of(const std::function<void()>& body);
+std::optional<protocol::PayloadFailure> failure_of(const std::function<void()>& body);
 
 /// The child's peak resident memory so far, as a metric (host_peak_rss_mib).
 nlohmann::json peak_rss_metric();

@@ -119,7 +119,7 @@ void fma_verification(const DeviceSession& session, const Kernels& k, const Stre
       }
     }
   }
-  out["verify"].push_back(engine::to_json(v));
+  out["verify"].push_back(protocol::to_json(v));
 }
 
 void fma_rate(const DeviceSession& session, const Kernels& k, const Stream& stream, SplitMix64& rng,
@@ -173,7 +173,7 @@ void fma_rate(const DeviceSession& session, const Kernels& k, const Stream& stre
     }
   }
   v.checked = n;
-  out["verify"].push_back(engine::to_json(v));
+  out["verify"].push_back(protocol::to_json(v));
 }
 
 void reduction(const DeviceSession& session, const Kernels& k, const Stream& stream,
@@ -206,7 +206,7 @@ void reduction(const DeviceSession& session, const Kernels& k, const Stream& str
     v.got = std::to_string(got);
     v.want = std::to_string(want);
   }
-  out["verify"].push_back(engine::to_json(v));
+  out["verify"].push_back(protocol::to_json(v));
 }
 } // namespace
 
@@ -214,7 +214,7 @@ void compute_work(DeviceSession& session, const KernelModule& module, nlohmann::
   session.wait_for_gate();
   out["device"] = session.describe();
   // The note names the image and how it ran ("cuda12.9 sass"): the report shows which one loaded.
-  const engine::KernelModuleReport& load = module.load_report();
+  const protocol::KernelModuleReport& load = module.load_report();
   out["metrics"].push_back(metric("kernel_load_ms", load.load_ms.value_or(0.0), "ms",
                                   fmt::format("{} {}", load.image_name, load.route)));
   SplitMix64 rng(fresh_seed());

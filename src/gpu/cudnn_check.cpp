@@ -121,7 +121,7 @@ private:
   nlohmann::json m_out = {{"metrics", nlohmann::json::array()},
                           {"verify", nlohmann::json::array()},
                           {"convolutions", nlohmann::json::array()}};
-  engine::CudnnPayload m_result;
+  protocol::CudnnPayload m_result;
   std::unique_ptr<CudnnRunner> m_runner;
   std::exception_ptr m_error;
   std::thread m_thread; // last: it starts once the members above exist
@@ -156,12 +156,12 @@ public:
     }
   }
   /// Join, move its verifications and convolutions into the child's, rethrow its failure.
-  void merge_into(nlohmann::json& out, engine::CudnnPayload& result) {
+  void merge_into(nlohmann::json& out, protocol::CudnnPayload& result) {
     join();
     for (nlohmann::json& entry : m_out["verify"]) {
       out["verify"].push_back(std::move(entry));
     }
-    for (engine::ConvRecord& record : m_result.convolutions) {
+    for (protocol::ConvRecord& record : m_result.convolutions) {
       result.convolutions.push_back(std::move(record));
     }
     if (m_error) {
@@ -172,7 +172,7 @@ public:
 private:
   nlohmann::json m_out = {{"metrics", nlohmann::json::array()},
                           {"verify", nlohmann::json::array()}};
-  engine::CudnnPayload m_result;
+  protocol::CudnnPayload m_result;
   std::unique_ptr<CudnnRunner> m_runner;
   std::exception_ptr m_error;
   std::thread m_thread; // last: it starts once the members above exist
@@ -187,7 +187,8 @@ private:
 /// docs/performance.md); the heuristic's first calls on another (HeuristicWarmup).
 void prepare(const DeviceSession& session, const KernelModule& module, const CudnnApi& dnn,
              const CudnnBackendApi& graph, bool full, CudnnRunner& runner,
-             const std::vector<ConvCase>& all, nlohmann::json& out, engine::CudnnPayload& result) {
+             const std::vector<ConvCase>& all, nlohmann::json& out,
+             protocol::CudnnPayload& result) {
   std::vector<std::unique_ptr<PreparationThread>> threads;
   for (const ConvCase& cc : all) {
     if (!cc.perf && cc.precision != Precision::fp32) {
@@ -208,7 +209,7 @@ void prepare(const DeviceSession& session, const KernelModule& module, const Cud
 
 /// The cuDNN work; its own fields go into `result`, which the caller writes (whatever it threw).
 void cudnn_work(const std::vector<std::string>& args, int ordinal, nlohmann::json& out,
-                engine::CudnnPayload& result) {
+                protocol::CudnnPayload& result) {
   const bool full = std::find(args.begin(), args.end(), "full") != args.end();
   // Two queues: with one, cuDNN's FFT_TILING convolution took 0.30 ms instead of 0.22 (H200,
   // FP32 NCHW 64x64x56x56); with two it was as fast as with the default eight (0.23 ms;
@@ -232,9 +233,9 @@ void cudnn_work(const std::vector<std::string>& args, int ordinal, nlohmann::jso
   }
   const CudnnBackendApi graph = load_cudnn_backend_api(lib);
   result.library =
-      engine::CudnnLibrary{lib.load().real_path, static_cast<int64_t>(dnn.cudnnGetVersion()),
-                           static_cast<int64_t>(dnn.cudnnGetCudartVersion()), graph.available,
-                           graph.available ? std::vector<std::string>{} : graph.missing};
+      protocol::CudnnLibrary{lib.load().real_path, static_cast<int64_t>(dnn.cudnnGetVersion()),
+                             static_cast<int64_t>(dnn.cudnnGetCudartVersion()), graph.available,
+                             graph.available ? std::vector<std::string>{} : graph.missing};
   // Resident memory before cuDNN touches the GPU: the rest of the peak is cuDNN's own.
   out["metrics"].push_back(metric("host_rss_before_cudnn_mib", resident_mib(), "MiB",
                                   "gpucheck child with the driver loaded"));
@@ -268,19 +269,19 @@ void cudnn_work(const std::vector<std::string>& args, int ordinal, nlohmann::jso
     static_cast<void>(owned_runner.release());
     static_cast<void>(owned_module.release());
   } catch (const CudnnError& e) {
-    result.failure = engine::CudnnFailure{e.call, e.status, e.name, e.detail, current_stage()};
+    result.failure = protocol::CudnnFailure{e.call, e.status, e.name, e.detail, current_stage()};
   }
 }
 
 void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
-  engine::CudnnPayload result;
+  protocol::CudnnPayload result;
   try {
     cudnn_work(args, ordinal, out, result);
   } catch (...) {
-    engine::write_cudnn(result, out); // what it did before the failure stays in the payload
+    protocol::write_cudnn(result, out); // what it did before the failure stays in the payload
     throw;
   }
-  engine::write_cudnn(result, out);
+  protocol::write_cudnn(result, out);
 }
 } // namespace
 

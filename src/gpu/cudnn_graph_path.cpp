@@ -21,7 +21,7 @@ constexpr size_t k_graph_finalists_full = 3;
 } // namespace
 
 std::string CudnnRunner::time_graph(const ConvCase& cc, const ConvDescriptors& d, ConvOperands& ops,
-                                    engine::ConvGraph& graph_record, BestConvolution& best) {
+                                    protocol::ConvGraph& graph_record, BestConvolution& best) {
   std::string graph_text = "graph API not available";
   graph_record.available = m_graph.available;
   if (m_graph.available) {
@@ -87,7 +87,7 @@ std::string CudnnRunner::time_graph(const ConvCase& cc, const ConvDescriptors& d
       }
       std::stable_sort(screened.begin(), screened.end(),
                        [](const Screened& a, const Screened& b) { return a.ms < b.ms; });
-      engine::ConvGraphScreening& screening = graph_record.screening.emplace();
+      protocol::ConvGraphScreening& screening = graph_record.screening.emplace();
       for (const Screened& sc : screened) {
         screening.screened.push_back({describe(configs[sc.config]),
                                       configs[sc.config].fallback ? "fallback" : "A",
@@ -117,13 +117,13 @@ std::string CudnnRunner::time_graph(const ConvCase& cc, const ConvDescriptors& d
         set_stage("cudnn graph verify " + cc.label);
         verify(
             cc, ops, [&] { run_plan(screened[fastest].plan); }, what, false);
-        graph_record.best = engine::ConvGraphBest{config.engine,
-                                                  describe(config),
-                                                  config.numerical_notes,
-                                                  config.fallback ? "fallback" : "A",
-                                                  config.rank,
-                                                  best_graph_ms,
-                                                  ops.flops / (best_graph_ms * 1e-3) / 1e12};
+        graph_record.best = protocol::ConvGraphBest{config.engine,
+                                                    describe(config),
+                                                    config.numerical_notes,
+                                                    config.fallback ? "fallback" : "A",
+                                                    config.rank,
+                                                    best_graph_ms,
+                                                    ops.flops / (best_graph_ms * 1e-3) / 1e12};
         graph_text = fmt::format("graph API {} {:.3f} ms ({} of {} configs screened)",
                                  describe(config), best_graph_ms, screened.size(), configs.size());
         if (best_graph_ms < best.ms) {
@@ -133,8 +133,8 @@ std::string CudnnRunner::time_graph(const ConvCase& cc, const ConvDescriptors& d
         graph_text = fmt::format("graph API: none of {} configs ran", configs.size());
       }
     } catch (const CudnnGraphError& e) {
-      graph_record.error = engine::ConvGraphError{e.call, static_cast<int>(e.status),
-                                                  m_dnn.cudnnGetErrorString(e.status)};
+      graph_record.error = protocol::ConvGraphError{e.call, static_cast<int>(e.status),
+                                                    m_dnn.cudnnGetErrorString(e.status)};
       graph_text =
           fmt::format("graph API: {} returned {}", e.call, m_dnn.cudnnGetErrorString(e.status));
     }

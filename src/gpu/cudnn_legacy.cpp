@@ -132,7 +132,7 @@ void CudnnRunner::determinism(const ConvCase& cc, const ConvDescriptors& d, Conv
     m_stream.synchronize();
     hash = hash_device(ops.y);
   }
-  m_result.determinism = engine::CudnnDeterminism{
+  m_result.determinism = protocol::CudnnDeterminism{
       cc.label,
       algo_name(algo),
       {fmt::format("{:016x}", hashes[0]), fmt::format("{:016x}", hashes[1])},

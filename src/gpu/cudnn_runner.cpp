@@ -99,7 +99,7 @@ ConvOperands::ConvOperands(const DeviceSession& session, const ConvCase& cc,
 
 CudnnRunner::CudnnRunner(const DeviceSession& session, const KernelModule& module,
                          const CudnnApi& dnn, const CudnnBackendApi& graph, bool full,
-                         nlohmann::json& out, engine::CudnnPayload& result)
+                         nlohmann::json& out, protocol::CudnnPayload& result)
     : m_session(session), m_cuda(session.api()), m_module(module), m_dnn(dnn), m_graph(graph),
       m_full(full), m_out(out), m_result(result), m_stream(session), m_start(session),
       m_end(session), m_rng(fresh_seed()) {
@@ -131,7 +131,7 @@ void CudnnRunner::convolution(const ConvCase& cc, bool warm_only) {
   set_stage("cudnn heuristic " + cc.label);
   const int heuristic = heuristic_algo(cc, d, ops);
 
-  engine::ConvRecord record;
+  protocol::ConvRecord record;
   record.label = cc.label;
   record.shape = ops.shape;
   record.gflop = ops.flops / 1e9;
@@ -150,11 +150,11 @@ void CudnnRunner::convolution(const ConvCase& cc, bool warm_only) {
   const auto tflops = [&ops](double ms) { return ops.flops / (ms * 1e-3) / 1e12; };
   record.heuristic = {algo_name(heuristic), legacy.heuristic_ms, tflops(legacy.heuristic_ms)};
   record.found =
-      engine::ConvAlgoTiming{algo_name(legacy.found), legacy.found_ms, tflops(legacy.found_ms)};
+      protocol::ConvAlgoTiming{algo_name(legacy.found), legacy.found_ms, tflops(legacy.found_ms)};
   BestConvolution best{fmt::format("legacy API {}", algo_name(legacy.found)), legacy.found_ms};
   const std::string graph_text = time_graph(cc, d, ops, record.graph.emplace(), best);
-  record.best = engine::ConvBest{best.what.starts_with("graph") ? "graph" : "legacy", best.what,
-                                 best.ms, tflops(best.ms)};
+  record.best = protocol::ConvBest{best.what.starts_with("graph") ? "graph" : "legacy", best.what,
+                                   best.ms, tflops(best.ms)};
   m_result.convolutions.push_back(record);
   m_out["metrics"].push_back(metric(
       "conv_" + cc.label + "_tflops", tflops(best.ms), "TFLOP/s",
@@ -249,7 +249,7 @@ void CudnnRunner::verify(const ConvCase& cc, ConvOperands& ops, const std::funct
       judge(sm.ni, sm.ki, sm.pi, sm.qi, load(bytes, p), sm.want, sm.sum_abs);
     }
   }
-  m_out["verify"].push_back(engine::to_json(v));
+  m_out["verify"].push_back(protocol::to_json(v));
 }
 
 double CudnnRunner::time_calls(const std::function<void()>& call, double estimate_ms) {
@@ -420,7 +420,7 @@ void CudnnRunner::activations(uint64_t elements, bool timed) {
       v.mismatches += bad.count;
       v.checked += count;
     }
-    m_out["verify"].push_back(engine::to_json(v));
+    m_out["verify"].push_back(protocol::to_json(v));
     if (timed) {
       set_stage("cudnn relu timing");
       const double ms = time_calls(call, 0.1);

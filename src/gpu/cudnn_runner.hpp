@@ -153,7 +153,7 @@ public:
   /// into `out` (the envelope), convolutions and determinism into `result`.
   CudnnRunner(const DeviceSession& session, const KernelModule& module, const CudnnApi& dnn,
               const CudnnBackendApi& graph, bool full, nlohmann::json& out,
-              engine::CudnnPayload& result);
+              protocol::CudnnPayload& result);
   CudnnRunner(const CudnnRunner&) = delete;
   CudnnRunner& operator=(const CudnnRunner&) = delete;
   ~CudnnRunner();
@@ -210,7 +210,7 @@ private:
   /// algorithms, the best verified; fills `graph`, improves `best` when faster; returns the
   /// metric's words on it.
   std::string time_graph(const ConvCase& cc, const ConvDescriptors& d, ConvOperands& ops,
-                         engine::ConvGraph& graph, BestConvolution& best);
+                         protocol::ConvGraph& graph, BestConvolution& best);
 
   const DeviceSession& m_session;
   const CudaApi& m_cuda;
@@ -219,7 +219,7 @@ private:
   const CudnnBackendApi& m_graph;
   bool m_full;
   nlohmann::json& m_out;
-  engine::CudnnPayload& m_result;
+  protocol::CudnnPayload& m_result;
   Stream m_stream;
   Event m_start;
   Event m_end;

@@ -84,7 +84,7 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
     const auto part_for = [](const GpuWorkRow& w) {
       nlohmann::json part = {{"metrics", nlohmann::json::array()},
                              {"verify", nlohmann::json::array()}};
-      engine::write_work_line({std::string(w.name), std::nullopt}, part);
+      protocol::write_work_line({std::string(w.name), std::nullopt}, part);
       return part;
     };
     std::unique_ptr<DeviceSession> session;
@@ -96,7 +96,7 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
         if (session) {
           part["device"] = session->describe();
         }
-        part["failure"] = engine::to_json(*failure);
+        part["failure"] = protocol::to_json(*failure);
         part["metrics"].push_back(peak_rss_metric());
         process::write_result_line(part);
       }
@@ -107,19 +107,19 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
     for (const GpuWorkRow* w : works) {
       if (!stopped.empty()) {
         nlohmann::json line = nlohmann::json::object();
-        engine::write_work_line({std::string(w->name), stopped}, line);
+        protocol::write_work_line({std::string(w->name), stopped}, line);
         process::write_result_line(line);
         continue;
       }
       nlohmann::json part = part_for(*w);
       part["device"] = session->describe();
       part["module"] = module->report();
-      std::optional<engine::PayloadFailure> failure;
+      std::optional<protocol::PayloadFailure> failure;
       if (module->loaded() || !w->needs_kernels) {
         failure = failure_of([&] { w->run(*session, *module, part); });
       }
       if (failure) {
-        part["failure"] = engine::to_json(*failure);
+        part["failure"] = protocol::to_json(*failure);
       }
       session->end_work();
       part["metrics"].push_back(peak_rss_metric());

@@ -1,5 +1,5 @@
 // gpu-devices: the CUDA devices a driver-API child sees, for a run whose snapshot carries no
-// driver-API facts (engine::DeviceListing).
+// driver-API facts (protocol::DeviceListing).
 #include <nlohmann/json.hpp>
 
 #include <exception>
@@ -14,13 +14,13 @@
 namespace gpucheck::platform::gpu {
 
 nlohmann::json child_gpu_devices(const std::vector<std::string>& /*args*/) {
-  engine::DeviceListing listing;
+  protocol::DeviceListing listing;
   std::optional<LoadedDriver> driver;
   try {
     driver = load_driver();
   } catch (const std::exception& e) {
     listing.error = e.what();
-    return engine::to_json(listing);
+    return protocol::to_json(listing);
   }
   const CudaApi& api = driver->api;
   const CUresult init = api.cuInit(0);
@@ -28,7 +28,7 @@ nlohmann::json child_gpu_devices(const std::vector<std::string>& /*args*/) {
   listing.init_name = cuda_error_name(static_cast<int>(init));
   int count = 0;
   if (init != CUDA_SUCCESS || api.cuDeviceGetCount(&count) != CUDA_SUCCESS) {
-    return engine::to_json(listing);
+    return protocol::to_json(listing);
   }
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     CUdevice device = 0;
@@ -39,7 +39,7 @@ nlohmann::json child_gpu_devices(const std::vector<std::string>& /*args*/) {
     }
     listing.devices.push_back({ordinal, name});
   }
-  return engine::to_json(listing);
+  return protocol::to_json(listing);
 }
 
 } // namespace gpucheck::platform::gpu

@@ -60,7 +60,7 @@ const GpuWorkRow* gpu_work_of_mode(std::string_view mode);
 /// module's failure when the work needs gpucheck's kernels and they did not load).
 nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWorkRow& work);
 
-/// gpu-devices: engine::DeviceListing ({"init", "init_name", "devices": [{"ordinal", "name"}]},
+/// gpu-devices: protocol::DeviceListing ({"init", "init_name", "devices": [{"ordinal", "name"}]},
 /// or {"error"} without a usable libcuda).
 /// Used only when the snapshot carries no driver-API facts.
 nlohmann::json child_gpu_devices(const std::vector<std::string>& args);
@@ -71,7 +71,7 @@ nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args);
 
 /// gpu-peers ORDINALS: one process on every GPU listed ("0,1"): the peer access matrix, then
 /// peer-to-peer copy bandwidth (each way, both ways at once) and latency for every pair, every
-/// destination verified (engine::PeersPayload; docs/checks.md, gpu.p2p).
+/// destination verified (protocol::PeersPayload; docs/checks.md, gpu.p2p).
 nlohmann::json child_gpu_peers(const std::vector<std::string>& args);
 
 /// gpu-device ORDINAL WORKS: the works named ("compute,streams,bandwidth", in that order) one

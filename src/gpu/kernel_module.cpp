@@ -31,7 +31,7 @@ std::string trim_log(const char* text) {
 
 KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api()) {
   load(session);
-  m_report = engine::to_json(m_load);
+  m_report = protocol::to_json(m_load);
 }
 
 namespace {

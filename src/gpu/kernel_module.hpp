@@ -45,8 +45,8 @@ public:
   [[nodiscard]] bool loaded() const { return m_loaded; }
   [[nodiscard]] const Kernels& kernels() const { return m_kernels; }
   /// What the check reports on success or failure: the payload's "module".
-  [[nodiscard]] const engine::KernelModuleReport& load_report() const { return m_load; }
-  /// load_report() as JSON (engine::to_json).
+  [[nodiscard]] const protocol::KernelModuleReport& load_report() const { return m_load; }
+  /// load_report() as JSON (protocol::to_json).
   [[nodiscard]] const nlohmann::json& report() const { return m_report; }
 
 private:
@@ -62,7 +62,7 @@ private:
   CUmodule m_module = nullptr;
   bool m_loaded = false;
   Kernels m_kernels;
-  engine::KernelModuleReport m_load;
+  protocol::KernelModuleReport m_load;
   nlohmann::json m_report;
 };
 

@@ -198,7 +198,7 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
     seen_errors = e.count;
   };
   const auto over = [&] {
-    if (engine::gate::stop_requested()) {
+    if (protocol::gate::stop_requested()) {
       interrupted = true;
     }
     return interrupted || elapsed() >= duration;
@@ -284,7 +284,7 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
     v.got = fmt::format("0x{:08x} at 0x{:x}", e.observed[0], e.address[0]);
     v.want = fmt::format("0x{:08x}", e.expected[0]);
   }
-  out["verify"].push_back(engine::to_json(v));
+  out["verify"].push_back(protocol::to_json(v));
 }
 
 } // namespace gpucheck::platform::gpu

@@ -44,7 +44,7 @@ constexpr int k_latency_copies = 64; ///< 4-byte copies queued back to back
 struct PeerGpu {
   CUdevice device = 0;
   CUcontext context = nullptr;
-  engine::PeerDevice description;
+  protocol::PeerDevice description;
   CUdeviceptr source = 0;      ///< the pattern this GPU sends
   CUdeviceptr destination = 0; ///< what it receives
   uint32_t seed = 0;
@@ -59,7 +59,7 @@ public:
     m_lib = std::move(driver.lib);
     m_api = driver.api;
     GPUCHECK_CU(m_api, cuInit, 0U);
-    m_allowance = engine::gate::await_setup();
+    m_allowance = protocol::gate::await_setup();
     set_stage("context");
     for (const int ordinal : ordinals) {
       PeerGpu gpu;
@@ -80,7 +80,7 @@ public:
       }
       own.description = {ordinal, std::string(name.data()), std::string(bus.data())};
     }
-    engine::gate::context_built();
+    protocol::gate::context_built();
   }
   PeerSession(const PeerSession&) = delete;
   PeerSession& operator=(const PeerSession&) = delete;
@@ -335,7 +335,7 @@ int copies_per_sample(PeerSession& session, HostGate& gate,
 void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
   const CudaApi& api = session.api();
   std::vector<PeerGpu>& gpus = session.gpus();
-  engine::PeersPayload payload;
+  protocol::PeersPayload payload;
   for (const PeerGpu& gpu : gpus) {
     payload.devices.push_back(gpu.description);
   }
@@ -345,7 +345,7 @@ void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
       if (a == b) {
         continue;
       }
-      engine::PeerAccess access;
+      protocol::PeerAccess access;
       access.from = static_cast<int>(a);
       access.to = static_cast<int>(b);
       int value = 0;
@@ -365,8 +365,8 @@ void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
     }
   }
   // What the access matrix says is written even if a later step fails.
-  engine::write_peers(payload, out);
-  for (const engine::PeerAccess& access : payload.access) {
+  protocol::write_peers(payload, out);
+  for (const protocol::PeerAccess& access : payload.access) {
     if (access.can_access) {
       session.make_current(gpus[static_cast<size_t>(access.from)]);
       const CUresult rc =
@@ -396,14 +396,14 @@ void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
     fill_source(session, gpu, buffer_bytes, host);
   }
   HostGate gate(api);
-  engine::gate::ready_and_wait();
+  protocol::gate::ready_and_wait();
   set_stage("peer copies");
   const auto started = Clock::now();
   std::vector<Verification> verifications;
   for (size_t a = 0; a < gpus.size(); ++a) {
     for (size_t b = a + 1; b < gpus.size(); ++b) {
       const auto access_of = [&](size_t from, size_t to) {
-        for (const engine::PeerAccess& x : payload.access) {
+        for (const protocol::PeerAccess& x : payload.access) {
           if (x.from == static_cast<int>(from) && x.to == static_cast<int>(to)) {
             return x.can_access;
           }
@@ -417,8 +417,8 @@ void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
       PeerGpu& gb = gpus[b];
       // Warm-up (two copies each way), which also sizes the samples to about k_sample_ms.
       const int copies = copies_per_sample(session, gate, {{&ga, &gb}, {&gb, &ga}}, bytes);
-      engine::PeerPair ab{static_cast<int>(a), static_cast<int>(b), bytes, copies, 0, 0, 0};
-      engine::PeerPair ba{static_cast<int>(b), static_cast<int>(a), bytes, copies, 0, 0, 0};
+      protocol::PeerPair ab{static_cast<int>(a), static_cast<int>(b), bytes, copies, 0, 0, 0};
+      protocol::PeerPair ba{static_cast<int>(b), static_cast<int>(a), bytes, copies, 0, 0, 0};
       std::vector<double> ab_ms;
       std::vector<double> ba_ms;
       std::vector<double> ab_bidir;
@@ -473,9 +473,9 @@ void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
   const double elapsed_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   payload.gated = gate.used();
-  engine::write_peers(payload, out);
+  protocol::write_peers(payload, out);
   for (const Verification& v : verifications) {
-    out["verify"].push_back(engine::to_json(v));
+    out["verify"].push_back(protocol::to_json(v));
   }
   out["metrics"].push_back(metric("peer_work_ms", elapsed_ms, "ms", "timed copies and checks"));
   // The buffers go now: a work after this one in the child (NCCL) has the allowance to itself.
@@ -619,12 +619,12 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exi
                nlohmann::json& out) {
   const CudaApi& api = session.api();
   std::vector<PeerGpu>& gpus = session.gpus();
-  engine::NcclPayload payload;
+  protocol::NcclPayload payload;
   payload.ranks = static_cast<int>(gpus.size());
   payload.library = loaded.library;
   payload.missing = loaded.missing;
   payload.version = loaded.version;
-  engine::write_nccl(payload, out);
+  protocol::write_nccl(payload, out);
   if (!loaded.missing.empty()) {
     return;
   }
@@ -734,7 +734,7 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exi
   };
   all_reduce(sizes.front()); // NCCL's first call sets up its connections: not timed
   synchronize();
-  engine::gate::ready_and_wait();
+  protocol::gate::ready_and_wait();
   set_stage("nccl all-reduce");
   std::vector<Verification> verifications;
   for (const uint64_t bytes : sizes) {
@@ -752,7 +752,7 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exi
       per_op_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - began).count() /
                           k_nccl_iterations);
     }
-    engine::NcclSize size;
+    protocol::NcclSize size;
     size.bytes = bytes;
     size.iterations = k_nccl_iterations;
     size.ms = median(per_op_ms);
@@ -821,9 +821,9 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exi
     }
     verifications.insert(verifications.end(), checks.begin(), checks.end());
   }
-  engine::write_nccl(payload, out);
+  protocol::write_nccl(payload, out);
   for (const Verification& v : verifications) {
-    out["verify"].push_back(engine::to_json(v));
+    out["verify"].push_back(protocol::to_json(v));
   }
   if (leave_to_exit) {
     // The child's last work: its result goes out now and the process ends with _exit
@@ -875,14 +875,14 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
     nccl = load_nccl();
   }
   std::unique_ptr<PeerSession> session;
-  const std::optional<engine::PayloadFailure> opened = failure_of([&] {
+  const std::optional<protocol::PayloadFailure> opened = failure_of([&] {
     session = std::make_unique<PeerSession>(parse_ordinals(args.empty() ? "" : args[0]));
   });
   std::vector<nlohmann::json> parts;
   std::string stopped; // why the works left are not run
   for (size_t w = 0; w < works.size(); ++w) {
     nlohmann::json part = part_for(works[w]);
-    std::optional<engine::PayloadFailure> failure = opened;
+    std::optional<protocol::PayloadFailure> failure = opened;
     if (works[w] == "nccl" && !run_nccl) {
       parts.push_back({{"work", works[w]}, {"not_run", std::string(nccl_not_run)}});
     } else if (!stopped.empty()) {
@@ -900,7 +900,7 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
         });
       }
       if (failure) {
-        part["failure"] = engine::to_json(*failure);
+        part["failure"] = protocol::to_json(*failure);
         if (session) {
           // A sticky error leaves the contexts unusable: the works after it would only repeat it.
           const CudaApi& api = session->api();
@@ -922,9 +922,9 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
       parts.push_back(std::move(part));
     }
     if (w + 1 < works.size()) {
-      engine::gate::work_done();
+      protocol::gate::work_done();
     } else {
-      engine::gate::done();
+      protocol::gate::done();
     }
     if (works.size() > 1) {
       process::write_result_line(parts.back());

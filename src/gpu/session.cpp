@@ -46,14 +46,14 @@ DeviceSession::DeviceSession(int ordinal, int connections)
   // The engine's plan says when this child may build its context and how much device memory
   // its buffers may take (docs/architecture.md, "The GPU engine").
   set_stage("waiting to create the context");
-  m_allowance_bytes = engine::gate::await_setup();
+  m_allowance_bytes = protocol::gate::await_setup();
   set_stage("context");
   GPUCHECK_CU(m_api, cuDevicePrimaryCtxRetain, &m_context, m_device);
   GPUCHECK_CU(m_api, cuCtxSetCurrent, m_context);
   shrink_reservations();
   read_free_memory();
   m_free_after_context = m_free_bytes;
-  engine::gate::context_built();
+  protocol::gate::context_built();
 }
 
 void DeviceSession::read_free_memory() {
@@ -96,14 +96,14 @@ void DeviceSession::wait_for_gate() {
     // What its preparation took on the device (on an idle GPU): the plan's memory model.
     m_prepare_used_bytes = m_free_after_context - free_bytes;
   }
-  engine::gate::ready_and_wait();
+  protocol::gate::ready_and_wait();
   set_stage("released");
   read_free_memory();
 }
 
 void DeviceSession::wait_for_quiet_host() const {
   set_stage("waiting for gpucheck's probes");
-  engine::gate::pause_for_quiet_host();
+  protocol::gate::pause_for_quiet_host();
 }
 
 void DeviceSession::done_with_gpu() {
@@ -113,9 +113,9 @@ void DeviceSession::done_with_gpu() {
   m_work_said_done = true;
   set_stage("done with the GPU");
   if (m_works_left > 1) {
-    engine::gate::work_done();
+    protocol::gate::work_done();
   } else {
-    engine::gate::done();
+    protocol::gate::done();
   }
 }
 
@@ -124,9 +124,9 @@ void DeviceSession::end_work() {
     // It failed before saying so: the parent moves on to the next work (or the teardown).
     m_work_said_done = true;
     if (m_works_left > 1) {
-      engine::gate::work_done();
+      protocol::gate::work_done();
     } else {
-      engine::gate::done();
+      protocol::gate::done();
     }
   }
   m_works_left = std::max(1, m_works_left - 1);
@@ -148,7 +148,7 @@ DeviceSession::~DeviceSession() {
   if (std::uncaught_exceptions() == 0) { // else keep the stage a failure is reported with
     set_stage("context teardown");
   }
-  engine::gate::done(); // a child that failed before its own call: the next may go now
+  protocol::gate::done(); // a child that failed before its own call: the next may go now
   if (m_context != nullptr && m_api.cuDevicePrimaryCtxRelease != nullptr) {
     m_api.cuDevicePrimaryCtxRelease(m_device);
   }
@@ -162,8 +162,8 @@ int DeviceSession::attribute(CUdevice_attribute attribute, int fallback) const {
   return value;
 }
 
-engine::DeviceDescription DeviceSession::description() const {
-  engine::DeviceDescription d;
+protocol::DeviceDescription DeviceSession::description() const {
+  protocol::DeviceDescription d;
   d.ordinal = m_ordinal;
   d.name = m_name;
   d.cc_major = m_cc_major;
@@ -179,7 +179,7 @@ engine::DeviceDescription DeviceSession::description() const {
 }
 
 nlohmann::json DeviceSession::describe() const {
-  return engine::to_json(description());
+  return protocol::to_json(description());
 }
 
 } // namespace gpucheck::platform::gpu

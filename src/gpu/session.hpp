@@ -46,7 +46,7 @@ public:
   [[nodiscard]] uint64_t budget_bytes() const { return m_budget_bytes; }
   /// Make the context current on the calling thread (a helper thread of the child).
   void make_current() const;
-  /// Setup is done: say `ready` and wait for the engine's `go` (engine::gate::ready_and_wait(),
+  /// Setup is done: say `ready` and wait for the engine's `go` (protocol::gate::ready_and_wait(),
   /// docs/architecture.md "The GPU engine"), then read free memory and the budget again, since
   /// checks that ran meanwhile have freed theirs.
   void wait_for_gate();
@@ -56,7 +56,7 @@ public:
   void wait_for_quiet_host() const;
   /// The gated work is over (the last timed or GPU-heavy step): the parent may release the next
   /// check on this GPU while this one checks results on the host and tears down
-  /// (engine::gate::done(); engine::gate::work_done() while more works follow in this child).
+  /// (protocol::gate::done(); protocol::gate::work_done() while more works follow in this child).
   /// Once per work; the destructor implies it.
   void done_with_gpu();
   /// A child that does `count` works on this session, one after another (the shared child).
@@ -69,8 +69,8 @@ public:
   /// Attribute value, or `fallback` when the driver does not know it.
   [[nodiscard]] int attribute(CUdevice_attribute attribute, int fallback = 0) const;
   /// The device as the payload's "device" carries it (protocol/payloads.hpp).
-  [[nodiscard]] engine::DeviceDescription description() const;
-  /// description() as JSON: engine::to_json(description()).
+  [[nodiscard]] protocol::DeviceDescription description() const;
+  /// description() as JSON: protocol::to_json(description()).
   [[nodiscard]] nlohmann::json describe() const;
 
 private:

@@ -55,8 +55,8 @@ void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::
   const Kernels& k = module.kernels();
 
   set_stage("stream priorities");
-  engine::StreamsPayload own; // this child's own fields
-  engine::StreamPriorities& priorities = own.priorities;
+  protocol::StreamsPayload own; // this child's own fields
+  protocol::StreamPriorities& priorities = own.priorities;
   GPUCHECK_CU(api, cuCtxGetStreamPriorityRange, &priorities.least, &priorities.greatest);
   Stream high(session, priorities.greatest);
   Stream low(session, priorities.least);
@@ -84,7 +84,7 @@ void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::
   const double kernel_ms = elapsed_ms(api, start, end);
   own.event_ms = kernel_ms;
   // Written once both are known; a failure after this point keeps them in the payload.
-  engine::write_streams(own, out);
+  protocol::write_streams(own, out);
   out["metrics"].push_back(metric("event_timed_kernel_us", kernel_ms * 1e3, "us",
                                   fmt::format("one affine step over {} words", k_words)));
   int applied = 1;
@@ -133,7 +133,7 @@ void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::
       v.want = fmt::format("0x{:08X}", want);
     }
   }
-  out["verify"].push_back(engine::to_json(v));
+  out["verify"].push_back(protocol::to_json(v));
 }
 
 } // namespace gpucheck::platform::gpu

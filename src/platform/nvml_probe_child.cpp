@@ -559,17 +559,17 @@ nlohmann::json child_gpu_census(const std::vector<std::string>& args) {
   if (!args.empty()) {
     own.insert(static_cast<uint32_t>(std::strtoul(args[0].c_str(), nullptr, 10)));
   }
-  engine::Census census;
+  protocol::Census census;
   DynamicLibrary lib = DynamicLibrary::open("libnvidia-ml.so.1");
   const NvmlApi api = lib.loaded() ? load_nvml_api(lib) : NvmlApi{};
   if (!api.usable) {
     census.error = lib.loaded() ? "NVML lacks required symbols" : lib.load().error;
-    return engine::census_to_json(census);
+    return protocol::census_to_json(census);
   }
   const nvmlReturn_t rc = api.nvmlInit();
   if (rc != k_nvml_success) {
     census.error = fmt::format("nvmlInit: {}", nvml_error_name(rc));
-    return engine::census_to_json(census);
+    return protocol::census_to_json(census);
   }
   const auto count = read_value<unsigned>(api.nvmlDeviceGetCount);
   for (unsigned i = 0; count && i < *count; ++i) {
@@ -581,7 +581,7 @@ nlohmann::json child_gpu_census(const std::vector<std::string>& args) {
     read_memory(api, device, info);
     std::set<uint32_t> seen;
     read_compute_processes(api, device, info.processes, seen);
-    engine::CensusGpu gpu;
+    protocol::CensusGpu gpu;
     char uuid[96] = {};
     if (api.nvmlDeviceGetUUID != nullptr &&
         api.nvmlDeviceGetUUID(device, uuid, sizeof uuid) == k_nvml_success) {
@@ -606,7 +606,7 @@ nlohmann::json child_gpu_census(const std::vector<std::string>& args) {
   if (api.nvmlShutdown != nullptr) {
     api.nvmlShutdown();
   }
-  return engine::census_to_json(census);
+  return protocol::census_to_json(census);
 }
 
 } // namespace gpucheck::platform

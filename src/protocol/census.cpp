@@ -11,7 +11,7 @@
 #include <system_error>
 #include <utility>
 
-namespace gpucheck::engine {
+namespace gpucheck::protocol {
 
 namespace {
 
@@ -213,4 +213,4 @@ std::string describe_processes(const std::vector<CensusProcess>& processes) {
   return out;
 }
 
-} // namespace gpucheck::engine
+} // namespace gpucheck::protocol

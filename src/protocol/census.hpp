@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace gpucheck::engine {
+namespace gpucheck::protocol {
 
 /// A GPU as the driver lists it.
 struct HostGpu {
@@ -72,4 +72,4 @@ Census census_from_json(const nlohmann::json& json);
 /// "1234 (python3), 5678": the processes for a message.
 std::string describe_processes(const std::vector<CensusProcess>& processes);
 
-} // namespace gpucheck::engine
+} // namespace gpucheck::protocol

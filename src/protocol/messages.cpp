@@ -5,7 +5,7 @@
 
 #include "process/child_process.hpp"
 
-namespace gpucheck::engine {
+namespace gpucheck::protocol {
 
 namespace {
 struct Spelling {
@@ -98,4 +98,4 @@ bool scheduled() {
 }
 } // namespace gate
 
-} // namespace gpucheck::engine
+} // namespace gpucheck::protocol

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string_view>
 
-namespace gpucheck::engine {
+namespace gpucheck::protocol {
 
 enum class GateMessage : char {
   // parent -> child
@@ -59,4 +59,4 @@ bool stop_requested();
 bool scheduled();
 } // namespace gate
 
-} // namespace gpucheck::engine
+} // namespace gpucheck::protocol

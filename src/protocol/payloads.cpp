@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-namespace gpucheck::engine {
+namespace gpucheck::protocol {
 
 namespace {
 using Json = nlohmann::json;
@@ -1183,4 +1183,4 @@ Expected<BurnReport> read_burn(const nlohmann::json& payload) {
   return burn;
 }
 
-} // namespace gpucheck::engine
+} // namespace gpucheck::protocol

@@ -19,7 +19,7 @@
 
 #include "gpucheck/expected.hpp"
 
-namespace gpucheck::engine {
+namespace gpucheck::protocol {
 
 struct PayloadMetric {
   std::string name;
@@ -575,4 +575,4 @@ void write_burn(const BurnReport& burn, nlohmann::json& out);
 Expected<MemtestReport> read_memtest(const nlohmann::json& payload);
 Expected<BurnReport> read_burn(const nlohmann::json& payload);
 
-} // namespace gpucheck::engine
+} // namespace gpucheck::protocol

@@ -58,9 +58,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   (void)checks::judge_burn_peers(peers);
-  (void)engine::read_device_listing(payload);
-  (void)engine::read_work_line(payload);
-  (void)engine::read_copies_together(payload);
+  (void)protocol::read_device_listing(payload);
+  (void)protocol::read_work_line(payload);
+  (void)protocol::read_copies_together(payload);
 
   decode<NvmlInfo>(payload, "nvml");
   decode<std::vector<GpuInfo>>(payload, "gpus");

@@ -85,14 +85,14 @@ Trace simulate(const Plan& plan, std::mt19937& rng, int probes_end_ms, double cr
       }
       switch (s.state) {
       case JobState::setting_up:
-        s.state = after_message(s.state, GateMessage::context_built);
+        s.state = after_message(s.state, protocol::GateMessage::context_built);
         s.next_event_at = now + s.prepare_ms;
         break;
       case JobState::preparing:
-        s.state = after_message(s.state, GateMessage::ready);
+        s.state = after_message(s.state, protocol::GateMessage::ready);
         break;
       case JobState::running:
-        s.state = after_message(s.state, GateMessage::done);
+        s.state = after_message(s.state, protocol::GateMessage::done);
         if (s.state == JobState::done) {
           s.state = state_after_done(plan.jobs[j]);
         }

@@ -27,14 +27,14 @@ std::string unique_uuid(const std::string& tag) {
 SchedulerOptions options_for(int gpus, uint64_t free_bytes, const std::string& tag) {
   SchedulerOptions options;
   options.works = all_works();
-  Census census;
+  protocol::Census census;
   for (int g = 0; g < gpus; ++g) {
-    VisibleGpu gpu;
+    protocol::VisibleGpu gpu;
     gpu.gpu.uuid = unique_uuid(tag + std::to_string(g));
     gpu.gpu.bus_id = "0000:1" + std::to_string(g) + ":00.0";
     gpu.visible_devices = gpu.gpu.uuid;
     options.gpus.push_back(gpu);
-    CensusGpu c;
+    protocol::CensusGpu c;
     c.uuid = gpu.gpu.uuid;
     c.bus_id = gpu.gpu.bus_id;
     c.free_bytes = free_bytes;
@@ -410,17 +410,19 @@ TEST(EngineScheduler, ContextsAreReportedToAnotherThread) {
 }
 
 TEST(EngineScheduler, MessagesCountOnlyWhereTheProtocolAllowsThem) {
-  EXPECT_EQ(after_message(JobState::waiting_for_setup, GateMessage::done),
+  EXPECT_EQ(after_message(JobState::waiting_for_setup, protocol::GateMessage::done),
             JobState::waiting_for_setup);
-  EXPECT_EQ(after_message(JobState::waiting_for_setup, GateMessage::ready),
+  EXPECT_EQ(after_message(JobState::waiting_for_setup, protocol::GateMessage::ready),
             JobState::waiting_for_setup);
-  EXPECT_EQ(after_message(JobState::setting_up, GateMessage::context_built), JobState::preparing);
-  EXPECT_EQ(after_message(JobState::setting_up, GateMessage::ready), JobState::ready);
-  EXPECT_EQ(after_message(JobState::running, GateMessage::context_built), JobState::running);
-  EXPECT_EQ(after_message(JobState::running, GateMessage::paused), JobState::paused);
-  EXPECT_EQ(after_message(JobState::paused, GateMessage::done), JobState::done);
-  EXPECT_EQ(after_message(JobState::ready, GateMessage::paused), JobState::ready);
-  EXPECT_EQ(after_message(JobState::done, GateMessage::go), JobState::done);
+  EXPECT_EQ(after_message(JobState::setting_up, protocol::GateMessage::context_built),
+            JobState::preparing);
+  EXPECT_EQ(after_message(JobState::setting_up, protocol::GateMessage::ready), JobState::ready);
+  EXPECT_EQ(after_message(JobState::running, protocol::GateMessage::context_built),
+            JobState::running);
+  EXPECT_EQ(after_message(JobState::running, protocol::GateMessage::paused), JobState::paused);
+  EXPECT_EQ(after_message(JobState::paused, protocol::GateMessage::done), JobState::done);
+  EXPECT_EQ(after_message(JobState::ready, protocol::GateMessage::paused), JobState::ready);
+  EXPECT_EQ(after_message(JobState::done, protocol::GateMessage::go), JobState::done);
 }
 
 TEST(GpuLock, TwoProcessesTakeTurns) {

@@ -127,8 +127,8 @@ std::unique_ptr<engine::GpuEngine> test_engine(std::vector<std::string> mode_and
                                                std::chrono::milliseconds timeout = 5000ms) {
   auto gpu_engine = std::make_unique<engine::GpuEngine>(
       std::vector<engine::Work>{engine::Work::compute}, "/", std::nullopt, timeout);
-  engine::Census census;
-  engine::CensusGpu idle;
+  protocol::Census census;
+  protocol::CensusGpu idle;
   idle.free_bytes = 80ULL << 30;
   census.gpus.push_back(idle);
   gpu_engine->options().census_override = census;
@@ -183,8 +183,8 @@ TEST(GpuChecks, NoRoomOnTheGpuIsAWarningNamingTheHoldersNeverAFail) {
   SystemSnapshot snapshot = one_device_snapshot();
   snapshot.cuda.devices[0].pci_bus_id = "0000:3B:00.0";
   const auto gpu_engine = test_engine({"test-ok"});
-  engine::Census census;
-  engine::CensusGpu full;
+  protocol::Census census;
+  protocol::CensusGpu full;
   full.bus_id = "0000:3b:00.0";
   full.free_bytes = 600ULL << 20;
   full.total_bytes = 80ULL << 30;
@@ -219,8 +219,8 @@ TEST(GpuChecks, ALongWorkLeftOutOfABusyGpuIsASkipNamingTheProcessesNeverAWarning
     SCOPED_TRACE(force);
     auto gpu_engine = std::make_unique<engine::GpuEngine>(
         std::vector<engine::Work>{engine::Work::memtest}, "/", std::nullopt, 5000ms);
-    engine::Census census;
-    engine::CensusGpu shared;
+    protocol::Census census;
+    protocol::CensusGpu shared;
     shared.bus_id = "0000:3b:00.0";
     shared.free_bytes = 70ULL << 30;
     shared.total_bytes = 80ULL << 30;
@@ -287,14 +287,14 @@ GpuTarget test_target() {
 }
 
 /// A child's JSON as the child writes it: through the typed envelope (protocol/payloads.hpp).
-nlohmann::json written(const engine::ChildEnvelope& envelope) {
+nlohmann::json written(const protocol::ChildEnvelope& envelope) {
   nlohmann::json out = nlohmann::json::object();
-  engine::write_envelope(envelope, out);
+  protocol::write_envelope(envelope, out);
   return out;
 }
 
 TEST(GpuChecks, VerificationMismatchesBecomeTheirFindings) {
-  engine::ChildEnvelope envelope;
+  protocol::ChildEnvelope envelope;
   envelope.verify = {{"copy", "pinned host->device", 16, 1, 7, "0x1", "0x2"},
                      {"compute", "ok one", 5, 0, 0, "", ""},
                      {"cudnn_conv", "conv", 9, 3, 0, "", ""},
@@ -312,14 +312,14 @@ TEST(GpuChecks, VerificationMismatchesBecomeTheirFindings) {
   EXPECT_EQ(findings[2].code, "gpu.graph_mismatch");
   EXPECT_EQ(findings[3].code, "cudnn.activation_mismatch");
   EXPECT_FALSE(all_verified(payload));
-  engine::ChildEnvelope clean;
+  protocol::ChildEnvelope clean;
   clean.verify = {{"compute", "ok", 5, 0, 0, "", ""}};
   EXPECT_TRUE(all_verified(written(clean)));
-  EXPECT_FALSE(all_verified(written(engine::ChildEnvelope{})));
+  EXPECT_FALSE(all_verified(written(protocol::ChildEnvelope{})));
 }
 
 TEST(GpuChecks, AResultWithARenamedKeyIsAFailureNamingIt) {
-  engine::ChildEnvelope envelope;
+  protocol::ChildEnvelope envelope;
   envelope.verify = {{"copy", "pinned host->device", 16, 0, 0, "", ""}};
   nlohmann::json payload = written(envelope);
   payload["verify"][0].erase("mismatches");
@@ -333,25 +333,26 @@ TEST(GpuChecks, AResultWithARenamedKeyIsAFailureNamingIt) {
 }
 
 TEST(GpuChecks, FailedCallsNameTheCallAndStage) {
-  engine::ChildEnvelope envelope;
-  envelope.failure = engine::PayloadFailure{"device-local copies",
-                                            "cuMemcpyDtoDAsync",
-                                            700,
-                                            "CUDA_ERROR_ILLEGAL_ADDRESS",
-                                            "an illegal memory access was encountered",
-                                            "m"};
+  protocol::ChildEnvelope envelope;
+  envelope.failure = protocol::PayloadFailure{"device-local copies",
+                                              "cuMemcpyDtoDAsync",
+                                              700,
+                                              "CUDA_ERROR_ILLEGAL_ADDRESS",
+                                              "an illegal memory access was encountered",
+                                              "m"};
   const auto findings = common_findings("t", test_target(), written(envelope));
   ASSERT_EQ(findings.size(), 1U);
   EXPECT_EQ(findings[0].code, "gpu.cuda_call_failed");
   EXPECT_EQ(findings[0].message,
             "GPU 2: cuMemcpyDtoDAsync failed during device-local copies: "
             "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)");
-  envelope.failure = engine::PayloadFailure{"context", "cuDevicePrimaryCtxRetain", 2, "", "", "m"};
+  envelope.failure =
+      protocol::PayloadFailure{"context", "cuDevicePrimaryCtxRetain", 2, "", "", "m"};
   EXPECT_EQ(common_findings("t", test_target(), written(envelope))[0].code, "gpu.context_failed");
 }
 
-engine::KernelModuleReport module_failure(int code, std::string name) {
-  engine::KernelModuleReport module;
+protocol::KernelModuleReport module_failure(int code, std::string name) {
+  protocol::KernelModuleReport module;
   module.code = code;
   module.name = std::move(name);
   module.text = "t";
@@ -363,8 +364,8 @@ engine::KernelModuleReport module_failure(int code, std::string name) {
   return module;
 }
 
-const std::optional<engine::DeviceDescription> k_sm90 =
-    engine::DeviceDescription{0, "Test GPU", 9, 0, 132, "", 0, 0, 13000, 1, 0};
+const std::optional<protocol::DeviceDescription> k_sm90 =
+    protocol::DeviceDescription{0, "Test GPU", 9, 0, 132, "", 0, 0, 13000, 1, 0};
 
 TEST(GpuChecks, KernelLoadFailuresCarryTheLogAndTheExactRemedy) {
   auto ptx = kernel_load_finding(test_target(),
@@ -390,7 +391,7 @@ TEST(GpuChecks, KernelLoadFailuresCarryTheLogAndTheExactRemedy) {
   auto not_built =
       kernel_load_finding(test_target(), module_failure(-2, "no kernels built"), k_sm90);
   EXPECT_EQ(not_built->code, "gpu.kernels_not_built");
-  engine::KernelModuleReport loaded = module_failure(0, "CUDA_SUCCESS");
+  protocol::KernelModuleReport loaded = module_failure(0, "CUDA_SUCCESS");
   loaded.loaded = true;
   EXPECT_FALSE(kernel_load_finding(test_target(), loaded, k_sm90));
   // Without a device (the child had none), the capability is unknown: sm_00.
@@ -399,7 +400,7 @@ TEST(GpuChecks, KernelLoadFailuresCarryTheLogAndTheExactRemedy) {
 }
 
 TEST(GpuChecks, MetricsAreLabelledUnderContention) {
-  engine::ChildEnvelope envelope;
+  protocol::ChildEnvelope envelope;
   envelope.metrics = {{"h2d_gbps", 50.5, "GB/s", "pinned"}};
   const nlohmann::json payload = written(envelope);
   const auto quiet = payload_metrics(payload, false);

@@ -20,8 +20,8 @@ GpuTarget target() {
   return gpu;
 }
 
-engine::DeviceDescription device() {
-  engine::DeviceDescription d;
+protocol::DeviceDescription device() {
+  protocol::DeviceDescription d;
   d.name = "NVIDIA H200";
   d.cc_major = 9;
   d.cc_minor = 0;
@@ -29,8 +29,8 @@ engine::DeviceDescription device() {
   return d;
 }
 
-engine::KernelModuleReport module(std::string route) {
-  engine::KernelModuleReport m;
+protocol::KernelModuleReport module(std::string route) {
+  protocol::KernelModuleReport m;
   m.loaded = true;
   m.toolkit = "13.0";
   m.image = {"compute_75"};
@@ -42,13 +42,13 @@ engine::KernelModuleReport module(std::string route) {
 }
 
 /// A child's payload as the child writes it: envelope, device and module through the structs.
-nlohmann::json payload(const engine::ChildEnvelope& envelope,
-                       const std::optional<engine::KernelModuleReport>& kernels) {
+nlohmann::json payload(const protocol::ChildEnvelope& envelope,
+                       const std::optional<protocol::KernelModuleReport>& kernels) {
   nlohmann::json out = nlohmann::json::object();
-  engine::write_envelope(envelope, out);
-  out["device"] = engine::to_json(device());
+  protocol::write_envelope(envelope, out);
+  out["device"] = protocol::to_json(device());
   if (kernels) {
-    out["module"] = engine::to_json(*kernels);
+    out["module"] = protocol::to_json(*kernels);
   }
   return out;
 }
@@ -77,8 +77,8 @@ void expect_renamed_key_named(
   EXPECT_EQ(judgement.summary, "GPU 1: its result cannot be read");
 }
 
-engine::ChildEnvelope compute_envelope() {
-  engine::ChildEnvelope envelope;
+protocol::ChildEnvelope compute_envelope() {
+  protocol::ChildEnvelope envelope;
   envelope.metrics = {{"kernel_load_ms", 4.0, "ms", "sass"},
                       {"fp32_fma_gflops", 51234.4, "GFLOP/s", "median of 5"}};
   envelope.verify = {{"compute", "fma", 1000, 0, 0, "", ""}, {"compute", "sum", 1, 0, 0, "", ""}};
@@ -102,7 +102,7 @@ TEST(GpuComputeJudge, PtxJitIsANoteNamingTheImage) {
 }
 
 TEST(GpuComputeJudge, AnOlderImageIsANoteNamingItAndWhy) {
-  engine::KernelModuleReport older = module("sass");
+  protocol::KernelModuleReport older = module("sass");
   older.image_name = "cuda12.9";
   older.toolkit = "12.9";
   older.fallback = true;
@@ -119,14 +119,14 @@ TEST(GpuComputeJudge, AnOlderImageIsANoteNamingItAndWhy) {
 }
 
 TEST(GpuComputeJudge, ForcedPtxJitIsNoSignOfAnOldBuild) {
-  engine::KernelModuleReport forced = module("ptx-jit");
+  protocol::KernelModuleReport forced = module("ptx-jit");
   forced.reason = "cuda13.0 has PTX compute_75 (ISA 9.0) that driver 13000 (CUDA 13.0) can JIT for "
                   "this sm_90 GPU (CUDA_FORCE_PTX_JIT=1: the driver ignores SASS)";
   EXPECT_TRUE(judge_gpu_compute(target(), payload(compute_envelope(), forced)).findings.empty());
 }
 
 TEST(GpuKernelJudges, NoImageThatFitsSkipsWithTheReason) {
-  engine::KernelModuleReport none = module("none");
+  protocol::KernelModuleReport none = module("none");
   none.loaded = false;
   none.call = "choose";
   none.code = -3;
@@ -144,7 +144,7 @@ TEST(GpuKernelJudges, NoImageThatFitsSkipsWithTheReason) {
 }
 
 TEST(GpuComputeJudge, AModuleThatDidNotLoadIsTheLoadFinding) {
-  engine::KernelModuleReport failed = module("ptx-jit");
+  protocol::KernelModuleReport failed = module("ptx-jit");
   failed.loaded = false;
   failed.code = 222;
   failed.name = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
@@ -154,8 +154,9 @@ TEST(GpuComputeJudge, AModuleThatDidNotLoadIsTheLoadFinding) {
 }
 
 TEST(GpuComputeJudge, AFailedStageIsSummarised) {
-  engine::ChildEnvelope envelope;
-  envelope.failure = engine::PayloadFailure{"fma throughput", "cuLaunchKernel", 700, "X", "x", "m"};
+  protocol::ChildEnvelope envelope;
+  envelope.failure =
+      protocol::PayloadFailure{"fma throughput", "cuLaunchKernel", 700, "X", "x", "m"};
   const Judgement judgement = judge_gpu_compute(target(), payload(envelope, module("sass")));
   EXPECT_TRUE(judgement.findings.empty());
   EXPECT_EQ(judgement.summary, "GPU 1: failed during fma throughput");
@@ -169,11 +170,11 @@ TEST(GpuComputeJudge, ARenamedKeyIsAChildFailureNamingIt) {
   }
 }
 
-nlohmann::json streams_payload(const engine::StreamsPayload& streams) {
-  engine::ChildEnvelope envelope;
+nlohmann::json streams_payload(const protocol::StreamsPayload& streams) {
+  protocol::ChildEnvelope envelope;
   envelope.verify = {{"graph", "graph replays", 1024, 0, 0, "", ""}};
   nlohmann::json out = payload(envelope, module("sass"));
-  engine::write_streams(streams, out);
+  protocol::write_streams(streams, out);
   return out;
 }
 
@@ -200,23 +201,23 @@ TEST(GpuStreamsJudge, ARenamedKeyIsAChildFailureNamingIt) {
   }
 }
 
-nlohmann::json bandwidth_payload(double h2d, double d2h, const engine::BandwidthPayload& own) {
-  engine::ChildEnvelope envelope;
+nlohmann::json bandwidth_payload(double h2d, double d2h, const protocol::BandwidthPayload& own) {
+  protocol::ChildEnvelope envelope;
   envelope.metrics = {{"h2d_gbps", h2d, "GB/s", "pinned"},
                       {"d2h_gbps", d2h, "GB/s", "pinned"},
                       {"d2d_gbps", 1460.0, "GB/s", "device-local"}};
   envelope.verify = {{"copy", "pinned host->device", 16777216, 0, 0, "", ""}};
   nlohmann::json out = payload(envelope, std::nullopt);
-  engine::write_bandwidth(own, out);
+  protocol::write_bandwidth(own, out);
   return out;
 }
 
-engine::BandwidthPayload gen5_x16() {
-  engine::BandwidthPayload b;
-  b.numa = engine::NumaPlacement{"0", "0-15", true};
-  b.sizes = engine::CopySizes{64ULL << 20, 256ULL << 20, 32ULL << 20};
-  b.link = engine::PcieLinkReading{"32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16"};
-  b.bidirectional = engine::BidirectionalCounts{{9, 9}, {6, 7}, 0};
+protocol::BandwidthPayload gen5_x16() {
+  protocol::BandwidthPayload b;
+  b.numa = protocol::NumaPlacement{"0", "0-15", true};
+  b.sizes = protocol::CopySizes{64ULL << 20, 256ULL << 20, 32ULL << 20};
+  b.link = protocol::PcieLinkReading{"32.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16"};
+  b.bidirectional = protocol::BidirectionalCounts{{9, 9}, {6, 7}, 0};
   b.gate_timeouts = 0;
   b.gated = true;
   return b;
@@ -237,7 +238,7 @@ TEST(GpuKernelJudges, APayloadOfTheWrongShapeIsUnreadableNotAnException) {
     }
     EXPECT_EQ(codes(judge_gpu_bandwidth(target(), payload)),
               std::vector<std::string>{"gpu.child_failed"});
-    EXPECT_FALSE(engine::read_envelope(payload).has_value());
+    EXPECT_FALSE(protocol::read_envelope(payload).has_value());
   }
 }
 
@@ -255,7 +256,7 @@ TEST(GpuBandwidthJudge, TheLinkThePayloadReadJudgesTheRate) {
   const Judgement low = judge_gpu_bandwidth(target(), bandwidth_payload(14.0, 55.0, gen5_x16()));
   ASSERT_EQ(codes(low), std::vector<std::string>{"gpu.bandwidth_low"});
   EXPECT_EQ(low.findings[0].severity, Severity::warn);
-  engine::BandwidthPayload gen3 = gen5_x16();
+  protocol::BandwidthPayload gen3 = gen5_x16();
   gen3.link->current_link_speed = "8.0 GT/s PCIe";
   EXPECT_TRUE(judge_gpu_bandwidth(target(), bandwidth_payload(14.0, 14.0, gen3)).findings.empty());
   // Beside another process: labelled, not a warning.
@@ -268,7 +269,7 @@ TEST(GpuBandwidthJudge, TheLinkThePayloadReadJudgesTheRate) {
 }
 
 TEST(GpuBandwidthJudge, GateTimeoutsAreAFinding) {
-  engine::BandwidthPayload timed_out = gen5_x16();
+  protocol::BandwidthPayload timed_out = gen5_x16();
   timed_out.gate_timeouts = 2;
   EXPECT_EQ(codes(judge_gpu_bandwidth(target(), bandwidth_payload(55.0, 55.0, timed_out))),
             std::vector<std::string>{"gpu.copy_gate_timeout"});
@@ -282,38 +283,38 @@ TEST(GpuBandwidthJudge, ARenamedKeyIsAChildFailureNamingIt) {
   }
 }
 
-engine::ConvRecord timed_conv(double heuristic_ms, double found_ms) {
-  engine::ConvRecord r;
+protocol::ConvRecord timed_conv(double heuristic_ms, double found_ms) {
+  protocol::ConvRecord r;
   r.label = "fp16_nhwc_32x256x56x56";
   r.shape = "32x256x56x56 fp16";
   r.gflop = 100.0;
   r.heuristic = {"IMPLICIT_GEMM", heuristic_ms, 0.1 / heuristic_ms};
-  r.found = engine::ConvAlgoTiming{"WINOGRAD", found_ms, 0.1 / found_ms};
-  r.graph = engine::ConvGraph{false, std::nullopt, std::nullopt, std::nullopt};
-  r.best = engine::ConvBest{"legacy", "legacy API WINOGRAD", found_ms, 0.1 / found_ms * 1000};
+  r.found = protocol::ConvAlgoTiming{"WINOGRAD", found_ms, 0.1 / found_ms};
+  r.graph = protocol::ConvGraph{false, std::nullopt, std::nullopt, std::nullopt};
+  r.best = protocol::ConvBest{"legacy", "legacy API WINOGRAD", found_ms, 0.1 / found_ms * 1000};
   return r;
 }
 
-engine::CudnnPayload cudnn_ok() {
-  engine::CudnnPayload c;
-  c.library = engine::CudnnLibrary{"/lib/libcudnn.so.9", 91002, 13000, true, {}};
-  engine::ConvRecord small;
+protocol::CudnnPayload cudnn_ok() {
+  protocol::CudnnPayload c;
+  c.library = protocol::CudnnLibrary{"/lib/libcudnn.so.9", 91002, 13000, true, {}};
+  protocol::ConvRecord small;
   small.label = "fp32_nchw_small";
   small.shape = "2x16x20x20";
   small.heuristic.algo = "IMPLICIT_GEMM";
   c.convolutions = {small, timed_conv(0.5, 0.4)};
   c.inputs_on = "gpu";
-  c.determinism = engine::CudnnDeterminism{"fp32", "IMPLICIT_GEMM", {"ab", "ab"}, true};
+  c.determinism = protocol::CudnnDeterminism{"fp32", "IMPLICIT_GEMM", {"ab", "ab"}, true};
   return c;
 }
 
-nlohmann::json cudnn_payload(const engine::CudnnPayload& cudnn,
-                             const engine::ChildEnvelope& envelope = {
+nlohmann::json cudnn_payload(const protocol::CudnnPayload& cudnn,
+                             const protocol::ChildEnvelope& envelope = {
                                  std::nullopt, {}, {{"cudnn_conv", "conv", 10, 0, 0, "", ""}}}) {
   nlohmann::json out = nlohmann::json::object();
-  engine::write_envelope(envelope, out);
-  out["device"] = engine::to_json(device());
-  engine::write_cudnn(cudnn, out);
+  protocol::write_envelope(envelope, out);
+  out["device"] = protocol::to_json(device());
+  protocol::write_cudnn(cudnn, out);
   return out;
 }
 
@@ -326,14 +327,14 @@ TEST(GpuCudnnJudge, SummarisesVersionVerificationAndRates) {
 }
 
 TEST(GpuCudnnJudge, GraphBestIsLabelled) {
-  engine::CudnnPayload c = cudnn_ok();
-  c.convolutions[1].best = engine::ConvBest{"graph", "graph API engine 3", 0.3, 333.0};
+  protocol::CudnnPayload c = cudnn_ok();
+  c.convolutions[1].best = protocol::ConvBest{"graph", "graph API engine 3", 0.3, 333.0};
   EXPECT_NE(judge_gpu_cudnn(target(), cudnn_payload(c)).summary.find("333 TFLOP/s (graph API)"),
             std::string::npos);
 }
 
 TEST(GpuCudnnJudge, SlowHeuristicAndNondeterminismAreFindings) {
-  engine::CudnnPayload c = cudnn_ok();
+  protocol::CudnnPayload c = cudnn_ok();
   c.convolutions[1] = timed_conv(1.0, 0.4);
   c.determinism->equal = false;
   c.determinism->hashes = {"ab", "cd"};
@@ -347,15 +348,15 @@ TEST(GpuCudnnJudge, SlowHeuristicAndNondeterminismAreFindings) {
 }
 
 TEST(GpuCudnnJudge, MissingCudnnIsASkipAndAFailedCallAFinding) {
-  engine::CudnnPayload missing;
+  protocol::CudnnPayload missing;
   missing.missing = "libcudnn.so.9: not found";
   const Judgement skipped = judge_gpu_cudnn(target(), cudnn_payload(missing));
   EXPECT_TRUE(skipped.skipped);
   EXPECT_EQ(skipped.summary,
             "GPU 1: cuDNN not loadable (libcudnn.so.9: not found); see the libraries checks");
-  engine::CudnnPayload failed = cudnn_ok();
-  failed.failure = engine::CudnnFailure{"cudnnConvolutionForward", 8, "EXECUTION_FAILED", "bad",
-                                        "cudnn timing x"};
+  protocol::CudnnPayload failed = cudnn_ok();
+  failed.failure = protocol::CudnnFailure{"cudnnConvolutionForward", 8, "EXECUTION_FAILED", "bad",
+                                          "cudnn timing x"};
   const Judgement judgement = judge_gpu_cudnn(target(), cudnn_payload(failed));
   ASSERT_EQ(codes(judgement), std::vector<std::string>{"cudnn.call_failed"});
   EXPECT_EQ(judgement.findings[0].message,

@@ -25,8 +25,8 @@ SystemSnapshot pair(bool nvlink) {
   return s;
 }
 
-engine::PeersPayload measured(double gbps) {
-  engine::PeersPayload p;
+protocol::PeersPayload measured(double gbps) {
+  protocol::PeersPayload p;
   p.devices = {{0, "NVIDIA H200", "0000:1B:00.0"}, {1, "NVIDIA H200", "0000:3B:00.0"}};
   p.access = {{0, 1, true, 0, true}, {1, 0, true, 0, true}};
   p.pairs = {{0, 1, 64ULL << 20, 12, gbps, gbps * 0.98, 2.5},
@@ -35,9 +35,9 @@ engine::PeersPayload measured(double gbps) {
   return p;
 }
 
-nlohmann::json payload_of(const engine::PeersPayload& p) {
+nlohmann::json payload_of(const protocol::PeersPayload& p) {
   nlohmann::json out = {{"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
-  engine::write_peers(p, out);
+  protocol::write_peers(p, out);
   return out;
 }
 
@@ -67,7 +67,7 @@ TEST(GpuP2pJudge, HealthyNvlinkPairPassesWithPerPairMetrics) {
 }
 
 TEST(GpuP2pJudge, LongLevelSweepIsAFigurePerSizeAndDirection) {
-  engine::PeersPayload p = measured(371.0);
+  protocol::PeersPayload p = measured(371.0);
   for (const uint64_t mib : {1, 4, 16, 64, 256}) {
     p.sweep.push_back({0, 1, mib << 20, 8, 100.0 + static_cast<double>(mib)});
     p.sweep.push_back({1, 0, mib << 20, 8, 101.0 + static_cast<double>(mib)});
@@ -116,7 +116,7 @@ TEST(GpuP2pJudge, FarBelowThePathWarnsNamingThePair) {
 }
 
 TEST(GpuP2pJudge, NoPeerAccessIsANoteOrAWarningOverNvlink) {
-  engine::PeersPayload p = measured(0.0);
+  protocol::PeersPayload p = measured(0.0);
   p.access = {{0, 1, false, 0, false}, {1, 0, false, 0, false}};
   p.pairs.clear();
   std::vector<Metric> metrics;
@@ -132,9 +132,9 @@ TEST(GpuP2pJudge, NoPeerAccessIsANoteOrAWarningOverNvlink) {
 
 TEST(GpuP2pJudge, CorruptedPeerCopyFailsAndAnUnreadablePayloadIsAnError) {
   nlohmann::json payload = payload_of(measured(371.0));
-  engine::PayloadVerification v{
+  protocol::PayloadVerification v{
       "p2p", "0000:1B:00.0 -> 0000:3B:00.0", 16777216, 1, 1024, "0x000000a5", "0x3f1c2a9b"};
-  payload["verify"].push_back(engine::to_json(v));
+  payload["verify"].push_back(protocol::to_json(v));
   checks::GpuTarget gpu;
   const std::vector<Finding> findings =
       checks::common_findings("Peer-to-peer copies", gpu, payload);
@@ -161,14 +161,14 @@ TEST(GpuP2pJudge, CorruptedPeerCopyFailsAndAnUnreadablePayloadIsAnError) {
 }
 
 TEST(GpuNcclJudge, BusBandwidthPerSizeAndASkipWithoutNccl) {
-  engine::NcclPayload p;
+  protocol::NcclPayload p;
   p.library = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3";
   p.version = 22803;
   p.ranks = 2;
   p.sizes = {{1ULL << 20, 20, 0.021, 49.9, 49.9}, {256ULL << 20, 20, 0.745, 360.3, 360.3}};
   nlohmann::json payload = {{"metrics", nlohmann::json::array()},
                             {"verify", nlohmann::json::array()}};
-  engine::write_nccl(p, payload);
+  protocol::write_nccl(p, payload);
   std::vector<Metric> metrics;
   checks::Judgement j = checks::judge_gpu_nccl(payload, false, metrics);
   EXPECT_FALSE(j.skipped);
@@ -179,18 +179,18 @@ TEST(GpuNcclJudge, BusBandwidthPerSizeAndASkipWithoutNccl) {
   EXPECT_EQ(metrics.back().value, 360.3);
   EXPECT_EQ(metrics[0].name, "nccl_allreduce_1mib_busbw_gbps");
   // A wrong sum is a failure naming the GPU and the element.
-  engine::PayloadVerification v{"nccl", "256 MiB sum on 0000:3B:00.0", 67108864, 1, 16, "127",
-                                "126"};
-  payload["verify"].push_back(engine::to_json(v));
+  protocol::PayloadVerification v{"nccl", "256 MiB sum on 0000:3B:00.0", 67108864, 1, 16, "127",
+                                  "126"};
+  payload["verify"].push_back(protocol::to_json(v));
   const std::vector<Finding> findings = checks::common_findings("NCCL all-reduce", {}, payload);
   ASSERT_EQ(findings.size(), 1U);
   EXPECT_EQ(findings[0].code, "nccl.wrong_sum");
   EXPECT_EQ(findings[0].severity, Severity::fail);
   // Without NCCL: a skip with the loader's reason.
-  engine::NcclPayload missing;
+  protocol::NcclPayload missing;
   missing.missing = "libnccl.so.2: cannot open shared object file: No such file or directory";
   nlohmann::json none = {{"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
-  engine::write_nccl(missing, none);
+  protocol::write_nccl(missing, none);
   metrics.clear();
   j = checks::judge_gpu_nccl(none, false, metrics);
   EXPECT_TRUE(j.skipped);
@@ -204,12 +204,12 @@ TEST(GpuPeersChild, ReadsTheAccessMatrixFromTheDriver) {
   process::ChildRequest request = machine.request("gpu-peers", {"0,1,2"});
   const nlohmann::json payload = run_ok(request);
   ASSERT_TRUE(payload.is_object()) << payload.dump();
-  const auto peers = engine::read_peers(payload);
+  const auto peers = protocol::read_peers(payload);
   ASSERT_TRUE(peers) << peers.error().message << "\n" << payload.dump();
   ASSERT_EQ(peers.value().devices.size(), 3U);
   EXPECT_EQ(peers.value().devices[1].pci_bus_id, "0000:28:00.0");
   ASSERT_EQ(peers.value().access.size(), 6U);
-  for (const engine::PeerAccess& a : peers.value().access) {
+  for (const protocol::PeerAccess& a : peers.value().access) {
     EXPECT_EQ(a.can_access, a.from != 2 && a.to != 2) << a.from << "->" << a.to;
   }
   EXPECT_TRUE(peers.value().pairs.empty());

@@ -36,8 +36,8 @@ std::vector<std::string> codes(const std::vector<Finding>& findings) {
 
 constexpr uint64_t k_gib = 1ULL << 30;
 
-engine::MemtestReport healthy_memtest() {
-  engine::MemtestReport m;
+protocol::MemtestReport healthy_memtest() {
+  protocol::MemtestReport m;
   m.free_bytes = 140 * k_gib;
   m.tested_bytes = 134 * k_gib; // 95.7%
   m.chunks = 134;
@@ -65,7 +65,7 @@ TEST(MemtestJudge, AHealthyRunPassesAndSaysWhatWasTested) {
 }
 
 TEST(MemtestJudge, ErrorsFailNamingRangePatternsAndValues) {
-  engine::MemtestReport m = healthy_memtest();
+  protocol::MemtestReport m = healthy_memtest();
   m.error_count = 40;
   m.errors = {{"0x7f2a40001230", "moving_inversions", "0xffffffff", "0xfffffffe"},
               {"0x7f2a40000010", "moving_inversions", "0x00000000", "0x00000080"},
@@ -86,7 +86,7 @@ TEST(MemtestJudge, ErrorsFailNamingRangePatternsAndValues) {
 }
 
 TEST(MemtestJudge, LowCoverageWarnsAndItsTwinAtTheFloorDoesNot) {
-  engine::MemtestReport m = healthy_memtest();
+  protocol::MemtestReport m = healthy_memtest();
   m.tested_bytes = 100 * k_gib; // 71%
   const Judgement low = judge_memtest(h200(), m);
   ASSERT_EQ(codes(low.findings), std::vector<std::string>{"gpu.memtest_coverage_low"});
@@ -98,7 +98,7 @@ TEST(MemtestJudge, LowCoverageWarnsAndItsTwinAtTheFloorDoesNot) {
 }
 
 TEST(MemtestJudge, AnInterruptedTestIsNeverAPass) {
-  engine::MemtestReport m = healthy_memtest();
+  protocol::MemtestReport m = healthy_memtest();
   m.interrupted = true;
   m.elapsed_s = 12.5;
   m.rounds = 0;
@@ -119,8 +119,8 @@ TEST(MemtestJudge, AnInterruptedTestIsNeverAPass) {
 
 TEST(MemtestJudge, ThePayloadIsReadThroughTheTypedReader) {
   nlohmann::json payload = nlohmann::json::object();
-  engine::write_envelope(engine::ChildEnvelope{}, payload);
-  engine::write_memtest(healthy_memtest(), payload);
+  protocol::write_envelope(protocol::ChildEnvelope{}, payload);
+  protocol::write_memtest(healthy_memtest(), payload);
   EXPECT_TRUE(judge_gpu_memtest(h200(), payload).findings.empty());
   payload["memtest"].erase("rounds");
   const Judgement broken = judge_gpu_memtest(h200(), payload);
@@ -130,15 +130,15 @@ TEST(MemtestJudge, ThePayloadIsReadThroughTheTypedReader) {
 
 TEST(MemtestJudge, NoMemoryLeftBesideOtherProcessesIsASkip) {
   nlohmann::json payload = nlohmann::json::object();
-  engine::ChildEnvelope envelope;
+  protocol::ChildEnvelope envelope;
   envelope.failure =
-      engine::PayloadFailure{"memtest allocate",
-                             "",
-                             0,
-                             "",
-                             "",
-                             "no memory to test: 200 MiB free, none of it could be allocated"};
-  engine::write_envelope(envelope, payload);
+      protocol::PayloadFailure{"memtest allocate",
+                               "",
+                               0,
+                               "",
+                               "",
+                               "no memory to test: 200 MiB free, none of it could be allocated"};
+  protocol::write_envelope(envelope, payload);
   GpuTarget shared = h200();
   shared.other_processes = {"4242 (python3)"};
   const Judgement skipped = judge_gpu_memtest(shared, payload);
@@ -152,8 +152,8 @@ TEST(MemtestJudge, NoMemoryLeftBesideOtherProcessesIsASkip) {
 // ---- gpu.burn: the NVML watch --------------------------------------------------------------
 
 /// A watch of `n` samples 100 ms apart at 1980 MHz, 60 C, 500 W, no reason.
-engine::BurnWatch flat_watch(size_t n) {
-  engine::BurnWatch w;
+protocol::BurnWatch flat_watch(size_t n) {
+  protocol::BurnWatch w;
   w.available = true;
   w.period_ms = 100;
   w.max_sm_mhz = 1980;
@@ -176,7 +176,7 @@ TEST(BurnClocks, AFlatHealthyRunHasNoFinding) {
 }
 
 TEST(BurnClocks, OnlySwPowerCapIsNormalAndSaidInTheSummary) {
-  engine::BurnWatch w = flat_watch(600);
+  protocol::BurnWatch w = flat_watch(600);
   for (size_t i = 0; i < w.reasons.size(); ++i) {
     w.reasons[i] = k_reason_sw_power_cap;
     w.sm_mhz[i] = 1755;
@@ -191,7 +191,7 @@ TEST(BurnClocks, OnlySwPowerCapIsNormalAndSaidInTheSummary) {
 
 TEST(BurnClocks, ThermalSlowdownMidRunWarnsWithItsStart) {
   // From 30 s on the driver slows the GPU down for heat: half the run, clocks down to 1410 MHz.
-  engine::BurnWatch w = flat_watch(600);
+  protocol::BurnWatch w = flat_watch(600);
   for (size_t i = 300; i < 600; ++i) {
     w.reasons[i] = k_reason_sw_thermal;
     w.sm_mhz[i] = 1410;
@@ -204,7 +204,7 @@ TEST(BurnClocks, ThermalSlowdownMidRunWarnsWithItsStart) {
             "GPU 0: SW thermal slowdown held the clocks down in 50.0% of the burn's 600 NVML "
             "samples, from 30.0 s into it (up to 88 C); SM clock then 1410 MHz, max 1980 MHz");
   // Its twin: the same slowdown in 5% of the samples (30 of 600) is not over the line.
-  engine::BurnWatch brief = flat_watch(600);
+  protocol::BurnWatch brief = flat_watch(600);
   for (size_t i = 300; i < 330; ++i) {
     brief.reasons[i] = k_reason_sw_thermal;
   }
@@ -212,7 +212,7 @@ TEST(BurnClocks, ThermalSlowdownMidRunWarnsWithItsStart) {
 }
 
 TEST(BurnClocks, HwThermalSlowdownFailsAndHidesTheHwSlowdownItCarries) {
-  engine::BurnWatch w = flat_watch(600);
+  protocol::BurnWatch w = flat_watch(600);
   for (size_t i = 420; i < 600; ++i) {
     w.reasons[i] = k_reason_hw_thermal | k_reason_hw_slowdown;
     w.sm_mhz[i] = 990;
@@ -226,7 +226,7 @@ TEST(BurnClocks, HwThermalSlowdownFailsAndHidesTheHwSlowdownItCarries) {
 }
 
 TEST(BurnClocks, APowerBrakeFails) {
-  engine::BurnWatch w = flat_watch(200);
+  protocol::BurnWatch w = flat_watch(200);
   for (size_t i = 50; i < 60; ++i) {
     w.reasons[i] = k_reason_hw_power_brake | k_reason_hw_slowdown;
     w.sm_mhz[i] = 345;
@@ -241,10 +241,10 @@ TEST(BurnClocks, APowerBrakeFails) {
 
 TEST(BurnClocks, OneStraySampleOfHwSlowdownIsNoThrottle) {
   // One sample in 100 (1%) and a single sample in a short run: neither is over the line.
-  engine::BurnWatch w = flat_watch(100);
+  protocol::BurnWatch w = flat_watch(100);
   w.reasons[40] = k_reason_hw_slowdown;
   EXPECT_TRUE(judge_burn_clocks(h200(), w).findings.empty());
-  engine::BurnWatch short_run = flat_watch(20);
+  protocol::BurnWatch short_run = flat_watch(20);
   short_run.reasons[10] = k_reason_hw_slowdown;
   EXPECT_TRUE(judge_burn_clocks(h200(), short_run).findings.empty());
   // Its twin: two samples of 100 (2%) fail, HW slowdown named alone.
@@ -255,7 +255,7 @@ TEST(BurnClocks, OneStraySampleOfHwSlowdownIsNoThrottle) {
 }
 
 TEST(BurnClocks, NoWatchIsSaidNotJudged) {
-  engine::BurnWatch w;
+  protocol::BurnWatch w;
   w.why = "libnvidia-ml.so.1 could not be loaded";
   const ClockVerdict v = judge_burn_clocks(h200(), w);
   EXPECT_TRUE(v.findings.empty());
@@ -264,8 +264,8 @@ TEST(BurnClocks, NoWatchIsSaidNotJudged) {
 
 // ---- gpu.burn: one GPU ---------------------------------------------------------------------
 
-engine::BurnType burn_type(std::string type, double tflops, std::string hash = "aaaa") {
-  engine::BurnType t;
+protocol::BurnType burn_type(std::string type, double tflops, std::string hash = "aaaa") {
+  protocol::BurnType t;
   t.type = std::move(type);
   t.n = 8192;
   t.iterations = 1000;
@@ -276,8 +276,8 @@ engine::BurnType burn_type(std::string type, double tflops, std::string hash = "
   return t;
 }
 
-engine::BurnReport healthy_burn() {
-  engine::BurnReport b;
+protocol::BurnReport healthy_burn() {
+  protocol::BurnReport b;
   b.duration_s = 60.0;
   b.elapsed_s = 60.2;
   b.cublas = "13.0.2";
@@ -299,9 +299,9 @@ TEST(BurnJudge, AHealthyBurnPassesWithPerTypeFigures) {
 }
 
 TEST(BurnJudge, AMismatchedIterationIsSilentDataCorruption) {
-  engine::BurnReport b = healthy_burn();
+  protocol::BurnReport b = healthy_burn();
   b.types[2].mismatched_iterations = 1;
-  b.types[2].first_mismatch = engine::BurnMismatch{5, 1};
+  b.types[2].first_mismatch = protocol::BurnMismatch{5, 1};
   const Judgement j = judge_burn(h200(), b);
   ASSERT_EQ(codes(j.findings), std::vector<std::string>{"gpu.burn_mismatch"});
   EXPECT_EQ(j.findings[0].severity, Severity::fail);
@@ -311,7 +311,7 @@ TEST(BurnJudge, AMismatchedIterationIsSilentDataCorruption) {
 }
 
 TEST(BurnJudge, AnyXidFailsWithItsMeaning) {
-  engine::BurnReport b = healthy_burn();
+  protocol::BurnReport b = healthy_burn();
   b.xids = {{12000, 79}, {12100, 48}};
   const Judgement j = judge_burn(h200(), b);
   ASSERT_EQ(codes(j.findings), std::vector<std::string>{"gpu.burn_xid"});
@@ -328,7 +328,7 @@ TEST(BurnJudge, AnyXidFailsWithItsMeaning) {
 }
 
 TEST(BurnJudge, AnApplicationXidOnASharedGpuIsOnlyAWarning) {
-  engine::BurnReport b = healthy_burn();
+  protocol::BurnReport b = healthy_burn();
   b.xids = {{500, 13}};
   ASSERT_NE(find_xid(13), nullptr);
   ASSERT_EQ(find_xid(13)->weight, XidClass::application);
@@ -342,7 +342,7 @@ TEST(BurnJudge, AnApplicationXidOnASharedGpuIsOnlyAWarning) {
 }
 
 TEST(BurnJudge, NoXidWatchIsSaidNotAFinding) {
-  engine::BurnReport b = healthy_burn();
+  protocol::BurnReport b = healthy_burn();
   b.xid_watch = "unavailable: this NVML has no event API";
   const Judgement j = judge_burn(h200(), b);
   EXPECT_TRUE(j.findings.empty());
@@ -350,7 +350,7 @@ TEST(BurnJudge, NoXidWatchIsSaidNotAFinding) {
 }
 
 TEST(BurnJudge, AnInterruptedBurnIsNeverAPass) {
-  engine::BurnReport b = healthy_burn();
+  protocol::BurnReport b = healthy_burn();
   b.interrupted = true;
   b.elapsed_s = 20.4;
   b.types.resize(2);
@@ -365,10 +365,10 @@ TEST(BurnJudge, AnInterruptedBurnIsNeverAPass) {
 
 TEST(BurnJudge, MissingCublasIsASkip) {
   nlohmann::json payload = nlohmann::json::object();
-  engine::ChildEnvelope envelope;
-  envelope.failure = engine::PayloadFailure{
+  protocol::ChildEnvelope envelope;
+  envelope.failure = protocol::PayloadFailure{
       "load cuBLAS", "", 0, "", "", "cuBLAS (libcublas.so.13 or .12) could not be loaded: none"};
-  engine::write_envelope(envelope, payload);
+  protocol::write_envelope(envelope, payload);
   const Judgement j = judge_gpu_burn(h200(), payload);
   EXPECT_TRUE(j.skipped);
   EXPECT_NE(j.summary.find("no usable cuBLAS"), std::string::npos);
@@ -376,14 +376,14 @@ TEST(BurnJudge, MissingCublasIsASkip) {
   envelope.failure->stage = "burn bf16";
   envelope.failure->call = "cuMemAlloc";
   payload = nlohmann::json::object();
-  engine::write_envelope(envelope, payload);
+  protocol::write_envelope(envelope, payload);
   EXPECT_FALSE(judge_gpu_burn(h200(), payload).skipped);
 }
 
 TEST(BurnJudge, ThePayloadIsReadThroughTheTypedReader) {
   nlohmann::json payload = nlohmann::json::object();
-  engine::write_envelope(engine::ChildEnvelope{}, payload);
-  engine::write_burn(healthy_burn(), payload);
+  protocol::write_envelope(protocol::ChildEnvelope{}, payload);
+  protocol::write_burn(healthy_burn(), payload);
   EXPECT_TRUE(judge_gpu_burn(h200(), payload).findings.empty());
   payload["burn"]["watch"].erase("reasons");
   const Judgement broken = judge_gpu_burn(h200(), payload);
@@ -393,7 +393,7 @@ TEST(BurnJudge, ThePayloadIsReadThroughTheTypedReader) {
 
 // ---- gpu.burn: across GPUs and against the reference ---------------------------------------
 
-BurnPeer peer(int index, std::vector<engine::BurnType> types, std::string model = "NVIDIA H200") {
+BurnPeer peer(int index, std::vector<protocol::BurnType> types, std::string model = "NVIDIA H200") {
   BurnPeer p;
   p.gpu_index = index;
   p.model = std::move(model);
@@ -525,23 +525,23 @@ TEST(BurnPeers, HashesAreComparedOnlyWithinOneModelSizeAndCublas) {
   }
 }
 
-nlohmann::json burn_payload(const engine::BurnReport& burn, const std::string& model) {
+nlohmann::json burn_payload(const protocol::BurnReport& burn, const std::string& model) {
   nlohmann::json payload = nlohmann::json::object();
-  engine::write_envelope(engine::ChildEnvelope{}, payload);
-  engine::DeviceDescription device;
+  protocol::write_envelope(protocol::ChildEnvelope{}, payload);
+  protocol::DeviceDescription device;
   device.name = model;
   device.cc_major = 9;
   device.sm_count = 132;
-  payload["device"] = engine::to_json(device);
-  engine::write_burn(burn, payload);
+  payload["device"] = protocol::to_json(device);
+  protocol::write_burn(burn, payload);
   return payload;
 }
 
 TEST(BurnPeers, PayloadsToResultsAcrossTheRun) {
   // Two H200s whose BF16 results differ, the second also slow: both results fail, the second
   // also warns; each summary ends with the reference used.
-  engine::BurnReport first = healthy_burn();
-  engine::BurnReport second = healthy_burn();
+  protocol::BurnReport first = healthy_burn();
+  protocol::BurnReport second = healthy_burn();
   second.types[0].result_hash = "bbbb";
   second.types[0].tflops_median = 500.0;
   std::vector<BurnPeer> peers;

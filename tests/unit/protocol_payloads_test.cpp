@@ -15,7 +15,7 @@
 #include <iterator>
 #include <map>
 
-namespace gpucheck::engine {
+namespace gpucheck::protocol {
 namespace {
 
 ChildEnvelope everything_set() {
@@ -515,9 +515,9 @@ TEST(EnginePayloads, WritingTheChildFieldsLeavesTheEnvelope) {
 }
 
 } // namespace
-} // namespace gpucheck::engine
+} // namespace gpucheck::protocol
 
-namespace gpucheck::engine {
+namespace gpucheck::protocol {
 namespace {
 
 MemtestReport memtest_with_errors() {
@@ -690,4 +690,4 @@ TEST(EnginePayloads, TheFuzzCorpusHoldsWhatTheChildrenWrite) {
 }
 
 } // namespace
-} // namespace gpucheck::engine
+} // namespace gpucheck::protocol

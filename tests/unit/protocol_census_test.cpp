@@ -6,7 +6,7 @@
 #include "protocol/messages.hpp"
 #include "support/fixture_tree.hpp"
 
-namespace gpucheck::engine {
+namespace gpucheck::protocol {
 namespace {
 
 using gpucheck::testing::FixtureTree;
@@ -129,4 +129,4 @@ TEST(EngineMessages, OneVocabularyBothWays) {
 }
 
 } // namespace
-} // namespace gpucheck::engine
+} // namespace gpucheck::protocol

@@ -229,11 +229,11 @@ constexpr ChildMode k_modes[] = {
     {"library", &platform::child_probe_library},
     {"cudnn", &platform::child_probe_cudnn},
     {"python", &platform::child_python},
-    {"gpu-devices", &platform::gpu::child_gpu_devices},
+    {"gpu-devices", &gpu::child_gpu_devices},
     {"gpu-census", &platform::child_gpu_census},
-    {"gpu-cudnn", &platform::gpu::child_gpu_cudnn},
-    {"gpu-device", &platform::gpu::child_gpu_device},
-    {"gpu-peers", &platform::gpu::child_gpu_peers},
+    {"gpu-cudnn", &gpu::child_gpu_cudnn},
+    {"gpu-device", &gpu::child_gpu_device},
+    {"gpu-peers", &gpu::child_gpu_peers},
     {"test-ok", &test_ok},
     {"test-crash", &test_crash},
     {"test-segv", &test_segv},
@@ -283,7 +283,7 @@ int run_child_mode(int argc, char** argv) {
     }
   }
   const ChildMode* mode = find_child_mode(argv[2]);
-  const platform::gpu::GpuWorkRow* work = platform::gpu::gpu_work_of_mode(argv[2]);
+  const gpu::GpuWorkRow* work = gpu::gpu_work_of_mode(argv[2]);
   if (mode == nullptr && work == nullptr) {
     std::fprintf(stderr, "gpucheck: unknown child mode '%s'\n", argv[2]);
     return 126;
@@ -294,7 +294,7 @@ int run_child_mode(int argc, char** argv) {
     fd = std::atoi(env_fd);
   }
   const nlohmann::json result =
-      mode != nullptr ? mode->handler(args) : platform::gpu::run_single_work(args, *work);
+      mode != nullptr ? mode->handler(args) : gpu::run_single_work(args, *work);
   write_all(fd, result.dump() + "\n"); // a line: the last of a result_lines child's
   ::close(fd);
   std::fflush(nullptr);

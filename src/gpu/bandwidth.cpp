@@ -34,7 +34,7 @@
 #include "gpu/session.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
@@ -757,4 +757,4 @@ void copies_together_work(DeviceSession& session, const KernelModule& module, nl
                          down_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

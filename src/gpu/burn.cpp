@@ -34,7 +34,21 @@
 #include "platform/nvml_api.hpp"
 #include "protocol/messages.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
+
+// The burn's watch reads NVML through the platform's dlopened table (platform/nvml_api.hpp).
+using platform::k_nvml_clock_mem;
+using platform::k_nvml_clock_sm;
+using platform::k_nvml_event_xid;
+using platform::k_nvml_success;
+using platform::k_nvml_temperature_gpu;
+using platform::load_nvml_api;
+using platform::nvml_error_name;
+using platform::NvmlApi;
+using platform::nvmlDevice_t;
+using platform::nvmlEventData_t;
+using platform::nvmlEventSet_t;
+using platform::nvmlPciInfo_t;
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -514,4 +528,4 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
                  {"xids", watch.xids()}};
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -17,7 +17,7 @@
 #include "platform/cuda_api.hpp"
 #include "process/trace.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 std::string& stage_storage() {
@@ -213,4 +213,4 @@ nlohmann::json run_gpu_child(const std::vector<std::string>& args,
   return out;
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

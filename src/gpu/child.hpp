@@ -16,7 +16,7 @@
 
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// What the child was doing when it failed ("context", "load kernels", "h2d copy", ...). The
 /// timeline belongs to the child's main thread: a helper thread calls stages_off_on_this_thread()
@@ -58,4 +58,4 @@ std::optional<protocol::PayloadFailure> failure_of(const std::function<void()>& 
 /// The child's peak resident memory so far, as a metric (host_peak_rss_mib).
 nlohmann::json peak_rss_metric();
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -16,7 +16,7 @@
 #include "gpu/random.hpp"
 #include "gpu/session.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 constexpr unsigned k_block = 256;
@@ -225,4 +225,4 @@ void compute_work(DeviceSession& session, const KernelModule& module, nlohmann::
   session.done_with_gpu();
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 bool needs_second_series(double h2d_gbps, double d2h_gbps) {
   return std::min(h2d_gbps, d2h_gbps) < k_asymmetry_fraction * std::max(h2d_gbps, d2h_gbps);
@@ -38,4 +38,4 @@ nlohmann::json keep_better_series(nlohmann::json& out, const std::string& name,
   return second_better ? second : first;
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

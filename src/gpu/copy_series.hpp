@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// One pinned direction below this fraction of the other is measured again.
 inline constexpr double k_asymmetry_fraction = 0.85;
@@ -25,4 +25,4 @@ nlohmann::json keep_better_series(nlohmann::json& out, const std::string& name,
                                   const nlohmann::json& first, const nlohmann::json& second,
                                   double other_direction);
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -4,7 +4,7 @@
 
 #include "platform/cuda_api.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 CudaCallError::CudaCallError(std::string call, int code)
     : std::runtime_error(code == -1 ? fmt::format("{}: symbol missing from libcuda", call)
@@ -34,4 +34,4 @@ void check_cu(CUresult result, const char* call) {
   }
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -14,7 +14,14 @@
 #include "platform/cuda_api.hpp"
 #include "platform/dynlib.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
+
+// The platform's dlopened driver table, as every GPU child calls it.
+using platform::cuda_error_name;
+using platform::cuda_error_text;
+using platform::CudaApi;
+using platform::DynamicLibrary;
+using platform::load_cuda_api;
 
 /// libcuda.so.1 loaded and its table read: the opening of every GPU child, before cuInit.
 struct LoadedDriver {
@@ -48,6 +55,6 @@ template <typename Fn, typename... Args> void cu_call(Fn fn, const char* name, A
   }
   check_cu(fn(args...), name);
 }
-#define GPUCHECK_CU(api, fn, ...) ::gpucheck::platform::gpu::cu_call((api).fn, #fn, __VA_ARGS__)
+#define GPUCHECK_CU(api, fn, ...) ::gpucheck::gpu::cu_call((api).fn, #fn, __VA_ARGS__)
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -1,8 +1,8 @@
 #include "gpu/cudnn_api.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
-CudnnApi load_cudnn_api(DynamicLibrary& lib) {
+CudnnApi load_cudnn_api(platform::DynamicLibrary& lib) {
   CudnnApi api;
   bool usable = lib.loaded();
 #define GPUCHECK_CUDNN_LOAD(name, required)                                                        \
@@ -16,7 +16,7 @@ CudnnApi load_cudnn_api(DynamicLibrary& lib) {
   return api;
 }
 
-CudnnBackendApi load_cudnn_backend_api(DynamicLibrary& lib) {
+CudnnBackendApi load_cudnn_backend_api(platform::DynamicLibrary& lib) {
   CudnnBackendApi api;
   if (!lib.loaded()) {
     return api;
@@ -32,4 +32,4 @@ CudnnBackendApi load_cudnn_backend_api(DynamicLibrary& lib) {
   return api;
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -12,7 +12,7 @@
 
 #include "platform/dynlib.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 // X(name, required)
 #define GPUCHECK_CUDNN_FUNCTIONS(X)                                                                \
@@ -54,7 +54,7 @@ struct CudnnApi {
 };
 
 /// Resolve every entry from an opened libcudnn. Missing symbols are recorded in lib.load().
-CudnnApi load_cudnn_api(DynamicLibrary& lib);
+CudnnApi load_cudnn_api(platform::DynamicLibrary& lib);
 
 #define GPUCHECK_CUDNN_BACKEND_FUNCTIONS(X)                                                        \
   X(cudnnBackendCreateDescriptor)                                                                  \
@@ -78,6 +78,6 @@ struct CudnnBackendApi {
 
 /// Resolve the backend API from an opened libcudnn. Its symbols are optional: a missing one is
 /// listed in `missing`, never in lib.load().missing_symbols, so the legacy API stays usable.
-CudnnBackendApi load_cudnn_backend_api(DynamicLibrary& lib);
+CudnnBackendApi load_cudnn_backend_api(platform::DynamicLibrary& lib);
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -43,7 +43,7 @@
 #include "gpu/session.hpp"
 #include "kernels/gpucheck_values.h"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
@@ -290,4 +290,4 @@ nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args) {
       args, [&args](int ordinal, nlohmann::json& out) { run_cudnn(args, ordinal, out); });
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

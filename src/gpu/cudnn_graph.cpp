@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <set>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 constexpr int64_t k_x_uid = 1;
@@ -302,4 +302,4 @@ cudnnStatus_t ConvGraph::execute(int plan) {
                                    m_variant_pack.at(0).get());
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

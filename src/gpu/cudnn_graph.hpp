@@ -13,7 +13,7 @@
 
 #include "gpu/cudnn_api.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// Engine configs timed in a standard (not `full`) run: the first few of heuristic mode A.
 inline constexpr size_t k_standard_graph_configs = 3;
@@ -124,4 +124,4 @@ private:
   std::vector<BackendDescriptor> m_variant_pack;
 };
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

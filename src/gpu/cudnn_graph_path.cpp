@@ -13,7 +13,7 @@
 #include "gpu/cudnn_graph.hpp"
 #include "gpu/cudnn_runner.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 /// Configs timed after screening with `full` (a standard run times the fastest one).
@@ -142,4 +142,4 @@ std::string CudnnRunner::time_graph(const ConvCase& cc, const ConvDescriptors& d
   return graph_text;
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -9,7 +9,7 @@
 #include "gpu/child.hpp"
 #include "gpu/cudnn_runner.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
@@ -139,4 +139,4 @@ void CudnnRunner::determinism(const ConvCase& cc, const ConvDescriptors& d, Conv
       hashes[0] == hashes[1]};
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

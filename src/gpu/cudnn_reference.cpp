@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 const char* precision_name(Precision p) {
   switch (p) {
@@ -75,4 +75,4 @@ double ConvReference::output(int ni, int ki, int pi, int qi, double& sum_abs) co
   return sum;
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -11,7 +11,7 @@
 
 #include "kernels/gpucheck_values.h"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 enum class Precision { fp32, tf32, fp16, bf16 };
 
@@ -121,4 +121,4 @@ private:
   uint32_t m_w_seed;
 };
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

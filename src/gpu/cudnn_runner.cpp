@@ -12,7 +12,7 @@
 #include "gpu/host_checks.hpp"
 #include "kernels/gpucheck_values.h"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
@@ -433,4 +433,4 @@ void CudnnRunner::activations(uint64_t elements, bool timed) {
   }
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

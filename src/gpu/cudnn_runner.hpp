@@ -24,7 +24,7 @@
 #include "gpu/session.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// A cuDNN call that did not return CUDNN_STATUS_SUCCESS: the payload's `failure` of gpu.cudnn.
 class CudnnError : public std::runtime_error {
@@ -227,4 +227,4 @@ private:
   cudnnHandle_t m_handle = nullptr;
 };
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -17,7 +17,7 @@
 #include "process/child_process.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 const GpuWorkRow* work_entry(std::string_view name) {
@@ -137,4 +137,4 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
   });
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -11,7 +11,7 @@
 #include "gpu/gpu_children.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 nlohmann::json child_gpu_devices(const std::vector<std::string>& /*args*/) {
   protocol::DeviceListing listing;
@@ -42,4 +42,4 @@ nlohmann::json child_gpu_devices(const std::vector<std::string>& /*args*/) {
   return protocol::to_json(listing);
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -2,7 +2,7 @@
 
 #include "gpu/cuda_call.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 DeviceBuffer::DeviceBuffer(const DeviceSession& session, uint64_t bytes)
     : m_api(&session.api()), m_bytes(bytes) {
@@ -66,4 +66,4 @@ double elapsed_ms(const CudaApi& api, const Event& start, const Event& end) {
   return ms;
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -9,7 +9,7 @@
 #include "gpu/session.hpp"
 #include "platform/cuda_api.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// cuMemAlloc'd device memory (plain allocations only, never managed memory).
 class DeviceBuffer {
@@ -78,4 +78,4 @@ private:
 /// Milliseconds between two recorded events (after synchronising on `end`).
 double elapsed_ms(const CudaApi& api, const Event& start, const Event& end);
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// One work of the GPU children on a session and the kernel module its child loaded: it waits
 /// at its gate, does its gated work, says done_with_gpu(), and checks its results.
@@ -81,4 +81,4 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args);
 /// holds the child's timeline.
 nlohmann::json child_gpu_device(const std::vector<std::string>& args);
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <thread>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 void parallel_for(uint64_t n, const std::function<void(uint64_t, uint64_t)>& body,
                   uint64_t min_parallel) {
@@ -38,4 +38,4 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

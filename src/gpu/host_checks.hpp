@@ -6,7 +6,7 @@
 #include <mutex>
 #include <vector>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// Median of a non-empty sample.
 double median(std::vector<double> values);
@@ -46,4 +46,4 @@ template <typename Bad> Mismatches parallel_mismatches(uint64_t n, const Bad& ba
   return total;
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

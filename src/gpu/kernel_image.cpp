@@ -10,7 +10,7 @@
 #include "gpucheck/model/stack_versions.hpp"
 #include "kernel_build.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 extern "C" {
 // Defined by the assembler file that cmake/Kernels.cmake generates (.incbin of the fatbin).
@@ -277,4 +277,4 @@ ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_ver
   return choice;
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

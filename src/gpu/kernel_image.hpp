@@ -10,7 +10,7 @@
 
 #include "gpucheck/expected.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// The build nvcc's (CUDA 13) image; empty when the build had no nvcc.
 std::span<const std::byte> embedded_fatbin();
@@ -80,4 +80,4 @@ struct ImageChoice {
 ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_version, int cc_major,
                           int cc_minor, bool force_ptx = false, const std::string& only = "");
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -15,7 +15,7 @@
 #include "gpu/session.hpp"
 #include "kernel_build.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 constexpr size_t k_log_bytes = 8192;
@@ -197,4 +197,4 @@ unsigned grid_for(const DeviceSession& session, uint64_t n, unsigned block) {
   return static_cast<unsigned>(std::max<uint64_t>(1, std::min(needed, full)));
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -17,7 +17,7 @@
 #include "gpu/session.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// The kernels in kernels/gpucheck_kernels.cu.
 struct Kernels {
@@ -73,4 +73,4 @@ void launch(const CudaApi& api, CUfunction function, unsigned grid, unsigned blo
 /// A grid for a grid-stride loop over n items: enough blocks to fill the device, no more.
 unsigned grid_for(const DeviceSession& session, uint64_t n, unsigned block);
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -24,7 +24,7 @@
 #include "gpu/session.hpp"
 #include "protocol/messages.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -287,4 +287,4 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
   out["verify"].push_back(protocol::to_json(v));
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

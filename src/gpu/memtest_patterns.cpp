@@ -1,6 +1,6 @@
 #include "gpu/memtest_patterns.hpp"
 
-namespace gpucheck::platform::gpu::memtest {
+namespace gpucheck::gpu::memtest {
 
 namespace {
 State constant(uint32_t value) {
@@ -59,4 +59,4 @@ std::vector<BadWord> check_words(std::span<const uint32_t> words, uint64_t first
   return bad;
 }
 
-} // namespace gpucheck::platform::gpu::memtest
+} // namespace gpucheck::gpu::memtest

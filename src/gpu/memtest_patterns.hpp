@@ -11,7 +11,7 @@
 
 #include "kernels/gpucheck_values.h"
 
-namespace gpucheck::platform::gpu::memtest {
+namespace gpucheck::gpu::memtest {
 
 struct State {
   uint32_t kind = gpucheck_mt_constant; ///< GpucheckMemtestKind
@@ -45,4 +45,4 @@ void write_words(std::span<uint32_t> words, uint64_t first, uint64_t address, co
 std::vector<BadWord> check_words(std::span<const uint32_t> words, uint64_t first, uint64_t address,
                                  const State& state);
 
-} // namespace gpucheck::platform::gpu::memtest
+} // namespace gpucheck::gpu::memtest

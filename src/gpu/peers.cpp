@@ -27,7 +27,7 @@
 #include "protocol/messages.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -943,4 +943,4 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
   return summary;
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

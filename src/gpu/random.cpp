@@ -5,7 +5,7 @@
 
 #include "kernels/gpucheck_values.h"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 uint64_t SplitMix64::next() {
   uint64_t z = (m_state += 0x9E3779B97F4A7C15ULL);
@@ -29,4 +29,4 @@ uint32_t pattern_word(uint64_t index, uint32_t seed) {
   return gpucheck_pattern_word(index, seed);
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -2,7 +2,7 @@
 /// Host-side random numbers for the children's inputs, and the copy pattern's hash.
 #include <cstdint>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// SplitMix64: fast deterministic host-side random numbers for test inputs.
 class SplitMix64 {
@@ -22,4 +22,4 @@ uint64_t fresh_seed();
 /// The copy pattern word for (index, seed): the same hash as the gpucheck_*_pattern kernels.
 uint32_t pattern_word(uint64_t index, uint32_t seed);
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

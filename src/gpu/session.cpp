@@ -10,7 +10,7 @@
 #include "gpu/cuda_call.hpp"
 #include "protocol/messages.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
@@ -182,4 +182,4 @@ nlohmann::json DeviceSession::describe() const {
   return protocol::to_json(description());
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -14,7 +14,7 @@
 #include "platform/dynlib.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 /// Largest device memory a standard run may take: min(1 GiB, 10% of what is free).
 uint64_t memory_budget(uint64_t free_bytes);
@@ -100,4 +100,4 @@ private:
   bool m_work_said_done = false;     ///< the current work has said done
 };
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

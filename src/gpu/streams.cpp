@@ -15,7 +15,7 @@
 #include "gpu/session.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 
 namespace {
 constexpr uint32_t k_words = 1U << 20;
@@ -136,4 +136,4 @@ void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::
   out["verify"].push_back(protocol::to_json(v));
 }
 
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

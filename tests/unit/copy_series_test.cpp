@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 namespace {
 
 nlohmann::json metric(const std::string& name, double value, const std::string& note) {
@@ -44,4 +44,4 @@ TEST(CopySeries, AFaultThatStaysKeepsTheFirstSeriesAndStaysLow) {
 }
 
 } // namespace
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

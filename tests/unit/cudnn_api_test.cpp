@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 namespace {
 
 std::string fake_library(const char* name) {
@@ -21,7 +21,7 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 }
 
 TEST(CudnnApi, BackendApiAbsentMeansGraphPathNotAvailable) {
-  DynamicLibrary lib = DynamicLibrary::open(fake_library("libcudnn.so.9"));
+  platform::DynamicLibrary lib = platform::DynamicLibrary::open(fake_library("libcudnn.so.9"));
   ASSERT_TRUE(lib.loaded()) << lib.load().error;
   const CudnnBackendApi graph = load_cudnn_backend_api(lib);
   EXPECT_FALSE(graph.available);
@@ -37,7 +37,7 @@ TEST(CudnnApi, BackendApiAbsentMeansGraphPathNotAvailable) {
 }
 
 TEST(CudnnApi, LegacyTableIsJudgedOnItsOwnRequiredSymbols) {
-  DynamicLibrary lib = DynamicLibrary::open(fake_library("libcudnn.so.9"));
+  platform::DynamicLibrary lib = platform::DynamicLibrary::open(fake_library("libcudnn.so.9"));
   ASSERT_TRUE(lib.loaded()) << lib.load().error;
   const CudnnBackendApi graph = load_cudnn_backend_api(lib);
   const CudnnApi legacy = load_cudnn_api(lib);
@@ -51,7 +51,7 @@ TEST(CudnnApi, LegacyTableIsJudgedOnItsOwnRequiredSymbols) {
 }
 
 TEST(CudnnApi, NothingResolvesFromALibraryThatDidNotLoad) {
-  DynamicLibrary lib = DynamicLibrary::open(fake_library("libcudnn.so.0"));
+  platform::DynamicLibrary lib = platform::DynamicLibrary::open(fake_library("libcudnn.so.0"));
   ASSERT_FALSE(lib.loaded());
   const CudnnBackendApi graph = load_cudnn_backend_api(lib);
   EXPECT_FALSE(graph.available);
@@ -60,4 +60,4 @@ TEST(CudnnApi, NothingResolvesFromALibraryThatDidNotLoad) {
 }
 
 } // namespace
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 namespace {
 
 TEST(CudnnGraph, PackedStridesFollowTheLayout) {
@@ -68,4 +68,4 @@ TEST(CudnnGraph, ConfigsAreDescribedByEngineAndKnobs) {
 }
 
 } // namespace
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 namespace {
 
 TEST(CudnnReference, HalfAndBf16EncodeAndDecode) {
@@ -88,4 +88,4 @@ TEST(CudnnReference, OneByOneFilterIsAProductAndPaddingDropsTerms) {
 }
 
 } // namespace
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

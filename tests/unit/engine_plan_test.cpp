@@ -466,22 +466,21 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
   // The GPU children's works (gpu/gpu_children.hpp) are the engine's under the same names, modes
   // and checks: the two ends of the shared child's protocol.
   size_t shared = 0;
-  for (const platform::gpu::GpuWorkRow& gpu_row : platform::gpu::k_gpu_works) {
+  for (const gpu::GpuWorkRow& gpu_row : gpu::k_gpu_works) {
     const std::optional<Work> work = work_named(gpu_row.name);
     ASSERT_TRUE(work.has_value()) << gpu_row.name;
     EXPECT_EQ(work_row(*work).mode, gpu_row.mode) << gpu_row.name;
     EXPECT_EQ(work_row(*work).check, gpu_row.check) << gpu_row.name;
     EXPECT_NE(work_row(*work).child, WorkChild::own) << gpu_row.name;
     EXPECT_NE(work_row(*work).child, WorkChild::spanning) << gpu_row.name;
-    EXPECT_EQ(platform::gpu::gpu_work_of_mode(gpu_row.mode),
-              gpu_row.mode.empty() ? nullptr : &gpu_row);
+    EXPECT_EQ(gpu::gpu_work_of_mode(gpu_row.mode), gpu_row.mode.empty() ? nullptr : &gpu_row);
     ++shared;
   }
   for (const WorkRow& row : k_work_table) {
     shared -= row.child == WorkChild::shared || row.child == WorkChild::long_level ? 1 : 0;
   }
   EXPECT_EQ(shared, 0U); // every work of a shared or long child has its function there
-  EXPECT_EQ(platform::gpu::gpu_work_of_mode("gpu-cudnn"), nullptr);
+  EXPECT_EQ(gpu::gpu_work_of_mode("gpu-cudnn"), nullptr);
 }
 
 TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {

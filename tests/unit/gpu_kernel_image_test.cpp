@@ -13,7 +13,7 @@
 #include "gpucheck/model/stack_versions.hpp"
 #include "kernel_build.hpp"
 
-namespace gpucheck::platform::gpu {
+namespace gpucheck::gpu {
 namespace {
 
 std::string run_command(const std::string& command) {
@@ -387,4 +387,4 @@ TEST(KernelImage, ListsEveryEmbeddedImageAndCoversEveryDriverBranchFromMaxwellOn
 }
 
 } // namespace
-} // namespace gpucheck::platform::gpu
+} // namespace gpucheck::gpu

@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-namespace gpucheck::platform::gpu::memtest {
+namespace gpucheck::gpu::memtest {
 namespace {
 
 TEST(MemtestPatterns, ARoundRunsEveryClassicPattern) {
@@ -90,4 +90,4 @@ TEST(MemtestPatterns, AddressAndRandomFindAMisplacedWrite) {
 }
 
 } // namespace
-} // namespace gpucheck::platform::gpu::memtest
+} // namespace gpucheck::gpu::memtest

@@ -2,7 +2,7 @@
 /// SystemSnapshot: every fact the probes collected, as plain data.
 ///
 /// Contract: probes fill it; checks only read it; it round-trips through JSON
-/// (to_json/from_json in model/json.hpp) so a saved snapshot replays exactly.
+/// (to_json/from_json in model/json_io.hpp) so a saved snapshot replays exactly.
 /// An absent fact is std::nullopt (JSON null): "could not be read", never a guess.
 
 #include <cstdint>

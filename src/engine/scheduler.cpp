@@ -218,10 +218,11 @@ void Scheduler::spawn(Slot& slot) {
   const protocol::VisibleGpu& gpu = m_options.gpus[slot.gpu];
   const Work first = m_jobs[slot.jobs.front()].work;
   const bool shared = slot.jobs.size() > 1;
-  std::string works;
+  std::vector<std::string> names;
   for (const size_t j : slot.jobs) {
-    works += (works.empty() ? "" : ",") + std::string(work_name(m_jobs[j].work));
+    names.emplace_back(work_name(m_jobs[j].work));
   }
+  const std::string works = protocol::work_list_arg(names);
   std::string ordinal = "0";
   if (gpu.visible_devices.empty()) {
     ordinal = std::to_string(gpu.ordinal >= 0 ? gpu.ordinal : static_cast<int>(slot.gpu));

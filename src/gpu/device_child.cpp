@@ -71,9 +71,7 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWo
 nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
   return run_gpu_child(args, [&args](int ordinal, nlohmann::json& summary) {
     std::vector<const GpuWorkRow*> works;
-    std::stringstream list(args.size() > 1 ? args[1] : std::string());
-    std::string name;
-    while (std::getline(list, name, ',')) {
+    for (const std::string& name : protocol::read_work_list(args.size() > 1 ? args[1] : "")) {
       const GpuWorkRow* entry = work_entry(name);
       if (entry == nullptr) {
         throw std::runtime_error(fmt::format("unknown work '{}'", name));
@@ -81,18 +79,12 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
       works.push_back(entry);
     }
     summary["works"] = args.size() > 1 ? args[1] : std::string();
-    const auto part_for = [](const GpuWorkRow& w) {
-      nlohmann::json part = {{"metrics", nlohmann::json::array()},
-                             {"verify", nlohmann::json::array()}};
-      protocol::write_work_line({std::string(w.name), std::nullopt}, part);
-      return part;
-    };
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<KernelModule> module;
     if (const auto failure = failure_of([&] { open_device(ordinal, session, module); })) {
       // No context (or no driver): every work reports the same failure, as each would alone.
       for (const GpuWorkRow* w : works) {
-        nlohmann::json part = part_for(*w);
+        nlohmann::json part = protocol::work_part(w->name);
         if (session) {
           part["device"] = session->describe();
         }
@@ -111,7 +103,7 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
         process::write_result_line(line);
         continue;
       }
-      nlohmann::json part = part_for(*w);
+      nlohmann::json part = protocol::work_part(w->name);
       part["device"] = session->describe();
       part["module"] = module->report();
       std::optional<protocol::PayloadFailure> failure;

@@ -854,18 +854,8 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
   // "peers,nccl"] ["sweep": the long level's every size of the peer copies]. One work: its JSON
   // is the result; several: one result line each, in order.
   const bool sweep = args.size() > 2 && args[2] == "sweep";
-  std::vector<std::string> works;
-  {
-    std::stringstream list(args.size() > 1 ? args[1] : std::string("peers"));
-    std::string name;
-    while (std::getline(list, name, ',')) {
-      works.push_back(name);
-    }
-  }
-  const auto part_for = [](const std::string& work) {
-    return nlohmann::json{
-        {"work", work}, {"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
-  };
+  const std::vector<std::string> works =
+      protocol::read_work_list(args.size() > 1 ? args[1] : "peers");
   // NCCL's library is loaded first, while nothing waits for this child (it touches no GPU).
   // The engine's plan may leave the all-reduce out (rule nccl_on_idle_gpus): its reason.
   const char* nccl_not_run = std::getenv("GPUCHECK_NCCL_NOT_RUN");
@@ -881,12 +871,12 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
   std::vector<nlohmann::json> parts;
   std::string stopped; // why the works left are not run
   for (size_t w = 0; w < works.size(); ++w) {
-    nlohmann::json part = part_for(works[w]);
+    nlohmann::json part = protocol::work_part(works[w]);
     std::optional<protocol::PayloadFailure> failure = opened;
     if (works[w] == "nccl" && !run_nccl) {
-      parts.push_back({{"work", works[w]}, {"not_run", std::string(nccl_not_run)}});
+      protocol::write_work_line({works[w], std::string(nccl_not_run)}, parts.emplace_back());
     } else if (!stopped.empty()) {
-      parts.push_back({{"work", works[w]}, {"not_run", stopped}});
+      protocol::write_work_line({works[w], stopped}, parts.emplace_back());
     } else {
       if (!failure) {
         failure = failure_of([&] {

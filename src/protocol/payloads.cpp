@@ -721,6 +721,31 @@ void write_work_line(const WorkLine& line, nlohmann::json& out) {
   put_if(out, "not_run", line.not_run);
 }
 
+nlohmann::json work_part(std::string_view work) {
+  nlohmann::json part = {{"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
+  write_work_line({std::string(work), std::nullopt}, part);
+  return part;
+}
+
+std::string work_list_arg(const std::vector<std::string>& works) {
+  std::string arg;
+  for (const std::string& work : works) {
+    arg += (arg.empty() ? "" : ",") + work;
+  }
+  return arg;
+}
+
+std::vector<std::string> read_work_list(std::string_view arg) {
+  std::vector<std::string> works;
+  size_t start = 0;
+  while (start < arg.size()) {
+    const size_t comma = std::min(arg.find(',', start), arg.size());
+    works.emplace_back(arg.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return works;
+}
+
 Expected<WorkLine> read_work_line(const nlohmann::json& line) {
   if (!line.is_object()) {
     return make_error("the line is not a JSON object");

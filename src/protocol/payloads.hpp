@@ -242,6 +242,14 @@ struct WorkLine {
 void write_work_line(const WorkLine& line, nlohmann::json& out);
 /// An error when the line is not an object or its "work" or "not_run" is missing or mistyped.
 Expected<WorkLine> read_work_line(const nlohmann::json& line);
+/// The start of a work's line in a shared child's result: {"work": NAME, "metrics": [],
+/// "verify": []}, which the work fills.
+nlohmann::json work_part(std::string_view work);
+
+/// A shared child's works as its argument spells them ("compute,streams,bandwidth"): the engine
+/// writes the list, the child reads it back in the same order.
+std::string work_list_arg(const std::vector<std::string>& works);
+std::vector<std::string> read_work_list(std::string_view arg);
 
 /// One CUDA device as the gpu-devices child lists it.
 struct ListedDevice {

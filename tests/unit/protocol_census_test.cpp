@@ -17,7 +17,7 @@ std::vector<HostGpu> three() {
           {"0000:38:00.0", "GPU-bbbb3333-0000"}};
 }
 
-TEST(EngineCensus, DriverGpusComeFromProcInPciOrderWithTheirUuids) {
+TEST(ProtocolCensus, DriverGpusComeFromProcInPciOrderWithTheirUuids) {
   FixtureTree tree;
   tree.file("/proc/driver/nvidia/gpus/0000:3B:00.0/information",
             "Model: \t\t NVIDIA H200\nIRQ:   \t\t 41\nGPU UUID: \t GPU-123e1095-1ac7\n");
@@ -32,7 +32,7 @@ TEST(EngineCensus, DriverGpusComeFromProcInPciOrderWithTheirUuids) {
   EXPECT_FALSE(gpus[1].mig);
 }
 
-TEST(EngineCensus, AGpuSplitIntoMigInstancesIsMarked) {
+TEST(ProtocolCensus, AGpuSplitIntoMigInstancesIsMarked) {
   FixtureTree tree;
   tree.file("/proc/driver/nvidia/gpus/0000:3b:00.0/information",
             "Model: \t\t NVIDIA H100\nGPU UUID: \t GPU-aaaa\nDevice Minor: \t 2\n");
@@ -46,7 +46,7 @@ TEST(EngineCensus, AGpuSplitIntoMigInstancesIsMarked) {
   EXPECT_FALSE(gpus[1].mig); // MIG mode on, no instance yet
 }
 
-TEST(EngineCensus, EachChildSeesItsGpuByUuid) {
+TEST(ProtocolCensus, EachChildSeesItsGpuByUuid) {
   std::vector<VisibleGpu> v = visible_gpus(three(), std::nullopt);
   ASSERT_EQ(v.size(), 3U);
   EXPECT_EQ(v[1].visible_devices, "GPU-bbbb2222-0000");
@@ -69,7 +69,7 @@ TEST(EngineCensus, EachChildSeesItsGpuByUuid) {
   EXPECT_EQ(visible_gpus(three(), "1,1").size(), 1U);
 }
 
-TEST(EngineCensus, RoundTrip) {
+TEST(ProtocolCensus, RoundTrip) {
   Census census;
   CensusGpu gpu;
   gpu.uuid = "GPU-1";
@@ -93,7 +93,7 @@ TEST(EngineCensus, RoundTrip) {
   EXPECT_EQ(back.find(HostGpu{"0000:99:00.0", "GPU-2"}), nullptr);
 }
 
-TEST(EngineCensus, GarbageGivesAnErrorNotAnException) {
+TEST(ProtocolCensus, GarbageGivesAnErrorNotAnException) {
   for (const nlohmann::json& bad :
        {nlohmann::json(nullptr), nlohmann::json("text"), nlohmann::json::array({1, 2}),
         nlohmann::json{{"gpus", "x"}},

@@ -28,7 +28,7 @@ ChildEnvelope everything_set() {
   return envelope;
 }
 
-TEST(EnginePayloads, RoundTripKeepsEveryField) {
+TEST(ProtocolPayloads, RoundTripKeepsEveryField) {
   const ChildEnvelope envelope = everything_set();
   nlohmann::json out = {{"device", {{"cc", "9.0"}}}}; // the child's own keys stay
   write_envelope(envelope, out);
@@ -47,7 +47,7 @@ TEST(EnginePayloads, RoundTripKeepsEveryField) {
   EXPECT_EQ(read_envelope(out).value(), quiet);
 }
 
-TEST(EnginePayloads, EveryRenamedOrRetypedKeyIsAnErrorNamingIt) {
+TEST(ProtocolPayloads, EveryRenamedOrRetypedKeyIsAnErrorNamingIt) {
   nlohmann::json good = nlohmann::json::object();
   write_envelope(everything_set(), good);
   // Each key of each part, removed and retyped, in turn.
@@ -74,7 +74,7 @@ TEST(EnginePayloads, EveryRenamedOrRetypedKeyIsAnErrorNamingIt) {
   }
 }
 
-TEST(EnginePayloads, GarbageIsAnErrorNotAnException) {
+TEST(ProtocolPayloads, GarbageIsAnErrorNotAnException) {
   for (const nlohmann::json& bad :
        {nlohmann::json(nullptr), nlohmann::json(42), nlohmann::json::array(),
         nlohmann::json{{"metrics", "x"}, {"verify", nlohmann::json::array()}},
@@ -254,7 +254,7 @@ void expect_every_key_read(const T& value, const nlohmann::json& written, Read r
   }
 }
 
-TEST(EnginePayloads, DeviceRoundTripsAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, DeviceRoundTripsAndEveryKeyIsRead) {
   expect_every_key_read(std::optional<DeviceDescription>(h200()), with_device(h200()),
                         &read_device);
   const auto none = read_device(nlohmann::json::object());
@@ -266,14 +266,14 @@ TEST(EnginePayloads, DeviceRoundTripsAndEveryKeyIsRead) {
   EXPECT_NE(read_device(bad_cc).error().message.find("device.cc"), std::string::npos);
 }
 
-TEST(EnginePayloads, DeviceJsonKeepsItsKeys) {
+TEST(ProtocolPayloads, DeviceJsonKeepsItsKeys) {
   EXPECT_EQ(to_json(h200()), nlohmann::json::parse(R"({"ordinal": 0, "name": "NVIDIA H200",
       "cc": "9.0", "sm_count": 132, "pci_bus_id": "00000000:1B:00.0",
       "free_bytes": 161061273600, "budget_bytes": 1073741824, "driver": 13000,
       "connections": 2, "prepare_used_bytes": 369098752})"));
 }
 
-TEST(EnginePayloads, KernelModuleRoundTripsAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, KernelModuleRoundTripsAndEveryKeyIsRead) {
   for (const KernelModuleReport& m : {loaded_module(), kernels_not_built()}) {
     expect_every_key_read(std::optional<KernelModuleReport>(m), with_module(m),
                           &read_kernel_module);
@@ -283,7 +283,7 @@ TEST(EnginePayloads, KernelModuleRoundTripsAndEveryKeyIsRead) {
   EXPECT_FALSE(none.value());
 }
 
-TEST(EnginePayloads, KernelModuleJsonKeepsItsKeys) {
+TEST(ProtocolPayloads, KernelModuleJsonKeepsItsKeys) {
   EXPECT_EQ(to_json(loaded_module()), nlohmann::json::parse(R"({"loaded": true,
       "image_name": "cuda12.9", "toolkit": "12.9",
       "image_bytes": 123456, "image": ["sm_90", "compute_75"], "route": "sass",
@@ -300,7 +300,7 @@ TEST(EnginePayloads, KernelModuleJsonKeepsItsKeys) {
       "code": -2, "name": "no kernels built", "text": "built without nvcc"})"));
 }
 
-TEST(EnginePayloads, StreamsRoundTripAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, StreamsRoundTripAndEveryKeyIsRead) {
   expect_every_key_read(streams(), written_streams(streams()), &read_streams);
   EXPECT_EQ(written_streams(streams()), nlohmann::json::parse(R"({"priorities": {"least": 0,
       "greatest": -5, "high_stream": -5, "low_stream": 0}, "event_ms": 0.0125})"));
@@ -324,7 +324,7 @@ nlohmann::json written_bandwidth(const BandwidthPayload& p) {
   return out;
 }
 
-TEST(EnginePayloads, BandwidthRoundTripsAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, BandwidthRoundTripsAndEveryKeyIsRead) {
   expect_every_key_read(everything_bandwidth(), written_bandwidth(everything_bandwidth()),
                         &read_bandwidth);
   // sysfs without the link's files: the link is there, its values absent.
@@ -336,7 +336,7 @@ TEST(EnginePayloads, BandwidthRoundTripsAndEveryKeyIsRead) {
   EXPECT_FALSE(read_bandwidth(nlohmann::json::array()));
 }
 
-TEST(EnginePayloads, BandwidthJsonKeepsTheKeysComparePyReads) {
+TEST(ProtocolPayloads, BandwidthJsonKeepsTheKeysComparePyReads) {
   // bench/compare.py sizes PyTorch's copies from "sizes".
   EXPECT_EQ(written_bandwidth(everything_bandwidth()), nlohmann::json::parse(R"({
       "numa": {"numa_node": "1", "local_cpus": "48-95,144-191", "pinned": true},
@@ -353,7 +353,7 @@ TEST(EnginePayloads, BandwidthJsonKeepsTheKeysComparePyReads) {
   EXPECT_EQ(back.gate_timeouts, 2);
 }
 
-TEST(EnginePayloads, CopiesTogetherRoundTripAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, CopiesTogetherRoundTripAndEveryKeyIsRead) {
   const CopiesTogetherPayload together{
       {51.5, 1000, 13000, 10}, {52.5, 41000, 53000, 11}, 64ULL << 20, 1};
   nlohmann::json out = nlohmann::json::object();
@@ -364,7 +364,7 @@ TEST(EnginePayloads, CopiesTogetherRoundTripAndEveryKeyIsRead) {
   EXPECT_FALSE(none.value());
 }
 
-TEST(EnginePayloads, WorkLinesRoundTripAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, WorkLinesRoundTripAndEveryKeyIsRead) {
   for (const WorkLine& line :
        {WorkLine{"bandwidth", std::nullopt},
         WorkLine{"streams", "not run: gpu.compute failed and left its CUDA context unusable"}}) {
@@ -379,7 +379,23 @@ TEST(EnginePayloads, WorkLinesRoundTripAndEveryKeyIsRead) {
   EXPECT_FALSE(read_work_line(nlohmann::json("compute")));
 }
 
-TEST(EnginePayloads, DeviceListingRoundTripsAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, WorkListsRoundTripInOrderAndPartsStartEmpty) {
+  const std::vector<std::string> works = {"compute", "streams", "bandwidth"};
+  EXPECT_EQ(work_list_arg(works), "compute,streams,bandwidth");
+  EXPECT_EQ(read_work_list(work_list_arg(works)), works);
+  EXPECT_EQ(read_work_list("peers"), std::vector<std::string>{"peers"});
+  EXPECT_TRUE(read_work_list("").empty());
+  // An empty name stays in the list (the child then refuses it as an unknown work).
+  EXPECT_EQ(read_work_list("peers,,nccl"), (std::vector<std::string>{"peers", "", "nccl"}));
+  EXPECT_EQ(read_work_list("peers,"), std::vector<std::string>{"peers"});
+  const nlohmann::json part = work_part("nccl");
+  EXPECT_EQ(part, (nlohmann::json{{"work", "nccl"},
+                                  {"metrics", nlohmann::json::array()},
+                                  {"verify", nlohmann::json::array()}}));
+  EXPECT_EQ(read_work_line(part).value().work, "nccl");
+}
+
+TEST(ProtocolPayloads, DeviceListingRoundTripsAndEveryKeyIsRead) {
   DeviceListing two;
   two.init = 0;
   two.init_name = "CUDA_SUCCESS";
@@ -410,7 +426,7 @@ nlohmann::json written_peers(const PeersPayload& p) {
   return out;
 }
 
-TEST(EnginePayloads, PeersRoundTripAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, PeersRoundTripAndEveryKeyIsRead) {
   expect_every_key_read(two_h200_peers(), written_peers(two_h200_peers()), &read_peers);
   // The keys the report's metrics and bench/p2p_nccl.py read.
   const nlohmann::json written = written_peers(two_h200_peers());
@@ -437,7 +453,7 @@ TEST(EnginePayloads, PeersRoundTripAndEveryKeyIsRead) {
       << read_sweep.error().message;
 }
 
-TEST(EnginePayloads, NcclRoundTripsAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, NcclRoundTripsAndEveryKeyIsRead) {
   NcclPayload p;
   p.library = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3";
   p.version = 22803;
@@ -457,7 +473,7 @@ TEST(EnginePayloads, NcclRoundTripsAndEveryKeyIsRead) {
   EXPECT_EQ(back.value(), missing);
 }
 
-TEST(EnginePayloads, CudnnRoundTripsAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, CudnnRoundTripsAndEveryKeyIsRead) {
   expect_every_key_read(everything_cudnn(), written_cudnn(everything_cudnn()), &read_cudnn);
   CudnnPayload missing;
   missing.missing = "libcudnn.so.9: cannot open shared object file";
@@ -468,7 +484,7 @@ TEST(EnginePayloads, CudnnRoundTripsAndEveryKeyIsRead) {
   EXPECT_EQ(read_cudnn(nlohmann::json::object()).value(), CudnnPayload{});
 }
 
-TEST(EnginePayloads, CudnnJsonKeepsTheKeysTheReportAndComparePyRead) {
+TEST(ProtocolPayloads, CudnnJsonKeepsTheKeysTheReportAndComparePyRead) {
   const nlohmann::json out = written_cudnn(everything_cudnn());
   EXPECT_EQ(out["cudnn"], nlohmann::json::parse(R"({"path": "/usr/lib/libcudnn.so.9.10.2",
       "version": 91002, "cudart": 13000, "graph_api": false,
@@ -504,7 +520,7 @@ TEST(EnginePayloads, CudnnJsonKeepsTheKeysTheReportAndComparePyRead) {
       "stage": "cudnn timing x"})"));
 }
 
-TEST(EnginePayloads, WritingTheChildFieldsLeavesTheEnvelope) {
+TEST(ProtocolPayloads, WritingTheChildFieldsLeavesTheEnvelope) {
   nlohmann::json out = nlohmann::json::object();
   write_envelope(everything_set(), out);
   write_cudnn(everything_cudnn(), out);
@@ -566,7 +582,7 @@ template <typename T, typename Write> nlohmann::json written_with(const T& value
   return out;
 }
 
-TEST(EnginePayloads, MemtestRoundTripsAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, MemtestRoundTripsAndEveryKeyIsRead) {
   expect_every_key_read(memtest_with_errors(), written_with(memtest_with_errors(), &write_memtest),
                         &read_memtest);
   // The child stopped before its test (its failure says why): no memtest to read.
@@ -577,7 +593,7 @@ TEST(EnginePayloads, MemtestRoundTripsAndEveryKeyIsRead) {
   EXPECT_FALSE(read_memtest(nlohmann::json{{"memtest", 3}}));
 }
 
-TEST(EnginePayloads, MemtestReadsTheChildsKeys) {
+TEST(ProtocolPayloads, MemtestReadsTheChildsKeys) {
   // Keys as src/gpu/memtest.cpp writes them (docs/long-level contract), by hand.
   const nlohmann::json line = nlohmann::json::parse(R"({"work": "memtest", "memtest": {
       "free_bytes": 84000000000, "tested_bytes": 79800000000, "chunks": 75,
@@ -597,7 +613,7 @@ TEST(EnginePayloads, MemtestReadsTheChildsKeys) {
   EXPECT_EQ(written, line);
 }
 
-TEST(EnginePayloads, BurnRoundTripsAndEveryKeyIsRead) {
+TEST(ProtocolPayloads, BurnRoundTripsAndEveryKeyIsRead) {
   expect_every_key_read(burn_with_everything(), written_with(burn_with_everything(), &write_burn),
                         &read_burn);
   EXPECT_EQ(read_burn(nlohmann::json::object()).error().message, "burn is missing");
@@ -609,7 +625,7 @@ TEST(EnginePayloads, BurnRoundTripsAndEveryKeyIsRead) {
   EXPECT_NE(bad.error().message.find("burn.watch"), std::string::npos) << bad.error().message;
 }
 
-TEST(EnginePayloads, BurnReadsTheChildsKeys) {
+TEST(ProtocolPayloads, BurnReadsTheChildsKeys) {
   // Keys as src/gpu/burn.cpp writes them, by hand: first_mismatch null or an object.
   const nlohmann::json line = nlohmann::json::parse(R"({"burn": {
       "duration_s": 60.0, "elapsed_s": 60.5, "interrupted": false, "cublas": "13.0.2",
@@ -645,7 +661,7 @@ nlohmann::json child_payload(const std::function<void(nlohmann::json&)>& own) {
 // The fuzz corpus of child payloads (tests/fuzz/corpus/child_output/, docs/fuzzing.md) is what
 // the writers write: a renamed key updates it (GPUCHECK_UPDATE_FUZZ_CORPUS=1 rewrites the files)
 // instead of leaving the fuzzer seeds the parent no longer reads.
-TEST(EnginePayloads, TheFuzzCorpusHoldsWhatTheChildrenWrite) {
+TEST(ProtocolPayloads, TheFuzzCorpusHoldsWhatTheChildrenWrite) {
   NcclPayload nccl;
   nccl.library = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3";
   nccl.version = 22803;

@@ -5,14 +5,16 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "gpu/kernel_module.hpp"
-#include "gpu/session.hpp"
-
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gpucheck::gpu {
+
+// Declared only: this header is the children's entry (children/child_modes.cpp), which needs no
+// CUDA header. The works' own files include gpu/session.hpp and gpu/kernel_module.hpp.
+class DeviceSession;
+class KernelModule;
 
 /// One work of the GPU children on a session and the kernel module its child loaded: it waits
 /// at its gate, does its gated work, says done_with_gpu(), and checks its results.

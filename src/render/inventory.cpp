@@ -42,7 +42,7 @@ LibraryView library_view(const LibraryFamily& lib) {
   view.family = &lib;
   view.label = family_label(lib.family);
   view.state = state_of(lib);
-  view.path = lib.load.path.empty() ? lib.load.real_path : lib.load.path;
+  view.path = loaded_path(lib.load);
   if (lib.cudnn && lib.cudnn->cudart_version) {
     view.built_for_cuda = *lib.cudnn->cudart_version;
   }
@@ -77,6 +77,10 @@ GpuView gpu_view(const GpuInfo& gpu) {
 }
 } // namespace
 
+std::string loaded_path(const LibraryLoad& load) {
+  return load.path.empty() ? load.real_path : load.path;
+}
+
 Inventory make_inventory(const SystemSnapshot& snapshot) {
   Inventory inventory;
   const KernelModuleInfo& km = snapshot.kernel_module;
@@ -84,7 +88,6 @@ Inventory make_inventory(const SystemSnapshot& snapshot) {
       fmt::format("nvidia {}, nvidia_uvm {}, nouveau {}", km.nvidia_loaded ? "loaded" : "absent",
                   km.uvm_loaded ? "loaded" : "absent", km.nouveau_loaded ? "loaded" : "absent");
   inventory.container = snapshot.environment.container.kind;
-  inventory.in_container = !inventory.container.empty() && inventory.container != "none";
   if (snapshot.host.memory_total_bytes) {
     inventory.host_memory_gib = *snapshot.host.memory_total_bytes / (k_mib * 1024);
   }

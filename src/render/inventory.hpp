@@ -36,8 +36,7 @@ struct LibraryView {
   const LibraryFamily* family = nullptr;
   std::string label; ///< "CUDA rt", "cuDNN", "cuBLAS", "NCCL", or the family's own name
   LibraryState state = LibraryState::not_found;
-  /// The loaded library's path: the path it was loaded by, else the file it resolved to.
-  std::string path;
+  std::string path; ///< loaded_path() of the family's load
   /// cuDNN: the CUDA runtime version it was built for (cudnnGetCudartVersion).
   std::optional<int> built_for_cuda;
   std::vector<LibraryCopyView> copies;
@@ -58,12 +57,15 @@ struct Inventory {
   std::string modules;
   /// The container kind ("docker", ...); empty, or "none", outside one.
   std::string container;
-  bool in_container = false;
+  [[nodiscard]] bool in_container() const { return !container.empty() && container != "none"; }
   std::optional<uint64_t> host_memory_gib;
   std::vector<GpuView> gpus;
   std::vector<LibraryView> libraries;
 };
 
 Inventory make_inventory(const SystemSnapshot& snapshot);
+
+/// A loaded library's path: the path it was loaded by, else the file it resolved to.
+std::string loaded_path(const LibraryLoad& load);
 
 } // namespace gpucheck::render

@@ -160,7 +160,7 @@ private:
       value += fmt::format(" ({})", host.arch);
     }
     const EnvironmentInfo& env = snapshot().environment;
-    if (m_inventory.in_container) {
+    if (m_inventory.in_container()) {
       value += fmt::format("; in a {} container", m_inventory.container);
     }
     if (env.wsl) {
@@ -402,7 +402,7 @@ private:
   }
 
   std::string path_of(const LibraryLoad& load, bool with_real) const {
-    std::string path = load.path.empty() ? load.real_path : load.path;
+    std::string path = loaded_path(load);
     if (with_real && !load.real_path.empty() && load.real_path != path) {
       path += " -> " + load.real_path;
     }

@@ -96,7 +96,7 @@ TEST(Inventory, GpusModulesContainerAndMemory) {
   snapshot.gpus.push_back(bare);
   Inventory inventory = make_inventory(snapshot);
   EXPECT_EQ(inventory.modules, "nvidia loaded, nvidia_uvm absent, nouveau loaded");
-  EXPECT_FALSE(inventory.in_container);
+  EXPECT_FALSE(inventory.in_container());
   EXPECT_EQ(inventory.host_memory_gib, 64U);
   ASSERT_EQ(inventory.gpus.size(), 2U);
   EXPECT_EQ(inventory.gpus[0].memory_mib, 81559U);
@@ -107,7 +107,7 @@ TEST(Inventory, GpusModulesContainerAndMemory) {
   EXPECT_FALSE(inventory.gpus[1].pcie_current.has_value());
   EXPECT_FALSE(inventory.gpus[1].compute_capability.has_value());
   snapshot.environment.container.kind = "docker";
-  EXPECT_TRUE(make_inventory(snapshot).in_container);
+  EXPECT_TRUE(make_inventory(snapshot).in_container());
 }
 
 /// The text report's line for the first library of `snapshot`, and the Markdown report's cell.

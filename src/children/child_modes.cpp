@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -68,6 +69,28 @@ nlohmann::json test_spawn_hang(const std::vector<std::string>& args) {
   }
   return test_hang(args);
 }
+/// test-escape-hang PIDFILE: starts a process that leaves its process group (setsid) with the
+/// child's output pipes open, writes its pid to PIDFILE, then hangs: killing the child's group
+/// leaves that process holding the pipes, and the parent must still not wait for ever.
+nlohmann::json test_escape_hang(const std::vector<std::string>& args) {
+  const pid_t escaped = ::fork();
+  if (escaped == 0) {
+    ::setsid();
+    for (;;) {
+      ::pause();
+    }
+  }
+  if (!args.empty()) {
+    const std::string partial = args[0] + ".partial";
+    if (FILE* out = std::fopen(partial.c_str(), "w")) {
+      std::fprintf(out, "%d\n", static_cast<int>(escaped));
+      std::fclose(out);
+      std::rename(partial.c_str(), args[0].c_str());
+    }
+  }
+  return test_hang(args);
+}
+
 nlohmann::json test_exit(const std::vector<std::string>&) {
   std::_Exit(7);
 }
@@ -125,8 +148,14 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
   std::vector<std::string> works;
   int die_after = -1;     // "die=N": abort after N works (a shared child that crashes midway)
   bool stoppable = false; // "stoppable": the work ends early at the parent's stop (long works)
+  int crash_percent = 0;  // "crash%=P": with P% chance, abort at a random step (stress tests)
+  int hang_percent = 0;   // "hang%=P": with P% chance, hang at a random step
   for (const std::string& arg : all_args) {
-    if (arg == "stoppable") {
+    if (arg.starts_with("crash%=")) {
+      crash_percent = std::atoi(arg.c_str() + 7);
+    } else if (arg.starts_with("hang%=")) {
+      hang_percent = std::atoi(arg.c_str() + 6);
+    } else if (arg == "stoppable") {
       stoppable = true;
     } else if (arg.starts_with("die=")) {
       die_after = std::atoi(arg.c_str() + 4);
@@ -157,11 +186,30 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
     }
   }
   const int64_t started = now_ns(); // its process runs ("cuInit")
+  // A misbehaving child at a random step: 0 before its setup, 1 after its context, 2 at work.
+  std::minstd_rand random(static_cast<unsigned>(::getpid()) ^ static_cast<unsigned>(started));
+  const int roll = static_cast<int>(random() % 100);
+  const int bad_step = static_cast<int>(random() % 3);
+  const auto misbehave = [&](int step) {
+    if (step != bad_step) {
+      return;
+    }
+    if (roll < crash_percent) {
+      std::abort();
+    }
+    if (roll < crash_percent + hang_percent) {
+      for (;;) {
+        ::pause(); // until its deadline's SIGTERM
+      }
+    }
+  };
+  misbehave(0);
   protocol::gate::await_setup();
   const int64_t setup_began = now_ns();
   std::this_thread::sleep_for(ms(0));
   const int64_t context = now_ns();
   protocol::gate::context_built();
+  misbehave(1);
   nlohmann::json times;
   const size_t count = std::max<size_t>(works.size(), 1);
   for (size_t w = 0; w < count; ++w) {
@@ -184,6 +232,7 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
     const int64_t ready = now_ns();
     protocol::gate::ready_and_wait();
     const int64_t began = now_ns();
+    misbehave(2);
     if (noisy) {
       process::control_send('c'); // a repeat after the go
     }
@@ -240,6 +289,7 @@ constexpr ChildMode k_modes[] = {
     {"test-hang", &test_hang},
     {"test-hang-ignore-term", &test_hang_ignore_term},
     {"test-spawn-hang", &test_spawn_hang},
+    {"test-escape-hang", &test_escape_hang},
     {"test-exit", &test_exit},
     {"test-garbage", &test_garbage},
     {"test-big", &test_big},

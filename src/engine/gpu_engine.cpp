@@ -1,7 +1,10 @@
 #include "engine/gpu_engine.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <sstream>
 #include <utility>
 
 namespace gpucheck::engine {
@@ -16,11 +19,73 @@ GpuEngine::GpuEngine(std::vector<Work> works, std::string sysroot,
 
 GpuEngine::~GpuEngine() {
   cancel();
-  join();
+  if (m_thread.joinable()) {
+    if (finish()) {
+      m_thread.join();
+    } else {
+      // Its thread is stuck past every bound (a bug): gpucheck must still exit. The scheduler
+      // it uses is left to it.
+      m_thread.detach();
+      (void)m_scheduler.release(); // NOLINT(bugprone-unused-return-value)
+    }
+  }
+}
+
+std::chrono::milliseconds GpuEngine::time_bound(size_t gpus) const {
+  const size_t started_with = m_gpu_count.load();
+  const size_t count = started_with == 0 ? gpus : started_with;
+  const std::chrono::milliseconds wait = m_turn_wait.value_or(default_turn_wait(count));
+  return wait +
+         work_limit_for(m_options.timeout, m_options.census_timeout, m_options.long_level,
+                        m_options.long_duration) +
+         std::chrono::milliseconds(5000);
+}
+
+bool GpuEngine::finish() {
+  Finish& finish = *m_finish;
+  std::unique_lock<std::mutex> guard(finish.lock);
+  if (finish.finished) {
+    return true;
+  }
+  if (m_abandoned) {
+    return false;
+  }
+  const auto bound = m_started + time_bound(m_options.gpus.size());
+  if (finish.changed.wait_until(guard, bound, [&finish] { return finish.finished; })) {
+    return true;
+  }
+  guard.unlock();
+  cancel();
+  guard.lock();
+  if (finish.changed.wait_for(guard, std::chrono::seconds(5),
+                              [&finish] { return finish.finished; })) {
+    return true;
+  }
+  m_abandoned = true;
+  return false;
+}
+
+JobReport GpuEngine::unfinished_job(Work work) const {
+  JobReport job;
+  job.work = work;
+  ChildFailure failure;
+  failure.kind = ChildFailureKind::timeout;
+  failure.timeout_s = std::chrono::duration<double>(time_bound(m_options.gpus.size())).count();
+  failure.detail = fmt::format("the GPU engine did not finish within {:.0f} s and was left "
+                               "behind; its children were stopped",
+                               failure.timeout_s);
+  job.outcome = process::ChildOutcome{};
+  job.outcome->failure = failure;
+  return job;
 }
 
 void GpuEngine::start(std::vector<protocol::VisibleGpu> gpus) {
   m_options.gpus = std::move(gpus);
+  m_gpu_count.store(m_options.gpus.size());
+  m_options.turn_wait = m_turn_wait.value_or(default_turn_wait(m_options.gpus.size()));
+  m_options.work_limit = work_limit_for(m_options.timeout, m_options.census_timeout,
+                                        m_options.long_level, m_options.long_duration);
+  m_started = std::chrono::steady_clock::now();
   // Several GPUs: gpu.bandwidth also times every GPU's host copies at once (copies_together).
   std::vector<Work>& works = m_options.works;
   if (m_options.gpus.size() > 1 &&
@@ -39,7 +104,14 @@ void GpuEngine::start(std::vector<protocol::VisibleGpu> gpus) {
     m_scheduler->probes_over();
   }
   Scheduler* scheduler = m_scheduler.get();
-  m_thread = std::thread([scheduler] { scheduler->run(); });
+  m_thread = std::thread([finish = m_finish, scheduler] {
+    scheduler->run();
+    {
+      const std::lock_guard<std::mutex> guard(finish->lock);
+      finish->finished = true;
+    }
+    finish->changed.notify_all();
+  });
 }
 
 bool GpuEngine::start_early() {
@@ -55,14 +127,6 @@ bool GpuEngine::start_early() {
   }
   start(std::move(gpus));
   return true;
-}
-
-void GpuEngine::join() {
-  std::call_once(m_joined, [this] {
-    if (m_thread.joinable()) {
-      m_thread.join();
-    }
-  });
 }
 
 void GpuEngine::await_contexts(std::chrono::milliseconds limit) {
@@ -100,6 +164,8 @@ std::optional<Scheduler::Progress> GpuEngine::progress() const {
 
 void GpuEngine::cancel() {
   m_cancelled = true;
+  // The watchdog's thread may cancel while the main thread starts the engine late.
+  const std::lock_guard<std::mutex> guard(m_scheduler_lock);
   if (m_scheduler) {
     m_scheduler->cancel();
   }
@@ -113,7 +179,9 @@ std::optional<SpanView> GpuEngine::spanning_result(Work work,
   if (!m_scheduler) {
     return std::nullopt;
   }
-  join();
+  if (!finish()) {
+    return SpanView{unfinished_job(work), {}};
+  }
   for (const JobReport& job : m_scheduler->jobs()) {
     if (job.work == work) {
       return SpanView{job, m_scheduler->gpus()};
@@ -137,7 +205,15 @@ std::optional<JobView> GpuEngine::result(Work work, const TargetKey& target,
   if (!m_scheduler) {
     return std::nullopt;
   }
-  join();
+  if (!finish()) {
+    GpuReport gpu;
+    for (const protocol::VisibleGpu& visible : m_options.gpus) {
+      if (visible.gpu.bus_id == protocol::normal_bus_id(target.bus_id)) {
+        gpu.visible = visible;
+      }
+    }
+    return JobView{unfinished_job(work), gpu};
+  }
   const std::vector<GpuReport>& gpus = m_scheduler->gpus();
   std::optional<size_t> index;
   const std::string bus = protocol::normal_bus_id(target.bus_id);
@@ -169,7 +245,8 @@ std::optional<JobView> GpuEngine::result(Work work, const TargetKey& target,
 
 std::unique_ptr<GpuEngine> make_gpu_engine(const Selection& selection, const std::string& sysroot,
                                            std::chrono::milliseconds timeout,
-                                           const LongLevel& long_level) {
+                                           const LongLevel& long_level,
+                                           std::optional<std::chrono::milliseconds> turn_wait) {
   std::vector<Work> works;
   std::vector<Work> candidates = all_works();
   if (long_level.enabled) {
@@ -191,6 +268,24 @@ std::unique_ptr<GpuEngine> make_gpu_engine(const Selection& selection, const std
   engine->options().long_duration = long_level.duration;
   engine->options().force_long = long_level.force;
   engine->options().long_level = long_level.enabled;
+  if (turn_wait) {
+    engine->set_turn_wait(*turn_wait);
+  }
+  // Test seam (the overlapping-runs stress test): every GPU child is this test child mode with
+  // these arguments ("test-gated 20 60 10 0 crash%=5"), over fake GPUs.
+  if (const char* stand_in = std::getenv("GPUCHECK_TEST_GPU_CHILD");
+      stand_in != nullptr && *stand_in != '\0') {
+    std::vector<std::string> words;
+    std::istringstream split(stand_in);
+    for (std::string word; split >> word;) {
+      words.push_back(word);
+    }
+    if (!words.empty() && words.front().starts_with("test-")) {
+      for (const Work work : engine->options().works) {
+        engine->options().job_override[work] = words;
+      }
+    }
+  }
   return engine;
 }
 

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,17 +75,39 @@ public:
   [[nodiscard]] std::optional<Scheduler::Progress> progress() const;
   /// Test seam: options for the scheduler before it starts.
   SchedulerOptions& options() { return m_options; }
+  /// --wait-turn: how long to wait for other runs' turns (default: default_turn_wait() of the
+  /// run's GPU count).
+  void set_turn_wait(std::chrono::milliseconds wait) { m_turn_wait = wait; }
+  /// The longest the engine can take from its start to its results: the turn wait, the GPU
+  /// work's limit and a grace for stopping its children (`gpus`: the count to assume before it
+  /// has started).
+  [[nodiscard]] std::chrono::milliseconds time_bound(size_t gpus) const;
 
 private:
   void start(std::vector<protocol::VisibleGpu> gpus);
-  void join();
+  /// Wait for the engine's thread, up to time_bound() from its start; past it the engine is
+  /// cancelled, and after a grace it is left behind: false (its results are lost).
+  bool finish();
+  /// The view a check gets when the engine did not finish (finish() is false).
+  [[nodiscard]] JobReport unfinished_job(Work work) const;
 
   SchedulerOptions m_options;
   std::string m_sysroot;
   std::optional<std::string> m_visible;
   std::unique_ptr<Scheduler> m_scheduler;
   std::thread m_thread;
-  std::once_flag m_joined;
+  std::optional<std::chrono::milliseconds> m_turn_wait;
+  std::chrono::steady_clock::time_point m_started;
+  std::atomic<size_t> m_gpu_count{0}; ///< the GPUs it started on (the watchdog reads it)
+  /// Whether the engine's thread has returned; shared with it, so that a thread left behind
+  /// (finish() false) never touches a destroyed engine.
+  struct Finish {
+    std::mutex lock;
+    std::condition_variable changed;
+    bool finished = false; ///< under lock
+  };
+  std::shared_ptr<Finish> m_finish = std::make_shared<Finish>();
+  bool m_abandoned = false; ///< it did not return in time
   bool m_probes_over = false;
   std::atomic<bool> m_cancelled{false};
   std::atomic<bool> m_interrupted{false};
@@ -101,8 +124,10 @@ struct LongLevel {
 };
 
 /// The engine for the selected active checks, or nullptr when none is selected.
-std::unique_ptr<GpuEngine> make_gpu_engine(const Selection& selection, const std::string& sysroot,
-                                           std::chrono::milliseconds timeout,
-                                           const LongLevel& long_level = {});
+/// `turn_wait`: --wait-turn (nullopt: default_turn_wait() of the run's GPU count).
+std::unique_ptr<GpuEngine>
+make_gpu_engine(const Selection& selection, const std::string& sysroot,
+                std::chrono::milliseconds timeout, const LongLevel& long_level = {},
+                std::optional<std::chrono::milliseconds> turn_wait = std::nullopt);
 
 } // namespace gpucheck::engine

@@ -305,6 +305,11 @@ PlannedGpu plan_gpu(const std::vector<std::vector<Work>>& groups, const GpuFacts
                              one_child / k_mib);
   }
   gpu.allowance_bytes = std::min(gpu.allowance_bytes, gpu.budget_bytes);
+  if (!facts.not_tested_reason.empty()) {
+    gpu.mode = GpuMode::skip; // no job, so no rule waits for one that will never run
+    gpu.reason = facts.not_tested_reason;
+    gpu.allowance_bytes = 0;
+  }
   return gpu;
 }
 } // namespace

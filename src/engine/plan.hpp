@@ -151,6 +151,8 @@ struct GpuFacts {
   /// Processes other than gpucheck's own use the GPU ("pid (name)", ...): the long level's
   /// works, which take nearly all its memory and its full power for minutes, are left out.
   std::vector<std::string> other_processes;
+  /// Why this run does not test the GPU at all (another run's turn did not come): "" to test it.
+  std::string not_tested_reason;
 };
 
 /// Device memory the planner counts per job (docs/architecture.md, "Memory"): a context after

@@ -129,13 +129,7 @@ Scheduler::Scheduler(SchedulerOptions options) : m_options(std::move(options)) {
   m_group.follow_interrupts(false);
 }
 
-Scheduler::~Scheduler() {
-  for (GpuTurn& turn : m_turns) {
-    if (turn.waiter && turn.waiter->joinable()) {
-      turn.waiter->join();
-    }
-  }
-}
+Scheduler::~Scheduler() = default;
 
 void Scheduler::probes_over() {
   m_probes_over.store(true);
@@ -197,12 +191,13 @@ void Scheduler::update_progress() {
 
 bool Scheduler::await_plan(std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> guard(m_lock);
-  return m_changed.wait_for(guard, limit, [this] { return m_plan_ready; });
+  // A run that waits for another run's turn has no plan for a while: the probes go on.
+  return m_changed.wait_for(guard, limit, [this] { return m_plan_ready || m_turn_waited; });
 }
 
 bool Scheduler::await_contexts(std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> guard(m_lock);
-  return m_changed.wait_for(guard, limit, [this] { return m_contexts_ready; });
+  return m_changed.wait_for(guard, limit, [this] { return m_contexts_ready || m_turn_waited; });
 }
 
 std::vector<size_t> Scheduler::gpus_of(const Slot& slot) const {
@@ -310,11 +305,8 @@ void Scheduler::spawn_due() {
   // longest); after it, a child starts once the jobs its setup waits for have built their
   // contexts (two H200s: 1.76 s against 1.96 with both changes, docs/performance.md).
   std::vector<bool> gave_up(m_turns.size(), false);
-  {
-    const std::lock_guard<std::mutex> guard(m_lock);
-    for (size_t g = 0; g < m_turns.size(); ++g) {
-      gave_up[g] = m_turns[g].gave_up;
-    }
+  for (size_t g = 0; g < m_turns.size(); ++g) {
+    gave_up[g] = m_turns.outcome(g).needed && !m_turns.outcome(g).held;
   }
   if (m_interrupted.load()) {
     return; // the user stopped the run: nothing more starts
@@ -402,9 +394,13 @@ void Scheduler::run() {
     }
     m_slots.push_back(std::move(slot));
   }
-  m_turns.resize(m_options.gpus.size());
+  take_turns();
+  // The GPU work's own time limit runs from here: past it every child still alive is stopped.
+  m_work_deadline = Clock::now() + m_options.work_limit;
   spawn_due();
-  if (m_options.census_override) {
+  if (m_stop.load()) {
+    // Cancelled or interrupted while waiting for a turn: nothing starts.
+  } else if (m_options.census_override) {
     make_plan_from_census(*m_options.census_override);
   } else {
     process::ChildRequest census;
@@ -445,12 +441,11 @@ void Scheduler::run() {
         gpu.after = *c;
       }
     }
-    const GpuTurn& turn = m_turns[g];
-    if (turn.decided) {
-      gpu.lock_waited =
-          std::chrono::duration_cast<std::chrono::milliseconds>(turn.decided_at - turn.asked);
-    }
+    const TurnOutcome& turn = m_turns.outcome(g);
+    gpu.lock_waited = turn.waited;
     gpu.waited_for_another_run = gpu.lock_waited > std::chrono::milliseconds(50);
+    gpu.other_run_pid = turn.other_pid;
+    gpu.turn_not_taken = turn.needed && !turn.held;
     m_gpu_reports.push_back(std::move(gpu));
   }
   // Jobs stopped because the user interrupted the run: not a failure of the machine.
@@ -461,6 +456,21 @@ void Scheduler::run() {
         report.outcome.reset();
         report.skip = JobReport::Skip::stopped;
         report.skip_reason = "stopped: the run was interrupted before this check finished";
+      }
+    }
+  }
+  // Jobs on a GPU whose turn did not come (for a spanning job that did not run: on any GPU of
+  // the run): another run's, or the wait was cut short by an interrupt.
+  for (size_t j = 0; j < m_jobs.size(); ++j) {
+    JobReport& report = m_reports[j];
+    for (size_t g = 0; g < m_gpu_reports.size() && !report.outcome; ++g) {
+      if (m_gpu_reports[g].turn_not_taken && (g == m_jobs[j].gpu || spans_gpus(m_jobs[j].work))) {
+        report.skip = m_interrupted.load() ? JobReport::Skip::stopped : JobReport::Skip::other_run;
+        report.skip_reason = m_interrupted.load()
+                                 ? "stopped: the run was interrupted before this check ran"
+                                 : turn_not_taken_reason(g);
+        report.skip_is_contention = !m_interrupted.load();
+        break;
       }
     }
   }
@@ -494,34 +504,57 @@ void Scheduler::run() {
     } else if (m_interrupted.load()) {
       report.skip = JobReport::Skip::stopped;
       report.skip_reason = "stopped: the run was interrupted before this check ran";
+    } else if (m_over_limit) {
+      report.skip = JobReport::Skip::stopped;
+      report.skip_reason = fmt::format(
+          "not run: the GPU work's time limit of {:.0f} s for the whole run passed first",
+          std::chrono::duration<double>(m_options.work_limit).count());
     } else {
       report.skip = JobReport::Skip::stopped;
       report.skip_reason = "the GPU work was stopped before this check ran";
     }
   }
-  for (size_t j = 0; j < m_jobs.size(); ++j) {
-    size_t g = m_jobs[j].gpu;
-    if (m_jobs[j].planned) {
-      for (const size_t other : m_plan.jobs[*m_jobs[j].planned].span) {
-        if (m_turns[other].decided && !m_turns[other].held_ever) {
-          g = other; // a spanning job: the GPU whose turn did not come
-        }
-      }
-    }
-    if (m_turns[g].decided && !m_turns[g].held_ever && m_jobs[j].planned &&
-        !m_interrupted.load()) { // an interrupt, not another run, ended the wait
-      JobReport& report = m_reports[j];
-      report.outcome.reset();
-      report.skip_reason = fmt::format(
-          "another gpucheck run on this host used GPU {} for more than {:.0f} s: its turn did "
-          "not come",
-          m_options.gpus[g].gpu.bus_id.empty() ? m_options.gpus[g].visible_devices
-                                               : m_options.gpus[g].gpu.bus_id,
-          std::chrono::duration<double>(m_options.lock_wait).count());
-      report.skip = JobReport::Skip::other_run;
-      report.skip_is_contention = true;
-    }
+}
+
+std::string Scheduler::gpu_label(size_t g) const {
+  const protocol::VisibleGpu& gpu = m_options.gpus[g];
+  return !gpu.gpu.bus_id.empty() ? gpu.gpu.bus_id : gpu.visible_devices;
+}
+
+std::string Scheduler::turn_not_taken_reason(size_t g) const {
+  const TurnOutcome& turn = m_turns.outcome(g);
+  std::string who = "another gpucheck run on this host";
+  if (turn.other_pid && *turn.other_pid > 0) {
+    who += fmt::format(" (pid {})", *turn.other_pid);
+  } else if (turn.other_pid) {
+    who += " (in another PID namespace)";
   }
+  return fmt::format("{} was testing GPU {} for all of this run's wait of {}: its turn did not "
+                     "come (--wait-turn sets the wait)",
+                     who, gpu_label(g), wait_text(m_options.turn_wait));
+}
+
+void Scheduler::take_turns() {
+  // Each GPU's turn is named by its UUID (or what names it to CUDA).
+  std::vector<std::string> names;
+  for (const protocol::VisibleGpu& gpu : m_options.gpus) {
+    names.push_back(!gpu.gpu.uuid.empty()          ? gpu.gpu.uuid
+                    : !gpu.visible_devices.empty() ? gpu.visible_devices
+                                                   : gpu.gpu.bus_id);
+  }
+  m_turns.take(std::move(names), m_options.turn_wait, &m_stop, [this](const TurnWait& wait) {
+    {
+      const std::lock_guard<std::mutex> guard(m_lock);
+      m_turn_waited = true;
+    }
+    m_changed.notify_all();
+    process::trace(fmt::format("GPU engine: waiting up to {} ms for GPU {}'s turn (pid {})",
+                               wait.limit.count(), gpu_label(wait.gpu),
+                               wait.holder ? std::to_string(*wait.holder) : "unknown"));
+    if (m_options.on_turn_wait) {
+      m_options.on_turn_wait(wait, gpu_label(wait.gpu));
+    }
+  });
 }
 
 void Scheduler::make_plan_from_census(const protocol::Census& census) {
@@ -536,6 +569,10 @@ void Scheduler::make_plan_from_census(const protocol::Census& census) {
         f.other_processes.push_back(p.name.empty() ? fmt::format("pid {}", p.pid)
                                                    : fmt::format("{} ({})", p.pid, p.name));
       }
+    }
+    const size_t g = facts.size();
+    if (m_turns.outcome(g).needed && !m_turns.outcome(g).held) {
+      f.not_tested_reason = turn_not_taken_reason(g);
     }
     facts.push_back(f);
   }
@@ -575,35 +612,6 @@ void Scheduler::make_plan_from_census(const protocol::Census& census) {
     }
   }
   spawn_due();
-  // Turns: one waiter per GPU that has work; the lock is named by the GPU's UUID.
-  for (size_t g = 0; g < m_options.gpus.size(); ++g) {
-    const bool has_work = std::any_of(m_jobs.begin(), m_jobs.end(), [this, g](const Job& job) {
-      return job.planned.has_value() && uses_gpu(m_plan.jobs[*job.planned], g);
-    });
-    GpuTurn& turn = m_turns[g];
-    turn.asked = Clock::now();
-    if (!has_work) {
-      turn.decided = true;
-      turn.decided_at = turn.asked;
-      continue;
-    }
-    const protocol::VisibleGpu& gpu = m_options.gpus[g];
-    const std::string name = !gpu.gpu.uuid.empty()          ? gpu.gpu.uuid
-                             : !gpu.visible_devices.empty() ? gpu.visible_devices
-                                                            : gpu.gpu.bus_id;
-    const auto wait = m_options.lock_wait;
-    turn.waiter = std::make_unique<std::thread>([this, g, name, wait] {
-      GpuLock lock = GpuLock::acquire(name, wait, &m_stop);
-      {
-        const std::lock_guard<std::mutex> guard(m_lock);
-        m_turns[g].held_ever = lock.held();
-        m_turns[g].lock = std::move(lock);
-        m_turns[g].decided = true;
-        m_turns[g].decided_at = Clock::now();
-      }
-      m_group.wake();
-    });
-  }
 }
 
 std::vector<JobState> Scheduler::planned_states() const {
@@ -795,27 +803,26 @@ void Scheduler::start_census_after() {
 }
 
 void Scheduler::advance() {
-  if (!m_planned) {
+  if (!m_over_limit && Clock::now() >= m_work_deadline) {
+    // Every child has its own deadline, but a job may wait at its gate for another job for
+    // as long as that one runs: this limit bounds the whole run whatever the children do.
+    m_over_limit = true;
+    process::trace("GPU engine: the GPU work's time limit passed; stopping every child");
+    for (size_t p = 0; p < m_group.size(); ++p) {
+      m_group.cancel_one(p,
+                         fmt::format("stopped: the GPU work's time limit of {:.0f} s for the "
+                                     "whole run passed (--timeout sets it)",
+                                     std::chrono::duration<double>(m_options.work_limit).count()));
+    }
+  }
+  if (!m_planned || m_over_limit) {
     return;
   }
   const bool probes_over = m_probes_over.load();
   std::vector<JobState> states = planned_states();
   std::vector<bool> turn_held(m_turns.size(), false);
-  {
-    const std::lock_guard<std::mutex> guard(m_lock);
-    for (size_t g = 0; g < m_turns.size(); ++g) {
-      GpuTurn& turn = m_turns[g];
-      turn_held[g] = turn.lock && turn.lock->held();
-      if (turn.decided && !turn.held_ever && !turn.gave_up) {
-        turn.gave_up = true;
-        for (const Slot& slot : m_slots) {
-          const std::vector<size_t> span = gpus_of(slot);
-          if (slot.process && std::find(span.begin(), span.end(), g) != span.end()) {
-            m_group.cancel_one(*slot.process, "another gpucheck run held the GPU");
-          }
-        }
-      }
-    }
+  for (size_t g = 0; g < m_turns.size(); ++g) {
+    turn_held[g] = m_turns.held(g);
   }
   if (m_interrupted.load()) {
     // The user stopped the run: a long work that runs is told to stop and report what it did;
@@ -883,17 +890,14 @@ void Scheduler::advance() {
     states[*job.planned] = job.state;
   }
   spawn_due(); // children whose turn to start came with the steps just taken
-  // A GPU's turn ends when its last job has gone.
-  {
-    const std::lock_guard<std::mutex> guard(m_lock);
-    for (size_t g = 0; g < m_turns.size(); ++g) {
-      const bool all_ended = std::all_of(m_jobs.begin(), m_jobs.end(), [this, g](const Job& job) {
-        return !job.planned || !uses_gpu(m_plan.jobs[*job.planned], g) ||
-               job.state == JobState::ended;
-      });
-      if (all_ended && m_turns[g].lock) {
-        m_turns[g].lock->release();
-      }
+  // A GPU's turn ends when its last job has gone (at once on a GPU with none).
+  for (size_t g = 0; g < m_turns.size(); ++g) {
+    const bool all_ended = std::all_of(m_jobs.begin(), m_jobs.end(), [this, g](const Job& job) {
+      return !job.planned || !uses_gpu(m_plan.jobs[*job.planned], g) ||
+             job.state == JobState::ended;
+    });
+    if (all_ended) {
+      m_turns.release(g);
     }
   }
   // The probes may load cuDNN once no context is being built (a context built beside that load
@@ -929,6 +933,20 @@ void Scheduler::advance() {
     start_census_after();
   }
   update_progress();
+}
+
+} // namespace gpucheck::engine
+
+namespace gpucheck::engine {
+
+std::chrono::milliseconds work_limit_for(std::chrono::milliseconds timeout,
+                                         std::chrono::milliseconds census_timeout, bool long_level,
+                                         std::chrono::milliseconds long_duration) {
+  std::chrono::milliseconds limit = 3 * timeout + census_timeout;
+  if (long_level) {
+    limit += 2 * long_duration + timeout;
+  }
+  return limit;
 }
 
 } // namespace gpucheck::engine

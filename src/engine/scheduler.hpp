@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,8 +19,8 @@
 #include <thread>
 #include <vector>
 
-#include "engine/gpu_lock.hpp"
 #include "engine/plan.hpp"
+#include "engine/turns.hpp"
 #include "process/child_process.hpp"
 #include "protocol/census.hpp"
 #include "protocol/messages.hpp"
@@ -66,9 +67,17 @@ struct EngineGpu {
 struct SchedulerOptions {
   std::vector<Work> works;
   std::vector<protocol::VisibleGpu> gpus;
-  std::chrono::milliseconds timeout{60000};   ///< per job, from setup and again from go
-  std::chrono::milliseconds lock_wait{10000}; ///< how long to wait for another run's turn
+  std::chrono::milliseconds timeout{60000}; ///< per job, from setup and again from go
+  /// How long to wait for other gpucheck runs' turns on these GPUs (--wait-turn; the default is
+  /// default_turn_wait() of the run's GPU count).
+  std::chrono::milliseconds turn_wait{10000};
+  /// Called on the engine's thread when a wait for another run's turn begins (the terminal says
+  /// whose turn it waits for).
+  std::function<void(const TurnWait&, const std::string& gpu_label)> on_turn_wait;
   std::chrono::milliseconds census_timeout{5000};
+  /// The whole GPU work's limit, counted once the turns are taken: past it every child still
+  /// alive is stopped (each also has its own deadline, `timeout`). work_limit_for() by default.
+  std::chrono::milliseconds work_limit{120000};
   /// The long level's --duration: each long job's deadline adds it to `timeout`.
   std::chrono::milliseconds long_duration{60000};
   /// --force: the long level also runs on GPUs that other processes use.
@@ -82,6 +91,13 @@ struct SchedulerOptions {
   /// Test seam: a census to use instead of running the census child.
   std::optional<protocol::Census> census_override;
 };
+
+/// The GPU work's limit for a whole run (SchedulerOptions::work_limit): three times the per-check
+/// `timeout` and the census's, and with the long level twice its `long_duration` and one more
+/// `timeout`. A standard run's work takes seconds; the limit only ends runs something holds up.
+std::chrono::milliseconds work_limit_for(std::chrono::milliseconds timeout,
+                                         std::chrono::milliseconds census_timeout, bool long_level,
+                                         std::chrono::milliseconds long_duration);
 
 /// What became of one job.
 struct JobReport {
@@ -102,6 +118,11 @@ struct GpuReport {
   std::optional<protocol::CensusGpu> after;  ///< beside the last timed work, once it has all begun
   bool waited_for_another_run = false;
   std::chrono::milliseconds lock_waited{0};
+  /// The process of another gpucheck run that held this GPU's turn while this run waited (0:
+  /// one in a PID namespace this process does not see), when the kernel named one.
+  std::optional<pid_t> other_run_pid;
+  /// Its turn did not come within the wait: nothing of this run was tested on it.
+  bool turn_not_taken = false;
   /// Processes other than gpucheck's own seen on the GPU before or after the timed work.
   [[nodiscard]] std::vector<protocol::CensusProcess> other_processes() const;
 };
@@ -167,15 +188,6 @@ private:
     std::optional<size_t> process; ///< its process in m_group, once spawned
     bool cancelled = false;        ///< stopped because the run was interrupted
   };
-  struct GpuTurn {
-    std::unique_ptr<std::thread> waiter;
-    std::optional<GpuLock> lock; ///< set by the waiter thread (under m_lock)
-    bool decided = false;        ///< the waiter has finished
-    bool held_ever = false;      ///< the waiter got the lock
-    bool gave_up = false;        ///< its jobs were stopped: the turn did not come
-    std::chrono::steady_clock::time_point asked;
-    std::chrono::steady_clock::time_point decided_at;
-  };
 
   /// The GPUs a slot's child uses: its own, or its spanning job's span once planned.
   [[nodiscard]] std::vector<size_t> gpus_of(const Slot& slot) const;
@@ -184,6 +196,12 @@ private:
   /// What became of each job of a slot, from its child's outcome.
   void report_slot(const Slot& slot, const std::vector<process::ChildOutcome>& outcomes);
   void make_plan_from_census(const protocol::Census& census);
+  /// Take every GPU's turn (turns.hpp), before anything starts; blocks up to the turn wait.
+  void take_turns();
+  /// How a GPU is named in messages: its PCI bus id, else what names it to CUDA.
+  [[nodiscard]] std::string gpu_label(size_t g) const;
+  /// Why this run did not test GPU `g`: whose turn did not end within the wait.
+  [[nodiscard]] std::string turn_not_taken_reason(size_t g) const;
   void spawn(Slot& slot);
   /// Whether no rule awaits the exit of the slot's last job (its result may be taken at once).
   [[nodiscard]] bool nothing_awaits_exit(const Slot& slot) const;
@@ -207,7 +225,7 @@ private:
   std::vector<Job> m_jobs;
   std::vector<Slot> m_slots;
   std::vector<size_t> m_slot_of_process; ///< process index -> slot index (or SIZE_MAX)
-  std::vector<GpuTurn> m_turns;
+  Turns m_turns; ///< taken before anything starts (turns.hpp); read on the engine's thread only
   std::vector<JobReport> m_reports;
   std::vector<GpuReport> m_gpu_reports;
 
@@ -216,11 +234,15 @@ private:
   mutable std::mutex m_progress_lock;
   std::optional<Progress> m_progress;                                 ///< under m_progress_lock
   std::optional<std::chrono::steady_clock::time_point> m_phase_start; ///< likewise
-  std::atomic<bool> m_stop{false}; ///< cancel(): the turn waiters give up
-  std::mutex m_lock;               ///< guards m_contexts_ready and the turns' lock fields
+  std::atomic<bool> m_stop{false}; ///< cancel(), interrupt(): a wait for a turn gives up
+  std::mutex m_lock;               ///< guards m_contexts_ready and m_plan_ready
   std::condition_variable m_changed;
   bool m_contexts_ready = false;
-  bool m_plan_ready = false; ///< under m_lock, for await_plan()
+  bool m_plan_ready = false;  ///< under m_lock, for await_plan()
+  bool m_turn_waited = false; ///< under m_lock: a wait for another run's turn began
+  std::chrono::steady_clock::time_point m_work_deadline =
+      std::chrono::steady_clock::time_point::max();
+  bool m_over_limit = false; ///< the work limit passed: every child was stopped
 };
 
 } // namespace gpucheck::engine

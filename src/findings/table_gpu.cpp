@@ -308,12 +308,15 @@ constexpr FindingSpec k_table[] = {
            "the GPU's PCI bus id (or index), for nvidia-smi -i"),
      Drain::yes},
     {codes::k_gpu_other_run, Severity::warn, "another gpucheck run had the GPU",
-     "Two gpucheck runs on one host take turns per GPU. This run waited for the other run's "
-     "turn on this GPU to end and it did not end in time, so this run's active checks skipped "
-     "the GPU rather than disturb or be disturbed by the other's measurements.",
+     "gpucheck runs on one host take turns per GPU and queue for them. This run waited for the "
+     "other run's turn on this GPU for all of its wait (--wait-turn; by default 30 s and 15 s "
+     "per GPU, long enough for several whole runs) and it did not end, so this run's active "
+     "checks skipped the GPU rather than disturb or be disturbed by the other's measurements. "
+     "A run of the long level holds its turn for minutes.",
      "GPU {0}: not tested: {1}",
      "nothing is wrong with the GPU; run gpucheck again when the other run (often a Slurm "
-     "prolog, a Kubernetes probe or a person) has finished",
+     "prolog, a Kubernetes probe, a long-level run or a person) has finished, or give it a "
+     "longer --wait-turn",
      where(k_gpu_index, "why it was not tested: the other run that holds the GPU")},
     {codes::k_gpu_stream_priority_ignored, Severity::warn, "stream priorities not honoured",
      "Streams created with the highest and lowest priority do not report those priorities.",

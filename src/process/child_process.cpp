@@ -45,6 +45,9 @@ using Clock = std::chrono::steady_clock;
 
 /// The most a child may send as its result; more is a child gone wrong.
 constexpr size_t k_max_result_bytes = size_t{64} << 20;
+/// How long a child may take to be gone after SIGKILL before it is left behind (stuck in the
+/// kernel).
+constexpr auto k_stuck_after = std::chrono::seconds(5);
 
 /// interrupt_children()'s signal, and the groups it wakes.
 std::atomic<int> g_interrupt_signal{0};
@@ -92,6 +95,10 @@ struct Running {
   std::optional<Clock::time_point> ended;
   std::optional<Clock::time_point> deadline; ///< none: no deadline runs
   std::optional<Clock::time_point> term_sent;
+  std::optional<Clock::time_point> killed; ///< when SIGKILL was first sent
+  /// Not gone k_stuck_after after SIGKILL (in uninterruptible sleep, in the kernel: usually a
+  /// driver call): concluded without its exit and never waited for again.
+  bool stuck = false;
   bool timed_out = false;
   bool cancelled = false;
   std::string cancel_reason;
@@ -104,6 +111,14 @@ struct Running {
 };
 
 namespace {
+
+/// SIGKILL to the child's process group, remembering when it was first sent.
+void kill_group(Running& run) {
+  ::kill(-run.pid, SIGKILL);
+  if (!run.killed) {
+    run.killed = Clock::now();
+  }
+}
 
 void close_fd(int& fd) {
   if (fd >= 0) {
@@ -294,8 +309,14 @@ bool result_complete(const Running& run, const ChildRequest& request) {
                               : nlohmann::json::accept(run.result.begin(), run.result.end());
 }
 
-bool finished(const Running& run, const ChildRequest& request) {
+bool finished(Running& run, const ChildRequest& request) {
   if (run.spawn_failure || (run.reaped && run.result_fd < 0 && run.stderr_fd < 0)) {
+    return true;
+  }
+  if (run.killed && Clock::now() >= *run.killed + k_stuck_after) {
+    // Nothing waits forever: not for a process the kernel holds, nor for pipes that a process
+    // it started outside its process group keeps open.
+    run.stuck = true;
     return true;
   }
   return request.conclude_at_result && !run.cancelled && !run.timed_out && !run.reaped &&
@@ -398,11 +419,23 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
     outcome.partial = std::make_shared<const nlohmann::json>(std::move(lines));
   }
   const int status = run.reaped ? run.wait_status : 0; // not reaped: concluded at its result
+  const auto stuck_s = std::chrono::duration_cast<std::chrono::seconds>(k_stuck_after).count();
+  std::string stuck;
+  if (run.stuck && !run.reaped) {
+    stuck = fmt::format("; it did not exit within {} s of SIGKILL: it is stuck in the kernel "
+                        "(uninterruptible sleep), usually inside the driver",
+                        stuck_s);
+  } else if (run.stuck) {
+    stuck = fmt::format("; {} s after SIGKILL a process it started outside its process group "
+                        "still held its output open, and was left behind",
+                        stuck_s);
+  }
   if (run.cancelled) {
     failure.kind = ChildFailureKind::cancelled;
-    failure.detail = run.cancel_reason.empty()
-                         ? "stopped before it finished: its work was no longer needed"
-                         : run.cancel_reason;
+    failure.detail =
+        (run.cancel_reason.empty() ? "stopped before it finished: its work was no longer needed"
+                                   : run.cancel_reason) +
+        stuck;
     outcome.failure = failure;
     return outcome;
   }
@@ -410,7 +443,7 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
     failure.kind = ChildFailureKind::timeout;
     failure.timeout_s = std::chrono::duration<double>(request.timeout).count();
     failure.detail =
-        fmt::format("did not finish within {:.1f} s and was killed", failure.timeout_s);
+        fmt::format("did not finish within {:.1f} s and was killed{}", failure.timeout_s, stuck);
     outcome.failure = failure;
     return outcome;
   }
@@ -490,8 +523,12 @@ ChildGroup::~ChildGroup() {
     const std::unique_ptr<Running>& run = m_runs[i];
     if (run->pid > 0 && !run->reaped) {
       ::kill(-run->pid, SIGKILL);
-      if (!run->finish_reported || !m_requests[i].conclude_at_result) {
-        ::waitpid(run->pid, nullptr, 0);
+      if (!run->stuck && (!run->finish_reported || !m_requests[i].conclude_at_result)) {
+        // Bounded: a process the kernel holds (stuck in a driver call) is left behind.
+        const auto until = Clock::now() + k_stuck_after;
+        while (::waitpid(run->pid, nullptr, WNOHANG) == 0 && Clock::now() < until) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
       } // else its result is in and it is exiting: not waited for (it dies with gpucheck)
     }
     close_fd(run->result_fd);
@@ -522,7 +559,7 @@ void ChildGroup::cancel_one(size_t child, std::string reason) {
   run.cancelled = true;
   run.cancel_reason = std::move(reason);
   close_fd(run.control_fd);
-  ::kill(-run.pid, SIGKILL);
+  kill_group(run);
 }
 
 size_t ChildGroup::start(ChildRequest request) {
@@ -616,7 +653,10 @@ std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
         ::kill(-run.pid, SIGTERM);
         run.term_sent = now;
       } else if (run.term_sent && now >= *run.term_sent + request.kill_grace) {
-        ::kill(-run.pid, SIGKILL);
+        kill_group(run);
+      }
+      if (run.killed) {
+        wait_until = std::min(wait_until, *run.killed + k_stuck_after);
       }
       if (run.term_sent) {
         wait_until = std::min(wait_until, *run.term_sent + request.kill_grace);
@@ -682,7 +722,7 @@ std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
           close_fd(run.result_fd);
           run.result.clear();
           run.result.shrink_to_fit();
-          ::kill(-run.pid, SIGKILL);
+          kill_group(run);
         }
       } else if (owners[k].second == Source::stderr_text) {
         drain(run.stderr_fd, run.stderr_text, k_stderr_keep_bytes);

@@ -376,3 +376,44 @@ TEST(ChildProcess, SignalNames) {
 
 } // namespace
 } // namespace gpucheck::process
+
+namespace gpucheck::process {
+namespace {
+
+// Nothing waits for ever: a child killed at its deadline whose output a process it started
+// outside its process group keeps open is concluded 5 s after the SIGKILL, saying so, instead
+// of holding the run until that process ends. Its healthy twin: a plain hang ends at once.
+TEST(ChildProcess, OutputHeldOpenAfterTheKillIsNotWaitedForForEver) {
+  const std::string pid_file =
+      ::testing::TempDir() + "/escaped-" + std::to_string(::getpid()) + ".pid";
+  std::remove(pid_file.c_str());
+  ChildRequest escaper = req("test-escape-hang", 300ms);
+  escaper.args = {pid_file};
+  escaper.kill_grace = 100ms;
+  const auto start = std::chrono::steady_clock::now();
+  const ChildOutcome outcome = run_child(escaper);
+  const auto took = std::chrono::steady_clock::now() - start;
+  const int escaped = await_pid_file(pid_file, 5s);
+  if (escaped > 0) {
+    ::kill(escaped, SIGKILL);
+  }
+  std::remove(pid_file.c_str());
+  ASSERT_GT(escaped, 0) << "the child never started its own process";
+  EXPECT_LT(took, 15s);
+  EXPECT_GE(took, 5s); // the 5 s after the SIGKILL
+  ASSERT_TRUE(outcome.failure);
+  EXPECT_EQ(outcome.failure->kind, ChildFailureKind::timeout);
+  EXPECT_NE(outcome.failure->detail.find("outside its process group"), std::string::npos)
+      << outcome.failure->detail;
+
+  ChildRequest hang = req("test-hang", 300ms);
+  hang.kill_grace = 100ms;
+  const auto twin_start = std::chrono::steady_clock::now();
+  const ChildOutcome twin = run_child(hang);
+  EXPECT_LT(std::chrono::steady_clock::now() - twin_start, 3s);
+  ASSERT_TRUE(twin.failure);
+  EXPECT_EQ(twin.failure->detail.find("outside its process group"), std::string::npos);
+}
+
+} // namespace
+} // namespace gpucheck::process

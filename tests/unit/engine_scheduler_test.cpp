@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -363,7 +364,7 @@ TEST(EngineScheduler, NoRoomOnTheGpuSkipsWithTheReason) {
 
 TEST(EngineScheduler, AnotherRunsTurnThatDoesNotEndSkipsTheGpu) {
   SchedulerOptions options = options_for(1, 80 * k_gib, "held");
-  options.lock_wait = 300ms;
+  options.turn_wait = 300ms;
   const GpuLock other = GpuLock::try_acquire(options.gpus[0].gpu.uuid);
   ASSERT_TRUE(other.held()) << other.error();
   Scheduler scheduler(options);
@@ -374,13 +375,92 @@ TEST(EngineScheduler, AnotherRunsTurnThatDoesNotEndSkipsTheGpu) {
     EXPECT_TRUE(job.skip_is_contention);
     EXPECT_EQ(job.skip, JobReport::Skip::other_run);
     EXPECT_NE(job.skip_reason.find("another gpucheck run"), std::string::npos) << job.skip_reason;
+    // The kernel names the holder: this test's process.
+    EXPECT_NE(job.skip_reason.find(fmt::format("(pid {})", ::getpid())), std::string::npos)
+        << job.skip_reason;
   }
-  EXPECT_GE(scheduler.gpus()[0].lock_waited, 300ms);
+  EXPECT_GE(scheduler.gpus()[0].lock_waited, 250ms);
+  EXPECT_TRUE(scheduler.gpus()[0].turn_not_taken);
+}
+
+TEST(EngineScheduler, AGpuWhoseTurnDoesNotComeLeavesTheOtherTestedAndNothingHangs) {
+  // Another run holds GPU 1 for good: GPU 0 is tested in full, GPU 1 and the work over both are
+  // not, and the run ends soon after its wait (it hung for ever when GPU 0's jobs waited at
+  // their gates for GPU 1's, which never came).
+  SchedulerOptions options = options_for(2, 80 * k_gib, "one-held");
+  options.turn_wait = 300ms;
+  const GpuLock other = GpuLock::try_acquire(options.gpus[1].gpu.uuid);
+  ASSERT_TRUE(other.held());
+  Scheduler scheduler(options);
+  scheduler.probes_over();
+  const auto start = std::chrono::steady_clock::now();
+  scheduler.run();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  for (const JobReport& job : scheduler.jobs()) {
+    if (job.gpu == 0 && !spans_gpus(job.work)) {
+      ASSERT_TRUE(job.outcome && job.outcome->ok())
+          << check_id(job.work) << ": " << job.skip_reason;
+    } else {
+      EXPECT_FALSE(job.outcome.has_value()) << check_id(job.work);
+      EXPECT_EQ(job.skip, JobReport::Skip::other_run) << check_id(job.work);
+    }
+  }
+  EXPECT_FALSE(scheduler.gpus()[0].turn_not_taken);
+  EXPECT_TRUE(scheduler.gpus()[1].turn_not_taken);
+}
+
+TEST(EngineScheduler, TwoRunsListingTheGpusInOppositeOrdersBothTestEverything) {
+  // Two runs at once over the same two GPUs, each listing them in the other's reverse order:
+  // one waits for the other's turns and then tests everything; neither skips a GPU.
+  SchedulerOptions one = options_for(2, 80 * k_gib, "opposite");
+  SchedulerOptions two = one;
+  std::swap(two.gpus[0], two.gpus[1]);
+  one.turn_wait = two.turn_wait = 20s;
+  Scheduler first(one);
+  Scheduler second(two);
+  first.probes_over();
+  second.probes_over();
+  const auto start = std::chrono::steady_clock::now();
+  std::thread other([&second] { second.run(); });
+  first.run();
+  other.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
+  for (const Scheduler* scheduler : {&first, &second}) {
+    for (const JobReport& job : scheduler->jobs()) {
+      ASSERT_TRUE(job.outcome && job.outcome->ok())
+          << check_id(job.work) << ": " << job.skip_reason;
+    }
+  }
+  // One of them waited for the other.
+  EXPECT_TRUE(first.gpus()[0].waited_for_another_run || first.gpus()[1].waited_for_another_run ||
+              second.gpus()[0].waited_for_another_run || second.gpus()[1].waited_for_another_run);
+}
+
+TEST(EngineScheduler, TheWorkLimitEndsARunThatSomethingHoldsUp) {
+  // Each child's own deadline is long; the whole run's limit is short: the run ends at it, and
+  // the work it cut says so.
+  SchedulerOptions options = options_for(1, 80 * k_gib, "limit");
+  options.timeout = 60s;
+  options.work_limit = 600ms;
+  options.job_override[Work::compute] = {"test-gated", "20", "30000", "10", "0"};
+  Scheduler scheduler(options);
+  scheduler.probes_over();
+  const auto start = std::chrono::steady_clock::now();
+  scheduler.run();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  bool cut = false;
+  for (const JobReport& job : scheduler.jobs()) {
+    const std::string why =
+        job.outcome && job.outcome->failure ? job.outcome->failure->detail : job.skip_reason;
+    cut = cut || why.find("time limit") != std::string::npos;
+    EXPECT_FALSE(job.outcome && job.outcome->ok()) << check_id(job.work);
+  }
+  EXPECT_TRUE(cut);
 }
 
 TEST(EngineScheduler, TakesItsTurnWhenTheOtherRunEnds) {
   SchedulerOptions options = options_for(1, 80 * k_gib, "turn");
-  options.lock_wait = 5000ms;
+  options.turn_wait = 5000ms;
   auto other = std::make_unique<GpuLock>(GpuLock::try_acquire(options.gpus[0].gpu.uuid));
   ASSERT_TRUE(other->held());
   std::thread release([&other] {

@@ -1,0 +1,119 @@
+#include "engine/turns.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace gpucheck::engine {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+}
+
+std::vector<size_t> turn_order(const std::vector<std::string>& names) {
+  std::vector<size_t> order;
+  for (size_t g = 0; g < names.size(); ++g) {
+    const bool first_of_name =
+        !names[g].empty() && std::find(names.begin(), names.begin() + static_cast<long>(g),
+                                       names[g]) == names.begin() + static_cast<long>(g);
+    if (first_of_name) {
+      order.push_back(g);
+    }
+  }
+  std::sort(order.begin(), order.end(),
+            [&names](size_t a, size_t b) { return names[a] < names[b]; });
+  return order;
+}
+
+void Turns::take(std::vector<std::string> names, std::chrono::milliseconds limit,
+                 const std::atomic<bool>* stop,
+                 const std::function<void(const TurnWait&)>& on_wait) {
+  m_names = std::move(names);
+  const size_t count = m_names.size();
+  m_lock_of.resize(count);
+  std::iota(m_lock_of.begin(), m_lock_of.end(), size_t{0});
+  for (size_t g = 0; g < count; ++g) {
+    const auto first = std::find(m_names.begin(), m_names.end(), m_names[g]);
+    m_lock_of[g] = static_cast<size_t>(first - m_names.begin());
+  }
+  m_locks.resize(count);
+  m_released.assign(count, false);
+  m_outcomes.assign(count, TurnOutcome{});
+  const auto asked = Clock::now();
+  const auto until = asked + limit;
+  bool waiting_over = false; // past the limit, or stopped: the rest are tried once
+  for (const size_t g : turn_order(m_names)) {
+    TurnOutcome& outcome = m_outcomes[g];
+    outcome.needed = true;
+    GpuLock lock = GpuLock::try_acquire(m_names[g]);
+    if (!lock.held() && lock.busy()) {
+      outcome.other_pid = GpuLock::holder(m_names[g]);
+      waiting_over = waiting_over || Clock::now() >= until || (stop != nullptr && stop->load());
+      if (!waiting_over) {
+        if (on_wait) {
+          on_wait(TurnWait{
+              g, outcome.other_pid,
+              std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now())});
+        }
+        const auto began = Clock::now();
+        lock = GpuLock::acquire(
+            m_names[g], std::chrono::duration_cast<std::chrono::milliseconds>(until - began), stop);
+        outcome.waited =
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began);
+        waiting_over = !lock.held() && lock.busy();
+        if (waiting_over && !outcome.other_pid) {
+          outcome.other_pid = GpuLock::holder(m_names[g]); // a later holder, still known
+        }
+      }
+    }
+    // A socket error (no abstract namespace here) is no other run: the GPU is tested.
+    outcome.held = lock.held() || !lock.busy();
+    m_locks[g] = std::move(lock);
+  }
+  for (size_t g = 0; g < count; ++g) {
+    if (m_lock_of[g] != g) {
+      m_outcomes[g] = m_outcomes[m_lock_of[g]];
+    }
+  }
+}
+
+bool Turns::held(size_t gpu) const {
+  if (gpu >= m_outcomes.size()) {
+    return false;
+  }
+  const TurnOutcome& outcome = m_outcomes[gpu];
+  return !outcome.needed || (outcome.held && !m_released[gpu]);
+}
+
+void Turns::release(size_t gpu) {
+  if (gpu >= m_released.size() || m_released[gpu]) {
+    return;
+  }
+  m_released[gpu] = true;
+  const size_t lock = m_lock_of[gpu];
+  for (size_t g = 0; g < m_released.size(); ++g) {
+    if (m_lock_of[g] == lock && !m_released[g]) {
+      return; // another GPU of the same name still tests under it
+    }
+  }
+  m_locks[lock].release();
+}
+
+} // namespace gpucheck::engine
+
+namespace gpucheck::engine {
+
+std::string wait_text(std::chrono::milliseconds wait) {
+  const double seconds = std::chrono::duration<double>(wait).count();
+  return wait.count() % 1000 == 0 || seconds >= 10 ? fmt::format("{:.0f} s", seconds)
+                                                   : fmt::format("{:.1f} s", seconds);
+}
+
+std::chrono::milliseconds default_turn_wait(size_t gpus) {
+  // A standard run took 1.1 s on one H200 and 3.4-7.5 s on two to four (docs/performance.md):
+  // 30 s and 15 s per GPU let about seven such runs go first.
+  return std::chrono::milliseconds(30000 + 15000 * static_cast<int64_t>(std::max<size_t>(gpus, 1)));
+}
+
+} // namespace gpucheck::engine

@@ -32,6 +32,7 @@
 #include "cli/output_file.hpp"
 #include "cli/outputs.hpp"
 #include "cli/progress.hpp"
+#include "cli/watchdog.hpp"
 #include "compat/matrix.hpp"
 #include "core/root_causes.hpp"
 #include "engine/gpu_engine.hpp"
@@ -350,11 +351,52 @@ int command_run(const RunOptions& options, bool report_command) {
           ? engine::make_gpu_engine(
                 Selection{split_commas(options.only), split_commas(options.skip)}, options.sysroot,
                 std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)),
-                long_level)
+                long_level,
+                options.wait_turn_s ? std::optional<std::chrono::milliseconds>(
+                                          static_cast<int64_t>(*options.wait_turn_s * 1000))
+                                    : std::nullopt)
           : nullptr;
+  if (gpu_engine != nullptr) {
+    // Another run tests a GPU: say whose turn this run waits for, on every kind of output (a
+    // wait of a minute needs a reason on the terminal).
+    gpu_engine->options().on_turn_wait = [](const engine::TurnWait& wait, const std::string& gpu) {
+      const std::string who = !wait.holder ? std::string("another gpucheck run")
+                              : *wait.holder > 0
+                                  ? fmt::format("gpucheck run {}", *wait.holder)
+                                  : std::string("another gpucheck run (in another PID namespace)");
+      std::fputs(fmt::format("gpucheck: GPU {} is being tested by {}; waiting up to {} for its "
+                             "turn (--wait-turn)\n",
+                             gpu, who, engine::wait_text(wait.limit))
+                     .c_str(),
+                 stderr);
+    };
+  }
   // Ctrl-C or SIGTERM: the GPU work stops (the long level's works report what they did) and the
   // report of what ran is written; the exit code then says which signal came.
   engine::GpuEngine* engine_ptr = gpu_engine.get();
+  // Nothing waits forever: past the run's bound what still runs is stopped and the report of
+  // what finished is written; a run still not over 10 s later ends with the internal-error code.
+  const auto probe_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(options.probe_timeout_s * 1000));
+  const Watchdog watchdog(
+      [engine_ptr, probe_timeout] {
+        return run_time_bound(probe_timeout, engine_ptr != nullptr ? engine_ptr->time_bound(8)
+                                                                   : std::chrono::milliseconds(0));
+      },
+      [engine_ptr] {
+        std::fputs("\ngpucheck: the run passed its time limit; stopping what still runs and "
+                   "writing the report of what finished\n",
+                   stderr);
+        process::interrupt_children(SIGTERM);
+        if (engine_ptr != nullptr) {
+          engine_ptr->cancel();
+        }
+      },
+      std::chrono::seconds(10),
+      [] {
+        std::fputs("gpucheck: internal error: the run did not end after its time limit\n", stderr);
+        std::_Exit(k_exit_internal);
+      });
   const InterruptWatch interrupt_watch([engine_ptr](int signo) {
     std::fprintf(stderr,
                  "\ngpucheck: %s: stopping the probes and the GPU work; the report shows what "
@@ -536,6 +578,23 @@ const CLI::Validator& timeout_seconds() {
   return validator;
 }
 
+/// --wait-turn: seconds from 0 (take the turns only if they are free) to a day.
+const CLI::Validator& wait_seconds() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        if (end != text.c_str() && *end == '\0' && std::isfinite(value) && value >= 0.0 &&
+            value <= k_max_timeout_s) {
+          return "";
+        }
+        return fmt::format("expected seconds from 0 to {} (one day), got '{}'", k_max_timeout_s,
+                           text);
+      },
+      "SECONDS");
+  return validator;
+}
+
 /// --duration: whole seconds or fractions, from 1 s to a day.
 const CLI::Validator& duration_seconds() {
   static const CLI::Validator validator(
@@ -685,6 +744,10 @@ int run_app(int argc, char** argv) {
   app.add_option("--timeout", options.timeout_s,
                  "Seconds each GPU check may run (default 30; 0.01 to 86400)")
       ->check(timeout_seconds());
+  app.add_option("--wait-turn", options.wait_turn_s,
+                 "Seconds to wait for other gpucheck runs testing the same GPUs before those GPUs "
+                 "are reported not tested (default 30 + 15 per GPU; 0 to 86400)")
+      ->check(wait_seconds());
   std::string color = "auto";
   app.add_option("--color", color, "Colour: auto (TTY, NO_COLOR, CLICOLOR_FORCE), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));

@@ -27,8 +27,11 @@ struct RunOptions {
   std::vector<std::string> skip;
   std::optional<std::string> from_snapshot;
   std::string sysroot = "/";
-  double timeout_s = 30.0;         ///< per active check
-  double probe_timeout_s = 15.0;   ///< per probe child
+  double timeout_s = 30.0;       ///< per active check
+  double probe_timeout_s = 15.0; ///< per probe child
+  /// --wait-turn: seconds to wait for other runs' turns (unset: the engine's default for the
+  /// run's GPU count)
+  std::optional<double> wait_turn_s;
   std::vector<std::string> python; ///< --python PATH: more interpreters to examine
   bool import_frameworks = false;  ///< --import: import each framework in a child interpreter
   render::ColorChoice color = render::ColorChoice::automatic;

@@ -73,7 +73,7 @@ def at_once(gpucheck, n, env=None):
     return out
 
 
-def with_tenant(gpucheck, n, gpu, leave_mib=20000):
+def with_tenant(gpucheck, n, gpu, leave_mib=1200):
     stop = f"/tmp/gpucheck-overlap-tenant-{os.getpid()}"
     if os.path.exists(stop):
         os.remove(stop)

@@ -291,5 +291,74 @@ TEST(OverlappingRuns, EveryRunEndsInTimeWithACompleteReportAndTakesItsTurn) {
   EXPECT_GT(runs_that_waited, 0U) << "no run ever waited: the rounds did not overlap";
 }
 
+/// One run over two fake GPUs whose long-level work (the memory test) is `child`; a SIGINT at
+/// 1.5 s and, when `twice`, another at 2 s. Returns the run and when it ended after the last
+/// signal.
+struct Interrupted {
+  Started run;
+  Clock::duration after_last_signal{};
+  std::string out;
+};
+
+Interrupted interrupt_long_run(const std::string& child, bool twice) {
+  FixtureTree tree;
+  const std::string tag = fmt::format("interrupt{}{}", ::getpid(), twice ? "b" : "a");
+  node_root(tree, 2, tag);
+  const std::string scenario_file = tree.root() + ".scenario";
+  std::ofstream(scenario_file) << fmt::format("gpu.count=2\ngpu.0.uuid=GPU-{0}-0\n"
+                                              "gpu.1.uuid=GPU-{0}-1\n",
+                                              tag);
+  const std::map<std::string, std::string> env{{"PATH", "/usr/bin:/bin"},
+                                               {"HOME", tree.root()},
+                                               {"GPUCHECK_SYSROOT", tree.root()},
+                                               {"FAKE_GPU_SCENARIO", scenario_file},
+                                               {"LD_LIBRARY_PATH", GPUCHECK_FAKE_LIB_DIR},
+                                               {"GPUCHECK_TEST_GPU_CHILD", child}};
+  Interrupted result;
+  result.run = start(
+      {"--json", "--level", "long", "--duration", "1", "--only", "gpu.memtest", "--timeout", "120"},
+      env, tree.root(), 0);
+  std::this_thread::sleep_until(result.run.started + 1500ms);
+  ::kill(result.run.pid, SIGINT);
+  if (twice) {
+    std::this_thread::sleep_until(result.run.started + 2000ms);
+    ::kill(result.run.pid, SIGINT);
+  }
+  const auto last = Clock::now();
+  int status = 0;
+  while (::waitpid(result.run.pid, &status, WNOHANG) == 0) {
+    if (Clock::now() - last > 60s) {
+      ::kill(result.run.pid, SIGKILL);
+      ::waitpid(result.run.pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  result.after_last_signal = Clock::now() - last;
+  result.run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = slurp(result.run.out_path);
+  fs::remove(scenario_file);
+  return result;
+}
+
+// A first Ctrl-C lets a long work that ignores its stop finish its step (it keeps what it did);
+// a second ends gpucheck at once, by the signal.
+TEST(OverlappingRuns, ASecondInterruptQuitsAtOnce) {
+  const Interrupted twice = interrupt_long_run("test-gated 5 60000 5 0", true);
+  EXPECT_EQ(twice.run.exit_code, 128 + SIGINT);
+  EXPECT_LT(twice.after_last_signal, 2s);
+}
+
+// The twin: one Ctrl-C, a long work that stops when told: the report of what ran is written
+// and the exit code names the signal.
+TEST(OverlappingRuns, OneInterruptWritesTheReport) {
+  const Interrupted once = interrupt_long_run("test-gated 5 60000 5 0 stoppable", false);
+  EXPECT_EQ(once.run.exit_code, 128 + SIGINT);
+  EXPECT_LT(once.after_last_signal, 10s);
+  const nlohmann::json report = nlohmann::json::parse(once.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << once.out;
+  EXPECT_TRUE(report_schema().validate(report).empty());
+}
+
 } // namespace
 } // namespace gpucheck::testing

@@ -34,7 +34,7 @@ if [ -n "$old" ]; then
 fi
 python3 tests/gpu/gpu_checks_test.py --gpucheck "$new" >"$out/gpu_suite.log" 2>&1
 echo "GPU suite: exit $?" | tee "$out/suite_summary.txt"
-python3 bench/overlap.py --gpucheck "$new" --at-once "$at_once" --rounds 2 \
+python3 bench/overlap.py --gpucheck "$new" --at-once "$at_once" --rounds "${OVERLAP_ROUNDS:-2}" \
   --json-out "$out/overlap.json" >"$out/overlap.log" 2>&1
 echo "overlap: exit $?" >>"$out/suite_summary.txt"
 python3 bench/engine.py --gpucheck "$new" --runs 5 --json-out "$out/engine.json" \

@@ -2,21 +2,23 @@
 # One device call for overlapping runs on a multi-GPU machine (docs/performance.md, "Overlapping
 # runs"): the GPU suite, the overlap benchmark (N runs at once, then beside a tenant), the engine
 # benchmark, a traced run, and, given a second binary (the build before), the same N runs at once
-# with it under a time limit. Logs go to $OUT (or ./out).
+# with it under a time limit. The logs come back as one archive, $OUT/session.tar.gz (the device
+# tool returns at most eight files), beside the summary, $OUT/summary.txt.
 #
 #   bench/overlap_session.sh NEW_GPUCHECK [OLD_GPUCHECK] [AT_ONCE]
 set -uo pipefail
 new="$1"
 old="${2:-}"
 at_once="${3:-8}"
-out="${OUT:-out}"
-mkdir -p "$out"
+final="${OUT:-out}"
+out="$(mktemp -d)"
+mkdir -p "$final"
 export NCCL_NVLS_ENABLE=0
 nvidia-smi -L | tee "$out/gpus.txt"
 nvidia-smi topo -m >>"$out/gpus.txt" 2>&1
 if [ -n "$old" ]; then
   # The build before: N runs at once, each stopped at 60 s (it could hang for good).
-  start=$(date +%s.%N)
+  start=$(date +%s)
   pids=()
   for i in $(seq "$at_once"); do
     timeout -s KILL 60 "$old" --json >"$out/old_$i.json" 2>"$out/old_$i.err" &
@@ -28,7 +30,7 @@ if [ -n "$old" ]; then
     codes+=($?)
   done
   echo "old build, $at_once at once: exits ${codes[*]} (137: killed at 60 s) in" \
-    "$(echo "$(date +%s.%N) - $start" | bc) s" | tee "$out/old_summary.txt"
+    "$(($(date +%s) - start)) s" | tee "$out/old_summary.txt"
   grep -c '"gpu.other_run"' "$out"/old_*.json | tr '\n' ' ' >>"$out/old_summary.txt"
   echo >>"$out/old_summary.txt"
 fi
@@ -49,3 +51,6 @@ r = json.load(open(sys.argv[1]))
 print(f"engine: standard {r['standard_s']:.2f} s {r['standard_all_s']}, quick {r['quick_s']:.2f} s, "
       f"nvidia-smi {r['nvidia_smi_s']:.2f} s, peak MiB {r['peak_gpu_mib_max']}")
 EOF
+cat "$out"/old_summary.txt "$out/suite_summary.txt" >"$final/summary.txt" 2>/dev/null
+tail -4 "$out/overlap.log" >>"$final/summary.txt"
+tar czf "$final/session.tar.gz" -C "$out" .

@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -55,22 +56,28 @@ def summarise(proc, wall):
 
 
 def at_once(gpucheck, n, env=None):
-    starts, procs = [], []
-    for _ in range(n):
-        starts.append(time.perf_counter())
-        procs.append(subprocess.Popen([gpucheck, "--json"], stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True, env=env))
-    out = []
-    for start, p in zip(starts, procs):
+    """N runs started together; each one's wall time is its own (a thread waits for each)."""
+    results = [None] * n
+
+    def one(i):
+        start = time.perf_counter()
+        p = subprocess.Popen([gpucheck, "--json"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
         try:
             stdout, stderr = p.communicate(timeout=900)
         except subprocess.TimeoutExpired:
             p.kill()
             stdout, stderr = p.communicate()
         wall = time.perf_counter() - start
-        out.append(summarise(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr),
-                             wall))
-    return out
+        results[i] = summarise(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr),
+                               wall)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
 
 
 def with_tenant(gpucheck, n, gpu, leave_mib=1200):

@@ -1,11 +1,13 @@
 #include "probes/path_trust.hpp"
 
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -16,8 +18,10 @@ namespace gpucheck::probes {
 namespace {
 
 /// The reason an entry (lstat'ed) makes the path untrusted, or nullopt.
+/// `has_acl`: the entry has an access control list, whose mask its group bits show (the owning
+/// group's rights are then the list's, checked by acl_problem()).
 std::optional<std::string> entry_problem(const std::string& shown, const struct stat& info,
-                                         uid_t uid) {
+                                         uid_t uid, bool has_acl) {
   if (info.st_uid != 0 && info.st_uid != uid) {
     return fmt::format("'{}' is owned by uid {}", shown, info.st_uid);
   }
@@ -28,9 +32,74 @@ std::optional<std::string> entry_problem(const std::string& shown, const struct 
   if ((info.st_mode & S_IWOTH) != 0 && !sticky_dir) {
     return fmt::format("'{}' is writable by every user (mode {:04o})", shown, info.st_mode & 07777);
   }
-  if ((info.st_mode & S_IWGRP) != 0 && info.st_gid != 0 && !sticky_dir) {
+  if ((info.st_mode & S_IWGRP) != 0 && info.st_gid != 0 && !sticky_dir && !has_acl) {
     return fmt::format("'{}' is writable by group {} (mode {:04o})", shown, info.st_gid,
                        info.st_mode & 07777);
+  }
+  return std::nullopt;
+}
+
+/// The reason the POSIX access control list of an entry (lstat'ed at host path `host`) lets
+/// someone other than root, `uid` and root's group change it, or nullopt. With an ACL the mode's
+/// group bits are its mask, not the owning group's rights, so the mode alone hides a named user
+/// with write access (`setfacl -m u:mallory:rwx`). The list is read raw from its extended
+/// attribute (the kernel's format: a version word, then tag, permissions and id per entry).
+std::optional<std::string> acl_problem(const std::string& host, const std::string& shown,
+                                       const struct stat& info, uid_t uid, bool& has_acl) {
+  has_acl = false;
+  if (S_ISLNK(info.st_mode)) {
+    return std::nullopt; // as for the mode: a link is not changed in place
+  }
+  std::array<unsigned char, 8192> raw{};
+  const ssize_t n = ::lgetxattr(host.c_str(), "system.posix_acl_access", raw.data(), raw.size());
+  has_acl = n > 0 || (n < 0 && errno == ERANGE);
+  if (S_ISDIR(info.st_mode) && (info.st_mode & S_ISVTX) != 0) {
+    return std::nullopt; // sticky: others cannot replace what they do not own
+  }
+  if (n < 0) {
+    return errno == ERANGE ? std::optional<std::string>(fmt::format(
+                                 "'{}' has an access control list too long to examine", shown))
+                           : std::nullopt; // none (ENODATA), or none possible here (ENOTSUP)
+  }
+  const auto word16 = [&raw](size_t at) {
+    return static_cast<unsigned>(raw[at] | (raw[at + 1] << 8));
+  };
+  const auto word32 = [&raw](size_t at) {
+    return static_cast<uint32_t>(raw[at]) | (static_cast<uint32_t>(raw[at + 1]) << 8) |
+           (static_cast<uint32_t>(raw[at + 2]) << 16) | (static_cast<uint32_t>(raw[at + 3]) << 24);
+  };
+  const auto size = static_cast<size_t>(n);
+  if (size < 4 || (size - 4) % 8 != 0 || word32(0) != 2) {
+    return fmt::format("'{}' has an access control list that cannot be read", shown);
+  }
+  constexpr unsigned k_user = 0x02;
+  constexpr unsigned k_group_obj = 0x04;
+  constexpr unsigned k_group = 0x08;
+  constexpr unsigned k_mask = 0x10;
+  constexpr unsigned k_write = 0x02;
+  unsigned mask = 07;
+  for (size_t at = 4; at < size; at += 8) {
+    if (word16(at) == k_mask) {
+      mask = word16(at + 2);
+    }
+  }
+  for (size_t at = 4; at < size; at += 8) {
+    const unsigned tag = word16(at);
+    const bool writes = (word16(at + 2) & mask & k_write) != 0;
+    const uint32_t id = word32(at + 4);
+    if (!writes) {
+      continue;
+    }
+    if (tag == k_user && id != 0 && id != uid) {
+      return fmt::format("'{}' is writable by uid {} through its access control list", shown, id);
+    }
+    if (tag == k_group && id != 0) {
+      return fmt::format("'{}' is writable by group {} through its access control list", shown, id);
+    }
+    if (tag == k_group_obj && info.st_gid != 0) {
+      return fmt::format("'{}' is writable by group {} through its access control list", shown,
+                         info.st_gid);
+    }
   }
   return std::nullopt;
 }
@@ -51,7 +120,11 @@ std::optional<std::string> chain_problem(std::string_view host, size_t strip, ui
     if (::lstat(prefix.c_str(), &info) != 0) {
       return fmt::format("'{}' cannot be examined ({})", shown, std::strerror(errno));
     }
-    if (std::optional<std::string> problem = entry_problem(shown, info, uid)) {
+    bool has_acl = false;
+    if (std::optional<std::string> problem = acl_problem(prefix, shown, info, uid, has_acl)) {
+      return problem;
+    }
+    if (std::optional<std::string> problem = entry_problem(shown, info, uid, has_acl)) {
       return problem;
     }
     if (end == std::string_view::npos) {

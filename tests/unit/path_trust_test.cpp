@@ -4,10 +4,15 @@
 // the suite runs as root, else by naming another uid as the runner.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <tuple>
+#include <vector>
 
 #include "probes/path_trust.hpp"
 #include "support/fixture_tree.hpp"
@@ -115,6 +120,64 @@ TEST(PathTrust, LinksAreCheckedWhereTheyAreAndWhereTheyLead) {
   ASSERT_TRUE(why);
   // A missing file cannot be examined: untrusted.
   EXPECT_TRUE(untrusted_reason(root, "/opt/tool/bin/missing", ::geteuid()));
+}
+
+/// Give `path` an access ACL: the owner rwx, `tag` (0x02 a user, 0x08 a group) `id` with
+/// `perm`, the owning group r-x, mask rwx, others r-x. False where the file system has no ACLs.
+bool set_acl(const std::string& path, unsigned tag, uint32_t id, unsigned perm) {
+  std::string raw;
+  const auto put16 = [&raw](unsigned v) {
+    raw += static_cast<char>(v & 0xff);
+    raw += static_cast<char>((v >> 8) & 0xff);
+  };
+  const auto put32 = [&raw](uint32_t v) {
+    for (int i = 0; i < 4; ++i) {
+      raw += static_cast<char>((v >> (8 * i)) & 0xff);
+    }
+  };
+  put32(2);
+  std::vector<std::tuple<unsigned, unsigned, uint32_t>> entries{{0x01, 7, 0xffffffff},
+                                                                {tag, perm, id},
+                                                                {0x04, 5, 0xffffffff},
+                                                                {0x10, 7, 0xffffffff},
+                                                                {0x20, 5, 0xffffffff}};
+  std::sort(entries.begin(), entries.end()); // the kernel wants them in the tags' order
+  for (const auto& [t, p, i] : entries) {
+    put16(t);
+    put16(p);
+    put32(i);
+  }
+  return ::setxattr(path.c_str(), "system.posix_acl_access", raw.data(), raw.size(), 0) == 0;
+}
+
+// The mode of a file with an ACL shows the mask as its group bits (-rwxrwxr-x+, root's group):
+// a named user or group with write access must still make it untrusted. Its twin: a named user
+// who may only read.
+TEST(PathTrust, WriteAccessGrantedByAnAccessControlListIsSeen) {
+  FixtureTree tree;
+  tool_tree(tree);
+  const Sysroot root(tree.root());
+  const std::string nvcc = tree.host("/opt/tool/bin/nvcc");
+  if (!set_acl(nvcc, 0x02, k_other_uid, 7)) {
+    GTEST_SKIP() << "no POSIX ACLs on this file system: " << std::strerror(errno);
+  }
+  std::optional<std::string> why = untrusted_reason(root, "/opt/tool/bin/nvcc", ::geteuid());
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("'/opt/tool/bin/nvcc' is writable by uid 12345 through its access control "
+                      "list"),
+            std::string::npos)
+      << *why;
+  ASSERT_TRUE(set_acl(nvcc, 0x08, k_other_uid, 6));
+  why = untrusted_reason(root, "/opt/tool/bin/nvcc", ::geteuid());
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("group 12345"), std::string::npos) << *why;
+  // On a directory on the way, too.
+  ASSERT_TRUE(set_acl(nvcc, 0x02, k_other_uid, 5));
+  EXPECT_EQ(untrusted_reason(root, "/opt/tool/bin/nvcc", ::geteuid()), std::nullopt);
+  ASSERT_TRUE(set_acl(tree.host("/opt/tool"), 0x02, k_other_uid, 7));
+  why = untrusted_reason(root, "/opt/tool/bin/nvcc", ::geteuid());
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("'/opt/tool' is writable by uid 12345"), std::string::npos) << *why;
 }
 
 TEST(PathTrust, MayRunAsRootRecordsARefusalUnderAStableName) {

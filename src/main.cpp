@@ -1,4 +1,6 @@
 // gpucheck: a thin main over the core library.
+#include <csignal>
+
 #include "children/child_modes.hpp"
 #include "cli/app.hpp"
 #include "process/trace.hpp"
@@ -7,6 +9,10 @@ int main(int argc, char** argv) {
   if (gpucheck::children::is_child_invocation(argc, argv)) {
     return gpucheck::children::run_child_mode(argc, argv);
   }
+  // A closed pipe or a file-size limit (ulimit -f) makes a write fail with EPIPE or EFBIG, which
+  // the outputs report (exit 3), instead of killing gpucheck mid-run with its children.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);
   gpucheck::process::trace_start();
   return gpucheck::cli::run_app(argc, argv);
 }

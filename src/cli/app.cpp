@@ -401,7 +401,7 @@ int command_run(const RunOptions& options, bool report_command) {
     std::fprintf(stderr,
                  "\ngpucheck: %s: stopping the probes and the GPU work; the report shows what "
                  "ran and what was cut short (again to quit at once)\n",
-                 signo == SIGTERM ? "SIGTERM" : "interrupted");
+                 signo == SIGINT ? "interrupted" : process::signal_name(signo).c_str());
     // Probe children and helper commands end now, with what they started (their process
     // groups get the signal, then SIGKILL), instead of at their deadlines.
     process::interrupt_children(signo);
@@ -465,7 +465,7 @@ int command_snapshot(const RunOptions& options, const std::string& output) {
     std::fprintf(stderr,
                  "\ngpucheck: %s: stopping the probes; the snapshot shows what was read and what "
                  "was cut short (again to quit at once)\n",
-                 signo == SIGTERM ? "SIGTERM" : "interrupted");
+                 signo == SIGINT ? "interrupted" : process::signal_name(signo).c_str());
     process::interrupt_children(signo);
   });
   const SystemSnapshot snapshot = obtain_snapshot(options);

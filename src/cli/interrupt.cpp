@@ -22,6 +22,10 @@ void on_signal(int signo) {
   errno = saved;
 }
 
+/// The signals that stop a run cleanly: Ctrl-C, kill, the terminal going away (HUP) and quit
+/// (QUIT, Ctrl-backslash), which by default would end gpucheck with its children still running.
+constexpr int k_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
 void set_handler(int signo, void (*handler)(int)) {
   struct sigaction action {};
   action.sa_handler = handler;
@@ -49,8 +53,9 @@ InterruptWatch::InterruptWatch(std::function<void(int)> on_signal_fn)
         return; // closed, or the destructor's stop byte
       }
       // A second signal ends gpucheck at once.
-      set_handler(SIGINT, SIG_DFL);
-      set_handler(SIGTERM, SIG_DFL);
+      for (const int signo : k_signals) {
+        set_handler(signo, SIG_DFL);
+      }
       m_signal.store(static_cast<unsigned char>(byte));
       if (m_on_signal) {
         m_on_signal(static_cast<unsigned char>(byte));
@@ -58,8 +63,9 @@ InterruptWatch::InterruptWatch(std::function<void(int)> on_signal_fn)
       return;
     }
   });
-  set_handler(SIGINT, &on_signal);
-  set_handler(SIGTERM, &on_signal);
+  for (const int signo : k_signals) {
+    set_handler(signo, &on_signal);
+  }
 }
 
 InterruptWatch::~InterruptWatch() {
@@ -67,8 +73,9 @@ InterruptWatch::~InterruptWatch() {
     return;
   }
   if (m_signal.load() == 0) {
-    set_handler(SIGINT, SIG_DFL);
-    set_handler(SIGTERM, SIG_DFL);
+    for (const int signo : k_signals) {
+      set_handler(signo, SIG_DFL);
+    }
   }
   g_write_fd.store(-1);
   const char stop = 0;

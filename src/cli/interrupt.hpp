@@ -1,5 +1,5 @@
 #pragma once
-/// Ctrl-C and SIGTERM during a run: the first one stops the GPU work cleanly (the long level's
+/// Ctrl-C, SIGTERM, SIGHUP and SIGQUIT during a run: the first one stops the GPU work cleanly (the long level's
 /// works report what they did, the rest stop) and the report of what ran is still written; the
 /// exit code is then 128 + the signal. A second one ends gpucheck at once (default action).
 
@@ -17,7 +17,7 @@ public:
   InterruptWatch& operator=(const InterruptWatch&) = delete;
   /// Restores the default handlers and stops the thread.
   ~InterruptWatch();
-  /// The signal that came (SIGINT, SIGTERM), or 0.
+  /// The signal that came (SIGINT, SIGTERM, SIGHUP, SIGQUIT), or 0.
   [[nodiscard]] int signal() const { return m_signal.load(); }
 
 private:

@@ -74,6 +74,10 @@ Capture run_capture_detailed(const std::vector<std::string>& argv, const Capture
     //.
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    struct sigaction default_action {}; // what gpucheck ignores (SIGPIPE, SIGXFSZ), back
+    default_action.sa_handler = SIG_DFL;
+    ::sigaction(SIGPIPE, &default_action, nullptr);
+    ::sigaction(SIGXFSZ, &default_action, nullptr);
     if (::getppid() != parent) {
       ::_exit(127); // gpucheck died before the line above
     }
@@ -153,7 +157,7 @@ Capture run_capture_detailed(const std::vector<std::string>& argv, const Capture
   }
   if (!reaped && interrupted != 0) {
     // gpucheck was interrupted: the helper's group gets the same signal first.
-    ::kill(-pid, interrupted);
+    ::kill(-pid, interrupted == SIGQUIT ? SIGTERM : interrupted); // no core dumps
     for (int i = 0; i < k_interrupt_grace_ms / 2; ++i) {
       const pid_t done = ::waitpid(pid, &status, WNOHANG);
       if (done == pid) {

@@ -60,6 +60,22 @@ std::set<ChildGroup*>& live_groups() {
   return groups;
 }
 
+/// In a forked child before exec: the signals gpucheck ignores (SIGPIPE, SIGXFSZ: a failed write
+/// is reported instead) get their default action back, as any program expects.
+void restore_default_signals() {
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGPIPE, &action, nullptr);
+  ::sigaction(SIGXFSZ, &action, nullptr);
+}
+
+/// The signal an interrupt sends on to children: SIGQUIT's default action dumps core, so they
+/// get SIGTERM for it; the rest go on as they came.
+int forwarded_signal(int signo) {
+  return signo == SIGQUIT ? SIGTERM : signo;
+}
+
 std::string interrupted_detail(int signo, bool started) {
   return started ? fmt::format("cut short: gpucheck received {} and stopped it", signal_name(signo))
                  : fmt::format("not started: gpucheck had received {}", signal_name(signo));
@@ -232,6 +248,7 @@ Running spawn(const ChildRequest& request) {
   if (pid == 0) {
     // Child: own process group, so a timeout kills everything it started.
     ::setpgid(0, 0);
+    restore_default_signals();
     if (dev_null >= 0) {
       ::dup2(dev_null, STDIN_FILENO);
     }
@@ -500,7 +517,8 @@ std::string signal_name(int signal) {
   static const std::map<int, std::string_view> k_names{
       {SIGABRT, "SIGABRT"}, {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
       {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGPIPE, "SIGPIPE"},
-      {SIGINT, "SIGINT"},   {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"},   {SIGHUP, "SIGHUP"}};
+      {SIGINT, "SIGINT"},   {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"},   {SIGHUP, "SIGHUP"},
+      {SIGQUIT, "SIGQUIT"}, {SIGXFSZ, "SIGXFSZ"}};
   const auto it = k_names.find(signal);
   return it != k_names.end() ? std::string(it->second) : fmt::format("signal {}", signal);
 }
@@ -643,7 +661,7 @@ std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
         run.cancelled = true;
         run.cancel_reason = interrupted_detail(interrupted, true);
         close_fd(run.control_fd);
-        ::kill(-run.pid, interrupted);
+        ::kill(-run.pid, forwarded_signal(interrupted));
         if (!run.term_sent) {
           run.term_sent = now;
         }

@@ -1,7 +1,10 @@
 // CLI tests: run the built gpucheck binary. They assert structure, exit codes and schema
 // validity, never the ids or codes of the live checks (those change as checks are written).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -622,6 +625,40 @@ TEST(Cli, ListExplainAndHelpFailWhenStdoutCannotBeWritten) {
 TEST(Cli, HelpStatesTheTimeoutRange) {
   const RunResult r = run_gpucheck({"--help"});
   EXPECT_NE(r.out.find("0.01 to 86400"), std::string::npos) << r.out;
+}
+
+// A file-size limit (ulimit -f) makes the report's write fail: an output error with exit 3
+// naming the file or stdout, not SIGXFSZ (exit 153) in the middle of the run. Its twin without
+// the limit writes the file.
+TEST(Cli, AFileSizeLimitIsAnOutputErrorNotASignal) {
+  const std::string snapshot = std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/h200_healthy.json";
+  const std::string out = ::testing::TempDir() + "/fsize-" + std::to_string(::getpid()) + ".json";
+  const auto run_limited = [&](bool limit, const std::string& stdout_path) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      if (limit) {
+        const rlimit small{4096, 4096};
+        ::setrlimit(RLIMIT_FSIZE, &small);
+      }
+      const int fd = ::open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(fd, STDOUT_FILENO);
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, STDERR_FILENO);
+      const std::string binary = cli_test::binary_path();
+      ::execl(binary.c_str(), binary.c_str(), "--from-snapshot", snapshot.c_str(), "--json",
+              "--output", ("json:" + out).c_str(), nullptr);
+      ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  };
+  const std::string stdout_file = out + ".stdout";
+  EXPECT_EQ(run_limited(true, stdout_file), 3);
+  EXPECT_EQ(run_limited(false, stdout_file), 0);
+  EXPECT_GT(std::filesystem::file_size(out), 4096U);
+  std::filesystem::remove(out);
+  std::filesystem::remove(stdout_file);
 }
 
 } // namespace

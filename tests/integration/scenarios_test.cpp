@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -29,6 +30,12 @@ namespace gpucheck::testing {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
 
 /// Bus id of fake GPU n (tests/fakes/README.md: XX = 0x18 + 0x10 n).
 std::string fake_bdf(int n) {
@@ -814,10 +821,15 @@ std::vector<Scenario> scenarios() {
   // signal is nvml_hangs above (exit 1).
   // The hung probe is cut short at the signal (not run to its deadline):
   // its check is a skip saying so, and the snapshot's probe issues name it.
-  for (const auto& [signo, code] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
-    const std::string name = signo == SIGINT ? "SIGINT" : "SIGTERM";
+  // SIGHUP (the terminal went away) and SIGQUIT are handled the same way.
+  for (const auto& [signo, code] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143},
+                                    std::pair{SIGHUP, 129}, std::pair{SIGQUIT, 131}}) {
+    const std::string name = signo == SIGINT    ? "SIGINT"
+                             : signo == SIGTERM ? "SIGTERM"
+                             : signo == SIGHUP  ? "SIGHUP"
+                                                : "SIGQUIT";
     list.push_back(
-        {.name = signo == SIGINT ? "nvml_hangs_and_ctrl_c" : "nvml_hangs_and_sigterm",
+        {.name = signo == SIGINT ? "nvml_hangs_and_ctrl_c" : "nvml_hangs_and_" + lower(name),
          .fake = "nvml.init_hang=1\n",
          .root = [](FixtureTree& t) { healthy_root(t, 1); },
          .args = {"--probe-timeout", "2"},

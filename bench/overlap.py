@@ -46,7 +46,8 @@ def summarise(proc, wall):
             out["other_run"].append(r["check_id"])
         if r["status"] == "skip":
             out["skipped"].append(r["check_id"])
-        elif r["status"] in ("pass", "warn"):
+        elif r["status"] == "pass" or (r["status"] == "warn" and not codes & {
+                "gpu.busy_not_tested", "gpu.other_run"}):
             out["measured"] += 1
         if r["status"] in ("warn", "fail"):
             out["warned_gpus"].add(r.get("gpu_index", -1))

@@ -44,6 +44,7 @@
 #include "gpucheck/runner.hpp"
 #include "kernel_build.hpp"
 #include "probes/collect.hpp"
+#include "probes/path_trust.hpp"
 #include "probes/raw_sources.hpp"
 #include "probes/redaction_hints.hpp"
 #include "process/child_process.hpp"
@@ -93,6 +94,32 @@ std::chrono::milliseconds long_duration(const RunOptions& options) {
   return std::chrono::milliseconds(static_cast<int64_t>(options.duration_s.value_or(60.0) * 1000));
 }
 
+/// The root_safety notes of LD_LIBRARY_PATH entries left out (restrict_library_path()).
+std::vector<ProbeIssue>& library_path_notes() {
+  static std::vector<ProbeIssue> notes;
+  return notes;
+}
+
+/// As root, the LD_LIBRARY_PATH entries another user could write leave the environment that every
+/// child inherits (probe and GPU children would dlopen libcuda or cuDNN from them as root), once,
+/// before any child or thread starts; the live snapshot names each one left out.
+void restrict_library_path() {
+  const char* value = std::getenv("LD_LIBRARY_PATH");
+  if (value == nullptr) {
+    return;
+  }
+  probes::LibraryPathFilter filter = probes::filter_library_path(value);
+  if (filter.notes.empty()) {
+    return;
+  }
+  if (filter.kept.empty()) {
+    ::unsetenv("LD_LIBRARY_PATH");
+  } else {
+    ::setenv("LD_LIBRARY_PATH", filter.kept.c_str(), 1);
+  }
+  library_path_notes() = std::move(filter.notes);
+}
+
 SystemSnapshot obtain_snapshot(const RunOptions& options, engine::GpuEngine* gpu_engine = nullptr) {
   if (options.from_snapshot) {
     return load_snapshot_file(*options.from_snapshot);
@@ -118,7 +145,10 @@ SystemSnapshot obtain_snapshot(const RunOptions& options, engine::GpuEngine* gpu
       gpu_engine->await_contexts(std::chrono::milliseconds(1500));
     };
   }
-  return probes::collect_snapshot(probe_options, probes::Environment::current());
+  SystemSnapshot snapshot = probes::collect_snapshot(probe_options, probes::Environment::current());
+  snapshot.probe_issues.insert(snapshot.probe_issues.end(), library_path_notes().begin(),
+                               library_path_notes().end());
+  return snapshot;
 }
 
 Report build_report(const RunOptions& options, SystemSnapshot snapshot,
@@ -710,6 +740,7 @@ std::string version_text() {
 } // namespace
 
 int run_app(int argc, char** argv) {
+  restrict_library_path();
   RunOptions options;
   options.argv.assign(argv + 1, argv + argc);
 

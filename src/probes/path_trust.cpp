@@ -190,4 +190,35 @@ bool may_run_as_root(const Sysroot& root, const std::string& path, std::string_v
   return false;
 }
 
+LibraryPathFilter filter_library_path(const std::string& value) {
+  LibraryPathFilter filter;
+  if (!root_policy_applies()) {
+    filter.kept = value;
+    return filter;
+  }
+  const Sysroot host("/"); // the children's loader reads the host's folders, whatever --sysroot
+  size_t from = 0;
+  while (from <= value.size()) {
+    const size_t end = std::min(value.find(':', from), value.size());
+    const std::string entry = value.substr(from, end - from);
+    from = end + 1;
+    std::optional<std::string> problem;
+    if (entry.empty() || !entry.starts_with('/')) {
+      problem = "the loader reads it from the working directory";
+    } else {
+      problem = untrusted_reason(host, entry, ::geteuid());
+    }
+    if (!problem) {
+      filter.kept += (filter.kept.empty() ? "" : ":") + entry;
+      continue;
+    }
+    filter.notes.push_back(
+        {std::string(k_root_safety_probe),
+         fmt::format("left LD_LIBRARY_PATH entry '{}' out of every child's environment as root: "
+                     "{}; another user could put libraries there that a child would load",
+                     entry, *problem)});
+  }
+  return filter;
+}
+
 } // namespace gpucheck::probes

@@ -1524,6 +1524,44 @@ TEST(RootSafety, AnInterpreterInAWorldWritableVenvIsNotRunAsRootUnlessNamed) {
   EXPECT_TRUE(fs::exists(tree.host("/ran"))) << run.err;
 }
 
+// As root, an LD_LIBRARY_PATH folder anyone may write leaves every child's environment: the CUDA
+// probe loads libcuda from the next entry, and the report names the entry left out. Its twin:
+// the same folder, closed, is used.
+TEST(RootSafety, AWorldWritableLibraryPathEntryIsLeftOutAsRoot) {
+  FixtureTree tree;
+  tree.dir("/libs");
+  const std::string fakes = GPUCHECK_FAKE_LIB_DIR;
+  fs::copy_file(fs::canonical(fakes + "/libcuda.so.1"), tree.host("/libs/libcuda.so.1"));
+  const std::map<std::string, std::string> env{
+      {"PATH", "/usr/bin:/bin"},
+      {"HOME", "/nonexistent"},
+      {"LD_LIBRARY_PATH", tree.host("/libs") + ":" + fakes},
+      {"GPUCHECK_TEST_TREAT_AS_ROOT", "1"}};
+  const std::vector<std::string> args{"--json", "--quick", "--only", "cuda.init"};
+  fs::permissions(tree.host("/libs"), fs::perms::owner_all | fs::perms::group_read |
+                                          fs::perms::group_exec | fs::perms::others_read |
+                                          fs::perms::others_exec);
+  cli_test::RunResult run =
+      cli_test::run_gpucheck({.args = args, .env = env, .inherit_env = false});
+  nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  EXPECT_EQ(report["snapshot"]["cuda"]["library"]["path"], tree.host("/libs/libcuda.so.1"));
+  EXPECT_TRUE(root_safety_notes(report).empty());
+
+  fs::permissions(tree.host("/libs"), fs::perms::all);
+  run = cli_test::run_gpucheck({.args = args, .env = env, .inherit_env = false});
+  report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  const std::string loaded = report["snapshot"]["cuda"]["library"]["path"].get<std::string>();
+  EXPECT_EQ(loaded.find(tree.host("/libs")), std::string::npos) << loaded;
+  const std::vector<std::string> notes = root_safety_notes(report);
+  ASSERT_EQ(notes.size(), 1u) << report["snapshot"]["probe_issues"].dump(1);
+  EXPECT_NE(notes[0].find("left LD_LIBRARY_PATH entry '" + tree.host("/libs") + "' out"),
+            std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[0].find("writable by every user"), std::string::npos) << notes[0];
+}
+
 TEST(RootSafety, NvccInAWorldWritableDirectoryIsNotRunAsRoot) {
   FixtureTree tree;
   tree.file("/tools/bin/nvcc",

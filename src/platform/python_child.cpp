@@ -7,6 +7,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
+
+extern char** environ; // NOLINT(readability-redundant-declaration)
 
 namespace gpucheck::platform {
 
@@ -110,6 +114,30 @@ std::optional<std::string> python_script(std::string_view name) {
   return script;
 }
 
+bool python_env_allowed(std::string_view entry) {
+  const std::string_view name = entry.substr(0, entry.find('='));
+  // What the interpreter and the frameworks need to find themselves, the GPUs and the language;
+  // nothing that makes it load code from elsewhere (PYTHON*, LD_PRELOAD, PYTHONUSERBASE).
+  static constexpr std::string_view k_names[] = {
+      "PATH",        "HOME",         "USER",
+      "LOGNAME",     "LANG",         "LANGUAGE",
+      "TZ",          "TMPDIR",       "LD_LIBRARY_PATH",
+      "VIRTUAL_ENV", "CONDA_PREFIX", "GPUCHECK_RESULT_FD"};
+  static constexpr std::string_view k_prefixes[] = {"LC_",    "CUDA_", "NVIDIA_", "NCCL_",
+                                                    "CUDNN_", "TF_",   "XLA_",    "JAX_"};
+  for (const std::string_view allowed : k_names) {
+    if (name == allowed) {
+      return true;
+    }
+  }
+  for (const std::string_view prefix : k_prefixes) {
+    if (name.starts_with(prefix)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 nlohmann::json child_python(const std::vector<std::string>& args) {
   if (args.size() != 2) {
     std::fputs("gpucheck: python child needs an interpreter and a script name\n", stderr);
@@ -120,11 +148,35 @@ nlohmann::json child_python(const std::vector<std::string>& args) {
     std::fprintf(stderr, "gpucheck: unknown python script '%s'\n", args[1].c_str());
     ::_exit(127);
   }
+  // Isolated (docs/security.md, "The Python child"): -E ignores every PYTHON* variable
+  // (PYTHONPATH's sitecustomize), -s the user's site-packages (usercustomize), -B writes no
+  // bytecode; from "/", the working directory's modules (a json.py in /tmp) are not imported. The
+  // same as -I, which Python 2 and 3.3 lack. The environment is cut to an allow-list.
+  if (::chdir("/") != 0) {
+    std::fprintf(stderr, "gpucheck: cannot change to /: %s\n", std::strerror(errno));
+    ::_exit(127);
+  }
   std::string interpreter = args[0];
+  std::string ignore_env = "-E";
+  std::string no_user_site = "-s";
+  std::string no_bytecode = "-B";
   std::string dash_c = "-c";
   std::string text = *script;
-  char* argv[] = {interpreter.data(), dash_c.data(), text.data(), nullptr};
-  ::execv(interpreter.c_str(), argv);
+  char* argv[] = {interpreter.data(),
+                  ignore_env.data(),
+                  no_user_site.data(),
+                  no_bytecode.data(),
+                  dash_c.data(),
+                  text.data(),
+                  nullptr};
+  std::vector<char*> env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    if (python_env_allowed(*entry)) {
+      env.push_back(*entry);
+    }
+  }
+  env.push_back(nullptr);
+  ::execve(interpreter.c_str(), argv, env.data());
   std::fprintf(stderr, "gpucheck: cannot run %s: %s\n", interpreter.c_str(), std::strerror(errno));
   std::fflush(stderr);
   ::_exit(127);

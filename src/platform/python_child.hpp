@@ -24,4 +24,10 @@ std::optional<std::string> python_script(std::string_view name);
 /// exits 127 with a message on stderr when the interpreter cannot be executed.
 nlohmann::json child_python(const std::vector<std::string>& args);
 
+/// Whether the environment entry "NAME=value" reaches the interpreter: an allow-list of what it
+/// and the frameworks need (PATH, HOME, the locale, CUDA_*, NVIDIA_*, NCCL_*, TF_*, XLA_*, JAX_*,
+/// the venv or conda prefix, LD_LIBRARY_PATH as gpucheck filtered it, ...), never PYTHON*,
+/// LD_PRELOAD or anything else that makes it load code from elsewhere.
+bool python_env_allowed(std::string_view entry);
+
 } // namespace gpucheck::platform

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <set>
 
@@ -80,6 +82,28 @@ const std::vector<LibraryProbe>& library_probes() {
   return k_probes;
 }
 
+/// As root, the PATH an interpreter gets holds only folders nobody but root can write: a shim's
+/// `#!/usr/bin/env bash` must not find another user's bash, nor the interpreter another user's
+/// programs. (The rest of its environment is cut to an allow-list by the python child itself.)
+void restrict_path(process::ChildRequest& request) {
+  if (!root_policy_applies()) {
+    return;
+  }
+  const char* value = std::getenv("PATH");
+  std::string kept;
+  const std::string path = value != nullptr ? value : "";
+  size_t from = 0;
+  while (from <= path.size()) {
+    const size_t end = std::min(path.find(':', from), path.size());
+    const std::string entry = path.substr(from, end - from);
+    from = end + 1;
+    if (entry.starts_with('/') && !untrusted_reason(Sysroot("/"), entry, ::geteuid())) {
+      kept += (kept.empty() ? "" : ":") + entry;
+    }
+  }
+  request.env.emplace_back("PATH", kept.empty() ? "/usr/sbin:/usr/bin:/sbin:/bin" : kept);
+}
+
 /// As root, an interpreter the user did not name (--python) runs only from a trusted path: a
 /// venv in a user's home would run that user's code (and its .pth files) as root.
 bool may_run_interpreter(const Sysroot& root, const std::string& interpreter,
@@ -108,9 +132,8 @@ void import_frameworks(const Sysroot& root, const ProbeOptions& options,
       request.args = {root.path(python.interpreter), "import-" + framework.name};
       request.timeout = options.import_timeout;
       // Quieter logs, and JAX must not grab most of the GPU memory for one tiny operation.
-      request.env = {{"TF_CPP_MIN_LOG_LEVEL", "2"},
-                     {"XLA_PYTHON_CLIENT_PREALLOCATE", "false"},
-                     {"PYTHONDONTWRITEBYTECODE", "1"}};
+      request.env = {{"TF_CPP_MIN_LOG_LEVEL", "2"}, {"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}};
+      restrict_path(request);
       children.start(std::move(request));
       started.emplace_back(&python, framework.name);
     }
@@ -139,7 +162,8 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   constexpr size_t k_not_started = static_cast<size_t>(-1);
   std::vector<std::string> child_names; // "nvml", "library cublas", ... by start index
   auto start = [&](std::string mode, std::vector<std::string> args,
-                   std::optional<std::chrono::milliseconds> timeout = std::nullopt) {
+                   std::optional<std::chrono::milliseconds> timeout = std::nullopt,
+                   void (*adjust)(process::ChildRequest&) = nullptr) {
     child_names.push_back(
         args.empty() || args.front().starts_with('-') ? mode : mode + " " + args.front());
     process::ChildRequest request;
@@ -148,6 +172,9 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
     request.timeout = timeout.value_or(options.child_timeout);
     if (request.mode == "cudnn") {
       hide_gpus(request);
+    }
+    if (adjust != nullptr) {
+      adjust(request);
     }
     return children.start(std::move(request));
   };
@@ -176,7 +203,7 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
         !read_python_layout(root, env, python).complete &&
         may_run_interpreter(root, python.interpreter, python.found_by, snapshot.probe_issues);
     python_children.push_back(runnable ? start("python", {root.path(python.interpreter), "query"},
-                                               options.python_query_timeout)
+                                               options.python_query_timeout, &restrict_path)
                                        : k_not_started);
   }
 

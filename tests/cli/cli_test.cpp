@@ -551,7 +551,10 @@ TEST(Cli, APythonThatHangsOrFloodsIsReportedWithinTheProbeDeadline) {
     const auto start = std::chrono::steady_clock::now();
     const RunResult r = run_gpucheck({.args = {"--json", "--quick", "--only", "fw.environments",
                                                "--probe-timeout", "1", "--python", script},
-                                      .env = {{"PATH", "/nonexistent"}}});
+                                      // Nothing inherited: only the interpreter given is examined
+                                      // (a pyenv shim on the caller's PATH answered "Python 3").
+                                      .env = {{"PATH", "/nonexistent"}, {"HOME", "/nonexistent"}},
+                                      .inherit_env = false});
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_LT(seconds, 10.0) << name;

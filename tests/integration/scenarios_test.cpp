@@ -1351,7 +1351,7 @@ std::string fake_python_venv(FixtureTree& tree, const std::string& on_import,
   make_cu13_wheels(tree, site);
   const std::string prefix = tree.host("/venv");
   tree.file(bin + "/python3",
-            "#!/bin/sh\n: > '" + tree.host("/ran") + "'\ncase \"$2\" in\n  *'import torch'*) " +
+            "#!/bin/sh\n: > '" + tree.host("/ran") + "'\ncase \"$5\" in\n  *'import torch'*) " +
                 on_import + " ;;\n  *) echo '{\"version\": \"3.12.3\", \"prefix\": \"" + prefix +
                 "\", \"site_packages\": [\"" + tree.host(site) + "\"]}' >&3 ;;\nesac\n",
             0755);

@@ -2,8 +2,14 @@
 // hang and a missing interpreter each end as the child machinery says, never as our crash.
 #include "platform/python_child.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "probes/python_envs.hpp"
 #include "process/child_process.hpp"
@@ -41,9 +47,11 @@ TEST(PythonChild, ScriptsExistForQueryAndEachFramework) {
 
 TEST(PythonChild, FakeInterpreterAnswersOnTheResultFd) {
   FixtureTree tree;
-  // The fake checks that it is given "-c SCRIPT", then answers like the query script.
+  // The fake checks that it is given "-E -s -B -c SCRIPT" (isolated: no PYTHON* variables, no
+  // user site, no bytecode), then answers like the query script.
   tree.file("/python3",
-            "#!/bin/sh\n[ \"$1\" = \"-c\" ] || exit 3\ncase \"$2\" in *sys.prefix*) ;; *) exit 4;; "
+            "#!/bin/sh\n[ \"$1 $2 $3 $4\" = \"-E -s -B -c\" ] || exit 3\ncase \"$5\" in "
+            "*sys.prefix*) ;; *) exit 4;; "
             "esac\necho '{\"version\": \"3.12.3\", \"prefix\": \"/opt/venv\", \"site_packages\": "
             "[\"/opt/venv/lib/python3.12/site-packages\"]}' >&3\n",
             0755);
@@ -102,6 +110,55 @@ TEST(PythonChild, ImportResultOfAFakeTorch) {
   EXPECT_EQ(result.gpu_available, true);
   EXPECT_EQ(result.arch_list, std::vector<std::string>{"sm_90"});
   EXPECT_EQ(result.failure, std::nullopt);
+}
+
+// Another user's code never runs in the interpreter: not a json.py in the working directory
+// (/tmp), not PYTHONPATH's sitecustomize.py, not the user site's usercustomize.py (HOME,
+// PYTHONUSERBASE). Each would leave a marker. The real python3 answers the query all the same.
+TEST(PythonChild, TheInterpreterRunsIsolatedFromTheCallersFoldersAndVariables) {
+  if (::access("/usr/bin/python3", X_OK) != 0) {
+    GTEST_SKIP() << "no /usr/bin/python3 here";
+  }
+  FixtureTree tree;
+  const std::string marker = tree.host("/ran");
+  const std::string plant = "open('" + marker + "', 'a').write('{}\\n')\n";
+  tree.file("/cwd/json.py", fmt::format(fmt::runtime(plant), "cwd json.py"));
+  tree.file("/pp/sitecustomize.py", fmt::format(fmt::runtime(plant), "PYTHONPATH sitecustomize"));
+  for (const char* version : {"3.9", "3.10", "3.11", "3.12", "3.13", "3.14"}) {
+    tree.file(fmt::format("/userbase/lib/python{}/site-packages/usercustomize.py", version),
+              fmt::format(fmt::runtime(plant), "usercustomize"));
+  }
+  ChildRequest request;
+  request.mode = "python";
+  request.args = {"/usr/bin/python3", "query"};
+  request.timeout = 20000ms;
+  request.env = {{"PYTHONPATH", tree.host("/pp")},
+                 {"PYTHONUSERBASE", tree.host("/userbase")},
+                 {"PYTHONSTARTUP", tree.host("/pp/sitecustomize.py")}};
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(tree.host("/cwd"));
+  const ChildOutcome outcome = run_child(request);
+  std::filesystem::current_path(before);
+  ASSERT_TRUE(outcome.ok()) << (outcome.failure ? outcome.failure->detail : "")
+                            << outcome.stderr_tail;
+  EXPECT_TRUE(probes::parse_interpreter_answer(*outcome.payload));
+  std::ifstream ran(marker);
+  std::string what((std::istreambuf_iterator<char>(ran)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(what, "") << "the interpreter ran planted code: " << what;
+}
+
+TEST(PythonChild, OnlyAllowedVariablesReachTheInterpreter) {
+  for (const char* kept : {"PATH=/usr/bin", "HOME=/root", "LC_ALL=C", "CUDA_VISIBLE_DEVICES=0",
+                           "NVIDIA_VISIBLE_DEVICES=all", "VIRTUAL_ENV=/opt/v", "XLA_FLAGS=",
+                           "LD_LIBRARY_PATH=/usr/local/cuda/lib64", "GPUCHECK_RESULT_FD=3"}) {
+    EXPECT_TRUE(python_env_allowed(kept)) << kept;
+  }
+  for (const char* dropped :
+       {"PYTHONPATH=/home/m", "PYTHONHOME=/x", "PYTHONUSERBASE=/x", "PYTHONSTARTUP=/x",
+        "LD_PRELOAD=/home/m/evil.so", "BASH_ENV=/home/m/rc", "ENV=/home/m/rc", "PATHX=1", "IFS=x",
+        "PERL5LIB=/x"}) {
+    EXPECT_FALSE(python_env_allowed(dropped)) << dropped;
+  }
 }
 
 } // namespace

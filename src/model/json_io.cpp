@@ -4,11 +4,14 @@
 #include "gpucheck/model/json_io.hpp"
 #include "gpucheck/model/json_input.hpp"
 #include "gpucheck/model/snapshot_limits.hpp"
+#include "gpucheck/model/text.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 
@@ -199,6 +202,50 @@ std::optional<std::string> float_out_of_range(const nlohmann::json& j, const std
   return std::nullopt;
 }
 
+/// Whether a number read into the model came out as another value: an integer out of its field's
+/// range wraps (2^64-1 read into an int is -1, -1 into a byte count is 2^64-1).
+bool number_changed(const nlohmann::json& in, const nlohmann::json& out) {
+  if (in.is_number_float() || out.is_number_float()) {
+    return in.get<double>() != out.get<double>();
+  }
+  const bool in_negative =
+      in.is_number_integer() && !in.is_number_unsigned() && in.get<int64_t>() < 0;
+  const bool out_negative =
+      out.is_number_integer() && !out.is_number_unsigned() && out.get<int64_t>() < 0;
+  if (in_negative || out_negative) {
+    return !(in_negative && out_negative && in.get<int64_t>() == out.get<int64_t>());
+  }
+  return in.get<uint64_t>() != out.get<uint64_t>();
+}
+
+/// The JSON path of the first number of `in` that the model holds as another value (`out`, the
+/// model written back), or nullopt. Keys the model does not hold are not compared.
+std::optional<std::string> integer_out_of_range(const nlohmann::json& in, const nlohmann::json& out,
+                                                const std::string& path) {
+  if (in.is_number() && out.is_number()) {
+    return number_changed(in, out) ? std::optional<std::string>(path) : std::nullopt;
+  }
+  if (in.is_object() && out.is_object()) {
+    for (const auto& [key, item] : in.items()) {
+      const auto found = out.find(key);
+      if (found == out.end()) {
+        continue;
+      }
+      if (std::optional<std::string> where = integer_out_of_range(item, *found, path + "." + key)) {
+        return where;
+      }
+    }
+  } else if (in.is_array() && out.is_array()) {
+    for (size_t i = 0; i < std::min(in.size(), out.size()); ++i) {
+      if (std::optional<std::string> where =
+              integer_out_of_range(in[i], out[i], fmt::format("{}[{}]", path, i))) {
+        return where;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 Expected<SystemSnapshot> snapshot_from_text(const std::string& text) {
@@ -229,7 +276,17 @@ Expected<SystemSnapshot> snapshot_from_text(const std::string& text) {
         fmt::format("snapshot does not match the format: at {}: a number out of range", *where)};
   }
   try {
-    return body.get<SystemSnapshot>();
+    SystemSnapshot snapshot = body.get<SystemSnapshot>();
+    hide_secret_variables(snapshot.environment.variables); // an older gpucheck kept them
+    // An integer outside its field's range would wrap on the way in ("GPU -1", a byte count of
+    // 16 EiB): each number must read back as itself.
+    if (const std::optional<std::string> where =
+            integer_out_of_range(body, nlohmann::json(snapshot), "$")) {
+      return Error{fmt::format(
+          "snapshot does not match the format: at {}: a number out of range for its field",
+          *where)};
+    }
+    return snapshot;
   } catch (const nlohmann::json::exception& e) {
     return Error{fmt::format("snapshot does not match the format: {}", e.what())};
   } catch (const std::invalid_argument& e) {

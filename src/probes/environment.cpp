@@ -318,6 +318,8 @@ EnvironmentInfo probe_environment(const Sysroot& root, const Environment& env) {
       info.variables.emplace(name, value);
     }
   }
+  // CUDA_MPS_TOKEN and its kind stay out of every output, the JSON and the snapshot included.
+  hide_secret_variables(info.variables);
   info.container = detect_container(root, env);
   info.wsl = detect_wsl(root);
   if (info.wsl) {

@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "golden/scenarios.hpp"
 #include "gpucheck/model/json_io.hpp"
+#include "gpucheck/model/text.hpp"
 #include "render/json.hpp"
 #include "support/json_schema.hpp"
 
@@ -95,6 +98,50 @@ TEST(SnapshotInput, ANumberOutOfRangeIsAnErrorNamingItsPlace) {
       snapshot_from_text(R"({"format_version": 1, "kernel_log": {"uptime_s": 123456.5}})");
   ASSERT_TRUE(fine) << fine.error().message;
   EXPECT_EQ(fine->kernel_log.uptime_s, 123456.5);
+}
+
+// Issue 34, item 8: an integer outside its field's range wrapped on the way in (GPU index 2^64-1
+// showed as "GPU -1", temperature 2^63-1 as -1, a byte count of -1 as 16 EiB). Each is refused
+// naming its place; the same fields in range read as written.
+TEST(SnapshotInput, AnIntegerOutOfItsFieldsRangeIsAnErrorNamingItsPlace) {
+  const std::string gpu_head = R"({"format_version": 1, "gpus": [{"index": 0, )";
+  for (const auto& [field, value] :
+       std::vector<std::pair<std::string, std::string>>{{"index", "18446744073709551615"},
+                                                        {"temperature_c", "9223372036854775807"},
+                                                        {"memory_total_bytes", "-1"},
+                                                        {"sm_count", "4294967296"}}) {
+    const std::string text =
+        std::string(R"({"format_version": 1, "gpus": [{")") + field + "\": " + value + "}]}";
+    const Expected<SystemSnapshot> read = snapshot_from_text(text);
+    ASSERT_FALSE(read) << field << " " << value;
+    EXPECT_NE(read.error().message.find("at $.gpus[0]." + field +
+                                        ": a number out of range for its field"),
+              std::string::npos)
+        << read.error().message;
+  }
+  const Expected<SystemSnapshot> fine = snapshot_from_text(
+      gpu_head + R"("temperature_c": 91, "memory_total_bytes": 150754820096}]})");
+  ASSERT_TRUE(fine) << fine.error().message;
+  EXPECT_EQ(fine->gpus.at(0).memory_total_bytes, 150754820096U);
+}
+
+// Issue 34, item 9: a variable whose name says it holds a secret (CUDA_MPS_TOKEN) is hidden in
+// the snapshot, so in every output; a replayed snapshot of an older gpucheck is hidden on reading.
+TEST(SnapshotInput, SecretVariablesAreHidden) {
+  const Expected<SystemSnapshot> read = snapshot_from_text(
+      R"({"format_version": 1, "environment": {"variables": {"CUDA_MPS_TOKEN": "abc123secretvalue",
+          "CUDA_VISIBLE_DEVICES": "0,1"}}})");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->environment.variables.at("CUDA_MPS_TOKEN"), k_hidden_secret);
+  EXPECT_EQ(read->environment.variables.at("CUDA_VISIBLE_DEVICES"), "0,1");
+  for (const char* name : {"HF_TOKEN", "aws_secret_access_key", "DB_PASSWORD", "API_KEY",
+                           "GOOGLE_APPLICATION_CREDENTIALS"}) {
+    EXPECT_TRUE(is_secret_variable_name(name)) << name;
+  }
+  for (const char* name :
+       {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "NVIDIA_DRIVER_CAPABILITIES"}) {
+    EXPECT_FALSE(is_secret_variable_name(name)) << name;
+  }
 }
 
 } // namespace

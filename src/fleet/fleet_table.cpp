@@ -81,8 +81,9 @@ Expected<std::vector<std::string>> report_files(const std::vector<std::string>& 
              it(path, fs::directory_options::skip_permission_denied, ec),
          end;
          !ec && it != end; it.increment(ec)) {
-      // Regular files only: a FIFO named x.json would hang the merge.
-      if (it->path().extension() == ".json" && it->is_regular_file(ec)) {
+      // Regular files only, never a link (a FIFO named x.json would hang the merge; a link
+      // planted in a shared folder would have root read /etc/shadow).
+      if (it->path().extension() == ".json" && it->is_regular_file(ec) && !it->is_symlink(ec)) {
         found.push_back(it->path().string());
       }
     }
@@ -103,7 +104,7 @@ FleetTable merge_files(const std::vector<std::string>& files, std::chrono::sys_s
   std::vector<RejectedInput> rejected;
   for (const std::string& file : files) {
     // Read with a size cap (a 1 GB input cost 2 GB of memory); the cap's error names the file.
-    Expected<std::string> text = read_input_file(file);
+    Expected<std::string> text = read_input_file(file, k_max_input_bytes, /*follow_links=*/false);
     if (!text) {
       rejected.push_back({file, "cannot be read (" + text.error().message + ")"});
       continue;

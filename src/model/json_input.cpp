@@ -1,6 +1,7 @@
 #include "gpucheck/model/json_input.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -53,6 +54,11 @@ public:
     if (const size_t bracket = what.find("] ");
         what.starts_with("[json.") && bracket != std::string::npos) {
       what = what.substr(bracket + 2);
+    }
+    // "...; last read: 'root:x:0:0'" quotes the input itself, which may be a file another user
+    // linked in (/etc/shadow): the place is said, never the bytes.
+    if (const size_t quoted = what.find("; last read: "); quoted != std::string::npos) {
+      what.resize(quoted);
     }
     (void)last_token;
     m_error = fmt::format("at {} (byte {}): {}", path(), position, what);
@@ -125,10 +131,24 @@ private:
 
 } // namespace
 
-Expected<std::string> read_input_file(const std::string& path, size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+Expected<std::string> read_input_file(const std::string& path, size_t max_bytes,
+                                      bool follow_links) {
+  // Not following: O_NOFOLLOW refuses a link as the last component; O_NONBLOCK keeps a FIFO's
+  // open from waiting for a writer, and fstat then refuses it.
+  const int flags = O_RDONLY | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW | O_NONBLOCK);
+  const int fd = ::open(path.c_str(), flags);
   if (fd < 0) {
+    if (!follow_links && errno == ELOOP) {
+      return Error{fmt::format("'{}' is a symbolic link; it is not followed", path)};
+    }
     return Error{fmt::format("cannot read '{}': {}", path, std::strerror(errno))};
+  }
+  if (!follow_links) {
+    struct stat info {};
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+      ::close(fd);
+      return Error{fmt::format("'{}' is not a regular file", path)};
+    }
   }
   std::string data;
   std::vector<char> chunk(size_t{1} << 16);

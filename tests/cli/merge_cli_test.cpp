@@ -96,6 +96,32 @@ TEST(MergeCli, AnOverflowingNumberSkipsThatReportAndAFifoIsNotOpened) {
   EXPECT_NE(r.err.find("number overflow"), std::string::npos) << r.err;
 }
 
+// Issue 34, item 6: links planted in a shared folder of reports (a.json -> a secret file) are
+// not followed, a link named on the command line is refused saying so, and a file that does not
+// parse is named with the parser's position only, never quoting its bytes.
+TEST(MergeCli, LinksAreNotFollowedAndNothingOfABadFileIsQuoted) {
+  const fs::path dir = fresh_dir("links");
+  const std::vector<Made> made = make_reports(dir / "reports");
+  ASSERT_GE(made.size(), 2u);
+  const fs::path secret = dir / "secret_note.txt";
+  std::ofstream(secret) << "root:SECRETVALUE123:19000:0:99999:7:::\n";
+  fs::create_symlink(secret, dir / "reports" / "planted.json");
+  std::ofstream(dir / "reports" / "garbage.json") << "{\"x\": [1, 2, QUOTEDBYTES";
+  const RunResult r = run_gpucheck({"merge", "--json", (dir / "reports").string()});
+  EXPECT_EQ(r.out.find("SECRETVALUE123"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("SECRETVALUE123"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("QUOTEDBYTES"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("garbage.json: not valid JSON (at $.x[2] (byte"), std::string::npos)
+      << r.err;
+  const json table = json::parse(r.out);
+  EXPECT_EQ(table["summary"]["nodes"], made.size());
+  EXPECT_EQ(table["summary"]["rejected"], 1); // the garbage; the link was never an input
+
+  const RunResult named = run_gpucheck({"merge", (dir / "reports" / "planted.json").string()});
+  EXPECT_EQ(named.err.find("SECRETVALUE123"), std::string::npos) << named.err;
+  EXPECT_NE(named.err.find("is a symbolic link"), std::string::npos) << named.err;
+}
+
 TEST(MergeCli, ExitZeroWhenEveryNodePasses) {
   const fs::path dir = fresh_dir("passing");
   const std::vector<Made> made = make_reports(dir);

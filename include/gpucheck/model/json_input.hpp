@@ -23,8 +23,10 @@ inline constexpr size_t k_max_json_depth = 128;
 
 /// Read `path` (a regular file, a FIFO or a device: anything that can be read) up to
 /// `max_bytes`; an error names the path and says why ("larger than 64 MiB", "No such file").
-Expected<std::string> read_input_file(const std::string& path,
-                                      size_t max_bytes = k_max_input_bytes);
+/// With `follow_links` false (other parties' files: `merge`), only a regular file that is not a
+/// symbolic link is read ("is a symbolic link", "is not a regular file").
+Expected<std::string> read_input_file(const std::string& path, size_t max_bytes = k_max_input_bytes,
+                                      bool follow_links = true);
 
 /// Parse `text` as JSON with the depth cap. An error reads "at $.gates.min (byte 42): number
 /// overflow: '1e400'" or "at $ (byte 0): syntax error ..."; never throws.

@@ -9,6 +9,7 @@
 #include "cli/exit_codes.hpp"
 #include "fleet/fleet_render.hpp"
 #include "fleet/fleet_table.hpp"
+#include "gpucheck/model/text.hpp"
 
 namespace gpucheck::cli {
 
@@ -35,7 +36,9 @@ int run_merge(const MergeOptions& options, std::ostream& out, std::ostream& err)
   }
   const fleet::FleetTable table = fleet::merge_files(*files, report_now());
   for (const fleet::RejectedInput& rejected : table.rejected) {
-    err << fmt::format("gpucheck: merge: {}: {}\n", rejected.source, rejected.reason);
+    // A file's name is another party's text too.
+    err << visible_text(fmt::format("gpucheck: merge: {}: {}", rejected.source, rejected.reason))
+        << "\n";
   }
   if (table.nodes.empty()) {
     err << fmt::format("gpucheck: merge: none of the {} input file{} is a gpucheck report\n",
@@ -46,9 +49,9 @@ int run_merge(const MergeOptions& options, std::ostream& out, std::ostream& err)
   if (format == "json") {
     out << fleet::render_fleet_json(table);
   } else if (format == "markdown") {
-    out << fleet::render_fleet_markdown(table);
+    out << visible_text(fleet::render_fleet_markdown(table)); // other nodes' text shown safely
   } else {
-    out << fleet::render_fleet_text(table);
+    out << visible_text(fleet::render_fleet_text(table));
   }
   out.flush();
   if (!out) {

@@ -24,6 +24,7 @@
 #include "render/markdown.hpp"
 #include "render/prometheus.hpp"
 #include "render/reason.hpp"
+#include "render/visible.hpp"
 
 namespace gpucheck::cli {
 
@@ -251,11 +252,11 @@ std::string render_report(const Report& report, ReportFormat format, const rende
                           std::optional<std::chrono::milliseconds> run_duration) {
   switch (format) {
   case ReportFormat::text:
-    return render::render_text(report, style);
+    return render::render_text(render::visible_report(report), style);
   case ReportFormat::json:
     return render::render_json(report, compact_json);
   case ReportFormat::markdown:
-    return render::render_markdown(report);
+    return render::render_markdown(render::visible_report(report));
   case ReportFormat::junit:
     return render::render_junit(report);
   case ReportFormat::prometheus:
@@ -263,9 +264,9 @@ std::string render_report(const Report& report, ReportFormat format, const rende
   case ReportFormat::github:
     return render::render_github(report);
   case ReportFormat::reason:
-    return render::render_reason(report, &code_drains);
+    return render::render_reason(render::visible_report(report), &code_drains);
   }
-  return render::render_text(report, style);
+  return render::render_text(render::visible_report(report), style);
 }
 
 int64_t epoch_seconds(std::string_view iso_time) {

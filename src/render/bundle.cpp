@@ -6,6 +6,7 @@
 #include "render/junit.hpp"
 #include "render/markdown.hpp"
 #include "render/text.hpp"
+#include "render/visible.hpp"
 
 namespace gpucheck::render {
 
@@ -50,9 +51,10 @@ std::vector<ArchiveMember> bundle_members(const Report& report,
     members.push_back(ArchiveMember{k_dir + std::move(name), std::move(data)});
   };
   add("README.txt", readme(sources, options.redact));
-  add("report.txt", render_text(shown, style));
+  const Report visible = visible_report(shown); // the text files are read on terminals
+  add("report.txt", render_text(visible, style));
   add("report.json", render_json(shown));
-  add("report.md", render_markdown(shown));
+  add("report.md", render_markdown(visible));
   add("report.junit.xml", render_junit(shown));
   add("snapshot.json", render_snapshot_json(shown.snapshot));
   if (options.redact) {

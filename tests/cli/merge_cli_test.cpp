@@ -122,6 +122,30 @@ TEST(MergeCli, LinksAreNotFollowedAndNothingOfABadFileIsQuoted) {
   EXPECT_NE(named.err.find("is a symbolic link"), std::string::npos) << named.err;
 }
 
+// Another node's report is outside text: a hostname holding escape sequences, and a file name
+// holding one, reach the terminal as escapes.
+TEST(MergeCli, AnotherNodesEscapeSequencesReachNoTerminal) {
+  const fs::path dir = fresh_dir("escapes");
+  const std::vector<Made> made = make_reports(dir / "reports");
+  ASSERT_GE(made.size(), 1u);
+  fs::path first;
+  for (const auto& entry : fs::directory_iterator(dir / "reports")) {
+    first = entry.path();
+    break;
+  }
+  json report = json::parse(std::ifstream(first));
+  report["snapshot"]["host"]["hostname"] = "node\x1b]0;OWNED\x07\r\x1b[2K";
+  std::ofstream(first) << report.dump();
+  std::ofstream(dir / "reports" / "bad\x1b[2Jname.json") << "{";
+  for (const char* format : {"text", "markdown"}) {
+    const RunResult r = run_gpucheck({"merge", "--format", format, (dir / "reports").string()});
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << format << ": " << r.out;
+    EXPECT_EQ(r.out.find('\x07'), std::string::npos) << format;
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("\\x1b]0;OWNED"), std::string::npos) << format << ": " << r.out;
+  }
+}
+
 TEST(MergeCli, ExitZeroWhenEveryNodePasses) {
   const fs::path dir = fresh_dir("passing");
   const std::vector<Made> made = make_reports(dir);

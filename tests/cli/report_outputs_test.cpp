@@ -84,6 +84,32 @@ void expect_redacted(const std::string& text, const Planted& p, const std::strin
   }
 }
 
+// Issue 34, item 5: escape sequences in outside text (a GPU name holding a cursor move and an
+// OSC 52 clipboard write, a variable's value holding a window title) reach no terminal: the
+// text, Markdown and reason outputs show them as escapes; JSON keeps the value, escaped as JSON
+// escapes it.
+TEST(ReportOutputs, EscapeSequencesFromOutsideNeverReachTheTerminal) {
+  FixtureTree dir;
+  json snapshot = json::parse(read_file(snapshot_file("degraded_hw")));
+  const std::string name = "NVIDIA H100\r\x1b[1A\x1b[2K\x1b]52;c;cm0gLXJmIH4=\x07";
+  snapshot["gpus"][0]["name"] = name;
+  snapshot["environment"]["variables"]["CUDA_VISIBLE_DEVICES"] = "\x1b]0;TITLE\x07\x1b[2J0";
+  const std::string path = dir.host("/escapes.json");
+  std::ofstream(path) << snapshot.dump(2);
+  const auto raw_controls = [](const std::string& text) {
+    return text.find_first_of(std::string("\x1b\x07\r", 3)) != std::string::npos;
+  };
+  const RunResult text = run_gpucheck({"--from-snapshot", path, "-v", "--color", "never"});
+  EXPECT_FALSE(raw_controls(text.out)) << text.out;
+  EXPECT_NE(text.out.find("\\x1b[2K"), std::string::npos) << text.out;
+  const RunResult markdown = run_gpucheck({"report", "--from-snapshot", path, "--no-redact"});
+  EXPECT_FALSE(raw_controls(markdown.out)) << markdown.out;
+  const RunResult reason = run_gpucheck({"--from-snapshot", path, "--format", "reason"});
+  EXPECT_FALSE(raw_controls(reason.out)) << reason.out;
+  const RunResult as_json = run_gpucheck({"--from-snapshot", path, "--json"});
+  EXPECT_EQ(json::parse(as_json.out)["snapshot"]["gpus"][0]["name"], name);
+}
+
 TEST(ReportOutputs, OneRunWritesTextToTheTerminalAndJsonAndJunitToFiles) {
   FixtureTree dir;
   const RunResult r = run_gpucheck({"--from-snapshot", snapshot_file("nvml_mismatch"), "--output",

@@ -11,12 +11,13 @@ constexpr CheckInfo k_info{
     "and shares one clique with the node's other GPUs. Passive, from NVML.",
     CheckKind::passive};
 
-CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapshot& s) {
-  return interconnect_result(info, judge_fabric(gpu, s), gpu.index);
-}
-
 std::vector<CheckResult> run(const CheckContext& context) {
-  return for_each_gpu(k_info, context.snapshot, &judge);
+  const FabricCliques cliques = fabric_cliques(context.snapshot); // once for every GPU
+  return for_each_gpu(
+      k_info, context.snapshot,
+      [&cliques](const CheckInfo& info, const GpuInfo& gpu, const SystemSnapshot& s) {
+        return interconnect_result(info, judge_fabric(gpu, s, cliques), gpu.index);
+      });
 }
 
 } // namespace

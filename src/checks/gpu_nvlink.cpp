@@ -11,12 +11,12 @@ constexpr CheckInfo k_info{
     "are zero. Passive, from NVML.",
     CheckKind::passive};
 
-CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapshot& s) {
-  return interconnect_result(info, judge_nvlink(gpu, s), gpu.index);
-}
-
 std::vector<CheckResult> run(const CheckContext& context) {
-  return for_each_gpu(k_info, context.snapshot, &judge);
+  const GpusByBus gpus(context.snapshot); // once for every GPU's links
+  return for_each_gpu(k_info, context.snapshot,
+                      [&gpus](const CheckInfo& info, const GpuInfo& gpu, const SystemSnapshot& s) {
+                        return interconnect_result(info, judge_nvlink(gpu, s, gpus), gpu.index);
+                      });
 }
 
 } // namespace

@@ -33,19 +33,9 @@ bool nvml_lacks(const SystemSnapshot& snapshot, std::string_view symbol) {
   return std::find(missing.begin(), missing.end(), symbol) != missing.end();
 }
 
-/// The GPU of the snapshot at a PCI address, or nullptr (an NVSwitch, or a GPU NVML did not list).
-const GpuInfo* gpu_at(const SystemSnapshot& snapshot, const std::string& bus_id) {
-  for (const GpuInfo& gpu : snapshot.gpus) {
-    if (!bus_id.empty() && lower(gpu.pci_bus_id) == lower(bus_id)) {
-      return &gpu;
-    }
-  }
-  return nullptr;
-}
-
 /// "GPU 1" for a link whose far end is a GPU of this node, "NVSwitch 0000:F0:00.0" otherwise.
-std::string peer_text(const SystemSnapshot& snapshot, const NvLinkInfo& link) {
-  if (const GpuInfo* peer = gpu_at(snapshot, link.remote_bus_id)) {
+std::string peer_text(const GpusByBus& gpus, const NvLinkInfo& link) {
+  if (const GpuInfo* peer = gpus.find(link.remote_bus_id)) {
     return fmt::format("GPU {}", peer->index);
   }
   return link.remote_bus_id.empty()
@@ -104,7 +94,28 @@ std::string path_label(const GpuPath& path) {
   return it != k_labels.end() ? it->second : std::string("?");
 }
 
+GpusByBus::GpusByBus(const SystemSnapshot& snapshot) {
+  for (const GpuInfo& gpu : snapshot.gpus) {
+    if (!gpu.pci_bus_id.empty()) {
+      m_by_bus.emplace(lower(gpu.pci_bus_id), &gpu); // the first of a repeated address, as before
+    }
+  }
+}
+
+const GpuInfo* GpusByBus::find(std::string_view bus_id) const {
+  if (bus_id.empty()) {
+    return nullptr;
+  }
+  const auto it = m_by_bus.find(lower(bus_id));
+  return it != m_by_bus.end() ? it->second : nullptr;
+}
+
 InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snapshot) {
+  return judge_nvlink(gpu, snapshot, GpusByBus(snapshot));
+}
+
+InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snapshot,
+                                 const GpusByBus& gpus) {
   InterconnectVerdict out;
   if (snapshot.gpus.size() < 2) {
     out.skip = "one GPU: no NVLink peer to judge";
@@ -145,7 +156,7 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
         make_finding(codes::k_nvlink_links_down, gpu.index, gpu_label(gpu), up, should, which));
   }
   for (const NvLinkInfo& link : gpu.nvlinks) {
-    const std::string peer = peer_text(snapshot, link);
+    const std::string peer = peer_text(gpus, link);
     if (link.recovery_errors.value_or(0) > 0) {
       out.findings.push_back(make_finding(codes::k_nvlink_recovery_errors, gpu.index,
                                           gpu_label(gpu), link.link,
@@ -167,7 +178,7 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
   std::map<std::string, int> peers;
   for (const NvLinkInfo& link : gpu.nvlinks) {
     if (link.active) {
-      const GpuInfo* peer = gpu_at(snapshot, link.remote_bus_id);
+      const GpuInfo* peer = gpus.find(link.remote_bus_id);
       ++peers[peer != nullptr ? fmt::format("GPU {}", peer->index) : std::string("NVSwitch")];
     }
   }
@@ -182,7 +193,25 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
   return out;
 }
 
+FabricCliques fabric_cliques(const SystemSnapshot& snapshot) {
+  // The members themselves, not their indices: a snapshot (a replayed one may be hand-made or
+  // corrupt) can repeat an index, and looking a member up by index then found a GPU without
+  // fabric facts and read an empty optional (found by fuzz_snapshot).
+  FabricCliques cliques;
+  for (const GpuInfo& other : snapshot.gpus) {
+    if (other.fabric && other.fabric->state == "completed" && other.fabric->status == 0) {
+      cliques[{other.fabric->cluster_uuid, other.fabric->clique_id}].push_back(&other);
+    }
+  }
+  return cliques;
+}
+
 InterconnectVerdict judge_fabric(const GpuInfo& gpu, const SystemSnapshot& snapshot) {
+  return judge_fabric(gpu, snapshot, fabric_cliques(snapshot));
+}
+
+InterconnectVerdict judge_fabric(const GpuInfo& gpu, const SystemSnapshot& snapshot,
+                                 const FabricCliques& cliques) {
   InterconnectVerdict out;
   if (!gpu.fabric) {
     out.skip = nvml_lacks(snapshot, "nvmlDeviceGetGpuFabricInfo") &&
@@ -212,16 +241,7 @@ InterconnectVerdict judge_fabric(const GpuInfo& gpu, const SystemSnapshot& snaps
   }
   // Every GPU of one node should be in one clique of one cluster: the clique most of the node's
   // registered GPUs are in is the node's; a GPU outside it is named with one GPU inside it.
-  using Clique = std::pair<std::string, uint32_t>;
-  // The members themselves, not their indices: a snapshot (a replayed one may be hand-made or
-  // corrupt) can repeat an index, and looking a member up by index then found a GPU without
-  // fabric facts and read an empty optional (found by fuzz_snapshot).
-  std::map<Clique, std::vector<const GpuInfo*>> cliques;
-  for (const GpuInfo& other : snapshot.gpus) {
-    if (other.fabric && other.fabric->state == "completed" && other.fabric->status == 0) {
-      cliques[{other.fabric->cluster_uuid, other.fabric->clique_id}].push_back(&other);
-    }
-  }
+  using Clique = FabricCliques::key_type;
   const Clique own{fabric.cluster_uuid, fabric.clique_id};
   const auto own_members = cliques.find(own);
   const size_t own_size = own_members == cliques.end() ? 0 : own_members->second.size();

@@ -27,7 +27,7 @@ std::string bytes_text(uint64_t bytes) {
 }
 
 std::vector<CheckResult> for_each_gpu(const CheckInfo& info, const SystemSnapshot& snapshot,
-                                      GpuJudge judge) {
+                                      const GpuJudge& judge) {
   if (snapshot.gpus.empty()) {
     if (snapshot.nvml.failure) {
       return {probe_failure_result(info, "NVML probe (nvmlInit_v2, nvmlDeviceGet*)",

@@ -1,6 +1,7 @@
 #pragma once
 /// Per-GPU checks: one result per GPU, and the shared "no GPU facts" handling.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,12 +15,12 @@ std::string gpu_label(const GpuInfo& gpu);
 /// Human byte count with binary units: 1536 MiB -> "1.5 GiB".
 std::string bytes_text(uint64_t bytes);
 
-using GpuJudge = CheckResult (*)(const CheckInfo& info, const GpuInfo& gpu,
-                                 const SystemSnapshot& snapshot);
+using GpuJudge = std::function<CheckResult(const CheckInfo& info, const GpuInfo& gpu,
+                                           const SystemSnapshot& snapshot)>;
 
 /// Runs `judge` on every GPU of the snapshot. When there are none, returns one result: error if
 /// the NVML probe crashed or hung, otherwise skip saying why there are no per-GPU facts.
 std::vector<CheckResult> for_each_gpu(const CheckInfo& info, const SystemSnapshot& snapshot,
-                                      GpuJudge judge);
+                                      const GpuJudge& judge);
 
 } // namespace gpucheck::checks

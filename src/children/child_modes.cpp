@@ -49,6 +49,19 @@ nlohmann::json test_hang_ignore_term(const std::vector<std::string>& args) {
   process::control_send('r');
   return test_hang(args);
 }
+/// Writes `pid` to the file named by args[0], if any: whole or absent for its reader.
+void write_pid_file(const std::vector<std::string>& args, pid_t pid) {
+  if (args.empty()) {
+    return;
+  }
+  const std::string partial = args[0] + ".partial";
+  if (FILE* out = std::fopen(partial.c_str(), "w")) {
+    std::fprintf(out, "%d\n", static_cast<int>(pid));
+    std::fclose(out);
+    std::rename(partial.c_str(), args[0].c_str());
+  }
+}
+
 /// test-spawn-hang PIDFILE: starts a process of its own (as an interpreter's subprocess: no
 /// parent-death signal), writes that grandchild's pid to PIDFILE, then hangs. Stopping the child
 /// must end the grandchild too.
@@ -59,14 +72,7 @@ nlohmann::json test_spawn_hang(const std::vector<std::string>& args) {
       ::pause();
     }
   }
-  if (!args.empty()) {
-    const std::string partial = args[0] + ".partial";
-    if (FILE* out = std::fopen(partial.c_str(), "w")) {
-      std::fprintf(out, "%d\n", static_cast<int>(grandchild));
-      std::fclose(out);
-      std::rename(partial.c_str(), args[0].c_str()); // whole or absent for the reader
-    }
-  }
+  write_pid_file(args, grandchild);
   return test_hang(args);
 }
 /// test-escape-hang PIDFILE: starts a process that leaves its process group (setsid) with the
@@ -80,14 +86,7 @@ nlohmann::json test_escape_hang(const std::vector<std::string>& args) {
       ::pause();
     }
   }
-  if (!args.empty()) {
-    const std::string partial = args[0] + ".partial";
-    if (FILE* out = std::fopen(partial.c_str(), "w")) {
-      std::fprintf(out, "%d\n", static_cast<int>(escaped));
-      std::fclose(out);
-      std::rename(partial.c_str(), args[0].c_str());
-    }
-  }
+  write_pid_file(args, escaped);
   return test_hang(args);
 }
 

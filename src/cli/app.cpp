@@ -108,7 +108,7 @@ void restrict_library_path() {
   if (value == nullptr) {
     return;
   }
-  probes::LibraryPathFilter filter = probes::filter_library_path(value);
+  probes::SearchPathFilter filter = probes::filter_search_path("LD_LIBRARY_PATH", value);
   if (filter.notes.empty()) {
     return;
   }
@@ -590,56 +590,21 @@ int command_explain(const std::string& code) {
 constexpr double k_min_timeout_s = 0.01;
 constexpr double k_max_timeout_s = 86400.0;
 
-/// Seconds for a time limit within [k_min_timeout_s, k_max_timeout_s]; the message says the
-/// range. (CLI11's PositiveNumber names the largest double, which is no help to anyone.)
-const CLI::Validator& timeout_seconds() {
-  static const CLI::Validator validator(
-      [](std::string& text) -> std::string {
+/// Seconds from `low` to `high` for --timeout, --probe-timeout, --duration and --wait-turn; the
+/// message says the range. (CLI11's PositiveNumber names the largest double, which is no help to
+/// anyone.)
+CLI::Validator seconds_between(double low, double high) {
+  return CLI::Validator(
+      [low, high](std::string& text) -> std::string {
         char* end = nullptr;
         const double value = std::strtod(text.c_str(), &end);
-        if (end != text.c_str() && *end == '\0' && std::isfinite(value) &&
-            value >= k_min_timeout_s && value <= k_max_timeout_s) {
+        if (end != text.c_str() && *end == '\0' && std::isfinite(value) && value >= low &&
+            value <= high) {
           return "";
         }
-        return fmt::format("expected seconds from {} to {} (one day), got '{}'", k_min_timeout_s,
-                           k_max_timeout_s, text);
+        return fmt::format("expected seconds from {} to {} (one day), got '{}'", low, high, text);
       },
       "SECONDS");
-  return validator;
-}
-
-/// --wait-turn: seconds from 0 (take the turns only if they are free) to a day.
-const CLI::Validator& wait_seconds() {
-  static const CLI::Validator validator(
-      [](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (end != text.c_str() && *end == '\0' && std::isfinite(value) && value >= 0.0 &&
-            value <= k_max_timeout_s) {
-          return "";
-        }
-        return fmt::format("expected seconds from 0 to {} (one day), got '{}'", k_max_timeout_s,
-                           text);
-      },
-      "SECONDS");
-  return validator;
-}
-
-/// --duration: whole seconds or fractions, from 1 s to a day.
-const CLI::Validator& duration_seconds() {
-  static const CLI::Validator validator(
-      [](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double value = std::strtod(text.c_str(), &end);
-        if (end != text.c_str() && *end == '\0' && std::isfinite(value) && value >= 1.0 &&
-            value <= k_max_timeout_s) {
-          return "";
-        }
-        return fmt::format("expected seconds from 1 to {} (one day), got '{}'", k_max_timeout_s,
-                           text);
-      },
-      "SECONDS");
-  return validator;
 }
 
 int command_matrix(const RunOptions& options, const MatrixOptions& matrix_options) {
@@ -714,7 +679,7 @@ void add_probe_options(CLI::App& app, RunOptions& options) {
       ->envname("GPUCHECK_SYSROOT");
   app.add_option("--probe-timeout", options.probe_timeout_s,
                  "Seconds each probe child may run before it is killed (0.01 to 86400)")
-      ->check(timeout_seconds());
+      ->check(seconds_between(k_min_timeout_s, k_max_timeout_s));
   app.add_option("--python", options.python,
                  "Also examine this Python interpreter's frameworks (repeatable)")
       ->type_name("PATH");
@@ -758,7 +723,7 @@ int run_app(int argc, char** argv) {
                  "second) or long (adds the memory test and the sustained burn)");
   app.add_option("--duration", options.duration_s,
                  "Seconds of each timed phase of --level long, per GPU (default 60; 1 to 86400)")
-      ->check(duration_seconds());
+      ->check(seconds_between(1.0, k_max_timeout_s));
   app.add_flag("--force", options.force,
                "--level long also on GPUs that other processes use (it takes nearly all their "
                "free memory and full power), and NCCL's all-reduce beside them");
@@ -774,11 +739,11 @@ int run_app(int argc, char** argv) {
                  "Skip checks whose id starts with this prefix (repeatable, comma-separated)");
   app.add_option("--timeout", options.timeout_s,
                  "Seconds each GPU check may run (default 30; 0.01 to 86400)")
-      ->check(timeout_seconds());
+      ->check(seconds_between(k_min_timeout_s, k_max_timeout_s));
   app.add_option("--wait-turn", options.wait_turn_s,
                  "Seconds to wait for other gpucheck runs testing the same GPUs before those GPUs "
                  "are reported not tested (default 30 + 15 per GPU; 0 to 86400)")
-      ->check(wait_seconds());
+      ->check(seconds_between(0.0, k_max_timeout_s));
   std::string color = "auto";
   app.add_option("--color", color, "Colour: auto (TTY, NO_COLOR, CLICOLOR_FORCE), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));

@@ -1,7 +1,8 @@
 #pragma once
-/// Ctrl-C, SIGTERM, SIGHUP and SIGQUIT during a run: the first one stops the GPU work cleanly (the long level's
-/// works report what they did, the rest stop) and the report of what ran is still written; the
-/// exit code is then 128 + the signal. A second one ends gpucheck at once (default action).
+/// Ctrl-C, SIGTERM, SIGHUP and SIGQUIT during a run: the first one stops the GPU work cleanly (the
+/// long level's works report what they did, the rest stop) and the report of what ran is still
+/// written; the exit code is then 128 + the signal. A second one ends gpucheck at once (default
+/// action).
 
 #include <atomic>
 #include <functional>

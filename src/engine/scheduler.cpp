@@ -444,7 +444,6 @@ void Scheduler::run() {
     const TurnOutcome& turn = m_turns.outcome(g);
     gpu.lock_waited = turn.waited;
     gpu.waited_for_another_run = gpu.lock_waited > std::chrono::milliseconds(50);
-    gpu.other_run_pid = turn.other_pid;
     gpu.turn_not_taken = turn.needed && !turn.held;
     m_gpu_reports.push_back(std::move(gpu));
   }
@@ -542,7 +541,7 @@ void Scheduler::take_turns() {
                     : !gpu.visible_devices.empty() ? gpu.visible_devices
                                                    : gpu.gpu.bus_id);
   }
-  m_turns.take(std::move(names), m_options.turn_wait, &m_stop, [this](const TurnWait& wait) {
+  m_turns.take(names, m_options.turn_wait, &m_stop, [this](const TurnWait& wait) {
     {
       const std::lock_guard<std::mutex> guard(m_lock);
       m_turn_waited = true;

@@ -118,9 +118,6 @@ struct GpuReport {
   std::optional<protocol::CensusGpu> after;  ///< beside the last timed work, once it has all begun
   bool waited_for_another_run = false;
   std::chrono::milliseconds lock_waited{0};
-  /// The process of another gpucheck run that held this GPU's turn while this run waited (0:
-  /// one in a PID namespace this process does not see), when the kernel named one.
-  std::optional<pid_t> other_run_pid;
   /// Its turn did not come within the wait: nothing of this run was tested on it.
   bool turn_not_taken = false;
   /// Processes other than gpucheck's own seen on the GPU before or after the timed work.

@@ -26,16 +26,15 @@ std::vector<size_t> turn_order(const std::vector<std::string>& names) {
   return order;
 }
 
-void Turns::take(std::vector<std::string> names, std::chrono::milliseconds limit,
+void Turns::take(const std::vector<std::string>& names, std::chrono::milliseconds limit,
                  const std::atomic<bool>* stop,
                  const std::function<void(const TurnWait&)>& on_wait) {
-  m_names = std::move(names);
-  const size_t count = m_names.size();
+  const size_t count = names.size();
   m_lock_of.resize(count);
   std::iota(m_lock_of.begin(), m_lock_of.end(), size_t{0});
   for (size_t g = 0; g < count; ++g) {
-    const auto first = std::find(m_names.begin(), m_names.end(), m_names[g]);
-    m_lock_of[g] = static_cast<size_t>(first - m_names.begin());
+    const auto first = std::find(names.begin(), names.end(), names[g]);
+    m_lock_of[g] = static_cast<size_t>(first - names.begin());
   }
   m_locks.resize(count);
   m_released.assign(count, false);
@@ -43,12 +42,12 @@ void Turns::take(std::vector<std::string> names, std::chrono::milliseconds limit
   const auto asked = Clock::now();
   const auto until = asked + limit;
   bool waiting_over = false; // past the limit, or stopped: the rest are tried once
-  for (const size_t g : turn_order(m_names)) {
+  for (const size_t g : turn_order(names)) {
     TurnOutcome& outcome = m_outcomes[g];
     outcome.needed = true;
-    GpuLock lock = GpuLock::try_acquire(m_names[g]);
+    GpuLock lock = GpuLock::try_acquire(names[g]);
     if (!lock.held() && lock.busy()) {
-      outcome.other_pid = GpuLock::holder(m_names[g]);
+      outcome.other_pid = GpuLock::holder(names[g]);
       waiting_over = waiting_over || Clock::now() >= until || (stop != nullptr && stop->load());
       if (!waiting_over) {
         if (on_wait) {
@@ -58,12 +57,12 @@ void Turns::take(std::vector<std::string> names, std::chrono::milliseconds limit
         }
         const auto began = Clock::now();
         lock = GpuLock::acquire(
-            m_names[g], std::chrono::duration_cast<std::chrono::milliseconds>(until - began), stop);
+            names[g], std::chrono::duration_cast<std::chrono::milliseconds>(until - began), stop);
         outcome.waited =
             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - began);
         waiting_over = !lock.held() && lock.busy();
         if (waiting_over && !outcome.other_pid) {
-          outcome.other_pid = GpuLock::holder(m_names[g]); // a later holder, still known
+          outcome.other_pid = GpuLock::holder(names[g]); // a later holder, still known
         }
       }
     }
@@ -99,10 +98,6 @@ void Turns::release(size_t gpu) {
   }
   m_locks[lock].release();
 }
-
-} // namespace gpucheck::engine
-
-namespace gpucheck::engine {
 
 std::string wait_text(std::chrono::milliseconds wait) {
   const double seconds = std::chrono::duration<double>(wait).count();

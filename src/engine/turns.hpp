@@ -52,7 +52,7 @@ public:
   /// Take the turns of `names` in turn_order(), each waited for until `limit` has passed since
   /// this call (or `stop` is set); once that has passed, the rest are tried once without waiting.
   /// `on_wait` is called when a wait begins. Blocks; call once.
-  void take(std::vector<std::string> names, std::chrono::milliseconds limit,
+  void take(const std::vector<std::string>& names, std::chrono::milliseconds limit,
             const std::atomic<bool>* stop, const std::function<void(const TurnWait&)>& on_wait);
   /// Whether this run holds GPU `gpu`'s turn now (a GPU that needs none counts as held).
   [[nodiscard]] bool held(size_t gpu) const;
@@ -62,16 +62,11 @@ public:
   [[nodiscard]] size_t size() const { return m_outcomes.size(); }
 
 private:
-  std::vector<std::string> m_names;
   std::vector<size_t> m_lock_of; ///< GPU -> the GPU whose lock it shares (itself, usually)
   std::vector<GpuLock> m_locks;  ///< by GPU; only the first of a name holds one
   std::vector<bool> m_released;
   std::vector<TurnOutcome> m_outcomes;
 };
-
-} // namespace gpucheck::engine
-
-namespace gpucheck::engine {
 
 /// A wait in words: "60 s", "0.5 s".
 std::string wait_text(std::chrono::milliseconds wait);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -90,17 +89,7 @@ void restrict_path(process::ChildRequest& request) {
     return;
   }
   const char* value = std::getenv("PATH");
-  std::string kept;
-  const std::string path = value != nullptr ? value : "";
-  size_t from = 0;
-  while (from <= path.size()) {
-    const size_t end = std::min(path.find(':', from), path.size());
-    const std::string entry = path.substr(from, end - from);
-    from = end + 1;
-    if (entry.starts_with('/') && !untrusted_reason(Sysroot("/"), entry, ::geteuid())) {
-      kept += (kept.empty() ? "" : ":") + entry;
-    }
-  }
+  const std::string kept = filter_search_path("PATH", value != nullptr ? value : "").kept;
   request.env.emplace_back("PATH", kept.empty() ? "/usr/sbin:/usr/bin:/sbin:/bin" : kept);
 }
 

@@ -190,13 +190,13 @@ bool may_run_as_root(const Sysroot& root, const std::string& path, std::string_v
   return false;
 }
 
-LibraryPathFilter filter_library_path(const std::string& value) {
-  LibraryPathFilter filter;
+SearchPathFilter filter_search_path(std::string_view variable, const std::string& value) {
+  SearchPathFilter filter;
   if (!root_policy_applies()) {
     filter.kept = value;
     return filter;
   }
-  const Sysroot host("/"); // the children's loader reads the host's folders, whatever --sysroot
+  const Sysroot host("/"); // the children search the host's folders, whatever --sysroot
   size_t from = 0;
   while (from <= value.size()) {
     const size_t end = std::min(value.find(':', from), value.size());
@@ -204,7 +204,7 @@ LibraryPathFilter filter_library_path(const std::string& value) {
     from = end + 1;
     std::optional<std::string> problem;
     if (entry.empty() || !entry.starts_with('/')) {
-      problem = "the loader reads it from the working directory";
+      problem = "it names the working directory";
     } else {
       problem = untrusted_reason(host, entry, ::geteuid());
     }
@@ -214,9 +214,9 @@ LibraryPathFilter filter_library_path(const std::string& value) {
     }
     filter.notes.push_back(
         {std::string(k_root_safety_probe),
-         fmt::format("left LD_LIBRARY_PATH entry '{}' out of every child's environment as root: "
-                     "{}; another user could put libraries there that a child would load",
-                     entry, *problem)});
+         fmt::format("left {} entry '{}' out of every child's environment as root: {}; another "
+                     "user could put code there that a child would run or load",
+                     variable, entry, *problem)});
   }
   return filter;
 }

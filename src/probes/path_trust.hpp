@@ -39,14 +39,14 @@ std::optional<std::string> untrusted_reason(const Sysroot& root, const std::stri
 bool may_run_as_root(const Sysroot& root, const std::string& path, std::string_view what,
                      std::vector<ProbeIssue>& notes);
 
-/// LD_LIBRARY_PATH under the root policy: the value with every entry left out that another user
-/// could write (or that cannot be examined), and every empty or relative entry (the loader reads
-/// those from the working directory); one root_safety note per entry left out. With the policy
-/// off, or nothing left out, `kept` is the value and there are no notes.
-struct LibraryPathFilter {
+/// A search path (LD_LIBRARY_PATH, PATH) named `variable` under the root policy: the value with
+/// every entry left out that another user could write (or that cannot be examined), and every
+/// empty or relative entry (those are read from the working directory); one root_safety note per
+/// entry left out. With the policy off `kept` is the value and there are no notes.
+struct SearchPathFilter {
   std::string kept;
   std::vector<ProbeIssue> notes;
 };
-LibraryPathFilter filter_library_path(const std::string& value);
+SearchPathFilter filter_search_path(std::string_view variable, const std::string& value);
 
 } // namespace gpucheck::probes

@@ -52,11 +52,8 @@ std::string binary_path() {
   return GPUCHECK_BINARY;
 }
 
-RunResult run_gpucheck(const RunSpec& spec) {
-  RunResult result;
-  const std::string out_path = spec.stdout_path.value_or(temp_file());
-  const std::string err_path = temp_file();
-
+pid_t spawn_gpucheck(const RunSpec& spec, const std::string& out_path,
+                     const std::string& err_path) {
   std::vector<std::string> env_strings;
   for (char** entry = environ; spec.inherit_env && *entry != nullptr; ++entry) {
     if (!is_controlled(*entry)) {
@@ -92,6 +89,18 @@ RunResult run_gpucheck(const RunSpec& spec) {
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     ADD_FAILURE() << "cannot start " << argv[0] << ": error " << rc;
+    return -1;
+  }
+  return pid;
+}
+
+RunResult run_gpucheck(const RunSpec& spec) {
+  RunResult result;
+  const std::string out_path = spec.stdout_path.value_or(temp_file());
+  const std::string err_path = temp_file();
+
+  const pid_t pid = spawn_gpucheck(spec, out_path, err_path);
+  if (pid < 0) {
     return result;
   }
   int status = 0;

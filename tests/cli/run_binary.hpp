@@ -2,6 +2,8 @@
 /// Runs the built gpucheck binary for CLI tests: arguments, a controlled environment, captured
 /// stdout, stderr and exit status.
 
+#include <sys/types.h>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +33,10 @@ struct RunSpec {
 
 /// The path of the gpucheck binary under test (GPUCHECK_BINARY).
 std::string binary_path();
+
+/// Starts gpucheck as `spec` says (its signal_after and stdout_path aside) with stdout and stderr
+/// into these files, and returns at once: its pid, or -1 (and ADD_FAILURE) if it cannot start.
+pid_t spawn_gpucheck(const RunSpec& spec, const std::string& out_path, const std::string& err_path);
 
 /// Runs gpucheck and waits; fails the calling test (gtest ADD_FAILURE) if it cannot start.
 RunResult run_gpucheck(const RunSpec& spec);

@@ -8,11 +8,9 @@
 // GPUCHECK_STRESS_ROUNDS sets the number of rounds (default 200); GPUCHECK_STRESS_SEED the first
 // round's seed (each round's seed is printed with any failure, to replay it).
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,8 +29,6 @@
 #include "cli/run_binary.hpp"
 #include "support/fixture_tree.hpp"
 #include "support/json_schema.hpp"
-
-extern char** environ; // NOLINT(readability-redundant-declaration)
 
 namespace gpucheck::testing {
 namespace {
@@ -98,34 +94,9 @@ Started start(const std::vector<std::string>& args, const std::map<std::string, 
   Started run;
   run.out_path = fmt::format("{}/run{}.out", dir, index);
   run.err_path = fmt::format("{}/run{}.err", dir, index);
-  std::vector<std::string> env_strings;
-  for (const auto& [name, value] : env) {
-    env_strings.push_back(name + "=" + value);
-  }
-  std::vector<char*> envp;
-  for (std::string& entry : env_strings) {
-    envp.push_back(entry.data());
-  }
-  envp.push_back(nullptr);
-  std::vector<std::string> arg_strings{cli_test::binary_path()};
-  arg_strings.insert(arg_strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : arg_strings) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, run.out_path.c_str(),
-                                   O_WRONLY | O_TRUNC | O_CREAT, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, run.err_path.c_str(),
-                                   O_WRONLY | O_TRUNC | O_CREAT, 0600);
   run.started = Clock::now();
-  if (::posix_spawn(&run.pid, argv[0], &actions, nullptr, argv.data(), envp.data()) != 0) {
-    run.pid = -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
+  run.pid = cli_test::spawn_gpucheck({.args = args, .env = env, .inherit_env = false}, run.out_path,
+                                     run.err_path);
   return run;
 }
 

@@ -14,7 +14,13 @@ import sys
 import time
 
 KEYS = ("h2d_gbps", "d2h_gbps", "d2d_gbps", "conv_fp16_nhwc_32x256x56x56_tflops",
-        "conv_fp32_nchw_64x64x56x56_tflops", "host_h2d_all_gpus_gbps")
+        "conv_fp32_nchw_64x64x56x56_tflops", "host_h2d_all_gpus_gbps", "nccl_busbw_gbps",
+        "fp32_fma_gflops", "event_timed_kernel_us", "graph_replay_us", "h2d_bidir_gbps")
+
+
+def key(name):
+    """The figures compared: the keys above and every peer pair's copies."""
+    return name in KEYS or (name.startswith("p2p_") and name.endswith("_gbps"))
 
 
 def main():
@@ -36,7 +42,7 @@ def main():
                 if result["check_id"].startswith("gpu.") and result["status"] != "pass":
                     not_passed.append((result["check_id"], result["status"]))
                 for m in result.get("metrics", []):
-                    if m["name"] in KEYS:
+                    if key(m["name"]):
                         seen.setdefault(m["name"], []).append(round(m["value"], 1))
             figures[b].append((seen, not_passed))
     for b in builds:

@@ -194,3 +194,33 @@ extern "C" __global__ void gpucheck_compare_words(const uint4* a, const uint4* b
     atomicAdd(mismatches, local);
   }
 }
+
+// Rank `rank`'s inputs of the verified all-reduce, from element `first` on.
+extern "C" __global__ void gpucheck_nccl_fill(float* out, uint64_t n, uint64_t first, uint32_t rank,
+                                              uint32_t seed) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    out[i] = gpucheck_nccl_value(first + i, rank, seed);
+  }
+}
+
+// Count the sums that differ from every rank's value added up; record the first bad index.
+extern "C" __global__ void gpucheck_nccl_check(const float* sums, uint64_t n, uint32_t ranks,
+                                               uint32_t seed, unsigned long long* mismatches,
+                                               unsigned long long* first_bad) {
+  unsigned long long local = 0;
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    float want = 0.0F;
+    for (uint32_t r = 0; r < ranks; ++r) {
+      want += gpucheck_nccl_value(i, r, seed);
+    }
+    if (sums[i] != want) {
+      ++local;
+      atomicMin(first_bad, static_cast<unsigned long long>(i));
+    }
+  }
+  if (local != 0) {
+    atomicAdd(mismatches, local);
+  }
+}

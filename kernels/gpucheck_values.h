@@ -23,6 +23,14 @@ GPUCHECK_HD uint32_t gpucheck_pattern_word(uint64_t index, uint32_t seed) {
   return x;
 }
 
+// The value NCCL rank `rank` sends at `index` in the verified all-reduce: an integer 0-255, so
+// every sum is exact in float32 whatever NCCL's order, and each rank sends other values, so a
+// misplaced chunk reads wrong. One multiply per element.
+GPUCHECK_HD float gpucheck_nccl_value(uint64_t index, uint32_t rank, uint32_t seed) {
+  const uint32_t key = static_cast<uint32_t>(index) + rank * 40503u + seed;
+  return static_cast<float>((key * 2654435761u) >> 24u);
+}
+
 GPUCHECK_HD uint32_t gpucheck_float_bits(float value) {
 #ifdef __CUDA_ARCH__
   return __float_as_uint(value);

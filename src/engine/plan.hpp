@@ -33,9 +33,9 @@ enum class Work { compute, streams, bandwidth, copies_together, cudnn, peers, nc
 
 /// Which child a work's job runs in (rule same_child).
 enum class WorkChild {
-  shared,     ///< its GPU's shared child (gpu-device): one after another on one context
-  own,        ///< a child of its own on its GPU (cuDNN: the riskiest libraries gpucheck loads)
-  spanning,   ///< one child over every GPU of the run, after every other job (peers_after_all)
+  shared,   ///< its GPU's shared child (gpu-device): one after another on one context
+  own,      ///< a child of its own on its GPU (cuDNN: the riskiest libraries gpucheck loads)
+  spanning, ///< one child over every GPU of the run, timed after every other job (peers_after_all)
   long_level, ///< the long level's child per GPU, after every other job (long_after_standard)
 };
 
@@ -153,6 +153,10 @@ struct GpuFacts {
   std::vector<std::string> other_processes;
   /// Why this run does not test the GPU at all (another run's turn did not come): "" to test it.
   std::string not_tested_reason;
+  /// The PCIe link that carries the GPU's traffic to the host, as the kernel names its topmost
+  /// bridge below the root complex (the root port: "0000:15:01.0"); "" when unknown. GPUs with
+  /// different known links time their host copies at the same time (rule copies_alone).
+  std::string host_link;
 };
 
 /// Device memory the planner counts per job (docs/architecture.md, "Memory"): a context after
@@ -161,6 +165,9 @@ struct GpuFacts {
 struct MemoryModel {
   uint64_t context_bytes = 288ULL << 20;             ///< 262 MiB measured on an H200, + margin
   uint64_t context_build_extra_bytes = 264ULL << 20; ///< 523 MiB while it is built
+  /// What NCCL allocates on each GPU for its own channels, beyond gpucheck's buffers: 1.6 GiB
+  /// measured per GPU on four H100s (NCCL 2.28), with a margin for eight.
+  uint64_t nccl_own_bytes = 3ULL << 30;
   /// The least buffers the work can run with.
   uint64_t min_bytes(Work work) const;
   /// What it uses when it can.
@@ -175,7 +182,12 @@ uint64_t gpu_budget_bytes(uint64_t free_bytes);
 
 struct PlannedGpu {
   GpuMode mode = GpuMode::overlap;
-  uint64_t budget_bytes = 0;    ///< gpu_budget_bytes(free), or the cap when free is unknown
+  uint64_t budget_bytes = 0; ///< gpu_budget_bytes(free), or the cap when free is unknown
+  /// The most gpucheck may hold on the GPU at any moment, every child included: the budget, or,
+  /// where the spanning child prepares beside the per-GPU work (span_beside_on_idle_gpus), 10%
+  /// of the free memory: the per-GPU jobs stay within the budget, the spanning child the rest.
+  uint64_t courtesy_bytes = 0;
+  std::string host_link;        ///< GpuFacts::host_link
   uint64_t allowance_bytes = 0; ///< the buffers each child of this GPU may allocate
   std::string reason;           ///< why serial or skip, in plain words
   /// Why the long level's works are left out of this GPU (other processes use it), when they are.
@@ -213,14 +225,21 @@ struct Plan {
   /// 2.28), so it runs only where no other process uses any GPU of the span (rule
   /// nccl_on_idle_gpus), unless `force_long` (--level long --force).
   std::string nccl_skip_reason;
+  /// Rule span_beside_on_idle_gpus: the spanning child builds its contexts and initialises NCCL
+  /// beside the per-GPU work (every GPU of its span idle and with room), and only its timed work
+  /// waits for every other job to have gone.
+  bool span_beside = false;
 };
 
 /// The plan for `works` on these GPUs. Rules (plan.cpp, k_rules): contexts are built one at a
-/// time per GPU; compute then streams on each GPU; copies are timed alone on the host, with every
-/// context built and every earlier job gone; cuDNN's timed work after its GPU's jobs and every
-/// copy; device-local copies' and cuDNN's timed work after the probes; on a serial GPU one child
-/// alive at a time; a spanning job (peers) builds its contexts once every other job on its GPUs
-/// has gone (peers_after_all: nothing of gpucheck's own is timed or held beside it).
+/// time per GPU; compute then streams on each GPU; a GPU's host copies are timed with no other
+/// gated work on the host but other GPUs' copies over links of their own, with every context of
+/// the per-GPU work built and every earlier job gone; cuDNN's timed work after its GPU's jobs and
+/// every copy; device-local copies' and cuDNN's timed work after the probes; on a serial GPU one
+/// child alive at a time; a spanning job (peers) times its copies once every other job on its
+/// GPUs has gone (peers_after_all), and builds its contexts then too unless every GPU of its span
+/// is idle and has room (span_beside_on_idle_gpus: its contexts and NCCL's initialisation beside
+/// the per-GPU work, once each GPU's own contexts are built).
 ///
 /// The long level's works (long_after_standard): a GPU's memory test builds its context once
 /// every other job of the run has gone; burn_together: every GPU's burn starts in one step, once

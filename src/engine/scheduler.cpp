@@ -340,7 +340,10 @@ void Scheduler::spawn_due() {
                       [&gave_up](size_t g) { return g < gave_up.size() && gave_up[g]; })) {
         continue;
       }
-      due = setup_waits_reached(m_plan.jobs[*head.planned], JobState::running);
+      // Beside the per-GPU work (span_beside_on_idle_gpus) it starts once their contexts are
+      // built, as a per-GPU child does.
+      due = setup_waits_reached(m_plan.jobs[*head.planned],
+                                m_plan.span_beside ? JobState::preparing : JobState::running);
     } else if (is_long(head.work)) {
       // The long level's child starts once every job before it is done with its timed work:
       // its cuInit is not beside anyone's measurement.
@@ -561,6 +564,7 @@ void Scheduler::make_plan_from_census(const protocol::Census& census) {
   std::vector<GpuFacts> facts;
   for (const protocol::VisibleGpu& gpu : m_options.gpus) {
     GpuFacts f;
+    f.host_link = gpu.gpu.host_link;
     if (const protocol::CensusGpu* c = census.find(gpu.gpu)) {
       f.free_bytes = c->free_bytes;
       f.total_bytes = c->total_bytes;
@@ -908,7 +912,7 @@ void Scheduler::advance() {
       return true; // a job that follows another in its child builds no context
     }
     if (!m_plan.jobs[*job.planned].span.empty() || is_long(job.work)) {
-      return true; // a spanning or long job builds its contexts after every other job has gone
+      return true; // a spanning job's contexts come after the others', a long job's later still
     }
     return job.state == JobState::waiting_for_setup &&
            m_plan.gpus[job.gpu].mode != GpuMode::overlap;

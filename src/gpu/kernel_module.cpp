@@ -29,8 +29,12 @@ std::string trim_log(const char* text) {
 }
 } // namespace
 
-KernelModule::KernelModule(const DeviceSession& session) : m_api(&session.api()) {
-  load(session);
+KernelModule::KernelModule(const DeviceSession& session)
+    : KernelModule(session.api(),
+                   {session.driver_version(), session.cc_major(), session.cc_minor()}) {}
+
+KernelModule::KernelModule(const CudaApi& api, ModuleTarget target) : m_api(&api) {
+  load(target);
   m_report = protocol::to_json(m_load);
 }
 
@@ -59,7 +63,7 @@ bool force_ptx_jit() {
 }
 } // namespace
 
-void KernelModule::load(const DeviceSession& session) {
+void KernelModule::load(ModuleTarget target) {
   const std::vector<KernelImage>& images = embedded_images();
   m_load.loaded = false;
   if (images.empty() || !kernel_build::k_kernels_built) {
@@ -73,7 +77,7 @@ void KernelModule::load(const DeviceSession& session) {
   }
   const char* only = std::getenv("GPUCHECK_KERNEL_IMAGE");
   const ImageChoice choice =
-      choose_images(images, session.driver_version(), session.cc_major(), session.cc_minor(),
+      choose_images(images, target.driver_version, target.cc_major, target.cc_minor,
                     force_ptx_jit(), only != nullptr ? only : "");
   if (choice.candidates.empty()) {
     m_load.route = "none";
@@ -111,7 +115,7 @@ void KernelModule::load(const DeviceSession& session) {
   }
   // Resolve and touch every kernel now (nvbandwidth's preload): under lazy loading the first
   // use would otherwise load it, which must never happen while a copy gate is closed.
-  const std::array<std::pair<const char*, CUfunction*>, 11> wanted{{
+  const std::array<std::pair<const char*, CUfunction*>, 13> wanted{{
       {"gpucheck_fma_chain", &m_kernels.fma_chain},
       {"gpucheck_reduce_sum", &m_kernels.reduce_sum},
       {"gpucheck_fill_pattern", &m_kernels.fill_pattern},
@@ -123,6 +127,8 @@ void KernelModule::load(const DeviceSession& session) {
       {"gpucheck_memtest_write", &m_kernels.memtest_write},
       {"gpucheck_memtest_check", &m_kernels.memtest_check},
       {"gpucheck_compare_words", &m_kernels.compare_words},
+      {"gpucheck_nccl_fill", &m_kernels.nccl_fill},
+      {"gpucheck_nccl_check", &m_kernels.nccl_check},
   }};
   for (const auto& [name, slot] : wanted) {
     const CUresult got = m_api->cuModuleGetFunction(slot, m_module, name);
@@ -192,8 +198,12 @@ void launch(const CudaApi& api, CUfunction function, unsigned grid, unsigned blo
 }
 
 unsigned grid_for(const DeviceSession& session, uint64_t n, unsigned block) {
+  return grid_for(session.sm_count(), n, block);
+}
+
+unsigned grid_for(int sm_count, uint64_t n, unsigned block) {
   const uint64_t needed = (n + block - 1) / block;
-  const uint64_t full = static_cast<uint64_t>(std::max(1, session.sm_count())) * 8;
+  const uint64_t full = static_cast<uint64_t>(std::max(1, sm_count)) * 8;
   return static_cast<unsigned>(std::max<uint64_t>(1, std::min(needed, full)));
 }
 

@@ -32,12 +32,24 @@ struct Kernels {
   CUfunction memtest_write = nullptr;
   CUfunction memtest_check = nullptr;
   CUfunction compare_words = nullptr;
+  CUfunction nccl_fill = nullptr;
+  CUfunction nccl_check = nullptr;
+};
+
+/// What chooses the image: the driver's version (cuDriverGetVersion) and the GPU's compute
+/// capability.
+struct ModuleTarget {
+  int driver_version = 0;
+  int cc_major = 0;
+  int cc_minor = 0;
 };
 
 class KernelModule {
 public:
   /// Load into the session's (current) context. Never throws for a load failure.
   explicit KernelModule(const DeviceSession& session);
+  /// Load into the current context, for a GPU of `target` (a child that holds several contexts).
+  KernelModule(const CudaApi& api, ModuleTarget target);
   KernelModule(const KernelModule&) = delete;
   KernelModule& operator=(const KernelModule&) = delete;
   ~KernelModule();
@@ -53,7 +65,7 @@ private:
   /// The load itself: chooses the images (choose_images()), hands them to the driver in order
   /// until one loads or one fails for a reason other than the image; fills m_load, the module
   /// and the kernels.
-  void load(const DeviceSession& session);
+  void load(ModuleTarget target);
   /// One cuModuleLoadDataEx of `image`: sets m_module on success, and m_load's call, code, name,
   /// text and logs.
   CUresult load_image(std::span<const std::byte> image);
@@ -72,5 +84,7 @@ void launch(const CudaApi& api, CUfunction function, unsigned grid, unsigned blo
 
 /// A grid for a grid-stride loop over n items: enough blocks to fill the device, no more.
 unsigned grid_for(const DeviceSession& session, uint64_t n, unsigned block);
+/// The same for a GPU of `sm_count` multiprocessors.
+unsigned grid_for(int sm_count, uint64_t n, unsigned block);
 
 } // namespace gpucheck::gpu

@@ -9,18 +9,23 @@
 #include <array>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "gpu/child.hpp"
 #include "gpu/cuda_call.hpp"
 #include "gpu/gpu_children.hpp"
 #include "gpu/host_checks.hpp"
+#include "gpu/kernel_module.hpp"
 #include "gpu/random.hpp"
 #include "gpu/session.hpp"
+#include "kernels/gpucheck_values.h"
 #include "platform/cuda_api.hpp"
 #include "platform/dynlib.hpp"
 #include "process/child_process.hpp"
@@ -48,6 +53,11 @@ struct PeerGpu {
   CUdeviceptr source = 0;      ///< the pattern this GPU sends
   CUdeviceptr destination = 0; ///< what it receives
   uint32_t seed = 0;
+  /// gpucheck's kernels in this context: the patterns are written and checked on the GPU
+  /// (null when they could not be loaded: the host does it, more slowly).
+  std::shared_ptr<KernelModule> module;
+  int sm_count = 1;
+  CUdeviceptr counters = 0; ///< the checks' mismatch count and first bad index
 };
 
 /// libcuda, cuInit, every listed device's primary context; released in the destructor.
@@ -61,12 +71,38 @@ public:
     GPUCHECK_CU(m_api, cuInit, 0U);
     m_allowance = protocol::gate::await_setup();
     set_stage("context");
-    for (const int ordinal : ordinals) {
-      PeerGpu gpu;
-      GPUCHECK_CU(m_api, cuDeviceGet, &gpu.device, ordinal);
-      GPUCHECK_CU(m_api, cuDevicePrimaryCtxRetain, &gpu.context, gpu.device);
-      m_gpus.push_back(gpu); // released in the destructor from here on
-      PeerGpu& own = m_gpus.back();
+    // Every GPU's context at once, one thread each (four H200s: 0.45 s one after another).
+    std::vector<CUdevice> devices(ordinals.size(), 0);
+    std::vector<CUcontext> contexts(ordinals.size(), nullptr);
+    std::vector<CUresult> results(ordinals.size(), CUDA_SUCCESS);
+    std::vector<const char*> calls(ordinals.size(), "cuDeviceGet");
+    {
+      std::vector<std::thread> threads;
+      for (size_t i = 0; i < ordinals.size(); ++i) {
+        threads.emplace_back([&, i] {
+          results[i] = m_api.cuDeviceGet(&devices[i], ordinals[i]);
+          if (results[i] == CUDA_SUCCESS) {
+            calls[i] = "cuDevicePrimaryCtxRetain";
+            results[i] = m_api.cuDevicePrimaryCtxRetain(&contexts[i], devices[i]);
+          }
+        });
+      }
+      for (std::thread& t : threads) {
+        t.join();
+      }
+    }
+    for (size_t i = 0; i < ordinals.size(); ++i) {
+      if (contexts[i] != nullptr) {
+        m_gpus.push_back({devices[i], contexts[i]}); // released in the destructor from here on
+      }
+    }
+    for (size_t i = 0; i < ordinals.size(); ++i) {
+      check_cu(results[i], calls[i]); // the first failure, in the GPUs' order
+    }
+    for (size_t i = 0; i < ordinals.size(); ++i) {
+      const int ordinal = ordinals[i];
+      PeerGpu& own = m_gpus[i];
+      const PeerGpu& gpu = own;
       GPUCHECK_CU(m_api, cuCtxSetCurrent, own.context);
       if (m_api.cuCtxSetLimit != nullptr) {
         // As DeviceSession: gpucheck's copies need no per-thread stack.
@@ -89,7 +125,8 @@ public:
       if (m_api.cuCtxSetCurrent != nullptr) {
         m_api.cuCtxSetCurrent(gpu.context);
       }
-      for (const CUdeviceptr ptr : {gpu.source, gpu.destination}) {
+      gpu.module.reset();
+      for (const CUdeviceptr ptr : {gpu.source, gpu.destination, gpu.counters}) {
         if (ptr != 0 && m_api.cuMemFree != nullptr) {
           m_api.cuMemFree(ptr);
         }
@@ -104,12 +141,40 @@ public:
   /// The buffers this child may take on each GPU (the plan's allowance), nullopt when run alone.
   [[nodiscard]] std::optional<unsigned long long> allowance() const { return m_allowance; }
   void make_current(const PeerGpu& gpu) const { GPUCHECK_CU(m_api, cuCtxSetCurrent, gpu.context); }
+  /// gpucheck's kernels in every context, once (a load takes about a millisecond): where one
+  /// cannot be loaded, that GPU's patterns are written and checked by the host.
+  void load_kernels() {
+    if (m_kernels_tried) {
+      return;
+    }
+    m_kernels_tried = true;
+    set_stage("load kernels");
+    int driver = 0;
+    if (m_api.cuDriverGetVersion != nullptr) {
+      m_api.cuDriverGetVersion(&driver);
+    }
+    for (PeerGpu& gpu : m_gpus) {
+      make_current(gpu);
+      ModuleTarget target{driver, 0, 0};
+      m_api.cuDeviceGetAttribute(&target.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                 gpu.device);
+      m_api.cuDeviceGetAttribute(&target.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                 gpu.device);
+      m_api.cuDeviceGetAttribute(&gpu.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                 gpu.device);
+      auto module = std::make_shared<KernelModule>(m_api, target);
+      if (module->loaded() && m_api.cuMemAlloc(&gpu.counters, 16) == CUDA_SUCCESS) {
+        gpu.module = std::move(module);
+      }
+    }
+  }
 
 private:
   DynamicLibrary m_lib;
   CudaApi m_api;
   std::vector<PeerGpu> m_gpus;
   std::optional<unsigned long long> m_allowance;
+  bool m_kernels_tried = false;
 };
 
 /// A stream of the current context, destroyed with it.
@@ -257,9 +322,35 @@ std::vector<double> timed_copies(PeerSession& session, HostGate& gate,
   return ms;
 }
 
-/// Fill a GPU's source with its pattern (from pinned host memory).
+/// Count on `gpu` the words of `ptr` that differ from what `want_at` wants there
+/// (gpucheck_check_pattern or gpucheck_nccl_check, launched by `launch_check` with the counters'
+/// addresses): the mismatches and the first bad index.
+Mismatches count_on_gpu(PeerSession& session, const PeerGpu& gpu,
+                        const std::function<void(CUdeviceptr, CUdeviceptr)>& launch_check) {
+  const CudaApi& api = session.api();
+  session.make_current(gpu);
+  CUstream legacy = nullptr; // the check is queued behind these on the same stream
+  GPUCHECK_CU(api, cuMemsetD32Async, gpu.counters, 0U, size_t{2}, legacy);
+  GPUCHECK_CU(api, cuMemsetD32Async, gpu.counters + 8, 0xFFFFFFFFU, size_t{2}, legacy);
+  launch_check(gpu.counters, gpu.counters + 8);
+  std::array<unsigned long long, 2> counts{};
+  GPUCHECK_CU(api, cuMemcpyDtoH, counts.data(), gpu.counters, sizeof counts);
+  return {counts[0], counts[0] > 0 ? counts[1] : 0};
+}
+
+/// Fill a GPU's source with its pattern: on the GPU, or from host memory.
 void fill_source(PeerSession& session, PeerGpu& gpu, uint64_t bytes, std::vector<uint32_t>& host) {
   const uint64_t words = bytes / sizeof(uint32_t);
+  if (gpu.module) {
+    session.make_current(gpu);
+    CUdeviceptr target = gpu.source;
+    uint64_t n = words;
+    uint32_t seed = gpu.seed;
+    launch(session.api(), gpu.module->kernels().fill_pattern, grid_for(gpu.sm_count, n, 256), 256,
+           nullptr, {&target, &n, &seed});
+    check_cu(session.api().cuCtxSynchronize(), "cuCtxSynchronize");
+    return;
+  }
   host.resize(words);
   parallel_for(words, [&](uint64_t lo, uint64_t hi) {
     for (uint64_t i = lo; i < hi; ++i) {
@@ -270,10 +361,32 @@ void fill_source(PeerSession& session, PeerGpu& gpu, uint64_t bytes, std::vector
   GPUCHECK_CU(session.api(), cuMemcpyHtoD, gpu.source, host.data(), static_cast<size_t>(bytes));
 }
 
-/// Read `to`'s destination back and compare it with `from`'s pattern.
+/// Compare `to`'s destination with `from`'s pattern: on `to`, or read back to the host.
 Verification verify_pair(PeerSession& session, const PeerGpu& from, const PeerGpu& to,
                          uint64_t bytes, std::vector<uint32_t>& host) {
   const uint64_t words = bytes / sizeof(uint32_t);
+  if (to.module) {
+    const Mismatches bad = count_on_gpu(session, to, [&](CUdeviceptr count, CUdeviceptr first) {
+      CUdeviceptr words_at = to.destination;
+      uint64_t n = words;
+      uint32_t seed = from.seed;
+      launch(session.api(), to.module->kernels().check_pattern, grid_for(to.sm_count, n, 256), 256,
+             nullptr, {&words_at, &n, &seed, &count, &first});
+    });
+    Verification v;
+    v.kind = "p2p";
+    v.what = fmt::format("{} -> {}", from.description.pci_bus_id, to.description.pci_bus_id);
+    v.checked = words;
+    v.mismatches = bad.count;
+    v.first_index = bad.first;
+    if (bad.count > 0) {
+      uint32_t got = 0;
+      GPUCHECK_CU(session.api(), cuMemcpyDtoH, &got, to.destination + bad.first * 4, size_t{4});
+      v.got = fmt::format("0x{:08x}", got);
+      v.want = fmt::format("0x{:08x}", pattern_word(bad.first, from.seed));
+    }
+    return v;
+  }
   host.assign(words, 0xDEADBEEFU); // poisoned: a copy that wrote nothing fails
   session.make_current(to);
   GPUCHECK_CU(session.api(), cuMemcpyDtoH, host.data(), to.destination, static_cast<size_t>(bytes));
@@ -330,9 +443,98 @@ int copies_per_sample(PeerSession& session, HostGate& gate,
   return std::clamp(static_cast<int>(k_sample_ms / per_copy_ms), 2, k_max_copies);
 }
 
+/// N GPUs' pairs in N - 1 rounds (N odd: N) of disjoint pairs, by the circle method: GPU 0 stays,
+/// the others turn one place a round. Every pair comes once, as (lower, higher).
+std::vector<std::vector<std::pair<size_t, size_t>>> pair_rounds(size_t n) {
+  const size_t m = n % 2 == 0 ? n : n + 1; // an odd count plays against "nobody" (m - 1)
+  std::vector<std::vector<std::pair<size_t, size_t>>> rounds;
+  for (size_t r = 0; m >= 2 && r + 1 < m; ++r) {
+    std::vector<std::pair<size_t, size_t>> round;
+    // Position 0 holds GPU 0; positions 1..m-1 hold the others turned by r.
+    const auto at = [&](size_t position) {
+      return position == 0 ? size_t{0} : 1 + (position - 1 + r) % (m - 1);
+    };
+    for (size_t i = 0; i < m / 2; ++i) {
+      const size_t x = at(i);
+      const size_t y = at(m - 1 - i);
+      if (x < n && y < n) {
+        round.emplace_back(std::min(x, y), std::max(x, y));
+      }
+    }
+    rounds.push_back(std::move(round));
+  }
+  return rounds;
+}
+
+/// Both directions of one pair as timed: write alone and both ways at once.
+struct PairFigures {
+  protocol::PeerPair ab;
+  protocol::PeerPair ba;
+};
+
+/// Time these pairs at once (each direction of every pair together, then the reverse, then both
+/// ways), median of k_samples gated samples each: every pair's figures.
+std::vector<PairFigures> time_pairs(PeerSession& session, HostGate& gate,
+                                    const std::vector<std::pair<size_t, size_t>>& pairs,
+                                    uint64_t bytes) {
+  std::vector<PeerGpu>& gpus = session.gpus();
+  std::vector<std::pair<PeerGpu*, PeerGpu*>> forward;
+  std::vector<std::pair<PeerGpu*, PeerGpu*>> reverse;
+  std::vector<std::pair<PeerGpu*, PeerGpu*>> both;
+  for (const auto& [a, b] : pairs) {
+    forward.emplace_back(&gpus[a], &gpus[b]);
+    reverse.emplace_back(&gpus[b], &gpus[a]);
+    both.emplace_back(&gpus[a], &gpus[b]);
+    both.emplace_back(&gpus[b], &gpus[a]);
+  }
+  // Warm-up (two copies each way), which also sizes the samples to about k_sample_ms.
+  const int copies = copies_per_sample(session, gate, both, bytes);
+  const size_t n = pairs.size();
+  std::vector<std::array<std::vector<double>, 4>> ms(n); // ab, ba, ab both ways, ba both ways
+  for (int s = 0; s < k_samples; ++s) {
+    const std::vector<double> f = timed_copies(session, gate, forward, bytes, copies);
+    const std::vector<double> r = timed_copies(session, gate, reverse, bytes, copies);
+    const std::vector<double> w = timed_copies(session, gate, both, bytes, copies);
+    for (size_t i = 0; i < n; ++i) {
+      ms[i][0].push_back(f[i]);
+      ms[i][1].push_back(r[i]);
+      ms[i][2].push_back(w[2 * i]);
+      ms[i][3].push_back(w[2 * i + 1]);
+    }
+  }
+  std::vector<PairFigures> out;
+  for (size_t i = 0; i < n; ++i) {
+    const auto [a, b] = pairs[i];
+    PairFigures p;
+    p.ab = {static_cast<int>(a), static_cast<int>(b), bytes, copies, 0, 0, 0};
+    p.ba = {static_cast<int>(b), static_cast<int>(a), bytes, copies, 0, 0, 0};
+    p.ab.write_gbps = gbps(bytes, copies, median(ms[i][0]));
+    p.ba.write_gbps = gbps(bytes, copies, median(ms[i][1]));
+    p.ab.bidir_gbps = gbps(bytes, copies, median(ms[i][2]));
+    p.ba.bidir_gbps = gbps(bytes, copies, median(ms[i][3]));
+    p.ab.at_once = static_cast<int>(n);
+    p.ba.at_once = static_cast<int>(n);
+    out.push_back(p);
+  }
+  return out;
+}
+
+/// Whether a pair timed beside others fell short of the pair timed alone (by more than the
+/// samples' own spread): then its figures may be the others' doing, and it is timed alone.
+bool short_of(const PairFigures& at_once, const PairFigures& alone) {
+  constexpr double k_share = 0.9;
+  const double write = std::min(alone.ab.write_gbps, alone.ba.write_gbps);
+  const double bidir = std::min(alone.ab.bidir_gbps, alone.ba.bidir_gbps);
+  return std::min(at_once.ab.write_gbps, at_once.ba.write_gbps) < k_share * write ||
+         std::min(at_once.ab.bidir_gbps, at_once.ba.bidir_gbps) < k_share * bidir;
+}
+
 /// The peer-to-peer work on every pair of the session's GPUs: one size (64 MiB), and with
 /// `sweep` (`--level long`) every size of k_sweep_bytes that the allowance holds.
-void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
+/// `before_gate`: more preparation of this child's (NCCL's initialisation), run after the peer
+/// buffers are filled and before the gate, so that it is off the timed path.
+void peers_work(PeerSession& session, bool sweep, const std::function<void()>& before_gate,
+                nlohmann::json& out) {
   const CudaApi& api = session.api();
   std::vector<PeerGpu>& gpus = session.gpus();
   protocol::PeersPayload payload;
@@ -376,6 +578,7 @@ void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
       }
     }
   }
+  session.load_kernels();
   set_stage("buffers");
   // Two buffers per GPU (what it sends, what it receives) within the plan's allowance: 64 MiB,
   // or for the sweep its largest size that fits (its copies then write every byte verified).
@@ -396,45 +599,60 @@ void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
     fill_source(session, gpu, buffer_bytes, host);
   }
   HostGate gate(api);
+  if (before_gate) {
+    before_gate();
+  }
   protocol::gate::ready_and_wait();
   set_stage("peer copies");
   const auto started = Clock::now();
   std::vector<Verification> verifications;
-  for (size_t a = 0; a < gpus.size(); ++a) {
-    for (size_t b = a + 1; b < gpus.size(); ++b) {
-      const auto access_of = [&](size_t from, size_t to) {
-        for (const protocol::PeerAccess& x : payload.access) {
-          if (x.from == static_cast<int>(from) && x.to == static_cast<int>(to)) {
-            return x.can_access;
-          }
-        }
-        return false;
-      };
-      if (!access_of(a, b) || !access_of(b, a)) {
-        continue; // no P2P: reported as such, never measured through the host
+  const auto access_of = [&](size_t from, size_t to) {
+    for (const protocol::PeerAccess& x : payload.access) {
+      if (x.from == static_cast<int>(from) && x.to == static_cast<int>(to)) {
+        return x.can_access;
       }
+    }
+    return false;
+  };
+  // Disjoint pairs are timed at once (N - 1 rounds instead of N (N - 1) / 2 pairs) once the
+  // first pair's figures, timed alone, say what a pair reaches here; a pair that falls short of
+  // them at once is timed again alone, so no figure is one that other pairs' traffic lowered
+  // (links of their own, as through NVSwitch, keep them all). The long level's sweep times every
+  // pair alone.
+  std::optional<PairFigures> reference;
+  for (const std::vector<std::pair<size_t, size_t>>& round : pair_rounds(gpus.size())) {
+    std::vector<std::pair<size_t, size_t>> group;
+    for (const auto& [a, b] : round) {
+      if (access_of(a, b) && access_of(b, a)) {
+        group.emplace_back(a, b); // no P2P: reported as such, never measured through the host
+      }
+    }
+    std::vector<PairFigures> figures;
+    size_t next = 0;
+    if (!group.empty() && (!reference || sweep)) {
+      figures.push_back(time_pairs(session, gate, {group.front()}, bytes).front());
+      reference = reference.value_or(figures.front());
+      next = 1;
+    }
+    if (sweep) {
+      for (; next < group.size(); ++next) {
+        figures.push_back(time_pairs(session, gate, {group[next]}, bytes).front());
+      }
+    } else if (next < group.size()) {
+      const std::vector<std::pair<size_t, size_t>> rest(group.begin() + static_cast<long>(next),
+                                                        group.end());
+      for (size_t i = 0; const PairFigures& f : time_pairs(session, gate, rest, bytes)) {
+        const bool again = rest.size() > 1 && short_of(f, *reference);
+        figures.push_back(again ? time_pairs(session, gate, {rest[i]}, bytes).front() : f);
+        ++i;
+      }
+    }
+    for (size_t i = 0; i < group.size(); ++i) {
+      const auto [a, b] = group[i];
       PeerGpu& ga = gpus[a];
       PeerGpu& gb = gpus[b];
-      // Warm-up (two copies each way), which also sizes the samples to about k_sample_ms.
-      const int copies = copies_per_sample(session, gate, {{&ga, &gb}, {&gb, &ga}}, bytes);
-      protocol::PeerPair ab{static_cast<int>(a), static_cast<int>(b), bytes, copies, 0, 0, 0};
-      protocol::PeerPair ba{static_cast<int>(b), static_cast<int>(a), bytes, copies, 0, 0, 0};
-      std::vector<double> ab_ms;
-      std::vector<double> ba_ms;
-      std::vector<double> ab_bidir;
-      std::vector<double> ba_bidir;
-      for (int s = 0; s < k_samples; ++s) {
-        ab_ms.push_back(timed_copies(session, gate, {{&ga, &gb}}, bytes, copies).front());
-        ba_ms.push_back(timed_copies(session, gate, {{&gb, &ga}}, bytes, copies).front());
-        const std::vector<double> both =
-            timed_copies(session, gate, {{&ga, &gb}, {&gb, &ga}}, bytes, copies);
-        ab_bidir.push_back(both[0]);
-        ba_bidir.push_back(both[1]);
-      }
-      ab.write_gbps = gbps(bytes, copies, median(ab_ms));
-      ba.write_gbps = gbps(bytes, copies, median(ba_ms));
-      ab.bidir_gbps = gbps(bytes, copies, median(ab_bidir));
-      ba.bidir_gbps = gbps(bytes, copies, median(ba_bidir));
+      protocol::PeerPair ab = figures[i].ab;
+      protocol::PeerPair ba = figures[i].ba;
       // The latency copies write the first word only, with the pattern's own first word.
       ab.latency_us = latency_us(session, ga, gb);
       ba.latency_us = latency_us(session, gb, ga);
@@ -464,12 +682,20 @@ void peers_work(PeerSession& session, bool sweep, nlohmann::json& out) {
         session.make_current(gb);
         GPUCHECK_CU(api, cuMemsetD8, gb.destination + 4096, bad, size_t{1});
       }
-      // The whole destination: the sweep's largest copies wrote all of it, else the one size did.
+      // The whole destination, before a later round writes it again: the sweep's largest copies
+      // wrote all of it, else the one size did.
       const uint64_t written = sweep ? buffer_bytes : bytes;
       verifications.push_back(verify_pair(session, ga, gb, written, host));
       verifications.push_back(verify_pair(session, gb, ga, written, host));
     }
   }
+  // In the order of the pairs (0->1, 1->0, 0->2, ...), whatever the rounds'.
+  std::stable_sort(
+      payload.pairs.begin(), payload.pairs.end(),
+      [](const protocol::PeerPair& x, const protocol::PeerPair& y) {
+        return std::tuple(std::min(x.from, x.to), std::max(x.from, x.to), x.from > x.to) <
+               std::tuple(std::min(y.from, y.to), std::max(y.from, y.to), y.from > y.to);
+      });
   const double elapsed_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   payload.gated = gate.used();
@@ -515,13 +741,10 @@ constexpr uint64_t k_nccl_reserve_bytes = 256 * k_mib;
 constexpr int k_nccl_iterations = 20;
 constexpr int k_nccl_samples = 3;
 
-/// The value rank `rank` sends at index i: an integer 0-255 (every sum is exact in float32),
-/// the top byte of a multiplicative hash of the index shifted by rank and seed, so each rank sends
-/// other values and a misplaced chunk reads wrong. One multiply per element: the host writes and
-/// checks hundreds of MiB per run (a 64-bit modulo here made the verification 0.9 s on two GPUs).
+/// The value rank `rank` sends at index i (kernels/gpucheck_values.h: the kernels write and check
+/// the same; the host only where they cannot be loaded).
 float nccl_value(uint64_t i, int rank, uint32_t seed) {
-  const uint32_t key = static_cast<uint32_t>(i) + static_cast<uint32_t>(rank) * 40503U + seed;
-  return static_cast<float>((key * 2654435761U) >> 24U);
+  return gpucheck_nccl_value(i, static_cast<uint32_t>(rank), seed);
 }
 
 void nccl_check(const NcclApi& nccl, ncclResult_t rc, const char* call) {
@@ -609,27 +832,28 @@ private:
   std::vector<float> m_pageable;
 };
 
-/// NCCL all-reduce over every GPU of the session: ncclCommInitAll, then float32 sums over a few
-/// sizes up to 256 MiB (in place, as torch.distributed), host-timed per iteration as nccl-tests,
-/// and one pass per size from fresh inputs verified element by element.
-///
-/// `leave_to_exit`: nothing runs in this child after it, so NCCL's communicators and the buffers
-/// are left for the process's exit to free rather than torn down first.
-void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exit,
-               nlohmann::json& out) {
-  const CudaApi& api = session.api();
-  std::vector<PeerGpu>& gpus = session.gpus();
-  protocol::NcclPayload payload;
-  payload.ranks = static_cast<int>(gpus.size());
-  payload.library = loaded.library;
-  payload.missing = loaded.missing;
-  payload.version = loaded.version;
-  protocol::write_nccl(payload, out);
-  if (!loaded.missing.empty()) {
-    return;
+/// The child's NCCL communicators, one per GPU; destroyed with it unless left to the process's
+/// exit. `error`: ncclCommInitAll failed while the peer copies prepared, reported by the
+/// all-reduce's part.
+struct NcclComms {
+  const NcclApi* api = nullptr;
+  std::vector<ncclComm_t> comms;
+  bool initialised = false;
+  std::exception_ptr error;
+  NcclComms() = default;
+  NcclComms(const NcclComms&) = delete;
+  NcclComms& operator=(const NcclComms&) = delete;
+  ~NcclComms() {
+    for (ncclComm_t c : comms) {
+      if (c != nullptr && api != nullptr && api->ncclCommDestroy != nullptr) {
+        api->ncclCommDestroy(c);
+      }
+    }
   }
-  const NcclApi& nccl = loaded.api;
-  // One buffer per GPU, summed in place (as torch.distributed), within the allowance.
+};
+
+/// The largest sum NCCL's part times within the allowance (its own buffers kept out of it).
+uint64_t nccl_largest_bytes(const PeerSession& session) {
   uint64_t largest = k_nccl_largest_bytes;
   if (const auto allowance = session.allowance()) {
     const uint64_t room = *allowance > k_nccl_reserve_bytes ? *allowance - k_nccl_reserve_bytes : 0;
@@ -642,26 +866,58 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exi
       largest /= 2;
     }
   }
+  return largest;
+}
+
+/// ncclCommInitAll over every GPU of the session (0.4-0.7 s: its topology search and
+/// connections), once.
+void nccl_init(PeerSession& session, const LoadedNccl& loaded, NcclComms& comms) {
+  if (comms.initialised) {
+    return;
+  }
+  comms.initialised = true;
+  static_cast<void>(nccl_largest_bytes(session)); // no communicator where no sum fits
   set_stage("nccl init");
+  std::vector<PeerGpu>& gpus = session.gpus();
   std::vector<int> devices;
   for (size_t g = 0; g < gpus.size(); ++g) {
     devices.push_back(gpus[g].description.ordinal); // the child's own CUDA ordinals
   }
-  std::vector<ncclComm_t> comms(gpus.size(), nullptr);
-  nccl_check(nccl,
-             nccl.ncclCommInitAll(comms.data(), static_cast<int>(gpus.size()), devices.data()),
-             "ncclCommInitAll");
-  struct Comms {
-    const NcclApi* api;
-    std::vector<ncclComm_t>* comms;
-    ~Comms() {
-      for (ncclComm_t c : *comms) {
-        if (c != nullptr) {
-          api->ncclCommDestroy(c);
-        }
-      }
-    }
-  } destroy{&nccl, &comms};
+  comms.api = &loaded.api;
+  comms.comms.assign(gpus.size(), nullptr);
+  nccl_check(
+      loaded.api,
+      loaded.api.ncclCommInitAll(comms.comms.data(), static_cast<int>(gpus.size()), devices.data()),
+      "ncclCommInitAll");
+}
+
+/// NCCL all-reduce over every GPU of the session: ncclCommInitAll, then float32 sums over a few
+/// sizes up to 256 MiB (in place, as torch.distributed), host-timed per iteration as nccl-tests,
+/// and one pass per size from fresh inputs verified element by element.
+///
+/// `leave_to_exit`: nothing runs in this child after it, so NCCL's communicators and the buffers
+/// are left for the process's exit to free rather than torn down first.
+void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& communicators,
+               bool leave_to_exit, nlohmann::json& out) {
+  const CudaApi& api = session.api();
+  std::vector<PeerGpu>& gpus = session.gpus();
+  protocol::NcclPayload payload;
+  payload.ranks = static_cast<int>(gpus.size());
+  payload.library = loaded.library;
+  payload.missing = loaded.missing;
+  payload.version = loaded.version;
+  protocol::write_nccl(payload, out);
+  if (!loaded.missing.empty()) {
+    return;
+  }
+  const NcclApi& nccl = loaded.api;
+  if (communicators.error) {
+    std::rethrow_exception(communicators.error); // ncclCommInitAll failed while preparing
+  }
+  // One buffer per GPU, summed in place (as torch.distributed), within the allowance.
+  const uint64_t largest = nccl_largest_bytes(session);
+  nccl_init(session, loaded, communicators);
+  std::vector<ncclComm_t>& comms = communicators.comms;
   std::vector<uint64_t> sizes;
   for (uint64_t bytes : {1 * k_mib, 16 * k_mib, 64 * k_mib, 256 * k_mib}) {
     if (bytes <= largest) {
@@ -697,9 +953,23 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exi
     GPUCHECK_CU(api, cuMemsetD32Async, data[g], 0x3F800000U, static_cast<size_t>(largest / 4),
                 streams.back()->get());
   }
-  // Rank g's inputs for the first `bytes`, written chunk by chunk through the staging memory.
+  session.load_kernels();
+  const bool on_gpu = std::all_of(gpus.begin(), gpus.end(),
+                                  [](const PeerGpu& g) { return static_cast<bool>(g.module); });
+  // Rank g's inputs for the first `bytes`: on the GPU, or written chunk by chunk through the
+  // staging memory.
   const auto fill = [&](uint64_t bytes) {
-    for (size_t g = 0; g < gpus.size(); ++g) {
+    for (size_t g = 0; g < gpus.size() && on_gpu; ++g) {
+      session.make_current(gpus[g]);
+      CUdeviceptr inputs = data[g];
+      uint64_t n = bytes / sizeof(float);
+      uint64_t first = 0;
+      auto rank = static_cast<uint32_t>(g);
+      uint32_t value_seed = seed;
+      launch(api, gpus[g].module->kernels().nccl_fill, grid_for(gpus[g].sm_count, n, 256), 256,
+             streams[g]->get(), {&inputs, &n, &first, &rank, &value_seed});
+    }
+    for (size_t g = 0; g < gpus.size() && !on_gpu; ++g) {
       session.make_current(gpus[g]);
       for (uint64_t off = 0; off < bytes; off += Staging::k_bytes) {
         const uint64_t chunk = std::min(Staging::k_bytes, bytes - off);
@@ -790,8 +1060,28 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, bool leave_to_exi
           fmt::format("{} MiB sum on {}", bytes / k_mib, gpus[g].description.pci_bus_id);
       checks[g].checked = bytes / sizeof(float);
     }
-    // Chunk by chunk: the expected sums once, then every GPU's result against them.
-    for (uint64_t off = 0; off < bytes; off += Staging::k_bytes) {
+    // On each GPU: its sums against every rank's values added up there.
+    for (size_t g = 0; g < gpus.size() && on_gpu; ++g) {
+      const Mismatches bad =
+          count_on_gpu(session, gpus[g], [&](CUdeviceptr count, CUdeviceptr first) {
+            CUdeviceptr sums = data[g];
+            uint64_t n = bytes / sizeof(float);
+            auto rank_count = static_cast<uint32_t>(ranks);
+            uint32_t value_seed = seed;
+            launch(api, gpus[g].module->kernels().nccl_check, grid_for(gpus[g].sm_count, n, 256),
+                   256, nullptr, {&sums, &n, &rank_count, &value_seed, &count, &first});
+          });
+      checks[g].mismatches = bad.count;
+      if (bad.count > 0) {
+        float got = 0.0F;
+        GPUCHECK_CU(api, cuMemcpyDtoH, &got, data[g] + bad.first * sizeof(float), sizeof got);
+        checks[g].first_index = bad.first;
+        checks[g].got = fmt::format("{}", got);
+        checks[g].want = fmt::format("{}", want(bad.first));
+      }
+    }
+    // On the host, chunk by chunk: the expected sums once, then every GPU's result against them.
+    for (uint64_t off = 0; off < bytes && !on_gpu; off += Staging::k_bytes) {
       const uint64_t chunk = std::min(Staging::k_bytes, bytes - off);
       const uint64_t count = chunk / sizeof(float);
       const uint64_t first = off / sizeof(float);
@@ -868,6 +1158,7 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
   const std::optional<protocol::PayloadFailure> opened = failure_of([&] {
     session = std::make_unique<PeerSession>(parse_ordinals(args.empty() ? "" : args[0]));
   });
+  NcclComms communicators;
   std::vector<nlohmann::json> parts;
   std::string stopped; // why the works left are not run
   for (size_t w = 0; w < works.size(); ++w) {
@@ -881,9 +1172,23 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
       if (!failure) {
         failure = failure_of([&] {
           if (works[w] == "peers") {
-            peers_work(*session, sweep, part);
+            // NCCL's initialisation (0.4-0.7 s) is prepared with the peer copies, before their
+            // gate: beside the per-GPU work where the plan allows (span_beside_on_idle_gpus),
+            // and off the timed path in any case.
+            std::function<void()> init_nccl;
+            if (nccl && nccl->missing.empty() && w + 1 < works.size() && works[w + 1] == "nccl") {
+              init_nccl = [&] {
+                try {
+                  nccl_init(*session, *nccl, communicators);
+                } catch (...) {
+                  communicators.error = std::current_exception();
+                }
+                set_stage("peers ready");
+              };
+            }
+            peers_work(*session, sweep, init_nccl, part);
           } else if (works[w] == "nccl") {
-            nccl_work(*session, *nccl, w + 1 == works.size(), part);
+            nccl_work(*session, *nccl, communicators, w + 1 == works.size(), part);
           } else {
             throw std::runtime_error(fmt::format("unknown work '{}'", works[w]));
           }
@@ -924,6 +1229,7 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
   // The contexts too are left for the process's exit (see nccl_work): the parent takes the
   // result when it is written, without waiting for their release.
   static_cast<void>(session.release());
+  communicators.comms.assign(communicators.comms.size(), nullptr);
   if (works.size() == 1) {
     write_timeline(parts.front());
     return parts.front();

@@ -893,7 +893,8 @@ Problem read_value(const Json& v, const std::string& path, PeerPair& into) {
                 field(v, "bytes", into.bytes, path), field(v, "copies", into.copies, path),
                 field(v, "write_gbps", into.write_gbps, path),
                 field(v, "bidir_gbps", into.bidir_gbps, path),
-                field(v, "latency_us", into.latency_us, path)});
+                field(v, "latency_us", into.latency_us, path),
+                optional_field(v, "at_once", into.at_once, path)});
 }
 
 Problem read_value(const Json& v, const std::string& path, PeerSweepPoint& into) {
@@ -928,6 +929,9 @@ void write_peers(const PeersPayload& peers, nlohmann::json& out) {
                      {"write_gbps", p.write_gbps},
                      {"bidir_gbps", p.bidir_gbps},
                      {"latency_us", p.latency_us}});
+    if (p.at_once) {
+      pairs.back()["at_once"] = *p.at_once;
+    }
   }
   Json sweep = Json::array();
   for (const PeerSweepPoint& p : peers.sweep) {

@@ -299,6 +299,9 @@ struct PeerPair {
   double write_gbps = 0.0; ///< this direction alone, median of the samples
   double bidir_gbps = 0.0; ///< this direction while the reverse runs at once
   double latency_us = 0.0; ///< one 4-byte copy, mean of a queued run
+  /// How many pairs were timed at once, this one included (disjoint pairs, each GPU in one):
+  /// 1 alone; absent from a child that timed every pair alone.
+  std::optional<int> at_once;
   bool operator==(const PeerPair&) const = default;
 };
 

@@ -155,17 +155,28 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
   for (size_t t = 0; t < trace.snapshots.size(); ++t) {
     const std::vector<JobState>& st = trace.snapshots[t];
     // Memory: what the plan counts for every job alive on a GPU stays within its budget.
+    // The per-GPU jobs within the budget; with the spanning child, within the courtesy.
     std::vector<uint64_t> held(plan.gpus.size(), 0);
+    std::vector<uint64_t> held_per_gpu(plan.gpus.size(), 0);
     for (size_t j = 0; j < st.size(); ++j) {
       // A spanning job holds its context and buffers on every GPU of its span.
       const PlannedJob& job = plan.jobs[j];
       for (size_t g = 0; g < plan.gpus.size(); ++g) {
         if (uses_gpu(job, g)) {
           held[g] += modelled_bytes(job, static_cast<int>(st[j]), memory);
+          if (job.span.empty()) {
+            held_per_gpu[g] += modelled_bytes(job, static_cast<int>(st[j]), memory);
+          }
         }
       }
     }
     for (size_t g = 0; g < held.size(); ++g) {
+      EXPECT_LE(held[g], plan.gpus[g].courtesy_bytes)
+          << what << " t=" << t << ": GPU " << g << " over gpucheck's courtesy";
+      EXPECT_LE(held_per_gpu[g], plan.gpus[g].budget_bytes)
+          << what << " t=" << t << ": GPU " << g << "'s own jobs over its budget";
+      EXPECT_TRUE(plan.span_beside || held[g] == held_per_gpu[g] || held_per_gpu[g] == 0)
+          << what << " t=" << t << ": the spanning job beside others without span_beside";
       {
         std::string alive_jobs;
         for (size_t j = 0; j < st.size(); ++j) {
@@ -174,7 +185,7 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
             alive_jobs += fmt::format(" {}:{}", check_id(plan.jobs[j].work), to_string(st[j]));
           }
         }
-        EXPECT_LE(held[g], plan.gpus[g].budget_bytes)
+        EXPECT_LE(held_per_gpu[g], plan.gpus[g].budget_bytes)
             << what << " t=" << t << ": GPU " << g << " over its budget ("
             << to_string(plan.gpus[g].mode) << "):" << alive_jobs;
       }
@@ -193,6 +204,17 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
           if (job.work == Work::copies_together && plan.jobs[o].work == Work::copies_together) {
             continue; // the copies together run together
           }
+          if (!plan.jobs[o].span.empty() && plan.span_beside && !working(st[o])) {
+            continue; // the spanning child's contexts and NCCL's initialisation beside them
+          }
+          const std::string& link = plan.gpus[job.gpu].host_link;
+          const bool own_link = !link.empty() && !plan.gpus[plan.jobs[o].gpu].host_link.empty() &&
+                                link != plan.gpus[plan.jobs[o].gpu].host_link;
+          if (job.work == Work::bandwidth && own_link &&
+              (plan.jobs[o].work == Work::bandwidth ||
+               (plan.jobs[o].work == Work::copies_together && !working(st[o])))) {
+            continue; // another GPU's own copies over a link of its own, or what follows them
+          }
           EXPECT_FALSE(working(st[o]))
               << what << " t=" << t << ": job " << o << " works while job " << j << " times copies";
           if (all_overlap || plan.jobs[o].gpu == job.gpu) {
@@ -210,8 +232,29 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
         }
       }
       // Peer-to-peer copies (a spanning job): nothing else of gpucheck's alive on any of its
-      // GPUs while it builds its contexts, prepares or copies (no GPU's own copies disturbed).
-      if (!job.span.empty() && alive(st[j])) {
+      // GPUs while it builds its contexts, prepares or copies (no GPU's own copies disturbed);
+      // beside the per-GPU work (span_beside) while it copies, and its contexts are built when
+      // no other context is built on its GPUs.
+      if (!job.span.empty() && plan.span_beside &&
+          (st[j] == JobState::setting_up || st[j] == JobState::preparing)) {
+        for (size_t o = 0; o < st.size(); ++o) {
+          const Work other = plan.jobs[o].work;
+          for (const size_t g : job.span) {
+            if (o == j || !uses_gpu(plan.jobs[o], g)) {
+              continue;
+            }
+            EXPECT_NE(st[o], JobState::setting_up)
+                << what << " t=" << t << ": job " << o << " builds a context on GPU " << g
+                << " beside the spanning child's";
+            // Only host copies are timed beside its contexts and NCCL's initialisation.
+            EXPECT_FALSE(working(st[o]) && other != Work::bandwidth &&
+                         other != Work::copies_together)
+                << what << " t=" << t << ": " << check_id(other) << " timed on GPU " << g
+                << " while the spanning child prepares";
+          }
+        }
+      }
+      if (!job.span.empty() && (plan.span_beside ? working(st[j]) : alive(st[j]))) {
         for (size_t o = 0; o < st.size(); ++o) {
           if (o == j || head_of(plan, o) == head_of(plan, j)) {
             continue;
@@ -296,22 +339,29 @@ TEST(EnginePlan, InvariantsHoldOverRandomRuns) {
   MemoryModel small; // a model whose contexts are small: the overlapping plan fits
   small.context_bytes = 64 * k_mib;
   small.context_build_extra_bytes = 16 * k_mib;
-  for (const auto& free : machines) {
-    for (const MemoryModel& memory : {MemoryModel{}, small}) {
-      std::vector<Work> works = all_works();
-      if (free.size() > 1) {
-        works.push_back(Work::copies_together); // as the engine does with several GPUs
-      }
-      const Plan plan = make_plan(works, gpus_with_free(free), memory);
-      for (int run = 0; run < 60; ++run) {
-        const int probes_end = std::uniform_int_distribution<int>(0, 400)(rng);
-        const Trace trace = simulate(plan, rng, probes_end, run % 3 == 0 ? 0.3 : 0.0);
-        check_invariants(
-            plan, trace,
-            fmt::format("{} GPUs, {} plan, run {}", free.size(), to_string(plan.gpus[0].mode), run),
-            memory);
-        if (::testing::Test::HasFailure()) {
-          return;
+  // Host links: unknown; each GPU its own; two GPUs on each link.
+  for (const int links : {0, 1, 2}) {
+    for (const auto& free : machines) {
+      for (const MemoryModel& memory : {MemoryModel{}, small}) {
+        std::vector<Work> works = all_works();
+        if (free.size() > 1) {
+          works.push_back(Work::copies_together); // as the engine does with several GPUs
+        }
+        std::vector<GpuFacts> facts = gpus_with_free(free);
+        for (size_t g = 0; g < facts.size() && links != 0; ++g) {
+          facts[g].host_link = fmt::format("0000:00:{:02x}.0", links == 1 ? g : g / 2);
+        }
+        const Plan plan = make_plan(works, facts, memory);
+        for (int run = 0; run < 40; ++run) {
+          const int probes_end = std::uniform_int_distribution<int>(0, 400)(rng);
+          const Trace trace = simulate(plan, rng, probes_end, run % 3 == 0 ? 0.3 : 0.0);
+          check_invariants(plan, trace,
+                           fmt::format("{} GPUs, {} plan, links {}, run {}", free.size(),
+                                       to_string(plan.gpus[0].mode), links, run),
+                           memory);
+          if (::testing::Test::HasFailure()) {
+            return;
+          }
         }
       }
     }
@@ -510,9 +560,12 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   for (const PlannedJob& job : plan.jobs) {
     EXPECT_FALSE(spans_gpus(job.work));
   }
-  // Two idle GPUs: one child over both (the peer copies, then NCCL in it), after every other
-  // job on them has gone; its buffers may take each GPU's budget but its context.
-  plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 140 * k_gib}));
+  // Two GPUs with too little free memory for it to prepare beside the rest (20 GiB: 2 GiB is
+  // 10%): one child over both (the peer copies, then NCCL in it), after every other job on them
+  // has gone; its buffers may take each GPU's budget but its context.
+  plan = make_plan(all_works(), gpus_with_free({20 * k_gib, 20 * k_gib}));
+  EXPECT_FALSE(plan.span_beside);
+  EXPECT_EQ(plan.gpus[0].courtesy_bytes, plan.gpus[0].budget_bytes);
   ASSERT_EQ(plan.jobs.size(), 10U);
   const PlannedJob& peers = plan.jobs[8];
   const PlannedJob& nccl = plan.jobs[9];
@@ -551,6 +604,116 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   std::mt19937 rng(15);
   for (int run = 0; run < 30; ++run) {
     check_invariants(plan, simulate(plan, rng, run * 5, 0.2), "peers alone");
+  }
+}
+
+TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
+  // Two idle H200s: its contexts once each GPU's own are built, its copies after all has gone.
+  std::vector<GpuFacts> gpus = gpus_with_free({140 * k_gib, 140 * k_gib});
+  Plan plan = make_plan(all_works(), gpus);
+  ASSERT_TRUE(plan.span_beside);
+  EXPECT_EQ(plan.gpus[1].courtesy_bytes, 14 * k_gib);
+  EXPECT_EQ(plan.gpus[1].budget_bytes, k_gib);
+  ASSERT_EQ(plan.jobs.size(), 10U);
+  const PlannedJob& peers = plan.jobs[8];
+  ASSERT_EQ(peers.work, Work::peers);
+  size_t before = 0;
+  size_t gone = 0;
+  for (const Condition& c : peers.conditions) {
+    const Work other = plan.jobs[*c.job].work;
+    if (c.step == Step::setup) {
+      // Its contexts once the kernels' timed work is over (compute, streams) or parked at its
+      // gate (cuDNN), beside the host copies.
+      EXPECT_EQ(c.rule, "span_beside_on_idle_gpus");
+      const bool parked =
+          other == Work::bandwidth || other == Work::copies_together || other == Work::cudnn;
+      EXPECT_EQ(c.await, parked ? Await::ready : Await::exited) << check_id(other);
+      ++before;
+    } else {
+      EXPECT_EQ(c.rule, "peers_after_all");
+      EXPECT_EQ(c.await, Await::exited);
+      ++gone;
+    }
+  }
+  EXPECT_EQ(before, 8U);
+  EXPECT_EQ(gone, 8U);
+  // cuDNN's timed work once the spanning child is prepared.
+  for (const PlannedJob& job : plan.jobs) {
+    if (job.work == Work::cudnn) {
+      EXPECT_TRUE(std::any_of(job.conditions.begin(), job.conditions.end(), [](const Condition& c) {
+        return c.rule == "span_beside_on_idle_gpus" && c.step == Step::go &&
+               c.await == Await::ready && c.job == 8U;
+      }));
+    }
+  }
+  std::mt19937 rng(33);
+  for (int run = 0; run < 40; ++run) {
+    check_invariants(plan, simulate(plan, rng, run * 9, run % 2 == 0 ? 0.2 : 0.0), "beside");
+  }
+  // A tenant on one GPU: the 1 GiB budget holds there, so the child comes after all.
+  gpus[1].other_processes = {"4242 (python3)"};
+  plan = make_plan(all_works(), gpus);
+  EXPECT_FALSE(plan.span_beside);
+  for (const Condition& c : plan.jobs.back().conditions) {
+    EXPECT_EQ(c.rule, "same_child");
+  }
+  for (const Condition& c : plan.jobs[plan.jobs.size() - 2].conditions) {
+    EXPECT_EQ(c.step, Step::setup);
+    EXPECT_EQ(c.rule, "peers_after_all");
+  }
+  // Free memory unknown: not beside either.
+  plan = make_plan(all_works(), {GpuFacts{}, GpuFacts{}});
+  EXPECT_FALSE(plan.span_beside);
+}
+
+TEST(EnginePlan, HostCopiesOverLinksOfTheirOwnAreTimedTogether) {
+  std::vector<Work> works = all_works();
+  works.push_back(Work::copies_together);
+  std::vector<GpuFacts> gpus = gpus_with_free({140 * k_gib, 140 * k_gib, 140 * k_gib});
+  // GPUs 0 and 1 behind one link, GPU 2 on its own.
+  gpus[0].host_link = "0000:15:01.0";
+  gpus[1].host_link = "0000:15:01.0";
+  gpus[2].host_link = "0000:97:01.0";
+  const Plan plan = make_plan(works, gpus);
+  const auto bandwidth_of = [&plan](size_t g) {
+    for (size_t j = 0; j < plan.jobs.size(); ++j) {
+      if (plan.jobs[j].work == Work::bandwidth && plan.jobs[j].gpu == g) {
+        return j;
+      }
+    }
+    return plan.jobs.size();
+  };
+  // Whether job j's copies wait for job o's to be over (exited) rather than prepared (ready).
+  const auto waits_for = [](const Plan& p, size_t j, size_t o, Await await) {
+    return std::any_of(p.jobs[j].conditions.begin(), p.jobs[j].conditions.end(),
+                       [&](const Condition& c) {
+                         return c.job == o && c.rule == "copies_alone" && c.await == await;
+                       });
+  };
+  EXPECT_TRUE(waits_for(plan, bandwidth_of(1), bandwidth_of(0), Await::exited));
+  EXPECT_TRUE(waits_for(plan, bandwidth_of(0), bandwidth_of(1), Await::ready));
+  for (const size_t shared : {0U, 1U}) {
+    // GPU 2's copies and the others' go once both are prepared.
+    EXPECT_TRUE(waits_for(plan, bandwidth_of(2), bandwidth_of(shared), Await::ready));
+    EXPECT_TRUE(waits_for(plan, bandwidth_of(shared), bandwidth_of(2), Await::ready));
+    EXPECT_FALSE(waits_for(plan, bandwidth_of(2), bandwidth_of(shared), Await::exited));
+  }
+  // A GPU whose link is unknown times its copies alone.
+  gpus[2].host_link.clear();
+  const Plan unknown = make_plan(works, gpus);
+  EXPECT_TRUE(waits_for(unknown, bandwidth_of(2), bandwidth_of(0), Await::exited));
+  EXPECT_TRUE(waits_for(unknown, bandwidth_of(2), bandwidth_of(1), Await::exited));
+  std::mt19937 rng(34);
+  for (int run = 0; run < 30; ++run) {
+    const Trace trace = simulate(plan, rng, run * 9, 0.0);
+    check_invariants(plan, trace, "links");
+    // Nothing else holds them apart: GPU 2's copies and GPU 0's or 1's are timed together.
+    EXPECT_TRUE(std::any_of(trace.snapshots.begin(), trace.snapshots.end(),
+                            [&](const auto& st) {
+                              return working(st[bandwidth_of(2)]) &&
+                                     (working(st[bandwidth_of(0)]) || working(st[bandwidth_of(1)]));
+                            }))
+        << "run " << run;
   }
 }
 

@@ -116,7 +116,8 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
 }
 
 TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
-  Scheduler scheduler(options_for(2, 80 * k_gib, "peers"));
+  // 20 GiB free: 10% of it has no room for the child beside the rest (span_beside_on_idle_gpus).
+  Scheduler scheduler(options_for(2, 20 * k_gib, "peers"));
   scheduler.probes_over();
   scheduler.run();
   const JobReport* peers = nullptr;
@@ -160,6 +161,31 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
     }
   }
   EXPECT_TRUE(saw_nccl);
+  // Idle GPUs with room: its contexts once the others' are built, its timed copies once every
+  // other child has gone.
+  Scheduler beside(options_for(2, 80 * k_gib, "peers-beside"));
+  beside.probes_over();
+  beside.run();
+  const JobReport* early = nullptr;
+  for (const JobReport& job : beside.jobs()) {
+    early = job.work == Work::peers ? &job : early;
+  }
+  ASSERT_NE(early, nullptr);
+  ASSERT_TRUE(early->outcome && early->outcome->ok()) << early->skip_reason;
+  bool beside_one = false;
+  for (const JobReport& other : beside.jobs()) {
+    if (&other == early || spans_gpus(other.work)) {
+      continue;
+    }
+    EXPECT_GE(field(*early, "began_ns"), field(other, "ended_ns"))
+        << check_id(other.work) << " on GPU " << other.gpu;
+    if (field(other, "context_ns") > 0) {
+      EXPECT_GE(field(*early, "setup_began_ns"), field(other, "context_ns"))
+          << check_id(other.work) << " on GPU " << other.gpu;
+    }
+    beside_one = beside_one || field(*early, "setup_began_ns") < field(other, "ended_ns");
+  }
+  EXPECT_TRUE(beside_one) << "the spanning child prepared after every other child had gone";
   // One GPU: no peer job, nothing else changes.
   Scheduler one(options_for(1, 80 * k_gib, "peers-one"));
   one.probes_over();

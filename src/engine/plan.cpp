@@ -307,7 +307,6 @@ PlannedGpu plan_gpu(const std::vector<std::vector<Work>>& groups, const GpuFacts
   }
   gpu.allowance_bytes = std::min(gpu.allowance_bytes, gpu.budget_bytes);
   gpu.courtesy_bytes = gpu.budget_bytes;
-  gpu.host_link = facts.host_link;
   if (!facts.not_tested_reason.empty()) {
     gpu.mode = GpuMode::skip; // no job, so no rule waits for one that will never run
     gpu.reason = facts.not_tested_reason;
@@ -418,28 +417,12 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       }
       const Work other = jobs[o].work;
       if (other == Work::bandwidth) {
-        // GPUs whose host traffic takes links of their own (known and different) time their
-        // copies at the same time, once each is prepared (its pinned memory taken); the others
-        // one after another, in plan order.
-        const std::string& link = gpus[jobs[b].gpu].host_link;
-        if (!link.empty() && link != gpus[jobs[o].gpu].host_link &&
-            !gpus[jobs[o].gpu].host_link.empty()) {
-          add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
-          continue;
-        }
         add(jobs, b,
             o < b ? Condition{k_copies_alone, Step::go, Await::exited, o}
                   : Condition{k_copies_alone, Step::go, Await::ready, o});
       } else if (other == Work::copies_together) {
         // An earlier GPU's part of the copies together prepares (takes its buffers) before
-        // these copies, not beside them; a later GPU's comes after them anyway. A GPU whose
-        // copies run at the same time (a link of its own) prepares it when they are over (a
-        // stream and its host buffer written, beside the others' last copies).
-        const std::string& link = gpus[jobs[b].gpu].host_link;
-        const std::string& other_link = gpus[jobs[o].gpu].host_link;
-        if (!link.empty() && !other_link.empty() && link != other_link) {
-          continue;
-        }
+        // these copies, not beside them; a later GPU's comes after them anyway.
         if (const auto own = job_of(Work::bandwidth, jobs[o].gpu); own && *own < b) {
           add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
         }

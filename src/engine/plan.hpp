@@ -153,10 +153,6 @@ struct GpuFacts {
   std::vector<std::string> other_processes;
   /// Why this run does not test the GPU at all (another run's turn did not come): "" to test it.
   std::string not_tested_reason;
-  /// The PCIe link that carries the GPU's traffic to the host, as the kernel names its topmost
-  /// bridge below the root complex (the root port: "0000:15:01.0"); "" when unknown. GPUs with
-  /// different known links time their host copies at the same time (rule copies_alone).
-  std::string host_link;
 };
 
 /// Device memory the planner counts per job (docs/architecture.md, "Memory"): a context after
@@ -187,7 +183,6 @@ struct PlannedGpu {
   /// where the spanning child prepares beside the per-GPU work (span_beside_on_idle_gpus), 10%
   /// of the free memory: the per-GPU jobs stay within the budget, the spanning child the rest.
   uint64_t courtesy_bytes = 0;
-  std::string host_link;        ///< GpuFacts::host_link
   uint64_t allowance_bytes = 0; ///< the buffers each child of this GPU may allocate
   std::string reason;           ///< why serial or skip, in plain words
   /// Why the long level's works are left out of this GPU (other processes use it), when they are.
@@ -232,14 +227,13 @@ struct Plan {
 };
 
 /// The plan for `works` on these GPUs. Rules (plan.cpp, k_rules): contexts are built one at a
-/// time per GPU; compute then streams on each GPU; a GPU's host copies are timed with no other
-/// gated work on the host but other GPUs' copies over links of their own, with every context of
-/// the per-GPU work built and every earlier job gone; cuDNN's timed work after its GPU's jobs and
-/// every copy; device-local copies' and cuDNN's timed work after the probes; on a serial GPU one
-/// child alive at a time; a spanning job (peers) times its copies once every other job on its
-/// GPUs has gone (peers_after_all), and builds its contexts then too unless every GPU of its span
-/// is idle and has room (span_beside_on_idle_gpus: its contexts and NCCL's initialisation beside
-/// the per-GPU work, once each GPU's own contexts are built).
+/// time per GPU; compute then streams on each GPU; copies are timed alone on the host, with every
+/// context of the per-GPU work built and every earlier job gone; cuDNN's timed work after its
+/// GPU's jobs and every copy; device-local copies' and cuDNN's timed work after the probes; on a
+/// serial GPU one child alive at a time; a spanning job (peers) times its copies once every other
+/// job on its GPUs has gone (peers_after_all), and builds its contexts then too unless every GPU of
+/// its span is idle and has room (span_beside_on_idle_gpus: its contexts and NCCL's initialisation
+/// beside the per-GPU work, once each GPU's own contexts are built).
 ///
 /// The long level's works (long_after_standard): a GPU's memory test builds its context once
 /// every other job of the run has gone; burn_together: every GPU's burn starts in one step, once

@@ -564,7 +564,6 @@ void Scheduler::make_plan_from_census(const protocol::Census& census) {
   std::vector<GpuFacts> facts;
   for (const protocol::VisibleGpu& gpu : m_options.gpus) {
     GpuFacts f;
-    f.host_link = gpu.gpu.host_link;
     if (const protocol::CensusGpu* c = census.find(gpu.gpu)) {
       f.free_bytes = c->free_bytes;
       f.total_bytes = c->total_bytes;

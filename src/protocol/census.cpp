@@ -66,27 +66,6 @@ std::string normal_bus_id(std::string bus_id) {
   return lower(std::move(bus_id));
 }
 
-std::string host_link_of(std::string_view target) {
-  std::vector<std::string_view> parts;
-  for (size_t at = 0; at <= target.size();) {
-    const size_t slash = std::min(target.find('/', at), target.size());
-    parts.push_back(target.substr(at, slash - at));
-    at = slash + 1;
-  }
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    // "pci0000:15": a root bus (domain and bus in hex).
-    const std::string_view p = parts[i];
-    if (p.size() == 10 && p.starts_with("pci") && p[7] == ':' &&
-        std::all_of(
-            p.begin() + 3, p.end(),
-            [](char c) { return c == ':' || std::isxdigit(static_cast<unsigned char>(c)); }) &&
-        !parts[i + 1].empty()) {
-      return lower(std::string(parts[i + 1]));
-    }
-  }
-  return "";
-}
-
 std::vector<HostGpu> driver_gpus(const std::string& sysroot) {
   std::vector<HostGpu> gpus;
   const std::filesystem::path root(sysroot.empty() ? "/" : sysroot);
@@ -98,13 +77,6 @@ std::vector<HostGpu> driver_gpus(const std::string& sysroot) {
     const auto [uuid, minor] = read_information(it->path() / "information");
     gpu.uuid = uuid;
     gpu.mig = has_mig_instances(root, minor);
-    // The link is read, never followed: only its text is used.
-    const std::filesystem::path link = root / "sys/bus/pci/devices" / gpu.bus_id;
-    std::error_code link_error;
-    if (const std::filesystem::path target = std::filesystem::read_symlink(link, link_error);
-        !link_error) {
-      gpu.host_link = host_link_of(target.string());
-    }
     gpus.push_back(std::move(gpu));
   }
   std::sort(gpus.begin(), gpus.end(),

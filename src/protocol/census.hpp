@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace gpucheck::protocol {
@@ -22,16 +21,7 @@ struct HostGpu {
   /// MIG instances exist on it (/proc/driver/nvidia/capabilities/gpuMINOR/mig/gi*): CUDA sees
   /// the instances, not the GPU, so its UUID cannot name what a child should see.
   bool mig = false;
-  /// The PCIe link that carries its traffic to the host: the device directly below the root
-  /// complex on its path in /sys/devices (its root port, or the GPU itself on a root bus, as in
-  /// many virtual machines); "" when the path is not known.
-  std::string host_link;
 };
-
-/// The host link (HostGpu::host_link) of a device whose /sys/bus/pci/devices entry points at
-/// `target` ("../../../devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:18:00.0" gives
-/// "0000:15:01.0"); "" when the target names no PCI root bus.
-std::string host_link_of(std::string_view target);
 
 /// A bus id in the form the engine compares: lower-case hex ("0000:3B:00.0" -> "0000:3b:00.0").
 std::string normal_bus_id(std::string bus_id);

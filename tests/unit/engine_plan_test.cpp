@@ -207,14 +207,6 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
           if (!plan.jobs[o].span.empty() && plan.span_beside && !working(st[o])) {
             continue; // the spanning child's contexts and NCCL's initialisation beside them
           }
-          const std::string& link = plan.gpus[job.gpu].host_link;
-          const bool own_link = !link.empty() && !plan.gpus[plan.jobs[o].gpu].host_link.empty() &&
-                                link != plan.gpus[plan.jobs[o].gpu].host_link;
-          if (job.work == Work::bandwidth && own_link &&
-              (plan.jobs[o].work == Work::bandwidth ||
-               (plan.jobs[o].work == Work::copies_together && !working(st[o])))) {
-            continue; // another GPU's own copies over a link of its own, or what follows them
-          }
           EXPECT_FALSE(working(st[o]))
               << what << " t=" << t << ": job " << o << " works while job " << j << " times copies";
           if (all_overlap || plan.jobs[o].gpu == job.gpu) {
@@ -339,25 +331,25 @@ TEST(EnginePlan, InvariantsHoldOverRandomRuns) {
   MemoryModel small; // a model whose contexts are small: the overlapping plan fits
   small.context_bytes = 64 * k_mib;
   small.context_build_extra_bytes = 16 * k_mib;
-  // Host links: unknown; each GPU its own; two GPUs on each link.
-  for (const int links : {0, 1, 2}) {
+  for (const bool tenant : {false, true}) {
     for (const auto& free : machines) {
       for (const MemoryModel& memory : {MemoryModel{}, small}) {
         std::vector<Work> works = all_works();
         if (free.size() > 1) {
           works.push_back(Work::copies_together); // as the engine does with several GPUs
         }
+        // A tenant on the last GPU: the spanning child comes after all (not span_beside).
         std::vector<GpuFacts> facts = gpus_with_free(free);
-        for (size_t g = 0; g < facts.size() && links != 0; ++g) {
-          facts[g].host_link = fmt::format("0000:00:{:02x}.0", links == 1 ? g : g / 2);
+        if (tenant) {
+          facts.back().other_processes = {"4242 (python3)"};
         }
         const Plan plan = make_plan(works, facts, memory);
         for (int run = 0; run < 40; ++run) {
           const int probes_end = std::uniform_int_distribution<int>(0, 400)(rng);
           const Trace trace = simulate(plan, rng, probes_end, run % 3 == 0 ? 0.3 : 0.0);
           check_invariants(plan, trace,
-                           fmt::format("{} GPUs, {} plan, links {}, run {}", free.size(),
-                                       to_string(plan.gpus[0].mode), links, run),
+                           fmt::format("{} GPUs, {} plan, tenant {}, run {}", free.size(),
+                                       to_string(plan.gpus[0].mode), tenant, run),
                            memory);
           if (::testing::Test::HasFailure()) {
             return;
@@ -664,57 +656,6 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   // Free memory unknown: not beside either.
   plan = make_plan(all_works(), {GpuFacts{}, GpuFacts{}});
   EXPECT_FALSE(plan.span_beside);
-}
-
-TEST(EnginePlan, HostCopiesOverLinksOfTheirOwnAreTimedTogether) {
-  std::vector<Work> works = all_works();
-  works.push_back(Work::copies_together);
-  std::vector<GpuFacts> gpus = gpus_with_free({140 * k_gib, 140 * k_gib, 140 * k_gib});
-  // GPUs 0 and 1 behind one link, GPU 2 on its own.
-  gpus[0].host_link = "0000:15:01.0";
-  gpus[1].host_link = "0000:15:01.0";
-  gpus[2].host_link = "0000:97:01.0";
-  const Plan plan = make_plan(works, gpus);
-  const auto bandwidth_of = [&plan](size_t g) {
-    for (size_t j = 0; j < plan.jobs.size(); ++j) {
-      if (plan.jobs[j].work == Work::bandwidth && plan.jobs[j].gpu == g) {
-        return j;
-      }
-    }
-    return plan.jobs.size();
-  };
-  // Whether job j's copies wait for job o's to be over (exited) rather than prepared (ready).
-  const auto waits_for = [](const Plan& p, size_t j, size_t o, Await await) {
-    return std::any_of(p.jobs[j].conditions.begin(), p.jobs[j].conditions.end(),
-                       [&](const Condition& c) {
-                         return c.job == o && c.rule == "copies_alone" && c.await == await;
-                       });
-  };
-  EXPECT_TRUE(waits_for(plan, bandwidth_of(1), bandwidth_of(0), Await::exited));
-  EXPECT_TRUE(waits_for(plan, bandwidth_of(0), bandwidth_of(1), Await::ready));
-  for (const size_t shared : {0U, 1U}) {
-    // GPU 2's copies and the others' go once both are prepared.
-    EXPECT_TRUE(waits_for(plan, bandwidth_of(2), bandwidth_of(shared), Await::ready));
-    EXPECT_TRUE(waits_for(plan, bandwidth_of(shared), bandwidth_of(2), Await::ready));
-    EXPECT_FALSE(waits_for(plan, bandwidth_of(2), bandwidth_of(shared), Await::exited));
-  }
-  // A GPU whose link is unknown times its copies alone.
-  gpus[2].host_link.clear();
-  const Plan unknown = make_plan(works, gpus);
-  EXPECT_TRUE(waits_for(unknown, bandwidth_of(2), bandwidth_of(0), Await::exited));
-  EXPECT_TRUE(waits_for(unknown, bandwidth_of(2), bandwidth_of(1), Await::exited));
-  std::mt19937 rng(34);
-  for (int run = 0; run < 30; ++run) {
-    const Trace trace = simulate(plan, rng, run * 9, 0.0);
-    check_invariants(plan, trace, "links");
-    // Nothing else holds them apart: GPU 2's copies and GPU 0's or 1's are timed together.
-    EXPECT_TRUE(std::any_of(trace.snapshots.begin(), trace.snapshots.end(),
-                            [&](const auto& st) {
-                              return working(st[bandwidth_of(2)]) &&
-                                     (working(st[bandwidth_of(0)]) || working(st[bandwidth_of(1)]));
-                            }))
-        << "run " << run;
-  }
 }
 
 } // namespace

@@ -32,28 +32,6 @@ TEST(ProtocolCensus, DriverGpusComeFromProcInPciOrderWithTheirUuids) {
   EXPECT_FALSE(gpus[1].mig);
 }
 
-TEST(ProtocolCensus, EachGpusHostLinkIsTheDeviceBelowItsRootBus) {
-  // Behind a switch: its root port. On a root bus (a virtual machine): the GPU itself.
-  EXPECT_EQ(host_link_of("../../../devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/"
-                         "0000:18:00.0"),
-            "0000:15:01.0");
-  EXPECT_EQ(host_link_of("../../../devices/pci0000:00/0000:00:06.0"), "0000:00:06.0");
-  EXPECT_EQ(host_link_of("/sys/devices/pci0000:9A/0000:9A:03.0/0000:9b:00.0"), "0000:9a:03.0");
-  for (const char* none : {"", "../../../devices/platform/gpu", "../devices/pci0000:15",
-                           "../devices/pci0000:15/", "pcixxxx:yy/0000:15:01.0"}) {
-    EXPECT_EQ(host_link_of(none), "") << none;
-  }
-  FixtureTree tree;
-  tree.file("/proc/driver/nvidia/gpus/0000:18:00.0/information", "GPU UUID: \t GPU-a\n");
-  tree.file("/proc/driver/nvidia/gpus/0000:28:00.0/information", "GPU UUID: \t GPU-b\n");
-  tree.symlink("/sys/bus/pci/devices/0000:18:00.0",
-               "../../../devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:18:00.0");
-  const std::vector<HostGpu> gpus = driver_gpus(tree.root());
-  ASSERT_EQ(gpus.size(), 2U);
-  EXPECT_EQ(gpus[0].host_link, "0000:15:01.0");
-  EXPECT_EQ(gpus[1].host_link, ""); // no sysfs entry: unknown
-}
-
 TEST(ProtocolCensus, AGpuSplitIntoMigInstancesIsMarked) {
   FixtureTree tree;
   tree.file("/proc/driver/nvidia/gpus/0000:3b:00.0/information",

@@ -227,6 +227,8 @@ uint64_t modelled_bytes(const PlannedJob& job, int state, const MemoryModel& mem
   // States as numbered in scheduler.hpp's JobState: 0 waiting, 1 setting up, 2 preparing,
   // 3 ready, 4 running, 5 paused, 6 done, 7 ended.
   switch (state) {
+  case 0:
+    return job.contexts_at_start ? memory.context_bytes : 0;
   case 1:
     return memory.context_bytes + memory.context_build_extra_bytes;
   case 2:
@@ -526,10 +528,10 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
   }
   // span_beside_on_idle_gpus: on GPUs no other process uses, where 10% of the free memory holds
   // gpucheck's per-GPU budget, the spanning child's context and buffers and NCCL's own, that
-  // child builds its contexts and initialises NCCL beside the per-GPU host copies (0.7 s on two
-  // H200s, 1.1 s on four, off the critical path); its timed copies still wait for every other
-  // job to have gone (peers_after_all). Beside a tenant the 1 GiB budget holds, and it comes
-  // after all.
+  // child builds its contexts once the per-GPU contexts are built and initialises NCCL beside
+  // the per-GPU host copies (0.7 s on two H200s, 1.1 s on four, off the critical path); its timed
+  // copies still wait for every other job to have gone (peers_after_all). Beside a tenant the
+  // 1 GiB budget holds, and it comes after all.
   uint64_t span_allowance = UINT64_MAX;
   for (const size_t g : testable) {
     span_allowance = std::min(span_allowance, plan.gpus[g].budget_bytes - memory.context_bytes);
@@ -555,6 +557,7 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       PlannedJob job{w, testable.front(), {}};
       job.span = testable;
       job.allowance_bytes = span_allowance;
+      job.contexts_at_start = plan.span_beside && !previous;
       jobs.push_back(job);
       const size_t j = jobs.size() - 1;
       if (previous) {
@@ -571,10 +574,11 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
             continue;
           }
           add(jobs, j, {k_peers_after_all, Step::go, Await::exited, o});
-          // Building contexts and NCCL's initialisation slowed timed kernels on their GPU (an
-          // event-timed kernel 150 us instead of 27, a convolution 20%) but not host copies:
-          // they run once the kernels' own timed work is over or parked at its gate, beside the
-          // copies, and cuDNN's timed work waits until they are done.
+          // NCCL's initialisation slowed timed kernels on its GPUs (a convolution by 20% on two
+          // H200s) but not host copies: it runs once the kernels' own timed work is over
+          // (compute, streams) or parked at its gate (cuDNN), beside the copies, and cuDNN's
+          // timed work waits until it is done. The contexts come before, beside compute and
+          // streams (contexts_at_start: their figures were unchanged).
           const Work other = jobs[o].work;
           if (other == Work::bandwidth || other == Work::copies_together || other == Work::cudnn) {
             add(jobs, j, {k_span_beside, Step::setup, Await::ready, o});

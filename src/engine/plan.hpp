@@ -202,6 +202,11 @@ struct PlannedJob {
   bool followed_in_child = false;
   /// The GPUs a spanning job uses (plan indices, `gpu` first); empty for a job on one GPU.
   std::vector<size_t> span;
+  /// Its child builds its contexts as soon as it starts, before its setup, which then only
+  /// releases its preparation (span_beside_on_idle_gpus): the engine starts it once every
+  /// context of the per-GPU jobs on its GPUs is built, and the plan counts its contexts held
+  /// from the start.
+  bool contexts_at_start = false;
 };
 
 /// Whether `job` uses GPU `gpu` (its own, or one of its span).

@@ -254,6 +254,10 @@ void Scheduler::spawn(Slot& slot) {
       // nccl_on_idle_gpus: the child writes the all-reduce's line as not run, with this reason.
       request.env.emplace_back("GPUCHECK_NCCL_NOT_RUN", m_plan.nccl_skip_reason);
     }
+    const Job& head = m_jobs[slot.jobs.front()];
+    if (head.planned && m_plan.jobs[*head.planned].contexts_at_start) {
+      request.env.emplace_back("GPUCHECK_CONTEXTS_AT_START", "1");
+    }
     request.mode = std::string(child_mode(first));
     request.args = {ordinals, works};
     if (m_options.long_level) {
@@ -340,10 +344,20 @@ void Scheduler::spawn_due() {
                       [&gave_up](size_t g) { return g < gave_up.size() && gave_up[g]; })) {
         continue;
       }
-      // Beside the per-GPU work (span_beside_on_idle_gpus) it starts once their contexts are
-      // built, as a per-GPU child does.
-      due = setup_waits_reached(m_plan.jobs[*head.planned],
-                                m_plan.span_beside ? JobState::preparing : JobState::running);
+      // Beside the per-GPU work (span_beside_on_idle_gpus) it builds its contexts as it starts:
+      // once every per-GPU child on its GPUs has built its own (one_context_at_a_time).
+      const PlannedJob& planned = m_plan.jobs[*head.planned];
+      due = planned.contexts_at_start
+                ? std::all_of(m_plan.jobs.begin(), m_plan.jobs.end(),
+                              [&](const PlannedJob& other) {
+                                const size_t o = static_cast<size_t>(&other - m_plan.jobs.data());
+                                return !other.span.empty() || is_long(other.work) ||
+                                       other.after_in_child ||
+                                       std::none_of(span.begin(), span.end(),
+                                                    [&](size_t g) { return uses_gpu(other, g); }) ||
+                                       at_least(states[o], JobState::preparing);
+                              })
+                : setup_waits_reached(planned, JobState::running);
     } else if (is_long(head.work)) {
       // The long level's child starts once every job before it is done with its timed work:
       // its cuInit is not beside anyone's measurement.

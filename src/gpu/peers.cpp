@@ -14,6 +14,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -69,7 +70,13 @@ public:
     m_lib = std::move(driver.lib);
     m_api = driver.api;
     GPUCHECK_CU(m_api, cuInit, 0U);
-    m_allowance = protocol::gate::await_setup();
+    // GPUCHECK_CONTEXTS_AT_START (the engine's rule span_beside_on_idle_gpus): the contexts now,
+    // and the setup then releases what follows them.
+    const char* at_start = std::getenv("GPUCHECK_CONTEXTS_AT_START");
+    const bool early = at_start != nullptr && std::string_view(at_start) == "1";
+    if (!early) {
+      m_allowance = protocol::gate::await_setup();
+    }
     set_stage("context");
     // Every GPU's context at once, one thread each (four H200s: 0.45 s one after another).
     std::vector<CUdevice> devices(ordinals.size(), 0);
@@ -115,6 +122,10 @@ public:
         m_api.cuDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), gpu.device);
       }
       own.description = {ordinal, std::string(name.data()), std::string(bus.data())};
+    }
+    if (early) {
+      set_stage("waiting to prepare");
+      m_allowance = protocol::gate::await_setup();
     }
     protocol::gate::context_built();
   }

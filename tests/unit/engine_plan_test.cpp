@@ -609,6 +609,10 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   ASSERT_EQ(plan.jobs.size(), 10U);
   const PlannedJob& peers = plan.jobs[8];
   ASSERT_EQ(peers.work, Work::peers);
+  // Its contexts as its child starts (counted from then on), NCCL's in the same child.
+  EXPECT_TRUE(peers.contexts_at_start);
+  EXPECT_FALSE(plan.jobs[9].contexts_at_start);
+  EXPECT_EQ(modelled_bytes(peers, 0, MemoryModel{}), MemoryModel{}.context_bytes);
   size_t before = 0;
   size_t gone = 0;
   for (const Condition& c : peers.conditions) {
@@ -646,6 +650,7 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   gpus[1].other_processes = {"4242 (python3)"};
   plan = make_plan(all_works(), gpus);
   EXPECT_FALSE(plan.span_beside);
+  EXPECT_FALSE(plan.jobs[plan.jobs.size() - 2].contexts_at_start);
   for (const Condition& c : plan.jobs.back().conditions) {
     EXPECT_EQ(c.rule, "same_child");
   }

@@ -48,7 +48,9 @@ tail -4 "$out/overlap.log"
 python3 - "$out/engine.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
+floor = r.get("cuinit_floor_s")
 print(f"engine: standard {r['standard_s']:.2f} s {r['standard_all_s']}, quick {r['quick_s']:.2f} s, "
+      f"cuInit floor {floor if floor is None else round(floor, 2)} s, "
       f"nvidia-smi {r['nvidia_smi_s']:.2f} s, peak MiB {r['peak_gpu_mib_max']}")
 EOF
 cat "$out"/old_summary.txt "$out/suite_summary.txt" >"$final/summary.txt" 2>/dev/null

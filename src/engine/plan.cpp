@@ -580,7 +580,10 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
           // timed work waits until it is done. The contexts come before, beside compute and
           // streams (contexts_at_start: their figures were unchanged).
           const Work other = jobs[o].work;
-          if (other == Work::bandwidth || other == Work::copies_together || other == Work::cudnn) {
+          if (other == Work::copies_together) {
+            continue; // host copies, after the GPU's own (ready below)
+          }
+          if (other == Work::bandwidth || other == Work::cudnn) {
             add(jobs, j, {k_span_beside, Step::setup, Await::ready, o});
           } else {
             add(jobs, j, {k_span_beside, Step::setup, Await::exited, o});

@@ -621,8 +621,7 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
       // Its contexts once the kernels' timed work is over (compute, streams) or parked at its
       // gate (cuDNN), beside the host copies.
       EXPECT_EQ(c.rule, "span_beside_on_idle_gpus");
-      const bool parked =
-          other == Work::bandwidth || other == Work::copies_together || other == Work::cudnn;
+      const bool parked = other == Work::bandwidth || other == Work::cudnn;
       EXPECT_EQ(c.await, parked ? Await::ready : Await::exited) << check_id(other);
       ++before;
     } else {

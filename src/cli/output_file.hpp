@@ -1,10 +1,15 @@
 #pragma once
 /// Writing one output file (--output, --bundle, snapshot -o) safely, also as root
-/// (docs/security.md, "Output files"): a regular file (or a new name) is replaced atomically
-/// through a temporary file of a random name created with O_EXCL in the same directory; a
-/// character device or a FIFO (/dev/null, a named pipe, /dev/stdout) is written into directly;
-/// anything else (a symbolic link to a file, a dangling link, a block device, a socket, a
-/// directory) is refused and never replaced.
+/// (docs/security.md, "Output files"): the path is walked one folder at a time without
+/// following a link another user owns (a link of root's or the runner's is followed); a regular
+/// file (or a new name) is replaced atomically through a temporary file of a random name created
+/// with O_EXCL in the same folder; a character device or a FIFO of root's or the runner's
+/// (/dev/null, a named pipe, /dev/stdout) is written into directly, a FIFO opened when the path
+/// is checked, before the probes; anything else (another user's link, device or FIFO, a link to
+/// a file, a dangling link, a block device, a socket, a directory) is refused and never
+/// replaced.
+
+#include <sys/types.h>
 
 #include <optional>
 #include <string>
@@ -35,7 +40,9 @@ struct OutputFileClass {
 /// Classify `path` without writing anything: its directory must exist and be writable for a new
 /// or regular file; a character device or FIFO must exist (and a FIFO have a reader when it is
 /// opened later); everything else is refused with a reason.
-OutputFileClass classify_output_path(const std::string& path);
+/// `as`: the user whose links, devices and FIFOs count as the runner's (tests; the effective uid
+/// when unset).
+OutputFileClass classify_output_path(const std::string& path, std::optional<uid_t> as = {});
 
 /// nullopt when `path` can be written now (classify_output_path), else "cannot write 'PATH':
 /// REASON".
@@ -46,6 +53,7 @@ std::optional<std::string> output_path_problem(const std::string& path);
 /// target's directory, written, fsync'd, renamed over the target; removed on any failure, the
 /// old file left as it was); a device or FIFO is opened without O_CREAT and written in. Every
 /// short write, ENOSPC (/dev/full), EIO or failed fsync/close is reported. nullopt on success.
-std::optional<WriteError> write_output_file(const std::string& path, std::string_view data);
+std::optional<WriteError> write_output_file(const std::string& path, std::string_view data,
+                                            std::optional<uid_t> as = {});
 
 } // namespace gpucheck::cli

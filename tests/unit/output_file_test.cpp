@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -84,6 +86,105 @@ TEST(OutputFile, DevFullIsAWriteErrorNotAUsageError) {
   EXPECT_FALSE(problem->refused);
   EXPECT_NE(problem->message.find("/dev/full"), std::string::npos);
   EXPECT_NE(problem->message.find("No space left"), std::string::npos) << problem->message;
+}
+
+/// Makes what a test plants another user's: as root, by giving it to nobody (65534); else by
+/// naming another uid as the runner (the test's own files then belong to "another user").
+struct OtherUser {
+  std::optional<uid_t> runner; ///< the `as` argument of classify/write
+  /// Give `path` (a link itself, not its target) to the other user.
+  void plant(const std::string& path) const {
+    if (::geteuid() == 0) {
+      ASSERT_EQ(::lchown(path.c_str(), 65534, 65534), 0) << path;
+    }
+  }
+  static OtherUser make() {
+    return ::geteuid() == 0 ? OtherUser{std::nullopt} : OtherUser{::geteuid() + 1};
+  }
+};
+
+// Issue 34: /tmp/reports -> a root-only folder, planted by nobody, made root's report replace a
+// file there.
+TEST(OutputFile, ALinkAnotherUserOwnsOnTheWayIsNotFollowed) {
+  FixtureTree dir;
+  dir.file("/victimdir/passwd", "root-only data");
+  dir.symlink("/reports", dir.host("/victimdir"));
+  const OtherUser other = OtherUser::make();
+  other.plant(dir.host("/reports"));
+  const std::string path = dir.host("/reports/passwd");
+  EXPECT_EQ(classify_output_path(path, other.runner).kind, OutputFileKind::refused);
+  const std::optional<WriteError> problem = write_output_file(path, "report", other.runner);
+  ASSERT_TRUE(problem);
+  EXPECT_TRUE(problem->refused);
+  EXPECT_NE(problem->message.find("symbolic link owned by user"), std::string::npos)
+      << problem->message;
+  EXPECT_EQ(read_file(dir.host("/victimdir/passwd")), "root-only data");
+  EXPECT_EQ(entries(dir.host("/victimdir")), std::vector<std::string>{"passwd"});
+  // Its twin: the runner's own link on the way (as /var/run -> /run is root's) is followed.
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::lchown(dir.host("/reports").c_str(), 0, 0), 0);
+  }
+  ASSERT_FALSE(write_output_file(dir.host("/reports/new.json"), "report"));
+  EXPECT_EQ(read_file(dir.host("/victimdir/new.json")), "report");
+}
+
+// Issue 34: /tmp/out.json -> /dev/zero, nobody's link, took root's report into the device.
+TEST(OutputFile, ALinkAnotherUserOwnsToADeviceIsRefused) {
+  FixtureTree dir;
+  dir.symlink("/out.json", "/dev/zero");
+  const OtherUser other = OtherUser::make();
+  other.plant(dir.host("/out.json"));
+  const std::optional<WriteError> problem =
+      write_output_file(dir.host("/out.json"), "report", other.runner);
+  ASSERT_TRUE(problem);
+  EXPECT_TRUE(problem->refused);
+  EXPECT_NE(problem->message.find("owned by user"), std::string::npos) << problem->message;
+  // Its twin, the runner's own link to a device: ALinkToADeviceIsWrittenThrough.
+}
+
+// Issue 34: a FIFO planted by another user, with a reader of theirs, received root's report.
+TEST(OutputFile, AFifoAnotherUserOwnsIsRefusedAndItsReaderGetsNothing) {
+  FixtureTree dir;
+  const std::string fifo = dir.host("/pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0666), 0);
+  const OtherUser other = OtherUser::make();
+  other.plant(fifo);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  const std::optional<WriteError> problem = write_output_file(fifo, "report", other.runner);
+  ASSERT_TRUE(problem);
+  EXPECT_TRUE(problem->refused);
+  EXPECT_NE(problem->message.find("FIFO owned by user"), std::string::npos) << problem->message;
+  std::array<char, 16> got{};
+  EXPECT_LE(::read(reader, got.data(), got.size()), 0); // nothing written
+  ::close(reader);
+}
+
+// Issue 34: a FIFO without a reader was refused only after the probes had run. Checking the path
+// refuses it; with a reader, checking it opens it and the write later goes through that
+// descriptor (the reader sees no end of file in between).
+TEST(OutputFile, AFifoIsOpenedWhenItsPathIsChecked) {
+  FixtureTree dir;
+  const std::string fifo = dir.host("/pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const cli::OutputFileClass alone = classify_output_path(fifo);
+  EXPECT_EQ(alone.kind, OutputFileKind::refused);
+  EXPECT_EQ(alone.reason, "no process is reading this FIFO");
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  EXPECT_EQ(classify_output_path(fifo).kind, OutputFileKind::stream);
+  std::array<char, 16> early{};
+  errno = 0;
+  EXPECT_EQ(::read(reader, early.data(), early.size()), -1); // open, empty: no end of file
+  EXPECT_EQ(errno, EAGAIN);
+  const std::string text = random_text();
+  ASSERT_FALSE(write_output_file(fifo, text));
+  std::string got(text.size() + 16, '\0');
+  const ssize_t n = ::read(reader, got.data(), got.size());
+  ::close(reader);
+  ASSERT_GT(n, 0);
+  got.resize(static_cast<size_t>(n));
+  EXPECT_EQ(got, text);
 }
 
 TEST(OutputFile, AFifoWithAReaderIsWrittenIntoAndStaysAFifo) {

@@ -1,5 +1,7 @@
 // Output plumbing: --output parsing, the plan's rules, redaction per format, atomic writes.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -194,6 +196,24 @@ TEST(PlanOutputs, ReadOnlyDirectoryIsRefused) {
   std::filesystem::permissions(dir.host("/ro"), std::filesystem::perms::owner_all);
   ASSERT_FALSE(plan);
   EXPECT_NE(plan.error().message.find("not writable"), std::string::npos);
+}
+
+// Issue 34: a FIFO nobody reads was refused only when the report was written, after the probes.
+// The plan (made before any probe) refuses it; with a reader the plan holds it open.
+TEST(PlanOutputs, AFifoWithoutAReaderIsRefusedBeforeTheRun) {
+  FixtureTree dir;
+  const std::string fifo = dir.host("/pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  OutputOptions options;
+  options.outputs = {"json:" + fifo};
+  const Expected<OutputPlan> refused = plan_outputs(options, false);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("no process is reading this FIFO"), std::string::npos)
+      << refused.error().message;
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  EXPECT_TRUE(plan_outputs(options, false));
+  ::close(reader);
 }
 
 TEST(PlanOutputs, MarkdownAndBundleAreRedactedByDefaultOthersOnRequest) {

@@ -73,7 +73,11 @@ nlohmann::json code_items_json(const std::vector<CodeOnGpu>& items) {
 }
 
 std::string group_label(const CodeGroup& group) {
-  return group.title.empty() ? group.code : fmt::format("{} ({})", group.title, group.code);
+  if (group.title.empty()) {
+    return group.code;
+  }
+  return group.known ? fmt::format("{} ({})", group.title, group.code)
+                     : fmt::format("{}: {}", group.code, group.title);
 }
 
 /// Markdown table cells may not hold '|' or a newline.

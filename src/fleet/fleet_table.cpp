@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 
 #include "findings/catalog.hpp"
@@ -117,6 +118,29 @@ FleetTable merge_files(const std::vector<std::string>& files, std::chrono::sys_s
     nodes.push_back(std::move(node).value());
   }
   return merge_nodes(std::move(nodes), std::move(rejected), now);
+}
+
+namespace {
+/// Whether `text` is shaped like a finding code: "gpu.ecc_dbe", lower-case letters, digits, '_'
+/// and '.', at most 64 characters.
+bool code_shaped(std::string_view text) {
+  return !text.empty() && text.size() <= 64 && std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+  });
+}
+} // namespace
+
+std::string_view unknown_code_title(std::string_view code) {
+  // "gpu.compute (fail)": a failed result without a finding of its own, named by its check.
+  if (const size_t open = code.find(" ("); open != std::string_view::npos && code.ends_with(')')) {
+    const std::string_view status = code.substr(open + 2, code.size() - open - 3);
+    if ((code_shaped(code.substr(0, open)) || code.substr(0, open) == "unnamed check") &&
+        (status == "fail" || status == "error" || status == "warn")) {
+      return "";
+    }
+  }
+  return code_shaped(code) ? "not in this gpucheck's catalogue (another version's code?)"
+                           : "not a finding code: as the node's report wrote it";
 }
 
 namespace {
@@ -323,6 +347,9 @@ FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput>
     group.code = key.second;
     if (const FindingSpec* spec = find_finding_spec(group.code)) {
       group.title = std::string(spec->title);
+      group.known = true;
+    } else {
+      group.title = std::string(unknown_code_title(group.code));
     }
     for (auto& [node, gpus] : members) {
       group.nodes.push_back(counted[node].node);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fleet/node_report.hpp"
@@ -21,7 +22,10 @@ struct RejectedInput {
 /// The nodes that share one finding code.
 struct CodeGroup {
   std::string code;
-  std::string title;   ///< the catalogue's title; empty for a code this gpucheck does not know
+  /// The catalogue's title; for a code not in it, unknown_code_title(); empty for a failed
+  /// result without a finding ("gpu.compute (fail)").
+  std::string title;
+  bool known = false;  ///< the code is in this gpucheck's catalogue
   bool failing = true; ///< a failing code (else a warning)
   std::vector<std::string> nodes;
   /// Per entry of `nodes`: the indices of its GPUs that have the code (sorted); empty when the
@@ -84,5 +88,11 @@ std::string age_text(std::optional<std::chrono::seconds> age);
 
 /// "node-2" < "node-10": runs of digits compare as numbers.
 bool natural_less(const std::string& a, const std::string& b);
+
+/// What the merge says of a code not in this gpucheck's catalogue: a code-shaped one may be
+/// another version's (renamed since, or new); anything else (spaces, capitals, control characters,
+/// 65 characters or more) is no finding code at all. "" for "CHECK (STATUS)", a failed result
+/// without a finding.
+std::string_view unknown_code_title(std::string_view code);
 
 } // namespace gpucheck::fleet

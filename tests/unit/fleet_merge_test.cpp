@@ -206,6 +206,43 @@ TEST(FleetTable, ReportFilesSearchesDirectoriesAndRefusesMissingPaths) {
 /// 100 reports from the golden ones, with other host names, gpucheck versions and schema
 /// versions, some fields removed and some added; plus corrupt, empty, truncated and non-report
 /// files. The table must count every node under each of its codes and refuse each bad file.
+// Issue 34: merge took any code another node's report claimed. A code this gpucheck does not
+// know is said to be so; text that is no code at all is said to be that.
+TEST(FleetTable, CodesAreCheckedAgainstTheCatalogue) {
+  EXPECT_EQ(unknown_code_title("gpu.fabric_degraded_2030"),
+            "not in this gpucheck's catalogue (another version's code?)");
+  for (const char* odd : {"Call 555-0100 for a fix", "gpu.ecc\x1b[2J", "", "UPPER.case",
+                          "a.very.long.code.that.goes.on.and.on.past.sixty.four.characters.x"}) {
+    EXPECT_EQ(unknown_code_title(odd), "not a finding code: as the node's report wrote it") << odd;
+  }
+  EXPECT_EQ(unknown_code_title("gpu.compute (fail)"), "");
+  EXPECT_EQ(unknown_code_title("unnamed check (error)"), "");
+  EXPECT_EQ(unknown_code_title("Call me (fail)"),
+            "not a finding code: as the node's report wrote it");
+
+  const fs::path dir = fresh_dir("codes");
+  json report = json::parse(read_text(golden_reports().front()));
+  report["snapshot"]["host"]["hostname"] = "node-odd";
+  json finding = {{"code", "Call 555-0100 for a fix"}, {"severity", "fail"}, {"message", "x"}};
+  report["results"][0]["status"] = "fail";
+  report["results"][0]["findings"] = json::array({finding});
+  write_text(dir / "odd.json", report.dump());
+  report["snapshot"]["host"]["hostname"] = "node-known";
+  report["results"][0]["findings"][0]["code"] = "driver.missing";
+  write_text(dir / "known.json", report.dump());
+  Expected<std::vector<std::string>> files = report_files({dir.string()});
+  ASSERT_TRUE(files) << files.error().message;
+  const FleetTable table = merge_files(*files, k_now);
+  std::map<std::string, std::string> titles;
+  for (const CodeGroup& group : table.groups) {
+    titles[group.code] = group.title;
+  }
+  ASSERT_EQ(titles.count("Call 555-0100 for a fix"), 1u);
+  EXPECT_EQ(titles["Call 555-0100 for a fix"], "not a finding code: as the node's report wrote it");
+  ASSERT_EQ(titles.count("driver.missing"), 1u);
+  EXPECT_NE(titles["driver.missing"].find("driver"), std::string::npos) << titles["driver.missing"];
+}
+
 TEST(FleetTable, MergesAHundredReportsOfMixedVersions) {
   const std::vector<fs::path> bases = golden_reports();
   ASSERT_GE(bases.size(), 5u);

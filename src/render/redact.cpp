@@ -537,7 +537,52 @@ std::string Redactor::replace_literals(std::string text) const {
       }
     }
   }
-  return text;
+  return replace_user_compounds(std::move(text));
+}
+
+std::string Redactor::replace_user_compounds(std::string text) const {
+  // A user's name that begins or ends a run of letters and digits ("/tmp/alicedir",
+  // "alice_gpu.tgz", "bobs-notes") takes the whole run with it: the run may be that user's, or
+  // another's whose name starts the same, and neither is left to read. Names of four characters
+  // or more only, not words of the report's vocabulary (those are replaced as words only), and
+  // none that begins or ends such a word ("comp" would eat "compute" of a check id).
+  std::vector<std::pair<std::string_view, std::string_view>> names;
+  for (const auto& [user, placeholder] : m_users) {
+    const std::string low = lower(user);
+    const bool clash = std::any_of(m_vocabulary.begin(), m_vocabulary.end(), [&](const auto& w) {
+      return w.starts_with(low) || w.ends_with(low);
+    });
+    if (user.size() >= 4 && m_literals.contains(user) && !clash) {
+      names.emplace_back(user, placeholder);
+    }
+  }
+  if (names.empty()) {
+    return text;
+  }
+  const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!alnum(text[i])) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && alnum(text[end])) {
+      ++end;
+    }
+    const std::string_view run = std::string_view(text).substr(i, end - i);
+    std::string_view replacement = run;
+    for (const auto& [name, placeholder] : names) {
+      if (run.starts_with(name) || run.ends_with(name)) {
+        replacement = placeholder;
+        break;
+      }
+    }
+    out += replacement;
+    i = end;
+  }
+  return out;
 }
 
 std::string Redactor::replace_uuids(std::string_view text) {

@@ -69,6 +69,9 @@ private:
   std::string replace_ipv4(std::string_view text);
 
   /// Literal identifier -> placeholder, applied at word boundaries, longest first.
+  /// replace_literals()'s last pass: runs of letters and digits that begin or end with a user's
+  /// name.
+  [[nodiscard]] std::string replace_user_compounds(std::string text) const;
   std::map<std::string, std::string> m_literals;
   std::map<std::string, std::string> m_users;   ///< user name -> user-N
   std::map<std::string, std::string> m_uuids;   ///< lower-case 36-character UUID -> placeholder

@@ -156,8 +156,28 @@ TEST(Redact, HintedNamesAreReplacedAsWordsOnly) {
   hints.user_names = {"carol"};
   hints.host_names = {"gpunode7.lab.example"};
   Redactor redactor(hints);
-  EXPECT_EQ(redactor.scrub("carol ran it on gpunode7 (gpunode7.lab.example); carolyn did not"),
-            "user-0 ran it on host-0 (host-0); carolyn did not");
+  // A word the name begins goes whole (AUserNameInsideACompoundWordIsRedacted); one it is only
+  // inside of stays.
+  EXPECT_EQ(redactor.scrub("carol ran it on gpunode7 (gpunode7.lab.example); carolyn did not; "
+                           "xcarolx neither"),
+            "user-0 ran it on host-0 (host-0); user-0 did not; xcarolx neither");
+}
+
+// Issue 34: a user name inside a compound word (/tmp/alicedir/alice_gpu.tgz) survived. A run of
+// letters and digits that begins or ends with the name goes whole; names that begin or end a
+// word of the report's own (a check id's "cudnn") and names under four characters do not.
+TEST(Redact, AUserNameInsideACompoundWordIsRedacted) {
+  RedactionHints hints;
+  hints.user_names = {"alice", "bob", "cudn"};
+  Redactor redactor(hints);
+  const Report redacted = redactor.redact(planted_report(plant_identifiers())); // learns "cudnn"
+  ASSERT_FALSE(redacted.results.empty());
+  const std::string scrubbed =
+      redactor.scrub("/tmp/alicedir/alice_gpu.tgz, /data/myalice/x, bobby, libs.cudnn, cudn");
+  EXPECT_EQ(scrubbed.find("alice"), std::string::npos) << scrubbed;
+  EXPECT_EQ(scrubbed, "/tmp/user-0/user-0_gpu.tgz, /data/user-0/x, bobby, libs.cudnn, user-2");
+  // Twice: nothing more changes.
+  EXPECT_EQ(redactor.scrub(scrubbed), scrubbed);
 }
 
 // A user called like a status or a check-id part broke `report` and `--bundle`

@@ -271,6 +271,11 @@ Expected<SystemSnapshot> snapshot_from_text(const std::string& text) {
   // since boot) is finite, not negative and far below 2^31; one outside that would be converted
   // into an integer field out of its range, which is undefined behaviour (found by
   // fuzz_snapshot: 2.3e62 read into a long).
+  if (body.contains("gpus") && body["gpus"].is_array() &&
+      body["gpus"].size() > SystemSnapshot::k_max_gpus) {
+    return Error{fmt::format("snapshot lists {} GPUs; gpucheck reads at most {} for one node",
+                             body["gpus"].size(), SystemSnapshot::k_max_gpus)};
+  }
   if (const std::optional<std::string> where = float_out_of_range(body, "$")) {
     return Error{
         fmt::format("snapshot does not match the format: at {}: a number out of range", *where)};

@@ -125,6 +125,26 @@ TEST(SnapshotInput, AnIntegerOutOfItsFieldsRangeIsAnErrorNamingItsPlace) {
   EXPECT_EQ(fine->gpus.at(0).memory_total_bytes, 150754820096U);
 }
 
+// Issue 34, item 10: a node's snapshot lists at most SystemSnapshot::k_max_gpus GPUs; one more is
+// refused naming the count (the replay's cost grows with the GPUs and their links).
+TEST(SnapshotInput, MoreGpusThanANodeCanHoldAreRefused) {
+  const auto with_gpus = [](size_t count) {
+    nlohmann::json gpus = nlohmann::json::array();
+    for (size_t i = 0; i < count; ++i) {
+      gpus.push_back({{"index", i}, {"name", "NVIDIA H200"}});
+    }
+    return nlohmann::json{{"format_version", 1}, {"gpus", gpus}}.dump();
+  };
+  const Expected<SystemSnapshot> most = snapshot_from_text(with_gpus(SystemSnapshot::k_max_gpus));
+  ASSERT_TRUE(most) << most.error().message;
+  EXPECT_EQ(most->gpus.size(), SystemSnapshot::k_max_gpus);
+  const Expected<SystemSnapshot> over =
+      snapshot_from_text(with_gpus(SystemSnapshot::k_max_gpus + 1));
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().message,
+            "snapshot lists 1025 GPUs; gpucheck reads at most 1024 for one node");
+}
+
 // Issue 34, item 9: a variable whose name says it holds a secret (CUDA_MPS_TOKEN) is hidden in
 // the snapshot, so in every output; a replayed snapshot of an older gpucheck is hidden on reading.
 TEST(SnapshotInput, SecretVariablesAreHidden) {

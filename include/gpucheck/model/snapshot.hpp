@@ -5,6 +5,7 @@
 /// (to_json/from_json in model/json_io.hpp) so a saved snapshot replays exactly.
 /// An absent fact is std::nullopt (JSON null): "could not be read", never a guess.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -550,6 +551,10 @@ struct ProbeIssue {
 
 struct SystemSnapshot {
   static constexpr int k_format_version = 1;
+  /// The most GPUs a snapshot of one node may list (docs/security.md): far above any node built
+  /// (eight to sixteen GPUs), so that a crafted snapshot cannot make the replay's per-GPU rules run
+  /// for minutes (12,000 GPUs took 5.3 s, 1,024 take a fraction of a second).
+  static constexpr size_t k_max_gpus = 1024;
 
   int format_version = k_format_version;
   std::string collected_at; ///< ISO 8601 UTC

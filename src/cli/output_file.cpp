@@ -170,8 +170,8 @@ std::variant<Located, std::string> locate(const std::string& path, uid_t runner)
       todo.insert(todo.begin(), more.begin(), more.end());
       if (to.starts_with('/')) {
         current = Fd(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+        walked.clear(); // later messages name the target's path
       }
-      walked = here;
       continue;
     }
     if (!S_ISDIR(info.st_mode)) {

@@ -529,9 +529,9 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
   // span_beside_on_idle_gpus: on GPUs no other process uses, where 10% of the free memory holds
   // gpucheck's per-GPU budget, the spanning child's context and buffers and NCCL's own, that
   // child builds its contexts once the per-GPU contexts are built and initialises NCCL beside
-  // the per-GPU host copies (0.7 s on two H200s, 1.1 s on four, off the critical path); its timed
-  // copies still wait for every other job to have gone (peers_after_all). Beside a tenant the
-  // 1 GiB budget holds, and it comes after all.
+  // the per-GPU host copies, off the critical path; its timed copies still wait for every other
+  // job to have gone (peers_after_all). Beside a tenant the 1 GiB budget holds, and it comes
+  // after all (docs/architecture.md; figures in docs/performance.md).
   uint64_t span_allowance = UINT64_MAX;
   for (const size_t g : testable) {
     span_allowance = std::min(span_allowance, plan.gpus[g].budget_bytes - memory.context_bytes);
@@ -574,14 +574,14 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
             continue;
           }
           add(jobs, j, {k_peers_after_all, Step::go, Await::exited, o});
-          // NCCL's initialisation slowed timed kernels on its GPUs (a convolution by 20% on two
-          // H200s) but not host copies: it runs once the kernels' own timed work is over
-          // (compute, streams) or parked at its gate (cuDNN), beside the copies, and cuDNN's
-          // timed work waits until it is done. The contexts come before, beside compute and
-          // streams (contexts_at_start: their figures were unchanged).
+          // NCCL's initialisation slowed timed kernels on its GPUs but not host copies: it runs
+          // once the kernels' own timed work is over (compute, streams) or parked at its gate
+          // (cuDNN), beside the copies, and cuDNN's timed work waits until it is done. The
+          // contexts come before, beside compute and streams (contexts_at_start), which they
+          // did not slow.
           const Work other = jobs[o].work;
           if (other == Work::copies_together) {
-            continue; // host copies, after the GPU's own (ready below)
+            continue; // host copies too, after the GPU's own
           }
           if (other == Work::bandwidth || other == Work::cudnn) {
             add(jobs, j, {k_span_beside, Step::setup, Await::ready, o});

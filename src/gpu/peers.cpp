@@ -78,7 +78,7 @@ public:
       m_allowance = protocol::gate::await_setup();
     }
     set_stage("context");
-    // Every GPU's context at once, one thread each (four H200s: 0.45 s one after another).
+    // Every GPU's context at once, one thread each, rather than one after another.
     std::vector<CUdevice> devices(ordinals.size(), 0);
     std::vector<CUcontext> contexts(ordinals.size(), nullptr);
     std::vector<CUresult> results(ordinals.size(), CUDA_SUCCESS);
@@ -1183,9 +1183,9 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
       if (!failure) {
         failure = failure_of([&] {
           if (works[w] == "peers") {
-            // NCCL's initialisation (0.4-0.7 s) is prepared with the peer copies, before their
-            // gate: beside the per-GPU work where the plan allows (span_beside_on_idle_gpus),
-            // and off the timed path in any case.
+            // NCCL's initialisation (mostly NCCL loading its kernels) is prepared with the peer
+            // copies, before their gate: beside the per-GPU work where the plan allows
+            // (span_beside_on_idle_gpus), and off the timed path in any case.
             std::function<void()> init_nccl;
             if (nccl && nccl->missing.empty() && w + 1 < works.size() && works[w + 1] == "nccl") {
               init_nccl = [&] {
@@ -1194,7 +1194,7 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
                 } catch (...) {
                   communicators.error = std::current_exception();
                 }
-                set_stage("peers ready");
+                set_stage("nccl initialised");
               };
             }
             peers_work(*session, sweep, init_nccl, part);

@@ -43,8 +43,9 @@ std::string visible_text(std::string_view text) {
     }
     // A UTF-8 sequence: its length from the lead byte, then continuation bytes, no overlong
     // form, no surrogate, nothing past U+10FFFF.
+    // 0xf5-0xff lead nothing (fuzz_render: 0xfe read as a three-byte lead passed raw bytes).
     const size_t length = c >= 0xf0 && c <= 0xf4  ? 4
-                          : c >= 0xe0             ? 3
+                          : c >= 0xe0 && c < 0xf0 ? 3
                           : c >= 0xc2 && c < 0xe0 ? 2
                                                   : 0;
     uint32_t point = length == 2 ? c & 0x1fU : length == 3 ? c & 0x0fU : c & 0x07U;

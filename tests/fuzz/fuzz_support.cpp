@@ -115,7 +115,7 @@ void write_file(const std::string& path, std::string_view bytes) {
   }
 }
 
-void exercise_report(const SystemSnapshot& snapshot) {
+Report report_of(const SystemSnapshot& snapshot) {
   CheckOptions options;
   options.quick = true;
   options.no_gpu_work_reason = "replaying a snapshot";
@@ -126,6 +126,11 @@ void exercise_report(const SystemSnapshot& snapshot) {
   report.root_causes = find_root_causes(report.results);
   report.context.mode = "replay";
   report.snapshot = snapshot;
+  return report;
+}
+
+void exercise_report(const SystemSnapshot& snapshot) {
+  const Report report = report_of(snapshot);
   render::TextStyle style;
   (void)render::render_text(report, style);
   style.verbose = true;

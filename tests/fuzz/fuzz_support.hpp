@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpucheck/model/report.hpp"
 #include "gpucheck/model/snapshot.hpp"
 
 namespace gpucheck::fuzz {
@@ -51,6 +52,9 @@ void write_file(const std::string& path, std::string_view bytes);
 /// with the active compatibility matrix, the root causes, then every renderer (text, verbose
 /// text, JSON, Markdown, JUnit) and the redaction. Aborts when the JSON report is not valid JSON.
 void exercise_report(const SystemSnapshot& snapshot);
+
+/// The report of a replayed snapshot: every passive check, the summary and the root causes.
+Report report_of(const SystemSnapshot& snapshot);
 
 /// What `gpucheck snapshot` and `--from-snapshot` do with it: written as JSON (which must be
 /// valid) and read back (which must succeed). Aborts otherwise.

@@ -25,6 +25,10 @@ TEST(VisibleText, ControlCharactersBecomeEscapes) {
             "\\x9b31m");
   EXPECT_EQ(visible_text("\xed\xa0\x80"), "\\xed\\xa0\\x80"); // a surrogate
   EXPECT_EQ(visible_text("\xc0\xaf"), "\\xc0\\xaf");          // overlong
+  // Bytes 0xf5-0xff lead no sequence (found by fuzz_render: 0xfe 0x80 0xaf was passed raw).
+  EXPECT_EQ(visible_text("\xfe\x80\xaf"), "\\xfe\\x80\\xaf");
+  EXPECT_EQ(visible_text("\xf5\x80\x80\x80"), "\\xf5\\x80\\x80\\x80");
+  EXPECT_EQ(visible_text("\xff"), "\\xff");
 }
 
 TEST(VisibleText, PrintableTextNewlinesTabsAndUtf8AreKept) {

@@ -100,6 +100,22 @@ bool may_run_interpreter(const Sysroot& root, const std::string& interpreter,
   if (std::find(found_by.begin(), found_by.end(), "--python") != found_by.end()) {
     return true;
   }
+  // As root, a version manager's shim not resolved from its files (a script in a shims/ folder)
+  // would run whatever its first line names, found through PATH: its environment is read from
+  // its files only.
+  const std::string folder = interpreter.substr(0, interpreter.rfind('/') + 1);
+  if (root_policy_applies() && folder.ends_with("/shims/") && is_script(root, interpreter)) {
+    ProbeIssue note{std::string(k_root_safety_probe),
+                    fmt::format("did not run '{}' as root: a version manager's shim whose "
+                                "interpreter could not be read from its files (a version of "
+                                "\"system\", or one not installed); its environment is read from "
+                                "its files",
+                                interpreter)};
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) {
+      notes.push_back(std::move(note));
+    }
+    return false;
+  }
   return may_run_as_root(root, interpreter, "run the Python interpreter", notes);
 }
 

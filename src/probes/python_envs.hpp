@@ -28,9 +28,23 @@ struct PythonCandidate {
 
 /// python3 and python on PATH (the first of each), $VIRTUAL_ENV/bin/python,
 /// $CONDA_PREFIX/bin/python, and each of `extra` (--python, kept even when it does not exist, so
-/// that a typo is reported). The same path found twice is one candidate.
+/// that a typo is reported). The same path found twice is one candidate. A pyenv or asdf shim
+/// on PATH is resolved from its own files to the interpreter it would run (resolve_shim()); it
+/// is never run itself.
 std::vector<PythonCandidate> find_python_candidates(const Sysroot& root, const Environment& env,
                                                     const std::vector<std::string>& extra);
+
+/// Whether the file starts with "#!": a script (a shim, a wrapper), not an interpreter. As root,
+/// gpucheck never runs a shim it could not resolve: it would run whatever its first line names,
+/// found through PATH.
+bool is_script(const Sysroot& root, const std::string& path);
+
+/// The interpreter a pyenv or asdf shim at `shim` (".../shims/python3") would run, read from the
+/// files the version managers read, without running anything: pyenv's from `PYENV_VERSION` or
+/// `$PYENV_ROOT/version`, asdf's from `$HOME/.tool-versions`; nullopt when the version is
+/// "system", unknown, or its interpreter is not there.
+std::optional<std::string> resolve_shim(const Sysroot& root, const Environment& env,
+                                        const std::string& shim);
 
 /// What an interpreter said about itself (the "python" child's query script).
 struct InterpreterAnswer {

@@ -57,6 +57,72 @@ void add_python_dirs(const Sysroot& root, const std::string& dir, std::vector<st
 
 } // namespace
 
+bool is_script(const Sysroot& root, const std::string& path) {
+  const std::optional<std::string> text = root.read(path);
+  return text && text->starts_with("#!");
+}
+
+std::optional<std::string> resolve_shim(const Sysroot& root, const Environment& env,
+                                        const std::string& shim) {
+  const std::string name = shim.substr(shim.rfind('/') + 1);
+  const std::string shims = shim.substr(0, shim.rfind('/'));
+  if (!shims.ends_with("/shims")) {
+    return std::nullopt;
+  }
+  const std::string manager_root = shims.substr(0, shims.size() - 6); // the folder above shims/
+  const std::optional<std::string> text = root.read(shim);
+  if (!text) {
+    return std::nullopt;
+  }
+  // The first word of a version list ("3.11.9:3.10.14", "python 3.11.9 3.10.14").
+  const auto first_word = [](std::string_view line) {
+    const size_t start = line.find_first_not_of(" \t");
+    if (start == std::string_view::npos) {
+      return std::string();
+    }
+    const size_t end = line.find_first_of(" \t:\r", start);
+    return std::string(line.substr(start, end == std::string_view::npos ? end : end - start));
+  };
+  // A version names a folder: nothing that could climb out of it.
+  const auto plain = [](const std::string& version) {
+    return !version.empty() && version != "system" && version.find('/') == std::string::npos &&
+           version != "." && version != "..";
+  };
+  std::optional<std::string> interpreter;
+  if (text->find("pyenv") != std::string::npos && text->find(" exec ") != std::string::npos) {
+    std::string version = first_word(env.get("PYENV_VERSION").value_or(""));
+    if (version.empty()) {
+      version = first_word(root.read_line(join_path(manager_root, "version")).value_or(""));
+    }
+    if (plain(version)) {
+      interpreter =
+          join_path(join_path(join_path(manager_root, "versions"), version), "bin/" + name);
+    }
+  } else if (text->find("asdf") != std::string::npos && text->find(" exec ") != std::string::npos) {
+    const std::optional<std::string> home = env.get("HOME");
+    const std::optional<std::string> versions = home && home->starts_with('/')
+                                                    ? root.read(join_path(*home, ".tool-versions"))
+                                                    : std::nullopt;
+    std::string version;
+    for (size_t at = 0; versions && at < versions->size();) {
+      const size_t end = std::min(versions->find('\n', at), versions->size());
+      const std::string_view line = std::string_view(*versions).substr(at, end - at);
+      if (line.starts_with("python ") || line.starts_with("python\t")) {
+        version = first_word(line.substr(6));
+        break;
+      }
+      at = end + 1;
+    }
+    if (plain(version)) {
+      interpreter = join_path(manager_root, "installs/python/" + version + "/bin/" + name);
+    }
+  }
+  if (interpreter && stat_path(root, *interpreter).is_regular) {
+    return interpreter;
+  }
+  return std::nullopt;
+}
+
 std::vector<PythonCandidate> find_python_candidates(const Sysroot& root, const Environment& env,
                                                     const std::vector<std::string>& extra) {
   std::vector<PythonCandidate> out;
@@ -64,7 +130,14 @@ std::vector<PythonCandidate> find_python_candidates(const Sysroot& root, const E
     for (const std::string& dir : path_entries(env)) {
       const std::string candidate = join_path(dir, name);
       if (stat_path(root, candidate).is_regular) {
-        add_candidate(out, candidate, "PATH");
+        // A version manager's shim stands for the interpreter it would pick: that one is the
+        // candidate (the shim itself, a script, would be run by whatever PATH finds first).
+        if (const std::optional<std::string> real =
+                is_script(root, candidate) ? resolve_shim(root, env, candidate) : std::nullopt) {
+          add_candidate(out, *real, "PATH (shim " + candidate + ")");
+        } else {
+          add_candidate(out, candidate, "PATH");
+        }
         break;
       }
     }

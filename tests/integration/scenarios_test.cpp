@@ -1459,6 +1459,39 @@ TEST(PythonFiles, InterpreterWhoseFilesCannotSayIsAsked) {
   EXPECT_EQ(env["frameworks"].at(0)["name"], "pytorch");
 }
 
+// Issue 34: a pyenv shim on PATH was run as root, and ran `bash` from PATH. The shim is read,
+// never run: the interpreter it would pick (from pyenv's version file) is asked instead; with
+// a version it cannot resolve ("system"), nothing is run and the report says so.
+TEST(PythonFiles, AVersionManagersShimIsResolvedNotRun) {
+  FixtureTree tree;
+  fake_python_venv(tree, "exit 1", "/pyenv/versions/3.11.9/bin");
+  tree.file("/pyenv/shims/python3",
+            "#!/bin/sh\n: > '" + tree.host("/ran-shim") + "'\nexec pyenv exec python3 \"$@\"\n",
+            0755);
+  for (const char* version : {"3.11.9", "system"}) {
+    SCOPED_TRACE(version);
+    tree.file("/pyenv/version", std::string(version) + "\n");
+    fs::remove(tree.host("/ran"));
+    const cli_test::RunResult run =
+        cli_test::run_gpucheck({.args = {"--json", "--quick", "--only", "fw"},
+                                .env = {{"PATH", tree.host("/pyenv/shims") + ":/usr/bin:/bin"},
+                                        {"HOME", "/nonexistent"},
+                                        {"GPUCHECK_TEST_TREAT_AS_ROOT", "1"}},
+                                .inherit_env = false});
+    const nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+    ASSERT_FALSE(report.is_discarded()) << run.err;
+    EXPECT_FALSE(fs::exists(tree.host("/ran-shim"))) << "the shim ran";
+    const std::string notes = report["snapshot"]["probe_issues"].dump();
+    if (std::string_view(version) == "system") {
+      EXPECT_FALSE(fs::exists(tree.host("/ran")));
+      EXPECT_NE(notes.find("a version manager's shim"), std::string::npos) << notes;
+    } else {
+      EXPECT_TRUE(fs::exists(tree.host("/ran"))) << "the interpreter the shim picks was not asked";
+      EXPECT_EQ(report["snapshot"]["python_environments"].at(0)["prefix"], tree.host("/venv"));
+    }
+  }
+}
+
 // As root (here the test hook GPUCHECK_TEST_TREAT_AS_ROOT=1, which only
 // makes gpucheck run less), nothing runs from a place another user can write, unless the user
 // named it (--python); the report says what was not run and why (probe issue "root_safety").

@@ -448,6 +448,54 @@ TEST(PythonFrameworks, Cupy14LoadsTheEnvironmentsNvidiaWheelsOlderOnesDoNot) {
   }
 }
 
+// Issue 34: a pyenv shim on PATH, run as root, ran `bash` from PATH (mallory's) 16 times. The
+// shim is resolved from the files pyenv itself reads to the interpreter it would run, which is
+// the candidate; the shim is never a candidate. asdf's likewise.
+TEST(PythonCandidates, VersionManagerShimsAreResolvedFromTheirFiles) {
+  const std::string pyenv_shim = "#!/usr/bin/env bash\nset -e\nprogram=\"${0##*/}\"\n"
+                                 "export PYENV_ROOT=\"/root/.pyenv\"\n"
+                                 "exec \"/root/.pyenv/libexec/pyenv\" exec \"$program\" \"$@\"\n";
+  FixtureTree tree;
+  tree.file("/root/.pyenv/shims/python3", pyenv_shim);
+  tree.file("/root/.pyenv/version", "3.11.9\n");
+  tree.file("/root/.pyenv/versions/3.11.9/bin/python3", "\x7f"
+                                                        "ELF");
+  tree.file("/root/.pyenv/versions/3.12.4/bin/python3", "\x7f"
+                                                        "ELF");
+  const Sysroot root(tree.root());
+  Environment env({{"PATH", "/root/.pyenv/shims:/usr/bin"}, {"HOME", "/root"}});
+  std::vector<PythonCandidate> found = find_python_candidates(root, env, {});
+  ASSERT_FALSE(found.empty());
+  EXPECT_EQ(found.front().interpreter, "/root/.pyenv/versions/3.11.9/bin/python3");
+  EXPECT_EQ(found.front().found_by,
+            std::vector<std::string>{"PATH (shim /root/.pyenv/shims/python3)"});
+  // PYENV_VERSION wins over the global version file, as in pyenv.
+  env = Environment({{"PATH", "/root/.pyenv/shims:/usr/bin"}, {"PYENV_VERSION", "3.12.4:3.11.9"}});
+  EXPECT_EQ(find_python_candidates(root, env, {}).front().interpreter,
+            "/root/.pyenv/versions/3.12.4/bin/python3");
+  // "system", a version that climbs out, or one not installed: not resolved; the shim stays a
+  // candidate to read files from, and is never run (may_run_interpreter, as root).
+  for (const char* version : {"system", "../../../tmp/x", "3.9.0"}) {
+    env = Environment({{"PATH", "/root/.pyenv/shims"}, {"PYENV_VERSION", version}});
+    EXPECT_FALSE(resolve_shim(root, env, "/root/.pyenv/shims/python3")) << version;
+    EXPECT_EQ(find_python_candidates(root, env, {}).front().interpreter,
+              "/root/.pyenv/shims/python3");
+    EXPECT_TRUE(is_script(root, "/root/.pyenv/shims/python3"));
+  }
+  // asdf: the version from $HOME/.tool-versions.
+  tree.file(
+      "/home/ci/.asdf/shims/python3",
+      "#!/usr/bin/env bash\n# asdf-plugin: python 3.10.14\nexec asdf exec \"python3\" \"$@\"\n");
+  tree.file("/home/ci/.tool-versions", "nodejs 20.1.0\npython 3.10.14 3.9.18\n");
+  tree.file("/home/ci/.asdf/installs/python/3.10.14/bin/python3", "\x7f"
+                                                                  "ELF");
+  env = Environment({{"PATH", "/home/ci/.asdf/shims:/usr/bin"}, {"HOME", "/home/ci"}});
+  EXPECT_EQ(find_python_candidates(root, env, {}).front().interpreter,
+            "/home/ci/.asdf/installs/python/3.10.14/bin/python3");
+  // A real interpreter on PATH is no script and is taken as it is.
+  EXPECT_FALSE(is_script(root, "/root/.pyenv/versions/3.11.9/bin/python3"));
+}
+
 TEST(PythonEnvironments, SamePrefixMergesAndSeveralEnvironmentsStaySeparate) {
   FixtureTree tree;
   const std::string site = make_venv(tree);

@@ -152,6 +152,12 @@ std::variant<Located, std::string> locate(const std::string& path, uid_t runner)
                              : fmt::format("'{}': {}", here, std::strerror(errno));
     }
     if (S_ISLNK(info.st_mode)) {
+      // The link itself, held: its owner and its target are read from the same file, so that
+      // a link swapped between the two reads is not followed.
+      const Fd link(::openat(current.get(), part.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+      if (!link.valid() || ::fstat(link.get(), &info) != 0 || !S_ISLNK(info.st_mode)) {
+        return fmt::format("'{}' changed while it was read", here);
+      }
       if (!trusted_owner(info.st_uid, runner)) {
         return fmt::format("'{}' on the way is a symbolic link owned by {}: gpucheck follows no "
                            "link another user owns",
@@ -161,7 +167,7 @@ std::variant<Located, std::string> locate(const std::string& path, uid_t runner)
         return fmt::format("'{}': too many symbolic links", here);
       }
       std::vector<char> target(4096);
-      const ssize_t n = ::readlinkat(current.get(), part.c_str(), target.data(), target.size());
+      const ssize_t n = ::readlinkat(link.get(), "", target.data(), target.size());
       if (n < 0 || static_cast<size_t>(n) >= target.size()) {
         return fmt::format("'{}': the link cannot be read", here);
       }
@@ -285,8 +291,10 @@ std::optional<WriteError> write_stream(const std::string& path, std::string_view
     return write_error(path, errno);
   }
   struct stat info {};
-  // The path may have changed since it was classified: write only into what was meant.
-  if (::fstat(fd, &info) != 0 || !(S_ISCHR(info.st_mode) || S_ISFIFO(info.st_mode))) {
+  // The path may have changed since it was classified: write only into what was meant, a device
+  // or FIFO of root's or the runner's.
+  if (::fstat(fd, &info) != 0 || !(S_ISCHR(info.st_mode) || S_ISFIFO(info.st_mode)) ||
+      !trusted_owner(info.st_uid, runner)) {
     ::close(fd);
     return WriteError{fmt::format("cannot write '{}': it changed into something that is not a "
                                   "device or a FIFO while gpucheck ran",

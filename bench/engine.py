@@ -23,6 +23,8 @@ import sys
 import threading
 import time
 
+import init_floor  # bench/init_floor.py, beside this script
+
 MIB = 1 << 20
 
 
@@ -219,31 +221,15 @@ def concurrent_runs(args, n=4):
     return out
 
 
-# The cuInit floor (issue 33): the least a process spends before it can ask the driver anything,
-# libcuda loaded, cuInit over every GPU and the device count, timed inside the process.
-FLOOR = """
-import ctypes, time
-t = time.perf_counter()
-cuda = ctypes.CDLL("libcuda.so.1")
-rc = cuda.cuInit(0)
-n = ctypes.c_int()
-cuda.cuDeviceGetCount(ctypes.byref(n))
-print(time.perf_counter() - t if rc == 0 else -1)
-"""
-
-
 def cuinit_floor(runs):
-    """Median seconds of libcuda's load and cuInit in a fresh process, or None."""
+    """Median seconds of cuInit over every GPU in a fresh process (init_floor.py's measurement):
+    the floor under --quick (issue 33), or None."""
     times = []
     for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-c", FLOOR], capture_output=True, text=True,
-                              check=False)
-        try:
-            value = float(proc.stdout.strip())
-        except ValueError:
-            continue
-        if value >= 0:
-            times.append(value)
+        out = subprocess.run([sys.executable, "-c", init_floor.CUINIT], capture_output=True,
+                             text=True, check=False).stdout.split()
+        if len(out) == 2 and out[1] == "0":
+            times.append(int(out[0]) / 1000)
     return statistics.median(times) if times else None
 
 

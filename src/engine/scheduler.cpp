@@ -301,6 +301,22 @@ bool Scheduler::nothing_awaits_exit(const Slot& slot) const {
          });
 }
 
+bool Scheduler::per_gpu_contexts_built() const {
+  // Every per-GPU job has its context, has ended, or waits for another job's exit (a serial
+  // GPU), which can take long.
+  return std::all_of(m_jobs.begin(), m_jobs.end(), [this](const Job& job) {
+    if (!job.planned || at_least(job.state, JobState::preparing) ||
+        m_plan.jobs[*job.planned].after_in_child) {
+      return true; // a job that follows another in its child builds no context
+    }
+    if (!m_plan.jobs[*job.planned].span.empty() || is_long(job.work)) {
+      return true; // a spanning job's contexts come after the others', a long job's later still
+    }
+    return job.state == JobState::waiting_for_setup &&
+           m_plan.gpus[job.gpu].mode != GpuMode::overlap;
+  });
+}
+
 void Scheduler::spawn_due() {
   // A child spends 11-36 ms loading libcuda and in cuInit alone with one GPU visible, and
   // 0.19-0.27 s beside the census and other children (the driver initialises one process at a
@@ -344,20 +360,12 @@ void Scheduler::spawn_due() {
                       [&gave_up](size_t g) { return g < gave_up.size() && gave_up[g]; })) {
         continue;
       }
-      // Beside the per-GPU work (span_beside_on_idle_gpus) it builds its contexts as it starts:
-      // once every per-GPU child on its GPUs has built its own (one_context_at_a_time).
+      // Beside the per-GPU work (span_beside_on_idle_gpus, every GPU overlapping) it builds its
+      // contexts as it starts: once every per-GPU child has built its own
+      // (one_context_at_a_time).
       const PlannedJob& planned = m_plan.jobs[*head.planned];
-      due = planned.contexts_at_start
-                ? std::all_of(m_plan.jobs.begin(), m_plan.jobs.end(),
-                              [&](const PlannedJob& other) {
-                                const size_t o = static_cast<size_t>(&other - m_plan.jobs.data());
-                                return !other.span.empty() || is_long(other.work) ||
-                                       other.after_in_child ||
-                                       std::none_of(span.begin(), span.end(),
-                                                    [&](size_t g) { return uses_gpu(other, g); }) ||
-                                       at_least(states[o], JobState::preparing);
-                              })
-                : setup_waits_reached(planned, JobState::running);
+      due = planned.contexts_at_start ? per_gpu_contexts_built()
+                                      : setup_waits_reached(planned, JobState::running);
     } else if (is_long(head.work)) {
       // The long level's child starts once every job before it is done with its timed work:
       // its cuInit is not beside anyone's measurement.
@@ -917,20 +925,8 @@ void Scheduler::advance() {
     }
   }
   // The probes may load cuDNN once no context is being built (a context built beside that load
-  // takes three times as long): every job has its context, has ended, or waits for another
-  // job's exit (a serial GPU), which can take long.
-  const bool contexts_ready = std::all_of(m_jobs.begin(), m_jobs.end(), [this](const Job& job) {
-    if (!job.planned || at_least(job.state, JobState::preparing) ||
-        m_plan.jobs[*job.planned].after_in_child) {
-      return true; // a job that follows another in its child builds no context
-    }
-    if (!m_plan.jobs[*job.planned].span.empty() || is_long(job.work)) {
-      return true; // a spanning job's contexts come after the others', a long job's later still
-    }
-    return job.state == JobState::waiting_for_setup &&
-           m_plan.gpus[job.gpu].mode != GpuMode::overlap;
-  });
-  if (contexts_ready) {
+  // takes three times as long).
+  if (per_gpu_contexts_built()) {
     {
       const std::lock_guard<std::mutex> guard(m_lock);
       m_contexts_ready = true;

@@ -204,6 +204,8 @@ private:
   [[nodiscard]] bool nothing_awaits_exit(const Slot& slot) const;
   /// Spawn the jobs whose turn to load libcuda has come (see spawn_due()).
   void spawn_due();
+  /// Whether every per-GPU job has built its context (or ended, or waits on a serial GPU).
+  [[nodiscard]] bool per_gpu_contexts_built() const;
   void arm_deadline(Job& job);
   [[nodiscard]] std::chrono::milliseconds timeout_of(const Job& job) const;
   void update_progress();

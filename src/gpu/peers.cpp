@@ -333,9 +333,9 @@ std::vector<double> timed_copies(PeerSession& session, HostGate& gate,
   return ms;
 }
 
-/// Count on `gpu` the words of `ptr` that differ from what `want_at` wants there
-/// (gpucheck_check_pattern or gpucheck_nccl_check, launched by `launch_check` with the counters'
-/// addresses): the mismatches and the first bad index.
+/// Count on `gpu` the words its check kernel finds wrong (gpucheck_check_pattern or
+/// gpucheck_nccl_check, launched by `launch_check` with the counters' addresses): the mismatches
+/// and the first bad index.
 Mismatches count_on_gpu(PeerSession& session, const PeerGpu& gpu,
                         const std::function<void(CUdeviceptr, CUdeviceptr)>& launch_check) {
   const CudaApi& api = session.api();
@@ -376,33 +376,30 @@ void fill_source(PeerSession& session, PeerGpu& gpu, uint64_t bytes, std::vector
 Verification verify_pair(PeerSession& session, const PeerGpu& from, const PeerGpu& to,
                          uint64_t bytes, std::vector<uint32_t>& host) {
   const uint64_t words = bytes / sizeof(uint32_t);
+  Mismatches bad;
+  std::function<uint32_t(uint64_t)> got_at; // the word found at a bad index
   if (to.module) {
-    const Mismatches bad = count_on_gpu(session, to, [&](CUdeviceptr count, CUdeviceptr first) {
+    bad = count_on_gpu(session, to, [&](CUdeviceptr count, CUdeviceptr first) {
       CUdeviceptr words_at = to.destination;
       uint64_t n = words;
       uint32_t seed = from.seed;
       launch(session.api(), to.module->kernels().check_pattern, grid_for(to.sm_count, n, 256), 256,
              nullptr, {&words_at, &n, &seed, &count, &first});
     });
-    Verification v;
-    v.kind = "p2p";
-    v.what = fmt::format("{} -> {}", from.description.pci_bus_id, to.description.pci_bus_id);
-    v.checked = words;
-    v.mismatches = bad.count;
-    v.first_index = bad.first;
-    if (bad.count > 0) {
+    got_at = [&](uint64_t i) {
       uint32_t got = 0;
-      GPUCHECK_CU(session.api(), cuMemcpyDtoH, &got, to.destination + bad.first * 4, size_t{4});
-      v.got = fmt::format("0x{:08x}", got);
-      v.want = fmt::format("0x{:08x}", pattern_word(bad.first, from.seed));
-    }
-    return v;
+      GPUCHECK_CU(session.api(), cuMemcpyDtoH, &got, to.destination + i * 4, size_t{4});
+      return got;
+    };
+  } else {
+    host.assign(words, 0xDEADBEEFU); // poisoned: a copy that wrote nothing fails
+    session.make_current(to);
+    GPUCHECK_CU(session.api(), cuMemcpyDtoH, host.data(), to.destination,
+                static_cast<size_t>(bytes));
+    bad = parallel_mismatches(words,
+                              [&](uint64_t i) { return host[i] != pattern_word(i, from.seed); });
+    got_at = [&host](uint64_t i) { return host[i]; };
   }
-  host.assign(words, 0xDEADBEEFU); // poisoned: a copy that wrote nothing fails
-  session.make_current(to);
-  GPUCHECK_CU(session.api(), cuMemcpyDtoH, host.data(), to.destination, static_cast<size_t>(bytes));
-  const Mismatches bad =
-      parallel_mismatches(words, [&](uint64_t i) { return host[i] != pattern_word(i, from.seed); });
   Verification v;
   v.kind = "p2p";
   v.what = fmt::format("{} -> {}", from.description.pci_bus_id, to.description.pci_bus_id);
@@ -410,7 +407,7 @@ Verification verify_pair(PeerSession& session, const PeerGpu& from, const PeerGp
   v.mismatches = bad.count;
   v.first_index = bad.first;
   if (bad.count > 0) {
-    v.got = fmt::format("0x{:08x}", host[bad.first]);
+    v.got = fmt::format("0x{:08x}", got_at(bad.first));
     v.want = fmt::format("0x{:08x}", pattern_word(bad.first, from.seed));
   }
   return v;
@@ -843,24 +840,13 @@ private:
   std::vector<float> m_pageable;
 };
 
-/// The child's NCCL communicators, one per GPU; destroyed with it unless left to the process's
-/// exit. `error`: ncclCommInitAll failed while the peer copies prepared, reported by the
-/// all-reduce's part.
+/// The child's NCCL communicators, one per GPU. Never destroyed: NCCL's work is the child's
+/// last, and the process's exit frees them with the contexts (see nccl_work). `error`:
+/// ncclCommInitAll failed while the peer copies prepared, reported by the all-reduce's part.
 struct NcclComms {
-  const NcclApi* api = nullptr;
   std::vector<ncclComm_t> comms;
   bool initialised = false;
   std::exception_ptr error;
-  NcclComms() = default;
-  NcclComms(const NcclComms&) = delete;
-  NcclComms& operator=(const NcclComms&) = delete;
-  ~NcclComms() {
-    for (ncclComm_t c : comms) {
-      if (c != nullptr && api != nullptr && api->ncclCommDestroy != nullptr) {
-        api->ncclCommDestroy(c);
-      }
-    }
-  }
 };
 
 /// The largest sum NCCL's part times within the allowance (its own buffers kept out of it).
@@ -894,7 +880,6 @@ void nccl_init(PeerSession& session, const LoadedNccl& loaded, NcclComms& comms)
   for (size_t g = 0; g < gpus.size(); ++g) {
     devices.push_back(gpus[g].description.ordinal); // the child's own CUDA ordinals
   }
-  comms.api = &loaded.api;
   comms.comms.assign(gpus.size(), nullptr);
   nccl_check(
       loaded.api,
@@ -906,8 +891,8 @@ void nccl_init(PeerSession& session, const LoadedNccl& loaded, NcclComms& comms)
 /// sizes up to 256 MiB (in place, as torch.distributed), host-timed per iteration as nccl-tests,
 /// and one pass per size from fresh inputs verified element by element.
 ///
-/// `leave_to_exit`: nothing runs in this child after it, so NCCL's communicators and the buffers
-/// are left for the process's exit to free rather than torn down first.
+/// `leave_to_exit`: nothing runs in this child after it, so the buffers are left for the
+/// process's exit to free rather than torn down first (the communicators always are).
 void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& communicators,
                bool leave_to_exit, nlohmann::json& out) {
   const CudaApi& api = session.api();
@@ -1131,7 +1116,6 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& commun
     // (run_child_mode), which frees the communicators, the buffers and the contexts in the
     // kernel while the parent writes the report. ncclCommDestroy and the frees were 0.3 s of
     // the run's critical path on two H100s.
-    comms.assign(comms.size(), nullptr);
     data.assign(data.size(), 0);
   }
 }
@@ -1240,7 +1224,6 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
   // The contexts too are left for the process's exit (see nccl_work): the parent takes the
   // result when it is written, without waiting for their release.
   static_cast<void>(session.release());
-  communicators.comms.assign(communicators.comms.size(), nullptr);
   if (works.size() == 1) {
     write_timeline(parts.front());
     return parts.front();

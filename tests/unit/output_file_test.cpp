@@ -48,6 +48,15 @@ std::string random_text() {
   return "report " + std::to_string(rng()) + "\n";
 }
 
+/// What a FIFO's reader got (up to `expected` bytes and a margin), then the reader closed.
+std::string read_and_close(int reader, size_t expected) {
+  std::string got(expected + 16, '\0');
+  const ssize_t n = ::read(reader, got.data(), got.size());
+  ::close(reader);
+  got.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return got;
+}
+
 TEST(OutputFile, WritesAndReplacesARegularFileLeavingNoTemporaryFile) {
   FixtureTree dir;
   const std::string path = dir.host("/r.json");
@@ -179,12 +188,7 @@ TEST(OutputFile, AFifoIsOpenedWhenItsPathIsChecked) {
   EXPECT_EQ(errno, EAGAIN);
   const std::string text = random_text();
   ASSERT_FALSE(write_output_file(fifo, text));
-  std::string got(text.size() + 16, '\0');
-  const ssize_t n = ::read(reader, got.data(), got.size());
-  ::close(reader);
-  ASSERT_GT(n, 0);
-  got.resize(static_cast<size_t>(n));
-  EXPECT_EQ(got, text);
+  EXPECT_EQ(read_and_close(reader, text.size()), text);
 }
 
 TEST(OutputFile, AFifoWithAReaderIsWrittenIntoAndStaysAFifo) {
@@ -195,12 +199,7 @@ TEST(OutputFile, AFifoWithAReaderIsWrittenIntoAndStaysAFifo) {
   ASSERT_GE(reader, 0);
   const std::string text = random_text();
   ASSERT_FALSE(write_output_file(fifo, text));
-  std::string got(text.size() + 16, '\0');
-  const ssize_t n = ::read(reader, got.data(), got.size());
-  ::close(reader);
-  ASSERT_GT(n, 0);
-  got.resize(static_cast<size_t>(n));
-  EXPECT_EQ(got, text);
+  EXPECT_EQ(read_and_close(reader, text.size()), text);
   struct stat info {};
   ASSERT_EQ(::lstat(fifo.c_str(), &info), 0);
   EXPECT_TRUE(S_ISFIFO(info.st_mode));

@@ -3,12 +3,15 @@
 
 #include "children/child_modes.hpp"
 #include "cli/app.hpp"
+#include "process/keeper.hpp"
 #include "process/trace.hpp"
 
 int main(int argc, char** argv) {
   if (gpucheck::children::is_child_invocation(argc, argv)) {
     return gpucheck::children::run_child_mode(argc, argv);
   }
+  // Before any thread or child: what gpucheck's children start dies with gpucheck.
+  gpucheck::process::start_keeper();
   // A closed pipe or a file-size limit (ulimit -f) makes a write fail with EPIPE or EFBIG, which
   // the outputs report (exit 3), instead of killing gpucheck mid-run with its children.
   std::signal(SIGPIPE, SIG_IGN);

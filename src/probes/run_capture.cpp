@@ -14,6 +14,7 @@
 
 #include "probes/path_trust.hpp"
 #include "process/child_process.hpp"
+#include "process/keeper.hpp"
 
 extern char** environ; // NOLINT(readability-redundant-declaration)
 
@@ -95,6 +96,7 @@ Capture run_capture_detailed(const std::vector<std::string>& argv, const Capture
     ::_exit(127);
   }
   ::setpgid(pid, pid); // also from the parent, to close the race with an early kill
+  process::keeper_watch(pid);
   ::close(fds[1]);
 
   std::string& output = capture.output;
@@ -143,7 +145,7 @@ Capture run_capture_detailed(const std::vector<std::string>& argv, const Capture
   int status = 0;
   bool reaped = false;
   while (!timed_out && !flooded && !reaped) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    const pid_t done = process::reap_leader(pid, &status);
     if (done == pid || (done < 0 && errno != EINTR)) {
       reaped = done == pid;
       break;
@@ -159,7 +161,7 @@ Capture run_capture_detailed(const std::vector<std::string>& argv, const Capture
     // gpucheck was interrupted: the helper's group gets the same signal first.
     ::kill(-pid, interrupted == SIGQUIT ? SIGTERM : interrupted); // no core dumps
     for (int i = 0; i < k_interrupt_grace_ms / 2; ++i) {
-      const pid_t done = ::waitpid(pid, &status, WNOHANG);
+      const pid_t done = process::reap_leader(pid, &status);
       if (done == pid) {
         reaped = true;
         break;
@@ -174,7 +176,7 @@ Capture run_capture_detailed(const std::vector<std::string>& argv, const Capture
     // SIGKILL until the kernel lets it go, and gpucheck must still finish its report.
     const auto give_up = std::chrono::steady_clock::now() + k_reap_after_kill;
     for (;;) {
-      const pid_t done = ::waitpid(pid, &status, WNOHANG);
+      const pid_t done = process::reap_leader(pid, &status);
       if (done == pid || (done < 0 && errno != EINTR)) {
         reaped = done == pid;
         break;

@@ -1,4 +1,5 @@
 #include "process/child_process.hpp"
+#include "process/keeper.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -267,6 +268,7 @@ Running spawn(const ChildRequest& request) {
     ::close(dev_null);
   }
   ::setpgid(pid, pid); // also from the parent, to close the race with an early kill
+  keeper_watch(pid);
   close_fd(result_pipe[1]);
   close_fd(stderr_pipe[1]);
   close_fd(control[0]);
@@ -309,7 +311,7 @@ void try_reap(Running& run) {
     return;
   }
   int status = 0;
-  const pid_t r = ::waitpid(run.pid, &status, WNOHANG);
+  const pid_t r = reap_leader(run.pid, &status);
   if (r == run.pid) {
     run.reaped = true;
     run.wait_status = status;
@@ -544,7 +546,7 @@ ChildGroup::~ChildGroup() {
       if (!run->stuck && (!run->finish_reported || !m_requests[i].conclude_at_result)) {
         // Bounded: a process the kernel holds (stuck in a driver call) is left behind.
         const auto until = Clock::now() + k_stuck_after;
-        while (::waitpid(run->pid, nullptr, WNOHANG) == 0 && Clock::now() < until) {
+        while (reap_leader(run->pid, nullptr) == 0 && Clock::now() < until) {
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
       } // else its result is in and it is exiting: not waited for (it dies with gpucheck)

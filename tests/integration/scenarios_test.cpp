@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -1683,6 +1684,92 @@ TEST(Signals, ASignalEndsHungProbesAndWhatTheyStartedAndTheReportSaysSo) {
   const nlohmann::json* nvml = result_of(report, "driver.nvml");
   ASSERT_NE(nvml, nullptr);
   EXPECT_EQ((*nvml)["status"], "skip") << nvml->dump();
+}
+
+/// A fake interpreter that starts a process of its own (its pid into `pid_file`), then hangs
+/// (`then` "sleep 300") or answers the query as an interpreter outside any venv and exits.
+std::string spawning_python(FixtureTree& tree, const std::string& pid_file,
+                            const std::string& then) {
+  tree.file("/shims/python3",
+            "#!/bin/sh\nsleep 300 &\necho $! > '" + pid_file + ".tmp'\nmv '" + pid_file +
+                ".tmp' '" + pid_file + "'\n" + then + "\n",
+            0755);
+  return tree.host("/shims/python3");
+}
+
+std::string await_pid(const std::string& pid_file) {
+  std::string pid;
+  for (int i = 0; i < 3000 && pid.empty(); ++i) {
+    std::getline(std::ifstream(pid_file), pid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pid;
+}
+
+bool ends_within(const std::string& pid, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!process_ended(pid)) {
+    if (std::chrono::steady_clock::now() > until) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// SIGKILL cannot be handled: what gpucheck's children started dies with it all the same (the
+// keeper, src/process/keeper.hpp, kills their process groups), where before the interpreter died
+// (PR_SET_PDEATHSIG) and its own subprocess ran on. The twin: an interpreter that answers and
+// exits leaving a process behind; it is killed as its interpreter is reaped, so it holds neither
+// the run nor anything after it, and the report is complete.
+TEST(Signals, WhatAChildStartedDiesWithAKilledGpucheck) {
+  FixtureTree tree;
+  const std::string pid_file = tree.host("/grandchild.pid");
+  const std::string python = spawning_python(tree, pid_file, "sleep 300");
+  const cli_test::RunSpec spec{
+      .args = {"--json", "--quick", "--probe-timeout", "60", "--python", python},
+      .env = {{"PATH", "/usr/bin:/bin"}, {"HOME", "/nonexistent"}},
+      .inherit_env = false};
+  const pid_t gpucheck =
+      cli_test::spawn_gpucheck(spec, tree.host("/out.json"), tree.host("/err.txt"));
+  ASSERT_GT(gpucheck, 0);
+  const std::string pid = await_pid(pid_file);
+  ::kill(gpucheck, SIGKILL);
+  int status = 0;
+  ::waitpid(gpucheck, &status, 0);
+  ASSERT_FALSE(pid.empty()) << "the interpreter never started its subprocess";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  EXPECT_TRUE(ends_within(pid, std::chrono::seconds(5)))
+      << "the interpreter's subprocess " << pid << " outlived a SIGKILLed gpucheck";
+  if (!process_ended(pid)) {
+    ::kill(std::stoi(pid), SIGKILL);
+  }
+}
+
+TEST(Signals, WhatAChildLeftBehindEndsWithItsChild) {
+  FixtureTree tree;
+  const std::string pid_file = tree.host("/grandchild.pid");
+  const std::string python = spawning_python(
+      tree, pid_file,
+      "echo '{\"version\": \"3.12.3\", \"prefix\": \"/usr\", \"site_packages\": []}' >&3");
+  const auto start = std::chrono::steady_clock::now();
+  const cli_test::RunResult run =
+      cli_test::run_gpucheck({.args = {"--json", "--quick", "--only", "fw", "--python", python},
+                              .env = {{"PATH", "/usr/bin:/bin"}, {"HOME", "/nonexistent"}},
+                              .inherit_env = false});
+  // The leftover holds the interpreter's result pipe: before, gpucheck waited 15 s for it.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  const std::string pid = await_pid(pid_file);
+  ASSERT_FALSE(pid.empty()) << "the interpreter never ran: " << run.err;
+  EXPECT_TRUE(ends_within(pid, std::chrono::seconds(5)))
+      << "the interpreter's subprocess " << pid << " outlived gpucheck";
+  if (!process_ended(pid)) {
+    ::kill(std::stoi(pid), SIGKILL);
+  }
+  const nlohmann::json report = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << run.err;
+  EXPECT_EQ(report_schema().validate(report), std::vector<std::string>{});
+  EXPECT_FALSE(report["snapshot"]["python_environments"].empty()) << report["snapshot"].dump();
 }
 
 /// Give a tree's directory and everything in it to `uid` (lchown: links are not followed).

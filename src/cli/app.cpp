@@ -108,7 +108,7 @@ void restrict_library_path() {
   if (value == nullptr) {
     return;
   }
-  probes::SearchPathFilter filter = probes::filter_search_path("LD_LIBRARY_PATH", value);
+  probes::SearchPathFilter filter = probes::filter_search_path("LD_LIBRARY_PATH", value, true);
   if (filter.notes.empty()) {
     return;
   }

@@ -1,5 +1,6 @@
 #include "probes/path_trust.hpp"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 
 namespace gpucheck::probes {
 
@@ -133,6 +136,67 @@ std::optional<std::string> chain_problem(std::string_view host, size_t strip, ui
   }
 }
 
+/// More entries than any library folder holds: a folder with more is not examined, and left out.
+constexpr size_t k_max_folder_entries = 65536;
+
+/// The reason a file, a folder or a link's target inside `folder` (host path, already trusted
+/// itself) is one another user could write, down to `depth` folders below; `budget` counts the
+/// entries examined.
+std::optional<std::string> contents_problem(const std::string& folder, uid_t uid, int depth,
+                                            size_t& budget) {
+  const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(folder.c_str()), &::closedir);
+  if (!dir) {
+    return std::nullopt; // unreadable: the loader cannot read it either
+  }
+  while (const dirent* entry = ::readdir(dir.get())) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") {
+      continue;
+    }
+    if (budget == 0) {
+      return fmt::format("'{}' holds more than {} entries to examine", folder,
+                         k_max_folder_entries);
+    }
+    --budget;
+    const std::string path = folder + "/" + std::string(name);
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0) {
+      continue;
+    }
+    bool has_acl = false;
+    if (std::optional<std::string> problem = acl_problem(path, path, info, uid, has_acl)) {
+      return problem;
+    }
+    if (std::optional<std::string> problem = entry_problem(path, info, uid, has_acl)) {
+      return problem;
+    }
+    if (S_ISLNK(info.st_mode)) {
+      char resolved[PATH_MAX];
+      if (::realpath(path.c_str(), resolved) != nullptr) {
+        if (std::optional<std::string> problem = chain_problem(resolved, 0, uid)) {
+          return problem;
+        }
+        continue;
+      }
+      // A link to nothing yet: the folder its target would be made in must be root's too.
+      std::error_code error;
+      const std::filesystem::path target = std::filesystem::read_symlink(path, error);
+      const std::filesystem::path parent =
+          (std::filesystem::path(folder) / target).lexically_normal().parent_path();
+      if (!error && ::realpath(parent.c_str(), resolved) != nullptr) {
+        if (std::optional<std::string> problem = chain_problem(resolved, 0, uid)) {
+          return problem;
+        }
+      }
+    } else if (S_ISDIR(info.st_mode) && depth > 0) {
+      if (std::optional<std::string> problem = contents_problem(path, uid, depth - 1, budget)) {
+        return problem;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 bool root_policy_applies() {
@@ -190,7 +254,8 @@ bool may_run_as_root(const Sysroot& root, const std::string& path, std::string_v
   return false;
 }
 
-SearchPathFilter filter_search_path(std::string_view variable, const std::string& value) {
+SearchPathFilter filter_search_path(std::string_view variable, const std::string& value,
+                                    bool contents) {
   SearchPathFilter filter;
   if (!root_policy_applies()) {
     filter.kept = value;
@@ -207,6 +272,12 @@ SearchPathFilter filter_search_path(std::string_view variable, const std::string
       problem = "it names the working directory";
     } else {
       problem = untrusted_reason(host, entry, ::geteuid());
+      char resolved[PATH_MAX];
+      if (!problem && contents && ::realpath(entry.c_str(), resolved) != nullptr) {
+        size_t budget = k_max_folder_entries;
+        // glibc-hwcaps/x86-64-v3 and tls/x86_64 are searched below a folder: two levels.
+        problem = contents_problem(resolved, ::geteuid(), 2, budget);
+      }
     }
     if (!problem) {
       filter.kept += (filter.kept.empty() ? "" : ":") + entry;

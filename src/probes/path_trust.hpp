@@ -43,10 +43,14 @@ bool may_run_as_root(const Sysroot& root, const std::string& path, std::string_v
 /// every entry left out that another user could write (or that cannot be examined), and every
 /// empty or relative entry (those are read from the working directory); one root_safety note per
 /// entry left out. With the policy off `kept` is the value and there are no notes.
+/// `contents`: a folder is also left out when a file in it (or in its folders below, such as
+/// glibc-hwcaps/x86-64-v3), or the target of a link in it, is one another user could write: the
+/// loader takes libraries and their dependencies from there, whoever owns the folder.
 struct SearchPathFilter {
   std::string kept;
   std::vector<ProbeIssue> notes;
 };
-SearchPathFilter filter_search_path(std::string_view variable, const std::string& value);
+SearchPathFilter filter_search_path(std::string_view variable, const std::string& value,
+                                    bool contents = false);
 
 } // namespace gpucheck::probes

@@ -84,6 +84,9 @@ pid_t spawn_gpucheck(const RunSpec& spec, const std::string& out_path,
                                    O_WRONLY | O_TRUNC | O_CREAT, 0600);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
                                    O_WRONLY | O_TRUNC | O_CREAT, 0600);
+  if (spec.cwd) {
+    posix_spawn_file_actions_addchdir_np(&actions, spec.cwd->c_str());
+  }
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);

@@ -29,6 +29,8 @@ struct RunSpec {
   bool inherit_env = true;
   /// Send this signal (SIGINT, SIGTERM) to gpucheck this many milliseconds after it started.
   std::optional<std::pair<int, int>> signal_after;
+  /// The working directory gpucheck starts in (default: the test's).
+  std::optional<std::string> cwd;
 };
 
 /// The path of the gpucheck binary under test (GPUCHECK_BINARY).

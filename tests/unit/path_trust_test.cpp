@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "probes/path_trust.hpp"
+#include "support/acl.hpp"
 #include "support/fixture_tree.hpp"
 
 namespace gpucheck::testing {
@@ -122,34 +123,6 @@ TEST(PathTrust, LinksAreCheckedWhereTheyAreAndWhereTheyLead) {
   EXPECT_TRUE(untrusted_reason(root, "/opt/tool/bin/missing", ::geteuid()));
 }
 
-/// Give `path` an access ACL: the owner rwx, `tag` (0x02 a user, 0x08 a group) `id` with
-/// `perm`, the owning group r-x, mask rwx, others r-x. False where the file system has no ACLs.
-bool set_acl(const std::string& path, unsigned tag, uint32_t id, unsigned perm) {
-  std::string raw;
-  const auto put16 = [&raw](unsigned v) {
-    raw += static_cast<char>(v & 0xff);
-    raw += static_cast<char>((v >> 8) & 0xff);
-  };
-  const auto put32 = [&raw](uint32_t v) {
-    for (int i = 0; i < 4; ++i) {
-      raw += static_cast<char>((v >> (8 * i)) & 0xff);
-    }
-  };
-  put32(2);
-  std::vector<std::tuple<unsigned, unsigned, uint32_t>> entries{{0x01, 7, 0xffffffff},
-                                                                {tag, perm, id},
-                                                                {0x04, 5, 0xffffffff},
-                                                                {0x10, 7, 0xffffffff},
-                                                                {0x20, 5, 0xffffffff}};
-  std::sort(entries.begin(), entries.end()); // the kernel wants them in the tags' order
-  for (const auto& [t, p, i] : entries) {
-    put16(t);
-    put16(p);
-    put32(i);
-  }
-  return ::setxattr(path.c_str(), "system.posix_acl_access", raw.data(), raw.size(), 0) == 0;
-}
-
 // The mode of a file with an ACL shows the mask as its group bits (-rwxrwxr-x+, root's group):
 // a named user or group with write access must still make it untrusted. Its twin: a named user
 // who may only read.
@@ -199,6 +172,42 @@ TEST(PathTrust, MayRunAsRootRecordsARefusalUnderAStableName) {
   EXPECT_NE(notes[0].message.find("did not run nvcc '/opt/tool/bin/nvcc' as root"),
             std::string::npos)
       << notes[0].message;
+}
+
+// LD_LIBRARY_PATH as root: a folder only root can write is still left out when a library in it,
+// in a folder below it (glibc-hwcaps), or a link's target (existing or not yet) is one another
+// user could write; the loader takes the dependencies from there too. Each twin, closed, is kept.
+TEST(PathTrust, ALibraryFolderIsLeftOutForWhatItHolds) {
+  FixtureTree tree;
+  tree.file("/lib/a/libcuda.so.1", "", 0644);
+  tree.file("/lib/b/glibc-hwcaps/x86-64-v3/libcudnn.so.9", "", 0644);
+  tree.file("/open/libnccl.so.2", "", 0644);
+  tree.symlink("/lib/c/libnccl.so.2", tree.host("/open/libnccl.so.2"));
+  tree.symlink("/lib/d/libcublas.so.13", tree.host("/open/missing.so"));
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"/lib/a", "/lib/a/libcuda.so.1"},
+      {"/lib/b", "/lib/b/glibc-hwcaps/x86-64-v3/libcudnn.so.9"},
+      {"/lib/c", "/open"},
+      {"/lib/d", "/open"}};
+  ::setenv("GPUCHECK_TEST_TREAT_AS_ROOT", "1", 1);
+  for (const auto& [folder, opened] : cases) {
+    const std::string value = tree.host(folder);
+    set_mode(tree.host(opened), std::filesystem::is_directory(tree.host(opened)) ? 0777 : 0666);
+    const probes::SearchPathFilter open =
+        probes::filter_search_path("LD_LIBRARY_PATH", value, true);
+    const probes::SearchPathFilter folder_only = probes::filter_search_path("PATH", value);
+    set_mode(tree.host(opened), std::filesystem::is_directory(tree.host(opened)) ? 0755 : 0644);
+    const probes::SearchPathFilter closed =
+        probes::filter_search_path("LD_LIBRARY_PATH", value, true);
+    EXPECT_EQ(open.kept, "") << folder;
+    ASSERT_EQ(open.notes.size(), 1u) << folder;
+    EXPECT_NE(open.notes[0].message.find(tree.host(opened)), std::string::npos)
+        << open.notes[0].message;
+    EXPECT_EQ(folder_only.kept, value) << "the folder alone is root's";
+    EXPECT_EQ(closed.kept, value) << folder;
+    EXPECT_TRUE(closed.notes.empty()) << folder;
+  }
+  ::unsetenv("GPUCHECK_TEST_TREAT_AS_ROOT");
 }
 
 } // namespace

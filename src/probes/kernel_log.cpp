@@ -146,10 +146,15 @@ std::optional<KernelLogEvent> parse_kernel_message(std::string_view message, dou
     event->kind = "fallen_off_bus";
     event->pci_bus_id = first_pci_address(message);
   } else if (const size_t aer = message.find("AER:"); aer != std::string_view::npos) {
-    // "pcieport 0000:00:01.0: AER: Uncorrected (Non-Fatal) error received: 0000:3b:00.0" names
-    // the device after "received:"; "nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity=..."
-    // names it before "AER:". Detail lines (aer_status, [ 0] RxErr) are left out.
-    const size_t received = message.find("error received:", aer);
+    // The root port names the device after "received:" ("pcieport 0000:00:01.0: AER: Uncorrected
+    // (Non-Fatal) error received: 0000:3b:00.0") or, since the kernel's 2025 AER logging rework,
+    // after "received from" ("AER: Multiple Uncorrectable (Non-Fatal) error message received
+    // from 0000:3b:00.0"); the device's own line names it before "AER:" ("nvidia 0000:3b:00.0:
+    // AER: PCIe Bus Error: severity=..."). Detail lines (aer_status, [ 0] RxErr) are left out.
+    size_t received = message.find("error received:", aer);
+    if (received == std::string_view::npos) {
+      received = message.find("error message received from", aer);
+    }
     const bool bus_error = contains(message.substr(aer), "PCIe Bus Error");
     if (received == std::string_view::npos && !bus_error) {
       return std::nullopt;
@@ -160,11 +165,13 @@ std::optional<KernelLogEvent> parse_kernel_message(std::string_view message, dou
                             ? first_pci_address(message, received)
                             : first_pci_address(message.substr(0, aer));
     const std::string_view rest = message.substr(aer);
-    event->severity = contains(rest, "Non-Fatal")     ? "uncorrected"
-                      : contains(rest, "Fatal")       ? "fatal"
-                      : contains(rest, "Uncorrected") ? "uncorrected"
-                      : contains(rest, "Corrected")   ? "corrected"
-                                                      : "uncorrected";
+    // Before the rework "Uncorrected" and "Corrected", after it the specification's
+    // "Uncorrectable" and "Correctable".
+    event->severity = contains(rest, "Non-Fatal")   ? "uncorrected"
+                      : contains(rest, "Fatal")     ? "fatal"
+                      : contains(rest, "Uncorrect") ? "uncorrected"
+                      : contains(rest, "Correct")   ? "corrected"
+                                                    : "uncorrected";
   }
   if (!event) {
     return std::nullopt;

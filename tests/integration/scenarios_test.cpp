@@ -1224,6 +1224,32 @@ std::vector<Scenario> scenarios() {
                        (std::set<std::string>{"log.xid_application", "log.pcie_aer_corrected"}));
              remedy_names(r, "log.xid_application", "compute-sanitizer");
            }});
+  // A fatal PCIe error that only the root port reports, in the form kernels print since the
+  // 2025 AER logging rework ("error message received from", "Uncorrectable"): it read as nothing
+  // before. Its twin: a correctable one in the same form, a note.
+  for (const bool fatal : {true, false}) {
+    list.push_back(
+        {.name = fatal ? "kernel_log_fatal_aer_in_the_reworked_form"
+                       : "kernel_log_correctable_aer_in_the_reworked_form",
+         .root =
+             [kmsg, fatal](FixtureTree& t) {
+               healthy_root(t, 1);
+               kmsg(t, std::string("3,2,7000000000,-;pcieport 0000:00:01.0: AER: ") +
+                           (fatal ? "Uncorrectable (Fatal)" : "Correctable") +
+                           " error message received from 0000:18:00.0\n");
+             },
+         .codes = fatal ? std::set<std::string>{"log.pcie_aer_fatal"} : std::set<std::string>{},
+         .exit_code = fatal ? 1 : 0,
+         .extra =
+             [fatal](const nlohmann::json& r) {
+               const nlohmann::json* log = result_with(r, "driver.kernel_log");
+               ASSERT_NE(log, nullptr);
+               ASSERT_EQ((*log)["findings"].size(), 1u) << log->dump();
+               EXPECT_EQ((*log)["findings"][0]["code"],
+                         fatal ? "log.pcie_aer_fatal" : "log.pcie_aer_corrected");
+               EXPECT_EQ((*log)["findings"][0]["gpu_index"], 0);
+             }});
+  }
   list.push_back(
       {.name = "kernel_log_uncontained_ecc_error",
        .root =

@@ -71,6 +71,49 @@ TEST(KernelLogParse, SxidFallenOffTheBusAndAer) {
   EXPECT_EQ(fatal->severity, "fatal");
 }
 
+// The root port's and the device's AER lines as kernels print them before and after the 2025 AER
+// logging rework ("error received:" with Uncorrected/Corrected, then "error message received
+// from" with the specification's Uncorrectable/Correctable); severity and device read alike.
+TEST(KernelLogParse, AerLinesOfEveryKernelFormat) {
+  struct Line {
+    const char* text;
+    const char* device;
+    const char* severity;
+  };
+  for (const Line& line : std::initializer_list<Line>{
+           // before the rework (drivers/pci/pcie/aer.c, aer_print_port_info)
+           {"pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:3b:00.0",
+            "0000:3b:00.0", "fatal"},
+           {"pcieport 0000:00:01.0: AER: Multiple Corrected error received: 0000:3b:00.0",
+            "0000:3b:00.0", "corrected"},
+           // after it: the line of issue 35 and one seen on a laptop's Bluetooth function
+           {"pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error message received from "
+            "0000:3b:00.0",
+            "0000:3b:00.0", "fatal"},
+           {"pcieport 0000:00:1c.0: AER: Multiple Uncorrectable (Non-Fatal) error message "
+            "received from 0000:73:00.1",
+            "0000:73:00.1", "uncorrected"},
+           {"pcieport 0000:00:01.0: AER: Uncorrectable (Fatal) error message received from "
+            "0000:3b:00.0",
+            "0000:3b:00.0", "fatal"},
+           {"pcieport 0000:00:01.0: AER: Correctable error message received from 0000:3b:00.0",
+            "0000:3b:00.0", "corrected"},
+           // the device's own line, both vocabularies
+           {"nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity=Correctable, type=Physical "
+            "Layer, (Receiver ID)",
+            "0000:3b:00.0", "corrected"},
+           {"nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), "
+            "type=Transaction Layer, (Requester ID)",
+            "0000:3b:00.0", "uncorrected"}}) {
+    SCOPED_TRACE(line.text);
+    const auto event = parse_kernel_message(line.text, 1.0);
+    ASSERT_TRUE(event.has_value());
+    EXPECT_EQ(event->kind, "aer");
+    EXPECT_EQ(event->pci_bus_id, line.device);
+    EXPECT_EQ(event->severity, line.severity);
+  }
+}
+
 TEST(KernelLogParse, OtherLinesAndGarbageGiveNothing) {
   for (const char* line :
        {"", "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.95.05",

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "checks/checks.hpp"
 #include "compat/framework_rules.hpp"
 #include "gpucheck/plural.hpp"
@@ -26,9 +28,18 @@ std::vector<CheckResult> run(const CheckContext& context) {
       } else if (!result.error.empty()) {
         summary += result.error;
       } else {
-        summary += fmt::format("{} {}, sees {}{}{}", fw::framework_label(result.framework),
-                               result.version, plural(result.device_count.value_or(0), "GPU"),
-                               result.op_ok == true ? ", tiny op ok" : "",
+        // ONNX Runtime and TensorRT say whether they use the GPU, not how many they see.
+        const bool cpu_build = std::any_of(env.frameworks.begin(), env.frameworks.end(),
+                                           [&result](const FrameworkInstall& fw) {
+                                             return fw.name == result.framework && !fw.cuda;
+                                           });
+        const std::string sees =
+            result.device_count            ? "sees " + plural(*result.device_count, "GPU")
+            : result.gpu_available == true ? std::string("uses the GPU")
+            : cpu_build ? std::string("sees no GPU (a CPU-only build, as its files say)")
+                        : std::string("sees no GPU");
+        summary += fmt::format("{} {}, {}{}{}", fw::framework_label(result.framework),
+                               result.version, sees, result.op_ok == true ? ", tiny op ok" : "",
                                result.cudnn_version ? ", cuDNN " + *result.cudnn_version : "");
       }
       CheckResult check = make_result(k_info, std::move(summary), std::move(findings));

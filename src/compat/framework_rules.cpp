@@ -850,7 +850,13 @@ std::vector<Finding> import_findings(const SystemSnapshot& snapshot, const Pytho
     return findings;
   }
   const bool machine_has_gpu = !snapshot.gpus.empty();
-  if (machine_has_gpu && result.gpu_available == false) {
+  // A build its files call CPU-only (the onnxruntime package, torch +cpu) sees no GPU by design:
+  // the layout's judges say so; the import adds no failure.
+  const auto install =
+      std::find_if(env.frameworks.begin(), env.frameworks.end(),
+                   [&result](const FrameworkInstall& fw) { return fw.name == result.framework; });
+  const bool cpu_build = install != env.frameworks.end() && !install->cuda;
+  if (machine_has_gpu && result.gpu_available == false && !cpu_build) {
     findings.push_back(
         make_finding(codes::k_fw_import_no_gpu, std::nullopt, who,
                      fmt::format("device count {}", result.device_count.value_or(0))));

@@ -92,6 +92,68 @@ constexpr std::string_view k_jax = R"PY(    import jax, jax.numpy as jnp
         r["op_ok"] = float((x * 2).sum()) == 4032.0
 )PY";
 
+// ONNX Runtime: its providers, then one Add over 64 floats on the CUDA provider, in a model
+// written here as protobuf bytes (ir 7, opset 13), so that the onnx package is not needed. A
+// session that silently fell back to the CPU provider is no GPU.
+constexpr std::string_view k_onnxruntime = R"PY(    import onnxruntime as ort
+    r["version"] = ort.__version__
+    providers = list(ort.get_available_providers())
+    r["gpu_available"] = "CUDAExecutionProvider" in providers
+    if r["gpu_available"]:
+        def v(n):
+            b = b""
+            while True:
+                c, n = n & 0x7F, n >> 7
+                b += bytes([c | (0x80 if n else 0)])
+                if not n:
+                    return b
+        def f(num, payload):
+            if isinstance(payload, int):
+                return v(num << 3) + v(payload)
+            return v(num << 3 | 2) + v(len(payload)) + payload
+        tensor = f(1, 1) + f(2, f(1, f(1, 64)))
+        vi = lambda n: f(1, n) + f(2, f(1, tensor))
+        node = f(1, b"x") + f(1, b"x") + f(2, b"y") + f(4, b"Add")
+        graph = f(1, node) + f(2, b"g") + f(11, vi(b"x")) + f(12, vi(b"y"))
+        model = f(1, 7) + f(8, f(2, 13)) + f(7, graph)
+        opts = ort.SessionOptions()
+        opts.log_severity_level = 3
+        sess = ort.InferenceSession(model, sess_options=opts, providers=["CUDAExecutionProvider"])
+        if "CUDAExecutionProvider" in sess.get_providers():
+            import numpy as np
+            y = sess.run(None, {"x": np.arange(64, dtype=np.float32)})[0]
+            r["op_ok"] = float(y.sum()) == 4032.0
+        else:
+            r["gpu_available"] = False
+)PY";
+
+// TensorRT: a builder, which initialises CUDA on the GPU (building an engine takes seconds).
+constexpr std::string_view k_tensorrt = R"PY(    import tensorrt as trt
+    r["version"] = trt.__version__
+    builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
+    r["gpu_available"] = builder is not None
+)PY";
+
+constexpr std::string_view k_cupy = R"PY(    import cupy
+    r["version"] = cupy.__version__
+    n = cupy.cuda.runtime.getDeviceCount()
+    r["gpu_available"] = n > 0
+    r["device_count"] = n
+    if n > 0:
+        x = cupy.arange(64, dtype=cupy.float32)
+        r["op_ok"] = float((x * 2).sum()) == 4032.0
+)PY";
+
+/// The import script's body of each framework the probes find (FrameworkInstall::name).
+struct ImportScript {
+  std::string_view framework;
+  std::string_view body;
+};
+constexpr ImportScript k_import_scripts[] = {
+    {"pytorch", k_torch},           {"tensorflow", k_tensorflow}, {"jax", k_jax},
+    {"onnxruntime", k_onnxruntime}, {"tensorrt", k_tensorrt},     {"cupy", k_cupy},
+};
+
 } // namespace
 
 std::optional<std::string> python_script(std::string_view name) {
@@ -99,13 +161,12 @@ std::optional<std::string> python_script(std::string_view name) {
     return std::string(k_query);
   }
   std::string_view body;
-  if (name == "import-pytorch") {
-    body = k_torch;
-  } else if (name == "import-tensorflow") {
-    body = k_tensorflow;
-  } else if (name == "import-jax") {
-    body = k_jax;
-  } else {
+  for (const ImportScript& entry : k_import_scripts) {
+    if (name == "import-" + std::string(entry.framework)) {
+      body = entry.body;
+    }
+  }
+  if (body.empty()) {
     return std::nullopt;
   }
   std::string script(k_import_head);

@@ -169,11 +169,44 @@ def main():
     else:
         failures.append(f"copies without kernels: {[(r['status'], r['summary']) for r in bandwidth]}")
     failures += passive_facts(args.gpucheck)
+    failures += framework_imports(args.gpucheck)
     failures += multi_gpu(args.gpucheck, results)
     failures += metrics_known_to_min(args.gpucheck, results)
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0
+
+
+def framework_imports(gpucheck):
+    """--import over the python3 on PATH (the device's holds PyTorch, JAX, ONNX Runtime and
+    CuPy): every framework gpucheck finds is imported in its own interpreter, and none fails on
+    a healthy machine (an ONNX Runtime without its CUDA provider says so without failing)."""
+    python = subprocess.run(["sh", "-c", "command -v python3"], capture_output=True, text=True,
+                            check=False).stdout.strip()
+    if not python:
+        print("info no python3 on PATH: --import not tried")
+        return []
+    proc = subprocess.run([gpucheck, "--json", "--quick", "--import", "--only", "fw",
+                           "--python", python], capture_output=True, text=True, timeout=600,
+                          check=False)
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return [f"--import: no JSON report (exit {proc.returncode}): {proc.stderr[-2000:]}"]
+    found = [fw["name"] for env in report["snapshot"]["python_environments"]
+             for fw in env.get("frameworks", [])]
+    imports = [r for r in report["results"] if r["check_id"] == "fw.import"]
+    failures = []
+    if len(imports) < len(found):
+        failures.append(f"--import: {len(found)} frameworks found ({found}), "
+                        f"{len(imports)} imported")
+    for r in imports:
+        if r["status"] in ("fail", "error"):
+            failures.append(f"fw.import: {r['status']}: {r['summary']}; "
+                            f"{[f['message'] for f in r.get('findings', [])]}")
+        else:
+            print(f"ok   fw.import: {r['status']}: {r['summary']}")
+    return failures
 
 
 def multi_gpu(gpucheck, results):

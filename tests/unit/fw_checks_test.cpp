@@ -720,6 +720,40 @@ TEST(FrameworkChecks, ImportResultsAreJudged) {
   EXPECT_EQ(run_check(fw_import_check(), s).at(0).status, Status::skip);
 }
 
+// ONNX Runtime and TensorRT say whether they use the GPU, not how many GPUs they see; the CPU
+// package of ONNX Runtime (its files say it has no CUDA provider) sees no GPU by design and adds
+// no failure, where the GPU package that fell back to the CPU is one (issue 35).
+TEST(FrameworkChecks, ImportsOfFrameworksWithoutADeviceCount) {
+  SystemSnapshot s = compat::testing::make_snapshot({.driver = "580.159.04", .gpus = {k_h200}});
+  PythonEnvironment env;
+  env.interpreter = "/opt/torch/.venv/bin/python3";
+  env.prefix = k_venv;
+  const auto run = [&](bool cpu_package, std::optional<bool> gpu, std::optional<bool> op) {
+    env.frameworks = {{.name = "onnxruntime",
+                       .distribution = cpu_package ? "onnxruntime" : "onnxruntime-gpu",
+                       .version = "1.30.0",
+                       .cuda = cpu_package ? std::nullopt : std::optional<std::string>("13.0")}};
+    env.imports = {{.framework = "onnxruntime",
+                    .version = "1.30.0",
+                    .gpu_available = gpu,
+                    .op_ok = op,
+                    .seconds = 0.5}};
+    s.python_environments = {env};
+    return run_check(fw_import_check(), s).at(0);
+  };
+  const CheckResult working = run(false, true, true);
+  EXPECT_EQ(codes_of(working), std::vector<std::string>{});
+  EXPECT_NE(working.summary.find("ONNX Runtime 1.30.0, uses the GPU, tiny op ok"),
+            std::string::npos)
+      << working.summary;
+  const CheckResult cpu_package = run(true, false, std::nullopt);
+  EXPECT_EQ(codes_of(cpu_package), std::vector<std::string>{});
+  EXPECT_NE(cpu_package.summary.find("sees no GPU (a CPU-only build"), std::string::npos)
+      << cpu_package.summary;
+  EXPECT_EQ(codes_of(run(false, false, std::nullopt)),
+            std::vector<std::string>{"fw.import_no_gpu"});
+}
+
 TEST(FrameworkChecks, ImportedArchListOverridesTheMatrix) {
   FixtureTree tree;
   std::string cache;

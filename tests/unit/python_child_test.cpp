@@ -34,8 +34,26 @@ ChildOutcome run_python(const std::string& interpreter, const std::string& scrip
   return run_child(request);
 }
 
+// Every framework the probes find (find_frameworks over an environment holding each one's
+// distribution) has its import script: --import asked for `import-onnxruntime` and
+// `import-cupy`, which did not exist, and failed on healthy machines (issue 35). A framework the
+// probes learn to find must bring its script, or this fails.
 TEST(PythonChild, ScriptsExistForQueryAndEachFramework) {
-  for (const char* name : {"query", "import-pytorch", "import-tensorflow", "import-jax"}) {
+  PythonEnvironment env;
+  env.site_packages = {"/nonexistent/site-packages"};
+  for (const char* dist : {"torch", "tensorflow", "jax", "jaxlib", "onnxruntime-gpu",
+                           "tensorrt-cu12", "cupy-cuda13x"}) {
+    env.distributions.push_back(
+        {.name = dist, .version = "1.0", .metadata_dir = "", .libraries = {}});
+  }
+  const std::vector<FrameworkInstall> found =
+      probes::find_frameworks(probes::Sysroot("/nonexistent"), env, std::nullopt, {});
+  std::vector<std::string> names{"query"};
+  for (const FrameworkInstall& fw : found) {
+    names.push_back("import-" + fw.name);
+  }
+  EXPECT_EQ(names.size(), 7u) << "the fixture no longer holds every framework";
+  for (const std::string& name : names) {
     const std::optional<std::string> script = python_script(name);
     ASSERT_TRUE(script) << name;
     EXPECT_NE(script->find("GPUCHECK_RESULT_FD"), std::string::npos) << name;

@@ -56,7 +56,7 @@ std::vector<Finding> lost_gpu_findings(const SystemSnapshot& s) {
                                  ? fmt::format("; CUDA sees {} of NVML's {}", cuda_count,
                                                plural(s.nvml.device_count.value_or(0), "GPU"))
                                  : std::string();
-    const std::string address = bdf.empty() ? std::string("at an unknown PCI address") : bdf;
+    const std::string address = bdf.empty() ? std::string("an unknown PCI address") : bdf;
     if (failure.result == k_nvml_reset_required) {
       findings.push_back(make_finding(codes::k_gpu_reset_required, failure.index, failure.index,
                                       address, evidence + cuda));

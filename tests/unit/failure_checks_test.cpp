@@ -219,6 +219,13 @@ TEST(DriverNvmlCheck, LostGpuIsNamedByItsPciAddress) {
   s.nvml.handle_failures[0] = {1, 16, "RESET_REQUIRED"};
   EXPECT_EQ(codes_of(run_check(checks::driver_nvml_check(), s).front()),
             (std::vector<std::string>{"gpu.reset_required"}));
+
+  // No PCI function to name it by: one "at", not two (issue 35).
+  s.nvml.handle_failures[0] = {1, 15, "GPU_IS_LOST"};
+  s.kernel_module.pci_devices.resize(1);
+  const Finding unnamed = run_check(checks::driver_nvml_check(), s).front().findings.at(0);
+  EXPECT_NE(unnamed.message.find("GPU 1 at an unknown PCI address is lost"), std::string::npos)
+      << unnamed.message;
 }
 
 } // namespace

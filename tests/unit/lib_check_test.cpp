@@ -110,6 +110,45 @@ TEST(LibCudnnCheck, SublibraryFindingNamesFileAndDirectory) {
             "not found");
 }
 
+// Return codes by name and number (issue 35: "status 1002" alone before), for cuDNN 9's and
+// cuDNN 8's numbering; an unknown code still shows its number.
+TEST(LibCudnnCheck, AVersionCheckStatusIsNamed) {
+  for (const auto& [status, text] :
+       {std::pair{1002, "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH (1002)"},
+        std::pair{14, "CUDNN_STATUS_VERSION_MISMATCH (14)"},
+        std::pair{3007, "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH (3007)"},
+        std::pair{77, "status 77"}}) {
+    SystemSnapshot s = healthy_h200();
+    family(s, "cudnn").cudnn->sublibraries[2].version_check = status;
+    const CheckResult result = run_check(checks::lib_cudnn_check(), s).front();
+    ASSERT_EQ(result.findings.size(), 1U);
+    EXPECT_NE(result.findings[0].message.find(std::string("fails its version check: ") + text),
+              std::string::npos)
+        << result.findings[0].message;
+  }
+}
+
+// --quick loads only the core sub-library and makes no version check: its summary says so
+// instead of "1 sub-library checked"; a standard snapshot replayed (quick, with its checks)
+// still counts what it checked.
+TEST(LibCudnnCheck, QuickSaysWhichSubLibrariesItLeftOut) {
+  SystemSnapshot s = healthy_h200();
+  const size_t all = family(s, "cudnn").cudnn->sublibraries.size();
+  CheckOptions quick;
+  quick.quick = true;
+  EXPECT_NE(run_check(checks::lib_cudnn_check(), s, quick)
+                .front()
+                .summary.find(fmt::format("{} sub-libraries checked", all)),
+            std::string::npos);
+  std::vector<CudnnSublibrary>& subs = family(s, "cudnn").cudnn->sublibraries;
+  subs.resize(1);
+  subs[0].version_check.reset();
+  const std::string summary = run_check(checks::lib_cudnn_check(), s, quick).front().summary;
+  EXPECT_NE(summary.find("1 sub-library loaded; --quick looked for the others on disk only"),
+            std::string::npos)
+      << summary;
+}
+
 TEST(LibCudnnCheck, CrashQuotesStderr) {
   SystemSnapshot s = healthy_h200();
   family(s, "cudnn").failure = crashed("SIGABRT", 6, "Could not load library libcudnn_graph.so.9");

@@ -204,8 +204,9 @@ inline ChildFailure timed_out(double seconds) {
   return f;
 }
 
-inline std::vector<CheckResult> run_check(const CheckDef& check, const SystemSnapshot& snapshot) {
-  const CheckContext context{snapshot, CheckOptions{}};
+inline std::vector<CheckResult> run_check(const CheckDef& check, const SystemSnapshot& snapshot,
+                                          const CheckOptions& options = {}) {
+  const CheckContext context{snapshot, options};
   return check.run(context);
 }
 

@@ -42,9 +42,26 @@ std::vector<Finding> lost_gpu_findings(const SystemSnapshot& s) {
   std::vector<Finding> findings;
   for (const NvmlHandleFailure& failure : s.nvml.handle_failures) {
     const PciDevice* device = lost_gpu_function(s, failure.index);
-    const std::string bdf = device != nullptr ? device->bdf : std::string();
-    std::string evidence = fmt::format("nvmlDeviceGetHandleByIndex returned {} ({})",
-                                       failure.result_name, failure.result);
+    if (!failure.pci_bus_id.empty()) {
+      device = nullptr;
+      for (const PciDevice& pci : s.kernel_module.pci_devices) {
+        if (canonical_bus_id(pci.bdf) == canonical_bus_id(failure.pci_bus_id)) {
+          device = &pci;
+        }
+      }
+    }
+    // NVML's own address when it read one before the GPU was lost; else the PCI scan's guess.
+    const std::string bdf = !failure.pci_bus_id.empty() ? failure.pci_bus_id
+                            : device != nullptr         ? device->bdf
+                                                        : std::string();
+    std::string evidence = failure.call.empty()
+                               ? fmt::format("nvmlDeviceGetHandleByIndex returned {} ({})",
+                                             failure.result_name, failure.result)
+                               : fmt::format("NVML gave its handle, then {} returned {} ({})",
+                                             failure.call, failure.result_name, failure.result);
+    if (!failure.uuid.empty()) {
+      evidence += fmt::format("; its UUID {}", failure.uuid);
+    }
     if (device != nullptr && device->config_all_ones.value_or(false)) {
       evidence += "; its PCI config space reads 0xffffffff (the device does not answer)";
     }

@@ -94,7 +94,7 @@ GPUCHECK_JSON(KernelModuleInfo, proc_version_present, version, flavor, version_t
               uvm_loaded, nouveau_loaded, device_nodes, pci_devices, running_kernel, module_files,
               other_kernels_with_module, secure_boot, lockdown, modprobe_blacklist, integrated_gpus,
               prime_profile, bbswitch)
-GPUCHECK_JSON(NvmlHandleFailure, index, result, result_name)
+GPUCHECK_JSON(NvmlHandleFailure, index, result, result_name, call, uuid, pci_bus_id)
 GPUCHECK_JSON(NvmlInfo, library, init_result, init_result_name, driver_version, cuda_driver_version,
               cuda_driver_version_kernel, nvml_version, device_count, handle_failures, failure)
 GPUCHECK_JSON(CudaDevice, ordinal, name, uuid, pci_bus_id, cc_major, cc_minor, sm_count,

@@ -23,6 +23,18 @@ namespace {
 constexpr unsigned long long k_nvml_value_not_available = ~0ULL;
 constexpr unsigned k_process_slack = 16;
 
+constexpr nvmlReturn_t k_nvml_gpu_is_lost = 15;
+/// Queries of the GPU being read that answered GPU_IS_LOST (read_gpu() resets it): a GPU can be
+/// lost after NVML gave its handle, and then no fact of it is read.
+int g_lost_answers = 0; // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): one thread
+
+nvmlReturn_t counted(nvmlReturn_t rc) {
+  if (rc == k_nvml_gpu_is_lost) {
+    ++g_lost_answers;
+  }
+  return rc;
+}
+
 /// Call fn(args..., &value) when fn exists; the value when it returns SUCCESS, else nullopt
 /// (NOT_SUPPORTED and every other failure alike: the fact could not be read).
 template <typename T, typename Fn, typename... Args>
@@ -31,7 +43,7 @@ std::optional<T> read_value(Fn fn, Args... args) {
     return std::nullopt;
   }
   T value{};
-  if (fn(args..., &value) != k_nvml_success) {
+  if (counted(fn(args..., &value)) != k_nvml_success) {
     return std::nullopt;
   }
   return value;
@@ -39,7 +51,7 @@ std::optional<T> read_value(Fn fn, Args... args) {
 
 template <typename Fn> std::string read_string(Fn fn, nvmlDevice_t device) {
   std::array<char, k_nvml_string_buffer> buffer{};
-  if (fn == nullptr || fn(device, buffer.data(), buffer.size()) != k_nvml_success) {
+  if (fn == nullptr || counted(fn(device, buffer.data(), buffer.size())) != k_nvml_success) {
     return {};
   }
   return std::string(buffer.data());
@@ -409,16 +421,26 @@ std::vector<GpuPath> read_paths(const NvmlApi& api, const std::vector<nvmlDevice
   return paths;
 }
 
-GpuInfo read_gpu(const NvmlApi& api, nvmlDevice_t device, int index) {
+GpuInfo read_gpu(const NvmlApi& api, nvmlDevice_t device, int index, std::string& first_lost_call) {
   GpuInfo gpu;
   gpu.index = index;
+  g_lost_answers = 0;
+  const auto note = [&first_lost_call](const char* call) {
+    if (g_lost_answers > 0 && first_lost_call.empty()) {
+      first_lost_call = call;
+    }
+  };
   gpu.name = read_string(api.nvmlDeviceGetName, device);
+  note("nvmlDeviceGetName");
   gpu.uuid = read_string(api.nvmlDeviceGetUUID, device);
+  note("nvmlDeviceGetUUID");
   gpu.serial = read_string(api.nvmlDeviceGetSerial, device);
+  note("nvmlDeviceGetSerial");
   if (const auto pci = read_value<nvmlPciInfo_t>(api.nvmlDeviceGetPciInfo, device)) {
     gpu.pci_bus_id = short_bus_id(std::string(pci->busId, strnlen(pci->busId, sizeof pci->busId)));
     gpu.pci_device_id = fmt::format("0x{:08X}", pci->pciDeviceId);
   }
+  note("nvmlDeviceGetPciInfo");
   if (api.nvmlDeviceGetCudaComputeCapability != nullptr) {
     int major = 0;
     int minor = 0;
@@ -470,6 +492,7 @@ GpuInfo read_gpu(const NvmlApi& api, nvmlDevice_t device, int index) {
     read_processes<nvmlProcessInfo_v1_t>(api.nvmlDeviceGetGraphicsRunningProcesses_v1, device,
                                          gpu.processes, seen);
   }
+  note("a later nvmlDeviceGet* query");
   return gpu;
 }
 
@@ -500,11 +523,21 @@ nlohmann::json child_probe_nvml(const std::vector<std::string>& /*args*/) {
           // count above still shows it.
           const nvmlReturn_t handle_rc = api.nvmlDeviceGetHandleByIndex(i, &device);
           if (handle_rc == k_nvml_success) {
-            gpus.push_back(read_gpu(api, device, static_cast<int>(i)));
+            std::string lost_call;
+            GpuInfo gpu = read_gpu(api, device, static_cast<int>(i), lost_call);
+            if (!lost_call.empty()) {
+              // Lost after its handle was given: reported like a GPU with no handle, with what
+              // was read of it before, not as a GPU with no name and no facts.
+              info.handle_failures.push_back({static_cast<int>(i), k_nvml_gpu_is_lost,
+                                              nvml_error_name(k_nvml_gpu_is_lost), lost_call,
+                                              gpu.uuid, gpu.pci_bus_id});
+              continue;
+            }
+            gpus.push_back(std::move(gpu));
             devices.push_back(device);
           } else {
-            info.handle_failures.push_back(
-                {static_cast<int>(i), static_cast<int>(handle_rc), nvml_error_name(handle_rc)});
+            info.handle_failures.push_back({static_cast<int>(i), static_cast<int>(handle_rc),
+                                            nvml_error_name(handle_rc), "", "", ""});
           }
         }
       }

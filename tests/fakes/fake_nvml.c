@@ -20,6 +20,7 @@ enum {
   k_not_supported = 3,
   k_not_found = 6,
   k_insufficient_size = 7,
+  k_gpu_is_lost = 15,
   k_argument_version_mismatch = 25,
   k_max_mig = 7,
   k_mig_base = 0x10000,
@@ -93,6 +94,10 @@ static nvmlReturn_t enter(nvmlDevice_t device, const char* key, int* gpu) {
   *gpu = gpu_of(device);
   if (*gpu < 0) {
     return k_invalid_argument;
+  }
+  /* A GPU lost after NVML gave its handle: every query of it answers GPU_IS_LOST. */
+  if (fake_gpu_int(*gpu, "lost_after_handle", 0) != 0) {
+    return k_gpu_is_lost;
   }
   return key != NULL ? field_rc(*gpu, key) : k_success;
 }

@@ -1164,6 +1164,35 @@ std::vector<Scenario> scenarios() {
              EXPECT_EQ(r["root_causes"][0]["gpu_index"], 1);
              EXPECT_EQ(r["root_causes"][0]["explains"][0]["check_id"], "driver.kernel_log");
            }});
+  // Lost after NVML gave its handle (issue 35): every query answers GPU_IS_LOST, as nvidia-smi's
+  // "ERR!". It read as a GPU with no name and its checks skipped, exit 0; now it is lost, named
+  // by its PCI address. The twin is two_gpus_answering_on_the_bus.
+  list.push_back(
+      {.name = "gpu_lost_after_its_handle",
+       .fake = "gpu.count=2\ngpu.1.lost_after_handle=1\ngpu.1.cuda=0\n",
+       .root =
+           [config_space](FixtureTree& t) {
+             healthy_root(t, 2);
+             config_space(t, 0, false);
+             config_space(t, 1, true);
+           },
+       .codes = {"gpu.lost"},
+       .exit_code = 1,
+       .extra =
+           [](const nlohmann::json& r) {
+             const nlohmann::json* lost = finding_with(r, "gpu.lost");
+             ASSERT_NE(lost, nullptr);
+             EXPECT_EQ((*lost)["gpu_index"], 1);
+             const std::string message = (*lost)["message"].get<std::string>();
+             EXPECT_NE(message.find("GPU 1 at " + fake_bdf(1)), std::string::npos) << message;
+             EXPECT_NE(message.find("NVML gave its handle, then nvmlDeviceGetName returned "
+                                    "GPU_IS_LOST (15)"),
+                       std::string::npos)
+                 << message;
+             EXPECT_EQ(r["snapshot"]["gpus"].size(), 1u) << "the lost GPU is listed as a GPU";
+             const auto& failure = r["snapshot"]["nvml"]["handle_failures"].at(0);
+             EXPECT_EQ(failure["call"], "nvmlDeviceGetName");
+           }});
   list.push_back(
       {.name = "two_gpus_answering_on_the_bus",
        .fake = "gpu.count=2\n",

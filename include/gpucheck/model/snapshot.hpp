@@ -124,6 +124,11 @@ struct NvmlHandleFailure {
   int index = 0;           ///< NVML index
   int result = 0;          ///< nvmlReturn_t, e.g. 15 (GPU_IS_LOST)
   std::string result_name; ///< "GPU_IS_LOST"
+  /// The call that answered so: "" for nvmlDeviceGetHandleByIndex, else the first query of a
+  /// GPU lost after NVML gave its handle ("nvmlDeviceGetName").
+  std::string call;
+  std::string uuid;       ///< what was read of it before it was lost ("" if nothing)
+  std::string pci_bus_id; ///< "0000:3b:00.0", likewise
 
   bool operator==(const NvmlHandleFailure&) const = default;
 };

@@ -12,6 +12,72 @@ constexpr CheckInfo k_info{"driver.installed", "NVIDIA driver installed",
                            "An NVIDIA kernel module or driver library is present.",
                            CheckKind::passive};
 
+constexpr std::string_view k_install_guide =
+    "docs.nvidia.com/datacenter/tesla/driver-installation-guide";
+
+/// How this distribution installs NVIDIA's driver, from os-release's PRETTY_NAME. The dnf
+/// commands are NVIDIA's driver installation guide's (open kernel modules, drivers after 570).
+std::string distribution_install(const std::string& os) {
+  const auto has = [&os](std::string_view word) { return os.find(word) != std::string::npos; };
+  if (has("Ubuntu")) {
+    return "install the driver Ubuntu recommends for this GPU: sudo ubuntu-drivers install";
+  }
+  if (has("Debian")) {
+    return fmt::format("install Debian's driver (sudo apt install nvidia-driver, from non-free) "
+                       "or NVIDIA's packages ({})",
+                       k_install_guide);
+  }
+  if (has("Fedora")) {
+    return fmt::format("add NVIDIA's repository and sudo dnf install nvidia-open ({})",
+                       k_install_guide);
+  }
+  if (has("Red Hat") || has("Rocky") || has("AlmaLinux") || has("Oracle Linux") ||
+      has("Amazon Linux") || has("CentOS")) {
+    return fmt::format("add NVIDIA's repository, then sudo dnf module enable "
+                       "nvidia-driver:open-dkms && sudo dnf install nvidia-open (release 10: sudo "
+                       "dnf install nvidia-open alone; {})",
+                       k_install_guide);
+  }
+  if (has("SUSE")) {
+    return fmt::format("add NVIDIA's repository for this SUSE release and install the driver "
+                       "with zypper as {} lists it",
+                       k_install_guide);
+  }
+  return fmt::format("install the NVIDIA driver with this distribution's package manager, or "
+                     "NVIDIA's repository or .run installer ({})",
+                     k_install_guide);
+}
+
+/// The remedy for a machine with no NVIDIA driver, by situation (issue 35): nothing to install
+/// where no GPU is on the bus, never a driver inside a container, Windows' driver under WSL2,
+/// else the distribution's own way.
+std::string missing_driver_remedy(const SystemSnapshot& s) {
+  const bool gpu_on_bus = !nvidia_gpu_functions(s.kernel_module).empty();
+  const std::string& kind = s.environment.container.kind;
+  const bool container = !kind.empty() && kind != "none";
+  if (s.environment.wsl) {
+    return "install or update the NVIDIA driver on Windows, which serves WSL2 (its libraries "
+           "appear in /usr/lib/wsl/lib); install no Linux NVIDIA driver inside the distribution";
+  }
+  if (!gpu_on_bus && container) {
+    return "nothing to install: no NVIDIA GPU shows on this machine's PCI bus, and a driver is "
+           "never installed inside a container; run the container on a node with a GPU, started "
+           "with --gpus all (NVIDIA Container Toolkit) or a CDI device (--device "
+           "nvidia.com/gpu=all)";
+  }
+  if (!gpu_on_bus) {
+    return "nothing to install: no NVIDIA GPU is on this machine's PCI bus (a virtual machine "
+           "shows one only when a GPU is passed through to it: check the instance type or the "
+           "hypervisor's passthrough)";
+  }
+  if (container) {
+    return "install the driver on the host, not in this container: the host's kernel has no "
+           "nvidia module loaded; then start the container with --gpus all (NVIDIA Container "
+           "Toolkit) or a CDI device (--device nvidia.com/gpu=all)";
+  }
+  return distribution_install(s.host.os) + ", then reboot";
+}
+
 std::vector<CheckResult> run(const CheckContext& context) {
   const SystemSnapshot& s = context.snapshot;
   const KernelModuleInfo& module = s.kernel_module;
@@ -35,9 +101,9 @@ std::vector<CheckResult> run(const CheckContext& context) {
   }
   const std::string why =
       s.cuda.library.error.empty() ? std::string("not found") : s.cuda.library.error;
-  return {make_result(
-      k_info, "no NVIDIA driver is installed",
-      {make_finding(codes::k_driver_missing, std::nullopt, why, pci_gpu_summary(module))})};
+  return {make_result(k_info, "no NVIDIA driver is installed",
+                      {make_finding(codes::k_driver_missing, std::nullopt, why,
+                                    pci_gpu_summary(module), missing_driver_remedy(s))})};
 }
 } // namespace
 

@@ -126,10 +126,12 @@ constexpr FindingSpec k_table[] = {
      "No NVIDIA kernel module is loaded and no driver library could be found.",
      "no NVIDIA driver: /proc/driver/nvidia/version is absent and libcuda.so.1 cannot be loaded "
      "({0}); {1}",
-     "install the NVIDIA driver for this GPU (e.g. apt install nvidia-driver-580 or the .run "
-     "installer from nvidia.com), then reboot",
+     "{2}",
      where("why libcuda.so.1 could not be loaded (the loader's error)",
-           "the NVIDIA GPUs on the PCI bus, or that there is none")},
+           "the NVIDIA GPUs on the PCI bus, or that there is none",
+           "what to do here: nothing where no GPU is on the bus; the host's driver and --gpus all "
+           "in a container; Windows' driver under WSL2; else this distribution's way (apt, dnf, "
+           "zypper, from os-release)")},
     {codes::k_driver_module_not_loaded, Severity::fail, "Kernel module not loaded",
      "The NVIDIA user-space libraries are installed but the kernel module is not loaded: usually "
      "DKMS did not rebuild it for a new kernel, or Secure Boot refused the unsigned module.",

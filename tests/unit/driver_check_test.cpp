@@ -1,6 +1,8 @@
 // driver.installed, driver.kernel_module, driver.nvml, driver.version_match.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "checks/checks.hpp"
 #include "unit/check_case_runner.hpp"
 
@@ -56,6 +58,54 @@ TEST(DriverInstalledCheck, MissingDriverNamesTheGpuOnTheBus) {
       << result.findings[0].message;
   EXPECT_NE(result.findings[0].message.find("libcuda.so.1: cannot open shared object file"),
             std::string::npos);
+}
+
+// The remedy for a missing driver follows the situation (issue 35): "install the driver, then
+// reboot" with apt was shown in a container on a machine without any NVIDIA GPU.
+TEST(DriverInstalledCheck, TheRemedyFollowsTheSituation) {
+  const auto remedy = [](const std::function<void(SystemSnapshot&)>& change) {
+    SystemSnapshot s = healthy_h200();
+    no_driver(s);
+    s.host.os = "Ubuntu 24.04.1 LTS";
+    change(s);
+    const CheckResult result = run_check(checks::driver_installed_check(), s).front();
+    return result.findings.at(0).remedy;
+  };
+  const auto no_gpu = [](SystemSnapshot& s) { s.kernel_module.pci_devices.clear(); };
+  const auto in_docker = [](SystemSnapshot& s) { s.environment.container.kind = "docker"; };
+
+  std::string text = remedy([&](SystemSnapshot& s) {
+    no_gpu(s);
+    in_docker(s);
+  });
+  EXPECT_TRUE(text.starts_with("nothing to install")) << text;
+  EXPECT_NE(text.find("never installed inside a container"), std::string::npos) << text;
+  EXPECT_EQ(text.find("apt"), std::string::npos) << text;
+
+  text = remedy(no_gpu);
+  EXPECT_TRUE(text.starts_with("nothing to install")) << text;
+  EXPECT_NE(text.find("passed through"), std::string::npos) << text;
+
+  text = remedy(in_docker);
+  EXPECT_NE(text.find("install the driver on the host, not in this container"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("--gpus all"), std::string::npos) << text;
+
+  text = remedy([](SystemSnapshot& s) { s.environment.wsl = true; });
+  EXPECT_NE(text.find("on Windows"), std::string::npos) << text;
+
+  EXPECT_NE(remedy([](SystemSnapshot&) {}).find("sudo ubuntu-drivers install"), std::string::npos);
+  for (const char* os : {"Rocky Linux 9.4 (Blue Onyx)", "Red Hat Enterprise Linux 9.4 (Plow)",
+                         "AlmaLinux 9.4 (Seafoam Ocelot)", "Amazon Linux 2023.5.20240819"}) {
+    text = remedy([os](SystemSnapshot& s) { s.host.os = os; });
+    EXPECT_NE(text.find("sudo dnf install nvidia-open"), std::string::npos) << os << ": " << text;
+    EXPECT_EQ(text.find("apt"), std::string::npos) << os << ": " << text;
+  }
+  text = remedy([](SystemSnapshot& s) { s.host.os = "SUSE Linux Enterprise Server 15 SP6"; });
+  EXPECT_NE(text.find("zypper"), std::string::npos) << text;
+  text = remedy([](SystemSnapshot& s) { s.host.os = "Debian GNU/Linux 12 (bookworm)"; });
+  EXPECT_NE(text.find("apt install nvidia-driver"), std::string::npos) << text;
+  EXPECT_TRUE(text.ends_with("then reboot")) << text;
 }
 
 TEST(DriverKernelModuleCheck, Table) {

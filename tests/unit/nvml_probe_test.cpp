@@ -95,7 +95,7 @@ gpu.1.retired_pending=na
 gpu.1.ecc_mode=na
 gpu.1.mig_mode=na
 gpu.1.numa_node=na
-gpu.1.temperature=err:15
+gpu.1.temperature=err:999
 gpu.1.processes=na
 )",
                                   pid, pid));
@@ -238,6 +238,30 @@ TEST(NvmlProbe, LostGpuIsCountedButNotRead) {
   ASSERT_EQ(result.gpus.size(), 2U);
   EXPECT_EQ(result.gpus[0].index, 0);
   EXPECT_EQ(result.gpus[1].index, 2);
+}
+
+// Lost while being read (issue 35): its name, UUID and address answered, then a later query
+// GPU_IS_LOST. It is not a GPU with facts missing but a lost one, with what was read of it; one
+// lost from its first query has none of them. Any other error of one query is that fact missing
+// (ReadsEveryFieldOfEveryGpu).
+TEST(NvmlProbe, AGpuLostWhileItIsReadIsAHandleFailure) {
+  FakeMachine machine("gpu.count=3\ngpu.1.temperature=err:15\ngpu.2.lost_after_handle=1\n");
+  const NvmlResult result = probe(machine);
+  ASSERT_EQ(result.gpus.size(), 1U);
+  EXPECT_EQ(result.gpus[0].index, 0);
+  ASSERT_EQ(result.nvml.handle_failures.size(), 2U);
+  const NvmlHandleFailure& late = result.nvml.handle_failures[0];
+  EXPECT_EQ(late.index, 1);
+  EXPECT_EQ(late.result, 15);
+  EXPECT_EQ(late.result_name, "GPU_IS_LOST");
+  EXPECT_EQ(late.call, "a later nvmlDeviceGet* query");
+  EXPECT_FALSE(late.uuid.empty());
+  EXPECT_FALSE(late.pci_bus_id.empty());
+  const NvmlHandleFailure& early = result.nvml.handle_failures[1];
+  EXPECT_EQ(early.index, 2);
+  EXPECT_EQ(early.call, "nvmlDeviceGetName");
+  EXPECT_TRUE(early.uuid.empty());
+  EXPECT_TRUE(early.pci_bus_id.empty());
 }
 
 TEST(NvmlProbe, OldDriverUsesUnversionedSymbols) {

@@ -157,7 +157,84 @@ private:
 
   /// A TOML file as the JSON document it means. Dates and times (which no option takes) and
   /// inf/nan are refused with the key's dotted path.
+  /// The line of the first character past ASCII that toml++ 3.3 could be asked to classify as
+  /// whitespace, where its classifier reaches __builtin_unreachable (U+03CF after a bare key, or
+  /// after a multi-line string's line-ending backslash; found by fuzz_config): outside quoted
+  /// strings and comments, and inside """ strings. TOML allows such text only inside strings and
+  /// comments anyway. 0 when there is none.
+  static size_t non_ascii_outside_strings(std::string_view text) {
+    size_t line = 1;
+    enum class In { bare, comment, basic, literal, multi_basic, multi_literal } in = In::bare;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      const bool past_ascii = static_cast<unsigned char>(c) >= 0x80;
+      const auto at = [&](std::string_view token) { return text.substr(i, token.size()) == token; };
+      if (c == '\n') {
+        ++line;
+      }
+      switch (in) {
+      case In::bare:
+        if (past_ascii) {
+          return line;
+        }
+        if (c == '#') {
+          in = In::comment;
+        } else if (at("\"\"\"")) {
+          in = In::multi_basic;
+          i += 2;
+        } else if (at("'''")) {
+          in = In::multi_literal;
+          i += 2;
+        } else if (c == '"') {
+          in = In::basic;
+        } else if (c == '\'') {
+          in = In::literal;
+        }
+        break;
+      case In::comment:
+        in = c == '\n' ? In::bare : In::comment;
+        break;
+      case In::basic:
+        if (c == '\\') {
+          line += i + 1 < text.size() && text[i + 1] == '\n' ? 1 : 0;
+          ++i; // an escaped character, a quote among them
+        } else if (c == '"' || c == '\n') {
+          in = In::bare;
+        }
+        break;
+      case In::literal:
+        in = c == '\'' || c == '\n' ? In::bare : In::literal;
+        break;
+      case In::multi_basic:
+        if (past_ascii) {
+          return line;
+        }
+        if (c == '\\') {
+          line += i + 1 < text.size() && text[i + 1] == '\n' ? 1 : 0;
+          ++i; // a line-ending backslash among them
+        } else if (at("\"\"\"")) {
+          in = In::bare;
+          i += 2;
+        }
+        break;
+      case In::multi_literal:
+        if (at("'''")) {
+          in = In::bare;
+          i += 2;
+        }
+        break;
+      }
+    }
+    return 0;
+  }
+
   nlohmann::json toml_document(const std::string& text) const {
+    if (const size_t line = non_ascii_outside_strings(text); line != 0) {
+      throw CLI::ConfigError(fmt::format(
+          "{} is not valid TOML: line {}: a character past ASCII outside a one-line quoted string "
+          "or a comment",
+          config_label(), line));
+    }
     try {
       return json_of(toml::parse(text), "");
     } catch (const toml::parse_error& error) {

@@ -3,6 +3,7 @@
 
 #include "gpucheck/model/json_io.hpp"
 #include "gpucheck/model/json_input.hpp"
+#include "gpucheck/model/json_numbers.hpp"
 #include "gpucheck/model/snapshot_limits.hpp"
 #include "gpucheck/model/text.hpp"
 
@@ -247,6 +248,15 @@ std::optional<std::string> integer_out_of_range(const nlohmann::json& in, const 
 }
 
 } // namespace
+
+std::optional<std::string> float_out_of_model_range(const nlohmann::json& j) {
+  return float_out_of_range(j, "$");
+}
+
+std::optional<std::string> number_read_as_another(const nlohmann::json& in,
+                                                  const nlohmann::json& out) {
+  return integer_out_of_range(in, out, "$");
+}
 
 Expected<SystemSnapshot> snapshot_from_text(const std::string& text) {
   // Never throws: 1e400, a syntax error or 200k nested arrays are errors naming the JSON path.

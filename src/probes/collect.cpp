@@ -10,6 +10,7 @@
 #include <set>
 
 #include "gpucheck/model/json_io.hpp"
+#include "gpucheck/model/json_numbers.hpp"
 #include "probes/kernel_log.hpp"
 #include "probes/path_trust.hpp"
 #include "probes/paths.hpp"
@@ -45,7 +46,15 @@ bool decode(const process::ChildOutcome& outcome, const char* probe, const char*
   }
   try {
     const nlohmann::json& body = key != nullptr ? outcome.payload->at(key) : *outcome.payload;
-    into = body.get<T>();
+    // A number out of its field's range is undefined behaviour or wraps (found by
+    // fuzz_child_output: 4.4e28 read into an int): checked as a snapshot's are.
+    Expected<T> read = read_model_numbers_checked<T>(body);
+    if (!read) {
+      issues.push_back(
+          {probe, fmt::format("child result could not be read: {}", read.error().message)});
+      return false;
+    }
+    into = std::move(read).value();
     return true;
   } catch (const std::exception& e) {
     issues.push_back({probe, fmt::format("child result could not be read: {}", e.what())});

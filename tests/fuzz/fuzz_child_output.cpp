@@ -11,6 +11,7 @@
 #include "checks/long_rules.hpp"
 #include "fuzz_support.hpp"
 #include "gpucheck/model/json_io.hpp"
+#include "gpucheck/model/json_numbers.hpp"
 #include "probes/python_envs.hpp"
 #include "protocol/payloads.hpp"
 
@@ -19,8 +20,7 @@ namespace {
 /// As probes/collect.cpp decodes a probe child's payload: an exception is a ProbeIssue there.
 template <typename T> void decode(const nlohmann::json& payload, const char* key) {
   try {
-    T value = (key != nullptr ? payload.at(key) : payload).template get<T>();
-    (void)value;
+    (void)gpucheck::read_model_numbers_checked<T>(key != nullptr ? payload.at(key) : payload);
   } catch (const std::exception&) {
   }
 }

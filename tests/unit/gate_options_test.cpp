@@ -190,6 +190,11 @@ TEST(GateOptions, BadConfigFilesAreParseErrors) {
       {"deep.toml", "min = {h2d_gbps = {x = 1}}\n", "\"min.h2d_gbps\" must be"},
       // fuzz_config: toml++ 3.3 asserted (abort; undefined behaviour without NDEBUG) on "[#".
       {"hash.toml", "expect-gpus = 2\n[# comment\nonly = 'gpu.p2p'\n", "is not valid TOML"},
+      // fuzz_config (2026-11-28): toml++ 3.3's whitespace classifier reaches
+      // __builtin_unreachable on U+03CF after a bare key, and after a line-ending backslash.
+      {"past_ascii.toml", "expectpu.p\xcf\x8f'\n", "line 1: a character past ASCII outside"},
+      {"backslash.toml", "fail-on = \"warn\"\nonly = \"\"\"gpu\\\n  \xcf\x8f\"\"\"\n",
+       "line 3: a character past ASCII outside"},
   };
   for (const auto& c : cases) {
     const Parsed p = parse({"--config", config_file(c.name, c.text)});
@@ -197,6 +202,14 @@ TEST(GateOptions, BadConfigFilesAreParseErrors) {
   }
   EXPECT_NE(parse({"--config", "/nonexistent/gpucheck.toml"}).error.find("gpucheck.toml"),
             std::string::npos);
+}
+
+// Its twin: text past ASCII in one-line strings and comments is TOML and read as before.
+TEST(GateOptions, TextPastAsciiInStringsAndCommentsIsRead) {
+  const Parsed p = parse({"--config", config_file("utf8.toml", "# r\xc3\xa9sum\xc3\xa9 \xcf\x8f\n"
+                                                               "fail-on = 'warn' # \xc3\xbc\n"
+                                                               "expect-gpus = 2\n")});
+  EXPECT_EQ(p.error, "");
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 
 #include "golden/scenarios.hpp"
 #include "gpucheck/model/json_io.hpp"
+#include "gpucheck/model/json_numbers.hpp"
 #include "gpucheck/model/text.hpp"
 #include "render/json.hpp"
 #include "support/json_schema.hpp"
@@ -162,6 +163,28 @@ TEST(SnapshotInput, SecretVariablesAreHidden) {
        {"CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "NVIDIA_DRIVER_CAPABILITIES"}) {
     EXPECT_FALSE(is_secret_variable_name(name)) << name;
   }
+}
+
+} // namespace
+} // namespace gpucheck::testing
+
+namespace gpucheck::testing {
+namespace {
+
+// A child's payload is read with the snapshot's number checks (found by fuzz_child_output,
+// 2026-11-28: 4.4e28 in a CUDA device's int field was converted without a check, undefined
+// behaviour); the same payload with its numbers in range reads.
+TEST(ChildPayloadNumbers, OutOfRangeNumbersAreErrorsNamingThePlace) {
+  nlohmann::json payload = {{"driver_version", 13000}, {"devices", {{{"ordinal", 0}}}}};
+  EXPECT_TRUE(read_model_numbers_checked<CudaDriverInfo>(payload).has_value());
+  payload["devices"][0]["ordinal"] = 4.44444e28;
+  Expected<CudaDriverInfo> huge = read_model_numbers_checked<CudaDriverInfo>(payload);
+  ASSERT_FALSE(huge.has_value());
+  EXPECT_EQ(huge.error().message, "at $.devices[0].ordinal: a number out of range");
+  payload["devices"][0]["ordinal"] = 1ULL << 40;
+  Expected<CudaDriverInfo> wraps = read_model_numbers_checked<CudaDriverInfo>(payload);
+  ASSERT_FALSE(wraps.has_value());
+  EXPECT_EQ(wraps.error().message, "at $.devices[0].ordinal: a number out of range for its field");
 }
 
 } // namespace

@@ -157,33 +157,67 @@ private:
 
   /// A TOML file as the JSON document it means. Dates and times (which no option takes) and
   /// inf/nan are refused with the key's dotted path.
-  /// The line of the first character past ASCII that toml++ 3.3 could be asked to classify as
-  /// whitespace, where its classifier reaches __builtin_unreachable (U+03CF after a bare key, or
-  /// after a multi-line string's line-ending backslash; found by fuzz_config): outside quoted
-  /// strings and comments, and inside """ strings. TOML allows such text only inside strings and
-  /// comments anyway. 0 when there is none.
-  static size_t non_ascii_outside_strings(std::string_view text) {
+  /// The config as toml++ 3.3 may read it: ASCII only. Its whitespace classifier reaches
+  /// __builtin_unreachable for many characters past ASCII (U+03CF after a bare key, U+0492 after
+  /// a malformed number; found by fuzz_config), wherever its parser asks, malformed documents
+  /// included. So each such character in a "basic" string becomes its \u escape (the same
+  /// string), in a comment a '?'; anywhere else (a bare key, a 'literal' string, which TOML
+  /// cannot escape) it is refused naming the line, as is text that is not UTF-8.
+  std::string ascii_toml(std::string_view text) const {
+    std::string out;
+    out.reserve(text.size());
     size_t line = 1;
     enum class In { bare, comment, basic, literal, multi_basic, multi_literal } in = In::bare;
+    const auto refuse = [&](std::string_view what) {
+      throw CLI::ConfigError(
+          fmt::format("{} is not valid TOML: line {}: {}", config_label(), line, what));
+    };
     for (size_t i = 0; i < text.size(); ++i) {
+      const auto byte = static_cast<unsigned char>(text[i]);
       const char c = text[i];
-      const bool past_ascii = static_cast<unsigned char>(c) >= 0x80;
+      if (byte >= 0x80) {
+        // One UTF-8 sequence: its code point, or a refusal.
+        const size_t length = byte >= 0xf0 && byte < 0xf5   ? 4
+                              : byte >= 0xe0 && byte < 0xf0 ? 3
+                              : byte >= 0xc2 && byte < 0xe0 ? 2
+                                                            : 0;
+        uint32_t point = length == 4 ? byte & 0x07U : length == 3 ? byte & 0x0fU : byte & 0x1fU;
+        for (size_t k = 1; k < length; ++k) {
+          const auto next = i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0U;
+          if ((next & 0xc0U) != 0x80U) {
+            point = 0;
+            break;
+          }
+          point = (point << 6U) | (next & 0x3fU);
+        }
+        if (length == 0 || point < 0x80 || point > 0x10ffff ||
+            (point >= 0xd800 && point < 0xe000)) {
+          refuse("text that is not UTF-8");
+        }
+        if (in == In::comment) {
+          out += '?';
+        } else if (in == In::basic || in == In::multi_basic) {
+          out += point > 0xffff ? fmt::format("\\U{:08X}", point) : fmt::format("\\u{:04X}", point);
+        } else if (in == In::literal || in == In::multi_literal) {
+          refuse("a character past ASCII in a 'literal' string: write it in a \"basic\" string");
+        } else {
+          refuse("a character past ASCII outside a string or a comment");
+        }
+        i += length - 1;
+        continue;
+      }
       const auto at = [&](std::string_view token) { return text.substr(i, token.size()) == token; };
+      out += c;
       if (c == '\n') {
         ++line;
       }
       switch (in) {
       case In::bare:
-        if (past_ascii) {
-          return line;
-        }
         if (c == '#') {
           in = In::comment;
-        } else if (at("\"\"\"")) {
-          in = In::multi_basic;
-          i += 2;
-        } else if (at("'''")) {
-          in = In::multi_literal;
+        } else if (at("\"\"\"") || at("'''")) {
+          in = c == '"' ? In::multi_basic : In::multi_literal;
+          out.append(text.substr(i + 1, 2));
           i += 2;
         } else if (c == '"') {
           in = In::basic;
@@ -195,48 +229,37 @@ private:
         in = c == '\n' ? In::bare : In::comment;
         break;
       case In::basic:
-        if (c == '\\') {
-          line += i + 1 < text.size() && text[i + 1] == '\n' ? 1 : 0;
-          ++i; // an escaped character, a quote among them
-        } else if (c == '"' || c == '\n') {
+      case In::multi_basic:
+        if (c == '\\' && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0x80) {
+          line += text[i + 1] == '\n' ? 1 : 0;
+          out += text[++i]; // an escaped character (a quote), or a line-ending backslash's newline
+        } else if (in == In::basic && (c == '"' || c == '\n')) {
           in = In::bare;
+        } else if (in == In::multi_basic && at("\"\"\"")) {
+          in = In::bare;
+          out.append(text.substr(i + 1, 2));
+          i += 2;
         }
         break;
       case In::literal:
         in = c == '\'' || c == '\n' ? In::bare : In::literal;
         break;
-      case In::multi_basic:
-        if (past_ascii) {
-          return line;
-        }
-        if (c == '\\') {
-          line += i + 1 < text.size() && text[i + 1] == '\n' ? 1 : 0;
-          ++i; // a line-ending backslash among them
-        } else if (at("\"\"\"")) {
-          in = In::bare;
-          i += 2;
-        }
-        break;
       case In::multi_literal:
         if (at("'''")) {
           in = In::bare;
+          out.append(text.substr(i + 1, 2));
           i += 2;
         }
         break;
       }
     }
-    return 0;
+    return out;
   }
 
   nlohmann::json toml_document(const std::string& text) const {
-    if (const size_t line = non_ascii_outside_strings(text); line != 0) {
-      throw CLI::ConfigError(fmt::format(
-          "{} is not valid TOML: line {}: a character past ASCII outside a one-line quoted string "
-          "or a comment",
-          config_label(), line));
-    }
+    const std::string ascii = ascii_toml(text);
     try {
-      return json_of(toml::parse(text), "");
+      return json_of(toml::parse(ascii), "");
     } catch (const toml::parse_error& error) {
       throw CLI::ConfigError(fmt::format("{} is not valid TOML: line {}, column {}: {}",
                                          config_label(), error.source().begin.line,

@@ -191,10 +191,15 @@ TEST(GateOptions, BadConfigFilesAreParseErrors) {
       // fuzz_config: toml++ 3.3 asserted (abort; undefined behaviour without NDEBUG) on "[#".
       {"hash.toml", "expect-gpus = 2\n[# comment\nonly = 'gpu.p2p'\n", "is not valid TOML"},
       // fuzz_config (2026-11-28): toml++ 3.3's whitespace classifier reaches
-      // __builtin_unreachable on U+03CF after a bare key, and after a line-ending backslash.
-      {"past_ascii.toml", "expectpu.p\xcf\x8f'\n", "line 1: a character past ASCII outside"},
-      {"backslash.toml", "fail-on = \"warn\"\nonly = \"\"\"gpu\\\n  \xcf\x8f\"\"\"\n",
-       "line 3: a character past ASCII outside"},
+      // __builtin_unreachable on U+03CF after a bare key, after a line-ending backslash and after
+      // a malformed number: toml++ now reads ASCII only.
+      {"past_ascii.toml", "expectpu.p\xcf\x8f'\n",
+       "line 1: a character past ASCII outside a string or a comment"},
+      {"literal.toml", "expect-gpus = 2\nfail-on = 'w\xcf\x8f'\n",
+       "line 2: a character past ASCII in a 'literal' string"},
+      {"not_utf8.toml", "fail-on = \"w\xff\"\n", "is not a text file"},
+      {"malformed.toml", "a = 600.[\"e\xd0\x92p_I/cEn\xd2\x92'ty5\n#$c\n", "is not valid TOML"},
+      {"escaped.toml", "fail-on = \"w\xcf\x8f\"\n", "w\xcf\x8f"},
   };
   for (const auto& c : cases) {
     const Parsed p = parse({"--config", config_file(c.name, c.text)});

@@ -140,10 +140,19 @@ std::optional<std::string> chain_problem(std::string_view host, size_t strip, ui
 constexpr size_t k_max_folder_entries = 65536;
 
 /// The reason a file, a folder or a link's target inside `folder` (host path, already trusted
-/// itself) is one another user could write, down to `depth` folders below; `budget` counts the
-/// entries examined.
+/// itself) is one another user could write, down to `depth` folders below (at the top only the
+/// folders the loader searches); `budget` counts the entries examined.
+/// Whether the loader searches a folder of this name below a search-path entry: glibc-hwcaps
+/// (glibc 2.33 and later) and the legacy hardware-capability folders; no other (a folder such as
+/// /usr/lib/x86_64-linux-gnu holds thousands of files in folders the loader never searches).
+bool searched_below(std::string_view name) {
+  static constexpr std::string_view k_searched[] = {"glibc-hwcaps", "tls",      "x86_64",
+                                                    "haswell",      "avx512_1", "i686"};
+  return std::find(std::begin(k_searched), std::end(k_searched), name) != std::end(k_searched);
+}
+
 std::optional<std::string> contents_problem(const std::string& folder, uid_t uid, int depth,
-                                            size_t& budget) {
+                                            size_t& budget, bool top = true) {
   const std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(folder.c_str()), &::closedir);
   if (!dir) {
     return std::nullopt; // unreadable: the loader cannot read it either
@@ -188,8 +197,9 @@ std::optional<std::string> contents_problem(const std::string& folder, uid_t uid
           return problem;
         }
       }
-    } else if (S_ISDIR(info.st_mode) && depth > 0) {
-      if (std::optional<std::string> problem = contents_problem(path, uid, depth - 1, budget)) {
+    } else if (S_ISDIR(info.st_mode) && depth > 0 && (!top || searched_below(name))) {
+      if (std::optional<std::string> problem =
+              contents_problem(path, uid, depth - 1, budget, false)) {
         return problem;
       }
     }

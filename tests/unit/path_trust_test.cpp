@@ -207,6 +207,12 @@ TEST(PathTrust, ALibraryFolderIsLeftOutForWhatItHolds) {
     EXPECT_EQ(closed.kept, value) << folder;
     EXPECT_TRUE(closed.notes.empty()) << folder;
   }
+  // A folder the loader does not search below an entry (perl5 in /usr/lib/x86_64-linux-gnu) is
+  // not examined: the entry is kept.
+  tree.file("/lib/e/libcudart.so.13", "", 0644).file("/lib/e/perl5/open.so", "", 0644);
+  set_mode(tree.host("/lib/e/perl5/open.so"), 0666);
+  EXPECT_EQ(probes::filter_search_path("LD_LIBRARY_PATH", tree.host("/lib/e"), true).kept,
+            tree.host("/lib/e"));
   ::unsetenv("GPUCHECK_TEST_TREAT_AS_ROOT");
 }
 

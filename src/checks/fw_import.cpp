@@ -1,7 +1,5 @@
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "checks/checks.hpp"
 #include "compat/framework_rules.hpp"
 #include "gpucheck/plural.hpp"
@@ -29,15 +27,12 @@ std::vector<CheckResult> run(const CheckContext& context) {
         summary += result.error;
       } else {
         // ONNX Runtime and TensorRT say whether they use the GPU, not how many they see.
-        const bool cpu_build = std::any_of(env.frameworks.begin(), env.frameworks.end(),
-                                           [&result](const FrameworkInstall& fw) {
-                                             return fw.name == result.framework && !fw.cuda;
-                                           });
         const std::string sees =
             result.device_count            ? "sees " + plural(*result.device_count, "GPU")
             : result.gpu_available == true ? std::string("uses the GPU")
-            : cpu_build ? std::string("sees no GPU (a CPU-only build, as its files say)")
-                        : std::string("sees no GPU");
+            : fw::cpu_only_build(env, result.framework)
+                ? std::string("sees no GPU (a CPU-only build, as its files say)")
+                : std::string("sees no GPU");
         summary += fmt::format("{} {}, {}{}{}", fw::framework_label(result.framework),
                                result.version, sees, result.op_ok == true ? ", tiny op ok" : "",
                                result.cudnn_version ? ", cuDNN " + *result.cudnn_version : "");

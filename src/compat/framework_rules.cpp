@@ -813,6 +813,12 @@ std::vector<Finding> library_findings(const SystemSnapshot& snapshot, const comp
   return findings;
 }
 
+bool cpu_only_build(const PythonEnvironment& env, std::string_view framework) {
+  return std::any_of(
+      env.frameworks.begin(), env.frameworks.end(),
+      [framework](const FrameworkInstall& fw) { return fw.name == framework && !fw.cuda; });
+}
+
 std::vector<Finding> import_findings(const SystemSnapshot& snapshot, const PythonEnvironment& env,
                                      const FrameworkImport& result) {
   std::vector<Finding> findings;
@@ -850,13 +856,9 @@ std::vector<Finding> import_findings(const SystemSnapshot& snapshot, const Pytho
     return findings;
   }
   const bool machine_has_gpu = !snapshot.gpus.empty();
-  // A build its files call CPU-only (the onnxruntime package, torch +cpu) sees no GPU by design:
-  // the layout's judges say so; the import adds no failure.
-  const auto install =
-      std::find_if(env.frameworks.begin(), env.frameworks.end(),
-                   [&result](const FrameworkInstall& fw) { return fw.name == result.framework; });
-  const bool cpu_build = install != env.frameworks.end() && !install->cuda;
-  if (machine_has_gpu && result.gpu_available == false && !cpu_build) {
+  // A CPU-only build sees no GPU by design: the layout's judges say so; the import adds no
+  // failure.
+  if (machine_has_gpu && result.gpu_available == false && !cpu_only_build(env, result.framework)) {
     findings.push_back(
         make_finding(codes::k_fw_import_no_gpu, std::nullopt, who,
                      fmt::format("device count {}", result.device_count.value_or(0))));

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compat/matrix.hpp"
@@ -41,6 +42,10 @@ std::vector<Finding> framework_findings(const SystemSnapshot& snapshot,
 /// The libraries it resolves: missing, shadowed by LD_LIBRARY_PATH, other copies not used.
 std::vector<Finding> library_findings(const SystemSnapshot& snapshot, const compat::Matrix& matrix,
                                       const PythonEnvironment& env, const FrameworkInstall& fw);
+
+/// Whether the environment's files call `framework` a CPU-only build (the onnxruntime package,
+/// torch +cpu): it sees no GPU by design.
+bool cpu_only_build(const PythonEnvironment& env, std::string_view framework);
 
 /// What --import showed for one framework.
 std::vector<Finding> import_findings(const SystemSnapshot& snapshot, const PythonEnvironment& env,

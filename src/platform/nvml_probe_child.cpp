@@ -441,6 +441,9 @@ GpuInfo read_gpu(const NvmlApi& api, nvmlDevice_t device, int index, std::string
     gpu.pci_device_id = fmt::format("0x{:08X}", pci->pciDeviceId);
   }
   note("nvmlDeviceGetPciInfo");
+  if (!first_lost_call.empty()) {
+    return gpu; // lost: its other queries would only answer GPU_IS_LOST too
+  }
   if (api.nvmlDeviceGetCudaComputeCapability != nullptr) {
     int major = 0;
     int minor = 0;

@@ -24,6 +24,7 @@
 #include "kernel_build.hpp"
 #include "support/fixture_tree.hpp"
 #include "support/json_schema.hpp"
+#include "support/root_safety_notes.hpp"
 #include "support/text_and_processes.hpp"
 #include "unit/python_fixture.hpp"
 
@@ -1551,16 +1552,6 @@ TEST(PythonFiles, AVersionManagersShimIsResolvedNotRun) {
 // As root (here the test hook GPUCHECK_TEST_TREAT_AS_ROOT=1, which only
 // makes gpucheck run less), nothing runs from a place another user can write, unless the user
 // named it (--python); the report says what was not run and why (probe issue "root_safety").
-std::vector<std::string> root_safety_notes(const nlohmann::json& report) {
-  std::vector<std::string> notes;
-  for (const auto& issue : report["snapshot"]["probe_issues"]) {
-    if (issue["probe"] == "root_safety") {
-      notes.push_back(issue["message"].get<std::string>());
-    }
-  }
-  return notes;
-}
-
 TEST(RootSafety, AnInterpreterInAWorldWritableVenvIsNotRunAsRootUnlessNamed) {
   FixtureTree tree;
   const std::string python = fake_python_venv(tree, "echo '{\"version\": \"2.11.0\"}' >&3");
@@ -1833,11 +1824,6 @@ void chown_all(const std::string& path, uid_t uid) {
   for (const fs::directory_entry& entry : fs::recursive_directory_iterator(path)) {
     ASSERT_EQ(::lchown(entry.path().c_str(), uid, uid), 0) << entry.path();
   }
-}
-
-bool any_note_has(const std::vector<std::string>& notes, const std::string& text) {
-  return std::any_of(notes.begin(), notes.end(),
-                     [&text](const std::string& n) { return n.find(text) != std::string::npos; });
 }
 
 // As real root (no test hook): an interpreter, an nvcc and a cuDNN wheel in

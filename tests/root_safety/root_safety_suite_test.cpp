@@ -30,6 +30,7 @@
 #include "cli/run_binary.hpp"
 #include "support/acl.hpp"
 #include "support/fixture_tree.hpp"
+#include "support/root_safety_notes.hpp"
 
 namespace gpucheck::testing {
 namespace {
@@ -54,21 +55,6 @@ std::string read_file(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::vector<std::string> root_safety_notes(const nlohmann::json& report) {
-  std::vector<std::string> notes;
-  for (const auto& issue : report["snapshot"]["probe_issues"]) {
-    if (issue["probe"] == "root_safety") {
-      notes.push_back(issue["message"].get<std::string>());
-    }
-  }
-  return notes;
-}
-
-bool any_has(const std::vector<std::string>& texts, const std::string& part) {
-  return std::any_of(texts.begin(), texts.end(),
-                     [&part](const std::string& t) { return t.find(part) != std::string::npos; });
 }
 
 class RootSafetySuite : public ::testing::Test {
@@ -244,7 +230,8 @@ TEST_F(RootSafetySuite, NothingOnPathFromAnotherUsersFolderRuns) {
            .env = {{"PATH", tree.host("/mbin") + ":" + tree.host("/shims") + ":/usr/bin:/bin"}}});
   const nlohmann::json report = parsed(result);
   const std::vector<std::string> notes = root_safety_notes(report);
-  EXPECT_TRUE(any_has(notes, tree.host("/mbin"))) << report["snapshot"]["probe_issues"].dump(1);
+  EXPECT_TRUE(any_note_has(notes, tree.host("/mbin")))
+      << report["snapshot"]["probe_issues"].dump(1);
 }
 
 // A tool root owns, mode 0755, that an ACL lets the other user rewrite (-rwxrwxr-x+).
@@ -256,7 +243,7 @@ TEST_F(RootSafetySuite, AToolAnAclLetsAnotherUserWriteIsNotRun) {
   const cli_test::RunResult result = run(
       {.args = {"--json", "--quick"}, .env = {{"PATH", tree.host("/acl/bin") + ":/usr/bin:/bin"}}});
   const nlohmann::json report = parsed(result);
-  EXPECT_TRUE(any_has(root_safety_notes(report), "nvcc"))
+  EXPECT_TRUE(any_note_has(root_safety_notes(report), "nvcc"))
       << report["snapshot"]["probe_issues"].dump(1);
 }
 
@@ -280,8 +267,10 @@ TEST_F(RootSafetySuite, NoLibraryAnotherUserCanWriteIsLoaded) {
                     tree.host("/mlib") + ":" + tree.host("/rlib") + ":" + GPUCHECK_FAKE_LIB_DIR}}});
   const nlohmann::json report = parsed(result);
   const std::vector<std::string> notes = root_safety_notes(report);
-  EXPECT_TRUE(any_has(notes, tree.host("/mlib"))) << report["snapshot"]["probe_issues"].dump(1);
-  EXPECT_TRUE(any_has(notes, tree.host("/rlib"))) << report["snapshot"]["probe_issues"].dump(1);
+  EXPECT_TRUE(any_note_has(notes, tree.host("/mlib")))
+      << report["snapshot"]["probe_issues"].dump(1);
+  EXPECT_TRUE(any_note_has(notes, tree.host("/rlib")))
+      << report["snapshot"]["probe_issues"].dump(1);
 }
 
 // Outputs through what another user planted in a shared folder: a link on the way to root's

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "platform/python_child.hpp"
 #include "process/child_process.hpp"
 #include "protocol/messages.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::children {
 
@@ -141,7 +143,9 @@ nlohmann::json test_big(const std::vector<std::string>&) {
 /// argument "noisy" also sends garbage and out-of-order messages on the control channel.
 /// A trailing "works=a,b,c" argument makes test-gated stand for a shared child: it does each
 /// work's gate, work and done in turn on its one "context", and writes each work's times as a
-/// line of its result ({"work": NAME, ...}), as gpu-device does.
+/// line of its result ({"work": NAME, ...}), as gpu-device does. With "cudnn" among them it has
+/// cuDNN's lane, as gpu-device: a thread that says preparing once the context is built and
+/// prepared "lane=MS" later (0 by default), which the copies' gates wait for.
 nlohmann::json test_gated(const std::vector<std::string>& all_args) {
   std::vector<std::string> args;
   std::vector<std::string> works;
@@ -149,8 +153,11 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
   bool stoppable = false; // "stoppable": the work ends early at the parent's stop (long works)
   int crash_percent = 0;  // "crash%=P": with P% chance, abort at a random step (stress tests)
   int hang_percent = 0;   // "hang%=P": with P% chance, hang at a random step
+  int lane_ms = 0;        // "lane=MS": cuDNN's lane prepares this long
   for (const std::string& arg : all_args) {
-    if (arg.starts_with("crash%=")) {
+    if (arg.starts_with("lane=")) {
+      lane_ms = std::atoi(arg.c_str() + 5);
+    } else if (arg.starts_with("crash%=")) {
       crash_percent = std::atoi(arg.c_str() + 7);
     } else if (arg.starts_with("hang%=")) {
       hang_percent = std::atoi(arg.c_str() + 6);
@@ -209,6 +216,16 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
   const int64_t context = now_ns();
   protocol::gate::context_built();
   misbehave(1);
+  std::thread lane;
+  if (std::find(works.begin(), works.end(), "cudnn") != works.end()) {
+    process::write_result_line(
+        {{"work", "cudnn"}, {"lane", std::string(protocol::k_lane_preparing)}});
+    lane = std::thread([lane_ms] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(lane_ms));
+      process::write_result_line(
+          {{"work", "cudnn"}, {"lane", std::string(protocol::k_lane_prepared)}});
+    });
+  }
   nlohmann::json times;
   const size_t count = std::max<size_t>(works.size(), 1);
   for (size_t w = 0; w < count; ++w) {
@@ -228,6 +245,10 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
       continue;
     }
     std::this_thread::sleep_for(ms(3));
+    if (lane.joinable() && w < works.size() &&
+        (works[w] == "bandwidth" || works[w] == "copies_together" || works[w] == "cudnn")) {
+      lane.join(); // as gpu-device: nothing of the lane beside the copies
+    }
     const int64_t ready = now_ns();
     protocol::gate::ready_and_wait();
     const int64_t began = now_ns();
@@ -267,6 +288,9 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
       times["work"] = works[w];
       process::write_result_line(times);
     }
+  }
+  if (lane.joinable()) {
+    lane.join();
   }
   return works.empty() ? times : nlohmann::json{{"timeline_ms", nlohmann::json::array()}};
 }

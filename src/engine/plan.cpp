@@ -14,8 +14,6 @@ constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
 
 // The rules, by name (docs/architecture.md, "The GPU engine", says why each exists).
 constexpr std::string_view k_same_child = "same_child";
-constexpr std::string_view k_one_context_at_a_time = "one_context_at_a_time";
-constexpr std::string_view k_one_child_at_a_time = "one_child_at_a_time";
 constexpr std::string_view k_copies_alone = "copies_alone";
 constexpr std::string_view k_copies_together = "copies_together";
 constexpr std::string_view k_cudnn_after_copies = "cudnn_after_copies";
@@ -169,7 +167,7 @@ std::optional<Work> work_named(std::string_view name) {
 
 std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works) {
   std::vector<std::vector<Work>> groups;
-  for (const WorkChild child : {WorkChild::shared, WorkChild::own, WorkChild::long_level}) {
+  for (const WorkChild child : {WorkChild::shared, WorkChild::long_level}) {
     if (std::vector<Work> group = works_in(works, child); !group.empty()) {
       groups.push_back(std::move(group));
     }
@@ -192,14 +190,12 @@ std::optional<Work> work_for_check(std::string_view check) {
 
 std::string_view to_string(GpuMode mode) {
   switch (mode) {
-  case GpuMode::overlap:
-    return "overlap";
-  case GpuMode::serial:
-    return "serial";
+  case GpuMode::run:
+    return "run";
   case GpuMode::skip:
     return "skip";
   }
-  return "overlap";
+  return "run";
 }
 
 uint64_t MemoryModel::min_bytes(Work work) const {
@@ -233,12 +229,12 @@ uint64_t modelled_bytes(const PlannedJob& job, int state, const MemoryModel& mem
     return memory.context_bytes + memory.context_build_extra_bytes;
   case 2:
   case 3:
-    return memory.context_bytes + prepared(job, memory);
+    return memory.context_bytes + job.lane_bytes + prepared(job, memory);
   case 4:
   case 5:
   case 6:
     // A child's buffers stay within its allowance and what its work uses.
-    return memory.context_bytes +
+    return memory.context_bytes + job.lane_bytes +
            std::max(std::min(job.allowance_bytes, memory.wanted_bytes(job.work)),
                     prepared(job, memory));
   default:
@@ -270,36 +266,31 @@ template <typename F> uint64_t most(const std::vector<Work>& works, F what) {
   return out;
 }
 
+/// What cuDNN's lane holds beside the works before it in a child of `group`: its preparation.
+uint64_t lane_bytes_of(const std::vector<Work>& group, const MemoryModel& memory) {
+  return std::find(group.begin(), group.end(), Work::cudnn) != group.end()
+             ? memory.prepare_bytes(Work::cudnn)
+             : 0;
+}
+
 PlannedGpu plan_gpu(const std::vector<std::vector<Work>>& groups, const GpuFacts& facts,
                     const MemoryModel& memory) {
   PlannedGpu gpu;
   gpu.budget_bytes = facts.free_bytes ? gpu_budget_bytes(*facts.free_bytes) : k_budget_cap_bytes;
   const auto min_of = [&memory](Work w) { return memory.min_bytes(w); };
-  // One child alone: its context while it is built, or its context and its least buffers.
+  // The child: its context while it is built, or its context, cuDNN's lane and its least buffers.
   uint64_t one_child = 0;
+  uint64_t lane = 0;
   for (const std::vector<Work>& group : groups) {
+    lane = std::max(lane, lane_bytes_of(group, memory));
     one_child =
         std::max(one_child, memory.context_bytes +
-                                std::max(memory.context_build_extra_bytes, most(group, min_of)));
+                                std::max(memory.context_build_extra_bytes,
+                                         lane_bytes_of(group, memory) + most(group, min_of)));
   }
-  // Both children: cuDNN's built first and prepared (its context and its small cases), the
-  // other's context built beside it, then its least buffers.
-  uint64_t both = one_child;
-  uint64_t first_held = 0;
-  if (groups.size() == 2) {
-    first_held = memory.context_bytes + memory.prepare_bytes(groups[1].front());
-    both = first_held + memory.context_bytes +
-           std::max(memory.context_build_extra_bytes, most(groups[0], min_of));
-  }
-  if (gpu.budget_bytes >= both) {
-    gpu.mode = GpuMode::overlap;
-    gpu.allowance_bytes = gpu.budget_bytes - first_held - memory.context_bytes;
-  } else if (gpu.budget_bytes >= one_child) {
-    gpu.mode = GpuMode::serial;
-    gpu.allowance_bytes = gpu.budget_bytes - memory.context_bytes;
-    gpu.reason = fmt::format("two contexts at once would need {} MiB, more than gpucheck's {} MiB "
-                             "here; one child at a time",
-                             both / k_mib, gpu.budget_bytes / k_mib);
+  if (gpu.budget_bytes >= one_child) {
+    gpu.mode = GpuMode::run;
+    gpu.allowance_bytes = gpu.budget_bytes - memory.context_bytes - lane;
   } else {
     gpu.mode = GpuMode::skip;
     gpu.reason = fmt::format("gpucheck may use {} MiB here (1 GiB at most, and 10% of the {} MiB "
@@ -307,7 +298,6 @@ PlannedGpu plan_gpu(const std::vector<std::vector<Work>>& groups, const GpuFacts
                              gpu.budget_bytes / k_mib, facts.free_bytes.value_or(0) / k_mib,
                              one_child / k_mib);
   }
-  gpu.allowance_bytes = std::min(gpu.allowance_bytes, gpu.budget_bytes);
   gpu.courtesy_bytes = gpu.budget_bytes;
   if (!facts.not_tested_reason.empty()) {
     gpu.mode = GpuMode::skip; // no job, so no rule waits for one that will never run
@@ -370,39 +360,25 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     if (plan.gpus[g].mode == GpuMode::skip) {
       continue;
     }
-    // same_child: each work of a shared child after the one before it, on its context.
-    std::vector<size_t> heads;
-    std::vector<size_t> lasts;
+    // same_child: each work of a shared child after the one before it, on its context; the
+    // works before cuDNN's share the child with its lane's preparation.
     for (const std::vector<Work>& group : groups) {
+      const uint64_t lane = lane_bytes_of(group, memory);
       std::optional<size_t> previous;
       for (const Work w : group) {
         if (!job_of(w, g)) {
           continue; // a long work left out of this GPU
         }
         const size_t j = *job_of(w, g);
+        if (w != Work::cudnn) {
+          jobs[j].lane_bytes = lane;
+        }
         if (previous) {
           jobs[j].after_in_child = previous;
           jobs[*previous].followed_in_child = true;
           add(jobs, j, {k_same_child, Step::setup, Await::exited, previous});
-        } else {
-          heads.push_back(j);
         }
         previous = j;
-      }
-      if (previous && !is_long(jobs[*previous].work)) {
-        lasts.push_back(*previous);
-      } else if (previous) {
-        heads.pop_back(); // the long level's child is planned below (long_after_standard)
-      }
-    }
-    if (heads.size() == 2) {
-      if (plan.gpus[g].mode == GpuMode::serial) {
-        // one_child_at_a_time: cuDNN's child builds its context once the other has gone.
-        add(jobs, heads[1], {k_one_child_at_a_time, Step::setup, Await::exited, lasts[0]});
-      } else {
-        // one_context_at_a_time: a context built beside another takes three times as long;
-        // cuDNN's first, since it prepares longest before its gate.
-        add(jobs, heads[0], {k_one_context_at_a_time, Step::setup, Await::context_built, heads[1]});
       }
     }
   }
@@ -428,15 +404,14 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
         if (const auto own = job_of(Work::bandwidth, jobs[o].gpu); own && *own < b) {
           add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
         }
-      } else if (work_row(other).child == WorkChild::own) {
-        // cuDNN's preparation runs kernels and small copies: not beside copies on its own GPU,
-        // nor on an overlapping GPU; a serial GPU prepares after its own copies, beside the
-        // next GPU's (waiting for it would put every GPU's preparation on the critical path).
-        if (jobs[o].gpu == jobs[b].gpu || plan.gpus[jobs[o].gpu].mode != GpuMode::serial) {
-          add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
-        }
+      } else if (other == Work::cudnn) {
+        // cuDNN's preparation runs kernels and small copies on its lane: each child holds its
+        // copies' `ready` until its lane is prepared, and the copies go once every GPU's copies
+        // are ready (above), so no lane prepares beside any GPU's copies. Its timed work comes
+        // after them (cudnn_after_copies).
+        continue;
       } else if (work_row(other).child == WorkChild::shared) {
-        // The shared child's other works (compute, streams): gone before the copies.
+        // The shared child's works before the copies (compute, streams): gone before them.
         add(jobs, b, {k_copies_alone, Step::go, Await::exited, o});
       }
       // Spanning and long works are planned after these loops (peers_after_all,
@@ -444,8 +419,8 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     }
   }
   // copies_together: every GPU's host copies at once, released in one step once each GPU's part
-  // is prepared, with every GPU's own copies, compute and streams over and no cuDNN
-  // preparation anywhere (as copies_alone).
+  // is prepared, with every GPU's own copies, compute and streams over (every cuDNN lane is
+  // prepared by then, as copies_alone says).
   for (size_t t = 0; t < jobs.size(); ++t) {
     if (jobs[t].work != Work::copies_together) {
       continue;
@@ -457,17 +432,14 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       const Work other = jobs[o].work;
       if (other == Work::copies_together) {
         add(jobs, t, {k_copies_together, Step::go, Await::ready, o});
-      } else if (work_row(other).child == WorkChild::own) {
-        if (jobs[o].gpu == jobs[t].gpu || plan.gpus[jobs[o].gpu].mode != GpuMode::serial) {
-          add(jobs, t, {k_copies_together, Step::go, Await::ready, o});
-        }
-      } else if (work_row(other).child == WorkChild::shared) {
+      } else if (other != Work::cudnn && work_row(other).child == WorkChild::shared) {
         add(jobs, t, {k_copies_together, Step::go, Await::exited, o});
       }
     }
   }
-  // cudnn_after_copies and after_probes: cuDNN's timed convolutions after its GPU's other jobs
-  // have gone and every copy is over, and once the probes (which load cuDNN) are over.
+  // cudnn_after_copies and after_probes: cuDNN's timed convolutions once every GPU's copies are
+  // over, and once the probes (which load cuDNN) are over. Its turn in its child comes after
+  // its GPU's copies; it prepared on its lane before any GPU's copies.
   for (size_t c = 0; c < jobs.size(); ++c) {
     if (jobs[c].work != Work::cudnn) {
       continue;
@@ -484,8 +456,8 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     }
     add(jobs, c, {k_after_probes, Step::go, Await::probes_over, std::nullopt});
   }
-  // Each job's buffers: the GPU's allowance; cuDNN's timed work comes when the other child has
-  // gone, so it may use all but its context.
+  // Each job's buffers: the GPU's allowance; cuDNN's timed work comes after the works before it
+  // in its child have freed theirs, so it may use all but its context.
   for (PlannedJob& job : jobs) {
     const PlannedGpu& gpu = plan.gpus[job.gpu];
     job.allowance_bytes = gpu.allowance_bytes;
@@ -543,7 +515,7 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
         const uint64_t needs = plan.gpus[g].budget_bytes + memory.context_bytes + span_allowance +
                                (with_nccl ? memory.nccl_own_bytes : 0);
         return gpus[g].other_processes.empty() && gpus[g].free_bytes &&
-               plan.gpus[g].mode == GpuMode::overlap && *gpus[g].free_bytes / 10 >= needs;
+               plan.gpus[g].mode == GpuMode::run && *gpus[g].free_bytes / 10 >= needs;
       });
   if (plan.span_beside) {
     for (const size_t g : testable) {
@@ -583,8 +555,13 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
           if (other == Work::copies_together) {
             continue; // host copies too, after the GPU's own
           }
-          if (other == Work::bandwidth || other == Work::cudnn) {
+          if (other == Work::bandwidth) {
             add(jobs, j, {k_span_beside, Step::setup, Await::ready, o});
+          } else if (other == Work::cudnn) {
+            // Its lane is prepared once its GPU's copies are ready; without copies, once it is.
+            if (!job_of(Work::bandwidth, jobs[o].gpu)) {
+              add(jobs, j, {k_span_beside, Step::setup, Await::ready, o});
+            }
           } else {
             add(jobs, j, {k_span_beside, Step::setup, Await::exited, o});
           }

@@ -33,8 +33,9 @@ enum class Work { compute, streams, bandwidth, copies_together, cudnn, peers, nc
 
 /// Which child a work's job runs in (rule same_child).
 enum class WorkChild {
-  shared,   ///< its GPU's shared child (gpu-device): one after another on one context
-  own,      ///< a child of its own on its GPU (cuDNN: the riskiest libraries gpucheck loads)
+  /// Its GPU's one child (gpu-device): one after another on one context. cuDNN's work, the
+  /// last, prepares from the start on a lane (a thread) of its own beside the others.
+  shared,
   spanning, ///< one child over every GPU of the run, timed after every other job (peers_after_all)
   long_level, ///< the long level's child per GPU, after every other job (long_after_standard)
 };
@@ -69,7 +70,7 @@ inline constexpr WorkRow k_work_table[] = {
      2 * 64, 2 * 4},
     // The least: the small verified cases and their workspace; wanted: the large timed cases,
     // cuDNN's and cuBLASLt's modules, workspace.
-    {Work::cudnn, "cudnn", "gpu.cudnn", "gpu-cudnn", WorkChild::own, 96, 640, 64},
+    {Work::cudnn, "cudnn", "gpu.cudnn", "gpu-cudnn", WorkChild::shared, 96, 640, 64},
     // What each GPU sends and receives, at the smallest size; a 64 MiB copy each way. Its
     // buffers are taken and filled before its gate.
     {Work::peers, "peers", "gpu.p2p", "gpu-peers", WorkChild::spanning, 2 * 4, 2 * 64, 2 * 64},
@@ -103,12 +104,13 @@ std::string_view work_name(Work work);
 /// The work of a name; nullopt for an unknown one.
 std::optional<Work> work_named(std::string_view name);
 
-/// Which works share a child process (rule same_child, WorkChild): compute, streams and
-/// bandwidth of one GPU run in one child, in that order, on one context (a context costs 0.05-0.12
-/// s to build and 0.02-0.03 s to tear down on an H200, and the 1 GiB budget holds only two at
-/// once); cuDNN runs in a child of its own (its libraries are the riskiest code gpucheck loads).
-/// Works not in `works` are left out; empty groups are dropped. Works that span GPUs are never in
-/// these groups (spanning_works()).
+/// Which works share a child process (rule same_child, WorkChild): every standard work of one GPU
+/// runs in one child, in the table's order, on one context: the driver initialises one (process,
+/// GPU) pair at a time, 0.2-0.29 s each beside others (docs/performance.md), so a second child
+/// per GPU costs that much on every GPU. cuDNN's work prepares on a lane of its own in that child
+/// from the start (CudnnLane, src/gpu/gpu_children.hpp); the long level's works form a group of
+/// their own. Works not in `works` are left out; empty groups are dropped. Works that span GPUs
+/// are never in these groups (spanning_works()).
 std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works);
 /// The works of `works` that span GPUs, in order: they run in one child of their own.
 std::vector<Work> spanning_works(const std::vector<Work>& works);
@@ -138,9 +140,8 @@ struct Condition {
 
 /// How a GPU's work runs, chosen from its free memory before any context exists.
 enum class GpuMode {
-  overlap, ///< both children alive, contexts built one at a time, cuDNN prepares beside the rest
-  serial,  ///< one child alive at a time on this GPU: the two contexts do not fit at once
-  skip,    ///< not even one context and the smallest buffers fit: no active check here
+  run,  ///< its child runs its works
+  skip, ///< not even one context and the smallest buffers fit: no active check here
 };
 std::string_view to_string(GpuMode mode);
 
@@ -177,14 +178,16 @@ struct MemoryModel {
 uint64_t gpu_budget_bytes(uint64_t free_bytes);
 
 struct PlannedGpu {
-  GpuMode mode = GpuMode::overlap;
+  GpuMode mode = GpuMode::run;
   uint64_t budget_bytes = 0; ///< gpu_budget_bytes(free), or the cap when free is unknown
   /// The most gpucheck may hold on the GPU at any moment, every child included: the budget, or,
   /// where the spanning child prepares beside the per-GPU work (span_beside_on_idle_gpus), 10%
   /// of the free memory: the per-GPU jobs stay within the budget, the spanning child the rest.
   uint64_t courtesy_bytes = 0;
-  uint64_t allowance_bytes = 0; ///< the buffers each child of this GPU may allocate
-  std::string reason;           ///< why serial or skip, in plain words
+  /// The buffers each work of this GPU's child may allocate beside its context and what cuDNN's
+  /// lane holds (lane_bytes).
+  uint64_t allowance_bytes = 0;
+  std::string reason; ///< why skip, in plain words
   /// Why the long level's works are left out of this GPU (other processes use it), when they are.
   std::string long_skip_reason;
 };
@@ -200,6 +203,9 @@ struct PlannedJob {
   /// Whether another job follows it in the same child: this job's part is over (it "exits") at
   /// its `done`, since its child goes on to the next work rather than tearing down.
   bool followed_in_child = false;
+  /// What its child's cuDNN lane holds beside it (its preparation, from the child's start to
+  /// cuDNN's own turn): counted with this job's memory.
+  uint64_t lane_bytes = 0;
   /// The GPUs a spanning job uses (plan indices, `gpu` first); empty for a job on one GPU.
   std::vector<size_t> span;
   /// Its child builds its contexts as soon as it starts, before its setup, which then only
@@ -231,11 +237,11 @@ struct Plan {
   bool span_beside = false;
 };
 
-/// The plan for `works` on these GPUs. Rules (plan.cpp, k_rules): contexts are built one at a
-/// time per GPU; compute then streams on each GPU; copies are timed alone on the host, with every
-/// context of the per-GPU work built and every earlier job gone; cuDNN's timed work after its
-/// GPU's jobs and every copy; device-local copies' and cuDNN's timed work after the probes; on a
-/// serial GPU one child alive at a time; a spanning job (peers) times its copies once every other
+/// The plan for `works` on these GPUs. Rules (plan.cpp, k_rules): one child per GPU does its works
+/// in order; copies are timed alone on the host, with every context of the per-GPU work built,
+/// every earlier job gone and (the child's own doing) every cuDNN lane prepared; cuDNN's timed
+/// work after every copy; device-local copies' and cuDNN's timed work after the probes; a
+/// spanning job (peers) times its copies once every other
 /// job on its GPUs has gone (peers_after_all), and builds its contexts then too unless every GPU of
 /// its span is idle and has room (span_beside_on_idle_gpus: its contexts and NCCL's initialisation
 /// beside the per-GPU work, once each GPU's own contexts are built).

@@ -302,18 +302,14 @@ bool Scheduler::nothing_awaits_exit(const Slot& slot) const {
 }
 
 bool Scheduler::per_gpu_contexts_built() const {
-  // Every per-GPU job has its context, has ended, or waits for another job's exit (a serial
-  // GPU), which can take long.
+  // Every per-GPU job has its context or has ended.
   return std::all_of(m_jobs.begin(), m_jobs.end(), [this](const Job& job) {
     if (!job.planned || at_least(job.state, JobState::preparing) ||
         m_plan.jobs[*job.planned].after_in_child) {
       return true; // a job that follows another in its child builds no context
     }
-    if (!m_plan.jobs[*job.planned].span.empty() || is_long(job.work)) {
-      return true; // a spanning job's contexts come after the others', a long job's later still
-    }
-    return job.state == JobState::waiting_for_setup &&
-           m_plan.gpus[job.gpu].mode != GpuMode::overlap;
+    // A spanning job's contexts come after the others', a long job's later still.
+    return !m_plan.jobs[*job.planned].span.empty() || is_long(job.work);
   });
 }
 
@@ -321,9 +317,8 @@ void Scheduler::spawn_due() {
   // A child spends 11-36 ms loading libcuda and in cuInit alone with one GPU visible, and
   // 0.19-0.27 s beside the census and other children (the driver initialises one process at a
   // time, and a context built beside another process's cuInit took 0.29 s instead of 0.07).
-  // Before the plan, each GPU's first child to build a context starts (cuDNN's, which prepares
-  // longest); after it, a child starts once the jobs its setup waits for have built their
-  // contexts (two H200s: 1.76 s against 1.96 with both changes, docs/performance.md).
+  // Before the plan, each GPU's child starts; after it, a child starts once the jobs its setup
+  // waits for have built their contexts (docs/performance.md).
   std::vector<bool> gave_up(m_turns.size(), false);
   for (size_t g = 0; g < m_turns.size(); ++g) {
     gave_up[g] = m_turns.outcome(g).needed && !m_turns.outcome(g).held;
@@ -360,9 +355,9 @@ void Scheduler::spawn_due() {
                       [&gave_up](size_t g) { return g < gave_up.size() && gave_up[g]; })) {
         continue;
       }
-      // Beside the per-GPU work (span_beside_on_idle_gpus, every GPU overlapping) it builds its
-      // contexts as it starts: once every per-GPU child has built its own
-      // (one_context_at_a_time).
+      // Beside the per-GPU work (span_beside_on_idle_gpus) it builds its contexts as it starts:
+      // once every per-GPU child has built its own (a context built beside another's took three
+      // times as long).
       const PlannedJob& planned = m_plan.jobs[*head.planned];
       due = planned.contexts_at_start ? per_gpu_contexts_built()
                                       : setup_waits_reached(planned, JobState::running);
@@ -374,13 +369,10 @@ void Scheduler::spawn_due() {
       }
       due = setup_waits_reached(m_plan.jobs[*head.planned], JobState::done);
     } else if (!m_planned) {
-      const bool has_cudnn = std::any_of(m_jobs.begin(), m_jobs.end(), [&head](const Job& other) {
-        return other.gpu == head.gpu && other.work == Work::cudnn;
+      // Before the plan, each GPU's first child (its only one in a standard run).
+      due = std::none_of(m_slots.begin(), m_slots.end(), [&slot](const Slot& other) {
+        return other.gpu == slot.gpu && &other < &slot;
       });
-      due = has_cudnn ? head.work == Work::cudnn
-                      : std::none_of(m_slots.begin(), m_slots.end(), [&slot](const Slot& other) {
-                          return other.gpu == slot.gpu && &other < &slot;
-                        });
     } else if (head.planned) {
       due = setup_waits_reached(m_plan.jobs[*head.planned], JobState::preparing);
     }
@@ -761,6 +753,19 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
   const std::shared_ptr<const nlohmann::json>& lines =
       outcome.payload ? outcome.payload : outcome.partial;
   std::string died_in; // the check whose work the child was on when it failed
+  // cuDNN's lane (gpu_children.hpp, CudnnLane): a child that died while the lane prepared beside
+  // another work is blamed on cuDNN, whose libraries are the riskiest code gpucheck loads, and
+  // the work beside it is said not to have finished.
+  bool lane_open = false;
+  if (lines && lines->is_array()) {
+    for (const nlohmann::json& line : *lines) {
+      const Expected<protocol::WorkLine> read = protocol::read_work_line(line);
+      if (read && read.value().lane) {
+        lane_open = *read.value().lane == protocol::k_lane_preparing;
+      }
+    }
+  }
+  std::string beside_lane; // the check the lane prepared beside when the child died
   for (const size_t j : slot.jobs) {
     const Job& job = m_jobs[j];
     JobReport& report = m_reports[j];
@@ -768,9 +773,10 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
     std::optional<protocol::WorkLine> head;
     if (lines && lines->is_array()) {
       for (const nlohmann::json& line : *lines) {
-        // A line that is not a work's (the timeline), or garbage, is no job's.
+        // A line that is not a work's (the timeline), a lane's progress, or garbage, is no
+        // job's result.
         const Expected<protocol::WorkLine> read = protocol::read_work_line(line);
-        if (read && read.value().work == work_name(job.work)) {
+        if (read && read.value().work == work_name(job.work) && !read.value().lane) {
           part = &line;
           head = read.value();
         }
@@ -792,12 +798,34 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
       report.outcome = std::move(own);
       continue;
     }
+    if (job.work == Work::cudnn && lane_open && outcome.failure) {
+      // The child died while cuDNN's lane prepared: its failure is cuDNN's.
+      report.outcome = outcome;
+      if (!beside_lane.empty()) {
+        report.outcome->failure->detail +=
+            fmt::format(" while cuDNN prepared beside {}", beside_lane);
+      }
+      continue;
+    }
     if (!died_in.empty() || (!job.started && j != slot.jobs.front())) {
       report.skip = JobReport::Skip::stopped;
       report.skip_reason =
           fmt::format("not run: the check process {} before this check's turn{}",
                       outcome.failure ? outcome.failure->detail : "ended",
                       died_in.empty() ? std::string() : fmt::format(", during {}", died_in));
+      continue;
+    }
+    const bool lane_blamed = lane_open && outcome.failure && job.work != Work::cudnn &&
+                             std::any_of(slot.jobs.begin(), slot.jobs.end(), [this](size_t o) {
+                               return m_jobs[o].work == Work::cudnn;
+                             });
+    if (lane_blamed) {
+      report.skip = JobReport::Skip::stopped;
+      report.skip_reason = fmt::format(
+          "not finished: the check process {} while cuDNN prepared beside this check (see {})",
+          outcome.failure->detail, check_id(Work::cudnn));
+      beside_lane = std::string(check_id(job.work));
+      died_in = fmt::format("{}'s preparation beside {}", check_id(Work::cudnn), beside_lane);
       continue;
     }
     // The job it was on: the child's failure is its own.

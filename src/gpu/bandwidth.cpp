@@ -689,6 +689,10 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   kept_copies() = std::move(kept);
 }
 
+void release_kept_copies() {
+  kept_copies().reset();
+}
+
 void copies_together_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
   const CudaApi& api = session.api();
   const std::unique_ptr<KeptCopies> kept = std::move(kept_copies());

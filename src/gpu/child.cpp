@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <utility>
 
 #include "gpu/cuda_call.hpp"
@@ -87,29 +88,44 @@ nlohmann::json resident_by_mapping() {
 
 namespace {
 thread_local bool t_stages_off = false;
+thread_local std::string t_lane;       ///< a lane's name ("" on the main thread)
+thread_local std::string t_lane_stage; ///< a lane's own stage
+std::mutex& timeline_lock() {
+  static std::mutex lock;
+  return lock;
+}
 } // namespace
 
 void stages_off_on_this_thread() {
   t_stages_off = true;
 }
 
+void own_stages_on_this_thread(std::string lane) {
+  t_lane = std::move(lane);
+  t_lane_stage = "start";
+}
+
 void set_stage(std::string stage) {
   if (t_stages_off) {
     return;
   }
+  const std::string label = t_lane.empty() ? stage : t_lane + ": " + stage;
+  const double mib = resident_mib();
+  const std::lock_guard<std::mutex> guard(timeline_lock());
   timeline().push_back(nlohmann::json::array(
-      {stage,
+      {label,
        std::chrono::duration<double, std::milli>(TimelineClock::now() - child_start()).count()}));
-  rss_timeline().push_back(nlohmann::json::array({stage, resident_mib()}));
-  stage_storage() = std::move(stage);
+  rss_timeline().push_back(nlohmann::json::array({label, mib}));
+  (t_lane.empty() ? stage_storage() : t_lane_stage) = std::move(stage);
 }
 void write_timeline(nlohmann::json& out) {
+  const std::lock_guard<std::mutex> guard(timeline_lock());
   out["timeline_ms"] = timeline();
   out["timeline_rss_mib"] = rss_timeline();
 }
 
 const std::string& current_stage() {
-  return stage_storage();
+  return t_lane.empty() ? stage_storage() : t_lane_stage;
 }
 
 bool fault_planted(std::string_view what) {

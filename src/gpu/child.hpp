@@ -20,10 +20,13 @@ namespace gpucheck::gpu {
 
 /// What the child was doing when it failed ("context", "load kernels", "h2d copy", ...). The
 /// timeline belongs to the child's main thread: a helper thread calls stages_off_on_this_thread()
-/// and its set_stage() calls are ignored.
+/// and its set_stage() calls are ignored; a lane (a work prepared on a thread of its own beside
+/// the main thread's works: cuDNN's in the shared child) calls own_stages_on_this_thread() and
+/// keeps a stage of its own, written into the timeline under its name.
 void set_stage(std::string stage);
 const std::string& current_stage();
 void stages_off_on_this_thread();
+void own_stages_on_this_thread(std::string lane);
 /// The child's stage timeline so far (`timeline_ms`, `timeline_rss_mib`), which GPUCHECK_TRACE
 /// prints on the parent's clock; written into a child's last result.
 void write_timeline(nlohmann::json& out);

@@ -30,8 +30,8 @@ const GpuWorkRow* work_entry(std::string_view name) {
 
 /// The session and the kernel module a work runs on.
 void open_device(int ordinal, std::unique_ptr<DeviceSession>& session,
-                 std::unique_ptr<KernelModule>& module) {
-  session = std::make_unique<DeviceSession>(ordinal, 1); // one queue serves every work here
+                 std::unique_ptr<KernelModule>& module, int connections) {
+  session = std::make_unique<DeviceSession>(ordinal, connections);
   set_stage("load kernels");
   module = std::make_unique<KernelModule>(*session);
 }
@@ -51,7 +51,7 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWo
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<KernelModule> module;
     try {
-      open_device(ordinal, session, module);
+      open_device(ordinal, session, module, 1); // one queue serves every work but cuDNN's
     } catch (...) {
       if (session) {
         out["device"] = session->describe();
@@ -69,21 +69,28 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWo
 
 nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
   return run_gpu_child(args, [&args](int ordinal, nlohmann::json& summary) {
-    std::vector<const GpuWorkRow*> works;
+    std::vector<const GpuWorkRow*> works; // nullptr: cuDNN's work, on its lane
+    bool with_cudnn = false;
     for (const std::string& name : protocol::read_work_list(args.size() > 1 ? args[1] : "")) {
       const GpuWorkRow* entry = work_entry(name);
-      if (entry == nullptr) {
+      if (entry == nullptr && name != k_cudnn_work) {
         throw std::runtime_error(fmt::format("unknown work '{}'", name));
       }
+      with_cudnn = with_cudnn || entry == nullptr;
       works.push_back(entry);
     }
+    const auto name_of = [](const GpuWorkRow* w) { return w != nullptr ? w->name : k_cudnn_work; };
+    const auto check_of = [](const GpuWorkRow* w) {
+      return w != nullptr ? w->check : std::string_view("gpu.cudnn");
+    };
     summary["works"] = args.size() > 1 ? args[1] : std::string();
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<KernelModule> module;
-    if (const auto failure = failure_of([&] { open_device(ordinal, session, module); })) {
+    if (const auto failure = failure_of(
+            [&] { open_device(ordinal, session, module, with_cudnn ? k_cudnn_connections : 1); })) {
       // No context (or no driver): every work reports the same failure, as each would alone.
       for (const GpuWorkRow* w : works) {
-        nlohmann::json part = protocol::work_part(w->name);
+        nlohmann::json part = protocol::work_part(name_of(w));
         if (session) {
           part["device"] = session->describe();
         }
@@ -94,23 +101,45 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
       return;
     }
     session->begin_works(static_cast<int>(works.size()));
+    // Declared after the session and the module, so it ends (its thread joined) before them.
+    const std::unique_ptr<CudnnLane> lane =
+        with_cudnn ? start_cudnn_lane({}, *session, *module) : nullptr;
     std::string stopped; // why the works left are not run
     for (const GpuWorkRow* w : works) {
       if (!stopped.empty()) {
         nlohmann::json line = nlohmann::json::object();
-        protocol::write_work_line({std::string(w->name), stopped}, line);
+        protocol::write_work_line({std::string(name_of(w)), stopped}, line);
         process::write_result_line(line);
         continue;
       }
-      nlohmann::json part = protocol::work_part(w->name);
-      part["device"] = session->describe();
-      part["module"] = module->report();
+      nlohmann::json part;
       std::optional<protocol::PayloadFailure> failure;
-      if (module->loaded() || !w->needs_kernels) {
-        failure = failure_of([&] { w->run(*session, *module, part); });
-      }
-      if (failure) {
-        part["failure"] = protocol::to_json(*failure);
+      if (w == nullptr) {
+        // cuDNN's turn: the copies' buffers go first, its timed work may use the whole budget.
+        release_kept_copies();
+        part = lane->finish();
+        if (!part.contains("device")) {
+          part["device"] = session->describe();
+        }
+        if (const auto f = part.find("failure"); f != part.end() && f->is_object()) {
+          failure = protocol::PayloadFailure{};
+          failure->message = f->value("message", "");
+          failure->name = f->value("name", "");
+        }
+      } else {
+        part = protocol::work_part(w->name);
+        part["device"] = session->describe();
+        part["module"] = module->report();
+        if (lane && w->alone) {
+          session->before_ready([&lane] { lane->wait_prepared(); });
+        }
+        if (module->loaded() || !w->needs_kernels) {
+          failure = failure_of([&] { w->run(*session, *module, part); });
+        }
+        session->before_ready({});
+        if (failure) {
+          part["failure"] = protocol::to_json(*failure);
+        }
       }
       session->end_work();
       part["metrics"].push_back(peak_rss_metric());
@@ -120,8 +149,8 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
         // after it would only repeat it, each reported as its own failure.
         if (const auto error = session->context_error()) {
           stopped = fmt::format("not run: {} failed ({}) and left its CUDA context unusable ({})",
-                                w->check, failure->name.empty() ? failure->message : failure->name,
-                                *error);
+                                check_of(w),
+                                failure->name.empty() ? failure->message : failure->name, *error);
         }
       }
     }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,23 +38,30 @@ struct GpuWorkRow {
   std::string_view check; ///< the check that judges it (for the reason the works after it give)
   GpuWork run;
   bool needs_kernels; ///< it runs gpucheck's kernels (the copies do not)
+  /// Its timed work needs the GPU to itself: in the shared child, cuDNN's preparation beside it
+  /// is over before it says ready (the copies: a kernel or a copy beside them skews the figure).
+  bool alone;
 };
 
 /// Every work, with its declaration above: a new work is its function in a file of src/gpu/, its
-/// declaration and its row here.
+/// declaration and its row here. cuDNN's work is not a row: in the shared child it is a lane
+/// (CudnnLane, below), named k_cudnn_work in the child's work list.
 inline constexpr GpuWorkRow k_gpu_works[] = {
     // gpu-compute: context, kernel load, FMA chains and a reduction checked against the CPU.
-    {"compute", "gpu-compute", "gpu.compute", &compute_work, true},
+    {"compute", "gpu-compute", "gpu.compute", &compute_work, true, false},
     // gpu-streams: stream priorities, an event-timed kernel, a captured graph replayed.
-    {"streams", "gpu-streams", "gpu.streams", &streams_work, true},
+    {"streams", "gpu-streams", "gpu.streams", &streams_work, true, false},
     // gpu-bandwidth: copy-engine bandwidth (nvbandwidth's method), every buffer verified.
-    {"bandwidth", "gpu-bandwidth", "gpu.bandwidth", &bandwidth_work, false},
-    {"copies_together", "", "gpu.bandwidth", &copies_together_work, false},
+    {"bandwidth", "gpu-bandwidth", "gpu.bandwidth", &bandwidth_work, false, true},
+    {"copies_together", "", "gpu.bandwidth", &copies_together_work, false, true},
     // gpu-memtest, gpu-burn: one long-level work alone (by hand, bench/long_children.py; the
     // engine runs both in one gpu-device child).
-    {"memtest", "gpu-memtest", "gpu.memtest", &memtest_work, true},
-    {"burn", "gpu-burn", "gpu.burn", &burn_work, true},
+    {"memtest", "gpu-memtest", "gpu.memtest", &memtest_work, true, true},
+    {"burn", "gpu-burn", "gpu.burn", &burn_work, true, true},
 };
+
+/// cuDNN's work in the shared child's work list (engine::work_name(Work::cudnn)).
+inline constexpr std::string_view k_cudnn_work = "cudnn";
 
 /// The work whose child mode is `mode` ("gpu-compute", ...); nullptr for any other mode.
 const GpuWorkRow* gpu_work_of_mode(std::string_view mode);
@@ -71,13 +79,44 @@ nlohmann::json child_gpu_devices(const std::vector<std::string>& args);
 /// times every shape of docs/performance.md (for bench/compare.py).
 nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args);
 
+/// The hardware queues of a context that runs cuDNN (CUDA_DEVICE_MAX_CONNECTIONS): with one,
+/// cuDNN's FFT_TILING convolution took 0.30 ms instead of 0.22 on an H200 (docs/performance.md).
+inline constexpr int k_cudnn_connections = 2;
+
+/// cuDNN's work in the shared child (gpu-device "...,cudnn"): it prepares on a thread of its own
+/// (its libraries, handles and small verified cases, the slowest preparation of any work) beside
+/// the works before it, on the child's context, and times its convolutions when its turn comes.
+class CudnnLane {
+public:
+  CudnnLane() = default;
+  CudnnLane(const CudnnLane&) = delete;
+  CudnnLane& operator=(const CudnnLane&) = delete;
+  CudnnLane(CudnnLane&&) = delete;
+  CudnnLane& operator=(CudnnLane&&) = delete;
+  /// Stops a lane whose turn never came (its thread ends before its gate) and joins it.
+  virtual ~CudnnLane() = default;
+  /// Block until its preparation is over (or it ended): nothing of it then runs on the GPU
+  /// until its turn.
+  virtual void wait_prepared() = 0;
+  /// Its turn: its gate, its timed work; blocks until it is over and returns its line
+  /// ({"work": "cudnn", ...the gpu-cudnn child's payload...}).
+  virtual nlohmann::json finish() = 0;
+};
+/// Start the lane on `session`, whose context exists, with the kernels the child loaded.
+std::unique_ptr<CudnnLane> start_cudnn_lane(std::vector<std::string> args, DeviceSession& session,
+                                            const KernelModule& module);
+/// gpu.bandwidth keeps its host copies' buffers for copies_together_work(): free them when no
+/// such work follows (before cuDNN's timed work, which may use the whole budget).
+void release_kept_copies();
+
 /// gpu-peers ORDINALS: one process on every GPU listed ("0,1"): the peer access matrix, then
 /// peer-to-peer copy bandwidth (each way, both ways at once) and latency for every pair, every
 /// destination verified (protocol::PeersPayload; docs/checks.md, gpu.p2p).
 nlohmann::json child_gpu_peers(const std::vector<std::string>& args);
 
-/// gpu-device ORDINAL WORKS: the works named ("compute,streams,bandwidth", in that order) one
-/// after another on one context (engine rule same_child). Each work's result is written as a
+/// gpu-device ORDINAL WORKS: the works named ("compute,streams,bandwidth,cudnn", in that order)
+/// one after another on one context (engine rule same_child); cuDNN's prepares on its lane from
+/// the start (CudnnLane). Each work's result is written as a
 /// line of its own as soon as it is over ({"work": NAME, ...the work's JSON...}, or {"work":
 /// NAME, "not_run": REASON} when an earlier failure left the context unusable); the last line
 /// holds the child's timeline.

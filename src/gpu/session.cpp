@@ -88,6 +88,9 @@ void DeviceSession::make_current() const {
 }
 
 void DeviceSession::wait_for_gate() {
+  if (m_before_ready) {
+    m_before_ready();
+  }
   set_stage("waiting for the GPU");
   size_t free_bytes = 0;
   size_t total_bytes = 0;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -50,6 +51,9 @@ public:
   /// docs/architecture.md "The GPU engine"), then read free memory and the budget again, since
   /// checks that ran meanwhile have freed theirs.
   void wait_for_gate();
+  /// Called at the start of wait_for_gate(), before `ready` (empty: none): the shared child holds
+  /// its copies' `ready` until cuDNN's preparation beside them is over (device_child.cpp).
+  void before_ready(std::function<void()> hook) { m_before_ready = std::move(hook); }
   /// In the middle of the gated work: wait until gpucheck's own probes are over (they load
   /// cuDNN's libraries, which slowed device-local copies by up to a fifth; docs/performance.md).
   /// At once outside a scheduled run.
@@ -98,6 +102,7 @@ private:
   uint64_t m_prepare_used_bytes = 0; ///< device memory its preparation took before its gate
   int m_works_left = 1;              ///< works of this child not yet over, the current one included
   bool m_work_said_done = false;     ///< the current work has said done
+  std::function<void()> m_before_ready;
 };
 
 } // namespace gpucheck::gpu

@@ -319,13 +319,24 @@ void try_reap(Running& run) {
   }
 }
 
-/// Whether the child's result pipe is closed and holds a valid result.
+/// Whether the child's result pipe is closed and holds a valid result. A result_lines child's
+/// is complete at its last line, the child mode's own result: an object that is no work's line
+/// (a child that died after a work's line closed the pipe too, and is not done).
 bool result_complete(const Running& run, const ChildRequest& request) {
   if (run.result_fd >= 0 || run.result.empty()) {
     return false;
   }
-  return request.result_lines ? run.result.back() == '\n'
-                              : nlohmann::json::accept(run.result.begin(), run.result.end());
+  if (!request.result_lines) {
+    return nlohmann::json::accept(run.result.begin(), run.result.end());
+  }
+  if (run.result.back() != '\n') {
+    return false;
+  }
+  const size_t start = run.result.find_last_of('\n', run.result.size() - 2);
+  const nlohmann::json last = nlohmann::json::parse(
+      run.result.begin() + static_cast<std::ptrdiff_t>(start == std::string::npos ? 0 : start + 1),
+      run.result.end(), nullptr, false);
+  return last.is_object() && !last.contains("work");
 }
 
 bool finished(Running& run, const ChildRequest& request) {
@@ -781,6 +792,9 @@ void write_result_line(const nlohmann::json& value) {
   const char* fd_text = std::getenv("GPUCHECK_RESULT_FD");
   const int fd = fd_text == nullptr || *fd_text == '\0' ? 3 : std::atoi(fd_text);
   const std::string line = value.dump() + "\n";
+  // A lane's thread writes lines too (cuDNN's in the shared child): one line at a time.
+  static std::mutex lock;
+  const std::lock_guard<std::mutex> guard(lock);
   size_t off = 0;
   while (off < line.size()) {
     const ssize_t n = ::write(fd, line.data() + off, line.size() - off);

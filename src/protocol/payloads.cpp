@@ -719,6 +719,7 @@ Expected<std::optional<CopiesTogetherPayload>> read_copies_together(const nlohma
 void write_work_line(const WorkLine& line, nlohmann::json& out) {
   out["work"] = line.work;
   put_if(out, "not_run", line.not_run);
+  put_if(out, "lane", line.lane);
 }
 
 nlohmann::json work_part(std::string_view work) {
@@ -751,8 +752,9 @@ Expected<WorkLine> read_work_line(const nlohmann::json& line) {
     return make_error("the line is not a JSON object");
   }
   WorkLine out;
-  if (Problem p = first(
-          {field(line, "work", out.work, ""), optional_field(line, "not_run", out.not_run, "")})) {
+  if (Problem p = first({field(line, "work", out.work, ""),
+                         optional_field(line, "not_run", out.not_run, ""),
+                         optional_field(line, "lane", out.lane, "")})) {
     return *p;
   }
   return out;

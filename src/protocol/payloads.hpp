@@ -235,8 +235,14 @@ Expected<std::optional<CopiesTogetherPayload>> read_copies_together(const nlohma
 struct WorkLine {
   std::string work; ///< engine::work_name(): "compute", "streams", "bandwidth", ...
   std::optional<std::string> not_run;
+  /// A line that carries no result: the work, prepared on a thread of its own beside the others
+  /// (cuDNN's lane), says where its preparation is: k_lane_preparing, then k_lane_prepared.
+  std::optional<std::string> lane;
   bool operator==(const WorkLine&) const = default;
 };
+
+inline constexpr std::string_view k_lane_preparing = "preparing";
+inline constexpr std::string_view k_lane_prepared = "prepared";
 
 /// Write "work" (and "not_run" when set) into a line's JSON object (leaving its other keys).
 void write_work_line(const WorkLine& line, nlohmann::json& out);

@@ -147,11 +147,8 @@ bool working(JobState s) {
 void check_invariants(const Plan& plan, const Trace& trace, const std::string& what,
                       const MemoryModel& memory = {}) {
   ASSERT_FALSE(trace.deadlock) << what << ": the plan never finished (a deadlock)";
-  // With every GPU overlapping, no context is built and nothing prepares on any GPU while copies
-  // are timed; a serial GPU builds its later contexts after its own copies, beside another
-  // GPU's (docs/architecture.md).
-  const bool all_overlap = std::all_of(plan.gpus.begin(), plan.gpus.end(),
-                                       [](const auto& g) { return g.mode != GpuMode::serial; });
+  // No context is built and nothing prepares on any GPU while copies are timed
+  // (docs/architecture.md); cuDNN's lanes prepare before any copy by the children's own doing.
   for (size_t t = 0; t < trace.snapshots.size(); ++t) {
     const std::vector<JobState>& st = trace.snapshots[t];
     // Memory: what the plan counts for every job alive on a GPU stays within its budget.
@@ -192,7 +189,6 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
     }
     for (size_t j = 0; j < st.size(); ++j) {
       const PlannedJob& job = plan.jobs[j];
-      const GpuMode mode = plan.gpus[job.gpu].mode;
       // Copies are timed alone: no other gated work anywhere, no context being built anywhere,
       // nothing else alive on their GPU but a job parked at its gate.
       const bool copies = job.work == Work::bandwidth || job.work == Work::copies_together;
@@ -209,12 +205,13 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
           }
           EXPECT_FALSE(working(st[o]))
               << what << " t=" << t << ": job " << o << " works while job " << j << " times copies";
-          if (all_overlap || plan.jobs[o].gpu == job.gpu) {
-            EXPECT_NE(st[o], JobState::setting_up)
-                << what << " t=" << t << ": a context is built while job " << j << " copies";
-            EXPECT_NE(st[o], JobState::preparing)
-                << what << " t=" << t << ": job " << o << " prepares while job " << j << " copies";
-          }
+          EXPECT_NE(st[o], JobState::setting_up)
+              << what << " t=" << t << ": a context is built while job " << j << " copies";
+          // cuDNN's job in a shared child prepared on its lane before any copies; its own
+          // preparing state is only its way to its gate.
+          const bool on_lane = plan.jobs[o].work == Work::cudnn && plan.jobs[o].after_in_child;
+          EXPECT_TRUE(st[o] != JobState::preparing || on_lane)
+              << what << " t=" << t << ": job " << o << " prepares while job " << j << " copies";
           if (plan.jobs[o].gpu == job.gpu) {
             EXPECT_TRUE(st[o] == JobState::ended || st[o] == JobState::ready ||
                         st[o] == JobState::waiting_for_setup)
@@ -288,8 +285,8 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
       if (job.after_in_child) {
         EXPECT_NE(st[j], JobState::setting_up) << what << ": a second context in one child";
       }
-      // Memory: a serial GPU holds one child at a time; an overlapping one builds one context
-      // at a time. The jobs of one child live one after another, in order.
+      // Memory: one context built at a time on a GPU. The jobs of one child live one after
+      // another, in order.
       for (size_t o = j + 1; o < st.size(); ++o) {
         if (plan.jobs[o].gpu != job.gpu) {
           continue;
@@ -297,8 +294,6 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
         const bool same_child = head_of(plan, o) == head_of(plan, j);
         if (alive(st[j]) && alive(st[o])) {
           EXPECT_FALSE(same_child) << what << " t=" << t << ": two works of one child at once";
-          EXPECT_NE(mode, GpuMode::serial)
-              << what << " t=" << t << ": two children alive on a serial GPU";
         }
         if (same_child && plan.jobs[o].after_in_child == j) {
           EXPECT_FALSE(alive(st[o]) && st[j] != JobState::ended)
@@ -322,8 +317,8 @@ std::vector<GpuFacts> gpus_with_free(std::vector<uint64_t> free) {
 TEST(EnginePlan, InvariantsHoldOverRandomRuns) {
   std::mt19937 rng(20261123);
   const std::vector<std::vector<uint64_t>> machines{
-      {80 * k_gib},                                     // one idle GPU: two children, 1 GiB cap
-      {8 * k_gib, 80 * k_gib},                          // serial and overlapping
+      {80 * k_gib},                                     // one idle GPU: the 1 GiB cap
+      {8 * k_gib, 80 * k_gib},                          // a smaller budget beside the cap
       {80 * k_gib, 80 * k_gib},                         // two
       {80 * k_gib, 2 * k_gib, 80 * k_gib},              // one nearly full: skipped
       {80 * k_gib, 80 * k_gib, 80 * k_gib, 80 * k_gib}, // four
@@ -376,26 +371,29 @@ TEST(EnginePlan, SubsetsOfTheChecksAlsoKeepTheInvariants) {
 }
 
 TEST(EnginePlan, MemoryDecidesTheMode) {
-  // Idle H200: the 1 GiB cap holds cuDNN's context and the shared child's at once.
+  // Idle H200: the 1 GiB cap holds the child's context, cuDNN's lane and the works' buffers.
   Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));
-  EXPECT_EQ(plan.gpus[0].mode, GpuMode::overlap);
+  EXPECT_EQ(plan.gpus[0].mode, GpuMode::run);
   EXPECT_EQ(plan.gpus[0].budget_bytes, k_gib);
-  // The shared child's buffers beside cuDNN's prepared context; cuDNN's once it is alone.
   const MemoryModel model;
   EXPECT_EQ(plan.gpus[0].allowance_bytes,
-            k_gib - 2 * model.context_bytes - model.prepare_bytes(Work::cudnn));
+            k_gib - model.context_bytes - model.prepare_bytes(Work::cudnn));
   EXPECT_EQ(plan.jobs.size(), 4U);
   for (const PlannedJob& job : plan.jobs) {
+    // cuDNN's timed work once the works before it have freed theirs: all but the context.
     EXPECT_EQ(job.allowance_bytes,
               job.work == Work::cudnn ? k_gib - model.context_bytes : plan.gpus[0].allowance_bytes);
+    EXPECT_EQ(job.lane_bytes, job.work == Work::cudnn ? 0 : model.prepare_bytes(Work::cudnn));
+    EXPECT_LE(modelled_bytes(job, static_cast<int>(JobState::running), model), k_gib);
   }
-  // Without cuDNN: one child, nothing beside it.
+  // Without cuDNN: no lane.
   plan = make_plan({Work::compute, Work::streams, Work::bandwidth}, gpus_with_free({140 * k_gib}));
-  EXPECT_EQ(plan.gpus[0].mode, GpuMode::overlap);
-  // 8 GiB free: 819 MiB, one child at a time.
+  EXPECT_EQ(plan.gpus[0].mode, GpuMode::run);
+  EXPECT_EQ(plan.gpus[0].allowance_bytes, k_gib - model.context_bytes);
+  // 8 GiB free: 819 MiB still holds the one child.
   plan = make_plan(all_works(), gpus_with_free({8 * k_gib}));
-  EXPECT_EQ(plan.gpus[0].mode, GpuMode::serial);
-  EXPECT_NE(plan.gpus[0].reason.find("one child at a time"), std::string::npos);
+  EXPECT_EQ(plan.gpus[0].mode, GpuMode::run);
+  EXPECT_EQ(plan.gpus[0].budget_bytes, 8 * k_gib / 10);
   // 98% held by a tenant: 1.6 GiB free, 10% of it is 164 MiB: not even one context.
   plan = make_plan(all_works(), gpus_with_free({80 * k_gib / 50}));
   EXPECT_EQ(plan.gpus[0].mode, GpuMode::skip);
@@ -435,7 +433,7 @@ TEST(EnginePlan, CopiesTogetherGoInOneStepAfterEveryGpusOwnCopies) {
   }
 }
 
-TEST(EnginePlan, ComputeStreamsAndCopiesShareOneChildInOrder) {
+TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
   const Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 140 * k_gib}));
   for (size_t g = 0; g < 2; ++g) {
     std::map<Work, size_t> of;
@@ -448,14 +446,28 @@ TEST(EnginePlan, ComputeStreamsAndCopiesShareOneChildInOrder) {
     EXPECT_FALSE(plan.jobs[of[Work::compute]].after_in_child);
     EXPECT_EQ(plan.jobs[of[Work::streams]].after_in_child, of[Work::compute]);
     EXPECT_EQ(plan.jobs[of[Work::bandwidth]].after_in_child, of[Work::streams]);
+    EXPECT_EQ(plan.jobs[of[Work::cudnn]].after_in_child, of[Work::bandwidth]);
     EXPECT_TRUE(plan.jobs[of[Work::compute]].followed_in_child);
-    EXPECT_FALSE(plan.jobs[of[Work::bandwidth]].followed_in_child);
-    EXPECT_FALSE(plan.jobs[of[Work::cudnn]].after_in_child);
+    EXPECT_TRUE(plan.jobs[of[Work::bandwidth]].followed_in_child);
     EXPECT_FALSE(plan.jobs[of[Work::cudnn]].followed_in_child);
+    // cuDNN's timed work once every GPU's copies are over.
+    for (size_t j = 0; j < plan.jobs.size(); ++j) {
+      if (plan.jobs[j].work == Work::bandwidth) {
+        EXPECT_TRUE(std::any_of(plan.jobs[of[Work::cudnn]].conditions.begin(),
+                                plan.jobs[of[Work::cudnn]].conditions.end(),
+                                [j](const Condition& c) {
+                                  return c.rule == "cudnn_after_copies" && c.step == Step::go &&
+                                         c.job == j;
+                                }))
+            << "GPU " << g << " job " << j;
+      }
+    }
   }
   EXPECT_EQ(child_groups({Work::cudnn, Work::bandwidth, Work::compute}),
-            (std::vector<std::vector<Work>>{{Work::compute, Work::bandwidth}, {Work::cudnn}}));
+            (std::vector<std::vector<Work>>{{Work::compute, Work::bandwidth, Work::cudnn}}));
   EXPECT_EQ(child_groups({Work::cudnn}), (std::vector<std::vector<Work>>{{Work::cudnn}}));
+  EXPECT_EQ(child_groups({Work::cudnn, Work::memtest}),
+            (std::vector<std::vector<Work>>{{Work::cudnn}, {Work::memtest}}));
   EXPECT_EQ(work_named("streams"), Work::streams);
   EXPECT_EQ(work_name(Work::bandwidth), "bandwidth");
   EXPECT_FALSE(work_named("gpu-streams").has_value());
@@ -513,16 +525,20 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
     ASSERT_TRUE(work.has_value()) << gpu_row.name;
     EXPECT_EQ(work_row(*work).mode, gpu_row.mode) << gpu_row.name;
     EXPECT_EQ(work_row(*work).check, gpu_row.check) << gpu_row.name;
-    EXPECT_NE(work_row(*work).child, WorkChild::own) << gpu_row.name;
     EXPECT_NE(work_row(*work).child, WorkChild::spanning) << gpu_row.name;
     EXPECT_EQ(gpu::gpu_work_of_mode(gpu_row.mode), gpu_row.mode.empty() ? nullptr : &gpu_row);
     ++shared;
   }
   for (const WorkRow& row : k_work_table) {
-    shared -= row.child == WorkChild::shared || row.child == WorkChild::long_level ? 1 : 0;
+    if (row.work != Work::cudnn) {
+      shared -= row.child == WorkChild::shared || row.child == WorkChild::long_level ? 1 : 0;
+    }
   }
   EXPECT_EQ(shared, 0U); // every work of a shared or long child has its function there
+  // cuDNN's is the shared child's lane, under the engine's name for it.
   EXPECT_EQ(gpu::gpu_work_of_mode("gpu-cudnn"), nullptr);
+  EXPECT_EQ(work_name(Work::cudnn), gpu::k_cudnn_work);
+  EXPECT_EQ(work_row(Work::cudnn).child, WorkChild::shared);
 }
 
 TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
@@ -618,11 +634,12 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   for (const Condition& c : peers.conditions) {
     const Work other = plan.jobs[*c.job].work;
     if (c.step == Step::setup) {
-      // Its contexts once the kernels' timed work is over (compute, streams) or parked at its
-      // gate (cuDNN), beside the host copies.
+      // Its contexts once the kernels' timed work is over (compute, streams) and the copies
+      // are parked at their gate (cuDNN's lane prepared), beside the host copies.
       EXPECT_EQ(c.rule, "span_beside_on_idle_gpus");
-      const bool parked = other == Work::bandwidth || other == Work::cudnn;
-      EXPECT_EQ(c.await, parked ? Await::ready : Await::exited) << check_id(other);
+      EXPECT_NE(other, Work::cudnn);
+      EXPECT_EQ(c.await, other == Work::bandwidth ? Await::ready : Await::exited)
+          << check_id(other);
       ++before;
     } else {
       EXPECT_EQ(c.rule, "peers_after_all");
@@ -630,7 +647,7 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
       ++gone;
     }
   }
-  EXPECT_EQ(before, 8U);
+  EXPECT_EQ(before, 6U);
   EXPECT_EQ(gone, 8U);
   // cuDNN's timed work once the spanning child is prepared.
   for (const PlannedJob& job : plan.jobs) {

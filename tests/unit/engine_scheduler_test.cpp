@@ -94,9 +94,8 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
       }
     }
   }
-  // An idle GPU under the 1 GiB cap: cuDNN's child beside the shared one. Compute, streams and
-  // copies run in one child (one context: the same setup), one after another.
-  EXPECT_EQ(scheduler.plan().gpus[0].mode, GpuMode::overlap);
+  // Every work of a GPU runs in one child (one context: the same setup), one after another.
+  EXPECT_EQ(scheduler.plan().gpus[0].mode, GpuMode::run);
   for (size_t g = 0; g < 2; ++g) {
     std::map<Work, const JobReport*> of;
     for (const JobReport& job : jobs) {
@@ -106,12 +105,11 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
     }
     EXPECT_EQ(field(*of[Work::compute], "setup_began_ns"),
               field(*of[Work::bandwidth], "setup_began_ns"));
-    EXPECT_NE(field(*of[Work::compute], "setup_began_ns"),
+    EXPECT_EQ(field(*of[Work::compute], "setup_began_ns"),
               field(*of[Work::cudnn], "setup_began_ns"));
     EXPECT_GE(field(*of[Work::streams], "began_ns"), field(*of[Work::compute], "done_ns"));
     EXPECT_GE(field(*of[Work::bandwidth], "began_ns"), field(*of[Work::streams], "done_ns"));
-    // cuDNN's context first, the shared child's after it.
-    EXPECT_GE(field(*of[Work::compute], "setup_began_ns"), field(*of[Work::cudnn], "context_ns"));
+    EXPECT_GE(field(*of[Work::cudnn], "began_ns"), field(*of[Work::bandwidth], "done_ns"));
   }
 }
 
@@ -291,7 +289,7 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
   // The shared child crashes at once: compute's is the failure, the works after it never ran.
   SchedulerOptions options = options_for(1, 80 * k_gib, "faults");
   options.timeout = 400ms;
-  options.job_override = {{Work::compute, {"test-crash"}}, {Work::cudnn, {"test-exit"}}};
+  options.job_override = {{Work::compute, {"test-crash"}}};
   Scheduler scheduler(options);
   scheduler.probes_over();
   const auto start = std::chrono::steady_clock::now();
@@ -303,7 +301,7 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
   }
   ASSERT_TRUE(by_work[Work::compute]->outcome);
   EXPECT_EQ(by_work[Work::compute]->outcome->failure->kind, ChildFailureKind::signal);
-  for (const Work later : {Work::streams, Work::bandwidth}) {
+  for (const Work later : {Work::streams, Work::bandwidth, Work::cudnn}) {
     EXPECT_FALSE(by_work[later]->outcome) << check_id(later);
     EXPECT_EQ(by_work[later]->skip, JobReport::Skip::stopped);
     EXPECT_NE(by_work[later]->skip_reason.find("crashed"), std::string::npos)
@@ -311,8 +309,37 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
     EXPECT_NE(by_work[later]->skip_reason.find("gpu.compute"), std::string::npos)
         << by_work[later]->skip_reason;
   }
+}
+
+TEST(EngineScheduler, AChildThatDiesWhileCudnnPreparesBesideAWorkIsCudnnsFailure) {
+  // The shared child dies in streams while cuDNN's lane still prepares: cuDNN's libraries are
+  // the likelier culprit, so gpu.cudnn carries the crash and streams did not finish.
+  SchedulerOptions options = options_for(1, 80 * k_gib, "lane");
+  options.job_override[Work::compute] = {"test-gated", "10", "20", "0", "0", "lane=60000", "die=1"};
+  Scheduler scheduler(options);
+  scheduler.probes_over();
+  scheduler.run();
+  std::map<Work, const JobReport*> by_work;
+  for (const JobReport& job : scheduler.jobs()) {
+    by_work[job.work] = &job;
+  }
+  ASSERT_TRUE(by_work[Work::compute]->outcome);
+  EXPECT_TRUE(by_work[Work::compute]->outcome->ok());
+  EXPECT_FALSE(by_work[Work::streams]->outcome);
+  EXPECT_NE(by_work[Work::streams]->skip_reason.find("while cuDNN prepared beside this check"),
+            std::string::npos)
+      << by_work[Work::streams]->skip_reason;
+  EXPECT_NE(
+      by_work[Work::bandwidth]->skip_reason.find("gpu.cudnn's preparation beside gpu.streams"),
+      std::string::npos)
+      << by_work[Work::bandwidth]->skip_reason;
   ASSERT_TRUE(by_work[Work::cudnn]->outcome);
-  EXPECT_EQ(by_work[Work::cudnn]->outcome->failure->kind, ChildFailureKind::exit);
+  ASSERT_TRUE(by_work[Work::cudnn]->outcome->failure);
+  EXPECT_EQ(by_work[Work::cudnn]->outcome->failure->kind, ChildFailureKind::signal);
+  EXPECT_NE(by_work[Work::cudnn]->outcome->failure->detail.find(
+                "while cuDNN prepared beside gpu.streams"),
+            std::string::npos)
+      << by_work[Work::cudnn]->outcome->failure->detail;
 }
 
 TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
@@ -332,12 +359,13 @@ TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
       << by_work[Work::compute]->outcome->failure->detail;
   EXPECT_EQ(by_work[Work::compute]->outcome->payload->value("work", ""), "compute");
   ASSERT_TRUE(by_work[Work::streams]->outcome);
-  EXPECT_EQ(by_work[Work::streams]->outcome->failure->kind, ChildFailureKind::signal);
+  EXPECT_EQ(by_work[Work::streams]->outcome->failure->kind, ChildFailureKind::signal)
+      << by_work[Work::streams]->outcome->failure->detail;
   EXPECT_FALSE(by_work[Work::bandwidth]->outcome);
   EXPECT_NE(by_work[Work::bandwidth]->skip_reason.find("during gpu.streams"), std::string::npos)
       << by_work[Work::bandwidth]->skip_reason;
-  ASSERT_TRUE(by_work[Work::cudnn]->outcome);
-  EXPECT_TRUE(by_work[Work::cudnn]->outcome->ok());
+  EXPECT_FALSE(by_work[Work::cudnn]->outcome);
+  EXPECT_EQ(by_work[Work::cudnn]->skip, JobReport::Skip::stopped);
 }
 
 TEST(EngineScheduler, AHangInTheSharedChildIsItsCurrentWorksTimeout) {
@@ -351,7 +379,7 @@ TEST(EngineScheduler, AHangInTheSharedChildIsItsCurrentWorksTimeout) {
     if (job.work == Work::compute) {
       ASSERT_TRUE(job.outcome);
       EXPECT_EQ(job.outcome->failure->kind, ChildFailureKind::timeout);
-    } else if (job.work != Work::cudnn) {
+    } else {
       EXPECT_EQ(job.skip, JobReport::Skip::stopped) << check_id(job.work);
     }
   }

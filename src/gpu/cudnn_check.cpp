@@ -93,10 +93,16 @@ public:
           stages_off_on_this_thread();
           try {
             session.make_current();
-            m_runner =
-                std::make_unique<CudnnRunner>(session, module, dnn, graph, full, m_out, m_result);
+            {
+              const auto step = session.lane_step();
+              m_runner =
+                  std::make_unique<CudnnRunner>(session, module, dnn, graph, full, m_out, m_result);
+            }
             for (const ConvCase& cc : all) {
               if (cc.perf) {
+                // A lane step too: cuDNN may load modules here, which would stall a launch timed
+                // beside it.
+                const auto step = session.lane_step();
                 m_runner->convolution(cc, /*warm_only=*/true);
               }
             }
@@ -140,6 +146,7 @@ public:
           stages_off_on_this_thread();
           try {
             session.make_current();
+            const auto step = session.lane_step();
             m_runner =
                 std::make_unique<CudnnRunner>(session, module, dnn, graph, full, m_out, m_result);
             m_runner->convolution(cc);
@@ -199,12 +206,17 @@ void prepare(const DeviceSession& session, const KernelModule& module, const Cud
     }
   }
   // A throw here joins the threads first (their destructors).
+  // Each step a lane step: none inside a measurement of the works beside it (QuietGate).
   for (const ConvCase& cc : all) {
     if (!cc.perf && cc.precision == Precision::fp32) {
+      const auto step = session.lane_step();
       runner.convolution(cc);
     }
   }
-  runner.activations(0, false);
+  {
+    const auto step = session.lane_step();
+    runner.activations(0, false);
+  }
   for (const std::unique_ptr<PreparationThread>& thread : threads) {
     thread->merge_into(out, result);
   }
@@ -258,8 +270,10 @@ void cudnn_work(const std::vector<std::string>& args, DeviceSession& session,
     result.inputs_on = module.loaded() ? "gpu" : "host";
     set_stage("cudnn handle");
     session.make_current();
+    auto step = session.lane_step();
     auto owned_runner =
         std::make_unique<CudnnRunner>(session, module, dnn, graph, full, out, result);
+    step.reset();
     CudnnRunner& runner = *owned_runner;
     const std::vector<ConvCase> all = cases(full, session.cc_major());
     HeuristicWarmup warmup(session, module, dnn, graph, full, all);

@@ -16,6 +16,34 @@ namespace {
 constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
 } // namespace
 
+QuietGate::Step::Step(QuietGate& gate) : m_gate(gate) {
+  std::unique_lock<std::mutex> guard(m_gate.m_lock);
+  m_gate.m_changed.wait(guard, [this] { return m_gate.m_quiets == 0; });
+  ++m_gate.m_steps;
+}
+
+QuietGate::Step::~Step() {
+  {
+    const std::lock_guard<std::mutex> guard(m_gate.m_lock);
+    --m_gate.m_steps;
+  }
+  m_gate.m_changed.notify_all();
+}
+
+QuietGate::Quiet::Quiet(QuietGate& gate) : m_gate(gate) {
+  std::unique_lock<std::mutex> guard(m_gate.m_lock);
+  ++m_gate.m_quiets;
+  m_gate.m_changed.wait(guard, [this] { return m_gate.m_steps == 0; });
+}
+
+QuietGate::Quiet::~Quiet() {
+  {
+    const std::lock_guard<std::mutex> guard(m_gate.m_lock);
+    --m_gate.m_quiets;
+  }
+  m_gate.m_changed.notify_all();
+}
+
 uint64_t memory_budget(uint64_t free_bytes) {
   return std::min(k_budget_cap_bytes, free_bytes / 10);
 }

@@ -5,8 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -19,6 +22,43 @@ namespace gpucheck::gpu {
 
 /// Largest device memory a standard run may take: min(1 GiB, 10% of what is free).
 uint64_t memory_budget(uint64_t free_bytes);
+
+/// Between a work's timed measurements and cuDNN's lane preparing on the same context (the
+/// shared child): a measurement waits for the lane's steps under way and holds new ones back
+/// until it is over, so no lane kernel or module load lands inside a timed window (one run of
+/// two H200s read FP32 FMA at 27 TFLOP/s instead of 31, and a graph replay at 4 ms instead of
+/// 10 us, with the lane beside them). Measurements go first: a lane step waits for them.
+class QuietGate {
+public:
+  /// A lane step (a cuDNN call or case of its preparation) for as long as it lives.
+  class Step {
+  public:
+    explicit Step(QuietGate& gate);
+    Step(const Step&) = delete;
+    Step& operator=(const Step&) = delete;
+    ~Step();
+
+  private:
+    QuietGate& m_gate;
+  };
+  /// A timed measurement for as long as it lives.
+  class Quiet {
+  public:
+    explicit Quiet(QuietGate& gate);
+    Quiet(const Quiet&) = delete;
+    Quiet& operator=(const Quiet&) = delete;
+    ~Quiet();
+
+  private:
+    QuietGate& m_gate;
+  };
+
+private:
+  std::mutex m_lock;
+  std::condition_variable m_changed;
+  int m_steps = 0;  ///< lane steps under way
+  int m_quiets = 0; ///< measurements under way or waiting
+};
 
 /// libcuda opened, cuInit done, primary context of one device retained and current.
 class DeviceSession {
@@ -47,6 +87,13 @@ public:
   [[nodiscard]] uint64_t budget_bytes() const { return m_budget_bytes; }
   /// Make the context current on the calling thread (a helper thread of the child).
   void make_current() const;
+  /// A timed measurement's window, and a step of cuDNN's lane (QuietGate).
+  [[nodiscard]] std::unique_ptr<QuietGate::Quiet> quiet() const {
+    return std::make_unique<QuietGate::Quiet>(m_quiet);
+  }
+  [[nodiscard]] std::unique_ptr<QuietGate::Step> lane_step() const {
+    return std::make_unique<QuietGate::Step>(m_quiet);
+  }
   /// Setup is done: say `ready` and wait for the engine's `go` (protocol::gate::ready_and_wait(),
   /// docs/architecture.md "The GPU engine"), then read free memory and the budget again, since
   /// checks that ran meanwhile have freed theirs.
@@ -103,6 +150,7 @@ private:
   int m_works_left = 1;              ///< works of this child not yet over, the current one included
   bool m_work_said_done = false;     ///< the current work has said done
   std::function<void()> m_before_ready;
+  mutable QuietGate m_quiet;
 };
 
 } // namespace gpucheck::gpu

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "checks/expected_figures.hpp"
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
 #include "findings/catalog.hpp"
@@ -301,7 +302,8 @@ std::optional<std::string> out_of_memory_call(const nlohmann::json& payload) {
 
 /// Findings that compare a figure with a floor or with the GPU's other figures.
 bool is_threshold_verdict(const std::string& code) {
-  return code == codes::k_gpu_bandwidth_low || code == codes::k_gpu_bandwidth_outlier;
+  return code == codes::k_gpu_bandwidth_low || code == codes::k_gpu_bandwidth_outlier ||
+         code == codes::k_gpu_below_expected;
 }
 
 std::string memory_words(const engine::GpuReport& gpu) {
@@ -419,10 +421,18 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
                                  : make_result(info, std::move(judgement.summary),
                                                std::move(findings), gpu.gpu_index);
       result.metrics = payload_metrics(payload, contended);
+      if (result.status != Status::skip) {
+        std::optional<int> sm_count;
+        if (const auto device = protocol::read_device(payload); device && device.value()) {
+          sm_count = device.value()->sm_count;
+        }
+        add_expectations(gpu, result, contended, sm_count);
+      }
     }
     result.duration = outcome.elapsed;
     results.push_back(std::move(result));
   }
+  compare_siblings(results, targets.gpus);
   return results;
 }
 
@@ -565,6 +575,13 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
                  ? skip_result(info, std::move(judgement.summary))
                  : make_result(info, std::move(judgement.summary), std::move(findings));
     result.metrics = std::move(metrics);
+    // The span's figures are expected of its GPUs' one model (none for a mix of models).
+    const bool one_model =
+        std::all_of(targets.gpus.begin(), targets.gpus.end(),
+                    [&target](const GpuTarget& gpu) { return gpu.name == target.name; });
+    if (one_model && result.status != Status::skip) {
+      add_expectations(target, result, contended);
+    }
   }
   result.duration = outcome.elapsed;
   return {result};

@@ -757,6 +757,8 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
   // another work is blamed on cuDNN, whose libraries are the riskiest code gpucheck loads, and
   // the work beside it is said not to have finished.
   bool lane_open = false;
+  // An interrupted run's children are stopped, not failed: no blame (the run says so).
+  const bool died = outcome.failure && outcome.failure->kind != ChildFailureKind::cancelled;
   if (lines && lines->is_array()) {
     for (const nlohmann::json& line : *lines) {
       const Expected<protocol::WorkLine> read = protocol::read_work_line(line);
@@ -798,7 +800,7 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
       report.outcome = std::move(own);
       continue;
     }
-    if (job.work == Work::cudnn && lane_open && outcome.failure) {
+    if (job.work == Work::cudnn && lane_open && died) {
       // The child died while cuDNN's lane prepared: its failure is cuDNN's.
       report.outcome = outcome;
       if (!beside_lane.empty()) {
@@ -815,7 +817,7 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
                       died_in.empty() ? std::string() : fmt::format(", during {}", died_in));
       continue;
     }
-    const bool lane_blamed = lane_open && outcome.failure && job.work != Work::cudnn &&
+    const bool lane_blamed = lane_open && died && job.work != Work::cudnn &&
                              std::any_of(slot.jobs.begin(), slot.jobs.end(), [this](size_t o) {
                                return m_jobs[o].work == Work::cudnn;
                              });

@@ -146,6 +146,7 @@ inline constexpr FindingCode k_gate_warnings_present{"gate.warnings_present"};
 // gpu.*
 inline constexpr FindingCode k_gpu_bandwidth_low{"gpu.bandwidth_low"};
 inline constexpr FindingCode k_gpu_bandwidth_outlier{"gpu.bandwidth_outlier"};
+inline constexpr FindingCode k_gpu_below_expected{"gpu.below_expected"};
 inline constexpr FindingCode k_gpu_burn_gpus_disagree{"gpu.burn_gpus_disagree"};
 inline constexpr FindingCode k_gpu_burn_mismatch{"gpu.burn_mismatch"};
 inline constexpr FindingCode k_gpu_burn_outlier{"gpu.burn_outlier"};
@@ -191,6 +192,7 @@ inline constexpr FindingCode k_gpu_retired_pages_limit{"gpu.retired_pages_limit"
 inline constexpr FindingCode k_gpu_retired_pages_pending{"gpu.retired_pages_pending"};
 inline constexpr FindingCode k_gpu_row_remap_failed{"gpu.row_remap_failed"};
 inline constexpr FindingCode k_gpu_row_remap_pending{"gpu.row_remap_pending"};
+inline constexpr FindingCode k_gpu_slower_than_siblings{"gpu.slower_than_siblings"};
 inline constexpr FindingCode k_gpu_stream_priority_ignored{"gpu.stream_priority_ignored"};
 
 // lib.*

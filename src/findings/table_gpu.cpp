@@ -75,6 +75,17 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu_index, "GPU model (name)", "its host->device GB/s",
            "that as a percentage of the median", "GPUs of this model measured",
            "their median host->device GB/s", "the GPU's PCI bus id, for lspci")},
+    {codes::k_gpu_below_expected, Severity::warn, "a figure is below what this GPU model does",
+     "A figure gpucheck measured is below the floor expected of this GPU model: a fraction of "
+     "the figure in NVIDIA's datasheet, chosen from healthy GPUs of the model with a margin "
+     "(docs/checks.md, \"Expected figures\"). A healthy GPU of the model does not fall there; "
+     "a clock or power cap, a degraded memory or link, or another load on the GPU does.",
+     "GPU {0} ({1}): {2} = {3} {4} is below the {5} {4} expected of this model ({6})",
+     "compare with this GPU's siblings and with nvidia-smi -q -d CLOCK,PERFORMANCE,POWER (clocks "
+     "held low, a power cap, clock-event reasons); check for other processes on the GPU; if it "
+     "stays low when idle, run the long level (gpucheck --level long) and ask the vendor",
+     where(k_gpu_index, "GPU model (name)", "the figure (metric name)", "its value", "its unit",
+           "the floor", "where the floor comes from (fraction of the datasheet figure, source)")},
     {codes::k_gpu_burn_gpus_disagree, Severity::fail, "GPUs of one model compute different bits",
      "Every GPU of the run multiplied the same input matrices. GPUs of one model, SM count and "
      "cuBLAS version compute the same bits from the same inputs, so a GPU whose result hash "
@@ -318,6 +329,16 @@ constexpr FindingSpec k_table[] = {
      "prolog, a Kubernetes probe, a long-level run or a person) has finished, or give it a "
      "longer --wait-turn",
      where(k_gpu_index, "why it was not tested: the other run that holds the GPU")},
+    {codes::k_gpu_slower_than_siblings, Severity::warn, "one GPU is slower than its siblings",
+     "Among the GPUs of one model in this run, this one's figure is clearly below their median: "
+     "GPUs of one model measured by the same run should agree, so no baseline is needed to see "
+     "that this one is the odd one out.",
+     "GPU {0} ({1}): {2} = {3} {4} is {5}% of the median of {6} GPUs of this model ({7} {4})",
+     "compare this GPU's clocks, power limit and temperature with its siblings' (nvidia-smi -q -d "
+     "CLOCK,POWER,TEMPERATURE -i {0}); check for other processes on it; if it stays slower when "
+     "idle, drain it and run the long level (gpucheck --level long)",
+     where(k_gpu_index, "GPU model (name)", "the figure (metric name)", "its value", "its unit",
+           "that as a percentage of the median", "GPUs of this model measured", "their median")},
     {codes::k_gpu_stream_priority_ignored, Severity::warn, "stream priorities not honoured",
      "Streams created with the highest and lowest priority do not report those priorities.",
      "GPU {0}: streams created with priorities {1} and {2} report {3} and {4}",

@@ -147,7 +147,6 @@ GPUCHECK_JSON(SystemSnapshot, format_version, collected_at, host, environment, k
               cuda, gpus, libraries, toolkit, python_environments, kernel_log, probe_issues,
               gpu_paths, fabric_manager_running)
 GPUCHECK_JSON(Finding, code, severity, message, remedy, gpu_index, ignored)
-GPUCHECK_JSON(Metric, name, value, unit, note)
 GPUCHECK_JSON(ReportContext, schema_version, tool_version, generated_at, mode, matrix_version, argv)
 GPUCHECK_JSON(ReportSummary, overall, pass, warn, fail, skip, error)
 GPUCHECK_JSON(ResultRef, check_id, gpu_index)
@@ -156,6 +155,24 @@ GPUCHECK_JSON(Report, context, root_causes, snapshot, results, summary)
 
 #undef nlohmann_json_j
 #undef nlohmann_json_t
+
+void to_json(nlohmann::json& j, const Metric& v) {
+  // Every key always present (docs/report-format.md): expected_min is null where no floor is known.
+  j = nlohmann::json{{"name", v.name}, {"value", v.value},        {"unit", v.unit},
+                     {"note", v.note}, {"expected_min", nullptr}, {"expected", v.expected}};
+  if (v.expected_min) {
+    j["expected_min"] = *v.expected_min;
+  }
+}
+
+void from_json(const nlohmann::json& j, Metric& v) {
+  v.name = j.value("name", std::string{});
+  v.value = j.value("value", 0.0);
+  v.unit = j.value("unit", std::string{});
+  v.note = j.value("note", std::string{});
+  v.expected_min = j.value("expected_min", std::optional<double>{});
+  v.expected = j.value("expected", std::string{});
+}
 
 void to_json(nlohmann::json& j, const CheckResult& v) {
   j = nlohmann::json{{"check_id", v.check_id},   {"title", v.title},

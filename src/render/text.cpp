@@ -526,6 +526,10 @@ private:
   void metrics(const CheckResult& result) {
     for (const Metric& metric : result.metrics) {
       std::string text = fmt::format("{} = {} {}", metric.name, number(metric.value), metric.unit);
+      if (metric.expected_min) {
+        // The floor this GPU model should reach (the JSON's "expected" says where it is from).
+        text += fmt::format(" [expected >= {} {}]", number(*metric.expected_min), metric.unit);
+      }
       if (!metric.note.empty()) {
         text += fmt::format(" ({})", metric.note);
       }

@@ -17,6 +17,10 @@ struct Metric {
   double value = 0.0;
   std::string unit;
   std::string note; ///< e.g. "median of 5", "measured under contention"
+  /// The least this figure should be on this GPU model, in `unit` (docs/checks.md, "Expected
+  /// figures"); unset where gpucheck knows none.
+  std::optional<double> expected_min;
+  std::string expected; ///< where expected_min comes from, in words ("" when unset)
 
   bool operator==(const Metric&) const = default;
 };

@@ -1,0 +1,62 @@
+#pragma once
+/// What each measured figure should be: a floor per GPU model, a fraction of the figure in
+/// NVIDIA's datasheet (compat/gpu_models.hpp) chosen from healthy GPUs with a margin, and the
+/// comparison of identical GPUs of one run with one another (docs/checks.md, "Expected figures").
+/// Pure rules; no GPU needed (tests/unit/expected_figures_test.cpp).
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checks/gpu_checks.hpp"
+#include "gpucheck/model/check_result.hpp"
+
+namespace gpucheck::checks {
+
+/// The floors, as fractions of the datasheet figure. Each is below what healthy H100s and H200s
+/// measured by a margin (docs/performance.md, docs/checks.md):
+/// FP32 FMA chains: 0.46-0.47 of the FP32 peak (31.0-31.4 of 67 TFLOPS on H200s).
+inline constexpr double k_fma_fraction = 0.35;
+/// Device-local copy, bytes counted once: 0.42-0.43 of the memory bandwidth (2030-2084 of 4800
+/// GB/s on H200s).
+inline constexpr double k_device_copy_fraction = 0.3;
+/// cuDNN FP16 NHWC 32x256x56x56: 0.74-0.76 of the dense FP16 tensor peak (733-754 of 989.5
+/// TFLOPS on H100s and H200s).
+inline constexpr double k_conv_fp16_fraction = 0.55;
+/// cuDNN FP32 NCHW 64x64x56x56 (no TF32; direct FLOPs counted, which FFT and Winograd beat):
+/// 0.81-1.0 of the FP32 peak (54-67 of 67 TFLOPS on H200s).
+inline constexpr double k_conv_fp32_fraction = 0.6;
+/// Peer copies one way: 0.86 of the NVLink bandwidth one way (387-391 of 450 GB/s on H100s and
+/// H200s).
+inline constexpr double k_p2p_fraction = 0.6;
+/// NCCL all-reduce bus bandwidth at 256 MiB: 0.66-0.75 of the NVLink bandwidth one way (297-339
+/// of 450 GB/s on two and four H100s and H200s).
+inline constexpr double k_nccl_fraction = 0.5;
+/// A GPU below this fraction of the median of its identical siblings is the odd one out.
+inline constexpr double k_sibling_fraction = 0.8;
+
+/// The floor of `metric` (its name, in its unit) on GPU model `model`; nullopt where the model
+/// or the metric has none, or where the device has other SMs than the datasheet's board (a MIG
+/// slice, a cut-down part sold under the name): `sm_count` as the child saw it, when known.
+struct Expectation {
+  double min = 0.0;
+  std::string words; ///< "0.35 of the datasheet's FP32 67 TFLOPS: NVIDIA H200 ... (https://...)"
+};
+std::optional<Expectation> expected_floor(std::string_view model, std::string_view metric,
+                                          std::optional<int> sm_count = std::nullopt);
+
+/// The metrics compared among identical GPUs (host copies have gpu.bandwidth_outlier).
+const std::vector<std::string_view>& sibling_metrics();
+
+/// Set each metric's expected floor on `gpu`'s model and add gpu.below_expected for a figure
+/// below it: a warning, or a note when the GPU was measured beside other processes.
+void add_expectations(const GpuTarget& gpu, CheckResult& result, bool contended,
+                      std::optional<int> sm_count = std::nullopt);
+
+/// For each GPU model with two or more GPUs among `results` (one per entry of `gpus`), add
+/// gpu.slower_than_siblings to a GPU whose sibling metric is below k_sibling_fraction of the
+/// model's median (a note when its figure was measured under contention).
+void compare_siblings(std::vector<CheckResult>& results, const std::vector<GpuTarget>& gpus);
+
+} // namespace gpucheck::checks

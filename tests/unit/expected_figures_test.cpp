@@ -1,0 +1,198 @@
+// Expected figures: each measured figure's floor on its GPU model (a fraction of the datasheet),
+// and identical GPUs of one run compared with one another. Figures below are the ones healthy
+// H100s and H200s measured on the device tool's machines (docs/performance.md).
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "checks/expected_figures.hpp"
+#include "compat/gpu_models.hpp"
+#include "gpucheck/model/json_io.hpp"
+
+namespace gpucheck::checks {
+namespace {
+
+constexpr const char* k_h200 = "NVIDIA H200";
+constexpr const char* k_h100 = "NVIDIA H100 80GB HBM3";
+
+GpuTarget gpu_named(const std::string& name, int index = 0) {
+  GpuTarget gpu;
+  gpu.gpu_index = index;
+  gpu.ordinal = index;
+  gpu.name = name;
+  return gpu;
+}
+
+CheckResult result_with(std::vector<Metric> metrics, int index = 0) {
+  CheckResult result;
+  result.check_id = "gpu.compute";
+  result.status = Status::pass;
+  result.gpu_index = index;
+  result.metrics = std::move(metrics);
+  return result;
+}
+
+size_t count_code(const CheckResult& result, const std::string& code) {
+  size_t n = 0;
+  for (const Finding& f : result.findings) {
+    n += f.code == code ? 1 : 0;
+  }
+  return n;
+}
+
+// What H200s measured (2026-11-28): the lowest of each figure's healthy readings.
+const std::vector<Metric> k_h200_healthy{
+    {"fp32_fma_gflops", 30844.0, "GFLOP/s", ""},
+    {"d2d_gbps", 2009.5, "GB/s", ""},
+    {"conv_fp16_nhwc_32x256x56x56_tflops", 728.5, "TFLOP/s", ""},
+    {"conv_fp32_nchw_64x64x56x56_tflops", 54.8, "TFLOP/s", ""},
+    {"p2p_gbps", 386.7, "GB/s", ""},
+    {"nccl_busbw_gbps", 297.3, "GB/s", ""},
+};
+// What H100s measured (2026-11-27): the convolutions, peer copies and all-reduce.
+const std::vector<Metric> k_h100_healthy{
+    {"conv_fp16_nhwc_32x256x56x56_tflops", 733.0, "TFLOP/s", ""},
+    {"p2p_gbps", 389.0, "GB/s", ""},
+    {"nccl_busbw_gbps", 296.9, "GB/s", ""},
+};
+
+TEST(ExpectedFigures, HealthyH200AndH100FiguresPassAndCarryTheirFloor) {
+  for (const auto& [model, metrics] :
+       {std::pair{k_h200, k_h200_healthy}, std::pair{k_h100, k_h100_healthy}}) {
+    CheckResult result = result_with(metrics);
+    add_expectations(gpu_named(model), result, false);
+    EXPECT_EQ(result.status, Status::pass) << model;
+    EXPECT_TRUE(result.findings.empty()) << model << ": " << result.findings.front().message;
+    for (const Metric& metric : result.metrics) {
+      ASSERT_TRUE(metric.expected_min.has_value()) << model << " " << metric.name;
+      // With a margin: a healthy figure stays at least 15% above its floor.
+      EXPECT_GT(metric.value, 1.15 * *metric.expected_min) << model << " " << metric.name;
+      EXPECT_NE(metric.expected.find("https://www.nvidia.com/"), std::string::npos);
+    }
+  }
+}
+
+TEST(ExpectedFigures, TheSameFiguresLoweredWarnNamingFigureFloorAndSource) {
+  std::vector<Metric> low = k_h200_healthy;
+  for (Metric& metric : low) {
+    metric.value *= 0.5;
+  }
+  CheckResult result = result_with(low);
+  add_expectations(gpu_named(k_h200, 3), result, false);
+  EXPECT_EQ(result.status, Status::warn);
+  ASSERT_EQ(count_code(result, "gpu.below_expected"), low.size());
+  const Finding& fma = result.findings.front();
+  EXPECT_EQ(fma.severity, Severity::warn);
+  EXPECT_EQ(fma.gpu_index, 3);
+  EXPECT_NE(fma.message.find("fp32_fma_gflops = 15422 GFLOP/s is below the 23450 GFLOP/s"),
+            std::string::npos)
+      << fma.message;
+  EXPECT_NE(fma.message.find("0.35 of the datasheet's FP32 67 TFLOPS"), std::string::npos)
+      << fma.message;
+  // An all-reduce at PCIe speed on an NVLink node (the hole the anchors leave).
+  CheckResult nccl = result_with({{"nccl_busbw_gbps", 24.0, "GB/s", ""}});
+  add_expectations(gpu_named(k_h100), nccl, false);
+  EXPECT_EQ(count_code(nccl, "gpu.below_expected"), 1U);
+}
+
+TEST(ExpectedFigures, UnderContentionALowFigureIsANote) {
+  std::vector<Metric> low = k_h200_healthy;
+  low[0].value = 12000.0;
+  CheckResult result = result_with(low);
+  add_expectations(gpu_named(k_h200), result, true);
+  EXPECT_EQ(result.status, Status::pass);
+  ASSERT_EQ(count_code(result, "gpu.below_expected"), 1U);
+  EXPECT_EQ(result.findings.front().severity, Severity::info);
+  EXPECT_NE(result.findings.front().message.find("measured under contention"), std::string::npos);
+}
+
+TEST(ExpectedFigures, AModelWithoutADatasheetRowHasNoFloor) {
+  CheckResult result = result_with({{"fp32_fma_gflops", 1.0, "GFLOP/s", ""}});
+  // The H100's PCIe board has other clocks than its SXM one: no floor borrowed from it.
+  add_expectations(gpu_named("NVIDIA H100 PCIe"), result, false);
+  EXPECT_EQ(result.status, Status::pass);
+  EXPECT_TRUE(result.findings.empty());
+  EXPECT_FALSE(result.metrics.front().expected_min.has_value());
+  EXPECT_FALSE(expected_floor(k_h200, "h2d_gbps").has_value()); // the host link has its own rule
+  // A MIG slice, or a part with fewer SMs than the datasheet's board: no floor either.
+  EXPECT_TRUE(expected_floor(k_h200, "fp32_fma_gflops", 132).has_value());
+  CheckResult slice = result_with({{"fp32_fma_gflops", 4000.0, "GFLOP/s", ""}});
+  add_expectations(gpu_named(k_h200), slice, false, 16);
+  EXPECT_TRUE(slice.findings.empty());
+  EXPECT_FALSE(slice.metrics.front().expected_min.has_value());
+}
+
+TEST(ExpectedFigures, EveryModelIsSourced) {
+  ASSERT_FALSE(compat::gpu_model_specs().empty());
+  for (const compat::GpuModelSpec& model : compat::gpu_model_specs()) {
+    EXPECT_NE(model.source.find("https://www.nvidia.com/"), std::string::npos) << model.name;
+    EXPECT_GT(model.hbm_gbps, 0.0) << model.name;
+    EXPECT_GT(model.fp32_tflops, 0.0) << model.name;
+    EXPECT_GT(model.fp16_tensor_tflops, model.fp32_tflops) << model.name;
+    EXPECT_EQ(compat::find_gpu_model(model.name), &model);
+  }
+}
+
+std::vector<CheckResult> four_gpus(const std::vector<double>& fma) {
+  std::vector<CheckResult> results;
+  for (size_t i = 0; i < fma.size(); ++i) {
+    results.push_back(
+        result_with({{"fp32_fma_gflops", fma[i], "GFLOP/s", ""}}, static_cast<int>(i)));
+  }
+  return results;
+}
+
+TEST(ExpectedFigures, OneSiblingPlantedSlowIsNamedAndTheOthersPass) {
+  const std::vector<GpuTarget> gpus{gpu_named(k_h200, 0), gpu_named(k_h200, 1),
+                                    gpu_named(k_h200, 2), gpu_named(k_h200, 3)};
+  // Healthy twin: four H200s as measured, within 1% of one another.
+  std::vector<CheckResult> healthy = four_gpus({31207.0, 31094.0, 31288.0, 30948.0});
+  compare_siblings(healthy, gpus);
+  for (const CheckResult& r : healthy) {
+    EXPECT_TRUE(r.findings.empty()) << r.findings.front().message;
+  }
+  // GPU 2 at 70% of the others: above the model's floor, so only the siblings show it.
+  std::vector<CheckResult> planted = four_gpus({31207.0, 31094.0, 21850.0, 30948.0});
+  compare_siblings(planted, gpus);
+  for (size_t i = 0; i < planted.size(); ++i) {
+    EXPECT_EQ(count_code(planted[i], "gpu.slower_than_siblings"), i == 2 ? 1U : 0U) << i;
+  }
+  EXPECT_EQ(planted[2].status, Status::warn);
+  EXPECT_NE(planted[2].findings.front().message.find("is 70% of the median of 4 GPUs"),
+            std::string::npos)
+      << planted[2].findings.front().message;
+  // Under contention the same figure is a note.
+  std::vector<CheckResult> busy = four_gpus({31207.0, 31094.0, 21850.0, 30948.0});
+  busy[2].metrics.front().note = "measured under contention";
+  compare_siblings(busy, gpus);
+  EXPECT_EQ(busy[2].status, Status::pass);
+  EXPECT_EQ(busy[2].findings.front().severity, Severity::info);
+}
+
+TEST(ExpectedFigures, OnlyIdenticalModelsAreCompared) {
+  const std::vector<GpuTarget> gpus{gpu_named(k_h200, 0), gpu_named(k_h100, 1)};
+  std::vector<CheckResult> mixed = four_gpus({31207.0, 15000.0});
+  compare_siblings(mixed, gpus);
+  EXPECT_TRUE(mixed[0].findings.empty());
+  EXPECT_TRUE(mixed[1].findings.empty());
+}
+
+TEST(ExpectedFigures, TheJsonCarriesTheFloorWhereThereIsOne) {
+  Metric plain{"h2d_gbps", 55.3, "GB/s", "median of 5"};
+  EXPECT_TRUE(nlohmann::json(plain)["expected_min"].is_null());
+  EXPECT_EQ(nlohmann::json(plain)["expected"], "");
+  Metric expected{"d2d_gbps", 2070.0, "GB/s", ""};
+  expected.expected_min = 1440.0;
+  expected.expected = "0.3 of the datasheet's memory bandwidth 4800 GB/s: ...";
+  const nlohmann::json j = expected;
+  EXPECT_EQ(j["expected_min"], 1440.0);
+  EXPECT_EQ(j["expected"], expected.expected);
+  EXPECT_EQ(j.get<Metric>(), expected);
+  EXPECT_EQ(nlohmann::json(plain).get<Metric>(), plain);
+}
+
+} // namespace
+} // namespace gpucheck::checks

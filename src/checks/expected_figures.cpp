@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "checks/gpu_bandwidth_rules.hpp"
 #include "compat/gpu_models.hpp"
 #include "findings/catalog.hpp"
 #include "findings/codes.hpp"
@@ -79,7 +80,19 @@ const std::vector<std::string_view>& sibling_metrics() {
 
 void add_expectations(const GpuTarget& gpu, CheckResult& result, bool contended,
                       std::optional<int> sm_count) {
+  // The host copies' floor is their link's (any model): shown beside the figure; below it is
+  // gpu.bandwidth_low, which the bandwidth check judges against the link as it trained.
+  const std::optional<LinkRate> link =
+      gpu.pcie_gen && gpu.pcie_width ? link_rate_from_generation(*gpu.pcie_gen, *gpu.pcie_width)
+                                     : std::nullopt;
   for (Metric& metric : result.metrics) {
+    if (link && (metric.name == "h2d_gbps" || metric.name == "d2h_gbps")) {
+      metric.expected_min = k_low_bandwidth_fraction * link->gbps;
+      metric.expected =
+          fmt::format("{:g} of what {} carries one way, {:.1f} GB/s (the link's best, from NVML)",
+                      k_low_bandwidth_fraction, link->label, link->gbps);
+      continue;
+    }
     const std::optional<Expectation> floor = expected_floor(gpu.name, metric.name, sm_count);
     if (!floor) {
       continue;

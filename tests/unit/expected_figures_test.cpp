@@ -125,6 +125,22 @@ TEST(ExpectedFigures, AModelWithoutADatasheetRowHasNoFloor) {
   EXPECT_FALSE(slice.metrics.front().expected_min.has_value());
 }
 
+TEST(ExpectedFigures, HostCopiesShowTheirLinksFloorAndLeaveTheVerdictToTheBandwidthRule) {
+  GpuTarget gpu = gpu_named("NVIDIA GeForce RTX 4090"); // any model: the link decides
+  gpu.pcie_gen = 5;
+  gpu.pcie_width = 16;
+  CheckResult result =
+      result_with({{"h2d_gbps", 55.4, "GB/s", ""}, {"d2h_gbps", 12.0, "GB/s", ""}});
+  add_expectations(gpu, result, false);
+  for (const Metric& metric : result.metrics) {
+    ASSERT_TRUE(metric.expected_min.has_value()) << metric.name;
+    EXPECT_NEAR(*metric.expected_min, 0.6 * 63.0, 0.2) << metric.name;
+    EXPECT_NE(metric.expected.find("PCIe Gen5 x16"), std::string::npos) << metric.expected;
+  }
+  EXPECT_TRUE(result.findings.empty()); // gpu.bandwidth_low's to say
+  EXPECT_EQ(result.status, Status::pass);
+}
+
 TEST(ExpectedFigures, EveryModelIsSourced) {
   ASSERT_FALSE(compat::gpu_model_specs().empty());
   for (const compat::GpuModelSpec& model : compat::gpu_model_specs()) {

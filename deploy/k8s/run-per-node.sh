@@ -17,11 +17,27 @@ for node in $nodes; do
     "$here/job-per-node.yaml" | kubectl apply -f -
 done
 
+# Wait for every Job at once until each has ended, Complete (exit 0) or Failed (exit 1: a check
+# or gate failed; a Failed Job never completes), within one deadline for them all
+# (GPUCHECK_WAIT_S, 15 minutes): a broken node costs no more than a healthy one.
+deadline=$(($(date +%s) + ${GPUCHECK_WAIT_S:-900}))
+pending=" $nodes "
+while :; do
+  states=$(kubectl -n gpucheck get jobs -o jsonpath='{range .items[*]}{.metadata.name}{"="}{range .status.conditions[?(@.status=="True")]}{.type}{","}{end}{"\n"}{end}' || true)
+  while IFS='=' read -r job conditions; do
+    case ",$conditions" in
+    *,Complete,* | *,Failed,*) pending="${pending/ ${job#gpucheck-} / }" ;;
+    esac
+  done <<<"$states"
+  [ -z "${pending// /}" ] && break
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    echo "run-per-node: still running at the deadline, reported as they are:$pending" >&2
+    break
+  fi
+  sleep "${GPUCHECK_POLL_S:-5}"
+done
 for node in $nodes; do
-  # A Job ends Complete (exit 0) or Failed (exit 1: a check or gate failed); wait for either.
-  kubectl -n gpucheck wait --for=condition=complete --timeout=15m "job/gpucheck-$node" ||
-    kubectl -n gpucheck wait --for=condition=failed --timeout=1s "job/gpucheck-$node" || true
-  kubectl -n gpucheck logs "job/gpucheck-$node" > "$reports/$node.json" || true
+  kubectl -n gpucheck logs "job/gpucheck-$node" >"$reports/$node.json" || true
 done
 
 gpucheck merge "$reports"

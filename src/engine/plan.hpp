@@ -106,8 +106,8 @@ std::optional<Work> work_named(std::string_view name);
 
 /// Which works share a child process (rule same_child, WorkChild): every standard work of one GPU
 /// runs in one child, in the table's order, on one context: the driver initialises one (process,
-/// GPU) pair at a time, 0.2-0.29 s each beside others (docs/performance.md), so a second child
-/// per GPU costs that much on every GPU. cuDNN's work prepares on a lane of its own in that child
+/// GPU) pair at a time (docs/performance.md), so a second child per GPU costs a driver start on
+/// every GPU. cuDNN's work prepares on a lane of its own in that child
 /// from the start (CudnnLane, src/gpu/gpu_children.hpp); the long level's works form a group of
 /// their own. Works not in `works` are left out; empty groups are dropped. Works that span GPUs
 /// are never in these groups (spanning_works()).

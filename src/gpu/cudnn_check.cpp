@@ -310,9 +310,6 @@ void cudnn_work(const std::vector<std::string>& args, DeviceSession& session,
 void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
   protocol::CudnnPayload result;
   try {
-    // Two queues: with one, cuDNN's FFT_TILING convolution took 0.30 ms instead of 0.22 (H200,
-    // FP32 NCHW 64x64x56x56); with two it was as fast as with the default eight (0.23 ms;
-    // docs/performance.md).
     DeviceSession session(ordinal, k_cudnn_connections);
     out["device"] = session.describe();
     cudnn_work(args, session, nullptr, out, result, {});

@@ -79,8 +79,8 @@ nlohmann::json child_gpu_devices(const std::vector<std::string>& args);
 /// times every shape of docs/performance.md (for bench/compare.py).
 nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args);
 
-/// The hardware queues of a context that runs cuDNN (CUDA_DEVICE_MAX_CONNECTIONS): with one,
-/// cuDNN's FFT_TILING convolution took 0.30 ms instead of 0.22 on an H200 (docs/performance.md).
+/// The hardware queues of a context that runs cuDNN (CUDA_DEVICE_MAX_CONNECTIONS): one slowed
+/// cuDNN's FFT_TILING convolution, two were as fast as eight (docs/performance.md).
 inline constexpr int k_cudnn_connections = 2;
 
 /// cuDNN's work in the shared child (gpu-device "...,cudnn"): it prepares on a thread of its own

@@ -25,9 +25,9 @@ uint64_t memory_budget(uint64_t free_bytes);
 
 /// Between a work's timed measurements and cuDNN's lane preparing on the same context (the
 /// shared child): a measurement waits for the lane's steps under way and holds new ones back
-/// until it is over, so no lane kernel or module load lands inside a timed window (one run of
-/// two H200s read FP32 FMA at 27 TFLOP/s instead of 31, and a graph replay at 4 ms instead of
-/// 10 us, with the lane beside them). Measurements go first: a lane step waits for them.
+/// until it is over, so no lane kernel or module load lands inside a timed window (both skewed
+/// FMA and graph-replay figures without it: docs/performance.md). Measurements go first: a lane
+/// step waits for them.
 class QuietGate {
 public:
   /// A lane step (a cuDNN call or case of its preparation) for as long as it lives.

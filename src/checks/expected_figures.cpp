@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <regex>
 
 #include "checks/gpu_bandwidth_rules.hpp"
+#include "checks/long_rules.hpp"
 #include "compat/gpu_models.hpp"
 #include "findings/catalog.hpp"
 #include "findings/codes.hpp"
@@ -31,6 +34,10 @@ std::optional<Peak> peak_of(const compat::GpuModelSpec& model, std::string_view 
     return Peak{model.hbm_gbps, k_device_copy_fraction,
                 fmt::format("memory bandwidth {:g} GB/s", model.hbm_gbps)};
   }
+  if (metric == "memtest_throughput_gbps") {
+    return Peak{model.hbm_gbps, k_memtest_fraction,
+                fmt::format("memory bandwidth {:g} GB/s", model.hbm_gbps)};
+  }
   if (metric == "conv_fp16_nhwc_32x256x56x56_tflops") {
     return Peak{model.fp16_tensor_tflops, k_conv_fp16_fraction,
                 fmt::format("dense FP16 tensor {:g} TFLOPS", model.fp16_tensor_tflops)};
@@ -49,6 +56,30 @@ std::optional<Peak> peak_of(const compat::GpuModelSpec& model, std::string_view 
 
 bool under_contention(const Metric& metric) {
   return metric.note.find(k_under_contention) != std::string::npos;
+}
+
+/// The burn's GEMM figures ("burn_bf16_tflops", noted "median of K GEMMs N^3"): the floor
+/// gpu.burn_slow judges them by, k_burn_slow_fraction of the model's measured reference, shown
+/// beside them. Whether the metric is one of them (set or not).
+bool burn_floor(std::string_view model, Metric& metric) {
+  static const std::regex name(R"(burn_([a-z0-9]+)_tflops)");
+  static const std::regex size(R"(GEMMs (\d+)\^3)");
+  std::smatch type;
+  std::smatch n;
+  if (!std::regex_match(metric.name, type, name)) {
+    return false;
+  }
+  if (!std::regex_search(metric.note, n, size)) {
+    return true;
+  }
+  const GemmReference* reference =
+      find_gemm_reference(model, type[1].str(), std::atoi(n[1].str().c_str()));
+  if (reference != nullptr) {
+    metric.expected_min = k_burn_slow_fraction * reference->tflops;
+    metric.expected = fmt::format("{:g} of {:g} TFLOP/s measured on this model: {}",
+                                  k_burn_slow_fraction, reference->tflops, reference->source);
+  }
+  return true;
 }
 
 std::string number(double value) {
@@ -86,6 +117,9 @@ void add_expectations(const GpuTarget& gpu, CheckResult& result, bool contended,
       gpu.pcie_gen && gpu.pcie_width ? link_rate_from_generation(*gpu.pcie_gen, *gpu.pcie_width)
                                      : std::nullopt;
   for (Metric& metric : result.metrics) {
+    if (burn_floor(gpu.name, metric)) {
+      continue; // gpu.burn_slow judges it
+    }
     if (link && (metric.name == "h2d_gbps" || metric.name == "d2h_gbps")) {
       metric.expected_min = k_low_bandwidth_fraction * link->gbps;
       metric.expected =

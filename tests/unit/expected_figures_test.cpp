@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "checks/expected_figures.hpp"
+#include "checks/long_rules.hpp"
 #include "compat/gpu_models.hpp"
 #include "gpucheck/model/json_io.hpp"
 
@@ -139,6 +140,27 @@ TEST(ExpectedFigures, HostCopiesShowTheirLinksFloorAndLeaveTheVerdictToTheBandwi
   }
   EXPECT_TRUE(result.findings.empty()); // gpu.bandwidth_low's to say
   EXPECT_EQ(result.status, Status::pass);
+}
+
+TEST(ExpectedFigures, TheLongLevelsFiguresShowTheirFloors) {
+  // One H200, --level long --duration 4 (2026-11-28): memory test 3980-3983 GB/s; the burn's
+  // BF16 GEMM 683-686 TFLOP/s, judged by gpu.burn_slow against the model's reference.
+  CheckResult memtest = result_with({{"memtest_throughput_gbps", 3980.0, "GB/s", ""}});
+  add_expectations(gpu_named(k_h200), memtest, false);
+  ASSERT_TRUE(memtest.metrics.front().expected_min.has_value());
+  EXPECT_DOUBLE_EQ(*memtest.metrics.front().expected_min, 0.6 * 4800.0);
+  EXPECT_TRUE(memtest.findings.empty());
+  CheckResult burn =
+      result_with({{"burn_bf16_tflops", 683.4, "TFLOP/s", "median of 583 GEMMs 8192^3"},
+                   {"burn_bf16_tflops", 300.0, "TFLOP/s", "median of 9 GEMMs 2048^3"},
+                   {"burn_fp16_tflops", 100.0, "TFLOP/s", "median of 5 GEMMs 8192^3"}});
+  add_expectations(gpu_named(k_h200), burn, false);
+  ASSERT_TRUE(burn.metrics[0].expected_min.has_value());
+  EXPECT_DOUBLE_EQ(*burn.metrics[0].expected_min, k_burn_slow_fraction * 812.0);
+  EXPECT_NE(burn.metrics[0].expected.find("measured on this model"), std::string::npos);
+  EXPECT_FALSE(burn.metrics[1].expected_min.has_value()); // no reference at 2048^3
+  EXPECT_FALSE(burn.metrics[2].expected_min.has_value()); // no H200 FP16 reference
+  EXPECT_TRUE(burn.findings.empty());                     // gpu.burn_slow's to say
 }
 
 TEST(ExpectedFigures, EveryModelIsSourced) {

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <regex>
@@ -163,31 +162,22 @@ void compare_siblings(std::vector<CheckResult>& results, const std::vector<GpuTa
       }
     }
     for (const auto& [model, members] : by_model) {
-      if (members.size() < 2) {
-        continue;
-      }
       std::vector<double> values;
       for (const auto& [r, m] : members) {
         values.push_back(results[r].metrics[m].value);
       }
-      std::vector<double> sorted = values;
-      std::sort(sorted.begin(), sorted.end());
-      const size_t n = sorted.size();
-      const double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-      if (median <= 0.0) {
-        continue;
-      }
       for (const auto& [r, m] : members) {
+        // The bandwidth check's rule: below k_outlier_fraction of the model's median.
         const Metric& metric = results[r].metrics[m];
-        const double ratio = metric.value / median;
-        if (ratio >= k_sibling_fraction) {
+        const std::optional<double> ratio = outlier_ratio(metric.value, values);
+        if (!ratio) {
           continue;
         }
         const GpuTarget& gpu = gpus[r];
-        Finding finding =
-            make_finding(codes::k_gpu_slower_than_siblings, gpu.gpu_index, gpu.gpu_index, model,
-                         metric.name, number(metric.value), metric.unit,
-                         fmt::format("{:.0f}", 100.0 * ratio), n, number(median));
+        Finding finding = make_finding(codes::k_gpu_slower_than_siblings, gpu.gpu_index,
+                                       gpu.gpu_index, model, metric.name, number(metric.value),
+                                       metric.unit, fmt::format("{:.0f}", 100.0 * *ratio),
+                                       values.size(), number(metric.value / *ratio));
         if (under_contention(metric)) {
           finding.severity = Severity::info;
           finding.message += " (measured under contention)";

@@ -25,8 +25,6 @@ inline constexpr double k_p2p_fraction = 0.6;         ///< peer copies / NVLink 
 inline constexpr double k_nccl_fraction = 0.5;
 /// The long level's memory test, bytes written plus read per second / memory bandwidth.
 inline constexpr double k_memtest_fraction = 0.6; ///< all-reduce bus bandwidth / NVLink one way
-/// A GPU below this fraction of the median of its identical siblings is the odd one out.
-inline constexpr double k_sibling_fraction = 0.8;
 
 /// The floor of `metric` (its name, in its unit) on GPU model `model`; nullopt where the model
 /// or the metric has none, or where the device has other SMs than the datasheet's board (a MIG
@@ -47,8 +45,9 @@ void add_expectations(const GpuTarget& gpu, CheckResult& result, bool contended,
                       std::optional<int> sm_count = std::nullopt);
 
 /// For each GPU model with two or more GPUs among `results` (one per entry of `gpus`), add
-/// gpu.slower_than_siblings to a GPU whose sibling metric is below k_sibling_fraction of the
-/// model's median (a note when its figure was measured under contention).
+/// gpu.slower_than_siblings to a GPU whose sibling metric is below k_outlier_fraction (0.8,
+/// gpu_bandwidth_rules.hpp) of the model's median (a note when its figure was measured under
+/// contention).
 void compare_siblings(std::vector<CheckResult>& results, const std::vector<GpuTarget>& gpus);
 
 } // namespace gpucheck::checks

@@ -54,6 +54,15 @@ SchedulerOptions options_for(int gpus, uint64_t free_bytes, const std::string& t
   return options;
 }
 
+/// Each job's report by its work (a run on one GPU).
+std::map<Work, const JobReport*> reports_by_work(const Scheduler& scheduler) {
+  std::map<Work, const JobReport*> by_work;
+  for (const JobReport& job : scheduler.jobs()) {
+    by_work[job.work] = &job;
+  }
+  return by_work;
+}
+
 int64_t field(const JobReport& job, const char* name) {
   if (!job.outcome || !job.outcome->payload) {
     return -1;
@@ -295,10 +304,7 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
   const auto start = std::chrono::steady_clock::now();
   scheduler.run();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
-  std::map<Work, const JobReport*> by_work;
-  for (const JobReport& job : scheduler.jobs()) {
-    by_work[job.work] = &job;
-  }
+  std::map<Work, const JobReport*> by_work = reports_by_work(scheduler);
   ASSERT_TRUE(by_work[Work::compute]->outcome);
   EXPECT_EQ(by_work[Work::compute]->outcome->failure->kind, ChildFailureKind::signal);
   for (const Work later : {Work::streams, Work::bandwidth, Work::cudnn}) {
@@ -319,10 +325,7 @@ TEST(EngineScheduler, AChildThatDiesWhileCudnnPreparesBesideAWorkIsCudnnsFailure
   Scheduler scheduler(options);
   scheduler.probes_over();
   scheduler.run();
-  std::map<Work, const JobReport*> by_work;
-  for (const JobReport& job : scheduler.jobs()) {
-    by_work[job.work] = &job;
-  }
+  std::map<Work, const JobReport*> by_work = reports_by_work(scheduler);
   ASSERT_TRUE(by_work[Work::compute]->outcome);
   EXPECT_TRUE(by_work[Work::compute]->outcome->ok());
   EXPECT_FALSE(by_work[Work::streams]->outcome);
@@ -350,10 +353,7 @@ TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
   Scheduler scheduler(options);
   scheduler.probes_over();
   scheduler.run();
-  std::map<Work, const JobReport*> by_work;
-  for (const JobReport& job : scheduler.jobs()) {
-    by_work[job.work] = &job;
-  }
+  std::map<Work, const JobReport*> by_work = reports_by_work(scheduler);
   ASSERT_TRUE(by_work[Work::compute]->outcome);
   ASSERT_TRUE(by_work[Work::compute]->outcome->ok())
       << by_work[Work::compute]->outcome->failure->detail;

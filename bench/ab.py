@@ -50,6 +50,8 @@ def main():
               f"all {[round(x, 3) for x in wall[b]]}")
         for f in figures[b][:3]:
             print("   ", f)
+        # Every run's device-local copies, one list per run (a GPU disturbed in some runs only).
+        print("    d2d_gbps per run:", [f[0].get("d2d_gbps") for f in figures[b] if isinstance(f, tuple)])
 
 
 if __name__ == "__main__":

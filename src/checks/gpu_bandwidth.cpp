@@ -141,11 +141,47 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
   }
 }
 
+/// The device-local copy, a work of its own (engine::Work::local_copies), folded into the host
+/// copies' payload before it is judged; its own failure is a finding of its own.
+void fold_local_copy(const CheckContext& context, const std::vector<engine::TargetKey>& keys,
+                     size_t index, const GpuTarget& gpu, nlohmann::json& payload,
+                     std::vector<Finding>& findings) {
+  if (context.gpu_engine == nullptr || index >= keys.size()) {
+    return;
+  }
+  const std::optional<engine::JobView> view =
+      context.gpu_engine->result(engine::Work::local_copies, keys[index], keys);
+  if (!view || !view->job.outcome) {
+    return; // not planned, or not run: the host copies' own result or the stop says why
+  }
+  const process::ChildOutcome& outcome = *view->job.outcome;
+  std::string detail;
+  if (!outcome.ok()) {
+    detail = outcome.failure ? outcome.failure->detail : "no result";
+  } else if (const std::optional<Error> error =
+                 protocol::fold_local_copies(payload, *outcome.payload)) {
+    detail = fmt::format("its result could not be read: {}", error->message);
+  }
+  if (!detail.empty()) {
+    findings.push_back(make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
+                                    "the device-local copy", detail));
+  }
+}
+
 std::vector<CheckResult> run(const CheckContext& context) {
-  // One GPU at a time: each is measured alone, as nvbandwidth does.
-  std::vector<CheckResult> results = run_per_gpu(k_info, context, &judge_gpu_bandwidth);
-  // GPUs of one model should move data alike: flag one well below its siblings' median.
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
+  std::vector<engine::TargetKey> keys;
+  for (const GpuTarget& gpu : targets.gpus) {
+    keys.push_back({gpu.ordinal, gpu.pci_bus_id});
+  }
+  // One GPU at a time: each is measured alone, as nvbandwidth does.
+  std::vector<CheckResult> results =
+      run_per_gpu(k_info, context, &judge_gpu_bandwidth,
+                  [&context, &keys](size_t index, const GpuTarget& gpu, nlohmann::json& payload,
+                                    std::vector<Finding>& findings) {
+                    fold_local_copy(context, keys, index, gpu, payload, findings);
+                  });
+  // GPUs of one model should move data alike: flag one well below its siblings' median.
   add_copies_together(results, context, targets);
   std::map<std::string, std::vector<size_t>> by_model;
   for (size_t i = 0; i < results.size() && i < targets.gpus.size(); ++i) {
@@ -189,11 +225,11 @@ Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payloa
   }
   const double h2d = metric_of(*envelope, "h2d_gbps").value_or(0.0);
   const double d2h = metric_of(*envelope, "d2h_gbps").value_or(0.0);
-  const double d2d = metric_of(*envelope, "d2d_gbps").value_or(0.0);
-  judgement.summary = fmt::format(
-      "GPU {}: host->device {:.1f} GB/s, device->host {:.1f} GB/s, device-local {:.0f} GB/s; {}",
-      gpu.gpu_index, h2d, d2h, d2d,
-      all_verified(payload) ? "all copies verified" : "COPIED DATA CORRUPTED");
+  const std::optional<double> d2d = metric_of(*envelope, "d2d_gbps");
+  judgement.summary =
+      fmt::format("GPU {}: host->device {:.1f} GB/s, device->host {:.1f} GB/s, device-local {}; {}",
+                  gpu.gpu_index, h2d, d2h, d2d ? fmt::format("{:.0f} GB/s", *d2d) : "not measured",
+                  all_verified(payload) ? "all copies verified" : "COPIED DATA CORRUPTED");
 
   const Expected<protocol::BandwidthPayload> bandwidth = protocol::read_bandwidth(payload);
   if (!bandwidth) {

@@ -51,8 +51,13 @@ using Judge = std::function<Judgement(const GpuTarget& gpu, const nlohmann::json
 /// another run's turn) is a warning that names why, a busy GPU labels the figures; a long work
 /// the engine left out of a GPU that other processes use (Skip::busy, no --force) is a skip
 /// with the engine's reason.
+/// Before a GPU's payload is judged: fold into it what another work of the same check measured
+/// (gpu.bandwidth's device-local copy), adding a finding for that work's own failure.
+using Amend = std::function<void(size_t index, const GpuTarget& gpu, nlohmann::json& payload,
+                                 std::vector<Finding>& findings)>;
+
 std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
-                                     const Judge& judge);
+                                     const Judge& judge, const Amend& amend = {});
 
 /// A judge of a work that spans GPUs: its payload, whether any GPU of the run had other
 /// processes; appends its metrics.

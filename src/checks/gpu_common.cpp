@@ -317,7 +317,7 @@ std::string memory_words(const engine::GpuReport& gpu) {
 } // namespace
 
 std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
-                                     const Judge& judge) {
+                                     const Judge& judge, const Amend& amend) {
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
   if (targets.gpus.empty()) {
     if (context.gpu_engine != nullptr) {
@@ -381,6 +381,14 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
     }
     const process::ChildOutcome& outcome = *view->job.outcome;
     CheckResult result;
+    nlohmann::json payload;
+    std::vector<Finding> amended;
+    if (outcome.ok()) {
+      payload = *outcome.payload;
+      if (amend) {
+        amend(i, gpu, payload, amended);
+      }
+    }
     if (!outcome.ok()) {
       const std::string detail =
           outcome.failure ? failure_detail(*outcome.failure) : std::string("no result");
@@ -388,8 +396,7 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
                            {make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
                                          std::string(info.title), detail)},
                            gpu.gpu_index);
-    } else if (const auto oom_call = out_of_memory_call(*outcome.payload);
-               oom_call && !others.empty()) {
+    } else if (const auto oom_call = out_of_memory_call(payload); oom_call && !others.empty()) {
       // Out of memory beside other processes: contention, not a broken GPU.
       result = make_result(
           info,
@@ -400,8 +407,8 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
               holders)},
           gpu.gpu_index);
     } else {
-      const nlohmann::json& payload = *outcome.payload;
       std::vector<Finding> findings = common_findings(std::string(info.title), gpu, payload);
+      findings.insert(findings.end(), amended.begin(), amended.end());
       Judgement judgement = judge(gpu, payload);
       findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
       const bool contended = !gpu.other_processes.empty();

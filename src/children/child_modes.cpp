@@ -246,7 +246,8 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
     }
     std::this_thread::sleep_for(ms(3));
     if (lane.joinable() && w < works.size() &&
-        (works[w] == "bandwidth" || works[w] == "copies_together" || works[w] == "cudnn")) {
+        (works[w] == "bandwidth" || works[w] == "copies_together" || works[w] == "local_copies" ||
+         works[w] == "cudnn")) {
       lane.join(); // as gpu-device: nothing of the lane beside the copies
     }
     const int64_t ready = now_ns();

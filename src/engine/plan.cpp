@@ -16,6 +16,7 @@ constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
 constexpr std::string_view k_same_child = "same_child";
 constexpr std::string_view k_copies_alone = "copies_alone";
 constexpr std::string_view k_copies_together = "copies_together";
+constexpr std::string_view k_local_copies_last = "local_copies_last";
 constexpr std::string_view k_cudnn_after_copies = "cudnn_after_copies";
 constexpr std::string_view k_after_probes = "after_probes";
 constexpr std::string_view k_peers_after_all = "peers_after_all";
@@ -410,6 +411,8 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
         // are ready (above), so no lane prepares beside any GPU's copies. Its timed work comes
         // after them (cudnn_after_copies).
         continue;
+      } else if (other == Work::local_copies) {
+        continue; // after every host copy (local_copies_last)
       } else if (work_row(other).child == WorkChild::shared) {
         // The shared child's works before the copies (compute, streams): gone before them.
         add(jobs, b, {k_copies_alone, Step::go, Await::exited, o});
@@ -432,10 +435,31 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       const Work other = jobs[o].work;
       if (other == Work::copies_together) {
         add(jobs, t, {k_copies_together, Step::go, Await::ready, o});
-      } else if (other != Work::cudnn && work_row(other).child == WorkChild::shared) {
+      } else if (other != Work::cudnn && other != Work::local_copies &&
+                 work_row(other).child == WorkChild::shared) {
         add(jobs, t, {k_copies_together, Step::go, Await::exited, o});
       }
     }
+  }
+  // local_copies_last: the device-local copy once every GPU's host copies are over, on every GPU
+  // at once (each reads and writes its own memory), once the probes are over (beside the probe
+  // child that loads every cuDNN library it read up to a fifth less; docs/performance.md).
+  for (size_t l = 0; l < jobs.size(); ++l) {
+    if (jobs[l].work != Work::local_copies) {
+      continue;
+    }
+    for (size_t o = 0; o < jobs.size(); ++o) {
+      const Work other = jobs[o].work;
+      if (o == l) {
+        continue;
+      }
+      if (other == Work::local_copies) {
+        add(jobs, l, {k_local_copies_last, Step::go, Await::ready, o});
+      } else if (other == Work::bandwidth || other == Work::copies_together) {
+        add(jobs, l, {k_local_copies_last, Step::go, Await::exited, o});
+      }
+    }
+    add(jobs, l, {k_after_probes, Step::go, Await::probes_over, std::nullopt});
   }
   // cudnn_after_copies and after_probes: cuDNN's timed convolutions once every GPU's copies are
   // over, and once the probes (which load cuDNN) are over. Its turn in its child comes after
@@ -450,7 +474,7 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       }
       const bool same_gpu_before = jobs[o].gpu == jobs[c].gpu && jobs[o].work != Work::cudnn;
       if (same_gpu_before || jobs[o].work == Work::bandwidth ||
-          jobs[o].work == Work::copies_together) {
+          jobs[o].work == Work::copies_together || jobs[o].work == Work::local_copies) {
         add(jobs, c, {k_cudnn_after_copies, Step::go, Await::exited, o});
       }
     }
@@ -546,14 +570,18 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
             continue;
           }
           add(jobs, j, {k_peers_after_all, Step::go, Await::exited, o});
-          // NCCL's initialisation slowed timed kernels on its GPUs but not host copies: it runs
-          // once the kernels' own timed work is over (compute, streams) or parked at its gate
-          // (cuDNN), beside the copies, and cuDNN's timed work waits until it is done. The
-          // contexts come before, beside compute and streams (contexts_at_start), which they
-          // did not slow.
+          // NCCL's initialisation slowed timed kernels and device-local copies on its GPUs but
+          // not host copies: it runs once the kernels' own timed work is over (compute, streams)
+          // or parked at its gate (local copies, cuDNN), beside the host copies, and the local
+          // copies and cuDNN's timed work wait until it is done. The contexts come before,
+          // beside compute and streams (contexts_at_start), which they did not slow.
           const Work other = jobs[o].work;
           if (other == Work::copies_together) {
             continue; // host copies too, after the GPU's own
+          }
+          if (other == Work::local_copies) {
+            add(jobs, o, {k_span_beside, Step::go, Await::ready, j});
+            continue;
           }
           if (other == Work::bandwidth) {
             add(jobs, j, {k_span_beside, Step::setup, Await::ready, o});

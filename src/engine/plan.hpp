@@ -24,12 +24,27 @@ namespace gpucheck::engine {
 /// copies, then gpu.nccl's all-reduce; they are planned only on a machine with two or more GPUs
 /// that can be tested.
 ///
+/// local_copies is gpu.bandwidth's last part: the device-local copy, once every host copy is over,
+/// on every GPU at once (each GPU's memory is its own), after the probes and after the spanning
+/// child's preparation (NCCL's initialisation slowed it by a sixth).
+///
 /// memtest and burn are the long level's (`--level long`): the memory test over nearly all free
 /// memory, then the sustained GEMM burn on every GPU at once. They run in one child per GPU after
 /// every other job of the run has gone (rule long_after_standard), for --duration each.
 ///
 /// A new work is one value here and its row in k_work_table below.
-enum class Work { compute, streams, bandwidth, copies_together, cudnn, peers, nccl, memtest, burn };
+enum class Work {
+  compute,
+  streams,
+  bandwidth,
+  copies_together,
+  local_copies,
+  cudnn,
+  peers,
+  nccl,
+  memtest,
+  burn
+};
 
 /// Which child a work's job runs in (rule same_child).
 enum class WorkChild {
@@ -61,13 +76,16 @@ inline constexpr WorkRow k_work_table[] = {
     // Its priority streams and graph: the child peaks at 518 MiB on an H200, 176 above a bare
     // context.
     {Work::streams, "streams", "gpu.streams", "gpu-streams", WorkChild::shared, 16, 176, 16},
-    // The least: the smallest copies that still measure something; wanted: the host copies'
-    // device side and the local copy.
-    {Work::bandwidth, "bandwidth", "gpu.bandwidth", "gpu-bandwidth", WorkChild::shared,
-     4 * 4 + 2 * 16, 2 * 64 + 2 * 256, 4 * 4 + 2 * 16},
+    // The least: the smallest host copies that still measure something; wanted: their device
+    // side.
+    {Work::bandwidth, "bandwidth", "gpu.bandwidth", "gpu-bandwidth", WorkChild::shared, 4 * 4,
+     2 * 64, 4 * 4},
     // The host copies' device buffers, kept from gpu.bandwidth's own (only on several GPUs).
     {Work::copies_together, "copies_together", "gpu.bandwidth", "", WorkChild::shared, 2 * 4,
      2 * 64, 2 * 4},
+    // The device-local copy's two buffers, taken after its gate.
+    {Work::local_copies, "local_copies", "gpu.bandwidth", "", WorkChild::shared, 2 * 16, 2 * 256,
+     0},
     // The least: the small verified cases and their workspace; wanted: the large timed cases,
     // cuDNN's and cuBLASLt's modules, workspace.
     {Work::cudnn, "cudnn", "gpu.cudnn", "gpu-cudnn", WorkChild::shared, 96, 640, 64},

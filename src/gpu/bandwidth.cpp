@@ -550,15 +550,9 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   session.wait_for_gate();
   out["device"] = session.describe();
 
-  const uint64_t budget = session.budget_bytes();
-  const uint64_t host_bytes = std::min(pinned_bytes, host_bytes_for(budget));
-  uint64_t d2d_bytes = k_d2d_max_bytes;
-  while (d2d_bytes > k_d2d_min_bytes && 2 * host_bytes + 2 * d2d_bytes > budget) {
-    d2d_bytes /= 2;
-  }
+  const uint64_t host_bytes = std::min(pinned_bytes, host_bytes_for(session.budget_bytes()));
   const uint64_t pageable_bytes = std::min(host_bytes, k_pageable_bytes);
-  protocol::write_bandwidth({.sizes = protocol::CopySizes{host_bytes, d2d_bytes, pageable_bytes}},
-                            out);
+  protocol::write_bandwidth({.sizes = protocol::CopySizes{host_bytes, 0, pageable_bytes}}, out);
 
   set_stage("allocate");
   auto dev_a_owned = std::make_unique<DeviceBuffer>(session, host_bytes);
@@ -661,14 +655,29 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   kept->h2d_gbps = h2d_alone.value("median", 0.0);
   kept->d2h_gbps = d2h_alone.value("median", 0.0);
   pageable(session, bench, dev_a.get(), pageable_bytes, s1, out);
-  // The device-local copy last, once gpucheck's probes are over: beside them (the probe child
-  // that loads every cuDNN library) it read up to a fifth less in half of the standard runs on
-  // an H200; the pinned copies were not affected (docs/performance.md).
-  session.wait_for_quiet_host();
+  protocol::write_bandwidth({.gate_timeouts = bench.gate_timeouts(), .gated = bench.gated()}, out);
+  kept->host = std::move(pinned_a);
+  kept->device = std::move(dev_a_owned);
+  kept_copies() = std::move(kept);
+}
+
+// The device-local copy: gpu.bandwidth's last part, its own work so that the engine times it
+// once nothing else of gpucheck's runs on the GPU (engine rule local_copies_last).
+void local_copies_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
+  const CudaApi& api = session.api();
+  session.wait_for_gate();
+  out["device"] = session.describe();
+  uint64_t d2d_bytes = k_d2d_max_bytes;
+  while (d2d_bytes > k_d2d_min_bytes && 2 * d2d_bytes > session.budget_bytes()) {
+    d2d_bytes /= 2;
+  }
+  protocol::write_bandwidth({.sizes = protocol::CopySizes{0, d2d_bytes, 0}}, out);
   set_stage("device-local copies");
+  Stream s1(session);
+  Bench bench(session, module, out);
   DeviceBuffer dev_src(session, d2d_bytes);
   DeviceBuffer dev_dst(session, d2d_bytes);
-  seed = bench.seed();
+  const uint32_t seed = bench.seed();
   bench.fill_device(dev_src.get(), d2d_bytes, seed, s1);
   GPUCHECK_CU(api, cuMemsetD32Async, dev_dst.get(), 0U, size_t{d2d_bytes / 4}, s1.get());
   const CUdeviceptr src = dev_src.get();
@@ -684,9 +693,6 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
                                   "device-local copy counting bytes read + written"));
   bench.record(bench.check_device(dev_dst.get(), d2d_bytes, seed, "device-local copy", s1));
   protocol::write_bandwidth({.gate_timeouts = bench.gate_timeouts(), .gated = bench.gated()}, out);
-  kept->host = std::move(pinned_a);
-  kept->device = std::move(dev_a_owned);
-  kept_copies() = std::move(kept);
 }
 
 void release_kept_copies() {

@@ -64,6 +64,12 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWo
       return;
     }
     work.run(*session, *module, out);
+    if (work.then != nullptr) {
+      release_kept_copies();
+      nlohmann::json then = nlohmann::json::object();
+      work.then(*session, *module, then);
+      protocol::fold_local_copies(out, then);
+    }
   });
 }
 
@@ -114,9 +120,12 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
       }
       nlohmann::json part;
       std::optional<protocol::PayloadFailure> failure;
-      if (w == nullptr) {
-        // cuDNN's turn: the copies' buffers go first, its timed work may use the whole budget.
+      if (w == nullptr || w->name != "copies_together") {
+        // The host copies' kept buffers serve only the copies together, right after them: later
+        // works may use the whole budget.
         release_kept_copies();
+      }
+      if (w == nullptr) {
         part = lane->finish();
         if (!part.contains("device")) {
           part["device"] = session->describe();

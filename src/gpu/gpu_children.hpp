@@ -26,6 +26,9 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
 /// After bandwidth_work() in the same child: its host copies again, released at the same moment
 /// on every GPU of the machine (the host's aggregate), on the buffers bandwidth_work() kept.
 void copies_together_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
+/// gpu.bandwidth's last part: the device-local copy, timed once nothing else of gpucheck's runs
+/// on the GPU; its line is folded into the host copies' (protocol::fold_local_copies()).
+void local_copies_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 /// The long level: the memory test over nearly all free memory (memtest.cpp), then the GEMM
 /// burn with NVML's clock, throttle and Xid watch (burn.cpp); each for GPUCHECK_LONG_DURATION_MS.
 void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
@@ -41,6 +44,9 @@ struct GpuWorkRow {
   /// Its timed work needs the GPU to itself: in the shared child, cuDNN's preparation beside it
   /// is over before it says ready (the copies: a kernel or a copy beside them skews the figure).
   bool alone;
+  /// Run alone (its child mode), the work that completes its check's result after it, folded
+  /// into its payload (gpu-bandwidth: the device-local copy); nullptr for none.
+  GpuWork then;
 };
 
 /// Every work, with its declaration above: a new work is its function in a file of src/gpu/, its
@@ -48,16 +54,18 @@ struct GpuWorkRow {
 /// (CudnnLane, below), named k_cudnn_work in the child's work list.
 inline constexpr GpuWorkRow k_gpu_works[] = {
     // gpu-compute: context, kernel load, FMA chains and a reduction checked against the CPU.
-    {"compute", "gpu-compute", "gpu.compute", &compute_work, true, false},
+    {"compute", "gpu-compute", "gpu.compute", &compute_work, true, false, nullptr},
     // gpu-streams: stream priorities, an event-timed kernel, a captured graph replayed.
-    {"streams", "gpu-streams", "gpu.streams", &streams_work, true, false},
+    {"streams", "gpu-streams", "gpu.streams", &streams_work, true, false, nullptr},
     // gpu-bandwidth: copy-engine bandwidth (nvbandwidth's method), every buffer verified.
-    {"bandwidth", "gpu-bandwidth", "gpu.bandwidth", &bandwidth_work, false, true},
-    {"copies_together", "", "gpu.bandwidth", &copies_together_work, false, true},
+    {"bandwidth", "gpu-bandwidth", "gpu.bandwidth", &bandwidth_work, false, true,
+     &local_copies_work},
+    {"copies_together", "", "gpu.bandwidth", &copies_together_work, false, true, nullptr},
+    {"local_copies", "", "gpu.bandwidth", &local_copies_work, false, true, nullptr},
     // gpu-memtest, gpu-burn: one long-level work alone (by hand, bench/long_children.py; the
     // engine runs both in one gpu-device child).
-    {"memtest", "gpu-memtest", "gpu.memtest", &memtest_work, true, true},
-    {"burn", "gpu-burn", "gpu.burn", &burn_work, true, true},
+    {"memtest", "gpu-memtest", "gpu.memtest", &memtest_work, true, true, nullptr},
+    {"burn", "gpu-burn", "gpu.burn", &burn_work, true, true, nullptr},
 };
 
 /// cuDNN's work in the shared child's work list (engine::work_name(Work::cudnn)).

@@ -132,11 +132,6 @@ void DeviceSession::wait_for_gate() {
   read_free_memory();
 }
 
-void DeviceSession::wait_for_quiet_host() const {
-  set_stage("waiting for gpucheck's probes");
-  protocol::gate::pause_for_quiet_host();
-}
-
 void DeviceSession::done_with_gpu() {
   if (m_work_said_done) {
     return;

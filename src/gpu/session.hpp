@@ -101,10 +101,6 @@ public:
   /// Called at the start of wait_for_gate(), before `ready` (empty: none): the shared child holds
   /// its copies' `ready` until cuDNN's preparation beside them is over (device_child.cpp).
   void before_ready(std::function<void()> hook) { m_before_ready = std::move(hook); }
-  /// In the middle of the gated work: wait until gpucheck's own probes are over (they load
-  /// cuDNN's libraries, which slowed device-local copies by up to a fifth; docs/performance.md).
-  /// At once outside a scheduled run.
-  void wait_for_quiet_host() const;
   /// The gated work is over (the last timed or GPU-heavy step): the parent may release the next
   /// check on this GPU while this one checks results on the host and tears down
   /// (protocol::gate::done(); protocol::gate::work_done() while more works follow in this child).

@@ -684,6 +684,52 @@ Expected<BandwidthPayload> read_bandwidth(const nlohmann::json& payload) {
   return bandwidth;
 }
 
+std::optional<Error> fold_local_copies(nlohmann::json& bandwidth, const nlohmann::json& local) {
+  const Expected<ChildEnvelope> envelope = read_envelope(local);
+  if (!envelope) {
+    return envelope.error();
+  }
+  const Expected<BandwidthPayload> own = read_bandwidth(local);
+  if (!own) {
+    return own.error();
+  }
+  const Expected<ChildEnvelope> host = read_envelope(bandwidth);
+  const Expected<BandwidthPayload> host_own = read_bandwidth(bandwidth);
+  if (!host || !host_own) {
+    return make_error("the host copies' result is unreadable");
+  }
+  ChildEnvelope merged = host.value();
+  for (const PayloadMetric& m : envelope.value().metrics) {
+    const auto same = std::find_if(merged.metrics.begin(), merged.metrics.end(),
+                                   [&m](const PayloadMetric& k) { return k.name == m.name; });
+    if (same == merged.metrics.end()) {
+      merged.metrics.push_back(m);
+    } else {
+      same->value = std::max(same->value, m.value);
+    }
+  }
+  merged.verify.insert(merged.verify.end(), envelope.value().verify.begin(),
+                       envelope.value().verify.end());
+  if (!merged.failure) {
+    merged.failure = envelope.value().failure;
+  }
+  BandwidthPayload fields = host_own.value();
+  if (own.value().sizes) {
+    CopySizes sizes = fields.sizes.value_or(CopySizes{});
+    sizes.d2d_bytes = own.value().sizes->d2d_bytes;
+    fields.sizes = sizes;
+  }
+  if (own.value().gate_timeouts) {
+    fields.gate_timeouts = fields.gate_timeouts.value_or(0) + *own.value().gate_timeouts;
+  }
+  if (own.value().gated) {
+    fields.gated = fields.gated.value_or(true) && *own.value().gated;
+  }
+  write_envelope(merged, bandwidth);
+  write_bandwidth(fields, bandwidth);
+  return std::nullopt;
+}
+
 void write_copies_together(const CopiesTogetherPayload& together, nlohmann::json& out) {
   const auto direction = [](const TogetherDirection& d) {
     return Json{

@@ -225,6 +225,12 @@ nlohmann::json to_json(const BidirectionalCounts& counts);
 /// keys): "numa", "sizes", "link", "bidirectional", "gate_timeouts", "gated".
 void write_bandwidth(const BandwidthPayload& bandwidth, nlohmann::json& out);
 Expected<BandwidthPayload> read_bandwidth(const nlohmann::json& payload);
+/// gpu.bandwidth's result is its host copies' payload with its device-local copy's (a work of its
+/// own) folded in: the local copy's metrics (a metric both have keeps the larger value: the peak
+/// RSS), verifications, its failure when the host copies had none, its buffer size, gate
+/// timeouts and gating. An error (the local copy's payload unreadable) leaves `bandwidth` as it
+/// was.
+std::optional<Error> fold_local_copies(nlohmann::json& bandwidth, const nlohmann::json& local);
 void write_copies_together(const CopiesTogetherPayload& together, nlohmann::json& out);
 /// nullopt when the payload has no "together" (the work stopped before its copies).
 Expected<std::optional<CopiesTogetherPayload>> read_copies_together(const nlohmann::json& payload);

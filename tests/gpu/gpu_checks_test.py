@@ -100,6 +100,34 @@ def image_problems(result):
     return problems
 
 
+def bandwidth_alone(gpucheck):
+    """`gpucheck --child gpu-bandwidth 0`, as bench/compare.py runs it: the host copies and the
+    device-local copy (a work of its own in the engine) in one payload."""
+    read_fd, write_fd = os.pipe()
+    env = dict(os.environ, GPUCHECK_RESULT_FD=str(write_fd))
+    env.pop("GPUCHECK_PLANT_FAULT", None)
+    proc = subprocess.Popen([gpucheck, "--child", "gpu-bandwidth", "0"], env=env,
+                            pass_fds=(write_fd,), stdout=subprocess.DEVNULL)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        raw = pipe.read()
+    proc.wait(timeout=120)
+    try:
+        payload = json.loads(raw)
+    except json.JSONDecodeError:
+        return [f"gpu-bandwidth alone wrote no JSON: {raw[:200]!r}"]
+    names = {m["name"] for m in payload.get("metrics", [])}
+    sizes = payload.get("sizes", {})
+    verified = [v["what"] for v in payload.get("verify", []) if v.get("mismatches") == 0]
+    if {"h2d_gbps", "d2h_gbps", "d2d_gbps", "d2d_dram_gbps"} <= names and \
+            sizes.get("host_copy_bytes", 0) > 0 and sizes.get("d2d_bytes", 0) > 0 and \
+            "device-local copy" in verified and not payload.get("failure"):
+        print(f"ok   gpu-bandwidth alone: host and device-local copies in one payload, {sizes}")
+        return []
+    return [f"gpu-bandwidth alone: metrics {sorted(names)}, sizes {sizes}, "
+            f"failure {payload.get('failure')}"]
+
+
 def metrics_known_to_min(gpucheck, results):
     """--min refuses a metric no check reports (exit 2); every metric a real run
     reports must therefore be one it accepts (src/gates/metric_names.cpp)."""
@@ -172,6 +200,7 @@ def main():
     failures += framework_imports(args.gpucheck)
     failures += multi_gpu(args.gpucheck, results)
     failures += metrics_known_to_min(args.gpucheck, results)
+    failures += bandwidth_alone(args.gpucheck)
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0

@@ -191,26 +191,38 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
       const PlannedJob& job = plan.jobs[j];
       // Copies are timed alone: no other gated work anywhere, no context being built anywhere,
       // nothing else alive on their GPU but a job parked at its gate.
-      const bool copies = job.work == Work::bandwidth || job.work == Work::copies_together;
+      const bool copies = job.work == Work::bandwidth || job.work == Work::copies_together ||
+                          job.work == Work::local_copies;
       if (copies && working(st[j])) {
         for (size_t o = 0; o < st.size(); ++o) {
           if (o == j) {
             continue;
           }
-          if (job.work == Work::copies_together && plan.jobs[o].work == Work::copies_together) {
-            continue; // the copies together run together
+          if (job.work == plan.jobs[o].work &&
+              (job.work == Work::copies_together || job.work == Work::local_copies)) {
+            continue; // the copies together, and every GPU's local copies, run together
           }
           if (!plan.jobs[o].span.empty() && plan.span_beside && !working(st[o])) {
-            continue; // the spanning child's contexts and NCCL's initialisation beside them
+            // The spanning child's contexts and NCCL's initialisation beside the host copies;
+            // the device-local copies only once it is prepared (its first job ready, the one
+            // after it in its child still waiting for it) or gone (a crash).
+            EXPECT_TRUE(job.work != Work::local_copies || st[o] == JobState::ready ||
+                        st[o] == JobState::ended ||
+                        (st[o] == JobState::waiting_for_setup && plan.jobs[o].after_in_child))
+                << what << " t=" << t << ": local copies beside the spanning child's "
+                << to_string(st[o]);
+            continue;
           }
           EXPECT_FALSE(working(st[o]))
               << what << " t=" << t << ": job " << o << " works while job " << j << " times copies";
           EXPECT_NE(st[o], JobState::setting_up)
               << what << " t=" << t << ": a context is built while job " << j << " copies";
-          // cuDNN's job in a shared child prepared on its lane before any copies; its own
-          // preparing state is only its way to its gate.
+          // cuDNN's job in a shared child prepared on its lane before any copies, and the local
+          // copies take their buffers after their gate (nothing to prepare: prepare_mib 0):
+          // their preparing state is only their way to their gate.
           const bool on_lane = plan.jobs[o].work == Work::cudnn && plan.jobs[o].after_in_child;
-          EXPECT_TRUE(st[o] != JobState::preparing || on_lane)
+          const bool nothing_to_prepare = work_row(plan.jobs[o].work).prepare_mib == 0;
+          EXPECT_TRUE(st[o] != JobState::preparing || on_lane || nothing_to_prepare)
               << what << " t=" << t << ": job " << o << " prepares while job " << j << " copies";
           if (plan.jobs[o].gpu == job.gpu) {
             EXPECT_TRUE(st[o] == JobState::ended || st[o] == JobState::ready ||
@@ -255,21 +267,29 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
           }
         }
       }
-      // cuDNN's timed work: after the probes, with every copy over.
+      // cuDNN's timed work and the device-local copies: after the probes.
+      if ((job.work == Work::cudnn || job.work == Work::local_copies) && working(st[j])) {
+        EXPECT_TRUE(trace.probes_over_at_snapshot[t] != 0)
+            << what << ": " << work_name(job.work) << " timed early";
+      }
+      // cuDNN's timed work: with every copy over.
       if (job.work == Work::cudnn && working(st[j])) {
-        EXPECT_TRUE(trace.probes_over_at_snapshot[t] != 0) << what << ": cuDNN timed early";
         for (size_t o = 0; o < st.size(); ++o) {
-          if (plan.jobs[o].work == Work::bandwidth || plan.jobs[o].work == Work::copies_together) {
+          if (plan.jobs[o].work == Work::bandwidth || plan.jobs[o].work == Work::copies_together ||
+              plan.jobs[o].work == Work::local_copies) {
             EXPECT_TRUE(st[o] == JobState::ended || st[o] == JobState::waiting_for_setup)
                 << what << " t=" << t << ": cuDNN times beside copies";
           }
         }
       }
-      // The copies together: every GPU's at once, none before every GPU's own copies are over.
-      if (job.work == Work::copies_together && working(st[j])) {
+      // The copies together: every GPU's at once, none before every GPU's own copies are over;
+      // the local copies likewise, after every host copy.
+      if ((job.work == Work::copies_together || job.work == Work::local_copies) && working(st[j])) {
         for (size_t o = 0; o < st.size(); ++o) {
-          if (plan.jobs[o].work == Work::bandwidth) {
-            EXPECT_NE(st[o], JobState::ready) << what << " t=" << t << ": copies together early";
+          if (plan.jobs[o].work == Work::bandwidth ||
+              (job.work == Work::local_copies && plan.jobs[o].work == Work::copies_together)) {
+            EXPECT_NE(st[o], JobState::ready)
+                << what << " t=" << t << ": " << work_name(job.work) << " before every host copy";
           }
         }
       }
@@ -378,7 +398,7 @@ TEST(EnginePlan, MemoryDecidesTheMode) {
   const MemoryModel model;
   EXPECT_EQ(plan.gpus[0].allowance_bytes,
             k_gib - model.context_bytes - model.prepare_bytes(Work::cudnn));
-  EXPECT_EQ(plan.jobs.size(), 4U);
+  EXPECT_EQ(plan.jobs.size(), 5U);
   for (const PlannedJob& job : plan.jobs) {
     // cuDNN's timed work once the works before it have freed theirs: all but the context.
     EXPECT_EQ(job.allowance_bytes,
@@ -442,11 +462,12 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
         of[plan.jobs[j].work] = j;
       }
     }
-    ASSERT_EQ(of.size(), 4U);
+    ASSERT_EQ(of.size(), 5U);
     EXPECT_FALSE(plan.jobs[of[Work::compute]].after_in_child);
     EXPECT_EQ(plan.jobs[of[Work::streams]].after_in_child, of[Work::compute]);
     EXPECT_EQ(plan.jobs[of[Work::bandwidth]].after_in_child, of[Work::streams]);
-    EXPECT_EQ(plan.jobs[of[Work::cudnn]].after_in_child, of[Work::bandwidth]);
+    EXPECT_EQ(plan.jobs[of[Work::local_copies]].after_in_child, of[Work::bandwidth]);
+    EXPECT_EQ(plan.jobs[of[Work::cudnn]].after_in_child, of[Work::local_copies]);
     EXPECT_TRUE(plan.jobs[of[Work::compute]].followed_in_child);
     EXPECT_TRUE(plan.jobs[of[Work::bandwidth]].followed_in_child);
     EXPECT_FALSE(plan.jobs[of[Work::cudnn]].followed_in_child);
@@ -497,7 +518,7 @@ TEST(EnginePlan, WorkSpellings) {
   EXPECT_EQ(check_id(Work::bandwidth), "gpu.bandwidth");
   EXPECT_EQ(work_for_check("gpu.streams"), Work::streams);
   EXPECT_FALSE(work_for_check("gpu.ecc").has_value());
-  EXPECT_EQ(all_works().size(), 6U);
+  EXPECT_EQ(all_works().size(), 7U);
   EXPECT_EQ(child_mode(Work::peers), "gpu-peers");
   EXPECT_EQ(child_mode(Work::nccl), "gpu-peers");
   EXPECT_EQ(work_for_check("gpu.nccl"), Work::nccl);
@@ -547,8 +568,8 @@ TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
   gpus[1].other_processes = {"4242 (python3)"};
   const Plan busy = make_plan(all_works(), gpus);
   // The job stays planned (its child writes its line as not run); the peer copies still run.
-  ASSERT_EQ(busy.jobs.size(), 10U);
-  EXPECT_EQ(busy.jobs[9].work, Work::nccl);
+  ASSERT_EQ(busy.jobs.size(), 12U);
+  EXPECT_EQ(busy.jobs[11].work, Work::nccl);
   EXPECT_EQ(busy.nccl_skip_reason,
             "other processes use these GPUs (4242 (python3)): NCCL's own buffers take more than "
             "gpucheck's 1 GiB budget on each GPU (1.6 GiB on four H100s), which could take memory "
@@ -564,7 +585,7 @@ TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
 TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   // One GPU: no job over GPUs at all (the one-GPU run is unchanged).
   Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));
-  EXPECT_EQ(plan.jobs.size(), 4U);
+  EXPECT_EQ(plan.jobs.size(), 5U);
   for (const PlannedJob& job : plan.jobs) {
     EXPECT_FALSE(spans_gpus(job.work));
   }
@@ -574,11 +595,11 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   plan = make_plan(all_works(), gpus_with_free({20 * k_gib, 20 * k_gib}));
   EXPECT_FALSE(plan.span_beside);
   EXPECT_EQ(plan.gpus[0].courtesy_bytes, plan.gpus[0].budget_bytes);
-  ASSERT_EQ(plan.jobs.size(), 10U);
-  const PlannedJob& peers = plan.jobs[8];
-  const PlannedJob& nccl = plan.jobs[9];
+  ASSERT_EQ(plan.jobs.size(), 12U);
+  const PlannedJob& peers = plan.jobs[10];
+  const PlannedJob& nccl = plan.jobs[11];
   EXPECT_EQ(nccl.work, Work::nccl);
-  EXPECT_EQ(nccl.after_in_child, 8U);
+  EXPECT_EQ(nccl.after_in_child, 10U);
   EXPECT_TRUE(peers.followed_in_child);
   EXPECT_EQ(nccl.span, peers.span);
   ASSERT_EQ(nccl.conditions.size(), 1U);
@@ -594,7 +615,7 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
     EXPECT_EQ(c.await, Await::exited);
     ++awaited;
   }
-  EXPECT_EQ(awaited, 8U);
+  EXPECT_EQ(awaited, 10U);
   // A GPU too busy to test is left out of the span; with one testable GPU left, no peer job.
   plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 80 * k_gib / 50, 140 * k_gib}));
   EXPECT_EQ(plan.jobs.back().span, (std::vector<size_t>{0, 2}));
@@ -622,12 +643,12 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   ASSERT_TRUE(plan.span_beside);
   EXPECT_EQ(plan.gpus[1].courtesy_bytes, 14 * k_gib);
   EXPECT_EQ(plan.gpus[1].budget_bytes, k_gib);
-  ASSERT_EQ(plan.jobs.size(), 10U);
-  const PlannedJob& peers = plan.jobs[8];
+  ASSERT_EQ(plan.jobs.size(), 12U);
+  const PlannedJob& peers = plan.jobs[10];
   ASSERT_EQ(peers.work, Work::peers);
   // Its contexts as its child starts (counted from then on), NCCL's in the same child.
   EXPECT_TRUE(peers.contexts_at_start);
-  EXPECT_FALSE(plan.jobs[9].contexts_at_start);
+  EXPECT_FALSE(plan.jobs[11].contexts_at_start);
   EXPECT_EQ(modelled_bytes(peers, 0, MemoryModel{}), MemoryModel{}.context_bytes);
   size_t before = 0;
   size_t gone = 0;
@@ -648,14 +669,14 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
     }
   }
   EXPECT_EQ(before, 6U);
-  EXPECT_EQ(gone, 8U);
-  // cuDNN's timed work once the spanning child is prepared.
+  EXPECT_EQ(gone, 10U);
+  // The device-local copies and cuDNN's timed work once the spanning child is prepared.
   for (const PlannedJob& job : plan.jobs) {
-    if (job.work == Work::cudnn) {
+    if (job.work == Work::cudnn || job.work == Work::local_copies) {
       EXPECT_TRUE(std::any_of(job.conditions.begin(), job.conditions.end(), [](const Condition& c) {
         return c.rule == "span_beside_on_idle_gpus" && c.step == Step::go &&
-               c.await == Await::ready && c.job == 8U;
-      }));
+               c.await == Await::ready && c.job == 10U;
+      })) << work_name(job.work);
     }
   }
   std::mt19937 rng(33);

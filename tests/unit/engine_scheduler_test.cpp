@@ -79,7 +79,7 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
   scheduler.run();
   probes.join();
   const std::vector<JobReport>& jobs = scheduler.jobs();
-  ASSERT_EQ(jobs.size(), 10U); // four works on each GPU; the peer copies and NCCL over both
+  ASSERT_EQ(jobs.size(), 12U); // five works on each GPU; the peer copies and NCCL over both
   for (const JobReport& job : jobs) {
     ASSERT_TRUE(job.outcome && job.outcome->ok())
         << check_id(job.work) << " on GPU " << job.gpu << ": "
@@ -118,7 +118,8 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
               field(*of[Work::cudnn], "setup_began_ns"));
     EXPECT_GE(field(*of[Work::streams], "began_ns"), field(*of[Work::compute], "done_ns"));
     EXPECT_GE(field(*of[Work::bandwidth], "began_ns"), field(*of[Work::streams], "done_ns"));
-    EXPECT_GE(field(*of[Work::cudnn], "began_ns"), field(*of[Work::bandwidth], "done_ns"));
+    EXPECT_GE(field(*of[Work::local_copies], "began_ns"), field(*of[Work::bandwidth], "done_ns"));
+    EXPECT_GE(field(*of[Work::cudnn], "began_ns"), field(*of[Work::local_copies], "done_ns"));
   }
 }
 
@@ -197,7 +198,7 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
   Scheduler one(options_for(1, 80 * k_gib, "peers-one"));
   one.probes_over();
   one.run();
-  EXPECT_EQ(one.jobs().size(), 4U);
+  EXPECT_EQ(one.jobs().size(), 5U);
 }
 
 /// The options with the long level's works too (memtest then burn in one child per GPU).
@@ -278,7 +279,7 @@ TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
     ASSERT_TRUE(job.outcome && job.outcome->ok()) << check_id(job.work) << " on GPU " << job.gpu;
     of[{job.gpu, job.work}] = &job;
   }
-  ASSERT_EQ(of.size(), 12U); // five works on each GPU; the peer copies and NCCL over both
+  ASSERT_EQ(of.size(), 14U); // six works on each GPU; the peer copies and NCCL over both
   const JobReport& first = *of[{0, Work::copies_together}];
   const JobReport& second = *of[{1, Work::copies_together}];
   EXPECT_EQ(first.outcome->payload->value("work", ""), "copies_together");
@@ -407,7 +408,7 @@ TEST(EngineScheduler, NoRoomOnTheGpuSkipsWithTheReason) {
   Scheduler scheduler(options_for(1, 80 * k_gib / 50, "full"));
   scheduler.probes_over();
   scheduler.run();
-  ASSERT_EQ(scheduler.jobs().size(), 4U);
+  ASSERT_EQ(scheduler.jobs().size(), 5U);
   for (const JobReport& job : scheduler.jobs()) {
     EXPECT_FALSE(job.outcome.has_value());
     EXPECT_EQ(job.skip, JobReport::Skip::no_memory);

@@ -353,6 +353,60 @@ TEST(ProtocolPayloads, BandwidthJsonKeepsTheKeysComparePyReads) {
   EXPECT_EQ(back.gate_timeouts, 2);
 }
 
+TEST(ProtocolPayloads, TheDeviceLocalCopyFoldsIntoTheHostCopies) {
+  ChildEnvelope host_envelope;
+  host_envelope.metrics = {{"h2d_gbps", 55.3, "GB/s", "pinned"},
+                           {"host_peak_rss_mib", 90.0, "MiB", "peak"}};
+  host_envelope.verify = {{"copy", "pinned host->device", 1 << 24, 0, 0, "", ""}};
+  nlohmann::json host = nlohmann::json::object();
+  write_envelope(host_envelope, host);
+  host["device"] = {{"ordinal", 0}};
+  write_bandwidth(
+      {.sizes = CopySizes{64ULL << 20, 0, 32ULL << 20}, .gate_timeouts = 1, .gated = true}, host);
+  ChildEnvelope local_envelope = everything_set(); // a failure, d2d_gbps and two verifications
+  local_envelope.metrics.push_back({"host_peak_rss_mib", 120.0, "MiB", "peak"});
+  nlohmann::json local = nlohmann::json::object();
+  write_envelope(local_envelope, local);
+  write_bandwidth({.sizes = CopySizes{0, 256ULL << 20, 0}, .gate_timeouts = 2, .gated = false},
+                  local);
+
+  nlohmann::json folded = host;
+  ASSERT_FALSE(fold_local_copies(folded, local).has_value());
+  const ChildEnvelope envelope = read_envelope(folded).value();
+  ASSERT_EQ(envelope.metrics.size(), 3U); // h2d, the larger peak RSS, d2d
+  EXPECT_EQ(envelope.metrics[1].value, 120.0);
+  EXPECT_EQ(envelope.metrics[2].name, "d2d_gbps");
+  EXPECT_EQ(envelope.verify.size(), 3U);
+  EXPECT_EQ(envelope.failure, local_envelope.failure); // the host copies had none
+  const BandwidthPayload fields = read_bandwidth(folded).value();
+  EXPECT_EQ(fields.sizes, (CopySizes{64ULL << 20, 256ULL << 20, 32ULL << 20}));
+  EXPECT_EQ(fields.gate_timeouts, 3);
+  EXPECT_EQ(fields.gated, false);
+  EXPECT_EQ(folded["device"], host["device"]); // the host copies' other keys stay
+
+  // The host copies' own failure is the one kept.
+  nlohmann::json failed = host;
+  ChildEnvelope failed_envelope = host_envelope;
+  failed_envelope.failure =
+      PayloadFailure{"host->device copies",        "cuMemcpyHtoDAsync", 700,
+                     "CUDA_ERROR_ILLEGAL_ADDRESS", "illegal",           "failed"};
+  write_envelope(failed_envelope, failed);
+  ASSERT_FALSE(fold_local_copies(failed, local).has_value());
+  EXPECT_EQ(read_envelope(failed).value().failure, failed_envelope.failure);
+
+  // An unreadable local payload is an error and changes nothing.
+  for (const nlohmann::json& garbage :
+       {nlohmann::json::array(),
+        nlohmann::json{{"metrics", 3}, {"verify", nlohmann::json::array()}},
+        nlohmann::json{{"metrics", nlohmann::json::array()},
+                       {"verify", nlohmann::json::array()},
+                       {"sizes", "big"}}}) {
+    nlohmann::json unchanged = host;
+    EXPECT_TRUE(fold_local_copies(unchanged, garbage).has_value()) << garbage.dump();
+    EXPECT_EQ(unchanged, host);
+  }
+}
+
 TEST(ProtocolPayloads, CopiesTogetherRoundTripAndEveryKeyIsRead) {
   const CopiesTogetherPayload together{
       {51.5, 1000, 13000, 10}, {52.5, 41000, 53000, 11}, 64ULL << 20, 1};

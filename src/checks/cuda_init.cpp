@@ -3,6 +3,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
+#include "checks/packages.hpp"
 #include "checks/probe_failure.hpp"
 #include "checks/version_text.hpp"
 #include "findings/catalog.hpp"
@@ -131,10 +132,11 @@ std::vector<CheckResult> run(const CheckContext& context) {
     }
     const std::string why =
         cuda.library.error.empty() ? std::string("not found") : cuda.library.error;
-    return {
-        make_result(k_info, "libcuda.so.1 cannot be loaded",
-                    {make_finding(codes::k_cuda_library_missing, std::nullopt, why,
-                                  module_version_text(s.kernel_module), driver_branch_text(s))})};
+    return {make_result(
+        k_info, "libcuda.so.1 cannot be loaded",
+        {make_finding(codes::k_cuda_library_missing, std::nullopt, why,
+                      module_version_text(s.kernel_module), driver_branch_text(s),
+                      driver_libraries_install(s.host.os, driver_branch_text(s), false))})};
   }
   const std::string file = library_file(cuda.library);
   if (auto stubs = path_through_component(file, "stubs")) {

@@ -2,6 +2,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
+#include "checks/packages.hpp"
 #include "checks/probe_failure.hpp"
 #include "findings/catalog.hpp"
 
@@ -11,42 +12,6 @@ namespace {
 constexpr CheckInfo k_info{"driver.installed", "NVIDIA driver installed",
                            "An NVIDIA kernel module or driver library is present.",
                            CheckKind::passive};
-
-constexpr std::string_view k_install_guide =
-    "docs.nvidia.com/datacenter/tesla/driver-installation-guide";
-
-/// How this distribution installs NVIDIA's driver, from os-release's PRETTY_NAME. The dnf
-/// commands are NVIDIA's driver installation guide's (open kernel modules, drivers after 570).
-std::string distribution_install(const std::string& os) {
-  const auto has = [&os](std::string_view word) { return os.find(word) != std::string::npos; };
-  if (has("Ubuntu")) {
-    return "install the driver Ubuntu recommends for this GPU: sudo ubuntu-drivers install";
-  }
-  if (has("Debian")) {
-    return fmt::format("install Debian's driver (sudo apt install nvidia-driver, from non-free) "
-                       "or NVIDIA's packages ({})",
-                       k_install_guide);
-  }
-  if (has("Fedora")) {
-    return fmt::format("add NVIDIA's repository and sudo dnf install nvidia-open ({})",
-                       k_install_guide);
-  }
-  if (has("Red Hat") || has("Rocky") || has("AlmaLinux") || has("Oracle Linux") ||
-      has("Amazon Linux") || has("CentOS")) {
-    return fmt::format("add NVIDIA's repository, then sudo dnf module enable "
-                       "nvidia-driver:open-dkms && sudo dnf install nvidia-open (release 10: sudo "
-                       "dnf install nvidia-open alone; {})",
-                       k_install_guide);
-  }
-  if (has("SUSE")) {
-    return fmt::format("add NVIDIA's repository for this SUSE release and install the driver "
-                       "with zypper as {} lists it",
-                       k_install_guide);
-  }
-  return fmt::format("install the NVIDIA driver with this distribution's package manager, or "
-                     "NVIDIA's repository or .run installer ({})",
-                     k_install_guide);
-}
 
 /// The remedy for a machine with no NVIDIA driver, by situation (issue 35): nothing to install
 /// where no GPU is on the bus, never a driver inside a container, Windows' driver under WSL2,
@@ -75,7 +40,7 @@ std::string missing_driver_remedy(const SystemSnapshot& s) {
            "nvidia module loaded; then start the container with --gpus all (NVIDIA Container "
            "Toolkit) or a CDI device (--device nvidia.com/gpu=all)";
   }
-  return distribution_install(s.host.os) + ", then reboot";
+  return driver_install(s.host.os) + ", then reboot";
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {

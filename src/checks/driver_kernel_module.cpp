@@ -3,6 +3,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
+#include "checks/packages.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 
@@ -43,9 +44,10 @@ std::vector<CheckResult> run(const CheckContext& context) {
   }
   if (!module.proc_version_present) {
     const std::string kernel = s.host.kernel.empty() ? std::string("$(uname -r)") : s.host.kernel;
-    return {make_result(k_info, "the nvidia kernel module is not loaded",
-                        {make_finding(codes::k_driver_module_not_loaded, std::nullopt,
-                                      user_space_libraries(s), pci_gpu_summary(module), kernel)})};
+    return {make_result(
+        k_info, "the nvidia kernel module is not loaded",
+        {make_finding(codes::k_driver_module_not_loaded, std::nullopt, user_space_libraries(s),
+                      pci_gpu_summary(module), kernel, kernel_module_rebuild(s.host.os, kernel))})};
   }
   std::vector<Finding> findings;
   const std::vector<const PciDevice*> gpus = nvidia_gpu_functions(module);

@@ -2,6 +2,7 @@
 
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
+#include "checks/packages.hpp"
 #include "checks/probe_failure.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
@@ -99,10 +100,11 @@ std::vector<CheckResult> run(const CheckContext& context) {
     }
     const std::string why =
         nvml.library.error.empty() ? std::string("not found") : nvml.library.error;
-    return {
-        make_result(k_info, "libnvidia-ml.so.1 cannot be loaded",
-                    {make_finding(codes::k_nvml_library_missing, std::nullopt, why,
-                                  module_version_text(s.kernel_module), driver_branch_text(s))})};
+    return {make_result(
+        k_info, "libnvidia-ml.so.1 cannot be loaded",
+        {make_finding(codes::k_nvml_library_missing, std::nullopt, why,
+                      module_version_text(s.kernel_module), driver_branch_text(s),
+                      driver_libraries_install(s.host.os, driver_branch_text(s), true))})};
   }
   if (!nvml.init_result) {
     return {skip_result(k_info, "nvmlInit_v2 was not called")};

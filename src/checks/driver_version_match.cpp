@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "checks/checks.hpp"
+#include "checks/driver_facts.hpp"
+#include "checks/packages.hpp"
 #include "checks/version_text.hpp"
 #include "findings/catalog.hpp"
 
@@ -72,7 +74,9 @@ std::vector<CheckResult> run(const CheckContext& context) {
     return {make_result(k_info,
                         fmt::format("kernel module {} does not match user-space {}", module, user),
                         {make_finding(codes::k_driver_version_mismatch, std::nullopt, module, user,
-                                      fmt::format("{}", fmt::join(sources, "; ")))})};
+                                      fmt::format("{}", fmt::join(sources, "; ")),
+                                      driver_hold(context.snapshot.host.os,
+                                                  driver_branch_text(context.snapshot)))})};
   }
   if (!kernel) {
     return {skip_result(k_info, "the kernel module version is unknown")};

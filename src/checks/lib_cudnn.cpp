@@ -6,6 +6,7 @@
 #include "checks/checks.hpp"
 #include "checks/cudnn_status.hpp"
 #include "checks/driver_facts.hpp"
+#include "checks/packages.hpp"
 #include "checks/probe_failure.hpp"
 #include "checks/version_text.hpp"
 #include "findings/catalog.hpp"
@@ -75,9 +76,10 @@ std::vector<CheckResult> run(const CheckContext& context) {
     const std::string why = family->load.error.empty()
                                 ? fmt::format("{}: not found", family->load.name)
                                 : family->load.error;
-    return {make_result(k_info, "cuDNN is not loadable",
-                        {make_finding(codes::k_lib_cudnn_missing, std::nullopt, why,
-                                      copies_on_disk(*family), cuda_major_text(s))})};
+    return {make_result(
+        k_info, "cuDNN is not loadable",
+        {make_finding(codes::k_lib_cudnn_missing, std::nullopt, why, copies_on_disk(*family),
+                      cuda_major_text(s), cudnn_install(s.host.os, cuda_major_text(s)))})};
   }
   std::vector<Finding> findings;
   std::size_t sublibraries = 0;

@@ -14,7 +14,7 @@ constexpr FindingSpec k_table[] = {
      "cuDNN installation is broken (mixed sub-libraries, a build for another CUDA) or the GPU "
      "computes wrongly.",
      "cuDNN {1} on GPU {0}: {2} of {3} values wrong, first at [{4}]: got {5}, expected {6}",
-     "check which cuDNN copy is loaded (gpucheck --only libraries) and that its sub-libraries "
+     "check which cuDNN copy is loaded (gpucheck --only lib) and that its sub-libraries "
      "come from one directory; if gpu.compute also fails, the GPU itself is at fault",
      where(k_gpu_index, "the activation run (\"relu forward over N fp32 values\")", "values wrong",
            "values checked", "index of the first wrong value", "value read there",
@@ -23,14 +23,14 @@ constexpr FindingSpec k_table[] = {
      "A cuDNN call returned an error while running a small workload on the GPU.",
      "{1} failed on GPU {0} during {2}: status {3} ({4}){5}",
      "run with CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr for cuDNN's own log; check that the "
-     "cuDNN build matches the CUDA major of the driver (gpucheck --only libraries)",
+     "cuDNN build matches the CUDA major of the driver (gpucheck --only lib)",
      where(k_gpu_index, "the cuDNN call that failed", "the stage of the check it failed in",
            "its cuDNN status number", "the status's name", "\": \" and cuDNN's detail, or empty")},
     {codes::k_cudnn_conv_mismatch, Severity::fail, "cuDNN convolution gave wrong results",
      "cudnnConvolutionForward produced values outside the tolerance of a CPU reference computed "
      "in double precision.",
      "{1} on GPU {0}: {2} of {3} checked outputs wrong, first at [{4}]: got {5}, expected {6}",
-     "check which cuDNN copy is loaded (gpucheck --only libraries) and that its sub-libraries "
+     "check which cuDNN copy is loaded (gpucheck --only lib) and that its sub-libraries "
      "come from one directory; if gpu.compute also fails, the GPU itself is at fault",
      where(k_gpu_index, "the convolution (shape and algorithm)", "outputs wrong", "outputs checked",
            "index of the first wrong output", "value read there", "value expected")},

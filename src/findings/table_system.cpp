@@ -50,11 +50,12 @@ constexpr FindingSpec k_table[] = {
      "The kernel module is loaded but the driver's CUDA library cannot be loaded, so no CUDA "
      "program can start (cudart then reports error 35, insufficient driver).",
      "libcuda.so.1 cannot be loaded ({0}) although the kernel module {1} is loaded",
-     "install the driver's CUDA library for branch {2} (Debian/Ubuntu: apt install "
-     "libnvidia-compute-{2}); in a container, start it with --gpus all and "
-     "NVIDIA_DRIVER_CAPABILITIES containing compute",
+     "install the driver's CUDA library for branch {2}: {3}; in a container, start it with "
+     "--gpus all and NVIDIA_DRIVER_CAPABILITIES containing compute",
      where("why libcuda.so.1 could not be loaded (the loader's error)",
-           "version of the loaded kernel module", "the driver branch (\"580\")")},
+           "version of the loaded kernel module", "the driver branch (\"580\")",
+           "the command for this distribution (apt: sudo apt install libnvidia-compute-580; dnf: "
+           "sudo dnf install nvidia-driver-cuda-libs; else where NVIDIA's guide lists it)")},
     {codes::k_cuda_no_device, Severity::fail, "CUDA finds no device",
      "cuInit ran but found no CUDA device: none installed, none visible, or none usable.",
      "cuInit returned CUDA_ERROR_NO_DEVICE (100); {0}",
@@ -137,21 +138,24 @@ constexpr FindingSpec k_table[] = {
      "DKMS did not rebuild it for a new kernel, or Secure Boot refused the unsigned module.",
      "the NVIDIA user-space driver is installed ({0}) but the nvidia kernel module is not loaded "
      "(no /proc/driver/nvidia/version); {1}",
-     "rebuild the module for kernel {2} (sudo apt install linux-headers-{2} && sudo dkms "
-     "autoinstall, or reinstall the driver package), check Secure Boot (mokutil --sb-state: sign "
+     "rebuild the module for kernel {2} ({3}, or reinstall the driver package), check Secure Boot "
+     "(mokutil --sb-state: sign "
      "the module or enrol the MOK key), then sudo modprobe nvidia or reboot",
      where("the driver libraries found (name -> path)",
-           "the NVIDIA GPUs on the PCI bus, or that there is none", "the running kernel's release"),
+           "the NVIDIA GPUs on the PCI bus, or that there is none", "the running kernel's release",
+           "the headers and the rebuild for this distribution (apt: linux-headers-<release>; dnf: "
+           "kernel-devel-<release>; zypper: kernel-default-devel; then sudo dkms autoinstall)"),
      Drain::yes},
     {codes::k_driver_version_mismatch, Severity::fail, "Driver/library version mismatch",
      "The user-space driver libraries come from a different driver version than the loaded "
      "kernel module, typically after a package upgrade without reboot.",
      "the loaded kernel module is {0} but the user-space driver is {1} ({2})",
      "reboot, or stop all GPU processes and reload the module (sudo rmmod nvidia_uvm nvidia_drm "
-     "nvidia_modeset nvidia && sudo modprobe nvidia); hold the driver packages (apt-mark hold) "
-     "so unattended upgrades do not repeat it",
+     "nvidia_modeset nvidia && sudo modprobe nvidia); hold the driver packages ({3}) so "
+     "unattended upgrades do not repeat it",
      where("version of the loaded kernel module", "the user-space driver version(s) that differ",
-           "where those versions were read (libraries, NVML)"),
+           "where those versions were read (libraries, NVML)",
+           "how this distribution holds packages (apt-mark hold, dnf versionlock, zypper addlock)"),
      Drain::yes},
     {codes::k_env_device_node_missing, Severity::fail, "GPU device node missing",
      "A /dev/nvidia* node that CUDA opens does not exist: not created (no nvidia-modprobe, UVM "
@@ -478,7 +482,8 @@ constexpr FindingSpec k_table[] = {
      "No libcudart is loadable by its bare name; applications usually bundle their own.",
      "no CUDA runtime is loadable by its bare name ({0})",
      "nothing to do unless a program expects the system's libcudart: then install the CUDA "
-     "runtime (apt install cuda-cudart-<major>-<minor>) or add its directory to LD_LIBRARY_PATH",
+     "runtime (NVIDIA's package cuda-cudart-<major>-<minor>, named alike for apt, dnf and "
+     "zypper) or add its directory to LD_LIBRARY_PATH",
      where("the loader's error")},
     {codes::k_lib_cudnn_cuda_major_mix, Severity::warn, "cuDNN copies for different CUDA majors",
      "cuDNN copies built for different CUDA major versions are installed; a program can pick the "
@@ -490,11 +495,12 @@ constexpr FindingSpec k_table[] = {
            "the CUDA major to keep (the runtime's, else the driver's)")},
     {codes::k_lib_cudnn_missing, Severity::warn, "cuDNN not found",
      "No cuDNN library is loadable by its bare name.", "cuDNN is not loadable ({0}){1}",
-     "install cuDNN for CUDA {2}: apt install libcudnn9-cuda-{2} (NVIDIA repository) or pip "
-     "install nvidia-cudnn-cu{2}; if it is installed in a directory the loader does not search, "
-     "add that directory to LD_LIBRARY_PATH",
+     "install cuDNN for CUDA {2}: {3}; if it is installed in a directory the loader does not "
+     "search, add that directory to LD_LIBRARY_PATH",
      where("the loader's error", "\"; copies on disk: ...\" (path and origin of each), or empty",
-           "the CUDA major to install cuDNN for")},
+           "the CUDA major to install cuDNN for",
+           "the command for this distribution (apt: sudo apt install libcudnn9-cuda-13; else "
+           "NVIDIA's repository for it), or pip install nvidia-cudnn-cu13")},
     {codes::k_lib_cudnn_older_copy_loaded, Severity::warn, "Older cuDNN copy wins",
      "Several cuDNN copies are installed and the loader picks an older one than the newest "
      "copy present.",
@@ -607,11 +613,12 @@ constexpr FindingSpec k_table[] = {
     {codes::k_nvml_library_missing, Severity::warn, "libnvidia-ml not loadable",
      "The kernel module is loaded but NVML, the driver's management library, cannot be loaded.",
      "libnvidia-ml.so.1 cannot be loaded ({0}) although the kernel module {1} is loaded",
-     "install the driver's utilities for branch {2} (Debian/Ubuntu: apt install "
-     "libnvidia-compute-{2} nvidia-utils-{2}); in a container add utility to "
+     "install the driver's utilities for branch {2}: {3}; in a container add utility to "
      "NVIDIA_DRIVER_CAPABILITIES",
      where("why libnvidia-ml.so.1 could not be loaded (the loader's error)",
-           "version of the loaded kernel module", "the driver branch (\"580\")")},
+           "version of the loaded kernel module", "the driver branch (\"580\")",
+           "the command for this distribution (apt: sudo apt install libnvidia-compute-580 "
+           "nvidia-utils-580; dnf: nvidia-driver-cuda and nvidia-driver-cuda-libs)")},
     {codes::k_nvml_no_permission, Severity::fail, "NVML: insufficient permissions",
      "This user may not open the GPU device nodes.",
      "nvmlInit_v2 returned NVML_ERROR_NO_PERMISSION (4)",

@@ -142,6 +142,7 @@ TEST(DriverKernelModuleCheck, Table) {
 
 TEST(DriverKernelModuleCheck, ModuleMissingNamesKernelAndLibraries) {
   SystemSnapshot s = healthy_h200();
+  s.host.os = "Ubuntu 24.04.1 LTS";
   module_gone(s);
   const CheckResult result = run_check(checks::driver_kernel_module_check(), s).front();
   ASSERT_EQ(result.findings.size(), 1U);

@@ -86,6 +86,7 @@ TEST(LibCudnnCheck, Table) {
 
 TEST(LibCudnnCheck, MissingRemedyMatchesTheCudaMajor) {
   SystemSnapshot s = healthy_h200();
+  s.host.os = "Ubuntu 24.04.1 LTS"; // the apt package's name (package_remedies_test: the others)
   family(s, "cudnn").load = not_loaded("libcudnn.so.9");
   CheckResult result = run_check(checks::lib_cudnn_check(), s).front();
   ASSERT_EQ(result.findings.size(), 1U);

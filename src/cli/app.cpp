@@ -42,6 +42,8 @@
 #include "gpucheck/model/json_io.hpp"
 #include "gpucheck/registry.hpp"
 #include "gpucheck/runner.hpp"
+#include "gpucheck/selection.hpp"
+#include "gpucheck/suggest.hpp"
 #include "kernel_build.hpp"
 #include "probes/collect.hpp"
 #include "probes/path_trust.hpp"
@@ -51,10 +53,21 @@
 #include "render/bundle.hpp"
 #include "render/json.hpp"
 #include "render/text.hpp"
+#include "render/utf8.hpp"
 
 namespace gpucheck::cli {
 
 namespace {
+
+/// --only and --skip as the run selects: the patterns given, each resolved against every check
+/// id (resolve_selection: "gpu.pcie" is gpu.pcie_link, "gpu.compute" only gpu.compute).
+Selection selection_of(const RunOptions& options) {
+  std::vector<std::string> ids;
+  for (const CheckDef& check : all_checks()) {
+    ids.emplace_back(check.info.id);
+  }
+  return resolve_selection({split_commas(options.only), split_commas(options.skip)}, ids);
+}
 
 /// A problem with the user's input: reported in one line, exit 2.
 struct UsageError {
@@ -166,7 +179,7 @@ Report build_report(const RunOptions& options, SystemSnapshot snapshot,
   check_options.duration = long_duration(options);
   check_options.force = options.force;
   const CheckContext context{snapshot, check_options, gpu_engine};
-  const Selection selection{split_commas(options.only), split_commas(options.skip)};
+  const Selection selection = selection_of(options);
 
   Report report;
   // Gates run last: they read the snapshot and the other checks' results.
@@ -187,11 +200,38 @@ int exit_code_for(const Report& report) {
   return (report.summary.fail > 0 || report.summary.error > 0) ? k_exit_check_failed : k_exit_ok;
 }
 
-/// A selection that matches no check is a typo, not a successful empty run.
+/// A pattern that matches no check, or a selection that matches none, is a typo, not a
+/// successful run of what was left: a usage error, with the id nearest the pattern.
 void require_some_check(const RunOptions& options) {
-  const Selection selection{split_commas(options.only), split_commas(options.skip)};
-  if (selection.only.empty() && selection.skip.empty()) {
+  const Selection given{split_commas(options.only), split_commas(options.skip)};
+  if (given.only.empty() && given.skip.empty()) {
     return;
+  }
+  const Selection selection = selection_of(options);
+  std::vector<std::string> names; // every id and each of its leading components
+  for (const CheckDef& check : all_checks()) {
+    const std::string id(check.info.id);
+    for (size_t dot = id.find('.'); dot != std::string::npos; dot = id.find('.', dot + 1)) {
+      if (std::find(names.begin(), names.end(), id.substr(0, dot)) == names.end()) {
+        names.push_back(id.substr(0, dot));
+      }
+    }
+    names.push_back(id);
+  }
+  for (const auto& [flag, patterns] :
+       {std::pair{"--only", &given.only}, std::pair{"--skip", &given.skip}}) {
+    for (const std::string& pattern : *patterns) {
+      const bool matches =
+          std::any_of(all_checks().begin(), all_checks().end(), [&pattern](const CheckDef& check) {
+            return pattern_matches(check.info.id, pattern);
+          });
+      if (!matches) {
+        throw UsageError{fmt::format("{} '{}' matches no check{}; 'gpucheck list' shows the ids",
+                                     flag, render::visible_utf8(pattern),
+                                     did_you_mean_words(pattern, names)),
+                         true};
+      }
+    }
   }
   for (const CheckDef& check : all_checks()) {
     if (is_selected(check.info.id, selection)) {
@@ -352,6 +392,9 @@ int command_run(const RunOptions& options, bool report_command) {
   if (!plan) {
     throw UsageError{plan.error().message, true};
   }
+  for (const std::string& warning : plan->warnings) {
+    std::cerr << "gpucheck: warning: " << render::visible_utf8(warning) << "\n";
+  }
   // A snapshot to replay is read first: a bad one is a usage error with no progress line
   // before it.
   std::optional<SystemSnapshot> replayed;
@@ -379,7 +422,7 @@ int command_run(const RunOptions& options, bool report_command) {
   std::unique_ptr<engine::GpuEngine> gpu_engine =
       gpu_work_wanted
           ? engine::make_gpu_engine(
-                Selection{split_commas(options.only), split_commas(options.skip)}, options.sysroot,
+                selection_of(options), options.sysroot,
                 std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)),
                 long_level,
                 options.wait_turn_s ? std::optional<std::chrono::milliseconds>(
@@ -559,10 +602,19 @@ int command_explain(const std::string& code) {
         return k_exit_ok;
       }
     }
-    throw UsageError{fmt::format(
-        "unknown finding code or check id '{}' (gpucheck explain all lists the codes, gpucheck "
-        "list the checks)",
-        code)};
+    std::vector<std::string> known;
+    for (const FindingSpec& s : finding_catalog()) {
+      known.emplace_back(s.code);
+    }
+    for (const CheckDef& check : all_checks()) {
+      known.emplace_back(check.info.id);
+    }
+    const std::string near = did_you_mean_words(code, known);
+    throw UsageError{fmt::format("unknown finding code or check id '{}'{}",
+                                 render::visible_utf8(code),
+                                 !near.empty() ? near
+                                               : " (gpucheck explain all lists the codes, gpucheck "
+                                                 "list the checks)")};
   }
   std::cout << fmt::format("{} ({})\n{}\n\n{}\n\nMessage: {}\nRemedy: {}\n", spec->code,
                            to_string(spec->severity), spec->title, spec->explanation, spec->message,
@@ -704,6 +756,50 @@ std::string version_text() {
 
 } // namespace
 
+namespace {
+/// " (did you mean '--quick'?)" for the first word of the command line that is no option of
+/// gpucheck or of its command (nor a command, where one may stand), or "".
+std::string unknown_word_suggestion(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> commands;
+  std::vector<std::string> flags;
+  const auto add_flags = [&flags](const CLI::App& from) {
+    for (const CLI::Option* option : from.get_options()) {
+      for (const std::string& name : option->get_lnames()) {
+        flags.push_back("--" + name);
+      }
+    }
+  };
+  add_flags(app);
+  const CLI::App* command = nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    commands.push_back(sub->get_name());
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i] != nullptr ? argv[i] : "";
+    if (word == "--") {
+      break;
+    }
+    if (word.starts_with("--")) {
+      const std::string name(word.substr(0, word.find('=')));
+      if (std::find(flags.begin(), flags.end(), name) == flags.end()) {
+        return did_you_mean_words(name, flags);
+      }
+    } else if (!word.starts_with('-') && command == nullptr && i == 1) {
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        if (sub->get_name() == word) {
+          command = sub;
+          add_flags(*sub);
+        }
+      }
+      if (command == nullptr) {
+        return did_you_mean_words(word, commands);
+      }
+    }
+  }
+  return "";
+}
+} // namespace
+
 int run_app(int argc, char** argv) {
   restrict_library_path();
   RunOptions options;
@@ -734,9 +830,10 @@ int run_app(int argc, char** argv) {
                "Text: only the problems (warn, fail, error) and the summary line")
       ->excludes(verbose);
   app.add_option("--only", options.only,
-                 "Run only checks whose id starts with this prefix (repeatable, comma-separated)");
+                 "Run only checks whose id starts with these words: gpu, gpu.ecc, gpu.pcie "
+                 "(repeatable, comma-separated)");
   app.add_option("--skip", options.skip,
-                 "Skip checks whose id starts with this prefix (repeatable, comma-separated)");
+                 "Skip checks whose id starts with these words (repeatable, comma-separated)");
   app.add_option("--timeout", options.timeout_s,
                  "Seconds each GPU check may run (default 30; 0.01 to 86400)")
       ->check(seconds_between(k_min_timeout_s, k_max_timeout_s));
@@ -790,7 +887,7 @@ int run_app(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return stdout_checked(app.exit(e));
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gpucheck: " << e.what() << "\n"
+    std::cerr << "gpucheck: " << e.what() << unknown_word_suggestion(app, argc, argv) << "\n"
               << "Run 'gpucheck --help' for usage.\n";
     return k_exit_usage;
   }

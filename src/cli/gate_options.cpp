@@ -24,6 +24,7 @@
 #include "cli/options.hpp"
 #include "gates/metric_names.hpp"
 #include "gpucheck/model/json_input.hpp"
+#include "gpucheck/suggest.hpp"
 #include "render/utf8.hpp"
 
 namespace gpucheck::cli {
@@ -310,10 +311,16 @@ private:
       item.name = key;
       std::replace(item.name.begin(), item.name.end(), '_', '-');
       if (m_app.get_option_no_throw("--" + item.name) == nullptr) {
+        std::vector<std::string> keys;
+        for (const CLI::Option* option : m_app.get_options()) {
+          for (const std::string& name : option->get_lnames()) {
+            keys.push_back(name);
+          }
+        }
         throw CLI::ConfigError(fmt::format(
-            "config file: unknown option '{}' (keys are long option names, e.g. expect-gpus, "
-            "require, min, fail-on, ignore)",
-            shown_key(item.name)));
+            "{}: unknown option '{}'{} (keys are long option names, e.g. expect-gpus, require, "
+            "min, fail-on, ignore)",
+            config_label(), shown_key(item.name), did_you_mean_words(item.name, keys)));
       }
       if (value.is_null()) {
         continue;

@@ -17,6 +17,7 @@
 #include "cli/output_file.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/model/utc_time.hpp"
+#include "gpucheck/suggest.hpp"
 #include "probes/sysroot.hpp"
 #include "render/github.hpp"
 #include "render/json.hpp"
@@ -86,12 +87,34 @@ std::optional<ReportFormat> format_from_string(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+const std::vector<std::string>& format_names() {
+  static const std::vector<std::string> names{"text",  "json",   "markdown", "md",
+                                              "junit", "github", "reason",   "prometheus"};
+  return names;
+}
+
+/// Whether the text before an --output's first ':' reads as a format's name (letters only) that
+/// is none: `jsn:x.xml` is a typo, not a file of that name. "./jsn:x.xml" writes such a file.
+bool looks_like_a_format(std::string_view word) {
+  // One letter is a drive ("c:/r.json"), not a format.
+  return word.size() >= 2 && word.size() <= 16 &&
+         std::all_of(word.begin(), word.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+}
+} // namespace
+
 Expected<OutputTarget> parse_output(std::string_view spec) {
   OutputTarget target;
   const size_t colon = spec.find(':');
   std::optional<ReportFormat> named;
   if (colon != std::string_view::npos) {
-    named = format_from_string(spec.substr(0, colon));
+    const std::string_view prefix = spec.substr(0, colon);
+    named = format_from_string(prefix);
+    if (!named && looks_like_a_format(prefix)) {
+      return Error{fmt::format("--output '{}': '{}' is not a format{}; to write a file of that "
+                               "name, say ./{}",
+                               spec, prefix, did_you_mean_words(prefix, format_names()), spec)};
+    }
   }
   target.path = std::string(named ? spec.substr(colon + 1) : spec);
   if (target.path.empty()) {
@@ -150,8 +173,8 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
     const std::optional<ReportFormat> named = format_from_string(option.format);
     if (!named) {
       return Error{fmt::format(
-          "--format '{}' is not one of text, json, markdown, junit, prometheus, github, reason",
-          option.format)};
+          "--format '{}' is not one of text, json, markdown, junit, prometheus, github, reason{}",
+          option.format, did_you_mean_words(option.format, format_names()))};
     }
     const std::optional<size_t> target = option.after_output;
     if (target && *target < options.outputs.size() &&
@@ -201,6 +224,13 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
     }
     if (std::optional<Error> problem = check_writable(target->path)) {
       return *problem;
+    }
+    // ".txt" says only "text": Prometheus' exposition or Markdown in it is no contradiction.
+    if (const std::optional<ReportFormat> named = format_from_extension(target->path);
+        named && *named != target->format && *named != ReportFormat::text) {
+      plan.warnings.push_back(fmt::format("'{}' gets the {} report, though its name says {}",
+                                          target->path, to_string(target->format),
+                                          to_string(*named)));
     }
     plan.files.push_back(std::move(target).value());
   }

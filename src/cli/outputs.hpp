@@ -74,6 +74,9 @@ struct OutputPlan {
   std::optional<std::string> bundle;
   bool redact_all = false;  ///< --redact
   bool redact_none = false; ///< --no-redact
+  /// Said on stderr before the run: a file whose name says one format but gets another
+  /// (`--output report.json --format junit`).
+  std::vector<std::string> warnings;
 
   /// Whether `format` is written redacted: markdown and the bundle unless --no-redact; text,
   /// JSON and JUnit only with --redact.

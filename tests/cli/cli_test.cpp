@@ -385,10 +385,60 @@ TEST(Cli, OnlyAndSkipSelectByIdPrefix) {
   }
   if (!partial.empty() && !partial_is_an_area) {
     expect_usage_error(run_gpucheck({"--from-snapshot", file, "--only", partial}),
-                       "select no check");
+                       "--only '" + partial + "' matches no check (did you mean '" + area + "'?)");
   }
   expect_usage_error(run_gpucheck({"--from-snapshot", file, "--only", "no_such_area"}),
-                     "select no check");
+                     "--only 'no_such_area' matches no check; 'gpucheck list' shows the ids");
+}
+
+TEST(Cli, EverySelectionPatternMatchesACheckAndTyposGetTheNearestId) {
+  const std::string file = snapshot_file("degraded_hw");
+  // The README's words: "gpu.pcie" is the first word of gpu.pcie_link's last component.
+  const RunResult readme =
+      run_gpucheck({"--from-snapshot", file, "--json", "--only", "gpu", "--skip", "gpu.pcie"});
+  ASSERT_TRUE(readme.exit_code == 0 || readme.exit_code == 1) << readme.err;
+  bool has_gpu = false;
+  const json readme_report = json::parse(readme.out);
+  for (const json& result : readme_report["results"]) {
+    EXPECT_NE(result["check_id"], "gpu.pcie_link");
+    has_gpu = has_gpu || result["check_id"].get<std::string>().starts_with("gpu.");
+  }
+  EXPECT_TRUE(has_gpu);
+  // An exact id is itself alone: gpu.compute is not gpu.compute_mode.
+  const RunResult exact =
+      run_gpucheck({"--from-snapshot", file, "--json", "--only", "gpu.compute"});
+  ASSERT_TRUE(exact.exit_code == 0 || exact.exit_code == 1) << exact.err;
+  const json exact_results = json::parse(exact.out)["results"];
+  ASSERT_FALSE(exact_results.empty());
+  for (const json& result : exact_results) {
+    EXPECT_EQ(result["check_id"], "gpu.compute");
+  }
+  // Part of a word is no match: "gpu.p" is not gpu.p2p's.
+  expect_usage_error(run_gpucheck({"--from-snapshot", file, "--only", "gpu.p"}),
+                     "--only 'gpu.p' matches no check");
+  // A --skip that matches nothing was accepted silently; now each pattern must match.
+  expect_usage_error(run_gpucheck({"--from-snapshot", file, "--skip", "drver"}),
+                     "--skip 'drver' matches no check (did you mean 'driver'?)");
+  expect_usage_error(run_gpucheck({"--from-snapshot", file, "--only", "gpu.ecc,gpu.eec"}),
+                     "--only 'gpu.eec' matches no check (did you mean 'gpu.ecc'?)");
+}
+
+TEST(Cli, TyposOfFlagsCommandsCodesAndFormatsGetTheNearestWord) {
+  const std::string file = snapshot_file("degraded_hw");
+  expect_usage_error(run_gpucheck({"--quik"}), "(did you mean '--quick'?)");
+  expect_usage_error(run_gpucheck({"explian", "gpu.ecc"}), "(did you mean 'explain'?)");
+  const RunResult code = run_gpucheck({"explain", "gpu.ecc_uncorected"});
+  EXPECT_EQ(code.exit_code, 2);
+  EXPECT_EQ(code.err, "gpucheck: unknown finding code or check id 'gpu.ecc_uncorected' (did you "
+                      "mean 'gpu.ecc_uncorrected'?)\n");
+  expect_usage_error(run_gpucheck({"--from-snapshot", file, "--format", "jsno"}),
+                     "(did you mean 'json'?)");
+  // An unknown FORMAT: prefix is a typo, not part of a file name.
+  expect_usage_error(run_gpucheck({"--from-snapshot", file, "--output", "jsn:x.xml"}),
+                     "--output 'jsn:x.xml': 'jsn' is not a format (did you mean 'json'?)");
+  // Nothing near: no suggestion.
+  const RunResult far = run_gpucheck({"--zzzzzzzz"});
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
 }
 
 TEST(Cli, ColourFollowsFlagsAndEnvironment) {

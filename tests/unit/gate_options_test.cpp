@@ -179,7 +179,10 @@ TEST(GateOptions, BadConfigFilesAreParseErrors) {
       {"array.json", "[1, 2]", "must be an object"},
       {"nested.json", R"({"require": {"driver": 550}})", "\"require\" must be"},
       {"expr.json", R"({"require": ["driver>>550"]})", "driver>>550"},
-      {"unknown.toml", "expect_gpu = 2\n", "unknown option 'expect-gpu'"},
+      {"unknown.toml", "expect_gpu = 2\n",
+       "unknown option 'expect-gpu' (did you mean 'expect-gpus'?)"},
+      {"typo.toml", "requre = [\"driver>=550\"]\n",
+       "unknown option 'requre' (did you mean 'require'?)"},
       {"min.toml", "[min]\nh2d_gbps = \"fast\"\n", "'fast' is not a number"},
       // TOML 1.0 (toml++): a bare word is not a string, and the message says where.
       {"bare.toml", "expect-gpus = 2\nfail-on = warn\n", "is not valid TOML: line 2, column"},

@@ -57,6 +57,32 @@ TEST(ParseOutput, UnknownFormatOrEmptyPathIsAnErrorThatSaysWhatToDo) {
   EXPECT_FALSE(parse_output(""));
 }
 
+TEST(ParseOutput, AnUnknownFormatPrefixIsATypoNotAFileName) {
+  const Expected<OutputTarget> typo = parse_output("jsn:x.xml");
+  ASSERT_FALSE(typo);
+  EXPECT_EQ(typo.error().message, "--output 'jsn:x.xml': 'jsn' is not a format (did you mean "
+                                  "'json'?); to write a file of that name, say ./jsn:x.xml");
+  EXPECT_EQ(*parse_output("./jsn:x.xml"), (OutputTarget{ReportFormat::junit, "./jsn:x.xml"}));
+  EXPECT_EQ(parse_output("zzzz:x.xml").error().message.find("did you mean"), std::string::npos);
+}
+
+TEST(PlanOutputs, AFileWhoseNameSaysAnotherFormatIsWarnedAbout) {
+  FixtureTree dir;
+  OutputOptions options;
+  // gpucheck --output report.json --format junit --output json:r.md --output ok.xml
+  //          --output prometheus:metrics.txt
+  options.outputs = {dir.host("/report.json"), "json:" + dir.host("/r.md"), dir.host("/ok.xml"),
+                     "prometheus:" + dir.host("/metrics.txt")};
+  options.formats = {{"junit", 0}};
+  const Expected<OutputPlan> plan = plan_outputs(options, false);
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_EQ(plan->warnings.size(), 2U);
+  EXPECT_EQ(plan->warnings[0],
+            "'" + dir.host("/report.json") + "' gets the junit report, though its name says json");
+  EXPECT_EQ(plan->warnings[1],
+            "'" + dir.host("/r.md") + "' gets the json report, though its name says markdown");
+}
+
 TEST(PlanOutputs, TerminalGetsTheFormatFilesGetTheirs) {
   FixtureTree dir;
   OutputOptions options;

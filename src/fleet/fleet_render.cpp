@@ -137,7 +137,8 @@ std::string render_fleet_text(const FleetTable& table) {
       }
       return text + "\n";
     };
-    out += "\n" + line(head);
+    out += '\n'; // in parts: GCC 12 -O3 warns on `"\n" + std::string` (stringop-overflow)
+    out += line(head);
     for (const auto& row : rows) {
       out += line(row);
     }

@@ -321,7 +321,8 @@ private:
         if (family.ends_with(rule.name_suffix)) {
           family.resize(family.size() - rule.name_suffix.size());
         }
-        family += "_" + std::string(rule.base);
+        family += '_'; // in parts: GCC 12 -O3 warns on `"_" + std::string` (stringop-overflow)
+        family += rule.base;
         value = value * rule.multiplier / rule.divisor;
         break;
       }

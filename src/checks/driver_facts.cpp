@@ -82,6 +82,18 @@ std::string module_version_text(const KernelModuleInfo& module) {
   return module.version.value_or("unknown");
 }
 
+bool log_says_fallen_off(const SystemSnapshot& snapshot, const std::string& bdf) {
+  for (const KernelLogEvent& event : snapshot.kernel_log.events) {
+    const bool fallen = event.kind == "fallen_off_bus" || (event.kind == "xid" && event.code == 79);
+    // An Xid line names bus and device only (function 0).
+    if (fallen && !bdf.empty() &&
+        canonical_bus_id(event.pci_bus_id).substr(0, 10) == canonical_bus_id(bdf).substr(0, 10)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string driver_branch_text(const SystemSnapshot& snapshot) {
   std::string branch;
   if (snapshot.kernel_module.version) {

@@ -26,6 +26,9 @@ const PciDevice* lost_gpu_function(const SystemSnapshot& snapshot, int nvml_inde
 /// PCI bus".
 std::string pci_gpu_summary(const KernelModuleInfo& module);
 
+/// Whether an Xid 79 or a "fallen off the bus" line in the kernel log names this PCI address.
+bool log_says_fallen_off(const SystemSnapshot& snapshot, const std::string& bdf);
+
 /// The kernel module version, or "unknown".
 std::string module_version_text(const KernelModuleInfo& module);
 

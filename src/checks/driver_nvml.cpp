@@ -24,19 +24,6 @@ constexpr int k_nvml_unknown = 999;
 
 constexpr int k_nvml_reset_required = 16;
 
-/// Whether an Xid 79 or a "fallen off the bus" line in the kernel log names this PCI address.
-bool log_says_fallen_off(const SystemSnapshot& s, const std::string& bdf) {
-  for (const KernelLogEvent& event : s.kernel_log.events) {
-    const bool fallen = event.kind == "fallen_off_bus" || (event.kind == "xid" && event.code == 79);
-    // An Xid line names bus and device only (function 0).
-    if (fallen && !bdf.empty() &&
-        canonical_bus_id(event.pci_bus_id).substr(0, 10) == canonical_bus_id(bdf).substr(0, 10)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 /// One finding per GPU that NVML counts but cannot give a handle for (F22: lost, or waiting for
 /// a reset), naming it by PCI address.
 std::vector<Finding> lost_gpu_findings(const SystemSnapshot& s) {

@@ -26,6 +26,9 @@ struct GpuTarget {
   std::optional<int> pcie_gen;   ///< the link's best generation (NVML max for this system)
   std::optional<int> pcie_width; ///< the link's best width
   std::vector<std::string> other_processes; ///< "pid (name)" of processes already on the GPU
+  std::string uuid;                         ///< NVML's, when known
+  std::string compute_mode;  ///< NVML's ("default", "exclusive_process", ...), when known
+  bool fell_off_bus = false; ///< the kernel log has Xid 79 or "fallen off the bus" for it
 };
 
 /// The GPUs to test, or the reason there are none. Uses the snapshot's driver-API facts; when
@@ -46,16 +49,16 @@ struct Judgement {
 };
 using Judge = std::function<Judgement(const GpuTarget& gpu, const nlohmann::json& payload)>;
 
-/// The check's results, one per GPU: its child's outcome from the GPU engine
-/// (`context.gpu_engine`, src/engine/), judged; a GPU the engine skipped (no memory to spare,
-/// another run's turn) is a warning that names why, a busy GPU labels the figures; a long work
-/// the engine left out of a GPU that other processes use (Skip::busy, no --force) is a skip
-/// with the engine's reason.
 /// Before a GPU's payload is judged: fold into it what another work of the same check measured
 /// (gpu.bandwidth's device-local copy), adding a finding for that work's own failure.
 using Amend = std::function<void(size_t index, const GpuTarget& gpu, nlohmann::json& payload,
                                  std::vector<Finding>& findings)>;
 
+/// The check's results, one per GPU: its child's outcome from the GPU engine
+/// (`context.gpu_engine`, src/engine/), judged; a GPU the engine skipped (no memory to spare,
+/// another run's turn) is a warning that names why, a busy GPU labels the figures; a long work
+/// the engine left out of a GPU that other processes use (Skip::busy, no --force) is a skip
+/// with the engine's reason.
 std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
                                      const Judge& judge, const Amend& amend = {});
 

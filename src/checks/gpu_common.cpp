@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "checks/driver_facts.hpp"
 #include "checks/expected_figures.hpp"
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
@@ -49,12 +50,15 @@ GpuTarget make_target(const SystemSnapshot& snapshot, int ordinal, std::string n
     }
     target.pcie_gen = gpu->pcie_gen_max;
     target.pcie_width = gpu->pcie_width_max;
+    target.uuid = gpu->uuid;
+    target.compute_mode = gpu->compute_mode.value_or("");
     for (const GpuProcess& process : gpu->processes) {
       target.other_processes.push_back(process.name.empty()
                                            ? std::to_string(process.pid)
                                            : fmt::format("{} ({})", process.pid, process.name));
     }
   }
+  target.fell_off_bus = log_says_fallen_off(snapshot, target.pci_bus_id);
   return target;
 }
 
@@ -176,6 +180,37 @@ std::vector<Metric> payload_metrics(const nlohmann::json& payload, bool contende
   return metrics;
 }
 
+/// Why a GPU child's failure means the GPU stopped answering, or nullopt: CUDA says the device
+/// is unavailable (46) where no compute mode makes it so (exclusive-process or prohibited: busy,
+/// not lost), or the kernel log has the GPU falling off the bus and its context could not be
+/// created (issue 35 item 2).
+std::optional<std::string> lost_gpu_evidence(const GpuTarget& gpu,
+                                             const protocol::PayloadFailure& failure) {
+  constexpr int k_device_unavailable = 46;
+  const bool unavailable =
+      failure.code == k_device_unavailable || failure.name == "CUDA_ERROR_DEVICE_UNAVAILABLE";
+  const bool mode_explains =
+      gpu.compute_mode == "exclusive_process" || gpu.compute_mode == "prohibited";
+  const bool opening = failure.stage == "driver" || failure.stage == "context";
+  if (failure.call.empty() || !((unavailable && !mode_explains) || (gpu.fell_off_bus && opening))) {
+    return std::nullopt;
+  }
+  std::string evidence =
+      fmt::format("CUDA's {} returned {} ({}) during {}", failure.call,
+                  failure.name.empty() ? std::string("an error") : failure.name, failure.code,
+                  failure.stage.empty() ? std::string("setup") : failure.stage);
+  if (!gpu.compute_mode.empty()) {
+    evidence += fmt::format(" in compute mode {}", gpu.compute_mode);
+  }
+  if (!gpu.uuid.empty()) {
+    evidence += fmt::format("; its UUID {}", gpu.uuid);
+  }
+  if (gpu.fell_off_bus) {
+    evidence += "; the kernel log says it fell off the bus (Xid 79)";
+  }
+  return evidence;
+}
+
 std::vector<Finding> common_findings(const std::string& check_title, const GpuTarget& gpu,
                                      const nlohmann::json& payload) {
   std::vector<Finding> findings;
@@ -186,7 +221,11 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
     return findings;
   }
   if (const auto& f = envelope.value().failure) {
-    if (f->call.empty()) {
+    if (const std::optional<std::string> evidence = lost_gpu_evidence(gpu, *f)) {
+      const std::string address =
+          gpu.pci_bus_id.empty() ? std::string("an unknown PCI address") : gpu.pci_bus_id;
+      findings.push_back(make_finding(codes::k_gpu_lost, index, index, address, *evidence));
+    } else if (f->call.empty()) {
       findings.push_back(make_finding(codes::k_gpu_child_failed, index, index, check_title,
                                       fmt::format("{}: {}", f->stage, f->message)));
     } else if (f->stage == "driver" || f->stage == "context") {

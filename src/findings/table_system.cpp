@@ -378,15 +378,17 @@ constexpr FindingSpec k_table[] = {
            "GPU index, for nvidia-smi -i"),
      Drain::yes},
     {codes::k_gpu_lost, Severity::fail, "GPU lost (fell off the bus)",
-     "NVML counts the GPU but cannot reach it (NVML_ERROR_GPU_IS_LOST): it stopped answering on "
-     "the PCIe bus (Xid 79), usually from power delivery, overheating, a bad riser or slot, or "
-     "firmware; CUDA no longer lists it.",
+     "NVML counts the GPU but cannot reach it (NVML_ERROR_GPU_IS_LOST), or CUDA cannot open it "
+     "(CUDA_ERROR_DEVICE_UNAVAILABLE outside an exclusive compute mode, or any error once the "
+     "kernel log has it falling off the bus): it stopped answering on the PCIe bus (Xid 79), "
+     "usually from power delivery, overheating, a bad riser or slot, or firmware.",
      "GPU {0} at {1} is lost: {2}",
      "drain the node and reboot it (a reset does not bring a lost GPU back); if it is lost "
      "again, power off and reseat the GPU at {1}, check its power cables, PSU and cooling, and "
      "update the SBIOS and driver; if it repeats, ask the vendor for an RMA",
-     where("NVML's GPU index", "its PCI address",
-           "the evidence (NVML's error, PCI config space, kernel log, CUDA's count)"),
+     where("the GPU's index (NVML's)", "its PCI address",
+           "the evidence (NVML's or CUDA's error, its UUID, PCI config space, kernel log, CUDA's "
+           "count)"),
      Drain::yes},
     {codes::k_gpu_memory_held_by_others, Severity::warn, "GPU memory held by other processes",
      "Most of the GPU memory is already allocated by other processes, so new work will run out "

@@ -338,6 +338,32 @@ std::vector<Scenario> scenarios() {
                   .exit_code = 1,
                   .extra = &each_gpu_check_names_the_context_failure_on_gpu_0,
                   .standard_run = true});
+  // Issue 35 item 2: CUDA cannot open GPU 0 (CUDA_ERROR_DEVICE_UNAVAILABLE) though nothing
+  // holds it exclusively: the GPU is lost, named by its address; its twin in exclusive-process
+  // mode is a context failure the compute mode explains, never a lost GPU.
+  list.push_back({.name = "standard_run_where_cuda_finds_the_gpu_unavailable",
+                  .fake = "gpu.0.context_rc=46\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"gpu.lost"},
+                  .exit_code = 1,
+                  .extra =
+                      [](const nlohmann::json& r) {
+                        for (const auto& result : r["results"]) {
+                          if (result["check_id"] == "gpu.compute") {
+                            const std::string message = result["findings"][0]["message"];
+                            EXPECT_NE(message.find("is lost: CUDA's cuDevicePrimaryCtxRetain"),
+                                      std::string::npos)
+                                << message;
+                          }
+                        }
+                      },
+                  .standard_run = true});
+  list.push_back({.name = "standard_run_on_an_exclusive_gpu_that_cuda_finds_unavailable",
+                  .fake = "gpu.0.context_rc=46\ngpu.0.compute_mode=3\n",
+                  .root = [](FixtureTree& t) { healthy_root(t, 1); },
+                  .codes = {"gpu.context_failed", "gpu.compute_exclusive"},
+                  .exit_code = 1,
+                  .standard_run = true});
   // The long level (--level long): its checks run after the standard ones in the GPU engine and
   // meet the same context failure; a GPU that another process uses is left out of it (a skip
   // naming the process and --force, never a warning) unless --force.

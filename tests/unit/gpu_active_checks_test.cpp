@@ -351,6 +351,48 @@ TEST(GpuChecks, FailedCallsNameTheCallAndStage) {
   EXPECT_EQ(common_findings("t", test_target(), written(envelope))[0].code, "gpu.context_failed");
 }
 
+// Issue 35 item 2: a GPU CUDA cannot open because it stopped answering is lost, named by its
+// address and UUID with the kernel log's Xid 79; a busy GPU in an exclusive compute mode is not.
+TEST(GpuChecks, AGpuCudaCannotOpenIsLostUnlessItsComputeModeExplainsIt) {
+  protocol::ChildEnvelope envelope;
+  envelope.failure = protocol::PayloadFailure{"context",
+                                              "cuDevicePrimaryCtxRetain",
+                                              46,
+                                              "CUDA_ERROR_DEVICE_UNAVAILABLE",
+                                              "CUDA-capable device(s) is/are busy or unavailable",
+                                              "m"};
+  GpuTarget gpu = test_target();
+  gpu.pci_bus_id = "0000:3b:00.0";
+  gpu.uuid = "GPU-0ad92dd9-5994-5049-6202-74fd5c39d17d";
+  gpu.compute_mode = "default";
+  auto findings = common_findings("t", gpu, written(envelope));
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].code, "gpu.lost");
+  EXPECT_EQ(findings[0].message,
+            "GPU 2 at 0000:3b:00.0 is lost: CUDA's cuDevicePrimaryCtxRetain returned "
+            "CUDA_ERROR_DEVICE_UNAVAILABLE (46) during context in compute mode default; its UUID "
+            "GPU-0ad92dd9-5994-5049-6202-74fd5c39d17d");
+  // Its healthy twin: exclusive-process mode with another process on it is a busy GPU.
+  gpu.compute_mode = "exclusive_process";
+  findings = common_findings("t", gpu, written(envelope));
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].code, "gpu.context_failed");
+  // Once the kernel log has it falling off the bus, any failure to open it is the loss.
+  gpu.fell_off_bus = true;
+  envelope.failure = protocol::PayloadFailure{
+      "context", "cuDevicePrimaryCtxRetain", 999, "CUDA_ERROR_UNKNOWN", "unknown error", "m"};
+  findings = common_findings("t", gpu, written(envelope));
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].code, "gpu.lost");
+  EXPECT_NE(findings[0].message.find("the kernel log says it fell off the bus (Xid 79)"),
+            std::string::npos)
+      << findings[0].message;
+  // ... but not a copy that failed later for another reason (the GPU answered its context).
+  envelope.failure = protocol::PayloadFailure{
+      "host->device copies", "cuMemcpyHtoDAsync", 2, "CUDA_ERROR_OUT_OF_MEMORY", "oom", "m"};
+  EXPECT_EQ(common_findings("t", gpu, written(envelope))[0].code, "gpu.cuda_call_failed");
+}
+
 protocol::KernelModuleReport module_failure(int code, std::string name) {
   protocol::KernelModuleReport module;
   module.code = code;

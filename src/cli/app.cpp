@@ -720,6 +720,10 @@ void pair_formats(const CLI::App& app, const OutputBinding& binding, OutputOptio
       last_output.reset();
     }
   }
+  // A config file's `format` is in no command line's order: it is stdout's (it was dropped).
+  for (; formats_seen < binding.format_values.size(); ++formats_seen) {
+    output.formats.push_back(FormatOption{binding.format_values[formats_seen], std::nullopt});
+  }
 }
 
 void add_probe_options(CLI::App& app, RunOptions& options) {
@@ -797,6 +801,25 @@ std::string unknown_word_suggestion(const CLI::App& app, int argc, char** argv) 
     }
   }
   return "";
+}
+
+/// "config file 'PATH', line 3: " when CLI11's error is about a value the config file gave
+/// ("--expect-gpus: Value eight not in range 0 to 4096"), not the command line; else "".
+std::string config_value_position(const CLI::App& app, std::string_view error, int argc,
+                                  char** argv) {
+  if (!error.starts_with("--") || error.find(':') == std::string_view::npos) {
+    return "";
+  }
+  const std::string_view flag = error.substr(0, error.find(':'));
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i] != nullptr ? argv[i] : "";
+    if (word == flag ||
+        (word.starts_with(flag) && word.size() > flag.size() && word[flag.size()] == '=')) {
+      return ""; // the command line's value, which overrides the file's
+    }
+  }
+  const std::optional<std::string> where = config_position(app, flag.substr(2));
+  return where ? *where + ": " : "";
 }
 } // namespace
 
@@ -887,7 +910,8 @@ int run_app(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return stdout_checked(app.exit(e));
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gpucheck: " << e.what() << unknown_word_suggestion(app, argc, argv) << "\n"
+    std::cerr << "gpucheck: " << config_value_position(app, e.what(), argc, argv) << e.what()
+              << unknown_word_suggestion(app, argc, argv) << "\n"
               << "Run 'gpucheck --help' for usage.\n";
     return k_exit_usage;
   }

@@ -18,7 +18,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "cli/options.hpp"
@@ -75,6 +77,17 @@ class ConfigFile : public CLI::Config {
 public:
   /// `app` names the options a file may set; it outlives the parse.
   explicit ConfigFile(const CLI::App& app) : m_app(app) {}
+
+  /// "config file 'PATH', line 3" (the line of a TOML file's key; JSON's are not kept) for an
+  /// option the file set, or nullopt for one it did not.
+  std::optional<std::string> position(std::string_view option) const {
+    if (std::find(m_read.begin(), m_read.end(), option) == m_read.end()) {
+      return std::nullopt;
+    }
+    const auto line = m_lines.find(std::string(option));
+    return line != m_lines.end() ? fmt::format("{}, line {}", config_label(), line->second)
+                                 : config_label();
+  }
 
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
     // A size cap: `--config /dev/zero` read forever and threw bad_alloc.
@@ -260,7 +273,13 @@ private:
   nlohmann::json toml_document(const std::string& text) const {
     const std::string ascii = ascii_toml(text);
     try {
-      return json_of(toml::parse(ascii), "");
+      const toml::table document = toml::parse(ascii);
+      for (const auto& [name, value] : document) {
+        std::string option(name.str());
+        std::replace(option.begin(), option.end(), '_', '-');
+        m_lines[option] = static_cast<int>(value.source().begin.line);
+      }
+      return json_of(document, "");
     } catch (const toml::parse_error& error) {
       throw CLI::ConfigError(fmt::format("{} is not valid TOML: line {}, column {}: {}",
                                          config_label(), error.source().begin.line,
@@ -338,12 +357,15 @@ private:
       } else {
         item.inputs.push_back(scalar(value, key));
       }
+      m_read.push_back(item.name);
       read.push_back(std::move(item));
     }
     return read;
   }
 
   const CLI::App& m_app;
+  mutable std::vector<std::string> m_read;    ///< the options the file set (CLI11's names)
+  mutable std::map<std::string, int> m_lines; ///< a TOML file's line of each option
 };
 
 } // namespace
@@ -372,6 +394,14 @@ void add_gate_options(CLI::App& app, GateOptions& options) {
                  "overrides it");
   app.config_formatter(std::make_shared<ConfigFile>(app));
   app.allow_config_extras(CLI::config_extras_mode::error);
+}
+
+std::optional<std::string> config_position(const CLI::App& app, std::string_view option) {
+  const auto file = std::dynamic_pointer_cast<const ConfigFile>(app.get_config_formatter());
+  if (file == nullptr || option.empty()) {
+    return std::nullopt;
+  }
+  return file->position(option);
 }
 
 gates::GateSpec gate_spec(const GateOptions& options) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gates/gate_spec.hpp"
@@ -32,5 +33,10 @@ void add_gate_options(CLI::App& app, GateOptions& options);
 /// did not validate: CLI11 runs no validator on an empty value, so the caller turns this into a
 /// usage error before anything runs.
 gates::GateSpec gate_spec(const GateOptions& options);
+
+/// Where the config file set `option` (its long name without "--", e.g. "expect-gpus"): "config
+/// file 'PATH', line 3" (TOML; a JSON file's lines are not kept: "config file 'PATH'"), or nullopt
+/// when no config file set it. For the usage error of a value the file gave.
+std::optional<std::string> config_position(const CLI::App& app, std::string_view option);
 
 } // namespace gpucheck::cli

@@ -584,6 +584,37 @@ TEST(Cli, MalformedPythonAndBinaryConfigAreOneLineUsageErrors) {
   }
 }
 
+// Issue 36 item 5: a config file's keys mean what the flags mean (`format` was dropped), and a
+// bad value it gives names the file and its line; the command line's own value is not blamed on it.
+TEST(Cli, ConfigKeysMeanTheFlagsAndItsBadValuesNameFileAndLine) {
+  const std::string dir = ::testing::TempDir() + "/config_keys";
+  std::filesystem::create_directories(dir);
+  const std::string file = snapshot_file("h200_healthy");
+  const std::string json_format = dir + "/json.toml";
+  std::ofstream(json_format) << "# CI gates\nformat = \"json\"\n";
+  const RunResult as_json = run_gpucheck({"--config", json_format, "--from-snapshot", file});
+  ASSERT_TRUE(as_json.exit_code == 0 || as_json.exit_code == 1) << as_json.err;
+  EXPECT_TRUE(json::accept(as_json.out)) << as_json.out.substr(0, 200);
+  // The command line's --format overrides the file's.
+  const RunResult overridden =
+      run_gpucheck({"--config", json_format, "--from-snapshot", file, "--format", "markdown"});
+  EXPECT_FALSE(json::accept(overridden.out));
+  EXPECT_NE(overridden.out.find("# "), std::string::npos) << overridden.out.substr(0, 200);
+
+  const std::string bad = dir + "/bad.toml";
+  std::ofstream(bad) << "# gates\nrequire = [\"driver>=550\"]\nexpect_gpus = \"eight\"\n";
+  expect_usage_error(run_gpucheck({"--config", bad, "--from-snapshot", file}),
+                     "config file '" + bad + "', line 3: --expect-gpus: Value eight not in range");
+  const RunResult own =
+      run_gpucheck({"--config", json_format, "--from-snapshot", file, "--expect-gpus", "eight"});
+  EXPECT_EQ(own.exit_code, 2);
+  EXPECT_EQ(own.err.find("config file"), std::string::npos) << own.err;
+  const std::string bad_json = dir + "/bad.json";
+  std::ofstream(bad_json) << R"({"expect_gpus": "eight"})";
+  expect_usage_error(run_gpucheck({"--config", bad_json, "--from-snapshot", file}),
+                     "config file '" + bad_json + "': --expect-gpus: Value eight");
+}
+
 // An executable given with --python that is no interpreter is asked (its name
 // says nothing), within the probes' deadline: one that hangs or floods its output is reported as
 // failing to answer, and the report is complete; it is never read as "Python 3.x" from the files

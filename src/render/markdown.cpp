@@ -49,10 +49,11 @@ public:
       : m_report(report), m_inventory(make_inventory(report.snapshot)) {}
 
   std::string render() {
+    // What to do first, then every result (a table of 90 rows on eight GPUs), then the facts.
     heading();
     root_causes();
-    summary_table();
     problems();
+    summary_table();
     inventory();
     return std::move(m_out);
   }
@@ -133,6 +134,8 @@ private:
       line();
       return;
     }
+    line(fmt::format("### All results ({})", m_report.results.size()));
+    line();
     std::vector<std::vector<std::string>> rows;
     for (const CheckResult& result : m_report.results) {
       rows.push_back({markdown_code(result.check_id, true), subject(result),

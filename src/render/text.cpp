@@ -126,7 +126,18 @@ private:
     m_out += wrap(value, m_width, first, std::string(k_label_width, ' '));
   }
 
-  void heading(std::string_view text) { m_out += "\n" + paint(text, k_bold) + "\n"; }
+  /// A blank line between blocks, none before the first (-q has no header).
+  void blank_line() {
+    if (!m_out.empty()) {
+      m_out += '\n';
+    }
+  }
+
+  void heading(std::string_view text) {
+    blank_line();
+    m_out += paint(text, k_bold);
+    m_out += '\n';
+  }
 
   // ---- header -----------------------------------------------------------------------------
 
@@ -508,9 +519,26 @@ private:
     return head;
   }
 
-  void finding(const Finding& f, std::optional<int> result_gpu) {
+  /// Whether `f` of `result` is a root cause the report printed above in full.
+  bool printed_as_root_cause(const Finding& f, const CheckResult& result) const {
+    return std::any_of(m_report.root_causes.begin(), m_report.root_causes.end(),
+                       [&](const RootCause& cause) {
+                         return cause.code == f.code && cause.check_id == result.check_id &&
+                                cause.gpu_index == result.gpu_index && cause.message == f.message;
+                       });
+  }
+
+  void finding(const Finding& f, const CheckResult& result) {
+    const std::optional<int> result_gpu = result.gpu_index;
     const std::string indent(k_result_indent, ' ');
     const std::string code = paint(f.code, color_of(f.severity));
+    if (printed_as_root_cause(f, result)) {
+      // Each problem once: its message and fix are the root cause's, printed first.
+      m_out += wrap(fmt::format("{} ({}{}): the root cause above", code, to_string(f.severity),
+                                f.ignored ? ", ignored" : ""),
+                    m_width, indent + "- ", indent + "  ");
+      return;
+    }
     std::string text = fmt::format("{} ({}{}): {}", code, to_string(f.severity),
                                    f.ignored ? ", ignored" : "", f.message);
     if (f.gpu_index && f.gpu_index != result_gpu) {
@@ -553,16 +581,15 @@ private:
       m_out += wrap(result.summary, m_width, indent, indent);
     }
     for (const Finding& f : result.findings) {
-      finding(f, result.gpu_index);
+      finding(f, result);
     }
     metrics(result);
   }
 
-  /// Results of the same check in a row that can share one line (passes or skips without
-  /// findings or metrics shown).
+  /// Results of the same check in a row that can share one line ("[GPU 0-7]"): passes, or skips
+  /// for the same reason; their notes and figures are shown with -v.
   static bool joinable(const CheckResult& a, const CheckResult& b) {
     return a.check_id == b.check_id && a.status == b.status && a.gpu_index && b.gpu_index &&
-           a.metrics.empty() && b.metrics.empty() &&
            (a.status != Status::skip || a.summary == b.summary);
   }
 
@@ -575,11 +602,13 @@ private:
       std::vector<int> indexes;
       size_t j = i;
       int notes = 0;
+      int figures = 0;
       while (j < group.size() && (j == i || joinable(first, *group[j]))) {
         if (group[j]->gpu_index) {
           indexes.push_back(*group[j]->gpu_index);
         }
         notes += static_cast<int>(group[j]->findings.size());
+        figures += static_cast<int>(group[j]->metrics.size());
         ++j;
       }
       const bool joined = j - i > 1;
@@ -590,13 +619,18 @@ private:
         text = first.title;
       }
       std::string line = result_head(first, joined ? index_list(indexes) : "") + "  " + text;
-      if (notes > 0) {
-        line += fmt::format(" ({}, -v shows)", plural(notes, "note", "notes"));
+      // Passes show their details with -v only: a healthy 8-GPU node printed 70 figure lines.
+      if (notes > 0 || figures > 0) {
+        std::vector<std::string> hidden;
+        if (notes > 0) {
+          hidden.push_back(plural(notes, "note", "notes"));
+        }
+        if (figures > 0) {
+          hidden.push_back(plural(figures, "figure"));
+        }
+        line += fmt::format(" ({}, -v shows)", fmt::join(hidden, ", "));
       }
       m_out += wrap(line, m_width, "", indent);
-      if (!joined) {
-        metrics(first);
-      }
       i = j;
     }
   }
@@ -672,7 +706,8 @@ private:
     };
     if (m_style.quiet) {
       if (problems.empty()) {
-        m_out += "\nNo problems.\n";
+        blank_line();
+        m_out += "No problems.\n";
       }
       return;
     }

@@ -92,16 +92,21 @@ TEST(MarkdownCode, PicksAFenceLongerThanAnyBacktickRun) {
   EXPECT_EQ(markdown_code(""), "");
 }
 
-TEST(MarkdownRenderer, SummaryTableThenProblemsThenInventoryInDetails) {
+// Issue 36 item 8: the ticket starts with the problems; every result's row (90 on eight GPUs)
+// comes after them.
+TEST(MarkdownRenderer, ProblemsThenTheTableOfAllResultsThenInventoryInDetails) {
   const std::string md = render_markdown(tricky_report());
-  const size_t table = md.find("| Check | Subject | Status | Summary |");
   const size_t problems = md.find("### Problems (1)");
+  const size_t all = md.find("### All results (");
+  const size_t table = md.find("| Check | Subject | Status | Summary |");
   const size_t details = md.find("<details>");
   ASSERT_NE(table, std::string::npos) << md;
   ASSERT_NE(problems, std::string::npos) << md;
+  ASSERT_NE(all, std::string::npos) << md;
   ASSERT_NE(details, std::string::npos) << md;
-  EXPECT_LT(table, problems);
-  EXPECT_LT(problems, details);
+  EXPECT_LT(problems, all);
+  EXPECT_LT(all, table);
+  EXPECT_LT(table, details);
   EXPECT_NE(md.find("- **Finding:** `libs.cudnn_missing` (fail)"), std::string::npos) << md;
   EXPECT_NE(md.find("  - **Remedy:** pip install nvidia-cudnn-cu12"), std::string::npos) << md;
   EXPECT_EQ(md.find("driver.kernel_module` on GPU"), std::string::npos)

@@ -48,6 +48,14 @@ CheckResult result(std::string id, Status status, std::string summary,
   return r;
 }
 
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 Report report_with(std::vector<CheckResult> results) {
   Report report;
   report.context.tool_version = "0.1.0";
@@ -183,8 +191,35 @@ TEST(TextRenderer, QuietShowsOnlyProblemsAndTheVerdict) {
 
   const std::string calm =
       render_text(report_with({result("a.pass", Status::pass, "fine")}), quiet);
-  EXPECT_EQ(calm, "\nNo problems.\n\nResult: PASS  1 passed, 0 warnings, 0 failed, 0 errors, 0 "
+  // No blank line before the first block (issue 36 item 8).
+  EXPECT_EQ(calm, "No problems.\n\nResult: PASS  1 passed, 0 warnings, 0 failed, 0 errors, 0 "
                   "skipped\n");
+  EXPECT_EQ(lines.front(), "Problems (1)");
+}
+
+// Each problem once: a finding printed above as the root cause is one line in the problems.
+TEST(TextRenderer, ARootCauseIsPrintedOnceInFull) {
+  CheckResult cause = result("driver.nvml", Status::fail, "nvmlInit_v2 returned 18");
+  cause.findings = {Finding{"driver.version_mismatch", Severity::fail,
+                            "module 570.158.01, user "
+                            "space 570.172.08",
+                            "reboot", std::nullopt, false}};
+  Report report = report_with({cause});
+  report.root_causes = {RootCause{"driver.version_mismatch",
+                                  "driver.nvml",
+                                  std::nullopt,
+                                  "module 570.158.01, user space 570.172.08",
+                                  "reboot",
+                                  {}}};
+  TextStyle quiet;
+  quiet.quiet = true;
+  const std::string text = render_text(report, quiet);
+  EXPECT_EQ(count_of(text, "module 570.158.01"), 1U) << text;
+  EXPECT_NE(text.find("- driver.version_mismatch (fail): the root cause above"), std::string::npos)
+      << text;
+  // A finding of the same code but another message (another GPU, another version) is in full.
+  report.results[0].findings[0].message = "module 535.1, user space 535.2";
+  EXPECT_EQ(render_text(report, quiet).find("the root cause above"), std::string::npos);
 }
 
 TEST(TextRenderer, WrapsAtTheWidthAsked) {
@@ -244,10 +279,29 @@ TEST(TextRenderer, MetricsShowTheirUnitsAndNotes) {
   CheckResult r = result("gpu.bandwidth", Status::pass, "fast enough", {}, 0);
   r.metrics = {Metric{"h2d_gbps", 55.518, "GB/s", "median of 20"},
                Metric{"d2d_gbps", 4187.6, "GB/s", ""}, Metric{"max_abs_error", 3.1e-05, "", ""}};
-  const std::string text = render_text(report_with({r}), TextStyle{});
+  TextStyle verbose;
+  verbose.verbose = true;
+  const std::string text = render_text(report_with({r}), verbose);
   EXPECT_NE(text.find("      h2d_gbps = 55.5 GB/s (median of 20)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("      d2d_gbps = 4188 GB/s\n"), std::string::npos) << text;
   EXPECT_NE(text.find("      max_abs_error = 3.1e-05\n"), std::string::npos) << text;
+  // Without -v a pass says how many figures it has (issue 36 item 8: 70 lines on 8 GPUs).
+  const std::string brief = render_text(report_with({r}), TextStyle{});
+  EXPECT_EQ(brief.find("h2d_gbps"), std::string::npos) << brief;
+  EXPECT_NE(brief.find("fast enough (3 figures, -v shows)"), std::string::npos) << brief;
+}
+
+TEST(TextRenderer, PassesOfOneCheckFoldIntoOneLineWhateverTheirFigures) {
+  std::vector<CheckResult> results;
+  for (int g = 0; g < 8; ++g) {
+    CheckResult r = result("gpu.bandwidth", Status::pass, "GPU copies", {}, g);
+    r.metrics = {Metric{"h2d_gbps", 55.0 + g, "GB/s", ""}};
+    results.push_back(r);
+  }
+  const std::string brief = render_text(report_with(results), TextStyle{});
+  EXPECT_EQ(count_of(brief, "PASS  gpu.bandwidth"), 1U) << brief;
+  EXPECT_NE(brief.find("PASS  gpu.bandwidth [GPU 0-7]"), std::string::npos) << brief;
+  EXPECT_NE(brief.find("(8 figures, -v shows)"), std::string::npos) << brief;
 }
 
 TEST(TextRenderer, HeaderNamesTheStack) {

@@ -8,9 +8,10 @@
 # DaemonSet (deploy/k8s/daemonset.yaml) writes every hour with gpucheck --format reason to the
 # node's /var/log/gpucheck/reason, which NPD's own DaemonSet sees through its /var/log mount.
 # An empty file: nothing drains (exit 0). A line "gpucheck: CODE GPU N (SERIAL), ...": a finding
-# that means a broken node (docs/findings.md, "Drain"; exit 1). No file, or one older than
-# GPUCHECK_MAX_AGE_S (default 3 hours: the DaemonSet stopped, or gpucheck could not run):
-# unknown (exit 3), never a problem.
+# that means a broken node (docs/findings.md, "Drain"; exit 1). A line "gpucheck-blind: ...":
+# gpucheck could not see the GPUs or the driver (no driver libraries in its pod, no device
+# nodes): unknown (exit 3), never OK. No file, or one older than GPUCHECK_MAX_AGE_S (default 3
+# hours: the DaemonSet stopped, or gpucheck could not run): unknown (exit 3), never a problem.
 reason_file="${GPUCHECK_REASON_FILE:-/var/log/gpucheck/reason}"
 max_age_s="${GPUCHECK_MAX_AGE_S:-10800}"
 
@@ -32,6 +33,10 @@ case "$line" in
   gpucheck:*)
     echo "$line"
     exit 1
+    ;;
+  gpucheck-blind:*)
+    echo "$line"
+    exit 3
     ;;
   *)
     echo "unexpected content in $reason_file"

@@ -12,9 +12,11 @@
 #   - a node it drained itself (its reason starts with "gpucheck:") that now passes: resume it;
 #   - any other reason (an admin's drain, "Not responding", a reboot request) is never touched or
 #     overwritten, whatever gpucheck finds;
-#   - gpucheck could not run (exit 2 or 3): nothing changes; said on stderr and in the log.
+#   - gpucheck could not run (exit 2 or 3), or could not see the GPUs or the driver (its reason
+#     line starts "gpucheck-blind:"): nothing changes, not even a resume; said on stderr and in
+#     the log.
 # Exit: 0 the node is fine (resumed if it was ours), 1 it should stay drained (drained now, or
-# already), 2 gpucheck or scontrol could not run. The report of the last run stays in
+# already), 2 gpucheck or scontrol could not run, or gpucheck saw no GPU or driver. The report of the last run stays in
 # $GPUCHECK_LOG_DIR/last.json for `gpucheck merge`.
 set -uo pipefail
 
@@ -59,6 +61,11 @@ ours=0
 
 case "$status" in
   0)
+    if [[ "$reason" == gpucheck-blind:* ]]; then
+      # gpucheck could not see the GPUs or the driver: no verdict, so no resume either.
+      say "${reason%%$'\n'*}: nothing changed"
+      exit 2
+    fi
     if [ "$drained" = 1 ] && [ "$ours" = 1 ]; then
       if scontrol update nodename="$NODE" state=resume; then
         say "passes now: resumed (was: $current)"

@@ -274,7 +274,8 @@ bool code_drains(std::string_view code) {
 } // namespace
 
 bool drains_node(const Report& report) {
-  return !render::render_reason(report, &code_drains).empty();
+  // A "gpucheck-blind:" line is no drain: exit 0, the line says what could not be seen.
+  return render::render_reason(report, &code_drains).starts_with(render::k_reason_marker);
 }
 
 std::string render_report(const Report& report, ReportFormat format, const render::TextStyle& style,

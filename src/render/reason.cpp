@@ -1,7 +1,10 @@
 #include "render/reason.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <utility>
@@ -57,7 +60,26 @@ std::string render_reason(const Report& report, const DrainPredicate& drains) {
     }
   }
   if (items.empty()) {
-    return "";
+    // Nothing drains; a node gpucheck could not see into is not therefore healthy.
+    std::vector<std::string> blind;
+    for (const CheckResult& result : report.results) {
+      for (const Finding& finding : result.findings) {
+        const bool counted = !finding.ignored && (finding.severity == Severity::fail ||
+                                                  finding.severity == Severity::warn);
+        if (counted &&
+            std::find(std::begin(k_blind_codes), std::end(k_blind_codes), finding.code) !=
+                std::end(k_blind_codes) &&
+            std::find(blind.begin(), blind.end(), finding.code) == blind.end()) {
+          blind.push_back(finding.code);
+        }
+      }
+    }
+    if (blind.empty()) {
+      return "";
+    }
+    std::string line = fmt::format("{} cannot see the GPUs or the driver: {}", k_blind_marker,
+                                   fmt::join(blind, ", "));
+    return printable(line.substr(0, k_max_reason_bytes)) + "\n";
   }
   std::string line(k_reason_marker);
   for (std::size_t i = 0; i < items.size(); ++i) {

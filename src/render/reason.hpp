@@ -14,6 +14,21 @@ namespace gpucheck::render {
 
 /// The prefix of every reason: how deploy/slurm tells a drain of its own from an admin's.
 inline constexpr std::string_view k_reason_marker = "gpucheck:";
+/// The prefix of a line that says gpucheck could not see the GPUs or the driver and nothing it
+/// saw drains the node: no verdict either way (node-problem-detector: Unknown; the Slurm health
+/// check changes nothing), never "healthy" (issue 36 item 3).
+inline constexpr std::string_view k_blind_marker = "gpucheck-blind:";
+/// The codes that say gpucheck could not see the GPUs or the driver (warn or fail, not ignored).
+inline constexpr std::string_view k_blind_codes[] = {"driver.missing",
+                                                     "cuda.library_missing",
+                                                     "nvml.library_missing",
+                                                     "cuda.no_device",
+                                                     "cuda.no_visible_device",
+                                                     "env.device_node_missing",
+                                                     "env.device_node_no_access",
+                                                     "nvml.no_permission",
+                                                     "env.visible_devices_hides_all",
+                                                     "env.visible_devices_no_match"};
 /// The longest reason line in bytes, newline excluded: short enough for `sinfo -R`, the
 /// slurmctld log and a node-problem-detector condition message.
 inline constexpr std::size_t k_max_reason_bytes = 200;
@@ -27,8 +42,9 @@ using DrainPredicate = std::function<bool(std::string_view code)>;
 /// or fail (a finding lowered to info, e.g. an old kernel-log entry after a day, does not drain)
 /// and a code the predicate accepts; fail before warn, otherwise in report order. Each with its
 /// GPU (index and serial, else UUID, else PCI bus id), as many as fit in k_max_reason_bytes, then
-/// how many more; printable ASCII only (anything else from the machine becomes '?'). Empty when
-/// nothing drains. Pure and deterministic.
+/// how many more; printable ASCII only (anything else from the machine becomes '?'). When
+/// nothing drains: "gpucheck-blind: cannot see the GPUs or the driver: CODE, ...\n" when a
+/// k_blind_codes finding is there, else empty. Pure and deterministic.
 std::string render_reason(const Report& report, const DrainPredicate& drains);
 
 } // namespace gpucheck::render

@@ -343,6 +343,11 @@ def check_npd_plugin(binary, source, plugin, gates_text, where):
         code, line = plugin_on(broken, "broken.reason")
         check(code == 1 and line.startswith("gpucheck: gpu.ecc_uncorrected GPU 1 ("), where,
               f"NPD plugin on a broken node: exit {code} ({line}), expected 1 and the reason")
+        # gpucheck blind (no driver libraries reached its pod): unknown, never OK (issue 36 item 3).
+        blind = os.path.join(source, "tests", "snapshots", "no_driver.json")
+        code, line = plugin_on(blind, "blind.reason")
+        check(code == 3 and line.startswith("gpucheck-blind: cannot see the GPUs or the driver: "),
+              where, f"NPD plugin on a node gpucheck cannot see: exit {code} ({line}), expected 3")
         code, line = plugin_on(None, "missing.reason")
         check(code == 3, where, f"NPD plugin without a report: exit {code} ({line}), expected 3")
         code, line = plugin_on(broken, "stale.reason", age_s=4 * 3600)

@@ -156,8 +156,11 @@ def main():
         run_case(args, work, "down_not_responding_untouched", "degraded_hw",
                  show_node("DOWN+NOT_RESPONDING", "Not responding [slurm@2026-11-26T08:00:00]"), 1, [])
         # No drain-worthy finding although checks fail (no driver at all: driver.missing does not
-        # drain), and a node without GPU GRES is not checked at all.
-        run_case(args, work, "no_driver_not_drained", "no_driver", show_node("IDLE"), 0, [])
+        # drain): gpucheck saw no GPU, so nothing changes, and a node it drained is not resumed
+        # (issue 36 item 3: blind is no verdict). A node without GPU GRES is not checked at all.
+        run_case(args, work, "no_driver_not_drained", "no_driver", show_node("IDLE"), 2, [])
+        run_case(args, work, "no_driver_not_resumed", "no_driver", show_node("IDLE+DRAIN", ours), 2,
+                 [])
         run_case(args, work, "cpu_node_skipped", "degraded_hw", show_node("IDLE", gres="(null)"), 0, [])
         # gpucheck cannot run (an unreadable snapshot: exit 2): nothing changes, not even a resume.
         run_case(args, work, "gpucheck_cannot_run", os.path.join(work, "missing.json"),

@@ -62,6 +62,27 @@ TEST(ReasonRenderer, NothingThatDrainsGivesAnEmptyReason) {
             "");
 }
 
+// Issue 36 item 3: a node gpucheck could not see into is no verdict, never "healthy".
+TEST(ReasonRenderer, BlindIsSaidWhenNothingDrains) {
+  EXPECT_EQ(render_reason(report_with({finding("nvml.library_missing", Severity::warn),
+                                       finding("cuda.library_missing", Severity::fail),
+                                       finding("lib.cudnn_missing", Severity::warn)}),
+                          &drains),
+            "gpucheck-blind: cannot see the GPUs or the driver: nvml.library_missing, "
+            "cuda.library_missing\n");
+  // A drain wins: the node is broken whatever else could not be seen.
+  EXPECT_EQ(render_reason(report_with({finding("driver.missing", Severity::fail),
+                                       finding("gpu.lost_broken", Severity::fail, 1)}),
+                          &drains),
+            "gpucheck: gpu.lost_broken GPU 1 (GPU-bbbb)\n");
+  // Ignored or lowered to info: not blind.
+  Finding ignored = finding("driver.missing", Severity::fail);
+  ignored.ignored = true;
+  EXPECT_EQ(
+      render_reason(report_with({ignored, finding("cuda.no_device", Severity::info)}), &drains),
+      "");
+}
+
 TEST(ReasonRenderer, NamesEachDrainingCodeWithItsGpu) {
   const Report report = report_with({finding("fw.cudnn_mismatch", Severity::fail),
                                      finding("gpu.row_broken", Severity::warn, 1),

@@ -23,6 +23,13 @@ std::string nvlink_version_name(int raw) {
   return raw >= 1 && raw <= 7 ? k_names[raw - 1] : fmt::format("of NVML version {}", raw);
 }
 
+/// The NVLink generation as people say it (4 for NVLink 4.0, 2.2 for 2.2); nullopt for a value
+/// NVML's enumeration does not have.
+std::optional<double> nvlink_generation(int raw) {
+  static constexpr double k_generations[] = {1.0, 2.0, 2.2, 3.0, 3.1, 4.0, 5.0};
+  return raw >= 1 && raw <= 7 ? std::optional<double>(k_generations[raw - 1]) : std::nullopt;
+}
+
 bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
@@ -171,8 +178,12 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
     }
   }
   out.metrics.push_back({"nvlink_active", static_cast<double>(up), "links", ""});
-  if (version) {
-    out.metrics.push_back({"nvlink_version", static_cast<double>(*version), "", ""});
+  // The generation, not NVML's enumeration (which says 6 for NVLink 4.0): an alert reads it.
+  if (const std::optional<double> generation =
+          version ? nvlink_generation(*version) : std::nullopt) {
+    out.metrics.push_back({"nvlink_version", *generation, "",
+                           fmt::format("NVLink {}; NVML's nvmlNvlinkVersion_t {}",
+                                       nvlink_version_name(*version), *version)});
   }
   // Where the links go: a GPU of this node (direct) or NVSwitches.
   std::map<std::string, int> peers;
@@ -273,14 +284,20 @@ InterconnectVerdict judge_topology(const SystemSnapshot& snapshot) {
     return out;
   }
   std::map<std::string, int> by_label;
+  // GPUs that meet through NVSwitches have no direct link: a series that reads 0 for every pair of
+  // a healthy DGX would only invite a wrong alert, so the count is given where a direct link is.
+  const bool any_direct = std::any_of(snapshot.gpu_paths.begin(), snapshot.gpu_paths.end(),
+                                      [](const GpuPath& p) { return p.nvlinks > 0; });
   for (const GpuPath& path : snapshot.gpu_paths) {
     const std::string label = path_label(path);
     ++by_label[label];
-    out.metrics.push_back({fmt::format("path_{}_{}_nvlinks", path.gpu_a, path.gpu_b),
-                           static_cast<double>(path.nvlinks), "links",
-                           fmt::format("{}; PCIe {}; P2P read {}", label,
-                                       path.pcie_path.empty() ? "?" : path.pcie_path,
-                                       path.p2p_read.empty() ? "?" : path.p2p_read)});
+    if (any_direct) {
+      out.metrics.push_back({fmt::format("path_{}_{}_nvlinks", path.gpu_a, path.gpu_b),
+                             static_cast<double>(path.nvlinks), "links",
+                             fmt::format("{}; PCIe {}; P2P read {}", label,
+                                         path.pcie_path.empty() ? "?" : path.pcie_path,
+                                         path.p2p_read.empty() ? "?" : path.p2p_read)});
+    }
     if (!path.p2p_read.empty() && path.p2p_read != "ok") {
       out.findings.push_back(make_finding(codes::k_topology_p2p_unsupported, path.gpu_a, path.gpu_a,
                                           path.gpu_b, path.p2p_read, label));

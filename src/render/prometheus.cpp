@@ -159,18 +159,135 @@ public:
   }
 
 private:
-  /// gpu, uuid and model of GPU `index` (uuid and model empty when the snapshot lacks it).
+  /// GPU `index` as dcgm-exporter labels it, so that its dashboards and alerts join without
+  /// relabelling: gpu, UUID, pci_bus_id, modelName, Hostname (empty when the snapshot lacks it).
   Labels gpu_labels(int index) const {
     std::string uuid;
+    std::string bus;
     std::string model;
     for (const GpuInfo& gpu : m_report.snapshot.gpus) {
       if (gpu.index == index) {
         uuid = gpu.uuid;
+        bus = gpu.pci_bus_id;
         model = gpu.name;
         break;
       }
     }
-    return {{"gpu", std::to_string(index)}, {"uuid", uuid}, {"model", model}};
+    return {{"gpu", std::to_string(index)},
+            {"UUID", uuid},
+            {"pci_bus_id", bus},
+            {"modelName", model},
+            {"Hostname", m_report.snapshot.host.hostname}};
+  }
+
+  /// One gauge per GPU when the snapshot knows its value, with `extra` labels after the GPU's.
+  template <typename T>
+  void gauge(const std::string& name, std::string_view help, const GpuInfo& gpu,
+             const std::optional<T>& value, const Labels& extra = {}) {
+    if (!value) {
+      return;
+    }
+    Labels labels = gpu_labels(gpu.index);
+    labels.insert(labels.end(), extra.begin(), extra.end());
+    m_out.add(name, help, labels, static_cast<double>(*value));
+  }
+
+  /// What an admin alerts on, per GPU: ECC, retired pages and remapped rows, temperature,
+  /// power, clock-event reasons, the PCIe link, NVLinks up and down, and the kernel log's Xids.
+  void health(const GpuInfo& gpu) {
+    const auto flag = [](const std::optional<bool>& b) {
+      return b ? std::optional<int>(*b ? 1 : 0) : std::nullopt;
+    };
+    gauge("gpucheck_gpu_ecc_errors",
+          "ECC errors: volatile (since the driver loaded) or aggregate "
+          "(the GPU's life), corrected or uncorrected",
+          gpu, gpu.ecc_uncorrected_volatile, {{"type", "volatile"}, {"kind", "uncorrected"}});
+    gauge("gpucheck_gpu_ecc_errors",
+          "ECC errors: volatile (since the driver loaded) or aggregate "
+          "(the GPU's life), corrected or uncorrected",
+          gpu, gpu.ecc_corrected_volatile, {{"type", "volatile"}, {"kind", "corrected"}});
+    gauge("gpucheck_gpu_ecc_errors",
+          "ECC errors: volatile (since the driver loaded) or aggregate "
+          "(the GPU's life), corrected or uncorrected",
+          gpu, gpu.ecc_uncorrected_aggregate, {{"type", "aggregate"}, {"kind", "uncorrected"}});
+    gauge("gpucheck_gpu_retired_pages",
+          "Pages retired for single-bit (sbe) or double-bit (dbe) "
+          "errors",
+          gpu, gpu.retired_pages_sbe, {{"cause", "sbe"}});
+    gauge("gpucheck_gpu_retired_pages",
+          "Pages retired for single-bit (sbe) or double-bit (dbe) "
+          "errors",
+          gpu, gpu.retired_pages_dbe, {{"cause", "dbe"}});
+    gauge("gpucheck_gpu_retired_pages_pending", "1 when a page retirement waits for a reset", gpu,
+          flag(gpu.retired_pages_pending));
+    gauge("gpucheck_gpu_remapped_rows", "Rows remapped for correctable or uncorrectable errors",
+          gpu, gpu.remapped_rows_correctable, {{"kind", "correctable"}});
+    gauge("gpucheck_gpu_remapped_rows", "Rows remapped for correctable or uncorrectable errors",
+          gpu, gpu.remapped_rows_uncorrectable, {{"kind", "uncorrectable"}});
+    gauge("gpucheck_gpu_remapped_rows_pending", "1 when a row remap waits for a reset", gpu,
+          flag(gpu.remapped_rows_pending));
+    gauge("gpucheck_gpu_remapped_rows_failure", "1 when a row remap failed", gpu,
+          flag(gpu.remapped_rows_failure));
+    gauge("gpucheck_gpu_temperature_celsius", "GPU temperature, degrees Celsius", gpu,
+          gpu.temperature_c);
+    gauge("gpucheck_gpu_power_watts", "Power draw, watts", gpu, gpu.power_w);
+    gauge("gpucheck_gpu_power_limit_watts", "Power limit, watts", gpu, gpu.power_limit_w);
+    gauge("gpucheck_gpu_clock_event_reasons",
+          "NVML's clock event reasons bitmask (0: none; "
+          "0x8 hardware slowdown, 0x40 hardware thermal slowdown, 0x80 power brake)",
+          gpu, gpu.clock_event_reasons);
+    gauge("gpucheck_gpu_pcie_link_generation",
+          "PCIe generation, current or the maximum of "
+          "GPU and slot",
+          gpu, gpu.pcie_gen_current, {{"link", "current"}});
+    gauge("gpucheck_gpu_pcie_link_generation",
+          "PCIe generation, current or the maximum of "
+          "GPU and slot",
+          gpu, gpu.pcie_gen_max, {{"link", "max"}});
+    gauge("gpucheck_gpu_pcie_link_width", "PCIe width (lanes), current or the maximum", gpu,
+          gpu.pcie_width_current, {{"link", "current"}});
+    gauge("gpucheck_gpu_pcie_link_width", "PCIe width (lanes), current or the maximum", gpu,
+          gpu.pcie_width_max, {{"link", "max"}});
+    if (!gpu.nvlinks.empty()) {
+      const auto up = std::count_if(gpu.nvlinks.begin(), gpu.nvlinks.end(),
+                                    [](const NvLinkInfo& l) { return l.active; });
+      const auto size = static_cast<int64_t>(gpu.nvlinks.size());
+      gauge("gpucheck_gpu_nvlinks", "NVLinks that NVML reads, up or down", gpu,
+            std::optional<int64_t>(up), {{"state", "up"}});
+      gauge("gpucheck_gpu_nvlinks", "NVLinks that NVML reads, up or down", gpu,
+            std::optional<int64_t>(size - up), {{"state", "down"}});
+    }
+    // Xids of this GPU in the kernel log since boot, by number, and how long ago the last one.
+    std::map<int, std::pair<int, double>> xids; // Xid -> (count, last seconds since boot)
+    for (const KernelLogEvent& event : m_report.snapshot.kernel_log.events) {
+      if (event.kind == "xid" && event.code && same_device(event.pci_bus_id, gpu.pci_bus_id)) {
+        auto& [count, last] = xids[*event.code];
+        ++count;
+        last = std::max(last, event.seconds);
+      }
+    }
+    const std::optional<double> uptime = m_report.snapshot.kernel_log.uptime_s;
+    for (const auto& [xid, seen] : xids) {
+      gauge("gpucheck_gpu_xid_events", "Xid lines of the kernel log since boot, by Xid", gpu,
+            std::optional<int>(seen.first), {{"xid", std::to_string(xid)}});
+      if (uptime) {
+        gauge("gpucheck_gpu_xid_last_seconds_ago", "How long ago the last such Xid was logged", gpu,
+              std::optional<double>(std::max(0.0, *uptime - seen.second)),
+              {{"xid", std::to_string(xid)}});
+      }
+    }
+  }
+
+  /// Whether two PCI addresses name one device (an Xid line gives bus and device only).
+  static bool same_device(std::string_view a, std::string_view b) {
+    const auto key = [](std::string_view bdf) {
+      std::string out;
+      for (const char c : bdf.substr(bdf.size() >= 12 ? bdf.size() - 12 : 0, 10)) {
+        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      }
+      return out;
+    };
+    return !a.empty() && !b.empty() && key(a) == key(b);
   }
 
   Labels result_labels(const CheckResult& result) const {
@@ -185,11 +302,27 @@ private:
 
   void run() {
     const ReportContext& ctx = m_report.context;
-    m_out.add(
-        "gpucheck_build_info",
-        "gpucheck's version, the compatibility data it used and the run's mode; always 1",
-        {{"version", ctx.tool_version}, {"matrix_version", ctx.matrix_version}, {"mode", ctx.mode}},
-        1.0);
+    const SystemSnapshot& snap = m_report.snapshot;
+    std::string driver = snap.kernel_module.version.value_or("");
+    if (driver.empty()) {
+      driver = snap.nvml.driver_version.value_or("");
+    }
+    const std::string cuda = snap.cuda.driver_version
+                                 ? fmt::format("{}.{}", *snap.cuda.driver_version / 1000,
+                                               *snap.cuda.driver_version % 1000 / 10)
+                                 : std::string();
+    const LibraryFamily* cudnn = snap.library("cudnn");
+    m_out.add("gpucheck_info",
+              "gpucheck's version, the compatibility data it used, the run's mode, and the "
+              "driver, the CUDA version it supports and the cuDNN that loads; always 1",
+              {{"version", ctx.tool_version},
+               {"matrix_version", ctx.matrix_version},
+               {"mode", ctx.mode},
+               {"driver", driver},
+               {"cuda", cuda},
+               {"cudnn", cudnn != nullptr && cudnn->load.loaded ? cudnn->load.version : ""},
+               {"Hostname", snap.host.hostname}},
+              1.0);
     if (std::optional<int64_t> epoch = epoch_of(ctx.generated_at)) {
       m_out.add("gpucheck_run_timestamp_seconds",
                 "When the report was made (generated_at), seconds since 1970 UTC", {},
@@ -239,26 +372,26 @@ private:
     const std::vector<GpuInfo>& gpus = m_report.snapshot.gpus;
     m_out.add("gpucheck_gpus", "GPUs that NVML lists", {}, static_cast<double>(gpus.size()));
     for (const GpuInfo& gpu : gpus) {
-      Labels labels = gpu_labels(gpu.index);
-      labels.emplace_back("pci_bus_id", gpu.pci_bus_id);
+      const Labels labels = gpu_labels(gpu.index);
       m_out.add("gpucheck_gpu_info", "One series per GPU with its identity; always 1", labels, 1.0);
       if (gpu.memory_total_bytes) {
         m_out.add("gpucheck_gpu_memory_total_bytes", "GPU memory that NVML reports, bytes",
                   gpu_labels(gpu.index), static_cast<double>(*gpu.memory_total_bytes));
       }
+      health(gpu);
     }
   }
 
   void check(const CheckResult& result) {
     const Labels labels = result_labels(result);
-    for (const Status status : k_statuses) {
-      Labels with_status = labels;
-      with_status.emplace_back("status", std::string(to_string(status)));
-      m_out.add("gpucheck_check_status",
-                "Each check's result (per GPU for per-GPU checks): 1 for its status (pass, warn, "
-                "fail, skip, error), 0 for the others",
-                with_status, result.status == status ? 1.0 : 0.0);
-    }
+    // One series per result, its status a label: an alert asks for status="fail"; four series
+    // of 0 beside it were most of an 8-GPU node's samples.
+    Labels with_status = labels;
+    with_status.emplace_back("status", std::string(to_string(result.status)));
+    m_out.add("gpucheck_check_status",
+              "Each check's result (per GPU for per-GPU checks), its status (pass, warn, fail, "
+              "skip, error) a label; always 1",
+              with_status, 1.0);
     m_out.add("gpucheck_check_duration_seconds", "Wall time of each check, seconds", labels,
               static_cast<double>(result.duration.count()) / 1000.0);
     for (const Finding& f : result.findings) {

@@ -48,7 +48,7 @@ def check_text(where, text, gpus=None):
     by_name = {family.name: family for family in families}
     if set(by_name) != set(names):
         problem(where, f"parsed families {sorted(set(by_name) ^ set(names))} differ from TYPE")
-    for required in ("gpucheck_build_info", "gpucheck_status", "gpucheck_check_status",
+    for required in ("gpucheck_info", "gpucheck_status", "gpucheck_check_status",
                      "gpucheck_findings", "gpucheck_results", "gpucheck_gpus",
                      "gpucheck_run_timestamp_seconds", "gpucheck_run_duration_seconds"):
         if required not in by_name:
@@ -59,11 +59,12 @@ def check_text(where, text, gpus=None):
     for sample in by_name["gpucheck_check_status"].samples:
         labels = dict(sample.labels)
         status = labels.pop("status", None)
-        if status not in STATUSES or sample.value not in (0.0, 1.0):
+        if status not in STATUSES or sample.value != 1.0:
             problem(where, f"bad status series {sample}")
         states.setdefault(tuple(sorted(labels.items())), {})[status] = sample.value
+    # One series per result, its status a label (issue 36 item 1: no series of 0 beside it).
     for key, values in states.items():
-        if set(values) != STATUSES or sum(values.values()) != 1:
+        if len(values) != 1:
             problem(where, f"check {dict(key)} has statuses {values}")
     if sum(s.value for s in by_name["gpucheck_status"].samples) != 1:
         problem(where, "the verdict is not exactly one status")
@@ -72,15 +73,18 @@ def check_text(where, text, gpus=None):
         if count != len(gpus):
             problem(where, f"gpucheck_gpus {count}, the snapshot has {len(gpus)}")
         info = by_name.get("gpucheck_gpu_info")
-        seen = sorted((s.labels["gpu"], s.labels["uuid"], s.labels["model"])
-                      for s in (info.samples if info else []))
-        wanted = sorted((str(g["index"]), g.get("uuid", ""), g.get("name", "")) for g in gpus)
+        # dcgm-exporter's labels, so that its dashboards and alerts join (issue 36 item 1).
+        seen = sorted((s.labels["gpu"], s.labels["UUID"], s.labels["modelName"],
+                       s.labels["pci_bus_id"]) for s in (info.samples if info else []))
+        wanted = sorted((str(g["index"]), g.get("uuid", ""), g.get("name", ""),
+                         g.get("pci_bus_id", "")) for g in gpus)
         if seen != wanted:
             problem(where, f"gpu_info {seen} != snapshot {wanted}")
         for family in families:
             for sample in family.samples:
-                if "gpu" in sample.labels and "uuid" not in sample.labels:
-                    problem(where, f"{sample.name} has a gpu label without uuid")
+                if "gpu" in sample.labels and not {"UUID", "modelName", "pci_bus_id",
+                                                   "Hostname"} <= set(sample.labels):
+                    problem(where, f"{sample.name} has a gpu label without dcgm-exporter's others")
 
 
 def main():

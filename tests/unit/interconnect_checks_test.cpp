@@ -67,6 +67,30 @@ TEST(InterconnectChecks, HealthyBoardsPass) {
   EXPECT_EQ(nvlink.summary, "18 of 18 NVLinks up (NVLink 4.0): 18 to NVSwitch");
 }
 
+// Issue 36 item 1: figures an alert can read as they are. NVLink 4.0 is 4 (NVML's enumeration
+// says 6); GPUs that meet through NVSwitches have no per-pair link count (every pair read 0),
+// while a board with direct links keeps it.
+TEST(InterconnectChecks, FiguresMeanWhatTheyAre) {
+  const auto metric = [](const CheckResult& r, const std::string& name) -> const Metric* {
+    for (const Metric& m : r.metrics) {
+      if (m.name == name) {
+        return &m;
+      }
+    }
+    return nullptr;
+  };
+  const CheckResult nvlink = run_check(checks::gpu_nvlink_check(), hgx(2)).at(0);
+  ASSERT_NE(metric(nvlink, "nvlink_version"), nullptr);
+  EXPECT_EQ(metric(nvlink, "nvlink_version")->value, 4.0);
+  const CheckResult switched = run_check(checks::gpu_topology_check(), hgx(8)).at(0);
+  EXPECT_EQ(metric(switched, "path_0_1_nvlinks"), nullptr);
+  SystemSnapshot direct = hgx(2);
+  direct.gpu_paths[0].nvlinks = 4;
+  const CheckResult bridged = run_check(checks::gpu_topology_check(), direct).at(0);
+  ASSERT_NE(metric(bridged, "path_0_1_nvlinks"), nullptr);
+  EXPECT_EQ(metric(bridged, "path_0_1_nvlinks")->value, 4.0);
+}
+
 TEST(InterconnectChecks, NvlinkFaults) {
   const std::vector<CheckCase> cases = {
       {"healthy twin", nullptr, Status::pass, {}},

@@ -442,8 +442,8 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     }
   }
   // local_copies_last: the device-local copy once every GPU's host copies are over, on every GPU
-  // at once (each reads and writes its own memory), once the probes are over (beside the probe
-  // child that loads every cuDNN library it read up to a fifth less; docs/performance.md).
+  // at once (each reads and writes its own memory), and once the probes are over (beside the
+  // probe child that loads every cuDNN library, it read up to a fifth less; docs/performance.md).
   for (size_t l = 0; l < jobs.size(); ++l) {
     if (jobs[l].work != Work::local_copies) {
       continue;

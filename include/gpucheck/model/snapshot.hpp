@@ -193,7 +193,7 @@ struct GpuProcess {
 struct NvLinkInfo {
   int link = 0;               ///< NVML link index (0..17)
   bool active = false;        ///< nvmlDeviceGetNvLinkState
-  std::optional<int> version; ///< nvmlDeviceGetNvLinkVersion (4 on Hopper)
+  std::optional<int> version; ///< nvmlDeviceGetNvLinkVersion's enumeration (6: NVLink 4.0, Hopper)
   std::string remote_bus_id;  ///< the peer's PCI address (a GPU's, or an NVSwitch's); "" unknown
   std::optional<uint64_t> replay_errors;   ///< NVML_NVLINK_ERROR_DL_REPLAY
   std::optional<uint64_t> recovery_errors; ///< NVML_NVLINK_ERROR_DL_RECOVERY

@@ -18,6 +18,22 @@ def help_text(binary, *args):
                           check=True).stdout
 
 
+def argument_name(arg):
+    """CLI11's type text as a person writes it: "FLOAT:SECONDS" -> "SECONDS", "INT:INT in [0 -
+    4096]" -> "N", "TEXT:{auto,always,never}" -> "auto|always|never", "TEXT" -> "VALUE"; a
+    trailing "..." (repeatable) is kept."""
+    repeat = arg.endswith("...")
+    arg = arg.removesuffix("...").strip()
+    if not arg:
+        return ""
+    kind, _, shown = arg.partition(":")
+    if shown.startswith("{") and shown.endswith("}"):
+        shown = shown[1:-1].replace(",", "|")
+    elif shown.startswith(kind) or not shown:
+        shown = {"INT": "N", "UINT": "N", "FLOAT": "NUMBER"}.get(kind, "VALUE")
+    return shown + (" ..." if repeat else "")
+
+
 def parse(text):
     """(description, [(names, argument, help)], [(subcommand, help)], [(positional, help)])."""
     lines = text.splitlines()
@@ -36,7 +52,10 @@ def parse(text):
                 names_and_arg = line[2:].split("  ")[0].strip()
                 rest = line[2 + len(names_and_arg):].strip()
                 names, _, arg = names_and_arg.partition(" ")
-                options.append([names.split(","), arg.strip(), rest])
+                # "-v,--verbose Excludes: --quiet": CLI11's note, not an argument.
+                if arg.startswith("Excludes:") or arg.startswith("Needs:"):
+                    arg = ""
+                options.append([names.split(","), argument_name(arg.strip()), rest])
             elif options and line.startswith("     "):
                 continuation = line.strip()
                 if options[-1][2]:
@@ -66,10 +85,6 @@ def man_page(version, main, subs):
            "gpucheck probes the driver, libraries and GPUs, judges them against its compatibility "
            "data, proves them with small verified GPU kernels and reports what is wrong, why, and "
            "what to do.",
-           ".SH EXIT STATUS",
-           "0: every check passed, warned or was skipped; 1: a check or a gate failed or errored; "
-           "2: a usage error or unreadable input; 3: gpucheck itself failed "
-           "(/usr/share/doc/gpucheck/exit\\-codes.md).",
            ".SH OPTIONS"]
     for names, arg, text in options:
         out.append(".TP")
@@ -93,10 +108,52 @@ def man_page(version, main, subs):
             out.append(label + (f" \\fI{roff(arg)}\\fR" if arg else ""))
             out.append(roff(sub_text))
             out.append(".RE")
+    out.append(".SH EXIT STATUS")
+    for code, text in EXIT_STATUS:
+        out += [".TP", f"\\fB{code}\\fR", roff(text)]
+    out.append(".SH ENVIRONMENT")
+    for name, text in ENVIRONMENT:
+        out += [".TP", f"\\fB{name}\\fR", roff(text)]
+    out.append(".SH EXAMPLES")
+    for command, text in EXAMPLES:
+        out += [".TP", f"\\fB{roff(command)}\\fR", roff(text)]
     out += [".SH FILES", ("/usr/share/doc/gpucheck/ \\- the documentation, report.schema.json and "
              "report.consumer.schema.json"),
             ".SH SEE ALSO", "nvidia\\-smi(1)", ""]
     return "\n".join(out)
+
+
+# Written for people (docs/exit-codes.md has the whole story); --help cannot say these.
+EXIT_STATUS = [
+    ("0", "every check passed, warned or was skipped (with --format reason: nothing drains)"),
+    ("1", "a check or a gate failed or errored (with --format reason: the node should drain)"),
+    ("2", "a usage error or unreadable input: an unknown option (the nearest is named), a "
+          "pattern of --only or --skip that matches no check, a bad config file"),
+    ("3", "gpucheck itself failed, or could not write its report"),
+    ("130, 143", "stopped by SIGINT (Ctrl-C) or SIGTERM: the report of what ran is still "
+                 "written; a second signal ends it at once"),
+]
+ENVIRONMENT = [
+    ("NO_COLOR", "set, even empty: no colour in the text report (unless --color always)"),
+    ("CLICOLOR_FORCE", "set, not empty and not 0: colour even when stdout is not a terminal"),
+    ("COLUMNS", "the width the text report wraps at when stdout is not a terminal (else 80)"),
+    ("CUDA_VISIBLE_DEVICES", "the GPUs CUDA shows, and so the GPUs the GPU checks test"),
+    ("GPUCHECK_TRACE", "set, not empty and not 0: a line on stderr per child process and stage, "
+                       "with times"),
+    ("SOURCE_DATE_EPOCH", "the report's time (seconds since 1970): reproducible reports"),
+    ("GPUCHECK_SYSROOT", "read /proc, /sys, /dev and /etc under this directory (testing)"),
+]
+EXAMPLES = [
+    ("gpucheck", "probe, judge and run the short GPU checks; a text report"),
+    ("gpucheck --quick", "the passive checks only, about a fifth of a second, no GPU work"),
+    ("gpucheck --json > report.json", "the report for a CI gate or a program"),
+    ("gpucheck --expect-gpus 8 --require 'driver>=580' --fail-on warn",
+     "a CI gate: fail unless eight GPUs, driver 580 or newer and no warning"),
+    ("gpucheck report --output ticket.md", "a redacted Markdown report for a support ticket"),
+    ("gpucheck --quick --format reason", "one line naming what should drain this node, or none"),
+    ("gpucheck --level long --duration 120", "adds the memory test and the sustained GEMM burn"),
+    ("gpucheck explain gpu.ecc_uncorrected", "what a finding code means and what to do"),
+]
 
 
 def long_names(options):

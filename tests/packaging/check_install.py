@@ -55,9 +55,18 @@ def check_tree(usr):
     page = run(["man", "-l", expected["man page"]], env=dict(os.environ, MANWIDTH="200",
                                                             MAN_KEEP_FORMATTING="0"))
     page = re.sub(r".\x08", "", page)
-    for section in ("NAME", "SYNOPSIS", "OPTIONS", "SUBCOMMANDS", "EXIT STATUS"):
+    for section in ("NAME", "SYNOPSIS", "OPTIONS", "SUBCOMMANDS", "EXIT STATUS", "ENVIRONMENT",
+                    "EXAMPLES"):
         if section not in page:
             sys.exit(f"FAIL: the man page has no {section} section:\n{page[:2000]}")
+    # Written for people (issue 36 item 10): every exit status and variable, no CLI11 artefacts.
+    for needed in ("130, 143", "NO_COLOR", "CLICOLOR_FORCE", "COLUMNS", "GPUCHECK_TRACE",
+                   "SOURCE_DATE_EPOCH", "--expect-gpus N", "--color auto|always|never"):
+        if needed not in page:
+            sys.exit(f"FAIL: the man page does not say {needed!r}")
+    for artefact in ("Excludes:", "INT:INT", "FLOAT:", "TEXT:", "[0 - 4096]"):
+        if artefact in page:
+            sys.exit(f"FAIL: the man page shows CLI11's {artefact!r}")
     for what in ("man page", "bash completion", "zsh completion", "fish completion"):
         text = page if what == "man page" else open(expected[what], encoding="utf-8").read()
         if what == "fish completion":

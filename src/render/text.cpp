@@ -619,7 +619,7 @@ private:
         text = first.title;
       }
       std::string line = result_head(first, joined ? index_list(indexes) : "") + "  " + text;
-      // Passes show their details with -v only: a healthy 8-GPU node printed 70 figure lines.
+      // Passes show their details with -v only: a healthy 8-GPU node printed dozens of figures.
       if (notes > 0 || figures > 0) {
         std::vector<std::string> hidden;
         if (notes > 0) {

@@ -6,6 +6,7 @@ The options and subcommands come from CLI11's help output (`gpucheck --help`, `g
 `--help` lists. Written to OUTDIR: gpucheck.1, gpucheck.bash, _gpucheck (zsh), gpucheck.fish.
 """
 
+import json
 import re
 import subprocess
 import sys
@@ -160,10 +161,36 @@ def long_names(options):
     return [n for names, _, _ in options for n in names]
 
 
-def bash_completion(main, subs):
+def option_values(binary):
+    """What some options and `explain` take (issue 36 item 10): check ids (and their leading
+    words) for --only and --skip, finding codes for --ignore, codes and ids for explain, and the
+    fixed values of --format, --level, --color and --fail-on."""
+    ids = [c["id"] for c in json.loads(subprocess.run([binary, "--json", "list"],
+                                                      capture_output=True, text=True,
+                                                      check=True).stdout)]
+    codes = [line.split()[0] for line in subprocess.run([binary, "explain", "all"],
+                                                        capture_output=True, text=True,
+                                                        check=True).stdout.splitlines()
+             if line.strip()]
+    areas = sorted({i.split(".")[0] for i in ids})
+    return {"--only": areas + ids, "--skip": areas + ids, "--ignore": codes,
+            "explain": codes + ids,
+            "--format": ["text", "json", "markdown", "junit", "prometheus", "github", "reason"],
+            "--level": ["quick", "standard", "long"], "--color": ["auto", "always", "never"],
+            "--fail-on": ["warn", "fail"]}
+
+
+def bash_completion(main, subs, values):
     _, options, subcommands, _ = main
     lines = ["# bash completion for gpucheck (generated from gpucheck --help)", "_gpucheck() {",
-             '  local cur="${COMP_WORDS[COMP_CWORD]}" sub="" i',
+             '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" sub="" i',
+             '  case "$prev" in']
+    for option, words in values.items():
+        if option.startswith("--"):
+            lines.append(f'  {option}) mapfile -t COMPREPLY < <(compgen -W "{" ".join(words)}" '
+                         '-- "$cur"); return ;;')
+    lines += ['  explain) mapfile -t COMPREPLY < <(compgen -W "'
+              + " ".join(values["explain"]) + '" -- "$cur"); return ;;', "  esac",
              "  for ((i = 1; i < COMP_CWORD; i++)); do",
              '    case "${COMP_WORDS[i]}" in',
              "    " + "|".join(n for n, _ in subcommands) + ') sub="${COMP_WORDS[i]}" ;;',
@@ -198,7 +225,7 @@ def zsh_completion(main, subs):
     return "\n".join(lines)
 
 
-def fish_completion(main, subs):
+def fish_completion(main, subs, values):
     _, options, subcommands, _ = main
     lines = ["# fish completion for gpucheck (generated from gpucheck --help)"]
     names = " ".join(n for n, _ in subcommands)
@@ -221,6 +248,12 @@ def fish_completion(main, subs):
                      f"-a {name} -d '{text}'")
         for flags, _, sub_text in subs[name][1]:
             lines.append(option_line(flags, sub_text, f"__fish_seen_subcommand_from {name}"))
+    # The values some options and explain take: fish adds these to the options' lines above.
+    for option, words in values.items():
+        if option.startswith("--"):
+            lines.append(f"complete -c gpucheck -l {option[2:]} -x -a '{' '.join(words)}'")
+    lines.append("complete -c gpucheck -n '__fish_seen_subcommand_from explain' -x -a '"
+                 + " ".join(values["explain"]) + "'")
     return "\n".join(lines) + "\n"
 
 
@@ -232,10 +265,11 @@ def main():
                              check=True).stdout.split()[1]
     main_help = parse(help_text(binary))
     subs = {name: parse(help_text(binary, name)) for name, _ in main_help[2]}
+    values = option_values(binary)
     files = {"gpucheck.1": man_page(version, main_help, subs),
-             "gpucheck.bash": bash_completion(main_help, subs),
+             "gpucheck.bash": bash_completion(main_help, subs, values),
              "_gpucheck": zsh_completion(main_help, subs),
-             "gpucheck.fish": fish_completion(main_help, subs)}
+             "gpucheck.fish": fish_completion(main_help, subs, values)}
     for name, text in files.items():
         with open(f"{outdir}/{name}", "w", encoding="utf-8") as f:
             f.write(text)

@@ -76,6 +76,17 @@ def check_tree(usr):
         if missing:
             sys.exit(f"FAIL: the {what} lacks {missing}")
     run(["bash", "-n", expected["bash completion"]])
+    # Values complete too (issue 36 item 10): check ids after --skip, codes after explain.
+    for words, cword, want in ((["gpucheck", "--skip", "gpu.pc"], 2, "gpu.pcie_link"),
+                               (["gpucheck", "explain", "gpu.ecc_un"], 2, "gpu.ecc_uncorrected"),
+                               (["gpucheck", "--format", "pro"], 2, "prometheus")):
+        got = run(["bash", "-c", f'source "$1"; COMP_WORDS=({" ".join(words)}); COMP_CWORD={cword}; '
+                   '_gpucheck; printf "%s\\n" "${COMPREPLY[@]}"', "bash", expected["bash completion"]])
+        if want not in got.split():
+            sys.exit(f"FAIL: bash completes {words} to {got.split()}, not {want}")
+    fish = open(expected["fish completion"], encoding="utf-8").read()
+    if "-l skip -x -a '" not in fish or "gpu.pcie_link" not in fish:
+        sys.exit("FAIL: the fish completion has no check ids for --skip")
     with open(expected["JSON schema"], encoding="utf-8") as f:
         json.load(f)
     print(f"checked: binary, man page, 3 completions ({len(options)} options each), docs, schema")

@@ -45,14 +45,10 @@ double h2d_of(const CheckResult& result) {
 /// each GPU's rate while all copied, and the host's aggregate (their sum, as DCGM's PCIe test
 /// reports it) on every GPU's result, with how well the copy windows overlapped.
 void add_copies_together(std::vector<CheckResult>& results, const CheckContext& context,
-                         const GpuTargets& targets) {
+                         const GpuTargets& targets, const std::vector<engine::TargetKey>& keys) {
   if (context.gpu_engine == nullptr || targets.gpus.size() < 2 ||
       results.size() != targets.gpus.size()) {
     return;
-  }
-  std::vector<engine::TargetKey> keys;
-  for (const GpuTarget& gpu : targets.gpus) {
-    keys.push_back({gpu.ordinal, gpu.pci_bus_id});
   }
   struct Part {
     size_t index;
@@ -182,7 +178,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
                     fold_local_copy(context, keys, index, gpu, payload, findings);
                   });
   // GPUs of one model should move data alike: flag one well below its siblings' median.
-  add_copies_together(results, context, targets);
+  add_copies_together(results, context, targets, keys);
   std::map<std::string, std::vector<size_t>> by_model;
   for (size_t i = 0; i < results.size() && i < targets.gpus.size(); ++i) {
     if (h2d_of(results[i]) > 0.0) {

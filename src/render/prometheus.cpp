@@ -195,35 +195,34 @@ private:
   /// What an admin alerts on, per GPU: ECC, retired pages and remapped rows, temperature,
   /// power, clock-event reasons, the PCIe link, NVLinks up and down, and the kernel log's Xids.
   void health(const GpuInfo& gpu) {
+    // The help of each family that has several series per GPU, written once.
+    constexpr std::string_view k_ecc =
+        "ECC errors: volatile (since the driver loaded) or aggregate (the GPU's life), "
+        "corrected or uncorrected";
+    constexpr std::string_view k_retired =
+        "Pages retired for single-bit (sbe) or double-bit (dbe) errors";
+    constexpr std::string_view k_remapped = "Rows remapped for correctable or uncorrectable errors";
+    constexpr std::string_view k_generation =
+        "PCIe generation, current or the maximum of GPU and slot";
+    constexpr std::string_view k_width = "PCIe width (lanes), current or the maximum";
+    constexpr std::string_view k_nvlinks = "NVLinks that NVML reads, up or down";
     const auto flag = [](const std::optional<bool>& b) {
       return b ? std::optional<int>(*b ? 1 : 0) : std::nullopt;
     };
-    gauge("gpucheck_gpu_ecc_errors",
-          "ECC errors: volatile (since the driver loaded) or aggregate "
-          "(the GPU's life), corrected or uncorrected",
-          gpu, gpu.ecc_uncorrected_volatile, {{"type", "volatile"}, {"kind", "uncorrected"}});
-    gauge("gpucheck_gpu_ecc_errors",
-          "ECC errors: volatile (since the driver loaded) or aggregate "
-          "(the GPU's life), corrected or uncorrected",
-          gpu, gpu.ecc_corrected_volatile, {{"type", "volatile"}, {"kind", "corrected"}});
-    gauge("gpucheck_gpu_ecc_errors",
-          "ECC errors: volatile (since the driver loaded) or aggregate "
-          "(the GPU's life), corrected or uncorrected",
-          gpu, gpu.ecc_uncorrected_aggregate, {{"type", "aggregate"}, {"kind", "uncorrected"}});
-    gauge("gpucheck_gpu_retired_pages",
-          "Pages retired for single-bit (sbe) or double-bit (dbe) "
-          "errors",
-          gpu, gpu.retired_pages_sbe, {{"cause", "sbe"}});
-    gauge("gpucheck_gpu_retired_pages",
-          "Pages retired for single-bit (sbe) or double-bit (dbe) "
-          "errors",
-          gpu, gpu.retired_pages_dbe, {{"cause", "dbe"}});
+    gauge("gpucheck_gpu_ecc_errors", k_ecc, gpu, gpu.ecc_uncorrected_volatile,
+          {{"type", "volatile"}, {"kind", "uncorrected"}});
+    gauge("gpucheck_gpu_ecc_errors", k_ecc, gpu, gpu.ecc_corrected_volatile,
+          {{"type", "volatile"}, {"kind", "corrected"}});
+    gauge("gpucheck_gpu_ecc_errors", k_ecc, gpu, gpu.ecc_uncorrected_aggregate,
+          {{"type", "aggregate"}, {"kind", "uncorrected"}});
+    gauge("gpucheck_gpu_retired_pages", k_retired, gpu, gpu.retired_pages_sbe, {{"cause", "sbe"}});
+    gauge("gpucheck_gpu_retired_pages", k_retired, gpu, gpu.retired_pages_dbe, {{"cause", "dbe"}});
     gauge("gpucheck_gpu_retired_pages_pending", "1 when a page retirement waits for a reset", gpu,
           flag(gpu.retired_pages_pending));
-    gauge("gpucheck_gpu_remapped_rows", "Rows remapped for correctable or uncorrectable errors",
-          gpu, gpu.remapped_rows_correctable, {{"kind", "correctable"}});
-    gauge("gpucheck_gpu_remapped_rows", "Rows remapped for correctable or uncorrectable errors",
-          gpu, gpu.remapped_rows_uncorrectable, {{"kind", "uncorrectable"}});
+    gauge("gpucheck_gpu_remapped_rows", k_remapped, gpu, gpu.remapped_rows_correctable,
+          {{"kind", "correctable"}});
+    gauge("gpucheck_gpu_remapped_rows", k_remapped, gpu, gpu.remapped_rows_uncorrectable,
+          {{"kind", "uncorrectable"}});
     gauge("gpucheck_gpu_remapped_rows_pending", "1 when a row remap waits for a reset", gpu,
           flag(gpu.remapped_rows_pending));
     gauge("gpucheck_gpu_remapped_rows_failure", "1 when a row remap failed", gpu,
@@ -236,26 +235,20 @@ private:
           "NVML's clock event reasons bitmask (0: none; "
           "0x8 hardware slowdown, 0x40 hardware thermal slowdown, 0x80 power brake)",
           gpu, gpu.clock_event_reasons);
-    gauge("gpucheck_gpu_pcie_link_generation",
-          "PCIe generation, current or the maximum of "
-          "GPU and slot",
-          gpu, gpu.pcie_gen_current, {{"link", "current"}});
-    gauge("gpucheck_gpu_pcie_link_generation",
-          "PCIe generation, current or the maximum of "
-          "GPU and slot",
-          gpu, gpu.pcie_gen_max, {{"link", "max"}});
-    gauge("gpucheck_gpu_pcie_link_width", "PCIe width (lanes), current or the maximum", gpu,
-          gpu.pcie_width_current, {{"link", "current"}});
-    gauge("gpucheck_gpu_pcie_link_width", "PCIe width (lanes), current or the maximum", gpu,
-          gpu.pcie_width_max, {{"link", "max"}});
+    gauge("gpucheck_gpu_pcie_link_generation", k_generation, gpu, gpu.pcie_gen_current,
+          {{"link", "current"}});
+    gauge("gpucheck_gpu_pcie_link_generation", k_generation, gpu, gpu.pcie_gen_max,
+          {{"link", "max"}});
+    gauge("gpucheck_gpu_pcie_link_width", k_width, gpu, gpu.pcie_width_current,
+          {{"link", "current"}});
+    gauge("gpucheck_gpu_pcie_link_width", k_width, gpu, gpu.pcie_width_max, {{"link", "max"}});
     if (!gpu.nvlinks.empty()) {
       const auto up = std::count_if(gpu.nvlinks.begin(), gpu.nvlinks.end(),
                                     [](const NvLinkInfo& l) { return l.active; });
       const auto size = static_cast<int64_t>(gpu.nvlinks.size());
-      gauge("gpucheck_gpu_nvlinks", "NVLinks that NVML reads, up or down", gpu,
-            std::optional<int64_t>(up), {{"state", "up"}});
-      gauge("gpucheck_gpu_nvlinks", "NVLinks that NVML reads, up or down", gpu,
-            std::optional<int64_t>(size - up), {{"state", "down"}});
+      gauge("gpucheck_gpu_nvlinks", k_nvlinks, gpu, std::optional<int64_t>(up), {{"state", "up"}});
+      gauge("gpucheck_gpu_nvlinks", k_nvlinks, gpu, std::optional<int64_t>(size - up),
+            {{"state", "down"}});
     }
     // Xids of this GPU in the kernel log since boot, by number, and how long ago the last one.
     std::map<int, std::pair<int, double>> xids; // Xid -> (count, last seconds since boot)

@@ -133,9 +133,9 @@ TEST(PrometheusRenderer, RunFactsAndBuildInfo) {
                              "Hostname=\"node7\"} 1"))
       << with;
   EXPECT_TRUE(has_line(with, "gpucheck_gpus 2"));
-  EXPECT_TRUE(
-      has_line(with, "gpucheck_gpu_info{gpu=\"0\",UUID=\"GPU-00000000\",pci_bus_id=\"00000000:10:"
-                     "00.0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node7\"} 1"));
+  EXPECT_TRUE(has_line(with,
+                       "gpucheck_gpu_info{gpu=\"0\",UUID=\"GPU-00000000\",pci_bus_id=\"00000000:10:"
+                       "00.0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node7\"} 1"));
   EXPECT_TRUE(has_line(with, "gpucheck_check_duration_seconds{check=\"gpu.p2p\"} 0.25"));
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "findings/catalog.hpp"
 #include "render/reason.hpp"
 
 namespace gpucheck::testing {
@@ -81,6 +82,15 @@ TEST(ReasonRenderer, BlindIsSaidWhenNothingDrains) {
   EXPECT_EQ(
       render_reason(report_with({ignored, finding("cuda.no_device", Severity::info)}), &drains),
       "");
+}
+
+// The blind codes are the catalogue's, and none of them drains (a blind node is no verdict).
+TEST(ReasonRenderer, BlindCodesAreCatalogueCodesThatDoNotDrain) {
+  for (const std::string_view code : render::k_blind_codes) {
+    const FindingSpec* spec = find_finding_spec(code);
+    ASSERT_NE(spec, nullptr) << code;
+    EXPECT_EQ(spec->drain, Drain::no) << code;
+  }
 }
 
 TEST(ReasonRenderer, NamesEachDrainingCodeWithItsGpu) {

@@ -13,7 +13,8 @@ import subprocess
 import sys
 import time
 
-KEYS = ("h2d_gbps", "d2h_gbps", "d2d_gbps", "conv_fp16_nhwc_32x256x56x56_tflops",
+KEYS = ("h2d_gbps", "d2h_gbps", "d2d_gbps", "d2h_bidir_gbps", "h2d_pageable_gbps",
+        "d2h_pageable_gbps", "conv_fp16_nhwc_32x256x56x56_tflops",
         "conv_fp32_nchw_64x64x56x56_tflops", "host_h2d_all_gpus_gbps", "nccl_busbw_gbps",
         "fp32_fma_gflops", "event_timed_kernel_us", "graph_replay_us", "h2d_bidir_gbps")
 
@@ -50,6 +51,14 @@ def main():
               f"all {[round(x, 3) for x in wall[b]]}")
         for f in figures[b][:3]:
             print("   ", f)
+        # Each figure's range over every run and GPU: a figure disturbed in some runs only.
+        ranges = {}
+        for f in figures[b]:
+            if isinstance(f, tuple):
+                for name, values in f[0].items():
+                    ranges.setdefault(name, []).extend(values)
+        for name in sorted(ranges):
+            print(f"    {name}: {min(ranges[name])}-{max(ranges[name])}")
         # Every run's device-local copies, one list per run (a GPU disturbed in some runs only).
         print("    d2d_gbps per run:", [f[0].get("d2d_gbps") for f in figures[b] if isinstance(f, tuple)])
 

@@ -42,7 +42,9 @@ struct GpuWorkRow {
   GpuWork run;
   bool needs_kernels; ///< it runs gpucheck's kernels (the copies do not)
   /// Its timed work needs the GPU to itself: in the shared child, cuDNN's preparation beside it
-  /// is over before it says ready (the copies: a kernel or a copy beside them skews the figure).
+  /// is over before it says ready (the copies: a kernel or a copy beside them skews the figure,
+  /// and cuDNN's calls beside the copies' spin-kernel gate held each series until the gate's
+  /// timeout: docs/performance.md).
   bool alone;
   /// Run alone (its child mode), the work that completes its check's result after it, folded
   /// into its payload (gpu-bandwidth: the device-local copy); nullptr for none.

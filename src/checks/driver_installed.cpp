@@ -1,9 +1,18 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
 #include "checks/packages.hpp"
 #include "checks/probe_failure.hpp"
+#include "compat/lookup.hpp"
+#include "compat/matrix.hpp"
 #include "findings/catalog.hpp"
 
 namespace gpucheck::checks {
@@ -12,6 +21,95 @@ namespace {
 constexpr CheckInfo k_info{"driver.installed", "NVIDIA driver installed",
                            "An NVIDIA kernel module or driver library is present.",
                            CheckKind::passive};
+
+/// "R580 for Maxwell, Pascal and Volta; R470 for Kepler; R390 for Fermi": each architecture's
+/// last driver branch, newest first, from the matrix.
+std::string last_branches_text(const compat::Matrix& matrix) {
+  std::vector<std::pair<int, std::vector<std::string>>> branches;
+  for (const compat::ComputeCapability& cc : matrix.compute_capabilities) {
+    if (!cc.last_driver_branch) {
+      continue;
+    }
+    auto it = std::find_if(branches.begin(), branches.end(),
+                           [&](const auto& b) { return b.first == *cc.last_driver_branch; });
+    if (it == branches.end()) {
+      branches.push_back({*cc.last_driver_branch, {}});
+      it = std::prev(branches.end());
+    }
+    if (std::find(it->second.begin(), it->second.end(), cc.arch) == it->second.end()) {
+      it->second.push_back(cc.arch);
+    }
+  }
+  std::sort(branches.begin(), branches.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> parts;
+  for (const auto& [branch, archs] : branches) {
+    std::string names;
+    for (size_t i = 0; i < archs.size(); ++i) {
+      names += (i == 0 ? "" : i + 1 == archs.size() ? " and " : ", ") + archs[i];
+    }
+    parts.push_back(fmt::format("R{} for {}", branch, names));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+/// Which driver branch serves one GPU on the bus, from the matrix (issue 35): the driver list
+/// of Turing-and-later GPUs names it, its architecture's first CUDA release gives the oldest
+/// branch, and the long-term branch is named where it is new enough; a GPU not listed gets each
+/// older architecture's last branch.
+std::string branch_for_gpu(const PciDevice& gpu, const compat::Matrix& matrix) {
+  const std::string id = gpu.device_id.starts_with("0x") ? gpu.device_id.substr(2) : gpu.device_id;
+  const std::string& list_driver = matrix.pci_devices->driver.text;
+  const compat::PciDeviceName* listed = compat::pci_device_name(matrix, gpu.device_id);
+  if (listed == nullptr) {
+    return fmt::format("PCI ID 10de:{} is not among the Turing-or-later GPUs driver {} lists: a "
+                       "GPU older than Turing needs the proprietary kernel modules (not "
+                       "nvidia-open) of its last branch ({}), a newer GPU a driver newer than {}",
+                       id, list_driver, last_branches_text(matrix), list_driver);
+  }
+  const compat::GpuProduct* product = compat::gpu_by_name(matrix, listed->name);
+  const compat::ComputeCapability* cc =
+      product != nullptr ? compat::cc_info(matrix, product->cc) : nullptr;
+  const compat::CudaRelease* first =
+      cc != nullptr ? compat::ga_release(matrix, cc->first_cuda) : nullptr;
+  const std::string listed_by =
+      fmt::format("driver {} lists this GPU, open kernel modules included", list_driver);
+  if (first == nullptr) {
+    return fmt::format("{} (PCI ID 10de:{}): {}", listed->name, id, listed_by);
+  }
+  // The oldest branch: the one whose driver first ran the architecture's first CUDA release.
+  const int oldest = first->linux_min_driver.value.major_number();
+  const compat::DriverBranch* lts = nullptr;
+  for (const compat::DriverBranch& b : matrix.driver_branches) {
+    if (b.designation == "long_term_support" && b.branch >= oldest && b.end_of_life &&
+        (lts == nullptr || *b.end_of_life > *lts->end_of_life)) {
+      lts = &b;
+    }
+  }
+  const std::string what = fmt::format("{} ({}, PCI ID 10de:{}) needs driver branch R{} or newer",
+                                       listed->name, cc->arch, id, oldest);
+  if (lts == nullptr) {
+    return fmt::format("{} ({})", what, listed_by);
+  }
+  return fmt::format("{}: take R{} (long-term support until {}) or a newer branch ({})", what,
+                     lts->branch, *lts->end_of_life, listed_by);
+}
+
+/// The branch advice for every kind of GPU on the bus ("" without the matrix's driver list).
+std::string branch_advice(const KernelModuleInfo& module, const compat::Matrix& matrix) {
+  if (!matrix.pci_devices) {
+    return "";
+  }
+  std::vector<std::string> seen;
+  std::vector<std::string> parts;
+  for (const PciDevice* gpu : nvidia_gpu_functions(module)) {
+    if (std::find(seen.begin(), seen.end(), gpu->device_id) == seen.end()) {
+      seen.push_back(gpu->device_id);
+      parts.push_back(branch_for_gpu(*gpu, matrix));
+    }
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
 
 /// The remedy for a machine with no NVIDIA driver, by situation (issue 35): nothing to install
 /// where no GPU is on the bus, never a driver inside a container, Windows' driver under WSL2,
@@ -40,7 +138,15 @@ std::string missing_driver_remedy(const SystemSnapshot& s) {
            "nvidia module loaded; then start the container with --gpus all (NVIDIA Container "
            "Toolkit) or a CDI device (--device nvidia.com/gpu=all)";
   }
-  return driver_install(s.host.os) + ", then reboot";
+  const compat::Matrix& matrix = compat::active_matrix();
+  const std::string branch = branch_advice(s.kernel_module, matrix);
+  const std::vector<const PciDevice*> gpus = nvidia_gpu_functions(s.kernel_module);
+  const bool open_modules =
+      !matrix.pci_devices || std::all_of(gpus.begin(), gpus.end(), [&](const PciDevice* gpu) {
+        return compat::pci_device_name(matrix, gpu->device_id) != nullptr;
+      });
+  return (branch.empty() ? "" : branch + "; ") + driver_install(s.host.os, open_modules) +
+         ", then reboot";
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {

@@ -29,7 +29,12 @@ PackageTool package_tool(std::string_view os) {
 
 // The dnf commands are NVIDIA's driver installation guide's (open kernel modules, drivers after
 // 570).
-std::string driver_install(std::string_view os) {
+std::string driver_install(std::string_view os, bool open_modules) {
+  if (!open_modules && (has(os, "Fedora") || package_tool(os) == PackageTool::dnf)) {
+    return fmt::format("add NVIDIA's repository and install the driver with its proprietary "
+                       "kernel modules (not nvidia-open) as {} lists it for this release",
+                       k_install_guide);
+  }
   if (has(os, "Ubuntu")) {
     return "install the driver Ubuntu recommends for this GPU: sudo ubuntu-drivers install";
   }

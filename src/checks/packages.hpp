@@ -15,7 +15,9 @@ enum class PackageTool { apt, dnf, zypper, other };
 PackageTool package_tool(std::string_view os);
 
 /// Installing NVIDIA's driver on a machine that has none (no reboot advice: the caller's).
-std::string driver_install(std::string_view os);
+/// `open_modules`: false where a GPU on the bus is not known to run on the open kernel modules
+/// (older than Turing): no command that installs nvidia-open is given.
+std::string driver_install(std::string_view os, bool open_modules = true);
 
 /// The driver's user-space CUDA library (libcuda.so.1) for `branch` ("580"); with NVML and
 /// nvidia-smi too when `utilities`.

@@ -148,6 +148,22 @@ const GpuProduct* gpu_by_pci_id(const Matrix& matrix, std::string_view device_id
   return nullptr;
 }
 
+const PciDeviceName* pci_device_name(const Matrix& matrix, std::string_view device_id) {
+  if (!matrix.pci_devices) {
+    return nullptr;
+  }
+  std::string id = lower(device_id.substr(0, 6));
+  if (id.starts_with("0x")) {
+    id.erase(0, 2);
+  }
+  for (const PciDeviceName& device : matrix.pci_devices->devices) {
+    if (device.id == id) {
+      return &device;
+    }
+  }
+  return nullptr;
+}
+
 DriverVerdict judge_driver(const Matrix& matrix, const std::optional<Version>& driver,
                            const std::optional<Version>& driver_cuda, const Version& cuda) {
   DriverVerdict v;

@@ -35,6 +35,10 @@ const GpuProduct* gpu_by_name(const Matrix& matrix, std::string_view name);
 /// A GPU product by PCI device id ("0x2335", "0x233510DE"), or nullptr.
 const GpuProduct* gpu_by_pci_id(const Matrix& matrix, std::string_view device_id);
 
+/// The product name the matrix's driver list (pci_devices) gives a PCI device ID ("0x2335" as
+/// sysfs writes it, or NVML's "0x233510DE"); nullptr when it is not listed.
+const PciDeviceName* pci_device_name(const Matrix& matrix, std::string_view device_id);
+
 /// How a driver meets the needs of a CUDA build.
 enum class DriverFit {
   native,        ///< the driver supports this CUDA version itself

@@ -414,6 +414,16 @@ JaxWheel read_jax(const Node& n) {
   return j;
 }
 
+PciDeviceList read_pci_devices(const Node& n) {
+  PciDeviceList list;
+  list.driver = n.at("driver").driver();
+  for (const Node& item : n.at("devices").items()) {
+    list.devices.push_back({item.at("id").str(), item.at("name").str()});
+  }
+  list.provenance = read_provenance(n);
+  return list;
+}
+
 template <typename T, typename F>
 std::vector<T> read_list(const Node& root, const char* key, F read) {
   std::vector<T> out;
@@ -454,6 +464,16 @@ void check_consistency(const Matrix& m, const Node& root) {
           .fail(fmt::format("CUDA {} has no release in cuda_releases", mvc.major));
     }
   }
+  if (m.pci_devices) {
+    std::set<std::string> ids;
+    const std::vector<Node> devices = root.at("pci_devices").at("devices").items();
+    for (size_t i = 0; i < m.pci_devices->devices.size(); ++i) {
+      if (!ids.insert(m.pci_devices->devices[i].id).second) {
+        devices[i].at("id").fail(
+            fmt::format("device {} is listed twice", m.pci_devices->devices[i].id));
+      }
+    }
+  }
 }
 
 Matrix read_matrix(const Json& json, std::string origin) {
@@ -477,6 +497,7 @@ Matrix read_matrix(const Json& json, std::string origin) {
   m.tensorflow_gpu_cc_min =
       root.optional("tensorflow_gpu_cc_min", [](const Node& x) { return x.cc(); });
   m.jax = read_list<JaxWheel>(root, "jax", read_jax);
+  m.pci_devices = root.optional("pci_devices", read_pci_devices);
   check_consistency(m, root);
   return m;
 }

@@ -168,6 +168,19 @@ struct JaxWheel {
   Provenance provenance;
 };
 
+/// A GPU's PCI device ID and the product name the driver's list gives it.
+struct PciDeviceName {
+  std::string id; ///< "2335": lower-case hex, no prefix
+  std::string name;
+};
+
+/// The GPUs a driver release lists as supported by its open kernel modules (Turing and later).
+struct PciDeviceList {
+  DriverVersion driver;
+  std::vector<PciDeviceName> devices;
+  Provenance provenance;
+};
+
 struct Matrix {
   std::string matrix_version; ///< "2026.11.1"
   std::string compiled;       ///< "2026-11-21"
@@ -185,6 +198,7 @@ struct Matrix {
   std::vector<TensorflowBuild> tensorflow;
   std::optional<Version> tensorflow_gpu_cc_min;
   std::vector<JaxWheel> jax;
+  std::optional<PciDeviceList> pci_devices; ///< absent in a matrix file without it
 };
 
 /// Parse and validate matrix JSON text: first against the embedded schema, then the versions

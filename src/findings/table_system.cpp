@@ -131,8 +131,9 @@ constexpr FindingSpec k_table[] = {
      where("why libcuda.so.1 could not be loaded (the loader's error)",
            "the NVIDIA GPUs on the PCI bus, or that there is none",
            "what to do here: nothing where no GPU is on the bus; the host's driver and --gpus all "
-           "in a container; Windows' driver under WSL2; else this distribution's way (apt, dnf, "
-           "zypper, from os-release)")},
+           "in a container; Windows' driver under WSL2; else the driver branch for each GPU on the "
+           "bus (from the matrix) and this distribution's way (apt, dnf, zypper, from "
+           "os-release)")},
     {codes::k_driver_module_not_loaded, Severity::fail, "Kernel module not loaded",
      "The NVIDIA user-space libraries are installed but the kernel module is not loaded: usually "
      "DKMS did not rebuild it for a new kernel, or Secure Boot refused the unsigned module.",

@@ -221,6 +221,42 @@ TEST(CompatMatrixErrors, ReleaseListedTwice) {
   EXPECT_NE(error_of(m).find("is listed twice"), std::string::npos) << error_of(m);
 }
 
+TEST(CompatMatrixErrors, PciDeviceListedTwice) {
+  const Expected<Matrix> m = parse_edited([](nlohmann::json& j) {
+    j["pci_devices"]["devices"].push_back(j["pci_devices"]["devices"][3]);
+  });
+  EXPECT_NE(error_of(m).find("$.pci_devices.devices["), std::string::npos) << error_of(m);
+  EXPECT_NE(error_of(m).find("is listed twice"), std::string::npos) << error_of(m);
+}
+
+TEST(CompatMatrixErrors, PciDeviceIdNotFourHexDigits) {
+  const Expected<Matrix> m =
+      parse_edited([](nlohmann::json& j) { j["pci_devices"]["devices"][0]["id"] = "0x2335"; });
+  EXPECT_NE(error_of(m).find("$.pci_devices.devices[0].id"), std::string::npos) << error_of(m);
+}
+
+TEST(CompatMatrix, PciDevicesAreOptionalAndLookedUpBySysfsOrNvmlId) {
+  const Expected<Matrix> without = parse_edited([](nlohmann::json& j) { j.erase("pci_devices"); });
+  ASSERT_TRUE(without.has_value()) << error_of(without);
+  EXPECT_FALSE(without.value().pci_devices);
+  EXPECT_EQ(pci_device_name(without.value(), "0x2335"), nullptr);
+  const Matrix& m = embedded_matrix();
+  ASSERT_TRUE(m.pci_devices);
+  EXPECT_EQ(m.pci_devices->driver.text, "595.45.04");
+  for (const char* id : {"0x2335", "0x233510DE", "2335"}) {
+    const PciDeviceName* h200 = pci_device_name(m, id);
+    ASSERT_NE(h200, nullptr) << id;
+    EXPECT_EQ(h200->name, "NVIDIA H200") << id;
+  }
+  EXPECT_EQ(pci_device_name(m, "0x1db1"), nullptr); // V100: older than Turing, not listed
+  // Every listed GPU is Turing or later by the matrix's own name patterns, where one matches.
+  for (const PciDeviceName& device : m.pci_devices->devices) {
+    if (const GpuProduct* product = gpu_by_name(m, device.name)) {
+      EXPECT_GE(product->cc, *Version::parse("7.5")) << device.name;
+    }
+  }
+}
+
 TEST(CompatMatrixErrors, LaterUpdateNeedingAnOlderDriver) {
   // 13.2 Update 2 (index 5) made to need less than 13.2 Update 1.
   const Expected<Matrix> m = parse_edited(

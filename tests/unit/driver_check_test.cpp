@@ -108,6 +108,44 @@ TEST(DriverInstalledCheck, TheRemedyFollowsTheSituation) {
   EXPECT_TRUE(text.ends_with("then reboot")) << text;
 }
 
+// The driver branch for the GPU on the bus comes from the matrix (issue 35): its PCI ID in the
+// driver's list of Turing-or-later GPUs, its architecture's first CUDA release, the long-term
+// branch; a GPU missing from that list gets each older architecture's last branch.
+TEST(DriverInstalledCheck, TheRemedyNamesTheDriverBranchForTheGpu) {
+  const auto remedy = [](const char* device_id, const char* os) {
+    SystemSnapshot s = healthy_h200();
+    no_driver(s);
+    s.host.os = os;
+    s.kernel_module.pci_devices[0].device_id = device_id;
+    const CheckResult result = run_check(checks::driver_installed_check(), s).front();
+    return result.findings.at(0).remedy;
+  };
+  std::string text = remedy("0x2335", "Ubuntu 24.04.1 LTS");
+  EXPECT_TRUE(text.starts_with("NVIDIA H200 (Hopper, PCI ID 10de:2335) needs driver branch R520 "
+                               "or newer: take R580 (long-term support until 2028-06)"))
+      << text;
+  EXPECT_NE(text.find("driver 595.45.04 lists this GPU"), std::string::npos) << text;
+  EXPECT_NE(text.find("sudo ubuntu-drivers install"), std::string::npos) << text;
+
+  text = remedy("0x2b85", "Debian GNU/Linux 12 (bookworm)");
+  EXPECT_TRUE(text.starts_with("NVIDIA GeForce RTX 5090 (Blackwell, PCI ID 10de:2b85) needs "
+                               "driver branch R570 or newer"))
+      << text;
+
+  // A V100 is not in the list: the proprietary modules of its last branch, and no dnf command
+  // that installs nvidia-open.
+  text = remedy("0x1db1", "Rocky Linux 9.4 (Blue Onyx)");
+  EXPECT_TRUE(text.starts_with("PCI ID 10de:1db1 is not among the Turing-or-later GPUs")) << text;
+  EXPECT_NE(text.find("R580 for Maxwell, Pascal and Volta; R470 for Kepler"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("dnf install nvidia-open"), std::string::npos) << text;
+  EXPECT_NE(text.find("proprietary kernel modules (not nvidia-open) as"), std::string::npos)
+      << text;
+  // Its healthy twin on the same distribution keeps the open modules' command.
+  EXPECT_NE(remedy("0x2335", "Rocky Linux 9.4 (Blue Onyx)").find("sudo dnf install nvidia-open"),
+            std::string::npos);
+}
+
 TEST(DriverKernelModuleCheck, Table) {
   const CheckCase cases[] = {
       {"healthy H200", nullptr, Status::pass, {}},

@@ -254,6 +254,9 @@ def check_k8s(paths):
             check(pod.get("restartPolicy", "Always") == "Always", where, "a DaemonSet's pods restart Always")
             check_pod_spec(pod, where, kind, configmaps)
             check_daemonset_feeds_npd(pod, where)
+            check_tolerates_every_taint(pod, where)
+            check_privileged_patch(pod, os.path.join(os.path.dirname(path), "patches",
+                                                     "daemonset-privileged.yaml"))
         else:
             problem(where, f"no structural check for kind {kind}")
     for wanted in ("Job", "DaemonSet", "ConfigMap"):
@@ -263,6 +266,30 @@ def check_k8s(paths):
 # node-problem-detector reads what the DaemonSet writes here (deploy/k8s/gpucheck-npd-plugin.sh).
 NPD_HOST_DIR = "/var/log/gpucheck"
 NPD_REASON_FILE = NPD_HOST_DIR + "/reason"
+
+
+def check_tolerates_every_taint(pod, where):
+    """A remediation controller's NoExecute taint must not evict the checker from the node."""
+    check(any(t.get("operator") == "Exists" and "key" not in t and "effect" not in t
+              for t in pod.get("tolerations", [])), where,
+          "the DaemonSet must tolerate every taint (operator: Exists, no key, no effect)")
+
+
+def check_privileged_patch(pod, path):
+    """The opt-in patch for the kernel log names the DaemonSet's container and makes it
+    privileged in a way the API accepts (privileged needs allowPrivilegeEscalation true)."""
+    docs = load_yaml_documents(path)
+    check(len(docs) == 1, path, "one strategic-merge patch")
+    if len(docs) != 1:
+        return
+    containers = docs[0].get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
+    names = {c.get("name") for c in pod.get("containers", [])}
+    check(len(containers) == 1 and containers[0].get("name") in names, path,
+          f"the patch must name the DaemonSet's container ({names})")
+    if containers:
+        context = containers[0].get("securityContext", {})
+        check(context.get("privileged") is True and context.get("allowPrivilegeEscalation") is True,
+              path, "privileged: true with allowPrivilegeEscalation: true")
 
 
 def check_daemonset_feeds_npd(pod, where):
@@ -403,7 +430,8 @@ def check_configmap_gates(binary, source, toml_text, where):
 
 # ---- scripts and gpucheck options --------------------------------------------------------------
 
-def check_scripts(paths):
+def check_scripts(paths, executable=True):
+    """bash -n and shellcheck; `executable`: a program (not a file NHC sources)."""
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         print("note: shellcheck not installed; only bash -n is run")
@@ -413,7 +441,8 @@ def check_scripts(paths):
         if shellcheck:
             r = subprocess.run([shellcheck, "-s", "bash", path], capture_output=True, text=True)
             check(r.returncode == 0, path, f"shellcheck:\n{r.stdout}")
-        check(os.access(path, os.X_OK), path, "not executable")
+        if executable:
+            check(os.access(path, os.X_OK), path, "not executable")
 
 
 def gpucheck_invocations(text):
@@ -485,6 +514,10 @@ def main():
     check_npd_monitor(npd_monitor, os.path.dirname(npd_monitor))
     check(len(scripts) >= 2, "deploy/slurm", "expected the Slurm scripts")
     check_scripts(scripts)
+    nhc = sorted(glob.glob(os.path.join(src, "deploy", "slurm", "nhc", "*.nhc")))
+    check(len(nhc) == 1, "deploy/slurm/nhc", "expected the NHC check")
+    check_scripts(nhc, executable=False)
+    scripts += nhc
     if args.gpucheck:
         files = [os.path.join(ci, n) for n in ("github-actions.yml", ".gitlab-ci.yml", "Jenkinsfile")]
         files += k8s + scripts + [os.path.join(src, "docs", n) for n in ("ci.md", "fleet.md")]

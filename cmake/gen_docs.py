@@ -207,7 +207,28 @@ def zsh_quote(text):
     return text.replace("'", "'\\''").replace("[", "\\[").replace("]", "\\]").replace(":", "\\:")
 
 
-def zsh_completion(main, subs):
+def zsh_spec(name, arg, text, values):
+    """One _arguments spec: a flag, or an option with its value: the fixed words it takes, or a
+    file where it takes a path, else any word."""
+    spec = f"{name}[{zsh_quote(text)}]"
+    if name == "--format":
+        # Each command's own formats, as its help names them (matrix: text, json, markdown).
+        known = values["--format"]
+        words = [w for w in dict.fromkeys(re.findall(r"[a-z]+", text)) if w in known]
+        return f"'{spec}:format:({' '.join(words)})'"
+    if name in values:
+        return f"'{spec}:value:({' '.join(values[name])})'"
+    if name in ("--config", "--matrix", "--from-snapshot", "--bundle"):
+        return f"'{spec}:file:_files'"
+    if arg in ("", None):
+        return f"'{spec}'"
+    label = zsh_quote(arg.split()[0].lower())
+    if arg.startswith("VALUE"):
+        return f"'{spec}:{label}:_files'"
+    return f"'{spec}:{label}: '"
+
+
+def zsh_completion(main, subs, values):
     _, options, subcommands, _ = main
     lines = ["#compdef gpucheck", "# zsh completion for gpucheck (generated from gpucheck --help)",
              "_gpucheck() {", "  local -a subcommands", "  subcommands=("]
@@ -215,11 +236,14 @@ def zsh_completion(main, subs):
     lines += ["  )", "  if (( CURRENT > 2 )) && (( ${subcommands[(I)${words[2]}:*]} )); then",
               "    case ${words[2]} in"]
     for name, _ in subcommands:
-        specs = " ".join(f"'{n}[{zsh_quote(text)}]'" for names, _, text in subs[name][1]
+        specs = " ".join(zsh_spec(n, arg, text, values) for names, arg, text in subs[name][1]
                          for n in names)
-        lines.append(f"    {name}) _arguments {specs} '*:file:_files' ;;")
+        rest = (f"'1:code:({' '.join(values['explain'])})'" if name == "explain"
+                else "'*:file:_files'")
+        lines.append(f"    {name}) _arguments {specs} {rest} ;;")
     lines += ["    esac", "    return", "  fi"]
-    specs = " ".join(f"'{n}[{zsh_quote(text)}]'" for names, _, text in options for n in names)
+    specs = " ".join(zsh_spec(n, arg, text, values) for names, arg, text in options
+                     for n in names)
     lines += [f"  _arguments {specs} '1: :{{_describe command subcommands}}' '*:file:_files'", "}",
               '_gpucheck "$@"', ""]
     return "\n".join(lines)
@@ -268,7 +292,7 @@ def main():
     values = option_values(binary)
     files = {"gpucheck.1": man_page(version, main_help, subs),
              "gpucheck.bash": bash_completion(main_help, subs, values),
-             "_gpucheck": zsh_completion(main_help, subs),
+             "_gpucheck": zsh_completion(main_help, subs, values),
              "gpucheck.fish": fish_completion(main_help, subs, values)}
     for name, text in files.items():
         with open(f"{outdir}/{name}", "w", encoding="utf-8") as f:

@@ -696,9 +696,10 @@ void add_output_options(CLI::App& app, OutputOptions& output, OutputBinding& bin
                      "json:report.json, report.xml (format from .txt/.json/.md/.xml/.prom) "
                      "or FILE --format F; repeatable; '-' is stdout")
           ->allow_extra_args(false);
-  app.add_option("--bundle", output.bundle,
-                 "Write a support bundle (.tar.gz): the report in every format, the snapshot and "
-                 "the raw sources, redacted");
+  app.add_option(
+      "--bundle", output.bundle,
+      "Write a support bundle (.tar.gz): the report in every format (the one-line reason "
+      "aside), the snapshot and the raw sources, redacted");
   app.add_flag("--redact", output.redact,
                "Redact text, JSON and JUnit output too (host, users, addresses, GPU ids)");
   app.add_flag("--no-redact", output.no_redact,

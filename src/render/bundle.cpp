@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "render/github.hpp"
 #include "render/json.hpp"
 #include "render/junit.hpp"
 #include "render/markdown.hpp"
+#include "render/prometheus.hpp"
 #include "render/text.hpp"
 #include "render/visible.hpp"
 
@@ -21,6 +23,8 @@ std::string readme(const std::map<std::string, std::string>& sources, bool redac
       "report.json       the report as JSON (docs/report.schema.json)\n"
       "report.md         the report as Markdown, to paste into an issue\n"
       "report.junit.xml  the report as JUnit XML\n"
+      "report.prom       the report as Prometheus metrics (node_exporter's textfile format)\n"
+      "report.github.txt the report as GitHub Actions annotations\n"
       "snapshot.json     the facts alone: gpucheck --from-snapshot snapshot.json re-judges them\n");
   for (const auto& [name, data] : sources) {
     const char* what = name == "nvidia-smi-q.txt" ? "the output of nvidia-smi -q"
@@ -56,6 +60,8 @@ std::vector<ArchiveMember> bundle_members(const Report& report,
   add("report.json", render_json(shown));
   add("report.md", render_markdown(visible));
   add("report.junit.xml", render_junit(shown));
+  add("report.prom", render_prometheus(shown));
+  add("report.github.txt", render_github(visible));
   add("snapshot.json", render_snapshot_json(shown.snapshot));
   if (options.redact) {
     // After the report: the GPUs' serials are numbered in NVML's order first; a serial only a

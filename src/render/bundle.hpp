@@ -1,5 +1,6 @@
 #pragma once
-/// The support bundle (gpucheck --bundle FILE.tar.gz): the report in every format, the snapshot
+/// The support bundle (gpucheck --bundle FILE.tar.gz): the report in every format but the one-line
+/// reason (which needs the gates), the snapshot
 /// and the raw sources, redacted together so placeholders agree across the files.
 
 #include <cstdint>
@@ -20,10 +21,10 @@ struct BundleOptions {
 };
 
 /// The members, under "gpucheck-bundle/": README.txt (what each file is), report.txt,
-/// report.json, report.md, report.junit.xml, snapshot.json, and sources/<name> for each raw
-/// source (name -> text, from probes/raw_sources.hpp). With redact set, one Redactor redacts
-/// the report, learns the serials the sources label as such (nvidia-smi -q, lspci -vvv), and
-/// then scrubs every source, so "GPU-1" names the same GPU in all of them.
+/// report.json, report.md, report.junit.xml, report.prom, report.github.txt, snapshot.json, and
+/// sources/<name> for each raw source (name -> text, from probes/raw_sources.hpp). With redact set,
+/// one Redactor redacts the report, learns the serials the sources label as such (nvidia-smi -q,
+/// lspci -vvv), and then scrubs every source, so "GPU-1" names the same GPU in all of them.
 std::vector<ArchiveMember> bundle_members(const Report& report,
                                           const std::map<std::string, std::string>& sources,
                                           const BundleOptions& options);

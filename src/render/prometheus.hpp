@@ -21,14 +21,15 @@ struct PrometheusOptions {
 /// The report as Prometheus metrics, every family with # HELP and # TYPE (all gauges: a report
 /// is one run's state, nothing accumulates), names gpucheck_* in base units
 /// (docs/report-format.md, "Prometheus"):
-///   gpucheck_build_info{version,matrix_version,mode} 1
+///   gpucheck_info{version,matrix_version,mode,driver,cuda,cudnn,Hostname} 1
 ///   gpucheck_run_timestamp_seconds, gpucheck_run_duration_seconds (with options.run_duration)
 ///   gpucheck_status{status} 0/1 (the verdict), gpucheck_results{status} counts
-///   gpucheck_check_status{check,gpu,uuid,model,status} 0/1, one series per status
-///   gpucheck_check_duration_seconds{check,gpu,uuid,model}
+///   gpucheck_check_status{check,status,GPU labels} 1, one series per result
+///   gpucheck_check_duration_seconds{check,GPU labels}
 ///   gpucheck_findings{severity} counts (ignored findings not counted; gpucheck_findings_ignored)
-///   gpucheck_finding{check,code,severity,gpu,uuid,model} 1 per finding that is not ignored
-///   gpucheck_gpu_info{gpu,uuid,model,pci_bus_id} 1, gpucheck_gpus
+///   gpucheck_finding{check,code,severity,GPU labels} 1 per finding that is not ignored
+///   gpucheck_gpu_info{GPU labels} 1, gpucheck_gpus, and each GPU's health gauges
+/// GPU labels are dcgm-exporter's: gpu, UUID, pci_bus_id, modelName, Hostname.
 ///   one family per check metric, converted to base units (h2d_gbps -> gpucheck_h2d_bytes_per_
 ///   second); GPU pairs and sizes in a metric's name become labels.
 /// Label values are valid UTF-8 (other bytes as "\xNN") with \, " and newline escaped. Series of

@@ -242,8 +242,9 @@ TEST(ReportOutputs, BundleHoldsEveryFormatAndIsRedacted) {
   const ToolResult extract =
       run_tool({"tar", "-xzf", dir.host("/support.tar.gz"), "-C", dir.host("/x")});
   ASSERT_EQ(extract.exit_code, 0) << extract.output;
-  for (const char* member : {"README.txt", "report.txt", "report.json", "report.md",
-                             "report.junit.xml", "snapshot.json", "sources/not-collected.txt"}) {
+  for (const char* member :
+       {"README.txt", "report.txt", "report.json", "report.md", "report.junit.xml", "report.prom",
+        "report.github.txt", "snapshot.json", "sources/not-collected.txt"}) {
     const std::string text = read_file(dir.host(std::string("/x/gpucheck-bundle/") + member));
     EXPECT_FALSE(text.empty()) << member;
     expect_redacted(text, p, member);
@@ -289,7 +290,7 @@ TEST(ReportOutputs, ARecordedNodesBundleIsCompressedAndReadByGzipTarAndPython) {
                 "    print(len(t.getnames()), len(r['snapshot']['gpus']))\n",
                 dir.host("/b.tar.gz")});
   ASSERT_EQ(python.exit_code, 0) << python.output;
-  EXPECT_EQ(python.output, "7 8\n"); // six reports and a note; eight GPUs
+  EXPECT_EQ(python.output, "9 8\n"); // README, six report formats, the snapshot, a note; 8 GPUs
 }
 
 /// Usage errors: exit 2, nothing on stdout, the problem named on stderr.

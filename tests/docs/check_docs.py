@@ -18,7 +18,17 @@ Skips are counted and listed with their reasons; a skip-command that matches not
 Outputs: a block of any language preceded by
   <!-- docs-test: output-of COMMAND -->
 shows COMMAND's output (COMMAND: VAR=value words, then gpucheck and its arguments), abridged:
-every line of the block except "# ..." lines must be a line of that output, in the same order.
+every line of the block except "..." and "# ..." lines (elisions) must be a line of that output
+(stdout, then stderr), in the same order. "$ COMMAND" lines (with their continuation lines) must
+name the marked command and are not compared; "$ echo $?" and the line after it show its exit
+code, which must be that. Instead of a command,
+  <!-- docs-test: golden FILE -->
+compares the block with a golden file a test keeps equal to the output (its "$ " line is that
+test's command). The report's header line is compared without its mode and time, commit hashes
+without their digits. A block of another language that shows gpucheck's output (a line starting
+"gpucheck ", "$ gpucheck", "Root cause", "Result: ", "## gpucheck report", a check status, or a
+report's JSON keys) must carry one of those markers or
+  <!-- docs-test: not-output REASON -->
 A `*_duration_seconds` sample (the run's own wall time) is compared by name only.
 
 Codes: every backticked token that looks like a finding code (area.snake_case, in an area of the
@@ -46,7 +56,15 @@ PROBING = {None, "report", "matrix"}
 SKIP_BLOCK = re.compile(r"^\s*<!--\s*docs-test:\s*skip\s+(.+?)\s*-->\s*$")
 OUTPUT_OF = re.compile(r"^\s*<!--\s*docs-test:\s*output-of\s+(.+?)\s*-->\s*$")
 SKIP_COMMAND = re.compile(r'^\s*<!--\s*docs-test:\s*skip-command\s+"([^"]+)"\s+(.+?)\s*-->\s*$')
-FENCE = re.compile(r"^\s*```(\w*)\s*$")
+GOLDEN = re.compile(r"^\s*<!--\s*docs-test:\s*golden\s+(\S+)\s*-->\s*$")
+NOT_OUTPUT = re.compile(r"^\s*<!--\s*docs-test:\s*not-output\s+(.+?)\s*-->\s*$")
+FENCE = re.compile(r"^\s*(`{3,})(\w*)\s*$")
+# A block that shows gpucheck's output (its report, a message, a prompt running it) has a line
+# like one of these; it must say which command printed it (output-of) or why it is not compared.
+OUTPUT_LIKE = re.compile(r"^(\$ )?gpucheck[ :]|^## gpucheck report|^Root cause|^Result: |"
+                         r"^# HELP gpucheck|^(PASS|FAIL|WARN|SKIP|ERROR)  |\"check_id\"|"
+                         r"^\s*\"root_causes\"")
+SHELL_LANGS = ("sh", "bash", "shell", "console")
 CODE_TOKEN = re.compile(r"`([a-z][a-z0-9_]*\.[a-z][a-z0-9_]*)`")
 # A token that names a file ("cuda.h", "report.json"), not a code.
 FILE_SUFFIXES = {"h", "hpp", "c", "cpp", "cu", "json", "md", "txt", "xml", "toml", "yaml", "yml",
@@ -55,11 +73,12 @@ FILE_SUFFIXES = {"h", "hpp", "c", "cpp", "cu", "json", "md", "txt", "xml", "toml
 FOREIGN = {"cudnn.benchmark"}
 
 PROBLEMS = []
+NOT_COMPARED = []  # output blocks marked not-output, with their reasons
 
 
-def blocks(path):
-    """(line number, language, skip reason or None, [(TEXT, reason)], body lines) of each fenced
-    block of a shell language."""
+def fenced(path):
+    """(line number, language, the HTML comment lines right before it, body lines) of each fenced
+    block; a fence of four backticks holds blocks of three."""
     lines = open(path, encoding="utf-8").read().split("\n")
     found = []
     i = 0
@@ -68,23 +87,36 @@ def blocks(path):
         if not m:
             i += 1
             continue
-        lang, start = m.group(1), i
-        skip, skip_commands = None, []
+        ticks, lang, start = m.group(1), m.group(2), i
+        comments = []
         j = start - 1
         while j >= 0 and lines[j].strip().startswith("<!--"):
-            if SKIP_COMMAND.match(lines[j]):
-                skip_commands.append(SKIP_COMMAND.match(lines[j]).groups())
-            elif SKIP_BLOCK.match(lines[j]):
-                skip = SKIP_BLOCK.match(lines[j]).group(1)
+            comments.append(lines[j])
             j -= 1
         i += 1
         body = []
-        while i < len(lines) and not FENCE.match(lines[i]):
+        while i < len(lines) and not re.match(rf"^\s*{ticks}\s*$", lines[i]):
             body.append(lines[i])
             i += 1
         i += 1
-        if lang in ("sh", "bash", "shell", "console"):
-            found.append((start + 1, lang, skip, skip_commands, body))
+        found.append((start + 1, lang, comments, body))
+    return found
+
+
+def blocks(path):
+    """(line number, language, skip reason or None, [(TEXT, reason)], body lines) of each fenced
+    block of a shell language."""
+    found = []
+    for line_no, lang, comments, body in fenced(path):
+        if lang not in SHELL_LANGS:
+            continue
+        skip, skip_commands = None, []
+        for comment in comments:
+            if SKIP_COMMAND.match(comment):
+                skip_commands.append(SKIP_COMMAND.match(comment).groups())
+            elif SKIP_BLOCK.match(comment):
+                skip = SKIP_BLOCK.match(comment).group(1)
+        found.append((line_no, lang, skip, skip_commands, body))
     return found
 
 
@@ -219,28 +251,83 @@ def check_commands(binary, source, docs, snapshots):
         print(f"  not run: {s}")
 
 
-def output_blocks(path):
-    """(line number, command, body lines) of each block marked output-of."""
-    lines = open(path, encoding="utf-8").read().split("\n")
+def output_blocks(path, rel):
+    """(line number, command, body lines) of each block marked output-of; a block that looks like
+    gpucheck's output with neither output-of nor not-output is a problem."""
     found = []
-    for i, line in enumerate(lines):
-        m = OUTPUT_OF.match(line)
-        if not m:
-            continue
-        if i + 1 >= len(lines) or not FENCE.match(lines[i + 1]):
-            PROBLEMS.append(f"{path}:{i + 1}: output-of is not right before a fenced block")
-            continue
-        body, j = [], i + 2
-        while j < len(lines) and not FENCE.match(lines[j]):
-            body.append(lines[j])
-            j += 1
-        found.append((i + 1, m.group(1), body))
+    for line_no, lang, comments, body in fenced(path):
+        marked = [OUTPUT_OF.match(c).group(1) for c in comments if OUTPUT_OF.match(c)]
+        golden = [GOLDEN.match(c).group(1) for c in comments if GOLDEN.match(c)]
+        if marked:
+            found.append((line_no, marked[0], body))
+        elif golden:
+            found.append((line_no, "golden:" + golden[0], body))
+        elif any(NOT_OUTPUT.match(c) for c in comments):
+            NOT_COMPARED.append(f"{rel}:{line_no}: " +
+                                [NOT_OUTPUT.match(c).group(1) for c in comments
+                                 if NOT_OUTPUT.match(c)][0])
+        elif lang not in SHELL_LANGS and any(OUTPUT_LIKE.search(l) for l in body):
+            PROBLEMS.append(f"{rel}:{line_no}: shows gpucheck's output but names no command "
+                            "(docs-test: output-of COMMAND, or not-output REASON)")
     return found
 
 
 def comparable(line):
-    """A line as compared: a duration sample without its value."""
-    return re.sub(r"^(\w+_duration_seconds(\{[^}]*\})?) \S+$", r"\1", line)
+    """A line as compared: a duration sample without its value; the text report's first line
+    and the Markdown report's header without their mode and time (a replay says "replay mode"
+    where the run it shows said "quick mode"); a commit hash."""
+    line = re.sub(r"^(\w+_duration_seconds(\{[^}]*\})?) \S+$", r"\1", line)
+    line = re.sub(r"\(commit [0-9a-f]{12}\)", "(commit)", line)
+    line = re.sub(r"^(gpucheck \S+), [a-z]+ mode, \S+, ", r"\1, ", line)  # the Markdown report's
+    return re.sub(r"^(gpucheck \S+)  [a-z]+ mode, \S+$", r"\1", line)
+
+
+def shown_lines(body):
+    """The block's lines as compared: "..." and "# ..." lines (elisions) dropped, a "$ " prompt
+    line joined with its continuation lines and returned as ("$", COMMAND)."""
+    out, i = [], 0
+    while i < len(body):
+        line = body[i]
+        i += 1
+        if line.strip() == "..." or line.startswith("# ..."):
+            continue
+        if line.startswith("$ "):
+            command = line[2:]
+            while command.endswith("\\") and i < len(body):
+                command = command[:-1].rstrip() + " " + body[i].strip()
+                i += 1
+            out.append(("$", command))
+            continue
+        out.append(("", line))
+    return out
+
+
+def compare(rel, line_no, what, output, body, exit_code=None):
+    """Every shown line is a line of `output`, in order; a prompt line names `what`'s command;
+    "$ echo $?" and the line after it show `exit_code`."""
+    output = [comparable(l) for l in output]
+    at = 0
+    status_next = False
+    for kind, shown in shown_lines(body):
+        if status_next:
+            status_next = False
+            if shown != str(exit_code):
+                PROBLEMS.append(f"{rel}:{line_no}: `{what}` exits {exit_code}, not {shown}")
+            continue
+        if kind == "$" and shown == "echo $?" and exit_code is not None:
+            status_next = True
+            continue
+        if kind == "$":
+            # A golden file's block shows the command its test runs; else it is the marker's.
+            if not what.startswith("golden:") and shown not in what:
+                PROBLEMS.append(f"{rel}:{line_no}: shows `$ {shown}` but the output is "
+                                f"`{what}`'s")
+            continue
+        try:
+            at = output.index(comparable(shown), at) + 1
+        except ValueError:
+            PROBLEMS.append(f"{rel}:{line_no}: `{what}` does not print, in this order: {shown}")
+            return
 
 
 def check_outputs(binary, source, docs, snapshots):
@@ -249,7 +336,12 @@ def check_outputs(binary, source, docs, snapshots):
     try:
         for path in docs:
             rel = os.path.relpath(path, source)
-            for line_no, command, body in output_blocks(path):
+            for line_no, command, body in output_blocks(path, rel):
+                if command.startswith("golden:"):
+                    with open(os.path.join(source, command[7:]), encoding="utf-8") as f:
+                        compare(rel, line_no, command, f.read().split("\n"), body)
+                    checked += 1
+                    continue
                 words = shlex.split(command)
                 env = dict(os.environ)
                 while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
@@ -260,22 +352,15 @@ def check_outputs(binary, source, docs, snapshots):
                     continue
                 r = subprocess.run([binary] + words[1:], cwd=work, env=env, capture_output=True,
                                    text=True, timeout=300, stdin=subprocess.DEVNULL)
-                output = [comparable(l) for l in r.stdout.split("\n")]
-                at = 0
-                for shown in body:
-                    if shown.startswith("# ..."):
-                        continue
-                    want = comparable(shown)
-                    try:
-                        at = output.index(want, at) + 1
-                    except ValueError:
-                        PROBLEMS.append(f"{rel}:{line_no}: `{command}` does not print, in this "
-                                        f"order: {shown}")
-                        break
+                compare(rel, line_no, command, (r.stdout + r.stderr).split("\n"), body,
+                        r.returncode)
                 checked += 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"outputs: {checked} shown outputs compared with their commands'")
+    print(f"outputs: {checked} shown outputs compared with their commands', "
+          f"{len(NOT_COMPARED)} not compared")
+    for line in NOT_COMPARED:
+        print(f"  not compared: {line}")
 
 
 def json_field_paths(values):

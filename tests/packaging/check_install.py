@@ -17,6 +17,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -87,6 +88,17 @@ def check_tree(usr):
     fish = open(expected["fish completion"], encoding="utf-8").read()
     if "-l skip -x -a '" not in fish or "gpu.pcie_link" not in fish:
         sys.exit("FAIL: the fish completion has no check ids for --skip")
+    # zsh: the values as _arguments specs (check ids after --skip, codes for explain, each
+    # command's own formats), and a syntax check where zsh is installed.
+    zsh = open(expected["zsh completion"], encoding="utf-8").read()
+    for pattern, what in ((r"'--skip\[[^']*\]:value:\([^)]*\bgpu\.pcie_link\b", "check ids after --skip"),
+                          (r"explain\) _arguments .*'1:code:\([^)]*\bgpu\.ecc_uncorrected\b", "codes for explain"),
+                          (r"'--format\[Report format[^']*\]:format:\([^)]*\bprometheus\b", "formats"),
+                          (r"'--config\[[^']*\]:[a-z]*:_files'", "a file after --config")):
+        if not re.search(pattern, zsh):
+            sys.exit(f"FAIL: the zsh completion has no {what}")
+    if shutil.which("zsh"):
+        run(["zsh", "-n", expected["zsh completion"]])
     with open(expected["JSON schema"], encoding="utf-8") as f:
         json.load(f)
     print(f"checked: binary, man page, 3 completions ({len(options)} options each), docs, schema")

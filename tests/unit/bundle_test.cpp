@@ -26,6 +26,8 @@ const std::vector<std::string> k_members = {
     "gpucheck-bundle/report.json",
     "gpucheck-bundle/report.md",
     "gpucheck-bundle/report.junit.xml",
+    "gpucheck-bundle/report.prom",
+    "gpucheck-bundle/report.github.txt",
     "gpucheck-bundle/snapshot.json",
     "gpucheck-bundle/sources/dmesg-nvidia.txt",
     "gpucheck-bundle/sources/proc-driver-nvidia-version.txt"};

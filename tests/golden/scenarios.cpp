@@ -66,31 +66,29 @@ Scenario h200_healthy() {
   r.push_back(result("cuda.init", "CUDA driver initialises", Status::pass,
                      "cuInit ok, CUDA 13.0, 1 device"));
   r.push_back(result(
-      "libs.cudnn", "cuDNN loads and matches", Status::warn,
+      "lib.cudnn", "cuDNN loads", Status::warn,
       "cuDNN 9.14.0 loads for the bare name; another copy (9.19.0) is installed", std::nullopt,
-      {finding("libs.cudnn_multiple_copies", Severity::warn,
+      {finding("lib.cudnn_older_copy_loaded", Severity::warn,
                "2 copies of cuDNN 9 are installed: 9.14.0 "
                "(/usr/lib/x86_64-linux-gnu/libcudnn.so.9.14.0, picked by the loader) and 9.19.0 "
                "(/usr/local/lib/python3.12/dist-packages/nvidia/cudnn/lib/libcudnn.so.9, pip); "
                "a program gets one or the other depending on how it loads cuDNN",
                "keep one copy, or make sure each program loads the one it was built for (PyTorch "
                "uses its own pip copy; check with gpucheck -v)"),
-       finding("libs.cudnn_sublibraries_ok", Severity::info,
-               "all 7 cuDNN sub-libraries load and pass their version check", "")}));
+       finding("compat.cudnn_arch_unconfirmed", Severity::info,
+               "cuDNN 9.14.0's architectures are not in the matrix", "")}));
   r.push_back(result("gpu.ecc", "ECC and memory health", Status::pass,
                      "ECC on, no uncorrected errors, no pending remap", 0));
-  r.push_back(result("gpu.pcie", "PCIe link", Status::pass, "Gen5 x16 of Gen5 x16", 0));
+  r.push_back(result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 0));
   r.push_back(result("gpu.bandwidth", "Host-device copy bandwidth", Status::pass,
                      "pinned copies reach 88% of the PCIe Gen5 x16 limit", 0, {},
                      {metric("h2d_gbps", 55.52, "GB/s", "pinned, 256 MiB, median of 20"),
                       metric("d2h_gbps", 55.41, "GB/s", "pinned, 256 MiB, median of 20"),
-                      metric("h2d_pageable_gbps", 24.3, "GB/s", "median of 20")},
+                      metric("h2d_pageable_gbps", 24.3, "GB/s", "median of 20"),
+                      metric("d2d_gbps", 2093.6, "GB/s", "device-local, bytes copied")},
                      1840));
-  r.push_back(result("gpu.memory_bandwidth", "Device memory bandwidth", Status::pass,
-                     "device-to-device copy at 87% of the HBM3e peak", 0, {},
-                     {metric("d2d_gbps", 4187.6, "GB/s", "bytes read + written")}, 920));
   r.push_back(result(
-      "cudnn.conv", "cuDNN convolution runs", Status::pass,
+      "gpu.cudnn", "cuDNN convolutions", Status::pass,
       "conv 64x64x56x56 3x3 fp32 matches the reference", 0, {},
       {metric("conv_fp32_tflops", 40.2, "TFLOP/s"), metric("max_abs_error", 0.000031, "")}, 2310));
   return {"h200_healthy", make_report("h200_healthy", "standard", std::move(r))};
@@ -116,8 +114,8 @@ Scenario h100x8_healthy() {
     r.push_back(result("gpu.bandwidth", "Host-device copy bandwidth", Status::skip,
                        "--quick: no GPU work", gpu, {}, {}, 0));
   }
-  r.push_back(result("nccl.allreduce", "NCCL all-reduce across GPUs", Status::skip,
-                     "--quick: no GPU work", std::nullopt, {}, {}, 0));
+  r.push_back(result("gpu.nccl", "NCCL all-reduce", Status::skip, "--quick: no GPU work",
+                     std::nullopt, {}, {}, 0));
   return {"h100x8_healthy", make_report("h100x8_healthy", "quick", std::move(r))};
 }
 
@@ -135,11 +133,11 @@ Scenario no_driver() {
                      "libnvidia-ml.so.1 is not installed"));
   r.push_back(result("cuda.init", "CUDA driver initialises", Status::skip,
                      "libcuda.so.1 is not installed"));
-  r.push_back(result("libs.cudart", "CUDA runtime loads", Status::pass,
+  r.push_back(result("lib.cudart", "CUDA runtime loads", Status::pass,
                      "libcudart.so.13 (13.0) loads from /usr/local/lib"));
-  r.push_back(result("libs.cudnn", "cuDNN loads and matches", Status::pass,
+  r.push_back(result("lib.cudnn", "cuDNN loads", Status::pass,
                      "cuDNN 9.19.0 built for CUDA 13.0 loads; 7 sub-libraries load"));
-  r.push_back(result("toolkit.nvcc", "CUDA toolkit", Status::error,
+  r.push_back(result("compat.toolkit_driver", "Toolkit and driver", Status::error,
                      "internal error in check: could not parse nvcc --version output"));
   r.push_back(result("gpu.ecc", "ECC and memory health", Status::skip, "no GPU"));
   return {"no_driver", make_report("no_driver", "standard", std::move(r))};
@@ -166,9 +164,9 @@ Scenario nvml_mismatch() {
                "cuInit failed with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803): system has unsupported "
                "display driver / cuda driver combination",
                "same cause as driver.version_mismatch: reboot to load the 570.172.08 module")}));
-  r.push_back(result("libs.cudnn", "cuDNN loads and matches", Status::warn,
-                     "libcudnn.so.9 is not installed", std::nullopt,
-                     {finding("libs.cudnn_missing", Severity::warn,
+  r.push_back(result("lib.cudnn", "cuDNN loads", Status::warn, "libcudnn.so.9 is not installed",
+                     std::nullopt,
+                     {finding("lib.cudnn_missing", Severity::warn,
                               "no cuDNN found: libcudnn.so.9 is not on the loader path",
                               "pip install nvidia-cudnn-cu12, or apt install libcudnn9-cuda-12")}));
   return {"nvml_mismatch", make_report("nvml_mismatch", "standard", std::move(r))};
@@ -196,10 +194,10 @@ Scenario degraded_hw() {
                      "ECC on, no uncorrected errors, no pending remap", 2));
   r.push_back(result("gpu.ecc", "ECC and memory health", Status::pass,
                      "ECC on, no uncorrected errors, no pending remap", 3));
-  r.push_back(result("gpu.pcie", "PCIe link", Status::pass, "Gen5 x16 of Gen5 x16", 0));
-  r.push_back(result("gpu.pcie", "PCIe link", Status::pass, "Gen5 x16 of Gen5 x16", 1));
+  r.push_back(result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 0));
+  r.push_back(result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 1));
   r.push_back(result(
-      "gpu.pcie", "PCIe link", Status::warn, "link trained to x4 of x16", 2,
+      "gpu.pcie_link", "PCIe link width", Status::warn, "link trained to x4 of x16", 2,
       {finding("gpu.pcie_width_degraded", Severity::warn,
                "GPU 2 (0000:a1:00.0) runs its PCIe link at x4 although it and the slot support "
                "x16: host-device copies get a quarter of the bandwidth",
@@ -207,11 +205,11 @@ Scenario degraded_hw() {
                "slot's bifurcation setting in the BIOS",
                2)},
       {metric("h2d_gbps", 13.9, "GB/s", "pinned, 256 MiB, median of 20")}, 1510));
-  r.push_back(result("gpu.pcie", "PCIe link", Status::pass, "Gen5 x16 of Gen5 x16", 3));
+  r.push_back(result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 3));
   r.push_back(result(
-      "gpu.thermal", "Clocks and temperature", Status::fail,
+      "gpu.clocks", "Clock slowdown", Status::fail,
       "clocks held down by hardware thermal slowdown at 91 C", 3,
-      {finding("gpu.thermal_slowdown", Severity::fail,
+      {finding("gpu.clocks_thermal_slowdown", Severity::fail,
                "GPU 3 is at 91 C and its clocks are held at 1110 of 1755 MHz by HW slowdown and "
                "HW thermal slowdown (clock event reasons 0x48)",
                "check the chassis airflow and fans and the BMC thermal profile for this GPU "

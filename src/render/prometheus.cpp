@@ -441,6 +441,7 @@ private:
     }
 
     double value = metric.value;
+    std::optional<double> floor = metric.expected_min;
     std::string family = prometheus_name(name);
     for (const UnitRule& rule : k_unit_rules) {
       if (metric.unit == rule.unit) {
@@ -450,6 +451,9 @@ private:
         family += '_'; // in parts: GCC 12 -O3 warns on `"_" + std::string` (stringop-overflow)
         family += rule.base;
         value = value * rule.multiplier / rule.divisor;
+        if (floor) {
+          *floor = *floor * rule.multiplier / rule.divisor;
+        }
         break;
       }
     }
@@ -463,6 +467,16 @@ private:
                                  : fmt::format("{}: {} (reported in {}, here in base units)",
                                                result.check_id, metric.name, metric.unit);
     m_out.add(family, help, labels, value);
+    if (floor) {
+      // Its expected floor beside it, with the same labels, so a rule compares the two.
+      std::string floor_family = family + "_expected_min";
+      m_metric_families.insert(floor_family);
+      m_out.add(floor_family,
+                fmt::format("{}: the least {} should be on this GPU model (docs/checks.md, "
+                            "\"Expected figures\"), same units",
+                            result.check_id, metric.name),
+                labels, *floor);
+    }
   }
 
   const Report& m_report;

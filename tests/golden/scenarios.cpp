@@ -28,6 +28,15 @@ Metric metric(std::string name, double value, std::string unit, std::string note
   return Metric{std::move(name), value, std::move(unit), std::move(note)};
 }
 
+/// A figure with its expected floor (docs/checks.md, "Expected figures").
+Metric metric(std::string name, double value, std::string unit, std::string note, double floor,
+              std::string expected) {
+  Metric m{std::move(name), value, std::move(unit), std::move(note)};
+  m.expected_min = floor;
+  m.expected = std::move(expected);
+  return m;
+}
+
 CheckResult result(std::string id, std::string title, Status status, std::string summary,
                    std::optional<int> gpu = std::nullopt, std::vector<Finding> findings = {},
                    std::vector<Metric> metrics = {}, int64_t duration_ms = 1) {
@@ -82,7 +91,8 @@ Scenario h200_healthy() {
   r.push_back(result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 0));
   r.push_back(result("gpu.bandwidth", "Host-device copy bandwidth", Status::pass,
                      "pinned copies reach 88% of the PCIe Gen5 x16 limit", 0, {},
-                     {metric("h2d_gbps", 55.52, "GB/s", "pinned, 256 MiB, median of 20"),
+                     {metric("h2d_gbps", 55.52, "GB/s", "pinned, 256 MiB, median of 20", 40.3,
+                             "0.64 of PCIe Gen5 x16's 63.0 GB/s"),
                       metric("d2h_gbps", 55.41, "GB/s", "pinned, 256 MiB, median of 20"),
                       metric("h2d_pageable_gbps", 24.3, "GB/s", "median of 20"),
                       metric("d2d_gbps", 2093.6, "GB/s", "device-local, bytes copied")},
@@ -204,7 +214,9 @@ Scenario degraded_hw() {
                "reseat the card or move it to a full x16 slot, and remove any riser; check the "
                "slot's bifurcation setting in the BIOS",
                2)},
-      {metric("h2d_gbps", 13.9, "GB/s", "pinned, 256 MiB, median of 20")}, 1510));
+      {metric("h2d_gbps", 13.9, "GB/s", "pinned, 256 MiB, median of 20", 40.3,
+              "0.64 of PCIe Gen5 x16's 63.0 GB/s")},
+      1510));
   r.push_back(result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 3));
   r.push_back(result(
       "gpu.clocks", "Clock slowdown", Status::fail,

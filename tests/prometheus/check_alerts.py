@@ -4,7 +4,9 @@ snapshots (issue 36 item 1): on the degraded node the hardware alerts fire, nami
 healthy 8-GPU node none does. The rules are read from the doc's YAML block, so the doc cannot drift
 from what is tested. An expression is `FAMILY{MATCHERS} OP NUMBER` (what every rule there is but
 the staleness one, `time() - gpucheck_run_timestamp_seconds > N`, checked with the report's own
-time); prometheus_client parses the exposition.
+time), or `FAMILY OP FAMILY` (a figure against its expected floor, one to one on all labels,
+evaluated against the renderer's goldens, which carry measured figures); prometheus_client
+parses the exposition.
 
     check_alerts.py --source DIR --gpucheck BIN
 """
@@ -17,9 +19,11 @@ import sys
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-EXPR = re.compile(r'^(?P<name>[a-z_]+)(\{(?P<matchers>[^}]*)\})?\s*(?P<op>==|!=|>=|<=|>|<)\s*'
+EXPR = re.compile(r'^(?P<name>[a-z][a-z0-9_]*)(\{(?P<matchers>[^}]*)\})?\s*(?P<op>==|!=|>=|<=|>|<)\s*'
                   r'(?P<value>[0-9.e+-]+)$')
 MATCHER = re.compile(r'(?P<label>[A-Za-z_]+)\s*(?P<op>=~|!=|=)\s*"(?P<value>[^"]*)"')
+# `FAMILY OP FAMILY`: two families compared series by series, one to one on all their labels.
+VECTORS = re.compile(r'^(?P<left>[a-z][a-z0-9_]*)\s*(?P<op>==|!=|>=|<=|>|<)\s*(?P<right>[a-z][a-z0-9_]*)$')
 OPS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, ">": lambda a, b: a > b,
        "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
 
@@ -45,6 +49,12 @@ def firing(rule, samples):
     expr = rule["expr"].strip()
     if expr.startswith("time() - "):
         return []  # the report's own time is now: never stale here (its clock test is below)
+    v = VECTORS.match(expr)
+    if v:
+        right = {tuple(sorted(l.items())): x for n, l, x in samples if n == v["right"]}
+        return [l for n, l, x in samples if n == v["left"] and
+                tuple(sorted(l.items())) in right and
+                OPS[v["op"]](x, right[tuple(sorted(l.items()))])]
     m = EXPR.match(expr)
     if not m:
         raise ValueError(f"alert {rule['alert']}: expression this test cannot evaluate: {expr}")
@@ -102,6 +112,20 @@ def main():
             failures.append(f"{alert} fires for GPUs {sorted(h.get('gpu') for h in hits)}, not {gpu}")
         elif gpu is not None and not all(h.get("UUID") and h.get("Hostname") for h in hits):
             failures.append(f"{alert}: its series lack dcgm-exporter's UUID or Hostname: {hits}")
+    # A figure below its expected floor: the renderer's goldens carry measured figures (a replay
+    # measures nothing): GPU 2's x4 link copies 13.9 GB/s against 40.3; the H200's 55.5 passes.
+    def golden(name):
+        with open(os.path.join(args.source, "tests", "golden", name + ".prom"), encoding="utf-8") as f:
+            return samples_of(f.read())
+    if "GpuHostCopiesBelowFloor" not in by_name:
+        failures.append("docs/prometheus.md has no alert GpuHostCopiesBelowFloor")
+    else:
+        rule = by_name["GpuHostCopiesBelowFloor"]
+        hits = firing(rule, golden("degraded_hw"))
+        if {h.get("gpu") for h in hits} != {"2"}:
+            failures.append(f"GpuHostCopiesBelowFloor fires for {hits} on degraded_hw, not GPU 2")
+        if firing(rule, golden("h200_healthy")):
+            failures.append("GpuHostCopiesBelowFloor fires on the healthy H200")
     for f in failures:
         print(f"FAIL {f}")
     print(f"{len(rules)} rules, {len(failures)} failure(s)")

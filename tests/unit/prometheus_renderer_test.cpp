@@ -97,6 +97,24 @@ TEST(PrometheusRenderer, MetricsInBaseUnitsWithGpuLabels) {
   EXPECT_EQ(out.find("_total"), std::string::npos) << "nothing here is a counter";
 }
 
+// Every figure with an expected floor carries it beside it (issue 36 item 1, with issue 35's
+// floors): same labels, same base units, so `figure < figure_expected_min` joins one to one.
+TEST(PrometheusRenderer, ExpectedFloorsBesideTheirFigures) {
+  Report report = two_gpus();
+  report.results[0].metrics[0].expected_min = 40.0;
+  report.results[0].metrics[0].expected = "PCIe Gen5 x16: 0.63 of 63 GB/s";
+  const std::string out = render_prometheus(report);
+  const std::string gpu1 = "gpu=\"1\",UUID=\"GPU-00000001\",pci_bus_id=\"00000000:11:00.0\","
+                           "modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"node7\"";
+  EXPECT_TRUE(has_line(out, "gpucheck_h2d_bytes_per_second_expected_min{check=\"gpu.bandwidth\"," +
+                                gpu1 + "} 40000000000"))
+      << out;
+  EXPECT_TRUE(has_line(out, "# TYPE gpucheck_h2d_bytes_per_second_expected_min gauge"));
+  // A figure without a floor has no such series.
+  EXPECT_EQ(out.find("gpucheck_kernel_load_seconds_expected_min"), std::string::npos);
+  EXPECT_EQ(render_prometheus(two_gpus()).find("_expected_min"), std::string::npos);
+}
+
 TEST(PrometheusRenderer, EachResultIsOneSeriesWithItsStatus) {
   const std::string out = render_prometheus(two_gpus());
   const std::string gpu0 = "gpu=\"0\",UUID=\"GPU-00000000\",pci_bus_id=\"00000000:10:00.0\","

@@ -1,6 +1,6 @@
 # Embedded GPU kernels: kernels/gpucheck_kernels.cu built by up to three CUDA toolkits into one
 # fatbin each, every fatbin .incbin'd into the executable. The run time picks one by the driver's
-# version and the GPU's compute capability (src/gpu/kernel_image.cpp, docs/architecture.md).
+# version and the GPU's compute capability (src/gpu/kernel_image.cpp, docs/engine.md).
 #
 #   slot 0, CUDA 13 (the build's nvcc): SASS for every architecture `nvcc --list-gpu-code` lists
 #           (sm_75..sm_121 with 13.0) plus PTX for the lowest. Loads on R580 and newer.

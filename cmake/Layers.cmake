@@ -1,8 +1,8 @@
 # gpucheck_layer(NAME FOLDER <folder of src/> [EXPORTS <path>=<include name>...]
 #                [PUBLIC <targets>...] [PRIVATE <targets>...] [SOURCES <files>...] [CUDA_HEADERS])
 #
-# One static library, gpucheck_NAME, of src/FOLDER/*.cpp (docs/architecture.md, "Folders and what
-# they may include"). Its include root is build/layers/NAME, which holds only a link FOLDER ->
+# One static library, gpucheck_NAME, of src/FOLDER/*.cpp (docs/architecture.md, "Folders").
+# Its include root is build/layers/NAME, which holds only a link FOLDER ->
 # src/FOLDER and the EXPORTS (links to public headers of include/gpucheck/, the kernels' shared
 # header): a library sees its own root and those of the libraries it links (PUBLIC ones pass on,
 # PRIVATE ones do not), so `#include "checks/x.hpp"` from a folder that may not include checks

@@ -1,6 +1,7 @@
 #pragma once
-/// THE ordered list of checks. Adding a check: its file in src/checks/, one line in
-/// src/core/registry.cpp, its findings in the catalogue, its test, and docs/checks.md.
+/// THE ordered list of checks (src/core/registry.cpp expands GPUCHECK_CHECKS). Adding a check:
+/// its file in src/checks/, one line in GPUCHECK_CHECKS (src/checks/checks.hpp), its findings in
+/// the catalogue (src/findings/), its test, and docs/checks.md.
 
 #include <span>
 

@@ -9,8 +9,8 @@
 namespace gpucheck::checks {
 
 /// Pinned copies below this fraction of the link's rate are flagged (gpu.bandwidth_low). Good
-/// systems reach 80-90% (PCIe Gen5 x16: 55.5 of 63 GB/s on an H200); a link trained one
-/// generation or half the width lower lands at 50% or less.
+/// systems reach 80-90% of it (docs/performance.md); a link trained one generation or half the
+/// width lower lands at 50% or less.
 inline constexpr double k_low_bandwidth_fraction = 0.6;
 /// A GPU below this fraction of its same-model siblings' median is an outlier.
 inline constexpr double k_outlier_fraction = 0.8;

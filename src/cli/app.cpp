@@ -486,8 +486,8 @@ int command_run(const RunOptions& options, bool report_command) {
   // after them, at the first active check.
   if (gpu_engine != nullptr && !options.import_frameworks && gpu_engine->start_early()) {
     // The probes' NVML and CUDA children start once the engine's census is in and its first
-    // contexts are built: beside them the driver's initialisation took 0.3-0.8 s instead of
-    // 11-36 ms per GPU child, on the critical path; the probes are not on it.
+    // contexts are built: beside them the driver's initialisation of each GPU child, on the
+    // critical path, is many times slower; the probes are not on it (docs/performance.md).
     gpu_engine->await_plan(std::chrono::milliseconds(1000));
     gpu_engine->await_contexts(std::chrono::milliseconds(1000));
   }

@@ -1,6 +1,6 @@
 #pragma once
 /// The compatibility rules: pure functions over a snapshot and the matrix, each returning the
-/// findings of one check (codes in src/compat/findings_compat.cpp). Rules never fail on a driver,
+/// findings of one check (codes in src/findings/table_compat.cpp). Rules never fail on a driver,
 /// GPU or library the matrix does not know: they say so in an info finding.
 
 #include <optional>

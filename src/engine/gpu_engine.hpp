@@ -60,8 +60,8 @@ public:
   /// no such job (one GPU, or the work was not selected).
   std::optional<SpanView> spanning_result(Work work, const std::vector<TargetKey>& targets);
   /// Block until the engine has its plan (its NVML census is in), or `limit` passed: the probes
-  /// start after it, since beside the probes' own NVML and CUDA children the census took 0.27 s
-  /// on one H200 and 0.44 s on two, on the critical path (docs/performance.md).
+  /// start after it, since beside the probes' own NVML and CUDA children the census is slower
+  /// and on the critical path (docs/performance.md).
   void await_plan(std::chrono::milliseconds limit);
   /// Block until no GPU child builds a context, or `limit` passed (the probes' cuDNN children).
   void await_contexts(std::chrono::milliseconds limit);

@@ -12,7 +12,7 @@ namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
 constexpr uint64_t k_budget_cap_bytes = 1ULL << 30;
 
-// The rules, by name (docs/architecture.md, "The GPU engine", says why each exists).
+// The rules, by name (docs/engine.md, "Plan", says why each exists).
 constexpr std::string_view k_same_child = "same_child";
 constexpr std::string_view k_copies_alone = "copies_alone";
 constexpr std::string_view k_copies_together = "copies_together";
@@ -309,18 +309,23 @@ PlannedGpu plan_gpu(const std::vector<std::vector<Work>>& groups, const GpuFacts
 }
 } // namespace
 
-Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpus,
-               const MemoryModel& memory, bool force_long) {
-  Plan plan;
-  // The standard works decide how each GPU runs; the long level's come after them, alone.
-  std::vector<Work> standard;
-  std::copy_if(wanted.begin(), wanted.end(), std::back_inserter(standard),
-               [](Work w) { return !is_long(w); });
-  std::vector<std::vector<Work>> groups = child_groups(standard);
-  std::vector<Work> works;
-  for (const std::vector<Work>& group : groups) {
-    works.insert(works.end(), group.begin(), group.end());
+namespace {
+using Jobs = std::vector<PlannedJob>;
+using Groups = std::vector<std::vector<Work>>;
+
+/// The job of `work` on GPU `gpu`, if planned.
+std::optional<size_t> job_of(const Jobs& jobs, Work work, size_t gpu) {
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].work == work && jobs[i].gpu == gpu) {
+      return i;
+    }
   }
+  return std::nullopt;
+}
+
+/// Each GPU's plan, with the long level's skip where other processes use it.
+void plan_gpus(Plan& plan, const Groups& groups, const std::vector<GpuFacts>& gpus,
+               const MemoryModel& memory, bool force_long) {
   for (const GpuFacts& facts : gpus) {
     plan.gpus.push_back(plan_gpu(groups, facts, memory));
     if (!facts.other_processes.empty() && !force_long) {
@@ -330,62 +335,57 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
           fmt::join(facts.other_processes, ", "));
     }
   }
-  std::vector<Work> long_level;
-  std::copy_if(wanted.begin(), wanted.end(), std::back_inserter(long_level), &is_long);
-  if (!long_level.empty()) {
-    groups.push_back(child_groups(long_level).front());
-    works.insert(works.end(), groups.back().begin(), groups.back().end());
-  }
-  std::vector<PlannedJob>& jobs = plan.jobs;
-  const auto job_of = [&jobs](Work work, size_t gpu) -> std::optional<size_t> {
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      if (jobs[i].work == work && jobs[i].gpu == gpu) {
-        return i;
-      }
-    }
-    return std::nullopt;
-  };
-  // Jobs in the order of the gated work: compute and streams of every GPU, then each GPU's
-  // copies, then each GPU's cuDNN.
+}
+
+/// Jobs in the order of the gated work: compute and streams of every GPU, then each GPU's
+/// copies, then each GPU's cuDNN; none on a skipped GPU, no long work where it is skipped.
+void add_per_gpu_jobs(Plan& plan, const std::vector<Work>& works, size_t gpu_count) {
   for (const WorkRow& row : k_work_table) {
     const Work w = row.work;
-    for (size_t g = 0; g < gpus.size(); ++g) {
+    for (size_t g = 0; g < gpu_count; ++g) {
       if (plan.gpus[g].mode != GpuMode::skip &&
           std::find(works.begin(), works.end(), w) != works.end() &&
           !(is_long(w) && !plan.gpus[g].long_skip_reason.empty())) {
-        jobs.push_back({w, g, {}});
+        plan.jobs.push_back({w, g, {}});
       }
     }
   }
-  for (size_t g = 0; g < gpus.size(); ++g) {
+}
+
+/// same_child: each work of a shared child after the one before it, on its context; the works
+/// before cuDNN's share the child with its lane's preparation.
+void rule_same_child(Plan& plan, const Groups& groups, const MemoryModel& memory) {
+  Jobs& jobs = plan.jobs;
+  for (size_t g = 0; g < plan.gpus.size(); ++g) {
     if (plan.gpus[g].mode == GpuMode::skip) {
       continue;
     }
-    // same_child: each work of a shared child after the one before it, on its context; the
-    // works before cuDNN's share the child with its lane's preparation.
     for (const std::vector<Work>& group : groups) {
       const uint64_t lane = lane_bytes_of(group, memory);
       std::optional<size_t> previous;
       for (const Work w : group) {
-        if (!job_of(w, g)) {
+        const std::optional<size_t> j = job_of(jobs, w, g);
+        if (!j) {
           continue; // a long work left out of this GPU
         }
-        const size_t j = *job_of(w, g);
         if (w != Work::cudnn) {
-          jobs[j].lane_bytes = lane;
+          jobs[*j].lane_bytes = lane;
         }
         if (previous) {
-          jobs[j].after_in_child = previous;
+          jobs[*j].after_in_child = previous;
           jobs[*previous].followed_in_child = true;
-          add(jobs, j, {k_same_child, Step::setup, Await::exited, previous});
+          add(jobs, *j, {k_same_child, Step::setup, Await::exited, previous});
         }
         previous = j;
       }
     }
   }
-  // copies_alone: a GPU's copies are timed with no other gated work anywhere, no context being
-  // built, no teardown of an earlier job, and no cuDNN preparation on any GPU; one GPU's copies
-  // after the other's.
+}
+
+/// copies_alone: a GPU's copies are timed with no other gated work anywhere, no context being
+/// built, no teardown of an earlier job, and no cuDNN preparation on any GPU; one GPU's copies
+/// after the other's.
+void rule_copies_alone(Jobs& jobs) {
   for (size_t b = 0; b < jobs.size(); ++b) {
     if (jobs[b].work != Work::bandwidth) {
       continue;
@@ -402,28 +402,28 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       } else if (other == Work::copies_together) {
         // An earlier GPU's part of the copies together prepares (takes its buffers) before
         // these copies, not beside them; a later GPU's comes after them anyway.
-        if (const auto own = job_of(Work::bandwidth, jobs[o].gpu); own && *own < b) {
+        if (const auto own = job_of(jobs, Work::bandwidth, jobs[o].gpu); own && *own < b) {
           add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
         }
-      } else if (other == Work::cudnn) {
-        // cuDNN's preparation runs kernels and small copies on its lane: each child holds its
-        // copies' `ready` until its lane is prepared, and the copies go once every GPU's copies
-        // are ready (above), so no lane prepares beside any GPU's copies. Its timed work comes
-        // after them (cudnn_after_copies).
+      } else if (other == Work::cudnn || other == Work::local_copies) {
+        // cuDNN's lane: each child holds its copies' `ready` until its lane is prepared, and the
+        // copies go once every GPU's copies are ready (above), so no lane prepares beside any
+        // GPU's copies; its timed work comes after them (cudnn_after_copies). The local copies
+        // come after every host copy (local_copies_last).
         continue;
-      } else if (other == Work::local_copies) {
-        continue; // after every host copy (local_copies_last)
       } else if (work_row(other).child == WorkChild::shared) {
         // The shared child's works before the copies (compute, streams): gone before them.
         add(jobs, b, {k_copies_alone, Step::go, Await::exited, o});
       }
-      // Spanning and long works are planned after these loops (peers_after_all,
-      // long_after_standard).
+      // Spanning and long works come later (peers_after_all, long_after_standard).
     }
   }
-  // copies_together: every GPU's host copies at once, released in one step once each GPU's part
-  // is prepared, with every GPU's own copies, compute and streams over (every cuDNN lane is
-  // prepared by then, as copies_alone says).
+}
+
+/// copies_together: every GPU's host copies at once, released in one step once each GPU's part
+/// is prepared, with every GPU's own copies, compute and streams over (every cuDNN lane is
+/// prepared by then, as copies_alone says).
+void rule_copies_together(Jobs& jobs) {
   for (size_t t = 0; t < jobs.size(); ++t) {
     if (jobs[t].work != Work::copies_together) {
       continue;
@@ -441,9 +441,12 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       }
     }
   }
-  // local_copies_last: the device-local copy once every GPU's host copies are over, on every GPU
-  // at once (each reads and writes its own memory), and once the probes are over (beside the
-  // probe child that loads every cuDNN library, it read up to a fifth less; docs/performance.md).
+}
+
+/// local_copies_last: the device-local copy once every GPU's host copies are over, on every GPU
+/// at once (each reads and writes its own memory), and once the probes are over (the probe
+/// child that loads every cuDNN library slowed it: docs/performance.md).
+void rule_local_copies_last(Jobs& jobs) {
   for (size_t l = 0; l < jobs.size(); ++l) {
     if (jobs[l].work != Work::local_copies) {
       continue;
@@ -461,9 +464,12 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     }
     add(jobs, l, {k_after_probes, Step::go, Await::probes_over, std::nullopt});
   }
-  // cudnn_after_copies and after_probes: cuDNN's timed convolutions once every GPU's copies are
-  // over, and once the probes (which load cuDNN) are over. Its turn in its child comes after
-  // its GPU's copies; it prepared on its lane before any GPU's copies.
+}
+
+/// cudnn_after_copies and after_probes: cuDNN's timed convolutions once every GPU's copies are
+/// over, and once the probes (which load cuDNN) are over. Its turn in its child comes after its
+/// GPU's copies; it prepared on its lane before any GPU's copies.
+void rule_cudnn_after_copies(Jobs& jobs) {
   for (size_t c = 0; c < jobs.size(); ++c) {
     if (jobs[c].work != Work::cudnn) {
       continue;
@@ -480,19 +486,106 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     }
     add(jobs, c, {k_after_probes, Step::go, Await::probes_over, std::nullopt});
   }
-  // Each job's buffers: the GPU's allowance; cuDNN's timed work comes after the works before it
-  // in its child have freed theirs, so it may use all but its context.
-  for (PlannedJob& job : jobs) {
+}
+
+/// Each job's buffers: the GPU's allowance; cuDNN's timed work comes after the works before it
+/// in its child have freed theirs, so it may use all but its context.
+void set_allowances(Plan& plan, const MemoryModel& memory) {
+  for (PlannedJob& job : plan.jobs) {
     const PlannedGpu& gpu = plan.gpus[job.gpu];
     job.allowance_bytes = gpu.allowance_bytes;
     if (job.work == Work::cudnn) {
       job.allowance_bytes = gpu.budget_bytes - memory.context_bytes;
     }
   }
-  // Spanning works (peers): one job over every GPU that can be tested, when there are two or
-  // more. peers_after_all: it builds its contexts once every other job on its GPUs has gone, so
-  // nothing of gpucheck's own is timed beside its copies (no GPU's own copies disturbed, nor its
-  // figures disturbed by theirs) and its buffers may take each GPU's budget but its context.
+}
+
+/// nccl_on_idle_gpus: NCCL's own buffers are beyond gpucheck's budget (its channels' buffers for
+/// every peer, whatever NCCL_BUFFSIZE: docs/performance.md); beside another process they could
+/// take memory it needs, so the all-reduce runs only on GPUs no other process uses. The job
+/// stays planned; its child is told not to run it. "" when it may run.
+std::string nccl_skip_reason(const std::vector<size_t>& testable, const std::vector<GpuFacts>& gpus,
+                             const std::vector<Work>& spanning, bool force_long) {
+  if (testable.size() < 2 || force_long ||
+      std::find(spanning.begin(), spanning.end(), Work::nccl) == spanning.end()) {
+    return "";
+  }
+  std::vector<std::string> busy;
+  for (const size_t g : testable) {
+    for (const std::string& p : gpus[g].other_processes) {
+      if (std::find(busy.begin(), busy.end(), p) == busy.end()) {
+        busy.push_back(p);
+      }
+    }
+  }
+  if (busy.empty()) {
+    return "";
+  }
+  return fmt::format("other processes use these GPUs ({}): NCCL's own buffers take more than "
+                     "gpucheck's 1 GiB budget on each GPU (1.6 GiB on four H100s), which could "
+                     "take memory they need; --level long --force runs it anyway",
+                     fmt::join(busy, ", "));
+}
+
+/// span_beside_on_idle_gpus: whether every GPU of the span is used by no other process and 10%
+/// of its free memory holds gpucheck's per-GPU budget, the spanning child's context and buffers
+/// and NCCL's own; then that is the courtesy on those GPUs.
+bool span_fits_beside(Plan& plan, const std::vector<size_t>& testable,
+                      const std::vector<GpuFacts>& gpus, const MemoryModel& memory,
+                      uint64_t span_allowance, bool with_nccl) {
+  const bool fits = std::all_of(testable.begin(), testable.end(), [&](size_t g) {
+    const uint64_t needs = plan.gpus[g].budget_bytes + memory.context_bytes + span_allowance +
+                           (with_nccl ? memory.nccl_own_bytes : 0);
+    return gpus[g].other_processes.empty() && gpus[g].free_bytes &&
+           plan.gpus[g].mode == GpuMode::run && *gpus[g].free_bytes / 10 >= needs;
+  });
+  if (fits) {
+    for (const size_t g : testable) {
+      plan.gpus[g].courtesy_bytes = *gpus[g].free_bytes / 10;
+    }
+  }
+  return fits;
+}
+
+/// The first spanning job's conditions on the per-GPU job `o`. peers_after_all: its timed work
+/// once every other job on its GPUs has gone (without span_beside, its contexts too).
+/// span_beside_on_idle_gpus: NCCL's initialisation slowed timed kernels and device-local copies
+/// on its GPUs but not host copies, so it prepares once the kernels' own timed work is over
+/// (compute, streams) or parked at its gate (local copies, cuDNN), beside the host copies, and
+/// the local copies and cuDNN's timed work wait until it is prepared; its contexts come before,
+/// beside compute and streams (contexts_at_start), which they did not slow.
+void rule_span_beside(Jobs& jobs, size_t span, size_t o, bool beside) {
+  if (!beside) {
+    add(jobs, span, {k_peers_after_all, Step::setup, Await::exited, o});
+    return;
+  }
+  add(jobs, span, {k_peers_after_all, Step::go, Await::exited, o});
+  const Work other = jobs[o].work;
+  if (other == Work::copies_together) {
+    return; // host copies too, after the GPU's own
+  }
+  if (other == Work::local_copies) {
+    add(jobs, o, {k_span_beside, Step::go, Await::ready, span});
+    return;
+  }
+  if (other == Work::bandwidth) {
+    add(jobs, span, {k_span_beside, Step::setup, Await::ready, o});
+  } else if (other == Work::cudnn) {
+    // Its lane is prepared once its GPU's copies are ready; without copies, once it is.
+    if (!job_of(jobs, Work::bandwidth, jobs[o].gpu)) {
+      add(jobs, span, {k_span_beside, Step::setup, Await::ready, o});
+    }
+    add(jobs, o, {k_span_beside, Step::go, Await::ready, span});
+  } else {
+    add(jobs, span, {k_span_beside, Step::setup, Await::exited, o});
+  }
+}
+
+/// Spanning works (peers, then NCCL): one job each over every GPU that can be tested, when
+/// there are two or more, one after the other in one child.
+void add_spanning_jobs(Plan& plan, const std::vector<Work>& wanted,
+                       const std::vector<GpuFacts>& gpus, const MemoryModel& memory,
+                       bool force_long) {
   std::vector<size_t> testable;
   for (size_t g = 0; g < gpus.size(); ++g) {
     if (plan.gpus[g].mode != GpuMode::skip) {
@@ -500,112 +593,47 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
     }
   }
   const std::vector<Work> spanning = spanning_works(wanted);
-  // nccl_on_idle_gpus: NCCL's own buffers are beyond gpucheck's budget (its channels' buffers
-  // for every peer: 1.6 GiB per GPU on four H100s with NCCL 2.28.3, whatever NCCL_BUFFSIZE);
-  // beside another process they could take memory it needs, so the all-reduce runs only on GPUs
-  // no other process uses. The job stays planned; its child is told not to run it.
-  if (testable.size() >= 2 && !force_long &&
-      std::find(spanning.begin(), spanning.end(), Work::nccl) != spanning.end()) {
-    std::vector<std::string> busy;
-    for (const size_t g : testable) {
-      for (const std::string& p : gpus[g].other_processes) {
-        if (std::find(busy.begin(), busy.end(), p) == busy.end()) {
-          busy.push_back(p);
-        }
-      }
-    }
-    if (!busy.empty()) {
-      plan.nccl_skip_reason = fmt::format(
-          "other processes use these GPUs ({}): NCCL's own buffers take more than gpucheck's "
-          "1 GiB budget on each GPU (1.6 GiB on four H100s), which could take memory they need; "
-          "--level long --force runs it anyway",
-          fmt::join(busy, ", "));
-    }
-  }
-  // span_beside_on_idle_gpus: on GPUs no other process uses, where 10% of the free memory holds
-  // gpucheck's per-GPU budget, the spanning child's context and buffers and NCCL's own, that
-  // child builds its contexts once the per-GPU contexts are built and initialises NCCL beside
-  // the per-GPU host copies, off the critical path; its timed copies still wait for every other
-  // job to have gone (peers_after_all). Beside a tenant the 1 GiB budget holds, and it comes
-  // after all (docs/architecture.md; figures in docs/performance.md).
+  plan.nccl_skip_reason = nccl_skip_reason(testable, gpus, spanning, force_long);
   uint64_t span_allowance = UINT64_MAX;
   for (const size_t g : testable) {
     span_allowance = std::min(span_allowance, plan.gpus[g].budget_bytes - memory.context_bytes);
   }
-  const bool with_nccl = std::find(spanning.begin(), spanning.end(), Work::nccl) != spanning.end();
-  plan.span_beside =
-      testable.size() >= 2 && !spanning.empty() &&
-      std::all_of(testable.begin(), testable.end(), [&](size_t g) {
-        const uint64_t needs = plan.gpus[g].budget_bytes + memory.context_bytes + span_allowance +
-                               (with_nccl ? memory.nccl_own_bytes : 0);
-        return gpus[g].other_processes.empty() && gpus[g].free_bytes &&
-               plan.gpus[g].mode == GpuMode::run && *gpus[g].free_bytes / 10 >= needs;
-      });
-  if (plan.span_beside) {
-    for (const size_t g : testable) {
-      plan.gpus[g].courtesy_bytes = *gpus[g].free_bytes / 10;
-    }
+  if (testable.size() < 2 || spanning.empty()) {
+    return;
   }
-  if (testable.size() >= 2 && !spanning.empty()) {
-    const size_t per_gpu_jobs = jobs.size();
-    std::optional<size_t> previous;
-    for (const Work w : spanning) {
-      PlannedJob job{w, testable.front(), {}};
-      job.span = testable;
-      job.allowance_bytes = span_allowance;
-      job.contexts_at_start = plan.span_beside && !previous;
-      jobs.push_back(job);
-      const size_t j = jobs.size() - 1;
-      if (previous) {
-        jobs[j].after_in_child = previous;
-        jobs[*previous].followed_in_child = true;
-        add(jobs, j, {k_same_child, Step::setup, Await::exited, previous});
-      } else {
-        for (size_t o = 0; o < per_gpu_jobs; ++o) {
-          if (is_long(jobs[o].work)) {
-            continue; // after it (long_after_standard)
-          }
-          if (!plan.span_beside) {
-            add(jobs, j, {k_peers_after_all, Step::setup, Await::exited, o});
-            continue;
-          }
-          add(jobs, j, {k_peers_after_all, Step::go, Await::exited, o});
-          // NCCL's initialisation slowed timed kernels and device-local copies on its GPUs but
-          // not host copies: it runs once the kernels' own timed work is over (compute, streams)
-          // or parked at its gate (local copies, cuDNN), beside the host copies, and the local
-          // copies and cuDNN's timed work wait until it is done. The contexts come before,
-          // beside compute and streams (contexts_at_start), which they did not slow.
-          const Work other = jobs[o].work;
-          if (other == Work::copies_together) {
-            continue; // host copies too, after the GPU's own
-          }
-          if (other == Work::local_copies) {
-            add(jobs, o, {k_span_beside, Step::go, Await::ready, j});
-            continue;
-          }
-          if (other == Work::bandwidth) {
-            add(jobs, j, {k_span_beside, Step::setup, Await::ready, o});
-          } else if (other == Work::cudnn) {
-            // Its lane is prepared once its GPU's copies are ready; without copies, once it is.
-            if (!job_of(Work::bandwidth, jobs[o].gpu)) {
-              add(jobs, j, {k_span_beside, Step::setup, Await::ready, o});
-            }
-          } else {
-            add(jobs, j, {k_span_beside, Step::setup, Await::exited, o});
-          }
-          if (other == Work::cudnn) {
-            add(jobs, o, {k_span_beside, Step::go, Await::ready, j});
-          }
+  const bool with_nccl = std::find(spanning.begin(), spanning.end(), Work::nccl) != spanning.end();
+  plan.span_beside = span_fits_beside(plan, testable, gpus, memory, span_allowance, with_nccl);
+  Jobs& jobs = plan.jobs;
+  const size_t per_gpu_jobs = jobs.size();
+  std::optional<size_t> previous;
+  for (const Work w : spanning) {
+    PlannedJob job{w, testable.front(), {}};
+    job.span = testable;
+    job.allowance_bytes = span_allowance;
+    job.contexts_at_start = plan.span_beside && !previous;
+    jobs.push_back(job);
+    const size_t j = jobs.size() - 1;
+    if (previous) {
+      jobs[j].after_in_child = previous;
+      jobs[*previous].followed_in_child = true;
+      add(jobs, j, {k_same_child, Step::setup, Await::exited, previous});
+    } else {
+      for (size_t o = 0; o < per_gpu_jobs; ++o) {
+        if (!is_long(jobs[o].work)) { // the long level comes after it (long_after_standard)
+          rule_span_beside(jobs, j, o, plan.span_beside);
         }
       }
-      previous = j;
     }
+    previous = j;
   }
-  // long_after_standard: the long level's child builds its context once every other job of the
-  // run has gone (nothing of the standard run is measured beside it, and it may take nearly all
-  // free memory); its buffers are sized by the child from what is free then, not budgeted.
-  // burn_together: every GPU's burn goes in one step once each is prepared (the node's power and
-  // heat at full load, and the GPUs compared with one another under the same conditions).
+}
+
+/// long_after_standard: the long level's child builds its context once every other job of the
+/// run has gone (nothing of the standard run is measured beside it, and it may take nearly all
+/// free memory); its buffers are sized by the child from what is free then, not budgeted.
+/// burn_together: every GPU's burn goes in one step once each is prepared (the node's power and
+/// heat at full load, and the GPUs compared with one another under the same conditions).
+void rule_long_after_standard(Jobs& jobs, const std::vector<GpuFacts>& gpus) {
   for (size_t l = 0; l < jobs.size(); ++l) {
     if (!is_long(jobs[l].work)) {
       continue;
@@ -626,6 +654,36 @@ Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpu
       }
     }
   }
+}
+} // namespace
+
+Plan make_plan(const std::vector<Work>& wanted, const std::vector<GpuFacts>& gpus,
+               const MemoryModel& memory, bool force_long) {
+  Plan plan;
+  // The standard works decide how each GPU runs; the long level's come after them, alone.
+  std::vector<Work> standard;
+  std::copy_if(wanted.begin(), wanted.end(), std::back_inserter(standard),
+               [](Work w) { return !is_long(w); });
+  Groups groups = child_groups(standard);
+  plan_gpus(plan, groups, gpus, memory, force_long);
+  std::vector<Work> long_level;
+  std::copy_if(wanted.begin(), wanted.end(), std::back_inserter(long_level), &is_long);
+  if (!long_level.empty()) {
+    groups.push_back(child_groups(long_level).front());
+  }
+  std::vector<Work> works;
+  for (const std::vector<Work>& group : groups) {
+    works.insert(works.end(), group.begin(), group.end());
+  }
+  add_per_gpu_jobs(plan, works, gpus.size());
+  rule_same_child(plan, groups, memory);
+  rule_copies_alone(plan.jobs);
+  rule_copies_together(plan.jobs);
+  rule_local_copies_last(plan.jobs);
+  rule_cudnn_after_copies(plan.jobs);
+  set_allowances(plan, memory);
+  add_spanning_jobs(plan, wanted, gpus, memory, force_long);
+  rule_long_after_standard(plan.jobs, gpus);
   return plan;
 }
 

@@ -73,8 +73,8 @@ struct WorkRow {
 inline constexpr WorkRow k_work_table[] = {
     // The FMA chains and the reduction.
     {Work::compute, "compute", "gpu.compute", "gpu-compute", WorkChild::shared, 32, 32, 32},
-    // Its priority streams and graph: the child peaks at 518 MiB on an H200, 176 above a bare
-    // context.
+    // Its priority streams and graph: what the child's peak measured above a bare context
+    // (docs/performance.md, "Courtesy figures").
     {Work::streams, "streams", "gpu.streams", "gpu-streams", WorkChild::shared, 16, 176, 16},
     // The least: the smallest host copies that still measure something; wanted: their device
     // side.
@@ -174,21 +174,21 @@ struct GpuFacts {
   std::string not_tested_reason;
 };
 
-/// Device memory the planner counts per job (docs/architecture.md, "Memory"): a context after
+/// Device memory the planner counts per job (docs/engine.md, "Memory"): a context after
 /// gpucheck shrinks its stack reservation, the extra a context holds while it is being built,
 /// and each work's buffers: the least it can run with and what it uses when it can.
 struct MemoryModel {
-  uint64_t context_bytes = 288ULL << 20;             ///< 262 MiB measured on an H200, + margin
-  uint64_t context_build_extra_bytes = 264ULL << 20; ///< 523 MiB while it is built
-  /// What NCCL allocates on each GPU for its own channels, beyond gpucheck's buffers: 1.6 GiB
-  /// measured per GPU on four H100s (NCCL 2.28), with a margin for eight.
+  uint64_t context_bytes = 288ULL << 20;             ///< a context as measured, with a margin
+  uint64_t context_build_extra_bytes = 264ULL << 20; ///< the more it holds while it is built
+  /// What NCCL allocates on each GPU for its own channels, beyond gpucheck's buffers: as
+  /// measured on four GPUs (docs/performance.md), with a margin for eight.
   uint64_t nccl_own_bytes = 3ULL << 30;
   /// The least buffers the work can run with.
   uint64_t min_bytes(Work work) const;
   /// What it uses when it can.
   uint64_t wanted_bytes(Work work) const;
-  /// What it holds before its gate, beyond its context (cuDNN's small verified cases: 22 MiB
-  /// measured on an H200).
+  /// What it holds before its gate, beyond its context (cuDNN's small verified cases, as
+  /// measured: docs/performance.md).
   uint64_t prepare_bytes(Work work) const;
 };
 

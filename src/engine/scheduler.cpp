@@ -291,7 +291,7 @@ void Scheduler::spawn(Slot& slot) {
 
 bool Scheduler::nothing_awaits_exit(const Slot& slot) const {
   // No rule awaits the exit of the child's last job: its result is taken as soon as it is
-  // complete, without waiting for the kernel to free its context (0.1 s for cuDNN's on an H200).
+  // complete, without waiting for the kernel to free its context (slow with cuDNN's modules).
   const std::optional<size_t> last = m_jobs[slot.jobs.back()].planned;
   return m_planned && last &&
          std::none_of(m_plan.jobs.begin(), m_plan.jobs.end(), [&](const PlannedJob& other) {
@@ -314,11 +314,10 @@ bool Scheduler::per_gpu_contexts_built() const {
 }
 
 void Scheduler::spawn_due() {
-  // A child spends 11-36 ms loading libcuda and in cuInit alone with one GPU visible, and
-  // 0.19-0.27 s beside the census and other children (the driver initialises one process at a
-  // time, and a context built beside another process's cuInit took 0.29 s instead of 0.07).
+  // The driver initialises one process at a time, so a child's cuInit and context take several
+  // times longer beside other children's (docs/performance.md, "What the driver's start costs").
   // Before the plan, each GPU's child starts; after it, a child starts once the jobs its setup
-  // waits for have built their contexts (docs/performance.md).
+  // waits for have built their contexts.
   std::vector<bool> gave_up(m_turns.size(), false);
   for (size_t g = 0; g < m_turns.size(); ++g) {
     gave_up[g] = m_turns.outcome(g).needed && !m_turns.outcome(g).held;
@@ -343,8 +342,8 @@ void Scheduler::spawn_due() {
     bool due = false;
     if (spans_gpus(head.work)) {
       // A spanning child starts once the plan has it and every job it waits for has begun its
-      // timed work: every context of theirs is built, so its cuInit (every GPU at once: 0.41 s
-      // on two H100s, 0.49 s on four) holds up no one's, and it runs beside their timed work,
+      // timed work: every context of theirs is built, so its cuInit (every GPU at once, the
+      // slowest of any child's) holds up no one's, and it runs beside their timed work,
       // which needs no driver call that cuInit holds (docs/performance.md: the convolutions'
       // figures with and without it). Its contexts wait for their exit (peers_after_all).
       if (!m_planned || !head.planned) {
@@ -964,8 +963,8 @@ void Scheduler::advance() {
     m_changed.notify_all();
   }
   // The census after: once every job's timed work has begun, beside the last of it (NVML's
-  // queries did not change cuDNN's figures: FP16 745 against 746 TFLOP/s, two H200s), so that
-  // its answer is in when that work ends (it took 25 ms on one H200, 75 on two).
+  // queries leave cuDNN's figures unchanged: docs/performance.md), so that its answer is in
+  // when that work ends.
   const bool all_done = std::all_of(m_jobs.begin(), m_jobs.end(), [](const Job& job) {
     return !job.planned || is_long(job.work) || at_least(job.state, JobState::running);
   });

@@ -106,8 +106,8 @@ std::string wait_text(std::chrono::milliseconds wait) {
 }
 
 std::chrono::milliseconds default_turn_wait(size_t gpus) {
-  // A standard run took 1.1 s on one H200 and 3.4-7.5 s on two to four (docs/performance.md):
-  // 30 s and 15 s per GPU let about seven such runs go first.
+  // Long enough for several whole standard runs on this many GPUs to go first (their times:
+  // docs/performance.md, "Overlapping runs").
   return std::chrono::milliseconds(30000 + 15000 * static_cast<int64_t>(std::max<size_t>(gpus, 1)));
 }
 

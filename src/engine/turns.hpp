@@ -1,5 +1,5 @@
 #pragma once
-/// The turn protocol between gpucheck runs on one host (docs/architecture.md, "Turns"). A run
+/// The turn protocol between gpucheck runs on one host (docs/engine.md, "Turns"). A run
 /// takes the turns of every GPU it tests before it starts anything on any of them (no child, no
 /// census), in one order shared by every run (the locks' names, sorted), waiting for each while
 /// it holds the ones before it; it gives a GPU's turn back once its last job there has gone and
@@ -72,7 +72,7 @@ private:
 std::string wait_text(std::chrono::milliseconds wait);
 
 /// How long a run waits for other runs' turns by default: long enough for several whole
-/// standard runs on that many GPUs to go first (docs/architecture.md, "Turns").
+/// standard runs on that many GPUs to go first (docs/engine.md, "Turns").
 std::chrono::milliseconds default_turn_wait(size_t gpus);
 
 } // namespace gpucheck::engine

@@ -296,9 +296,9 @@ public:
     }
     for (size_t k = 0; k < 2; ++k) {
       // Stream k copies for (1 + copies + extra) x per_copy; the other's timed copies end after
-      // (1 + its copies) x its per_copy: cover that with half to spare (with 10%, one standard
-      // run in eight on an H100 had no covered sample with 32 MiB copies: the first sample's
-      // rates are rough). The extra copies are not timed; they cost about 2 ms.
+      // (1 + its copies) x its per_copy: cover that with half to spare (with a tenth, some runs
+      // had no covered sample: the first sample's rates are rough). The extra copies are not
+      // timed and cost little.
       const size_t o = 1 - k;
       const double needed = 1.5 * (1 + copies[o]) * per_copy[o] / per_copy[k];
       extra[k] = std::clamp(static_cast<int>(std::ceil(needed)) - 1 - copies[k], 1, k_max_copies);
@@ -526,8 +526,8 @@ constexpr auto k_together_lead = std::chrono::milliseconds(5);     // from the g
 constexpr auto k_together_spacing = std::chrono::milliseconds(40); // between the two gates
 } // namespace
 
-// One queue serves it: both directions still run at once on the copy engines (measured on an
-// H200: 50.6 / 50.8 GB/s bidirectional with one queue, 50.5 / 50.8 with the default eight).
+// One queue serves it: both directions still run at once on the copy engines (the same
+// bidirectional figures with one queue as with the default eight: docs/performance.md).
 void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
   const CudaApi& api = session.api();
   protocol::write_bandwidth({.numa = pin_to_gpu_numa_node(session.pci_bus_id())}, out);
@@ -599,8 +599,8 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   bench.record(Bench::check_host(host_a.get(), host_bytes, seed, "pinned device->host"));
 
   // A degraded link slows both directions alike; one direction far below the other is most
-  // often a passing disturbance (another VM's DMA on the host, seen on H100 VMs: device->host
-  // 32 GB/s beside 55 host->device, 55 both ways in the next run). The slower direction is
+  // often a passing disturbance (another VM's DMA on the host: seen on virtual machines, gone
+  // in the next run). The slower direction is
   // measured again, verified again, and the better series reported, the first one named in its
   // note; a fault that stays is seen by both series and still judged.
   const double up_median = h2d_alone.value("median", 0.0);

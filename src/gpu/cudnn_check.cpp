@@ -82,7 +82,8 @@ std::vector<ConvCase> cases(bool full, int cc_major) {
 }
 
 /// Host work inside cuDNN done ahead on a thread of its own: the legacy heuristic's first call
-/// for each data type of the timed cases (0.15-0.25 s each on H200 machines). It runs beside the
+/// for each data type of the timed cases (a large share of the timed work: docs/performance.md).
+/// It runs beside the
 /// preparation and goes on past the gate while other checks time their copies (it touches no
 /// GPU: no buffer, no kernel, no copy); the timed work joins it first.
 class HeuristicWarmup {
@@ -190,11 +191,10 @@ private:
 
 /// Before the gate, beside the other checks on this GPU: the small verified cases and the
 /// activations, nothing timed. The first use of each kernel family (cuDNN loads it then) is most
-/// of this child's time, so it overlaps the checks before it. That first use is host work
-/// (0.1-0.4 s per family on H100 and H200 machines): FP32 and the activations run on this
-/// thread, each tensor-core case (FP16, BF16) on a thread with its own handle and stream, so the
-/// loads overlap (one tensor-core thread for both: ready at 467-547 ms on an H100; one each:
-/// docs/performance.md); the heuristic's first calls on another (HeuristicWarmup).
+/// of this child's time, so it overlaps the checks before it. That first use is host work: FP32
+/// and the activations run on this thread, each tensor-core case (FP16, BF16) on a thread with
+/// its own handle and stream, so the loads overlap (docs/performance.md measured one thread for
+/// both against one each); the heuristic's first calls on another (HeuristicWarmup).
 void prepare(const DeviceSession& session, const KernelModule& module, const CudnnApi& dnn,
              const CudnnBackendApi& graph, bool full, CudnnRunner& runner,
              const std::vector<ConvCase>& all, nlohmann::json& out,

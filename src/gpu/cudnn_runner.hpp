@@ -161,8 +161,8 @@ public:
   /// One case: a small one verified on every output with one fixed algorithm; a timed one through
   /// both APIs, verified on sampled outputs, with its TFLOP/s metric and, in FP32, determinism.
   /// `warm_only`: create the descriptors and ask the legacy heuristic for its algorithms, and
-  /// nothing else (no buffer, no GPU work): its first call per data type is 0.15-0.25 s of host
-  /// work inside cuDNN (H200 machines), done ahead, beside the other checks' work.
+  /// nothing else (no buffer, no GPU work): its first call per data type is long host work
+  /// inside cuDNN, done ahead, beside the other checks' work.
   void convolution(const ConvCase& cc, bool warm_only = false);
 
   /// Activation forward checked against the CPU: `timed` is ReLU over `elements` values, timed

@@ -810,8 +810,8 @@ std::unique_ptr<LoadedNccl> load_nccl() {
 
 /// Host memory the NCCL inputs are written from and the sums read into, one chunk at a time:
 /// pinned when the driver allows (the copies then run at the link's rate), pageable otherwise.
-/// gpucheck's own host memory stays at one chunk whatever the size summed (a 256 MiB host
-/// buffer made the child's peak 928 MiB on two H100s).
+/// gpucheck's own host memory stays at one chunk whatever the size summed (a buffer of the whole
+/// size raised the child's peak by as much).
 class Staging {
 public:
   static constexpr uint64_t k_bytes = 16 * k_mib;
@@ -866,8 +866,8 @@ uint64_t nccl_largest_bytes(const PeerSession& session) {
   return largest;
 }
 
-/// ncclCommInitAll over every GPU of the session (0.4-0.7 s: its topology search and
-/// connections), once.
+/// ncclCommInitAll over every GPU of the session (its topology search, connections and kernel
+/// loads: the child's longest step), once.
 void nccl_init(PeerSession& session, const LoadedNccl& loaded, NcclComms& comms) {
   if (comms.initialised) {
     return;
@@ -1091,7 +1091,7 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& commun
         float* host = staging.data();
         // The staging memory may still hold the previous GPU's sums of this very chunk, which
         // are the right values: its first 4 KiB are poisoned, so that a copy that wrote nothing
-        // fails (poisoning the whole chunk cost 0.1 s of the run for 512 MiB).
+        // fails (poisoning the whole chunk is host time on the critical path).
         std::fill(host, host + std::min<uint64_t>(count, 1024), -1.0F);
         session.make_current(gpus[g]);
         GPUCHECK_CU(api, cuMemcpyDtoH, host, data[g] + off, static_cast<size_t>(chunk));
@@ -1114,8 +1114,8 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& commun
   if (leave_to_exit) {
     // The child's last work: its result goes out now and the process ends with _exit
     // (run_child_mode), which frees the communicators, the buffers and the contexts in the
-    // kernel while the parent writes the report. ncclCommDestroy and the frees were 0.3 s of
-    // the run's critical path on two H100s.
+    // kernel while the parent writes the report: ncclCommDestroy and the frees would be on the
+    // run's critical path (docs/performance.md).
     data.assign(data.size(), 0);
   }
 }

@@ -72,7 +72,7 @@ DeviceSession::DeviceSession(int ordinal, int connections)
     m_pci_bus_id = bus;
   }
   // The engine's plan says when this child may build its context and how much device memory
-  // its buffers may take (docs/architecture.md, "The GPU engine").
+  // its buffers may take (docs/engine.md).
   set_stage("waiting to create the context");
   m_allowance_bytes = protocol::gate::await_setup();
   set_stage("context");
@@ -97,9 +97,9 @@ void DeviceSession::read_free_memory() {
 
 void DeviceSession::shrink_reservations() {
   // A context reserves local memory for every thread the GPU can hold at the default stack of
-  // 1 KiB (on an H200 about 260 of its 523 MiB); gpucheck's kernels need almost none, and the
-  // driver grows the reservation at a launch that needs more (cuDNN's). Measured on an H200:
-  // 523 MiB per context by default, 325 with a 256-byte stack, 262 with 16 (docs/performance.md).
+  // 1 KiB (half of a context's memory); gpucheck's kernels need almost none, and the driver
+  // grows the reservation at a launch that needs more (cuDNN's). docs/performance.md has the
+  // sizes with each stack.
   if (m_api.cuCtxSetLimit == nullptr) {
     return;
   }

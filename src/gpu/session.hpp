@@ -95,7 +95,7 @@ public:
     return std::make_unique<QuietGate::Step>(m_quiet);
   }
   /// Setup is done: say `ready` and wait for the engine's `go` (protocol::gate::ready_and_wait(),
-  /// docs/architecture.md "The GPU engine"), then read free memory and the budget again, since
+  /// docs/engine.md), then read free memory and the budget again, since
   /// checks that ran meanwhile have freed theirs.
   void wait_for_gate();
   /// Called at the start of wait_for_gate(), before `ready` (empty: none): the shared child holds

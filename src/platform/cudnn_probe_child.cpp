@@ -105,8 +105,8 @@ using StatusFn = int (*)();
 } // namespace
 
 nlohmann::json child_probe_cudnn(const std::vector<std::string>& all_args) {
-  // --shallow (gpucheck --quick): load only the core sub-library; the large ones (hundreds of MB,
-  // about 0.1 s and 40 MB resident) are checked for presence only, and listed only when absent;
+  // --shallow (gpucheck --quick): load only the core sub-library; the large ones (hundreds of MB
+  // on disk, slow to load) are checked for presence only, and listed only when absent;
   // no sub-library's version check is called.
   const bool shallow = !all_args.empty() && all_args.front() == "--shallow";
   const std::vector<std::string> args(all_args.begin() + (shallow ? 1 : 0), all_args.end());
@@ -158,8 +158,8 @@ nlohmann::json child_probe_cudnn(const std::vector<std::string>& all_args) {
     }
     for (Pinned& entry : pinned) {
       // A missing sub-library's check would abort (8.x) or print noise (9.x): skip it. --quick
-      // skips them all: cuDNN 9's cudnnGraphVersionCheck initialises CUDA (0.2-0.3 s on an H100
-      // machine, the longest part of --quick); the standard run makes them.
+      // skips them all: cuDNN 9's cudnnGraphVersionCheck initialises CUDA, the longest part of
+      // --quick (docs/performance.md); the standard run makes them.
       if (shallow || entry.spec->version_check == nullptr || !entry.record.loaded) {
         continue;
       }

@@ -22,8 +22,8 @@ namespace gpucheck::probes {
 
 namespace {
 /// The cuDNN probe children need no GPU, but cuDNN's *VersionCheck calls build a CUDA context
-/// when they can (518 MiB on an H200, beside the GPU checks' own): with no GPU visible they
-/// answer the same and touch no device (measured on an H200, docs/performance.md).
+/// when they can (a full context's memory, beside the GPU checks' own): with no GPU visible
+/// they answer the same and touch no device (docs/performance.md).
 void hide_gpus(process::ChildRequest& request) {
   request.env.emplace_back("CUDA_VISIBLE_DEVICES", "");
 }
@@ -244,8 +244,8 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   const size_t cudnn_child = start("cudnn", cudnn_mode);
   // Several cuDNN copies: probe each on its own (one child per copy: copies cannot share a
   // process, they have one SONAME) to learn its version and the CUDA it was built for; the shim
-  // says both, so each is probed shallow (loading every sub-library of each copy costs about
-  // 0.9 s of CPU per copy, in the standard run's critical path).
+  // says both, so each is probed shallow (loading every sub-library of each copy is most of a
+  // second of CPU per copy, in the standard run's critical path).
   // The copy the loader selects is the one the main cuDNN child loads: its facts come from
   // there (probed on its own only if the main child loaded another one after all).
   std::vector<std::pair<size_t, std::string>> cudnn_copy_children;

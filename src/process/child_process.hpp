@@ -41,7 +41,7 @@ struct ChildRequest {
   bool result_lines = false;
   /// The child's outcome is concluded as soon as its result is complete (its result pipe
   /// closed with a valid result), without waiting for its process to exit: a GPU child's exit
-  /// (the kernel freeing its context and mappings) took 0.1 s after its result on an H200. The
+  /// (the kernel freeing its context and mappings) comes a noticeable time after it. The
   /// process is then neither waited for nor reported again; it dies with gpucheck at the latest.
   bool conclude_at_result = false;
 };

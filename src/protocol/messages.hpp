@@ -3,7 +3,7 @@
 /// (process::ChildRequest::control_channel), the same enum on both sides. A protocol header: it
 /// depends on nothing but std, so the child side (src/gpu) includes it too.
 ///
-/// One child's life (docs/architecture.md, "The GPU engine"):
+/// One child's life (docs/engine.md):
 ///   parent: setup ->            child: builds its context -> context_built
 ///           (prepares: kernels, pinned memory, small verified cases) -> ready
 ///   parent: go ->               child: its gated (timed) work [-> paused ... parent: resume]

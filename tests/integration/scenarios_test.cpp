@@ -456,7 +456,7 @@ std::vector<Scenario> scenarios() {
                   .exit_code = 0,
                   .standard_run = true});
   // Its twin: the same out-of-memory answer on a GPU nobody else uses is a broken GPU.
-  // Kernel images (docs/architecture.md "Kernel images"): the fake driver gives a token context and
+  // Kernel images (docs/engine.md "Kernel images"): the fake driver gives a token context and
   // loads a fatbin by the real driver's rule (tests/fakes/README.md), then answers 801 to the
   // first allocation, so each run ends in the same gpu.cuda_call_failed; what differs is which
   // image loaded. An R535 node with an H100 must not fail gpu.kernel_load_failed.

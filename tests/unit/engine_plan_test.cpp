@@ -148,7 +148,7 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
                       const MemoryModel& memory = {}) {
   ASSERT_FALSE(trace.deadlock) << what << ": the plan never finished (a deadlock)";
   // No context is built and nothing prepares on any GPU while copies are timed
-  // (docs/architecture.md); cuDNN's lanes prepare before any copy by the children's own doing.
+  // (docs/engine.md); cuDNN's lanes prepare before any copy by the children's own doing.
   for (size_t t = 0; t < trace.snapshots.size(); ++t) {
     const std::vector<JobState>& st = trace.snapshots[t];
     // Memory: what the plan counts for every job alive on a GPU stays within its budget.

@@ -33,6 +33,7 @@
 #include "platform/dynlib.hpp"
 #include "platform/nvml_api.hpp"
 #include "protocol/messages.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::gpu {
 
@@ -205,7 +206,7 @@ public:
           const int rc = m_api.nvmlEventSetWait(m_events, &data, 100);
           if (rc == k_nvml_success && (data.eventType & k_nvml_event_xid) != 0) {
             const std::lock_guard<std::mutex> guard(m_lock);
-            m_xids.push_back({{"t_ms", since_start()}, {"xid", data.eventData}});
+            m_xids.push_back({since_start(), static_cast<int>(data.eventData)});
           }
         } else {
           std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -222,23 +223,24 @@ public:
     }
   }
 
-  [[nodiscard]] nlohmann::json watch() const {
-    nlohmann::json w = {{"available", m_device != nullptr},
-                        {"why", m_why},
-                        {"period_ms", 100},
-                        {"t_ms", m_t},
-                        {"sm_mhz", m_sm},
-                        {"mem_mhz", m_mem},
-                        {"temp_c", m_temp},
-                        {"power_w", m_power},
-                        {"reasons", m_reasons},
-                        {"max_sm_mhz", m_max_sm}};
+  [[nodiscard]] protocol::BurnWatch watch() const {
+    protocol::BurnWatch w;
+    w.available = m_device != nullptr;
+    w.why = m_why;
+    w.period_ms = 100;
+    w.t_ms = m_t;
+    w.sm_mhz.assign(m_sm.begin(), m_sm.end());
+    w.mem_mhz.assign(m_mem.begin(), m_mem.end());
+    w.temp_c.assign(m_temp.begin(), m_temp.end());
+    w.power_w = m_power;
+    w.reasons.assign(m_reasons.begin(), m_reasons.end());
+    w.max_sm_mhz = static_cast<int>(m_max_sm);
     return w;
   }
   [[nodiscard]] std::string xid_watch() const {
     return m_xid_ready ? "nvml" : "unavailable: " + m_xid_why;
   }
-  [[nodiscard]] nlohmann::json xids() const {
+  [[nodiscard]] std::vector<protocol::BurnXid> xids() const {
     const std::lock_guard<std::mutex> guard(m_lock);
     return m_xids;
   }
@@ -290,13 +292,13 @@ private:
   std::vector<double> m_power;
   std::vector<unsigned long long> m_reasons;
   mutable std::mutex m_lock;
-  nlohmann::json m_xids = nlohmann::json::array();
+  std::vector<protocol::BurnXid> m_xids;
 };
 
 /// One type's burn: A, B, C, the first result kept as the reference.
 struct TypeResult {
-  bool too_slow = false; ///< one GEMM takes more than a quarter of the share: try a smaller n
-  nlohmann::json json;
+  bool too_slow = false;   ///< one GEMM takes more than a quarter of the share: try a smaller n
+  protocol::BurnType line; ///< its part of the payload's "burn"
   double median_tflops = 0;
   uint64_t mismatched_iterations = 0;
   uint64_t checked_words = 0;
@@ -419,18 +421,18 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   result.median_tflops = tflops.empty() ? 0.0 : median(tflops);
   const double min_tflops = tflops.empty() ? 0.0 : *std::min_element(tflops.begin(), tflops.end());
-  result.json = {{"type", type.name},
-                 {"n", n},
-                 {"iterations", iteration},
-                 {"tflops_median", result.median_tflops},
-                 {"tflops_min", min_tflops},
-                 {"elapsed_s", seconds},
-                 {"mismatched_iterations", result.mismatched_iterations},
-                 {"first_mismatch", nullptr},
-                 {"result_hash", fmt::format("{:016x}", result_hash)}};
+  result.line = {type.name,
+                 n,
+                 iteration,
+                 result.median_tflops,
+                 min_tflops,
+                 seconds,
+                 result.mismatched_iterations,
+                 std::nullopt,
+                 fmt::format("{:016x}", result_hash)};
   if (result.first_bad_iteration) {
-    result.json["first_mismatch"] = {{"iteration", *result.first_bad_iteration},
-                                     {"words", result.first_bad_words}};
+    result.line.first_mismatch =
+        protocol::BurnMismatch{*result.first_bad_iteration, result.first_bad_words};
   }
   return result;
 }
@@ -468,7 +470,9 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
   };
   const auto start = Clock::now();
   watch.start();
-  nlohmann::json type_lines = nlohmann::json::array();
+  protocol::BurnReport report;
+  report.duration_s = std::chrono::duration<double>(duration).count();
+  report.cublas = cublas.version();
   for (const GemmType& type : types) {
     if (stop()) {
       break;
@@ -485,9 +489,9 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
       n /= 2; // one GEMM would take most of this type's share on this GPU
       r = burn_type(session, module.kernels(), cublas, handle, stream, type, n, share, stop);
     }
-    out["metrics"].push_back(
-        metric(fmt::format("burn_{}_tflops", type.name), r.median_tflops, "TFLOP/s",
-               fmt::format("median of {} GEMMs {}^3", r.json["iterations"].get<int>(), n)));
+    out["metrics"].push_back(metric(fmt::format("burn_{}_tflops", type.name), r.median_tflops,
+                                    "TFLOP/s",
+                                    fmt::format("median of {} GEMMs {}^3", r.line.iterations, n)));
     Verification v{"burn", fmt::format("{} GEMM {}^3, every iteration against the first, bit "
                                        "for bit",
                                        type.name, n)};
@@ -500,32 +504,30 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
       v.want = "the first iteration's result";
     }
     out["verify"].push_back(protocol::to_json(v));
-    type_lines.push_back(std::move(r.json));
+    report.types.push_back(std::move(r.line));
   }
   watch.stop();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   session.done_with_gpu();
-  nlohmann::json w = watch.watch();
+  report.watch = watch.watch();
+  const protocol::BurnWatch& w = report.watch;
   double max_temp = 0;
   double max_power = 0;
-  for (const auto& t : w["temp_c"]) {
-    max_temp = std::max(max_temp, t.get<double>());
+  for (const int t : w.temp_c) {
+    max_temp = std::max(max_temp, static_cast<double>(t));
   }
-  for (const auto& p : w["power_w"]) {
-    max_power = std::max(max_power, p.get<double>());
+  for (const double p : w.power_w) {
+    max_power = std::max(max_power, p);
   }
-  if (!w["t_ms"].empty()) {
+  if (!w.t_ms.empty()) {
     out["metrics"].push_back(metric("burn_max_temp_c", max_temp, "C", "NVML, during the burn"));
     out["metrics"].push_back(metric("burn_max_power_w", max_power, "W", "NVML, during the burn"));
   }
-  out["burn"] = {{"duration_s", std::chrono::duration<double>(duration).count()},
-                 {"elapsed_s", seconds},
-                 {"interrupted", interrupted},
-                 {"cublas", cublas.version()},
-                 {"types", type_lines},
-                 {"watch", w},
-                 {"xid_watch", watch.xid_watch()},
-                 {"xids", watch.xids()}};
+  report.elapsed_s = seconds;
+  report.interrupted = interrupted;
+  report.xid_watch = watch.xid_watch();
+  report.xids = watch.xids();
+  protocol::write_burn(report, out);
 }
 
 } // namespace gpucheck::gpu

@@ -23,6 +23,7 @@
 #include "gpu/random.hpp"
 #include "gpu/session.hpp"
 #include "protocol/messages.hpp"
+#include "protocol/payloads.hpp"
 
 namespace gpucheck::gpu {
 
@@ -167,10 +168,11 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
   GPUCHECK_CU(api, cuMemsetD8, errors.get(), static_cast<unsigned char>(0),
               sizeof(GpucheckMemtestErrors));
   const ChunkSet chunks(session, target);
-  nlohmann::json report = {{"free_bytes", free_bytes},
-                           {"tested_bytes", chunks.bytes()},
-                           {"chunks", chunks.chunks().size()},
-                           {"duration_s", std::chrono::duration<double>(duration).count()}};
+  protocol::MemtestReport report;
+  report.free_bytes = free_bytes;
+  report.tested_bytes = chunks.bytes();
+  report.chunks = static_cast<int>(chunks.chunks().size());
+  report.duration_s = std::chrono::duration<double>(duration).count();
   if (chunks.chunks().empty()) {
     throw std::runtime_error(fmt::format(
         "no memory to test: {} MiB free, none of it could be allocated", free_bytes / k_mib));
@@ -183,17 +185,15 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
   bool interrupted = false;
   bool planted = !fault_planted("memtest");
   int rounds = 0;
-  std::vector<std::pair<std::string, int>> passes; // per pattern name
-  nlohmann::json recorded = nlohmann::json::array();
+  std::vector<protocol::MemtestPattern>& passes = report.patterns; // per pattern name
   uint64_t seen_errors = 0;
   const auto note_errors = [&](const std::string& pattern) {
     const GpucheckMemtestErrors e = read_errors(api, errors.get());
     const uint64_t stored = std::min<uint64_t>(e.count, GPUCHECK_MEMTEST_RECORDED);
     for (uint64_t i = std::min<uint64_t>(seen_errors, GPUCHECK_MEMTEST_RECORDED); i < stored; ++i) {
-      recorded.push_back({{"address", fmt::format("0x{:x}", e.address[i])},
-                          {"pattern", pattern},
-                          {"expected", fmt::format("0x{:08x}", e.expected[i])},
-                          {"observed", fmt::format("0x{:08x}", e.observed[i])}});
+      report.errors.push_back({fmt::format("0x{:x}", e.address[i]), pattern,
+                               fmt::format("0x{:08x}", e.expected[i]),
+                               fmt::format("0x{:08x}", e.observed[i])});
     }
     seen_errors = e.count;
   };
@@ -230,11 +230,11 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
       ++count;
       note_errors(pattern.name);
       const auto it = std::find_if(passes.begin(), passes.end(),
-                                   [&](const auto& p) { return p.first == pattern.name; });
+                                   [&](const auto& p) { return p.name == pattern.name; });
       if (it == passes.end()) {
-        passes.emplace_back(pattern.name, count);
+        passes.push_back({pattern.name, count});
       } else {
-        it->second += count;
+        it->passes += count;
       }
       if (s + 1 < states.size()) {
         complete = false;
@@ -252,18 +252,12 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
   const double seconds = std::chrono::duration<double>(elapsed()).count();
   session.done_with_gpu();
   const GpucheckMemtestErrors e = read_errors(api, errors.get());
-  nlohmann::json patterns = nlohmann::json::array();
-  for (const auto& [name, count] : passes) {
-    patterns.push_back({{"name", name}, {"passes", count}});
-  }
-  report["elapsed_s"] = seconds;
-  report["bytes_moved"] = tester.moved();
-  report["rounds"] = rounds;
-  report["patterns"] = patterns;
-  report["interrupted"] = interrupted;
-  report["error_count"] = e.count;
-  report["errors"] = recorded;
-  out["memtest"] = report;
+  report.elapsed_s = seconds;
+  report.bytes_moved = tester.moved();
+  report.rounds = rounds;
+  report.interrupted = interrupted;
+  report.error_count = e.count;
+  protocol::write_memtest(report, out);
   out["metrics"].push_back(
       metric("memtest_throughput_gbps",
              seconds > 0 ? static_cast<double>(tester.moved()) / seconds / 1e9 : 0.0, "GB/s",

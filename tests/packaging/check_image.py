@@ -133,6 +133,11 @@ def main():
         if shutil.which("unshare") is None:
             print("SKIP: no unshare(1) to run the image's gpucheck")
             return SKIP
+        probe = subprocess.run(["unshare", "--user", "--map-root-user", "true"],
+                               capture_output=True, text=True, check=False)
+        if probe.returncode != 0:
+            print(f"SKIP: this machine allows no user namespace: {probe.stderr.strip()}")
+            return SKIP
         version = run_inside(rootfs, "--version")
         if version.returncode != 0 or not version.stdout.startswith("gpucheck "):
             fail(f"gpucheck --version in the image exited {version.returncode}: "

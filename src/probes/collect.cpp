@@ -164,138 +164,160 @@ void import_frameworks(const Sysroot& root, const ProbeOptions& options,
   }
 }
 
-} // namespace
+constexpr size_t k_not_started = static_cast<size_t>(-1);
 
-SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& env) {
-  const Sysroot root(options.sysroot);
-  SystemSnapshot snapshot;
-  snapshot.collected_at = utc_now();
+/// The probe children of one run: started at once, running while the parent reads its own
+/// facts, their outcomes taken together.
+class ProbeChildren {
+public:
+  explicit ProbeChildren(const ProbeOptions& options) : m_options(options) {}
 
-  // Children start first and run while the parent reads local facts.
-  process::ChildGroup children;
-  constexpr size_t k_not_started = static_cast<size_t>(-1);
-  std::vector<std::string> child_names; // "nvml", "library cublas", ... by start index
-  auto start = [&](std::string mode, std::vector<std::string> args,
-                   std::optional<std::chrono::milliseconds> timeout = std::nullopt,
-                   void (*adjust)(process::ChildRequest&) = nullptr) {
-    child_names.push_back(
-        args.empty() || args.front().starts_with('-') ? mode : mode + " " + args.front());
+  /// Start a child mode; its index in the outcomes.
+  size_t start(std::string mode, std::vector<std::string> args,
+               std::optional<std::chrono::milliseconds> timeout = std::nullopt,
+               void (*adjust)(process::ChildRequest&) = nullptr) {
+    m_names.push_back(args.empty() || args.front().starts_with('-') ? mode
+                                                                    : mode + " " + args.front());
     process::ChildRequest request;
     request.mode = std::move(mode);
     request.args = std::move(args);
-    request.timeout = timeout.value_or(options.child_timeout);
+    request.timeout = timeout.value_or(m_options.child_timeout);
     if (request.mode == "cudnn") {
       hide_gpus(request);
     }
     if (adjust != nullptr) {
       adjust(request);
     }
-    return children.start(std::move(request));
-  };
-  const size_t nvml_child = start("nvml", {});
-  const size_t cuda_child = start("cuda", {});
-  std::vector<size_t> library_children;
+    return m_group.start(std::move(request));
+  }
+  std::vector<process::ChildOutcome> wait_all() { return m_group.wait_all(); }
+  /// "nvml", "library cublas", ... by start index.
+  [[nodiscard]] const std::vector<std::string>& names() const { return m_names; }
+
+private:
+  const ProbeOptions& m_options;
+  process::ChildGroup m_group;
+  std::vector<std::string> m_names;
+};
+
+/// Where each probe's outcome is (k_not_started: not run).
+struct StartedProbes {
+  size_t nvml = k_not_started;
+  size_t cuda = k_not_started;
+  std::vector<size_t> libraries; ///< by library_probes() index
+  std::vector<size_t> pythons;   ///< by interpreter candidate
+  size_t cudnn = k_not_started;
+  std::vector<std::pair<size_t, std::string>> cudnn_copies; ///< child, the copy's real path
+  std::string cudnn_selected; ///< the copy the loader selects, when there are several
+};
+
+/// A cuDNN copy probed on its own, shallow.
+process::ChildRequest cudnn_copy_request(const Sysroot& root, const std::string& path) {
+  process::ChildRequest request;
+  request.mode = "cudnn";
+  request.args = {"--shallow", root.path(path)};
+  hide_gpus(request);
+  return request;
+}
+
+/// NVML, the CUDA driver and each library family (in --quick, not the heavy ones).
+void start_driver_probes(ProbeChildren& children, const ProbeOptions& options,
+                         StartedProbes& started) {
+  started.nvml = children.start("nvml", {});
+  started.cuda = children.start("cuda", {});
   for (const LibraryProbe& probe : library_probes()) {
     if (options.quick && probe.heavy) {
-      library_children.push_back(k_not_started);
+      started.libraries.push_back(k_not_started);
       continue;
     }
     std::vector<std::string> args{probe.family};
     args.insert(args.end(), probe.names.begin(), probe.names.end());
-    library_children.push_back(start("library", std::move(args)));
+    started.libraries.push_back(children.start("library", std::move(args)));
   }
+}
 
-  // Python environments are read from their files; an interpreter is asked for its version and
-  // site-packages (short deadline) only when its files cannot say.
-  const std::vector<PythonCandidate> pythons =
-      find_python_candidates(root, env, options.python_interpreters);
-  const bool run_python = options.run_interpreters.value_or(root.root() == "/");
-  std::vector<size_t> python_children;
+/// Python environments are read from their files; an interpreter is asked for its version and
+/// site-packages (short deadline) only when its files cannot say.
+void start_python_children(ProbeChildren& children, const Sysroot& root, const Environment& env,
+                           const ProbeOptions& options, const std::vector<PythonCandidate>& pythons,
+                           bool run_python, std::vector<ProbeIssue>& issues,
+                           StartedProbes& started) {
   for (const PythonCandidate& python : pythons) {
-    const bool runnable =
-        run_python && stat_path(root, python.interpreter).is_regular &&
-        !read_python_layout(root, env, python).complete &&
-        may_run_interpreter(root, python.interpreter, python.found_by, snapshot.probe_issues);
-    python_children.push_back(runnable ? start("python", {root.path(python.interpreter), "query"},
-                                               options.python_query_timeout, &restrict_path)
-                                       : k_not_started);
+    const bool runnable = run_python && stat_path(root, python.interpreter).is_regular &&
+                          !read_python_layout(root, env, python).complete &&
+                          may_run_interpreter(root, python.interpreter, python.found_by, issues);
+    started.pythons.push_back(
+        runnable ? children.start("python", {root.path(python.interpreter), "query"},
+                                  options.python_query_timeout, &restrict_path)
+                 : k_not_started);
   }
+}
 
+/// What the parent reads itself, while the children run.
+void read_local_facts(const Sysroot& root, const Environment& env, SystemSnapshot& snapshot) {
   snapshot.libraries = discover_libraries(root, env);
   snapshot.host = probe_host(root);
   snapshot.environment = probe_environment(root, env);
   snapshot.kernel_module = probe_kernel_module(root);
-  {
-    std::vector<std::string> nvidia_devices;
-    for (const PciDevice& device : snapshot.kernel_module.pci_devices) {
-      nvidia_devices.push_back(device.bdf);
-    }
-    snapshot.kernel_log = read_kernel_log(root, nvidia_devices);
+  std::vector<std::string> nvidia_devices;
+  for (const PciDevice& device : snapshot.kernel_module.pci_devices) {
+    nvidia_devices.push_back(device.bdf);
   }
+  snapshot.kernel_log = read_kernel_log(root, nvidia_devices);
   snapshot.fabric_manager_running = fabric_manager_running(root);
   snapshot.toolkit = probe_toolkit(root, env, &snapshot.probe_issues);
-  if (options.before_cudnn_children) {
-    process::trace("probes: local facts read; the cuDNN children wait for the GPU contexts");
-    options.before_cudnn_children();
-    process::trace("probes: starting the cuDNN children");
+}
+
+/// The main cuDNN child and, with several copies, each other copy on its own (copies cannot
+/// share a process, they have one SONAME), shallow: the shim says version and CUDA, and loading
+/// every sub-library of each copy is most of a second of CPU per copy, on the critical path.
+/// The copy the loader selects is the one the main child loads: its facts come from there.
+void start_cudnn_probes(ProbeChildren& children, const Sysroot& root, const ProbeOptions& options,
+                        SystemSnapshot& snapshot, StartedProbes& started) {
+  started.cudnn = children.start("cudnn", options.quick ? std::vector<std::string>{"--shallow"}
+                                                        : std::vector<std::string>{});
+  const LibraryFamily* cudnn = snapshot.library("cudnn");
+  if (cudnn == nullptr) {
+    return;
   }
-  const std::vector<std::string> cudnn_mode =
-      options.quick ? std::vector<std::string>{"--shallow"} : std::vector<std::string>{};
-  const size_t cudnn_child = start("cudnn", cudnn_mode);
-  // Several cuDNN copies: probe each on its own (one child per copy: copies cannot share a
-  // process, they have one SONAME) to learn its version and the CUDA it was built for; the shim
-  // says both, so each is probed shallow (loading every sub-library of each copy is most of a
-  // second of CPU per copy, in the standard run's critical path).
-  // The copy the loader selects is the one the main cuDNN child loads: its facts come from
-  // there (probed on its own only if the main child loaded another one after all).
-  std::vector<std::pair<size_t, std::string>> cudnn_copy_children;
-  std::string cudnn_selected;
-  const auto copy_request = [&root](const std::string& path) {
-    process::ChildRequest request;
-    request.mode = "cudnn";
-    request.args = {"--shallow", root.path(path)};
-    hide_gpus(request);
-    return request;
-  };
-  if (const LibraryFamily* cudnn = snapshot.library("cudnn"); cudnn != nullptr) {
-    std::set<std::string> real_paths;
-    for (const LibraryCopy& copy : cudnn->copies) {
-      real_paths.insert(copy.real_path);
-      if (copy.selected) {
-        cudnn_selected = copy.real_path;
-      }
-    }
-    if (real_paths.size() > 1) {
-      for (const std::string& path : real_paths) {
-        // As root, a copy in a place another user can write (~/.local) is not loaded: its
-        // constructor would run as root. Its file name still gives its version.
-        if (path != cudnn_selected &&
-            may_run_as_root(root, path, "load the cuDNN copy", snapshot.probe_issues)) {
-          process::ChildRequest request = copy_request(path);
-          cudnn_copy_children.emplace_back(start(request.mode, request.args), path);
-        }
-      }
-    } else {
-      cudnn_selected.clear();
+  std::set<std::string> real_paths;
+  for (const LibraryCopy& copy : cudnn->copies) {
+    real_paths.insert(copy.real_path);
+    if (copy.selected) {
+      started.cudnn_selected = copy.real_path;
     }
   }
+  if (real_paths.size() <= 1) {
+    started.cudnn_selected.clear();
+    return;
+  }
+  for (const std::string& path : real_paths) {
+    // As root, a copy in a place another user can write (~/.local) is not loaded: its
+    // constructor would run as root. Its file name still gives its version.
+    if (path != started.cudnn_selected &&
+        may_run_as_root(root, path, "load the cuDNN copy", snapshot.probe_issues)) {
+      process::ChildRequest request = cudnn_copy_request(root, path);
+      started.cudnn_copies.emplace_back(children.start(request.mode, request.args), path);
+    }
+  }
+}
 
-  process::trace("probes: local facts read; waiting for the probe children");
-
-  const std::vector<process::ChildOutcome> outcomes = children.wait_all();
+/// NVML, the CUDA driver, the GPUs both see, and every library family's load.
+void read_driver_outcomes(const std::vector<process::ChildOutcome>& outcomes,
+                          const StartedProbes& started, SystemSnapshot& snapshot) {
   std::vector<ProbeIssue>& issues = snapshot.probe_issues;
-
+  const process::ChildOutcome& nvml = outcomes[started.nvml];
   std::vector<GpuInfo> nvml_gpus;
-  if (decode(outcomes[nvml_child], "nvml", "nvml", snapshot.nvml, issues)) {
-    decode(outcomes[nvml_child], "nvml", "gpus", nvml_gpus, issues);
-    if (outcomes[nvml_child].payload->contains("gpu_paths")) {
-      decode(outcomes[nvml_child], "nvml", "gpu_paths", snapshot.gpu_paths, issues);
+  if (decode(nvml, "nvml", "nvml", snapshot.nvml, issues)) {
+    decode(nvml, "nvml", "gpus", nvml_gpus, issues);
+    if (nvml.payload->contains("gpu_paths")) {
+      decode(nvml, "nvml", "gpu_paths", snapshot.gpu_paths, issues);
     }
   } else {
-    snapshot.nvml.failure = outcomes[nvml_child].failure;
+    snapshot.nvml.failure = nvml.failure;
   }
-  if (!decode(outcomes[cuda_child], "cuda", nullptr, snapshot.cuda, issues)) {
-    snapshot.cuda.failure = outcomes[cuda_child].failure;
+  if (!decode(outcomes[started.cuda], "cuda", nullptr, snapshot.cuda, issues)) {
+    snapshot.cuda.failure = outcomes[started.cuda].failure;
   }
   snapshot.gpus = merge_gpus(std::move(nvml_gpus), snapshot.cuda);
   // The driver libraries report no version of their own beyond the CUDA API level; their file
@@ -314,26 +336,31 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   if (nvml_load.loaded && nvml_load.version.empty() && snapshot.nvml.driver_version) {
     nvml_load.version = *snapshot.nvml.driver_version;
   }
-
   for (size_t i = 0; i < library_probes().size(); ++i) {
     const char* name = library_probes()[i].family;
     LibraryFamily& family = family_of(snapshot.libraries, name);
-    if (library_children[i] == k_not_started) {
+    if (started.libraries[i] == k_not_started) {
       continue; // --quick: not loaded; its copies on disk are listed
     }
-    if (!decode(outcomes[library_children[i]], name, nullptr, family.load, issues)) {
-      family.failure = outcomes[library_children[i]].failure;
+    if (!decode(outcomes[started.libraries[i]], name, nullptr, family.load, issues)) {
+      family.failure = outcomes[started.libraries[i]].failure;
     }
   }
+}
 
+/// The main cuDNN child's load and facts, and each copy's version and CUDA.
+void read_cudnn_outcomes(const std::vector<process::ChildOutcome>& outcomes,
+                         const StartedProbes& started, const Sysroot& root,
+                         const ProbeOptions& options, SystemSnapshot& snapshot) {
+  std::vector<ProbeIssue>& issues = snapshot.probe_issues;
   LibraryFamily& cudnn = family_of(snapshot.libraries, "cudnn");
-  if (decode(outcomes[cudnn_child], "cudnn", "load", cudnn.load, issues)) {
+  if (decode(outcomes[started.cudnn], "cudnn", "load", cudnn.load, issues)) {
     CudnnDetails details;
-    if (decode(outcomes[cudnn_child], "cudnn", "cudnn", details, issues)) {
+    if (decode(outcomes[started.cudnn], "cudnn", "cudnn", details, issues)) {
       cudnn.cudnn = std::move(details);
     }
   } else {
-    cudnn.failure = outcomes[cudnn_child].failure;
+    cudnn.failure = outcomes[started.cudnn].failure;
   }
   const auto record_copy = [&](const process::ChildOutcome& outcome, const std::string& path) {
     LibraryLoad load;
@@ -353,28 +380,35 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
       }
     }
   };
-  for (const auto& [index, path] : cudnn_copy_children) {
+  for (const auto& [index, path] : started.cudnn_copies) {
     record_copy(outcomes[index], path);
   }
-  if (!cudnn_selected.empty()) {
-    if (cudnn.load.loaded && cudnn.load.real_path == root.path(cudnn_selected)) {
-      for (LibraryCopy& copy : cudnn.copies) {
-        if (copy.real_path == cudnn_selected) {
-          copy.reported_version = cudnn.load.version;
-          copy.cudart_version = cudnn.cudnn ? cudnn.cudnn->cudart_version : std::nullopt;
-        }
-      }
-    } else if (may_run_as_root(root, cudnn_selected, "load the cuDNN copy",
-                               snapshot.probe_issues)) {
-      process::ChildRequest request = copy_request(cudnn_selected);
-      request.timeout = options.child_timeout;
-      record_copy(process::run_child(request), cudnn_selected);
-    }
+  const std::string& selected = started.cudnn_selected;
+  if (selected.empty()) {
+    return;
   }
+  if (cudnn.load.loaded && cudnn.load.real_path == root.path(selected)) {
+    for (LibraryCopy& copy : cudnn.copies) {
+      if (copy.real_path == selected) {
+        copy.reported_version = cudnn.load.version;
+        copy.cudart_version = cudnn.cudnn ? cudnn.cudnn->cudart_version : std::nullopt;
+      }
+    }
+  } else if (may_run_as_root(root, selected, "load the cuDNN copy", snapshot.probe_issues)) {
+    // The main child loaded another copy after all: the selected one on its own.
+    process::ChildRequest request = cudnn_copy_request(root, selected);
+    request.timeout = options.child_timeout;
+    record_copy(process::run_child(request), selected);
+  }
+}
 
+/// The interpreters' answers, where one was asked, and the environments built from them.
+void read_python_outcomes(const std::vector<process::ChildOutcome>& outcomes,
+                          const StartedProbes& started, const Sysroot& root, const Environment& env,
+                          const std::vector<PythonCandidate>& pythons, SystemSnapshot& snapshot) {
   std::vector<std::optional<InterpreterAnswer>> answers;
   std::vector<std::optional<ChildFailure>> answer_failures;
-  for (const size_t index : python_children) {
+  for (const size_t index : started.pythons) {
     answers.emplace_back();
     answer_failures.emplace_back();
     if (index == k_not_started) {
@@ -390,24 +424,60 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   }
   snapshot.python_environments =
       build_python_environments(root, env, pythons, answers, answer_failures);
+}
+
+/// Ctrl-C or SIGTERM during the probes: say which probes were cut short.
+void note_interruption(const std::vector<process::ChildOutcome>& outcomes,
+                       const std::vector<std::string>& names, SystemSnapshot& snapshot) {
+  const int signo = process::children_interrupted();
+  if (signo == 0) {
+    return;
+  }
+  std::vector<std::string> cut;
+  for (size_t i = 0; i < outcomes.size() && i < names.size(); ++i) {
+    if (outcomes[i].failure && outcomes[i].failure->kind == ChildFailureKind::cancelled) {
+      cut.push_back(names[i] + " probe");
+    }
+  }
+  snapshot.probe_issues.push_back(
+      {"interrupted",
+       fmt::format("gpucheck received {} during the probes; cut short or not started: {}; the "
+                   "facts they would have read are missing",
+                   process::signal_name(signo),
+                   cut.empty() ? "none" : fmt::format("{}", fmt::join(cut, ", ")))});
+}
+
+} // namespace
+
+SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& env) {
+  const Sysroot root(options.sysroot);
+  SystemSnapshot snapshot;
+  snapshot.collected_at = utc_now();
+  // Children start first and run while the parent reads local facts.
+  ProbeChildren children(options);
+  StartedProbes started;
+  start_driver_probes(children, options, started);
+  const std::vector<PythonCandidate> pythons =
+      find_python_candidates(root, env, options.python_interpreters);
+  const bool run_python = options.run_interpreters.value_or(root.root() == "/");
+  start_python_children(children, root, env, options, pythons, run_python, snapshot.probe_issues,
+                        started);
+  read_local_facts(root, env, snapshot);
+  if (options.before_cudnn_children) {
+    process::trace("probes: local facts read; the cuDNN children wait for the GPU contexts");
+    options.before_cudnn_children();
+    process::trace("probes: starting the cuDNN children");
+  }
+  start_cudnn_probes(children, root, options, snapshot, started);
+  process::trace("probes: local facts read; waiting for the probe children");
+  const std::vector<process::ChildOutcome> outcomes = children.wait_all();
+  read_driver_outcomes(outcomes, started, snapshot);
+  read_cudnn_outcomes(outcomes, started, root, options, snapshot);
+  read_python_outcomes(outcomes, started, root, env, pythons, snapshot);
   if (options.import_frameworks && run_python) {
     import_frameworks(root, options, snapshot.python_environments, snapshot.probe_issues);
   }
-  // Ctrl-C or SIGTERM during the probes: say which probes were cut short.
-  if (const int signo = process::children_interrupted(); signo != 0) {
-    std::vector<std::string> cut;
-    for (size_t i = 0; i < outcomes.size() && i < child_names.size(); ++i) {
-      if (outcomes[i].failure && outcomes[i].failure->kind == ChildFailureKind::cancelled) {
-        cut.push_back(child_names[i] + " probe");
-      }
-    }
-    snapshot.probe_issues.push_back(
-        {"interrupted",
-         fmt::format("gpucheck received {} during the probes; cut short or not started: {}; "
-                     "the facts they would have read are missing",
-                     process::signal_name(signo),
-                     cut.empty() ? "none" : fmt::format("{}", fmt::join(cut, ", ")))});
-  }
+  note_interruption(outcomes, children.names(), snapshot);
   process::trace("probes: done");
   return snapshot;
 }

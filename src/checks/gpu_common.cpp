@@ -355,6 +355,109 @@ std::string memory_words(const engine::GpuReport& gpu) {
 }
 } // namespace
 
+namespace {
+/// The GPU's other processes over the whole measurement (before any context and after the
+/// timed work), as the findings name them.
+std::vector<std::string> process_names(const std::vector<protocol::CensusProcess>& others) {
+  std::vector<std::string> names;
+  for (const protocol::CensusProcess& p : others) {
+    names.push_back(p.name.empty() ? std::to_string(p.pid) : fmt::format("{} ({})", p.pid, p.name));
+  }
+  return names;
+}
+
+/// A GPU whose job never ran: stopped or a long work left out beside others (a skip that says
+/// why), another run's turn or no memory to spare (a warning naming it); nullopt when it ran.
+std::optional<CheckResult> not_run_result(const CheckInfo& info, const GpuTarget& gpu,
+                                          const engine::JobView& view, const std::string& holders) {
+  if (view.job.outcome) {
+    return std::nullopt;
+  }
+  if (view.job.skip == engine::JobReport::Skip::stopped ||
+      view.job.skip == engine::JobReport::Skip::busy) {
+    return skip_result(info, view.job.skip_reason, gpu.gpu_index);
+  }
+  const bool other_run = view.job.skip == engine::JobReport::Skip::other_run;
+  return make_result(
+      info, fmt::format("GPU {}: not tested ({})", gpu.gpu_index, view.job.skip_reason),
+      {other_run
+           ? make_finding(codes::k_gpu_other_run, gpu.gpu_index, gpu.gpu_index,
+                          view.job.skip_reason)
+           : make_finding(codes::k_gpu_busy_not_tested, gpu.gpu_index, gpu.gpu_index,
+                          fmt::format("{} ({})", view.job.skip_reason, memory_words(view.gpu)),
+                          holders)},
+      gpu.gpu_index);
+}
+
+/// A payload judged: the envelope's own findings, the amendment's, the judge's; threshold
+/// verdicts made notes and contention named beside other processes; metrics with expectations.
+CheckResult judged_result(const CheckInfo& info, const GpuTarget& gpu,
+                          const nlohmann::json& payload, std::vector<Finding> amended,
+                          const Judge& judge, const std::string& holders) {
+  std::vector<Finding> findings = common_findings(std::string(info.title), gpu, payload);
+  findings.insert(findings.end(), amended.begin(), amended.end());
+  Judgement judgement = judge(gpu, payload);
+  findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
+  const bool contended = !gpu.other_processes.empty();
+  if (contended) {
+    // Threshold verdicts say what the GPU did beside others, not what it can do: notes.
+    for (Finding& finding : findings) {
+      if (is_threshold_verdict(finding.code) && finding.severity != Severity::info) {
+        finding.severity = Severity::info;
+        finding.message += " (measured under contention)";
+      }
+    }
+    findings.push_back(make_finding(
+        codes::k_gpu_contention, gpu.gpu_index, gpu.gpu_index,
+        plural(gpu.other_processes.size(), "other process", "other processes"), holders));
+  }
+  CheckResult result =
+      judgement.skipped
+          ? skip_result(info, std::move(judgement.summary), gpu.gpu_index)
+          : make_result(info, std::move(judgement.summary), std::move(findings), gpu.gpu_index);
+  result.metrics = payload_metrics(payload, contended);
+  if (result.status != Status::skip) {
+    std::optional<int> sm_count;
+    if (const auto device = protocol::read_device(payload); device && device.value()) {
+      sm_count = device.value()->sm_count;
+    }
+    add_expectations(gpu, result, contended, sm_count);
+  }
+  return result;
+}
+
+/// One GPU's job that ran: a failed child, out of memory beside other processes (contention,
+/// not a broken GPU), or its payload judged.
+CheckResult ran_result(const CheckInfo& info, size_t index, const GpuTarget& gpu,
+                       const process::ChildOutcome& outcome, const engine::JobView& view,
+                       const Judge& judge, const Amend& amend, const std::string& holders) {
+  if (!outcome.ok()) {
+    const std::string detail =
+        outcome.failure ? failure_detail(*outcome.failure) : std::string("no result");
+    return make_result(info, fmt::format("GPU {}: the check process failed", gpu.gpu_index),
+                       {make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
+                                     std::string(info.title), detail)},
+                       gpu.gpu_index);
+  }
+  nlohmann::json payload = *outcome.payload;
+  std::vector<Finding> amended;
+  if (amend) {
+    amend(index, gpu, payload, amended);
+  }
+  if (const auto oom_call = out_of_memory_call(payload); oom_call && !gpu.other_processes.empty()) {
+    return make_result(
+        info,
+        fmt::format("GPU {}: not tested (out of memory beside other processes)", gpu.gpu_index),
+        {make_finding(
+            codes::k_gpu_busy_not_tested, gpu.gpu_index, gpu.gpu_index,
+            fmt::format("{} ran out of device memory ({})", *oom_call, memory_words(view.gpu)),
+            holders)},
+        gpu.gpu_index);
+  }
+  return judged_result(info, gpu, payload, std::move(amended), judge, holders);
+}
+} // namespace
+
 std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
                                      const Judge& judge, const Amend& amend) {
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
@@ -388,93 +491,16 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
           gpu.gpu_index));
       continue;
     }
-    // Contention is judged over the whole measurement: the GPU's processes before any context
-    // and after the timed work.
     const std::vector<protocol::CensusProcess> others = view->gpu.other_processes();
-    gpu.other_processes.clear();
-    for (const protocol::CensusProcess& p : others) {
-      gpu.other_processes.push_back(p.name.empty() ? std::to_string(p.pid)
-                                                   : fmt::format("{} ({})", p.pid, p.name));
-    }
+    gpu.other_processes = process_names(others);
     const std::string holders = others.empty() ? std::string("no other process listed")
                                                : protocol::describe_processes(others);
-    // Stopped, or a long work left out of a GPU that other processes use (no --force): never a
-    // verdict on the GPU, a skip that says why.
-    if (!view->job.outcome && (view->job.skip == engine::JobReport::Skip::stopped ||
-                               view->job.skip == engine::JobReport::Skip::busy)) {
-      results.push_back(skip_result(info, view->job.skip_reason, gpu.gpu_index));
-      continue;
-    }
-    if (!view->job.outcome) {
-      const bool other_run = view->job.skip == engine::JobReport::Skip::other_run;
-      results.push_back(make_result(
-          info, fmt::format("GPU {}: not tested ({})", gpu.gpu_index, view->job.skip_reason),
-          {other_run ? make_finding(codes::k_gpu_other_run, gpu.gpu_index, gpu.gpu_index,
-                                    view->job.skip_reason)
-                     : make_finding(
-                           codes::k_gpu_busy_not_tested, gpu.gpu_index, gpu.gpu_index,
-                           fmt::format("{} ({})", view->job.skip_reason, memory_words(view->gpu)),
-                           holders)},
-          gpu.gpu_index));
+    if (std::optional<CheckResult> skipped = not_run_result(info, gpu, *view, holders)) {
+      results.push_back(std::move(*skipped));
       continue;
     }
     const process::ChildOutcome& outcome = *view->job.outcome;
-    CheckResult result;
-    nlohmann::json payload;
-    std::vector<Finding> amended;
-    if (outcome.ok()) {
-      payload = *outcome.payload;
-      if (amend) {
-        amend(i, gpu, payload, amended);
-      }
-    }
-    if (!outcome.ok()) {
-      const std::string detail =
-          outcome.failure ? failure_detail(*outcome.failure) : std::string("no result");
-      result = make_result(info, fmt::format("GPU {}: the check process failed", gpu.gpu_index),
-                           {make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,
-                                         std::string(info.title), detail)},
-                           gpu.gpu_index);
-    } else if (const auto oom_call = out_of_memory_call(payload); oom_call && !others.empty()) {
-      // Out of memory beside other processes: contention, not a broken GPU.
-      result = make_result(
-          info,
-          fmt::format("GPU {}: not tested (out of memory beside other processes)", gpu.gpu_index),
-          {make_finding(
-              codes::k_gpu_busy_not_tested, gpu.gpu_index, gpu.gpu_index,
-              fmt::format("{} ran out of device memory ({})", *oom_call, memory_words(view->gpu)),
-              holders)},
-          gpu.gpu_index);
-    } else {
-      std::vector<Finding> findings = common_findings(std::string(info.title), gpu, payload);
-      findings.insert(findings.end(), amended.begin(), amended.end());
-      Judgement judgement = judge(gpu, payload);
-      findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
-      const bool contended = !gpu.other_processes.empty();
-      if (contended) {
-        // Threshold verdicts say what the GPU did beside others, not what it can do: notes.
-        for (Finding& finding : findings) {
-          if (is_threshold_verdict(finding.code) && finding.severity != Severity::info) {
-            finding.severity = Severity::info;
-            finding.message += " (measured under contention)";
-          }
-        }
-        findings.push_back(make_finding(
-            codes::k_gpu_contention, gpu.gpu_index, gpu.gpu_index,
-            plural(gpu.other_processes.size(), "other process", "other processes"), holders));
-      }
-      result = judgement.skipped ? skip_result(info, std::move(judgement.summary), gpu.gpu_index)
-                                 : make_result(info, std::move(judgement.summary),
-                                               std::move(findings), gpu.gpu_index);
-      result.metrics = payload_metrics(payload, contended);
-      if (result.status != Status::skip) {
-        std::optional<int> sm_count;
-        if (const auto device = protocol::read_device(payload); device && device.value()) {
-          sm_count = device.value()->sm_count;
-        }
-        add_expectations(gpu, result, contended, sm_count);
-      }
-    }
+    CheckResult result = ran_result(info, i, gpu, outcome, *view, judge, amend, holders);
     result.duration = outcome.elapsed;
     results.push_back(std::move(result));
   }
@@ -538,6 +564,87 @@ std::string span_bus_key(const std::string& bus) {
 }
 } // namespace
 
+namespace {
+/// The GPU findings about the spanning work are on: the one its child ran its job on.
+int span_anchor(const engine::SpanView& view, const GpuTargets& targets) {
+  int anchor = targets.gpus.front().gpu_index;
+  if (view.job.gpu < view.gpus.size()) {
+    const std::string bus = span_bus_key(view.gpus[view.job.gpu].visible.gpu.bus_id);
+    for (const GpuTarget& gpu : targets.gpus) {
+      if (!bus.empty() && span_bus_key(gpu.pci_bus_id) == bus) {
+        anchor = gpu.gpu_index;
+      }
+    }
+  }
+  return anchor;
+}
+
+/// Contention over the whole measurement, on every GPU of the run, each process once.
+std::vector<protocol::CensusProcess> span_others(const engine::SpanView& view) {
+  std::vector<protocol::CensusProcess> others;
+  for (const engine::GpuReport& gpu : view.gpus) {
+    for (const protocol::CensusProcess& p : gpu.other_processes()) {
+      if (std::none_of(others.begin(), others.end(),
+                       [&p](const protocol::CensusProcess& q) { return q.pid == p.pid; })) {
+        others.push_back(p);
+      }
+    }
+  }
+  return others;
+}
+
+/// The spanning job that never ran: a skip that says why, or a warning naming another run or
+/// the processes that left no room.
+CheckResult span_not_run_result(const CheckInfo& info, const engine::SpanView& view, int anchor,
+                                const std::string& holders) {
+  if (view.job.skip == engine::JobReport::Skip::stopped ||
+      view.job.skip == engine::JobReport::Skip::busy) {
+    return skip_result(info, view.job.skip_reason);
+  }
+  if (view.job.skip == engine::JobReport::Skip::other_run) {
+    return make_result(
+        info, fmt::format("not tested ({})", view.job.skip_reason),
+        {make_finding(codes::k_gpu_other_run, anchor, anchor, view.job.skip_reason)});
+  }
+  if (!view.job.skip_is_contention) {
+    return skip_result(info, view.job.skip_reason);
+  }
+  return make_result(
+      info, fmt::format("not tested ({})", view.job.skip_reason),
+      {make_finding(codes::k_gpu_busy_not_tested, anchor, anchor, view.job.skip_reason, holders)});
+}
+
+/// The spanning job's payload judged, its figures expected of its GPUs' one model (none for a
+/// mix of models).
+CheckResult span_judged_result(const CheckInfo& info, const GpuTargets& targets, int anchor,
+                               const nlohmann::json& payload, size_t other_count,
+                               const std::string& holders, const SpanJudge& judge) {
+  GpuTarget target = targets.gpus.front();
+  target.gpu_index = anchor;
+  std::vector<Finding> findings = common_findings(std::string(info.title), target, payload);
+  const bool contended = other_count > 0;
+  std::vector<Metric> metrics = payload_metrics(payload, contended);
+  Judgement judgement = judge(payload, contended, metrics);
+  findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
+  if (contended) {
+    findings.push_back(make_finding(codes::k_gpu_contention, anchor, anchor,
+                                    plural(other_count, "other process", "other processes"),
+                                    holders));
+  }
+  CheckResult result = judgement.skipped && findings.empty()
+                           ? skip_result(info, std::move(judgement.summary))
+                           : make_result(info, std::move(judgement.summary), std::move(findings));
+  result.metrics = std::move(metrics);
+  const bool one_model =
+      std::all_of(targets.gpus.begin(), targets.gpus.end(),
+                  [&target](const GpuTarget& gpu) { return gpu.name == target.name; });
+  if (one_model && result.status != Status::skip) {
+    add_expectations(target, result, contended);
+  }
+  return result;
+}
+} // namespace
+
 std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext& context,
                                       const SpanJudge& judge) {
   const GpuTargets targets = gpu_targets(context.snapshot, context.options.timeout);
@@ -558,43 +665,12 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
   if (!view) {
     return {skip_result(info, "the GPU engine planned no work over several GPUs")};
   }
-  int anchor = targets.gpus.front().gpu_index; // the GPU findings about the work are on
-  if (view->job.gpu < view->gpus.size()) {
-    const std::string bus = span_bus_key(view->gpus[view->job.gpu].visible.gpu.bus_id);
-    for (const GpuTarget& gpu : targets.gpus) {
-      if (!bus.empty() && span_bus_key(gpu.pci_bus_id) == bus) {
-        anchor = gpu.gpu_index;
-      }
-    }
-  }
-  // Contention over the whole measurement, on every GPU of the run.
-  std::vector<protocol::CensusProcess> others;
-  for (const engine::GpuReport& gpu : view->gpus) {
-    for (const protocol::CensusProcess& p : gpu.other_processes()) {
-      if (std::none_of(others.begin(), others.end(),
-                       [&p](const protocol::CensusProcess& q) { return q.pid == p.pid; })) {
-        others.push_back(p);
-      }
-    }
-  }
+  const int anchor = span_anchor(*view, targets);
+  const std::vector<protocol::CensusProcess> others = span_others(*view);
   const std::string holders = others.empty() ? std::string("no other process listed")
                                              : protocol::describe_processes(others);
   if (!view->job.outcome) {
-    if (view->job.skip == engine::JobReport::Skip::stopped ||
-        view->job.skip == engine::JobReport::Skip::busy) {
-      return {skip_result(info, view->job.skip_reason)};
-    }
-    if (view->job.skip == engine::JobReport::Skip::other_run) {
-      return {make_result(
-          info, fmt::format("not tested ({})", view->job.skip_reason),
-          {make_finding(codes::k_gpu_other_run, anchor, anchor, view->job.skip_reason)})};
-    }
-    if (!view->job.skip_is_contention) {
-      return {skip_result(info, view->job.skip_reason)};
-    }
-    return {make_result(info, fmt::format("not tested ({})", view->job.skip_reason),
-                        {make_finding(codes::k_gpu_busy_not_tested, anchor, anchor,
-                                      view->job.skip_reason, holders)})};
+    return {span_not_run_result(info, *view, anchor, holders)};
   }
   const process::ChildOutcome& outcome = *view->job.outcome;
   CheckResult result;
@@ -604,30 +680,8 @@ std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext&
         info, "the check process failed",
         {make_finding(codes::k_gpu_child_failed, anchor, anchor, std::string(info.title), detail)});
   } else {
-    const nlohmann::json& payload = *outcome.payload;
-    GpuTarget target = targets.gpus.front();
-    target.gpu_index = anchor;
-    std::vector<Finding> findings = common_findings(std::string(info.title), target, payload);
-    const bool contended = !others.empty();
-    std::vector<Metric> metrics = payload_metrics(payload, contended);
-    Judgement judgement = judge(payload, contended, metrics);
-    findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
-    if (contended) {
-      findings.push_back(make_finding(codes::k_gpu_contention, anchor, anchor,
-                                      plural(others.size(), "other process", "other processes"),
-                                      holders));
-    }
-    result = judgement.skipped && findings.empty()
-                 ? skip_result(info, std::move(judgement.summary))
-                 : make_result(info, std::move(judgement.summary), std::move(findings));
-    result.metrics = std::move(metrics);
-    // The span's figures are expected of its GPUs' one model (none for a mix of models).
-    const bool one_model =
-        std::all_of(targets.gpus.begin(), targets.gpus.end(),
-                    [&target](const GpuTarget& gpu) { return gpu.name == target.name; });
-    if (one_model && result.status != Status::skip) {
-      add_expectations(target, result, contended);
-    }
+    result =
+        span_judged_result(info, targets, anchor, *outcome.payload, others.size(), holders, judge);
   }
   result.duration = outcome.elapsed;
   return {result};

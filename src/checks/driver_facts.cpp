@@ -6,7 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 
-#include "checks/version_text.hpp"
+#include "checks/path_text.hpp"
 #include "gpucheck/model/stack_versions.hpp"
 
 namespace gpucheck::checks {

@@ -6,7 +6,7 @@
 #include "checks/checks.hpp"
 #include "checks/driver_facts.hpp"
 #include "checks/packages.hpp"
-#include "checks/version_text.hpp"
+#include "checks/path_text.hpp"
 #include "findings/catalog.hpp"
 
 namespace gpucheck::checks {

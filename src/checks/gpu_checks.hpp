@@ -1,8 +1,9 @@
 #pragma once
-/// The active GPU checks: each one's work runs per GPU in an isolated child process
-/// (`gpucheck --child gpu-MODE ORDINAL`) scheduled by the GPU engine (src/engine/); the check
-/// turns the child's JSON into results with findings and metrics. Shared plumbing lives in
-/// gpu_common.cpp; their factories are declared in checks.hpp.
+/// What the active GPU checks share (gpu_common.cpp): each one's work runs per GPU, or over
+/// every GPU, in an isolated child process scheduled by the GPU engine (src/engine/), and its
+/// check turns the child's JSON into results with findings and metrics through run_per_gpu() or
+/// run_spanning() and its judge. The passive gpu_*.cpp checks read the snapshot only; every
+/// check's factory is declared in checks.hpp.
 
 #include <nlohmann/json_fwd.hpp>
 

@@ -8,7 +8,7 @@
 #include "checks/driver_facts.hpp"
 #include "checks/packages.hpp"
 #include "checks/probe_failure.hpp"
-#include "checks/version_text.hpp"
+#include "checks/path_text.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 

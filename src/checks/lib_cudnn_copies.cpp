@@ -5,7 +5,7 @@
 #include <set>
 
 #include "checks/checks.hpp"
-#include "checks/version_text.hpp"
+#include "checks/path_text.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/model/stack_versions.hpp"
 #include "gpucheck/plural.hpp"

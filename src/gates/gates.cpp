@@ -6,7 +6,7 @@
 #include <set>
 
 #include "findings/catalog.hpp"
-#include "gates/stack_versions.hpp"
+#include "gates/found_versions.hpp"
 #include "gpucheck/check.hpp"
 
 namespace gpucheck::gates {

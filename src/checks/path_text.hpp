@@ -1,6 +1,7 @@
 #pragma once
-/// Small pure helpers over version strings and library paths, shared by the checks. Versions
-/// themselves are gpucheck::Version (gpucheck/model/version.hpp).
+/// Small pure helpers over library paths and the version texts they carry (a SONAME's suffix, a
+/// driver's branch), shared by the checks. Versions themselves are gpucheck::Version
+/// (gpucheck/model/version.hpp).
 
 #include <optional>
 #include <string>

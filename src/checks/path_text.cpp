@@ -1,4 +1,4 @@
-#include "checks/version_text.hpp"
+#include "checks/path_text.hpp"
 
 #include <fmt/format.h>
 

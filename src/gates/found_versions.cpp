@@ -1,4 +1,4 @@
-#include "gates/stack_versions.hpp"
+#include "gates/found_versions.hpp"
 
 #include <fmt/format.h>
 

@@ -11,7 +11,7 @@ deploy/docker/Dockerfile, which builds the same image where a daemon exists.
 
 The layout directory and its tar (`gpucheck-image.tar`, for `docker load`, `podman load` or
 `skopeo copy oci-archive:...`) come out under --out. Exit 77 when the packages cannot be fetched
-(no package registry reached): nothing is half-built.
+(no package registry reached, not a Debian or Ubuntu machine): nothing is half-built.
 """
 import argparse
 import datetime
@@ -43,7 +43,11 @@ def run(*args, cwd=None):
 
 
 def installed_version(package):
-    return run("dpkg-query", "-W", "-f=${Version}", package).strip()
+    try:
+        return run("dpkg-query", "-W", "-f=${Version}", package).strip()
+    except subprocess.CalledProcessError:
+        print(f"build-image: {package} is not installed through dpkg here", file=sys.stderr)
+        sys.exit(77)
 
 
 def fetch_packages(where):
@@ -196,6 +200,10 @@ def archive(layout, path, epoch):
 
 
 def main():
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        print("build-image: needs apt-get and dpkg-deb (a Debian or Ubuntu machine)",
+              file=sys.stderr)
+        sys.exit(77)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpucheck", required=True, help="the binary to put in the image")
     parser.add_argument("--out", required=True, help="directory for the layout and its tar")

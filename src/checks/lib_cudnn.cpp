@@ -7,8 +7,8 @@
 #include "checks/cudnn_status.hpp"
 #include "checks/driver_facts.hpp"
 #include "checks/packages.hpp"
-#include "checks/probe_failure.hpp"
 #include "checks/path_text.hpp"
+#include "checks/probe_failure.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/plural.hpp"
 

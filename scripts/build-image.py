@@ -103,22 +103,27 @@ def make_rootfs(rootfs, debs, gpucheck):
     target.chmod(0o755)
 
 
+def add_tree(tar, root, epoch):
+    """Every file under `root`, sorted, owned by root, every time stamp `epoch`: the same bytes
+    from the same tree (a reproducible layer and archive)."""
+    for path in sorted(root.rglob("*")):
+        info = tar.gettarinfo(str(path), arcname=str(path.relative_to(root)))
+        info.uid = info.gid = 0
+        info.uname = info.gname = "root"
+        info.mtime = epoch
+        info.pax_headers = {}
+        if info.isfile():
+            with open(path, "rb") as f:
+                tar.addfile(info, f)
+        else:
+            tar.addfile(info)
+
+
 def layer_tar(rootfs, epoch):
-    """The root file system as one tar: sorted, owned by root, every time stamp `epoch`."""
+    """The root file system as one tar (add_tree)."""
     data = io.BytesIO()
     with tarfile.open(fileobj=data, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        paths = sorted(p for p in rootfs.rglob("*"))
-        for path in paths:
-            info = tar.gettarinfo(str(path), arcname=str(path.relative_to(rootfs)))
-            info.uid = info.gid = 0
-            info.uname = info.gname = "root"
-            info.mtime = epoch
-            info.pax_headers = {}
-            if info.isfile():
-                with open(path, "rb") as f:
-                    tar.addfile(info, f)
-            else:
-                tar.addfile(info)
+        add_tree(tar, rootfs, epoch)
     return data.getvalue()
 
 
@@ -187,16 +192,7 @@ def write_layout(layout, rootfs, tag, epoch):
 
 def archive(layout, path, epoch):
     with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tar:
-        for item in sorted(p for p in layout.rglob("*")):
-            info = tar.gettarinfo(str(item), arcname=str(item.relative_to(layout)))
-            info.uid = info.gid = 0
-            info.uname = info.gname = "root"
-            info.mtime = epoch
-            if info.isfile():
-                with open(item, "rb") as f:
-                    tar.addfile(info, f)
-            else:
-                tar.addfile(info)
+        add_tree(tar, layout, epoch)
 
 
 def main():

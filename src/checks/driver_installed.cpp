@@ -95,10 +95,17 @@ std::string branch_for_gpu(const PciDevice& gpu, const compat::Matrix& matrix) {
                      lts->branch, *lts->end_of_life, listed_by);
 }
 
-/// The branch advice for every kind of GPU on the bus ("" without the matrix's driver list).
-std::string branch_advice(const KernelModuleInfo& module, const compat::Matrix& matrix) {
+/// The branch advice for every kind of GPU on the bus ("" without the matrix's driver list), and
+/// whether every one of them runs on the open kernel modules (is in that list).
+struct BranchAdvice {
+  std::string text;
+  bool open_modules = true;
+};
+
+BranchAdvice branch_advice(const KernelModuleInfo& module, const compat::Matrix& matrix) {
+  BranchAdvice advice;
   if (!matrix.pci_devices) {
-    return "";
+    return advice;
   }
   std::vector<std::string> seen;
   std::vector<std::string> parts;
@@ -106,9 +113,12 @@ std::string branch_advice(const KernelModuleInfo& module, const compat::Matrix& 
     if (std::find(seen.begin(), seen.end(), gpu->device_id) == seen.end()) {
       seen.push_back(gpu->device_id);
       parts.push_back(branch_for_gpu(*gpu, matrix));
+      advice.open_modules =
+          advice.open_modules && compat::pci_device_name(matrix, gpu->device_id) != nullptr;
     }
   }
-  return fmt::format("{}", fmt::join(parts, "; "));
+  advice.text = fmt::format("{}", fmt::join(parts, "; "));
+  return advice;
 }
 
 /// The remedy for a machine with no NVIDIA driver, by situation (issue 35): nothing to install
@@ -138,15 +148,9 @@ std::string missing_driver_remedy(const SystemSnapshot& s) {
            "nvidia module loaded; then start the container with --gpus all (NVIDIA Container "
            "Toolkit) or a CDI device (--device nvidia.com/gpu=all)";
   }
-  const compat::Matrix& matrix = compat::active_matrix();
-  const std::string branch = branch_advice(s.kernel_module, matrix);
-  const std::vector<const PciDevice*> gpus = nvidia_gpu_functions(s.kernel_module);
-  const bool open_modules =
-      !matrix.pci_devices || std::all_of(gpus.begin(), gpus.end(), [&](const PciDevice* gpu) {
-        return compat::pci_device_name(matrix, gpu->device_id) != nullptr;
-      });
-  return (branch.empty() ? "" : branch + "; ") + driver_install(s.host.os, open_modules) +
-         ", then reboot";
+  const BranchAdvice branch = branch_advice(s.kernel_module, compat::active_matrix());
+  return (branch.text.empty() ? "" : branch.text + "; ") +
+         driver_install(s.host.os, branch.open_modules) + ", then reboot";
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {

@@ -224,3 +224,24 @@ extern "C" __global__ void gpucheck_nccl_check(const float* sums, uint64_t n, ui
     atomicAdd(mismatches, local);
   }
 }
+
+// Count the ReLU outputs that differ from max(input, 0), the input being
+// gpucheck_input_value(i, seed, scale) as gpucheck_fill_values wrote it; record the first bad
+// index. ReLU is exact, so the comparison is too.
+extern "C" __global__ void gpucheck_relu_check(const float* y, uint64_t n, uint32_t seed,
+                                               float scale, unsigned long long* mismatches,
+                                               unsigned long long* first_bad) {
+  unsigned long long local = 0;
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    const float in = gpucheck_input_value(i, seed, scale);
+    const float want = in > 0.0F ? in : 0.0F;
+    if (y[i] != want) {
+      ++local;
+      atomicMin(first_bad, static_cast<unsigned long long>(i));
+    }
+  }
+  if (local != 0) {
+    atomicAdd(mismatches, local);
+  }
+}

@@ -1,5 +1,5 @@
 // The cuDNN check's legacy API (cudnnConvolutionForward): the heuristic's algorithm and the
-// fastest cudnnFind finds, each timed and verified, and determinism in FP32.
+// fastest of cudnnFind's first two, each timed and verified, and determinism in FP32.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,7 +13,24 @@ namespace gpucheck::gpu {
 
 namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
+/// cudnnFind's results timed again: at most this many, within this factor of its fastest.
+constexpr size_t k_find_finalists = 2;
+constexpr float k_find_close = 1.5F;
 } // namespace
+
+std::vector<size_t> find_finalists(const std::vector<FoundAlgo>& found) {
+  // cudnnFind times each algorithm once, and one disturbed reading can rank a slower one first
+  // (docs/performance.md): its first two that ran, within k_find_close of the first, are both
+  // timed as the figures are, and the faster kept.
+  std::vector<size_t> finalists;
+  for (size_t i = 0; i < found.size() && finalists.size() < k_find_finalists; ++i) {
+    if (found[i].ran &&
+        (finalists.empty() || found[i].ms <= k_find_close * found[finalists[0]].ms)) {
+      finalists.push_back(i);
+    }
+  }
+  return finalists;
+}
 
 cudnnDataType_t data_type(Precision p) {
   switch (p) {
@@ -92,25 +109,33 @@ LegacyTiming CudnnRunner::time_legacy(const ConvCase& cc, const ConvDescriptors&
   GPUCHECK_DNN(m_dnn, cudnnFindConvolutionForwardAlgorithmEx, m_handle, d.x.get(), ops.x.raw(),
                d.w.get(), ops.w.raw(), d.conv.get(), d.y.get(), ops.y.raw(), max_algos, &returned,
                perf.data(), ops.workspace.raw(), static_cast<size_t>(ops.workspace_cap));
-  LegacyTiming timing;
-  double found_estimate = 1.0;
+  std::vector<FoundAlgo> found_list;
   for (int i = 0; i < returned; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) {
-      timing.found = perf[i].algo;
-      found_estimate = perf[i].time;
-      timing.found_determinism = perf[i].determinism;
-      break;
+    found_list.push_back({perf[i].status == CUDNN_STATUS_SUCCESS, perf[i].time});
+  }
+  std::vector<const cudnnConvolutionFwdAlgoPerf_t*> finalists;
+  for (const size_t i : find_finalists(found_list)) {
+    finalists.push_back(&perf[i]);
+  }
+  LegacyTiming timing;
+  const double estimate = finalists.empty() ? 1.0 : finalists.front()->time;
+  set_stage("cudnn timing " + cc.label);
+  timing.heuristic_ms = time_calls([&] { run_algo(d, ops, heuristic); }, estimate);
+  for (const cudnnConvolutionFwdAlgoPerf_t* f : finalists) {
+    const int algo = f->algo;
+    const double ms = algo == heuristic ? timing.heuristic_ms
+                                        : time_calls([&] { run_algo(d, ops, algo); }, f->time);
+    if (timing.found < 0 || ms < timing.found_ms) {
+      timing.found = algo;
+      timing.found_ms = ms;
+      timing.found_determinism = f->determinism;
     }
   }
   if (timing.found < 0) {
     timing.found = heuristic;
+    timing.found_ms = timing.heuristic_ms;
   }
   const int found = timing.found;
-  set_stage("cudnn timing " + cc.label);
-  timing.heuristic_ms = time_calls([&] { run_algo(d, ops, heuristic); }, found_estimate);
-  timing.found_ms = found == heuristic
-                        ? timing.heuristic_ms
-                        : time_calls([&] { run_algo(d, ops, found); }, found_estimate);
   verify(
       cc, ops, [&] { run_algo(d, ops, heuristic); }, algo_name(heuristic), false);
   if (found != heuristic) {

@@ -403,6 +403,20 @@ void CudnnRunner::activations(uint64_t elements, bool timed) {
           mode.mode == CUDNN_ACTIVATION_SIGMOID ? 1.0 / (1.0 + std::exp(-in)) : std::tanh(in);
       return std::array<double, 3>{in, want, 1e-5 + 1e-3 * std::abs(want)};
     };
+    if (timed && fault_planted("relu")) {
+      // GPUCHECK_PLANT_FAULT=relu: one output changed after cuDNN wrote it (GPU tests).
+      GPUCHECK_CU(m_cuda, cuMemsetD32Async, y.get() + (n / 2) * 4, 0x7F7F7F7FU, size_t{1},
+                  m_stream.get());
+    }
+    if (m_module.loaded() && mode.mode == CUDNN_ACTIVATION_RELU) {
+      // On the GPU: every output against max(input, 0), without copying them to the host.
+      verify_relu_on_gpu(y, n, seed, k_scale, v);
+      m_out["verify"].push_back(protocol::to_json(v));
+      if (timed) {
+        time_relu(call, n);
+      }
+      continue;
+    }
     std::vector<float> chunk(k_chunk_bytes / 4);
     for (uint64_t first = 0; first < n; first += chunk.size()) {
       const uint64_t count = std::min<uint64_t>(chunk.size(), n - first);
@@ -422,15 +436,44 @@ void CudnnRunner::activations(uint64_t elements, bool timed) {
     }
     m_out["verify"].push_back(protocol::to_json(v));
     if (timed) {
-      set_stage("cudnn relu timing");
-      const double ms = time_calls(call, 0.1);
-      m_out["metrics"].push_back(
-          metric("relu_fp32_gbps", 2.0 * double(n) * 4 / (ms * 1e-3) / 1e9, "GB/s",
-                 fmt::format("cudnnActivationForward ReLU over {} Mi fp32 values, bytes read + "
-                             "written",
-                             n >> 20)));
+      time_relu(call, n);
     }
   }
+}
+
+void CudnnRunner::verify_relu_on_gpu(const DeviceBuffer& y, uint64_t n, uint32_t seed, float scale,
+                                     Verification& v) {
+  DeviceBuffer counters(m_session, 16);
+  GPUCHECK_CU(m_cuda, cuMemsetD32Async, counters.get(), 0U, size_t{2}, m_stream.get());
+  GPUCHECK_CU(m_cuda, cuMemsetD32Async, counters.get() + 8, 0xFFFFFFFFU, size_t{2}, m_stream.get());
+  CUdeviceptr out = y.get();
+  uint64_t count = n;
+  CUdeviceptr mismatches = counters.get();
+  CUdeviceptr first_bad = counters.get() + 8;
+  launch(m_cuda, m_module.kernels().relu_check, grid_for(m_session, n, 256), 256, m_stream.get(),
+         {&out, &count, &seed, &scale, &mismatches, &first_bad});
+  std::array<uint64_t, 2> got{};
+  GPUCHECK_CU(m_cuda, cuMemcpyDtoHAsync, got.data(), counters.get(), sizeof got, m_stream.get());
+  m_stream.synchronize();
+  v.checked = n;
+  v.mismatches = got[0];
+  if (got[0] != 0) {
+    float bad = 0.0F;
+    GPUCHECK_CU(m_cuda, cuMemcpyDtoH, &bad, y.get() + got[1] * 4, sizeof bad);
+    const double in = input_value(got[1], seed, Precision::fp32, scale);
+    v.first_index = got[1];
+    v.got = fmt::format("{:.9g}", bad);
+    v.want = fmt::format("{:.9g} (input {:.9g})", in > 0.0 ? in : 0.0, in);
+  }
+}
+
+void CudnnRunner::time_relu(const std::function<void()>& call, uint64_t n) {
+  set_stage("cudnn relu timing");
+  const double ms = time_calls(call, 0.1);
+  m_out["metrics"].push_back(
+      metric("relu_fp32_gbps", 2.0 * double(n) * 4 / (ms * 1e-3) / 1e9, "GB/s",
+             fmt::format("cudnnActivationForward ReLU over {} Mi fp32 values, bytes read + written",
+                         n >> 20)));
 }
 
 } // namespace gpucheck::gpu

@@ -140,6 +140,16 @@ struct LegacyTiming {
   cudnnDeterminism_t found_determinism = CUDNN_NON_DETERMINISTIC;
 };
 
+/// One of cudnnFind's results, in its order: whether the algorithm ran, and its time.
+struct FoundAlgo {
+  bool ran = false;
+  float ms = 0.0F;
+};
+
+/// The results of cudnnFind to time again (indices into `found`): its first two that ran, the
+/// second only when within 1.5x of the first's time.
+std::vector<size_t> find_finalists(const std::vector<FoundAlgo>& found);
+
 /// The fastest way found so far to run a timed case (legacy or graph API).
 struct BestConvolution {
   std::string what; ///< "legacy API FFT_TILING", "graph API eng0 ..."
@@ -165,10 +175,10 @@ public:
   /// inside cuDNN, done ahead, beside the other checks' work.
   void convolution(const ConvCase& cc, bool warm_only = false);
 
-  /// Activation forward checked against the CPU: `timed` is ReLU over `elements` values, timed
-  /// (gated work); otherwise sigmoid, tanh and ReLU over at most 1 Mi values (before the gate:
-  /// their first use loads cuDNN's elementwise kernels, so the timed ReLU finds its kernel
-  /// loaded).
+  /// Activation forward checked against the CPU (ReLU on the GPU where gpucheck's kernels are
+  /// loaded): `timed` is ReLU over `elements` values, timed (gated work); otherwise sigmoid, tanh
+  /// and ReLU over at most 1 Mi values (before the gate: their first use loads cuDNN's
+  /// elementwise kernels, so the timed ReLU finds its kernel loaded).
   void activations(uint64_t elements, bool timed);
 
 private:
@@ -184,6 +194,12 @@ private:
   /// FNV-1a on the host over its 64-bit words (a byte-wise tail, zero-padded). Compared only
   /// with a hash of the same kind.
   uint64_t hash_device(const DeviceBuffer& buffer);
+  /// Every ReLU output in `y` against max(input, 0) on the GPU (gpucheck_relu_check): the
+  /// mismatches and the first one into `v`.
+  void verify_relu_on_gpu(const DeviceBuffer& y, uint64_t n, uint32_t seed, float scale,
+                          protocol::PayloadVerification& v);
+  /// The timed ReLU's figure: bytes read and written per second.
+  void time_relu(const std::function<void()>& call, uint64_t n);
   /// The largest batch, from the case's, whose tensors fit the memory budget.
   int fitted_batch(const ConvCase& cc) const;
   /// Poison y, `run`, and check y against the reference: every output for a small case,

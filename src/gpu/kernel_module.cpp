@@ -115,7 +115,7 @@ void KernelModule::load(ModuleTarget target) {
   }
   // Resolve and touch every kernel now (nvbandwidth's preload): under lazy loading the first
   // use would otherwise load it, which must never happen while a copy gate is closed.
-  const std::array<std::pair<const char*, CUfunction*>, 13> wanted{{
+  const std::array<std::pair<const char*, CUfunction*>, 14> wanted{{
       {"gpucheck_fma_chain", &m_kernels.fma_chain},
       {"gpucheck_reduce_sum", &m_kernels.reduce_sum},
       {"gpucheck_fill_pattern", &m_kernels.fill_pattern},
@@ -129,6 +129,7 @@ void KernelModule::load(ModuleTarget target) {
       {"gpucheck_compare_words", &m_kernels.compare_words},
       {"gpucheck_nccl_fill", &m_kernels.nccl_fill},
       {"gpucheck_nccl_check", &m_kernels.nccl_check},
+      {"gpucheck_relu_check", &m_kernels.relu_check},
   }};
   for (const auto& [name, slot] : wanted) {
     const CUresult got = m_api->cuModuleGetFunction(slot, m_module, name);

@@ -34,6 +34,7 @@ struct Kernels {
   CUfunction compare_words = nullptr;
   CUfunction nccl_fill = nullptr;
   CUfunction nccl_check = nullptr;
+  CUfunction relu_check = nullptr;
 };
 
 /// What chooses the image: the driver's version (cuDriverGetVersion) and the GPU's compute

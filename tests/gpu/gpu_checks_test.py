@@ -30,6 +30,7 @@ PLANTED = {  # fault -> (check, finding code that must appear)
     "compute": ("gpu.compute", "gpu.compute_mismatch"),
     "copy": ("gpu.bandwidth", "gpu.copy_corrupt"),
     "cudnn": ("gpu.cudnn", "cudnn.conv_mismatch"),
+    "relu": ("gpu.cudnn", "cudnn.activation_mismatch"),
     "graph": ("gpu.streams", "gpu.graph_mismatch"),
 }
 

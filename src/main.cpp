@@ -10,12 +10,14 @@ int main(int argc, char** argv) {
   if (gpucheck::children::is_child_invocation(argc, argv)) {
     return gpucheck::children::run_child_mode(argc, argv);
   }
+  gpucheck::process::trace_start();
   // Before any thread or child: what gpucheck's children start dies with gpucheck.
   gpucheck::process::start_keeper();
   // A closed pipe or a file-size limit (ulimit -f) makes a write fail with EPIPE or EFBIG, which
   // the outputs report (exit 3), instead of killing gpucheck mid-run with its children.
   std::signal(SIGPIPE, SIG_IGN);
   std::signal(SIGXFSZ, SIG_IGN);
-  gpucheck::process::trace_start();
-  return gpucheck::cli::run_app(argc, argv);
+  const int code = gpucheck::cli::run_app(argc, argv);
+  gpucheck::process::trace("exiting");
+  return code;
 }

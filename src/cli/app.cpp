@@ -50,6 +50,7 @@
 #include "probes/raw_sources.hpp"
 #include "probes/redaction_hints.hpp"
 #include "process/child_process.hpp"
+#include "process/trace.hpp"
 #include "render/bundle.hpp"
 #include "render/json.hpp"
 #include "render/text.hpp"
@@ -515,9 +516,11 @@ int command_run(const RunOptions& options, bool report_command) {
         options.level == Level::long_ && engine_ptr != nullptr && ::isatty(STDERR_FILENO) != 0);
     report = build_report(options, std::move(snapshot), gpu_engine.get());
   }
+  process::trace("report built");
   const int code = write_outputs(*report, *plan, options, hints,
                                  std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::steady_clock::now() - started));
+  process::trace("outputs written");
   if (const int signo = interrupt_watch.signal(); signo != 0) {
     return std::max(code, k_exit_signal_base + signo);
   }

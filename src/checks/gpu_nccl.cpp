@@ -57,11 +57,12 @@ Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
   const std::string note = contended ? "measured under contention" : "";
   std::vector<std::string> parts;
   for (const protocol::NcclSize& size : nccl.sizes) {
-    const std::string name = fmt::format("nccl_allreduce_{}mib", size.bytes >> 20);
-    metrics.push_back({name + "_busbw_gbps", size.busbw_gbps, "GB/s",
-                       fmt::format("busbw = algbw x 2(n-1)/n, n = {}, median of 3 x {}{}",
-                                   nccl.ranks, size.iterations, note.empty() ? "" : "; " + note)});
-    metrics.push_back({name + "_algbw_gbps", size.algbw_gbps, "GB/s", note});
+    metrics.push_back(
+        sized_metric("nccl_allreduce", size.bytes, "busbw_gbps", size.busbw_gbps, "GB/s",
+                     fmt::format("busbw = algbw x 2(n-1)/n, n = {}, median of 3 x {}{}", nccl.ranks,
+                                 size.iterations, note.empty() ? "" : "; " + note)));
+    metrics.push_back(
+        sized_metric("nccl_allreduce", size.bytes, "algbw_gbps", size.algbw_gbps, "GB/s", note));
     parts.push_back(fmt::format("{} MiB {:.0f} GB/s", size.bytes >> 20, size.busbw_gbps));
   }
   if (!nccl.sizes.empty()) {

@@ -142,14 +142,13 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
   for (const protocol::PeerPair& pair : peers.pairs) {
     const int a = index_of(pair.from);
     const int b = index_of(pair.to);
-    const std::string name = fmt::format("p2p_{}_{}", a, b);
     const std::string note = contended ? "measured under contention" : "";
-    metrics.push_back({name + "_write_gbps", pair.write_gbps, "GB/s",
-                       fmt::format("{} MiB x {}, median of 3{}", pair.bytes >> 20, pair.copies,
-                                   note.empty() ? "" : "; " + note)});
-    metrics.push_back({name + "_bidir_gbps", pair.bidir_gbps, "GB/s",
-                       note.empty() ? "this direction, both ways at once" : note});
-    metrics.push_back({name + "_latency_us", pair.latency_us, "us", note});
+    metrics.push_back(pair_metric("p2p", a, b, "write_gbps", pair.write_gbps, "GB/s",
+                                  fmt::format("{} MiB x {}, median of 3{}", pair.bytes >> 20,
+                                              pair.copies, note.empty() ? "" : "; " + note)));
+    metrics.push_back(pair_metric("p2p", a, b, "bidir_gbps", pair.bidir_gbps, "GB/s",
+                                  note.empty() ? "this direction, both ways at once" : note));
+    metrics.push_back(pair_metric("p2p", a, b, "latency_us", pair.latency_us, "us", note));
     slowest = slowest == 0.0 ? pair.write_gbps : std::min(slowest, pair.write_gbps);
     if (pair.from < pair.to) {
       parts.push_back(fmt::format("{}->{} {:.0f} GB/s ({:.0f} both ways), {:.1f} us", a, b,
@@ -183,11 +182,11 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
   std::vector<uint64_t> sizes;
   for (const protocol::PeerSweepPoint& point : peers.sweep) {
     const std::string note = contended ? "; measured under contention" : "";
-    metrics.push_back({fmt::format("p2p_{}_{}_{}mib_gbps", index_of(point.from), index_of(point.to),
-                                   point.bytes >> 20),
-                       point.write_gbps, "GB/s",
-                       fmt::format("size sweep (--level long): {} MiB x {}, median of 3{}",
-                                   point.bytes >> 20, point.copies, note)});
+    metrics.push_back(
+        sized_pair_metric("p2p", index_of(point.from), index_of(point.to), point.bytes, "gbps",
+                          point.write_gbps, "GB/s",
+                          fmt::format("size sweep (--level long): {} MiB x {}, median of 3{}",
+                                      point.bytes >> 20, point.copies, note)));
     if (std::find(sizes.begin(), sizes.end(), point.bytes) == sizes.end()) {
       sizes.push_back(point.bytes);
     }

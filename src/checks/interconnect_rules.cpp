@@ -292,11 +292,11 @@ InterconnectVerdict judge_topology(const SystemSnapshot& snapshot) {
     const std::string label = path_label(path);
     ++by_label[label];
     if (any_direct) {
-      out.metrics.push_back({fmt::format("path_{}_{}_nvlinks", path.gpu_a, path.gpu_b),
-                             static_cast<double>(path.nvlinks), "links",
-                             fmt::format("{}; PCIe {}; P2P read {}", label,
-                                         path.pcie_path.empty() ? "?" : path.pcie_path,
-                                         path.p2p_read.empty() ? "?" : path.p2p_read)});
+      out.metrics.push_back(pair_metric("path", path.gpu_a, path.gpu_b, "nvlinks",
+                                        static_cast<double>(path.nvlinks), "links",
+                                        fmt::format("{}; PCIe {}; P2P read {}", label,
+                                                    path.pcie_path.empty() ? "?" : path.pcie_path,
+                                                    path.p2p_read.empty() ? "?" : path.p2p_read)));
     }
     if (!path.p2p_read.empty() && path.p2p_read != "ok") {
       out.findings.push_back(make_finding(codes::k_topology_p2p_unsupported, path.gpu_a, path.gpu_a,
@@ -305,9 +305,9 @@ InterconnectVerdict judge_topology(const SystemSnapshot& snapshot) {
   }
   for (const GpuInfo& gpu : snapshot.gpus) {
     if (gpu.numa_node) {
-      out.metrics.push_back({fmt::format("gpu{}_numa_node", gpu.index),
-                             static_cast<double>(*gpu.numa_node), "",
-                             gpu.cpu_affinity ? fmt::format("CPUs {}", *gpu.cpu_affinity) : ""});
+      out.metrics.push_back(
+          gpu_metric(gpu.index, "numa_node", static_cast<double>(*gpu.numa_node), "",
+                     gpu.cpu_affinity ? fmt::format("CPUs {}", *gpu.cpu_affinity) : ""));
     }
   }
   std::vector<std::string> parts;

@@ -172,6 +172,7 @@ void from_json(const nlohmann::json& j, Metric& v) {
   v.note = j.value("note", std::string{});
   v.expected_min = j.value("expected_min", std::optional<double>{});
   v.expected = j.value("expected", std::string{});
+  v.labels = metric_labels_of(v.name);
 }
 
 void to_json(nlohmann::json& j, const CheckResult& v) {

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <ctime>
 #include <map>
-#include <regex>
 #include <set>
 #include <utility>
 #include <vector>
@@ -408,36 +407,27 @@ private:
   }
 
   void check_metric(const CheckResult& result, const Metric& metric) {
-    static const std::regex gpu_prefix(R"(^gpu([0-9]+)_(.+)$)");
-    static const std::regex pair_name(R"(^([a-z0-9]+)_([0-9]+)_([0-9]+)_(.+)$)");
-    static const std::regex sized_name(R"(^(.+)_([0-9]+)mib_(.+)$)");
-    std::string name = metric.name;
+    // The labels are the metric's fields (MetricLabels), set with its name where it was named.
+    const MetricLabels& fields = metric.labels;
+    std::string name = fields.family.empty() ? metric.name : fields.family;
     Labels labels{{"check", result.check_id}};
     std::optional<int> gpu = result.gpu_index;
-    Labels extra;
-    std::smatch match;
-    if (std::regex_match(name, match, gpu_prefix) && !gpu) {
-      // "gpu3_numa_node" of a system result: GPU 3's gpu_numa_node.
-      gpu = std::stoi(match[1].str());
-      name = "gpu_" + match[2].str();
-    } else if (std::regex_match(name, match, pair_name)) {
-      // "p2p_0_1_write_gbps": GPU 0 to GPU 1; "path_0_1_nvlinks": between GPUs 0 and 1.
-      extra.emplace_back("gpu_a", match[2].str());
-      extra.emplace_back("gpu_b", match[3].str());
-      name = match[1].str() + "_" + match[4].str();
-    } else if (std::regex_match(name, match, sized_name)) {
-      // "nccl_allreduce_256mib_busbw_gbps": the message size is a label.
-      extra.emplace_back("size_bytes",
-                         fmt::format("{}", static_cast<int64_t>(std::stoll(match[2].str())) << 20));
-      name = match[1].str() + "_" + match[3].str();
+    if (fields.gpu && gpu) {
+      name = metric.name; // a per-GPU result's own figure keeps its name
+    } else if (fields.gpu) {
+      gpu = fields.gpu;
     }
     if (gpu) {
       for (auto& label : gpu_labels(*gpu)) {
         labels.push_back(std::move(label));
       }
     }
-    for (auto& label : extra) {
-      labels.push_back(std::move(label));
+    if (fields.gpu_a && fields.gpu_b) {
+      labels.emplace_back("gpu_a", fmt::format("{}", *fields.gpu_a));
+      labels.emplace_back("gpu_b", fmt::format("{}", *fields.gpu_b));
+    }
+    if (fields.size_bytes) {
+      labels.emplace_back("size_bytes", fmt::format("{}", *fields.size_bytes));
     }
 
     double value = metric.value;

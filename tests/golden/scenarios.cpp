@@ -47,7 +47,9 @@ CheckResult result(std::string id, std::string title, Status status, std::string
   r.summary = std::move(summary);
   r.gpu_index = gpu;
   r.findings = std::move(findings);
-  r.metrics = std::move(metrics);
+  for (Metric& m : metrics) {
+    r.metrics.push_back(labelled(std::move(m))); // named as the checks name them
+  }
   r.duration = milliseconds(duration_ms);
   return r;
 }

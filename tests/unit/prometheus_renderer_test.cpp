@@ -50,10 +50,12 @@ Report two_gpus() {
                   {"gpu.persistence_off", Severity::warn, "off", "turn on", 0, true}};
   report.results.push_back(ecc);
   CheckResult p2p = result("gpu.p2p", Status::pass);
-  p2p.metrics = {{"p2p_0_1_write_gbps", 300.0, "GB/s", ""},
-                 {"p2p_1_0_write_gbps", 290.0, "GB/s", ""},
-                 {"nccl_allreduce_256mib_busbw_gbps", 360.0, "GB/s", ""},
-                 {"gpu1_numa_node", 1.0, "", ""},
+  // As the checks make them: the labels are fields, set with the name.
+  p2p.metrics = {pair_metric("p2p", 0, 1, "write_gbps", 300.0, "GB/s", ""),
+                 pair_metric("p2p", 1, 0, "write_gbps", 290.0, "GB/s", ""),
+                 sized_metric("nccl_allreduce", 256ULL << 20, "busbw_gbps", 360.0, "GB/s", ""),
+                 gpu_metric(1, "numa_node", 1.0, "", ""),
+                 sized_pair_metric("p2p", 0, 1, 64ULL << 20, "gbps", 380.0, "GB/s", ""),
                  {"nvlink_active", 18.0, "links", ""}};
   report.results.push_back(p2p);
   report.summary = summarize(report.results);
@@ -92,6 +94,8 @@ TEST(PrometheusRenderer, MetricsInBaseUnitsWithGpuLabels) {
   EXPECT_TRUE(has_line(out, "gpucheck_nccl_allreduce_busbw_bytes_per_second{check=\"gpu.p2p\","
                             "size_bytes=\"268435456\"} 360000000000"));
   EXPECT_TRUE(has_line(out, "gpucheck_gpu_numa_node{check=\"gpu.p2p\"," + gpu1 + "} 1"));
+  EXPECT_TRUE(has_line(out, "gpucheck_p2p_size_bytes_per_second{check=\"gpu.p2p\",gpu_a=\"0\","
+                            "gpu_b=\"1\",size_bytes=\"67108864\"} 380000000000"));
   EXPECT_TRUE(has_line(out, "gpucheck_nvlink_active{check=\"gpu.p2p\"} 18"));
   EXPECT_TRUE(has_line(out, "# TYPE gpucheck_h2d_bytes_per_second gauge"));
   EXPECT_EQ(out.find("_total"), std::string::npos) << "nothing here is a counter";
@@ -262,6 +266,24 @@ TEST(PrometheusRenderer, SpecialValuesUseTheFormatsSpelling) {
   const std::string out = render_prometheus(report);
   EXPECT_TRUE(has_line(out, "gpucheck_a_bytes_per_second{check=\"gpu.p2p\"} +Inf")) << out;
   EXPECT_TRUE(has_line(out, "gpucheck_b{check=\"gpu.p2p\"} NaN"));
+}
+
+TEST(PrometheusRenderer, LabelsComeFromTheMetricsFieldsNotItsName) {
+  // A name that looks like a pair's, without the fields: one series under that name, no labels
+  // read out of it.
+  Report report = two_gpus();
+  CheckResult odd = result("gpu.p2p", Status::pass);
+  odd.metrics = {{"p2p_7_8_odd_gbps", 1.0, "GB/s", ""}};
+  report.results = {odd};
+  const std::string out = render_prometheus(report, PrometheusOptions{});
+  EXPECT_TRUE(has_line(out, "gpucheck_p2p_7_8_odd_bytes_per_second{check=\"gpu.p2p\"} 1000000000"))
+      << out;
+  // The same name read back from a report's JSON gets its labels.
+  odd.metrics = {labelled(odd.metrics[0])};
+  report.results = {odd};
+  EXPECT_TRUE(has_line(render_prometheus(report, PrometheusOptions{}),
+                       "gpucheck_p2p_odd_bytes_per_second{check=\"gpu.p2p\",gpu_a=\"7\","
+                       "gpu_b=\"8\"} 1000000000"));
 }
 
 } // namespace

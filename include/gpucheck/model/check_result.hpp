@@ -2,14 +2,33 @@
 /// The result of one check (possibly for one GPU): a status, findings and metrics.
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpucheck/model/finding.hpp"
 #include "gpucheck/model/status.hpp"
 
 namespace gpucheck {
+
+/// What a metric is about beyond its check and its result's GPU, as fields: the Prometheus
+/// renderer's labels. A report's JSON keeps only the name; metric_labels_of() reads these back
+/// from it (gpucheck's naming: "gpu3_numa_node", "p2p_0_1_write_gbps", "p2p_0_1_64mib_gbps",
+/// "nccl_allreduce_256mib_busbw_gbps"), and checks set them with the name (pair_metric(), ...).
+struct MetricLabels {
+  std::string family;                 ///< the name without these parts; "" when it has none
+  std::optional<int> gpu;             ///< one GPU's figure in a result of the whole system
+  std::optional<int> gpu_a;           ///< a pair of GPUs: from (or the lower index) ...
+  std::optional<int> gpu_b;           ///< ... and to
+  std::optional<uint64_t> size_bytes; ///< the size of the message or copy
+
+  bool operator==(const MetricLabels&) const = default;
+};
+
+/// The labels a metric named `name` carries by gpucheck's naming (above); none for any other.
+MetricLabels metric_labels_of(std::string_view name);
 
 /// A measured number with its unit, e.g. {"h2d_gbps", 55.1, "GB/s"}.
 struct Metric {
@@ -21,9 +40,27 @@ struct Metric {
   /// figures"); unset where gpucheck knows none.
   std::optional<double> expected_min;
   std::string expected; ///< where expected_min comes from, in words ("" when unset)
+  MetricLabels labels;  ///< set with the name by whoever names it (see MetricLabels)
 
   bool operator==(const Metric&) const = default;
 };
+
+/// `metric` with the labels its name carries: for metrics named without them (a report read
+/// back, a test's fixture).
+Metric labelled(Metric metric);
+
+/// A figure between two GPUs: "PREFIX_A_B_REST" (p2p_0_1_write_gbps), family "PREFIX_REST".
+Metric pair_metric(std::string_view prefix, int a, int b, std::string_view rest, double value,
+                   std::string unit, std::string note);
+/// A figure of one size: "HEAD_Nmib_TAIL" (nccl_allreduce_256mib_busbw_gbps), family
+/// "HEAD_TAIL"; with a pair too, "PREFIX_A_B_Nmib_TAIL" (p2p_0_1_64mib_gbps), family
+/// "PREFIX_size_TAIL".
+Metric sized_metric(std::string_view head, uint64_t bytes, std::string_view tail, double value,
+                    std::string unit, std::string note);
+Metric sized_pair_metric(std::string_view prefix, int a, int b, uint64_t bytes,
+                         std::string_view tail, double value, std::string unit, std::string note);
+/// One GPU's figure in a system result: "gpuN_REST" (gpu3_numa_node), family "gpu_REST".
+Metric gpu_metric(int gpu, std::string_view rest, double value, std::string unit, std::string note);
 
 struct CheckResult {
   std::string check_id; ///< registry id, e.g. "gpu.ecc"

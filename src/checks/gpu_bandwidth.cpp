@@ -72,8 +72,8 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
       result.findings.push_back(std::move(finding));
       continue;
     }
-    const nlohmann::json& payload = *outcome.payload;
-    for (Finding& finding : common_findings("host copies on every GPU at once", gpu, payload)) {
+    const ReadEnvelope envelope = protocol::read_envelope(*outcome.payload);
+    for (Finding& finding : common_findings("host copies on every GPU at once", gpu, envelope)) {
       // A failure both parts met (no context, no driver) is reported once.
       const bool known =
           std::any_of(result.findings.begin(), result.findings.end(), [&finding](const Finding& f) {
@@ -85,13 +85,13 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
       }
     }
     const bool contended = !view->gpu.other_processes().empty();
-    for (Metric& metric : payload_metrics(payload, contended)) {
+    for (Metric& metric : payload_metrics(envelope, contended)) {
       if (metric.name.find("together") != std::string::npos) {
         result.metrics.push_back(std::move(metric));
       }
     }
     const Expected<std::optional<protocol::CopiesTogetherPayload>> together =
-        protocol::read_copies_together(payload);
+        protocol::read_copies_together(*outcome.payload);
     if (!together) {
       Finding finding =
           make_finding(codes::k_gpu_child_failed, gpu.gpu_index, gpu.gpu_index,

@@ -74,12 +74,19 @@ using SpanJudge = std::function<Judgement(const nlohmann::json& payload, bool co
 std::vector<CheckResult> run_spanning(const CheckInfo& info, const CheckContext& context,
                                       const SpanJudge& judge);
 
-/// The findings every GPU child can produce: its `failure` and each failed verification.
-/// `mismatch_code` maps a verification kind to a finding code.
+/// A child's envelope (failure, verifications, metrics), read once from its payload, or why it
+/// could not be read.
+using ReadEnvelope = Expected<protocol::ChildEnvelope>;
+
+/// The findings every GPU child can produce: its `failure` and each failed verification (an
+/// envelope that could not be read: that, named).
+std::vector<Finding> common_findings(const std::string& check_title, const GpuTarget& gpu,
+                                     const ReadEnvelope& envelope);
 std::vector<Finding> common_findings(const std::string& check_title, const GpuTarget& gpu,
                                      const nlohmann::json& payload);
 
-/// Metrics from the payload, with "measured under contention" added when `contended`.
+/// Metrics of the envelope, with "measured under contention" added when `contended`.
+std::vector<Metric> payload_metrics(const ReadEnvelope& envelope, bool contended);
 std::vector<Metric> payload_metrics(const nlohmann::json& payload, bool contended);
 
 /// Whether every verification in the payload found no mismatch (and there was at least one).

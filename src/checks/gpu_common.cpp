@@ -160,8 +160,11 @@ GpuTargets gpu_targets(const SystemSnapshot& snapshot, std::chrono::milliseconds
 }
 
 std::vector<Metric> payload_metrics(const nlohmann::json& payload, bool contended) {
+  return payload_metrics(protocol::read_envelope(payload), contended);
+}
+
+std::vector<Metric> payload_metrics(const ReadEnvelope& envelope, bool contended) {
   std::vector<Metric> metrics;
-  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
   if (!envelope) {
     return metrics;
   }
@@ -213,9 +216,13 @@ std::optional<std::string> lost_gpu_evidence(const GpuTarget& gpu,
 
 std::vector<Finding> common_findings(const std::string& check_title, const GpuTarget& gpu,
                                      const nlohmann::json& payload) {
+  return common_findings(check_title, gpu, protocol::read_envelope(payload));
+}
+
+std::vector<Finding> common_findings(const std::string& check_title, const GpuTarget& gpu,
+                                     const ReadEnvelope& envelope) {
   std::vector<Finding> findings;
   const int index = gpu.gpu_index;
-  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
   if (!envelope) {
     findings.push_back(unreadable_finding(check_title, gpu, envelope.error()));
     return findings;
@@ -329,8 +336,7 @@ Judgement unreadable_result(std::string_view check_title, const GpuTarget& gpu,
 
 namespace {
 /// The call that ran out of device memory (building its context or allocating), if one did.
-std::optional<std::string> out_of_memory_call(const nlohmann::json& payload) {
-  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
+std::optional<std::string> out_of_memory_call(const ReadEnvelope& envelope) {
   if (!envelope || !envelope.value().failure ||
       envelope.value().failure->name != "CUDA_ERROR_OUT_OF_MEMORY") {
     return std::nullopt;
@@ -392,9 +398,10 @@ std::optional<CheckResult> not_run_result(const CheckInfo& info, const GpuTarget
 /// A payload judged: the envelope's own findings, the amendment's, the judge's; threshold
 /// verdicts made notes and contention named beside other processes; metrics with expectations.
 CheckResult judged_result(const CheckInfo& info, const GpuTarget& gpu,
-                          const nlohmann::json& payload, std::vector<Finding> amended,
-                          const Judge& judge, const std::string& holders) {
-  std::vector<Finding> findings = common_findings(std::string(info.title), gpu, payload);
+                          const nlohmann::json& payload, const ReadEnvelope& envelope,
+                          std::vector<Finding> amended, const Judge& judge,
+                          const std::string& holders) {
+  std::vector<Finding> findings = common_findings(std::string(info.title), gpu, envelope);
   findings.insert(findings.end(), amended.begin(), amended.end());
   Judgement judgement = judge(gpu, payload);
   findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
@@ -415,7 +422,7 @@ CheckResult judged_result(const CheckInfo& info, const GpuTarget& gpu,
       judgement.skipped
           ? skip_result(info, std::move(judgement.summary), gpu.gpu_index)
           : make_result(info, std::move(judgement.summary), std::move(findings), gpu.gpu_index);
-  result.metrics = payload_metrics(payload, contended);
+  result.metrics = payload_metrics(envelope, contended);
   if (result.status != Status::skip) {
     std::optional<int> sm_count;
     if (const auto device = protocol::read_device(payload); device && device.value()) {
@@ -444,7 +451,10 @@ CheckResult ran_result(const CheckInfo& info, size_t index, const GpuTarget& gpu
   if (amend) {
     amend(index, gpu, payload, amended);
   }
-  if (const auto oom_call = out_of_memory_call(payload); oom_call && !gpu.other_processes.empty()) {
+  // Read once: the judgement below and the common findings share it.
+  const ReadEnvelope envelope = protocol::read_envelope(payload);
+  if (const auto oom_call = out_of_memory_call(envelope);
+      oom_call && !gpu.other_processes.empty()) {
     return make_result(
         info,
         fmt::format("GPU {}: not tested (out of memory beside other processes)", gpu.gpu_index),
@@ -454,7 +464,7 @@ CheckResult ran_result(const CheckInfo& info, size_t index, const GpuTarget& gpu
             holders)},
         gpu.gpu_index);
   }
-  return judged_result(info, gpu, payload, std::move(amended), judge, holders);
+  return judged_result(info, gpu, payload, envelope, std::move(amended), judge, holders);
 }
 } // namespace
 
@@ -621,9 +631,10 @@ CheckResult span_judged_result(const CheckInfo& info, const GpuTargets& targets,
                                const std::string& holders, const SpanJudge& judge) {
   GpuTarget target = targets.gpus.front();
   target.gpu_index = anchor;
-  std::vector<Finding> findings = common_findings(std::string(info.title), target, payload);
+  const ReadEnvelope envelope = protocol::read_envelope(payload);
+  std::vector<Finding> findings = common_findings(std::string(info.title), target, envelope);
   const bool contended = other_count > 0;
-  std::vector<Metric> metrics = payload_metrics(payload, contended);
+  std::vector<Metric> metrics = payload_metrics(envelope, contended);
   Judgement judgement = judge(payload, contended, metrics);
   findings.insert(findings.end(), judgement.findings.begin(), judgement.findings.end());
   if (contended) {

@@ -134,7 +134,7 @@ void restrict_library_path() {
   library_path_notes() = std::move(filter.notes);
 }
 
-SystemSnapshot obtain_snapshot(const RunOptions& options, engine::GpuEngine* gpu_engine = nullptr) {
+SystemSnapshot obtain_snapshot(const RunOptions& options, const engine::ProbeHooks& hooks = {}) {
   if (options.from_snapshot) {
     return load_snapshot_file(*options.from_snapshot);
   }
@@ -152,13 +152,7 @@ SystemSnapshot obtain_snapshot(const RunOptions& options, engine::GpuEngine* gpu
   // The interpreter query gets the probes' deadline too: a fixed 2 s timed out under eight
   // concurrent runs and changed the report.
   probe_options.python_query_timeout = probe_options.child_timeout;
-  if (gpu_engine != nullptr) {
-    // The GPU children's contexts build three times faster without cuDNN loading beside them:
-    // the probes' cuDNN children wait for them (at most 1.5 s), off the critical path.
-    probe_options.before_cudnn_children = [gpu_engine] {
-      gpu_engine->await_contexts(std::chrono::milliseconds(1500));
-    };
-  }
+  probe_options.before_cudnn_children = hooks.before_cudnn_children;
   SystemSnapshot snapshot = probes::collect_snapshot(probe_options, probes::Environment::current());
   snapshot.probe_issues.insert(snapshot.probe_issues.end(), library_path_notes().begin(),
                                library_path_notes().end());
@@ -483,17 +477,15 @@ int command_run(const RunOptions& options, bool report_command) {
       engine_ptr->interrupt();
     }
   });
-  // With --import the framework imports use the GPU during the probes: the engine then starts
-  // after them, at the first active check.
-  if (gpu_engine != nullptr && !options.import_frameworks && gpu_engine->start_early()) {
-    // The probes' NVML and CUDA children start once the engine's census is in and its first
-    // contexts are built: beside them the driver's initialisation of each GPU child, on the
-    // critical path, is many times slower; the probes are not on it (docs/performance.md).
-    gpu_engine->await_plan(std::chrono::milliseconds(1000));
-    gpu_engine->await_contexts(std::chrono::milliseconds(1000));
-  }
+  // The engine orders its start around the probes (with --import, whose framework imports use
+  // the GPU, after them).
   SystemSnapshot snapshot =
-      replayed ? std::move(*replayed) : obtain_snapshot(options, gpu_engine.get());
+      replayed     ? std::move(*replayed)
+      : gpu_engine ? gpu_engine->around_probes(options.import_frameworks,
+                                               [&options](const engine::ProbeHooks& hooks) {
+                                                 return obtain_snapshot(options, hooks);
+                                               })
+                   : obtain_snapshot(options);
   // Names a redacted output must not show beyond the snapshot's: a live machine's, read with the
   // probes when an output is redacted (a replayed snapshot has none).
   const RedactionHints hints =
@@ -501,12 +493,6 @@ int command_run(const RunOptions& options, bool report_command) {
           ? RedactionHints{}
           : probes::collect_redaction_hints(probes::Sysroot(options.sysroot),
                                             probes::Environment::current());
-  if (gpu_engine != nullptr) {
-    if (options.import_frameworks) {
-      gpu_engine->start_early();
-    }
-    gpu_engine->probes_over();
-  }
   std::optional<Report> report;
   {
     const ProgressLine progress(

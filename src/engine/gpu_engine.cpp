@@ -129,6 +129,21 @@ bool GpuEngine::start_early() {
   return true;
 }
 
+ProbeHooks GpuEngine::begin_probes(bool probes_use_gpu) {
+  if (!probes_use_gpu && start_early()) {
+    await_plan(std::chrono::milliseconds(1000));
+    await_contexts(std::chrono::milliseconds(1000));
+  }
+  return ProbeHooks{[this] { await_contexts(std::chrono::milliseconds(1500)); }};
+}
+
+void GpuEngine::end_probes(bool probes_use_gpu) {
+  if (probes_use_gpu) {
+    start_early(); // else at the first active check, on the CUDA devices the probes found
+  }
+  probes_over();
+}
+
 void GpuEngine::await_contexts(std::chrono::milliseconds limit) {
   if (m_scheduler) {
     m_scheduler->await_contexts(limit);

@@ -8,11 +8,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/plan.hpp"
@@ -40,6 +42,13 @@ struct SpanView {
   std::vector<GpuReport> gpus; ///< every GPU of the run, in the engine's order
 };
 
+/// What the probes are handed while the GPU work runs around them.
+struct ProbeHooks {
+  /// Called before the probes' cuDNN children start: returns once no GPU child builds a context
+  /// (at most 1.5 s), since cuDNN loading beside them makes the contexts three times slower.
+  std::function<void()> before_cudnn_children;
+};
+
 class GpuEngine {
 public:
   GpuEngine(std::vector<Work> works, std::string sysroot,
@@ -49,6 +58,17 @@ public:
   /// Stops every unfinished child and waits for the engine's thread.
   ~GpuEngine();
 
+  /// Run `probes` (handed the ProbeHooks) with the GPU work started around them, and return
+  /// what they return: the GPU children first, the probes once the census is in and the first
+  /// contexts are built (their NVML and CUDA children would slow those, on the critical path);
+  /// when the probes use the GPU themselves (framework imports), the GPU work after them. The
+  /// probes are over when it returns (docs/engine.md, "The start").
+  template <typename Probes> auto around_probes(bool probes_use_gpu, Probes&& probes) {
+    const ProbeHooks hooks = begin_probes(probes_use_gpu);
+    auto result = std::forward<Probes>(probes)(hooks);
+    end_probes(probes_use_gpu);
+    return result;
+  }
   /// Start on the GPUs the driver lists; false (nothing started) when it lists none.
   bool start_early();
   /// The outcome of `work` on `target`, waiting for the whole run; starts the engine on
@@ -59,11 +79,12 @@ public:
   /// starts the engine on `targets` first when it has not started. nullopt when the engine has
   /// no such job (one GPU, or the work was not selected).
   std::optional<SpanView> spanning_result(Work work, const std::vector<TargetKey>& targets);
-  /// Block until the engine has its plan (its NVML census is in), or `limit` passed: the probes
-  /// start after it, since beside the probes' own NVML and CUDA children the census is slower
-  /// and on the critical path (docs/performance.md).
+  /// around_probes()'s steps: the start before the probes, and their end.
+  ProbeHooks begin_probes(bool probes_use_gpu);
+  void end_probes(bool probes_use_gpu);
+  /// Block until the engine has its plan (its NVML census is in), or `limit` passed.
   void await_plan(std::chrono::milliseconds limit);
-  /// Block until no GPU child builds a context, or `limit` passed (the probes' cuDNN children).
+  /// Block until no GPU child builds a context, or `limit` passed.
   void await_contexts(std::chrono::milliseconds limit);
   /// The probes are over.
   void probes_over();

@@ -279,6 +279,27 @@ TEST(GpuChecks, ChecksReportTheMissingDriverAsAContextFailure) {
   }
 }
 
+TEST(GpuChecks, TheEngineRunsTheProbesItIsHandedOnceAndReturnsTheirResult) {
+  // A sysroot whose driver lists no GPU: nothing starts early; the probes still run, once,
+  // with a hook that returns at once.
+  const auto gpu_engine = engine::make_gpu_engine(Selection{}, "/nonexistent-sysroot", 20s);
+  ASSERT_NE(gpu_engine, nullptr);
+  for (const bool probes_use_gpu : {false, true}) {
+    int calls = 0;
+    const int got =
+        gpu_engine->around_probes(probes_use_gpu, [&calls](const engine::ProbeHooks& hooks) {
+          ++calls;
+          EXPECT_TRUE(static_cast<bool>(hooks.before_cudnn_children));
+          const auto began = std::chrono::steady_clock::now();
+          hooks.before_cudnn_children();
+          EXPECT_LT(std::chrono::steady_clock::now() - began, 1s);
+          return 42;
+        });
+    EXPECT_EQ(got, 42);
+    EXPECT_EQ(calls, 1);
+  }
+}
+
 GpuTarget test_target() {
   GpuTarget gpu;
   gpu.gpu_index = 2;

@@ -16,6 +16,7 @@ constexpr std::string_view k_unconfirmed = "\" (unconfirmed: ...)\" when the ver
                                            "matrix entry marked [unverified], else empty";
 } // namespace
 
+// One table, one entry per code: longer than 80 lines because it is data, read in one place.
 std::span<const FindingSpec> findings_compat() {
   static constexpr FindingSpec k_specs[] = {
       {codes::k_compat_driver_unknown, Severity::info, "driver unknown to the compatibility matrix",

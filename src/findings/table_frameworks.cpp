@@ -12,6 +12,7 @@ constexpr std::string_view k_subject =
     "the framework, its version and environment (\"PyTorch 2.11.0+cu130 in /opt/torch/.venv\")";
 } // namespace
 
+// One table, one entry per code: longer than 80 lines because it is data, read in one place.
 std::span<const FindingSpec> findings_frameworks() {
   static constexpr FindingSpec k_specs[] = {
       {codes::k_fw_build_unknown, Severity::info, "framework build unknown to the matrix",

@@ -393,51 +393,54 @@ void CudnnRunner::activations(uint64_t elements, bool timed) {
       set_stage("cudnn relu verify");
     }
     Verification v{"cudnn_activation", fmt::format("{} forward over {} fp32 values", mode.name, n)};
-    // (input, expected, tolerance) of element i.
-    const auto expected = [&mode, seed](uint64_t i) {
-      const double in = input_value(i, seed, Precision::fp32, k_scale);
-      if (mode.mode == CUDNN_ACTIVATION_RELU) {
-        return std::array<double, 3>{in, in > 0.0 ? in : 0.0, 0.0};
-      }
-      const double want =
-          mode.mode == CUDNN_ACTIVATION_SIGMOID ? 1.0 / (1.0 + std::exp(-in)) : std::tanh(in);
-      return std::array<double, 3>{in, want, 1e-5 + 1e-3 * std::abs(want)};
-    };
     if (timed && fault_planted("relu")) {
       // GPUCHECK_PLANT_FAULT=relu: one output changed after cuDNN wrote it (GPU tests).
       GPUCHECK_CU(m_cuda, cuMemsetD32Async, y.get() + (n / 2) * 4, 0x7F7F7F7FU, size_t{1},
                   m_stream.get());
+      m_stream.synchronize();
     }
     if (m_module.loaded() && mode.mode == CUDNN_ACTIVATION_RELU) {
       // On the GPU: every output against max(input, 0), without copying them to the host.
       verify_relu_on_gpu(y, n, seed, k_scale, v);
-      m_out["verify"].push_back(protocol::to_json(v));
-      if (timed) {
-        time_relu(call, n);
-      }
-      continue;
-    }
-    std::vector<float> chunk(k_chunk_bytes / 4);
-    for (uint64_t first = 0; first < n; first += chunk.size()) {
-      const uint64_t count = std::min<uint64_t>(chunk.size(), n - first);
-      GPUCHECK_CU(m_cuda, cuMemcpyDtoH, chunk.data(), y.get() + first * 4, size_t{count} * 4);
-      const Mismatches bad = parallel_mismatches(count, [&](uint64_t i) {
-        const auto [in, want, tol] = expected(first + i);
-        return !(std::abs(double(chunk[i]) - want) <= tol);
-      });
-      if (bad.count != 0 && v.mismatches == 0) {
-        const auto [in, want, tol] = expected(first + bad.first);
-        v.first_index = first + bad.first;
-        v.got = fmt::format("{:.9g}", chunk[bad.first]);
-        v.want = fmt::format("{:.9g} (input {:.9g})", want, in);
-      }
-      v.mismatches += bad.count;
-      v.checked += count;
+    } else {
+      verify_activation_on_host(mode.mode, y, n, seed, k_scale, v);
     }
     m_out["verify"].push_back(protocol::to_json(v));
     if (timed) {
       time_relu(call, n);
     }
+  }
+}
+
+void CudnnRunner::verify_activation_on_host(cudnnActivationMode_t mode, const DeviceBuffer& y,
+                                            uint64_t n, uint32_t seed, float scale,
+                                            protocol::PayloadVerification& v) {
+  // (input, expected, tolerance) of element i.
+  const auto expected = [mode, seed, scale](uint64_t i) {
+    const double in = input_value(i, seed, Precision::fp32, scale);
+    if (mode == CUDNN_ACTIVATION_RELU) {
+      return std::array<double, 3>{in, in > 0.0 ? in : 0.0, 0.0};
+    }
+    const double want =
+        mode == CUDNN_ACTIVATION_SIGMOID ? 1.0 / (1.0 + std::exp(-in)) : std::tanh(in);
+    return std::array<double, 3>{in, want, 1e-5 + 1e-3 * std::abs(want)};
+  };
+  std::vector<float> chunk(k_chunk_bytes / 4);
+  for (uint64_t first = 0; first < n; first += chunk.size()) {
+    const uint64_t count = std::min<uint64_t>(chunk.size(), n - first);
+    GPUCHECK_CU(m_cuda, cuMemcpyDtoH, chunk.data(), y.get() + first * 4, size_t{count} * 4);
+    const Mismatches bad = parallel_mismatches(count, [&](uint64_t i) {
+      const auto [in, want, tol] = expected(first + i);
+      return !(std::abs(double(chunk[i]) - want) <= tol);
+    });
+    if (bad.count != 0 && v.mismatches == 0) {
+      const auto [in, want, tol] = expected(first + bad.first);
+      v.first_index = first + bad.first;
+      v.got = fmt::format("{:.9g}", chunk[bad.first]);
+      v.want = fmt::format("{:.9g} (input {:.9g})", want, in);
+    }
+    v.mismatches += bad.count;
+    v.checked += count;
   }
 }
 

@@ -194,6 +194,10 @@ private:
   /// FNV-1a on the host over its 64-bit words (a byte-wise tail, zero-padded). Compared only
   /// with a hash of the same kind.
   uint64_t hash_device(const DeviceBuffer& buffer);
+  /// Every activation output in `y` against the CPU's (chunk by chunk; sigmoid and tanh with a
+  /// tolerance of 1e-5 + 1e-3 x |expected|, ReLU exactly).
+  void verify_activation_on_host(cudnnActivationMode_t mode, const DeviceBuffer& y, uint64_t n,
+                                 uint32_t seed, float scale, protocol::PayloadVerification& v);
   /// Every ReLU output in `y` against max(input, 0) on the GPU (gpucheck_relu_check): the
   /// mismatches and the first one into `v`.
   void verify_relu_on_gpu(const DeviceBuffer& y, uint64_t n, uint32_t seed, float scale,

@@ -47,6 +47,26 @@ private:
   CUgraphExec m_exec = nullptr;
 };
 
+/// Each word of `result` against its `host` value after `applied` steps x -> x * mul + add,
+/// composed once (wrapping, as on the GPU) into x -> scale * x + shift.
+void check_affine_steps(const std::vector<uint32_t>& host, const std::vector<uint32_t>& result,
+                        int applied, uint32_t mul, uint32_t add, Verification& v) {
+  uint32_t scale = 1;
+  uint32_t shift = 0;
+  for (int step = 0; step < applied; ++step) {
+    scale *= mul;
+    shift = shift * mul + add;
+  }
+  v.checked = host.size();
+  for (size_t i = 0; i < host.size(); ++i) {
+    const uint32_t want = scale * host[i] + shift;
+    if (result[i] != want && v.mismatches++ == 0) {
+      v.first_index = i;
+      v.got = fmt::format("0x{:08X}", result[i]);
+      v.want = fmt::format("0x{:08X}", want);
+    }
+  }
+}
 } // namespace
 
 void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
@@ -134,23 +154,7 @@ void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::
   Verification v{"graph", fmt::format("1 event-timed + {} graph-replayed affine steps over {} "
                                       "words",
                                       2 * k_replays * k_replay_batches, k_words)};
-  v.checked = k_words;
-  // The `applied` steps x -> x * mul + add composed once (wrapping, as on the GPU) into
-  // x -> scale * x + shift: per word one step instead of `applied`.
-  uint32_t scale = 1;
-  uint32_t shift = 0;
-  for (int step = 0; step < applied; ++step) {
-    scale *= mul;
-    shift = shift * mul + add;
-  }
-  for (uint32_t i = 0; i < k_words; ++i) {
-    const uint32_t want = scale * host[i] + shift;
-    if (result[i] != want && v.mismatches++ == 0) {
-      v.first_index = i;
-      v.got = fmt::format("0x{:08X}", result[i]);
-      v.want = fmt::format("0x{:08X}", want);
-    }
-  }
+  check_affine_steps(host, result, applied, mul, add, v);
   out["verify"].push_back(protocol::to_json(v));
 }
 

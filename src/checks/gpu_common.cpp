@@ -178,7 +178,8 @@ std::vector<Metric> payload_metrics(const ReadEnvelope& envelope, bool contended
       metric.note +=
           metric.note.empty() ? "measured under contention" : "; measured under contention";
     }
-    metrics.push_back(std::move(metric));
+    // The child's JSON holds names only: its labels, as for a report read back.
+    metrics.push_back(labelled(std::move(metric)));
   }
   return metrics;
 }

@@ -90,8 +90,8 @@ MetricLabels metric_labels_of(std::string_view name) {
   while (true) {
     const size_t start = at;
     const size_t cut = rest.find('_', start);
-    if (cut == std::string_view::npos) {
-      break;
+    if (cut == std::string_view::npos || cut + 1 == rest.size()) {
+      break; // the size needs a tail after it
     }
     if (start > 0 && mib_word(rest.substr(start, cut - start))) {
       size_at = start;

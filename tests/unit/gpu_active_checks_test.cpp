@@ -470,6 +470,13 @@ TEST(GpuChecks, MetricsAreLabelledUnderContention) {
   ASSERT_EQ(quiet.size(), 1U);
   EXPECT_EQ(quiet[0], (Metric{"h2d_gbps", 50.5, "GB/s", "pinned"}));
   EXPECT_EQ(payload_metrics(payload, true)[0].note, "pinned; measured under contention");
+  // A child's JSON holds names only: a pair's or a size's figure gets its labels as fields.
+  envelope.metrics = {{"p2p_0_1_latency_us", 2.5, "us", ""}};
+  const auto pair = payload_metrics(written(envelope), false);
+  ASSERT_EQ(pair.size(), 1U);
+  EXPECT_EQ(pair[0].labels.family, "p2p_latency_us");
+  EXPECT_EQ(pair[0].labels.gpu_a, 0);
+  EXPECT_EQ(pair[0].labels.gpu_b, 1);
 }
 
 TEST(GpuChecks, QuickRunsSkipThemInTheRunner) {

@@ -52,7 +52,8 @@ TEST(MetricLabels, OtherNamesCarryNone) {
   for (const char* name :
        {"h2d_gbps", "p2p_gbps", "nccl_busbw_gbps", "conv_fp16_nhwc_32x256x56x56_tflops",
         "burn_bf16_tflops", "gpu_numa_node", "gpux_numa", "p2p_0_1", "p2p_a_1_write_gbps",
-        "nvlink_active", "mib_gbps", "x_mib_y", "host_h2d_all_gpus_gbps", "", "_", "p2p__1_2"}) {
+        "nvlink_active", "mib_gbps", "x_mib_y", "a_2mib_", "host_h2d_all_gpus_gbps", "", "_",
+        "p2p__1_2"}) {
     EXPECT_EQ(metric_labels_of(name), MetricLabels{}) << name;
   }
   // A size word anywhere but first: the last one is the label.

@@ -178,37 +178,9 @@ bool is_failing(const std::string& verdict) {
   return verdict != "pass" && verdict != "warn";
 }
 
-Expected<NodeReport> read_node_report(const std::string& text, const std::string& source) {
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return Error{"empty file"};
-  }
-  // parse_json_input names the byte and the JSON path; a truncated report ends "unexpected end
-  // of input", a number like 1e400 says "number overflow"; depth and size are capped.
-  Expected<json> parsed = parse_json_input(text);
-  if (!parsed) {
-    return Error{fmt::format("not valid JSON ({})", parsed.error().message)};
-  }
-  json doc = std::move(parsed).value();
-  if (!doc.is_object()) {
-    return Error{fmt::format("JSON, but not a gpucheck report (the top level is {}, not an "
-                             "object)",
-                             doc.type_name())};
-  }
-  const json* results = member(&doc, "results");
-  const json* context = member(&doc, "context");
-  if (results == nullptr && member(&doc, "format_version") != nullptr) {
-    return Error{"a gpucheck snapshot, not a report: judge it first with "
-                 "`gpucheck --from-snapshot FILE --json`"};
-  }
-  if (results == nullptr || context == nullptr || !context->is_object()) {
-    return Error{"JSON, but not a gpucheck report (no \"context\" and \"results\")"};
-  }
-  if (!results->is_array()) {
-    return Error{"not a gpucheck report: \"results\" is not a list"};
-  }
-
-  NodeReport node;
-  node.source = source;
+namespace {
+/// The report's tool and schema versions (a note for one newer or missing: read what it knows).
+void read_versions(NodeReport& node, const json* context) {
   node.tool_version = string_at(member(context, "tool_version"));
   if (const std::optional<int64_t> schema = int_at(member(context, "schema_version"))) {
     node.schema_version = static_cast<int>(*schema);
@@ -223,8 +195,10 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
   } else {
     node.notes.push_back("no schema_version in the report: read what it knows");
   }
+}
 
-  const json* snapshot = member(&doc, "snapshot");
+/// When the report was made: its generated_at, else its snapshot's collected_at, else unknown.
+void read_date(NodeReport& node, const json* context, const json* snapshot) {
   node.mode = string_at(member(context, "mode"));
   node.generated_at = string_at(member(context, "generated_at"));
   node.generated = parse_utc_time(node.generated_at);
@@ -246,14 +220,17 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
                                              node.generated_at));
     }
   }
+}
 
+/// Which node and GPUs it is, and the stack's versions, read leniently from the snapshot.
+void read_identity(NodeReport& node, const std::string& source, const json* snapshot,
+                   const std::map<int, GpuIdentity>& identities) {
   node.node = string_at(member(member(snapshot, "host"), "hostname"));
   if (node.node.empty()) {
     node.node = std::filesystem::path(source).stem().string();
     node.anonymous = true;
     node.notes.push_back("no host name in the report: named after its file");
   }
-  const std::map<int, GpuIdentity> identities = gpu_identities(member(snapshot, "gpus"));
   for (const auto& [index, identity] : identities) {
     if (is_real_uuid(identity.uuid)) {
       node.gpu_uuids.push_back(identity.uuid);
@@ -283,21 +260,31 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
     node.cuda = cuda_text(int_at(member(member(snapshot, "nvml"), "cuda_driver_version")));
   }
   node.cudnn = cudnn_text(member(snapshot, "libraries"));
+}
 
+/// A code with the GPU it names (index, UUID and serial where the snapshot has them).
+CodeOnGpu code_on_gpu(const std::string& code, std::optional<int64_t> index,
+                      const std::map<int, GpuIdentity>& identities) {
+  CodeOnGpu item{code, std::nullopt, "", ""};
+  if (index && *index >= 0 && *index < 1'000'000) {
+    item.gpu_index = static_cast<int>(*index);
+    if (const auto it = identities.find(*item.gpu_index); it != identities.end()) {
+      item.uuid = it->second.uuid;
+      item.serial = it->second.serial;
+    }
+  }
+  return item;
+}
+
+/// The verdict and the codes that fail or warn, each with the GPU it names.
+void read_results(NodeReport& node, const json& doc, const json* results,
+                  const std::map<int, GpuIdentity>& identities) {
   std::set<std::string> failing;
   std::set<std::string> warning;
   std::set<CodeOnGpu> failing_on;
   std::set<CodeOnGpu> warning_on;
-  const auto on_gpu = [&](const std::string& code, std::optional<int64_t> index) {
-    CodeOnGpu item{code, std::nullopt, "", ""};
-    if (index && *index >= 0 && *index < 1'000'000) {
-      item.gpu_index = static_cast<int>(*index);
-      if (const auto it = identities.find(*item.gpu_index); it != identities.end()) {
-        item.uuid = it->second.uuid;
-        item.serial = it->second.serial;
-      }
-    }
-    return item;
+  const auto on_gpu = [&identities](const std::string& code, std::optional<int64_t> index) {
+    return code_on_gpu(code, index, identities);
   };
   std::set<std::string> unknown_statuses;
   std::string worst = "pass";
@@ -363,6 +350,46 @@ Expected<NodeReport> read_node_report(const std::string& text, const std::string
   node.warning_codes.assign(warning.begin(), warning.end());
   node.failing.assign(failing_on.begin(), failing_on.end());
   node.warnings.assign(warning_on.begin(), warning_on.end());
+}
+} // namespace
+
+Expected<NodeReport> read_node_report(const std::string& text, const std::string& source) {
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return Error{"empty file"};
+  }
+  // parse_json_input names the byte and the JSON path; a truncated report ends "unexpected end
+  // of input", a number like 1e400 says "number overflow"; depth and size are capped.
+  Expected<json> parsed = parse_json_input(text);
+  if (!parsed) {
+    return Error{fmt::format("not valid JSON ({})", parsed.error().message)};
+  }
+  json doc = std::move(parsed).value();
+  if (!doc.is_object()) {
+    return Error{fmt::format("JSON, but not a gpucheck report (the top level is {}, not an "
+                             "object)",
+                             doc.type_name())};
+  }
+  const json* results = member(&doc, "results");
+  const json* context = member(&doc, "context");
+  if (results == nullptr && member(&doc, "format_version") != nullptr) {
+    return Error{"a gpucheck snapshot, not a report: judge it first with "
+                 "`gpucheck --from-snapshot FILE --json`"};
+  }
+  if (results == nullptr || context == nullptr || !context->is_object()) {
+    return Error{"JSON, but not a gpucheck report (no \"context\" and \"results\")"};
+  }
+  if (!results->is_array()) {
+    return Error{"not a gpucheck report: \"results\" is not a list"};
+  }
+
+  NodeReport node;
+  node.source = source;
+  read_versions(node, context);
+  const json* snapshot = member(&doc, "snapshot");
+  read_date(node, context, snapshot);
+  const std::map<int, GpuIdentity> identities = gpu_identities(member(snapshot, "gpus"));
+  read_identity(node, source, snapshot, identities);
+  read_results(node, doc, results, identities);
   return node;
 }
 

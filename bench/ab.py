@@ -16,7 +16,8 @@ import time
 KEYS = ("h2d_gbps", "d2h_gbps", "d2d_gbps", "d2h_bidir_gbps", "h2d_pageable_gbps",
         "d2h_pageable_gbps", "conv_fp16_nhwc_32x256x56x56_tflops",
         "conv_fp32_nchw_64x64x56x56_tflops", "host_h2d_all_gpus_gbps", "nccl_busbw_gbps",
-        "fp32_fma_gflops", "event_timed_kernel_us", "graph_replay_us", "h2d_bidir_gbps")
+        "fp32_fma_gflops", "event_timed_kernel_us", "graph_replay_us", "h2d_bidir_gbps",
+        "memory_pool_alloc_free_us", "memory_alloc_free_us")
 
 
 def key(name):

@@ -1,5 +1,6 @@
 # gpucheck_layer(NAME FOLDER <folder of src/> [EXPORTS <path>=<include name>...]
-#                [PUBLIC <targets>...] [PRIVATE <targets>...] [SOURCES <files>...] [CUDA_HEADERS])
+#                [PUBLIC <targets>...] [PRIVATE <targets>...] [SOURCES <files>...] [CUDA_HEADERS]
+#                [RECURSE])
 #
 # One static library, gpucheck_NAME, of src/FOLDER/*.cpp (docs/architecture.md, "Folders").
 # Its include root is build/layers/NAME, which holds only a link FOLDER ->
@@ -7,7 +8,9 @@
 # header): a library sees its own root and those of the libraries it links (PUBLIC ones pass on,
 # PRIVATE ones do not), so `#include "checks/x.hpp"` from a folder that may not include checks
 # fails to build. src/ itself is on no library's include path. CUDA_HEADERS gives the toolkit's
-# headers (types only; nothing from CUDA is linked). Appends the target to GPUCHECK_LAYERS.
+# headers (types only; nothing from CUDA is linked). RECURSE takes the sources of FOLDER's
+# subfolders too (one per check: src/gpu_checks/), but not their *_test.cpp, which the unit
+# tests build. Appends the target to GPUCHECK_LAYERS.
 
 set(GPUCHECK_LAYER_ROOT ${CMAKE_CURRENT_BINARY_DIR}/layers)
 set(GPUCHECK_LAYERS "")
@@ -22,10 +25,16 @@ function(_gpucheck_layer_link original link)
 endfunction()
 
 function(gpucheck_layer name)
-  cmake_parse_arguments(PARSE_ARGV 1 _layer "CUDA_HEADERS" "FOLDER" "EXPORTS;PUBLIC;PRIVATE;SOURCES")
+  cmake_parse_arguments(PARSE_ARGV 1 _layer "CUDA_HEADERS;RECURSE" "FOLDER"
+                        "EXPORTS;PUBLIC;PRIVATE;SOURCES")
   set(_target gpucheck_${name})
   set(_root ${GPUCHECK_LAYER_ROOT}/${name})
-  file(GLOB _sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${_layer_FOLDER}/*.cpp)
+  if(_layer_RECURSE)
+    file(GLOB_RECURSE _sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${_layer_FOLDER}/*.cpp)
+    list(FILTER _sources EXCLUDE REGEX "_test\\.cpp$")
+  else()
+    file(GLOB _sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${_layer_FOLDER}/*.cpp)
+  endif()
   add_library(${_target} STATIC ${_sources} ${_layer_SOURCES})
   _gpucheck_layer_link(${PROJECT_SOURCE_DIR}/src/${_layer_FOLDER} ${_root}/${_layer_FOLDER})
   foreach(_export IN LISTS _layer_EXPORTS)

@@ -3,10 +3,14 @@
 
 #include "children/child_modes.hpp"
 #include "cli/app.hpp"
+#include "gpu_checks/registry.hpp"
 #include "process/keeper.hpp"
 #include "process/trace.hpp"
 
 int main(int argc, char** argv) {
+  // Before anything reads a table: the checks of their own folders join the engine, the
+  // children, the catalogue and the gates.
+  gpucheck::gpu_checks::install();
   if (gpucheck::children::is_child_invocation(argc, argv)) {
     return gpucheck::children::run_child_mode(argc, argv);
   }

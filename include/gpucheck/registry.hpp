@@ -1,7 +1,7 @@
 #pragma once
-/// THE ordered list of checks (src/core/registry.cpp expands GPUCHECK_CHECKS). Adding a check:
-/// its file in src/checks/, one line in GPUCHECK_CHECKS (src/checks/checks.hpp), its findings in
-/// the catalogue (src/findings/), its test, and docs/checks.md.
+/// THE ordered list of checks (src/core/registry.cpp expands GPUCHECK_CHECKS, then the GPU checks
+/// of their own folders join it through add_check()). docs/architecture.md, "Adding a check",
+/// says where a new check goes.
 
 #include <span>
 
@@ -10,5 +10,9 @@
 namespace gpucheck {
 
 std::span<const CheckDef> all_checks();
+
+/// Add a check of its own folder (src/gpu_checks/, registry.cpp there) at start-up: it follows
+/// the per-GPU active checks (gpu.streams), in the order added.
+void add_check(const CheckDef& check);
 
 } // namespace gpucheck

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "checks/checks.hpp"
+#include "findings/codes.hpp"
 #include "gpucheck/check.hpp"
 #include "protocol/payloads.hpp"
 
@@ -88,6 +89,10 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
 /// Metrics of the envelope, with "measured under contention" added when `contended`.
 std::vector<Metric> payload_metrics(const ReadEnvelope& envelope, bool contended);
 std::vector<Metric> payload_metrics(const nlohmann::json& payload, bool contended);
+
+/// The finding of a failed verification of `kind` (a check of its own folder, src/gpu_checks/,
+/// adds its kinds at start-up); unknown kinds are gpu.compute_mismatch.
+void add_verify_code(std::string_view kind, FindingCode code);
 
 /// Whether every verification in the payload found no mismatch (and there was at least one).
 bool all_verified(const nlohmann::json& payload);

@@ -80,7 +80,18 @@ Finding unreadable_finding(std::string_view check_title, const GpuTarget& gpu, c
                       fmt::format("it reported a result gpucheck cannot read: {}", error.message));
 }
 
+/// The verification kinds of the checks of their own folders (add_verify_code()).
+std::vector<std::pair<std::string_view, FindingCode>>& added_verify_codes() {
+  static std::vector<std::pair<std::string_view, FindingCode>> codes;
+  return codes;
+}
+
 FindingCode verify_code(const std::string& kind) {
+  for (const auto& [added, code] : added_verify_codes()) {
+    if (added == kind) {
+      return code;
+    }
+  }
   if (kind == "compute") {
     return codes::k_gpu_compute_mismatch;
   }
@@ -105,6 +116,10 @@ FindingCode verify_code(const std::string& kind) {
   return codes::k_gpu_compute_mismatch;
 }
 } // namespace
+
+void add_verify_code(std::string_view kind, FindingCode code) {
+  added_verify_codes().emplace_back(kind, code);
+}
 
 GpuTargets gpu_targets(const SystemSnapshot& snapshot, std::chrono::milliseconds timeout) {
   GpuTargets targets;

@@ -1,14 +1,33 @@
 #include "gpucheck/registry.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "checks/checks.hpp"
 
 namespace gpucheck {
 
-std::span<const CheckDef> all_checks() {
+namespace {
+std::vector<CheckDef>& checks_table() {
 #define GPUCHECK_REGISTER_CHECK(factory) checks::factory(),
-  static const CheckDef k_checks[] = {GPUCHECK_CHECKS(GPUCHECK_REGISTER_CHECK)};
+  static std::vector<CheckDef> checks{GPUCHECK_CHECKS(GPUCHECK_REGISTER_CHECK)};
 #undef GPUCHECK_REGISTER_CHECK
-  return k_checks;
+  return checks;
+}
+size_t g_added = 0;
+} // namespace
+
+std::span<const CheckDef> all_checks() {
+  return checks_table();
+}
+
+void add_check(const CheckDef& check) {
+  std::vector<CheckDef>& checks = checks_table();
+  auto at = std::find_if(checks.begin(), checks.end(),
+                         [](const CheckDef& c) { return c.info.id == "gpu.streams"; });
+  at = at == checks.end() ? checks.end() : at + 1 + static_cast<std::ptrdiff_t>(g_added);
+  checks.insert(at, check);
+  ++g_added;
 }
 
 } // namespace gpucheck

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
 
 namespace gpucheck::engine {
 
@@ -87,13 +88,46 @@ void add(std::vector<PlannedJob>& jobs, size_t job, Condition condition) {
 }
 } // namespace
 
+namespace {
+/// k_work_table and the works added at start-up, in order.
+std::vector<WorkRow>& table() {
+  static std::vector<WorkRow> rows(std::begin(k_work_table), std::end(k_work_table));
+  return rows;
+}
+} // namespace
+
+std::span<const WorkRow> work_table() {
+  return table();
+}
+
+Work add_work(WorkRow row) {
+  std::vector<WorkRow>& rows = table();
+  for (const WorkRow& other : rows) {
+    if (other.name == row.name || other.check == row.check ||
+        (!row.mode.empty() && other.mode == row.mode)) {
+      throw std::logic_error(fmt::format("work '{}' ({}, {}) repeats work '{}'", row.name,
+                                         row.check, row.mode, other.name));
+    }
+  }
+  if (row.child != WorkChild::shared) {
+    throw std::logic_error(
+        fmt::format("work '{}': only a shared child's work can be added", row.name));
+  }
+  row.work = Work{static_cast<uint8_t>(rows.size())};
+  // After the works that run before the copies (compute, streams, and works added earlier).
+  const auto copies = std::find_if(rows.begin(), rows.end(),
+                                   [](const WorkRow& r) { return r.work == Work::bandwidth; });
+  rows.insert(copies, row);
+  return row.work;
+}
+
 const WorkRow& work_row(Work work) {
-  for (const WorkRow& row : k_work_table) {
+  for (const WorkRow& row : table()) {
     if (row.work == work) {
       return row;
     }
   }
-  return k_work_table[0]; // unreachable: every Work has its row (tested)
+  return table().front(); // unreachable: every Work has its row (tested)
 }
 
 bool spans_gpus(Work work) {
@@ -112,7 +146,7 @@ namespace {
 /// The works of the table that are in `works` and run in `child`, in the table's order.
 std::vector<Work> works_in(const std::vector<Work>& works, WorkChild child) {
   std::vector<Work> out;
-  for (const WorkRow& row : k_work_table) {
+  for (const WorkRow& row : table()) {
     if (row.child == child && std::find(works.begin(), works.end(), row.work) != works.end()) {
       out.push_back(row.work);
     }
@@ -127,7 +161,7 @@ std::vector<Work> spanning_works(const std::vector<Work>& works) {
 
 std::vector<Work> long_works() {
   std::vector<Work> works;
-  for (const WorkRow& row : k_work_table) {
+  for (const WorkRow& row : table()) {
     if (row.child == WorkChild::long_level) {
       works.push_back(row.work);
     }
@@ -137,7 +171,7 @@ std::vector<Work> long_works() {
 
 std::vector<Work> all_works() {
   std::vector<Work> works;
-  for (const WorkRow& row : k_work_table) {
+  for (const WorkRow& row : table()) {
     if (row.work != Work::copies_together && row.child != WorkChild::long_level) {
       works.push_back(row.work);
     }
@@ -158,7 +192,7 @@ std::string_view work_name(Work work) {
 }
 
 std::optional<Work> work_named(std::string_view name) {
-  for (const WorkRow& row : k_work_table) {
+  for (const WorkRow& row : table()) {
     if (row.name == name) {
       return row.work;
     }
@@ -181,7 +215,7 @@ std::string_view check_id(Work work) {
 }
 
 std::optional<Work> work_for_check(std::string_view check) {
-  for (const WorkRow& row : k_work_table) {
+  for (const WorkRow& row : table()) {
     if (row.check == check) {
       return row.work;
     }
@@ -340,7 +374,7 @@ void plan_gpus(Plan& plan, const Groups& groups, const std::vector<GpuFacts>& gp
 /// Jobs in the order of the gated work: compute and streams of every GPU, then each GPU's
 /// copies, then each GPU's cuDNN; none on a skipped GPU, no long work where it is skipped.
 void add_per_gpu_jobs(Plan& plan, const std::vector<Work>& works, size_t gpu_count) {
-  for (const WorkRow& row : k_work_table) {
+  for (const WorkRow& row : table()) {
     const Work w = row.work;
     for (size_t g = 0; g < gpu_count; ++g) {
       if (plan.gpus[g].mode != GpuMode::skip &&

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,19 +33,24 @@ namespace gpucheck::engine {
 /// memory, then the sustained GEMM burn on every GPU at once. They run in one child per GPU after
 /// every other job of the run has gone (rule long_after_standard), for --duration each.
 ///
-/// A new work is one value here and its row in k_work_table below.
-enum class Work {
-  compute,
-  streams,
-  bandwidth,
-  copies_together,
-  local_copies,
-  cudnn,
-  peers,
-  nccl,
-  memtest,
-  burn
+/// A built-in work is one constant here and its row in k_work_table below; a check of its own
+/// folder (src/gpu_checks/) adds its work at start-up with add_work().
+struct Work {
+  uint8_t id = 0;
+  friend constexpr auto operator<=>(Work, Work) = default;
+  static const Work compute, streams, bandwidth, copies_together, local_copies, cudnn, peers, nccl,
+      memtest, burn;
 };
+inline constexpr Work Work::compute{0};
+inline constexpr Work Work::streams{1};
+inline constexpr Work Work::bandwidth{2};
+inline constexpr Work Work::copies_together{3};
+inline constexpr Work Work::local_copies{4};
+inline constexpr Work Work::cudnn{5};
+inline constexpr Work Work::peers{6};
+inline constexpr Work Work::nccl{7};
+inline constexpr Work Work::memtest{8};
+inline constexpr Work Work::burn{9};
 
 /// Which child a work's job runs in (rule same_child).
 enum class WorkChild {
@@ -98,6 +104,13 @@ inline constexpr WorkRow k_work_table[] = {
     {Work::memtest, "memtest", "gpu.memtest", "gpu-memtest", WorkChild::long_level, 64, 64, 64},
     {Work::burn, "burn", "gpu.burn", "gpu-burn", WorkChild::long_level, 64, 64, 64},
 };
+
+/// Every work in order: k_work_table with the added works after streams (before the copies).
+std::span<const WorkRow> work_table();
+/// Add a check's own work (a shared-child work of one GPU; row.work is ignored) before any plan
+/// is made, and return the Work it gets. Throws std::logic_error for a name, mode or check that
+/// a work already has, or a child other than WorkChild::shared.
+Work add_work(WorkRow row);
 
 /// The row of a work.
 const WorkRow& work_row(Work work);

@@ -63,6 +63,9 @@ constexpr std::array<std::string_view, k_max_placeholders> where(const Names&...
 
 /// Every finding spec, sorted by code.
 std::span<const FindingSpec> finding_catalog();
+/// Add a check's own table (a check of its own folder, src/gpu_checks/) at start-up. Throws
+/// std::logic_error once the catalogue was read: its entries would be missing from it.
+void add_finding_table(std::span<const FindingSpec> table);
 
 /// The spec for a code, or nullptr.
 const FindingSpec* find_finding_spec(std::string_view code);

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,13 @@
 namespace gpucheck::gpu {
 
 namespace {
+std::vector<GpuWorkRow>& works_table() {
+  static std::vector<GpuWorkRow> works(std::begin(k_gpu_works), std::end(k_gpu_works));
+  return works;
+}
+
 const GpuWorkRow* work_entry(std::string_view name) {
-  for (const GpuWorkRow& w : k_gpu_works) {
+  for (const GpuWorkRow& w : works_table()) {
     if (w.name == name) {
       return &w;
     }
@@ -37,8 +43,22 @@ void open_device(int ordinal, std::unique_ptr<DeviceSession>& session,
 }
 } // namespace
 
+std::span<const GpuWorkRow> gpu_works() {
+  return works_table();
+}
+
+void add_gpu_work(const GpuWorkRow& work) {
+  for (const GpuWorkRow& w : works_table()) {
+    if (w.name == work.name || (!work.mode.empty() && w.mode == work.mode)) {
+      throw std::logic_error(
+          fmt::format("GPU work '{}' ({}) repeats '{}'", work.name, work.mode, w.name));
+    }
+  }
+  works_table().push_back(work);
+}
+
 const GpuWorkRow* gpu_work_of_mode(std::string_view mode) {
-  for (const GpuWorkRow& w : k_gpu_works) {
+  for (const GpuWorkRow& w : works_table()) {
     if (!w.mode.empty() && w.mode == mode) {
       return &w;
     }

@@ -6,6 +6,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,12 @@ inline constexpr GpuWorkRow k_gpu_works[] = {
     {"memtest", "gpu-memtest", "gpu.memtest", &memtest_work, true, true, nullptr},
     {"burn", "gpu-burn", "gpu.burn", &burn_work, true, true, nullptr},
 };
+
+/// k_gpu_works and the works that checks of their own folder added (add_gpu_work()).
+std::span<const GpuWorkRow> gpu_works();
+/// Add a check's own work at start-up, before any child mode runs. Throws std::logic_error for a
+/// name or mode that a work already has.
+void add_gpu_work(const GpuWorkRow& work);
 
 /// cuDNN's work in the shared child's work list (engine::work_name(Work::cudnn)).
 inline constexpr std::string_view k_cudnn_work = "cudnn";

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -85,6 +86,11 @@ public:
   [[nodiscard]] const std::string& pci_bus_id() const { return m_pci_bus_id; }
   [[nodiscard]] uint64_t free_bytes() const { return m_free_bytes; }
   [[nodiscard]] uint64_t budget_bytes() const { return m_budget_bytes; }
+  /// A driver entry that platform's table does not hold (a check's own, src/gpu_checks/): the
+  /// first of `names` (versioned first) that libcuda has; nullptr when it has none.
+  template <typename Fn> Fn driver_function(std::initializer_list<const char*> names) {
+    return m_lib.first_function<Fn>(names);
+  }
   /// Make the context current on the calling thread (a helper thread of the child).
   void make_current() const;
   /// A timed measurement's window, and a step of cuDNN's lane (QuietGate).

@@ -25,13 +25,14 @@ import os
 import subprocess
 import sys
 
-CHECKS = ["gpu.compute", "gpu.bandwidth", "gpu.cudnn", "gpu.streams"]
+CHECKS = ["gpu.compute", "gpu.bandwidth", "gpu.cudnn", "gpu.streams", "gpu.memory_pool"]
 PLANTED = {  # fault -> (check, finding code that must appear)
     "compute": ("gpu.compute", "gpu.compute_mismatch"),
     "copy": ("gpu.bandwidth", "gpu.copy_corrupt"),
     "cudnn": ("gpu.cudnn", "cudnn.conv_mismatch"),
     "relu": ("gpu.cudnn", "cudnn.activation_mismatch"),
     "graph": ("gpu.streams", "gpu.graph_mismatch"),
+    "memory_pool": ("gpu.memory_pool", "gpu.memory_pool_corrupt"),
 }
 
 

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include "children/child_modes.hpp"
+#include "gpu_checks/registry.hpp"
 
 int main(int argc, char** argv) {
+  gpucheck::gpu_checks::install(); // as gpucheck's own main does
   if (gpucheck::children::is_child_invocation(argc, argv)) {
     return gpucheck::children::run_child_mode(argc, argv);
   }

@@ -17,6 +17,12 @@
 namespace gpucheck::engine {
 namespace {
 
+/// The works that checks of their own folders added (src/gpu_checks/, installed by the test
+/// main): each is one more job on every GPU, in the shared child before the copies.
+size_t added() {
+  return work_table().size() - std::size(k_work_table);
+}
+
 constexpr uint64_t k_mib = 1ULL << 20;
 constexpr uint64_t k_gib = 1ULL << 30;
 
@@ -398,7 +404,7 @@ TEST(EnginePlan, MemoryDecidesTheMode) {
   const MemoryModel model;
   EXPECT_EQ(plan.gpus[0].allowance_bytes,
             k_gib - model.context_bytes - model.prepare_bytes(Work::cudnn));
-  EXPECT_EQ(plan.jobs.size(), 5U);
+  EXPECT_EQ(plan.jobs.size(), 5U + added());
   for (const PlannedJob& job : plan.jobs) {
     // cuDNN's timed work once the works before it have freed theirs: all but the context.
     EXPECT_EQ(job.allowance_bytes,
@@ -462,10 +468,18 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
         of[plan.jobs[j].work] = j;
       }
     }
-    ASSERT_EQ(of.size(), 5U);
+    ASSERT_EQ(of.size(), 5U + added());
     EXPECT_FALSE(plan.jobs[of[Work::compute]].after_in_child);
     EXPECT_EQ(plan.jobs[of[Work::streams]].after_in_child, of[Work::compute]);
-    EXPECT_EQ(plan.jobs[of[Work::bandwidth]].after_in_child, of[Work::streams]);
+    // The added works follow streams, in the table's order, and the copies follow them.
+    Work before = Work::streams;
+    for (const WorkRow& row : work_table()) {
+      if (row.work.id >= std::size(k_work_table)) {
+        EXPECT_EQ(plan.jobs[of[row.work]].after_in_child, of[before]) << row.name;
+        before = row.work;
+      }
+    }
+    EXPECT_EQ(plan.jobs[of[Work::bandwidth]].after_in_child, of[before]);
     EXPECT_EQ(plan.jobs[of[Work::local_copies]].after_in_child, of[Work::bandwidth]);
     EXPECT_EQ(plan.jobs[of[Work::cudnn]].after_in_child, of[Work::local_copies]);
     EXPECT_TRUE(plan.jobs[of[Work::compute]].followed_in_child);
@@ -518,7 +532,7 @@ TEST(EnginePlan, WorkSpellings) {
   EXPECT_EQ(check_id(Work::bandwidth), "gpu.bandwidth");
   EXPECT_EQ(work_for_check("gpu.streams"), Work::streams);
   EXPECT_FALSE(work_for_check("gpu.ecc").has_value());
-  EXPECT_EQ(all_works().size(), 7U);
+  EXPECT_EQ(all_works().size(), 7U + added());
   EXPECT_EQ(child_mode(Work::peers), "gpu-peers");
   EXPECT_EQ(child_mode(Work::nccl), "gpu-peers");
   EXPECT_EQ(work_for_check("gpu.nccl"), Work::nccl);
@@ -531,17 +545,21 @@ TEST(EnginePlan, WorkSpellings) {
 
 TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
   std::vector<Work> seen;
-  for (const WorkRow& row : k_work_table) {
+  for (const WorkRow& row : work_table()) { // the built-in works and those the checks added
     EXPECT_EQ(std::count(seen.begin(), seen.end(), row.work), 0) << row.name;
     seen.push_back(row.work);
     EXPECT_EQ(work_named(row.name), row.work) << row.name; // names are unique
     EXPECT_GE(row.wanted_mib, row.min_mib) << row.name;
   }
-  EXPECT_EQ(seen.size(), static_cast<size_t>(Work::burn) + 1); // every value of the enum
+  for (const Work w :
+       {Work::compute, Work::streams, Work::bandwidth, Work::copies_together, Work::local_copies,
+        Work::cudnn, Work::peers, Work::nccl, Work::memtest, Work::burn}) {
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), w), 1) << work_name(w); // every built-in
+  }
   // The GPU children's works (gpu/gpu_children.hpp) are the engine's under the same names, modes
   // and checks: the two ends of the shared child's protocol.
   size_t shared = 0;
-  for (const gpu::GpuWorkRow& gpu_row : gpu::k_gpu_works) {
+  for (const gpu::GpuWorkRow& gpu_row : gpu::gpu_works()) {
     const std::optional<Work> work = work_named(gpu_row.name);
     ASSERT_TRUE(work.has_value()) << gpu_row.name;
     EXPECT_EQ(work_row(*work).mode, gpu_row.mode) << gpu_row.name;
@@ -550,7 +568,7 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
     EXPECT_EQ(gpu::gpu_work_of_mode(gpu_row.mode), gpu_row.mode.empty() ? nullptr : &gpu_row);
     ++shared;
   }
-  for (const WorkRow& row : k_work_table) {
+  for (const WorkRow& row : work_table()) {
     if (row.work != Work::cudnn) {
       shared -= row.child == WorkChild::shared || row.child == WorkChild::long_level ? 1 : 0;
     }
@@ -568,8 +586,8 @@ TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
   gpus[1].other_processes = {"4242 (python3)"};
   const Plan busy = make_plan(all_works(), gpus);
   // The job stays planned (its child writes its line as not run); the peer copies still run.
-  ASSERT_EQ(busy.jobs.size(), 12U);
-  EXPECT_EQ(busy.jobs[11].work, Work::nccl);
+  ASSERT_EQ(busy.jobs.size(), 12U + 2 * added());
+  EXPECT_EQ(busy.jobs[11 + 2 * added()].work, Work::nccl);
   EXPECT_EQ(busy.nccl_skip_reason,
             "other processes use these GPUs (4242 (python3)): NCCL's own buffers take more than "
             "gpucheck's 1 GiB budget on each GPU (1.6 GiB on four H100s), which could take memory "
@@ -585,7 +603,7 @@ TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
 TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   // One GPU: no job over GPUs at all (the one-GPU run is unchanged).
   Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));
-  EXPECT_EQ(plan.jobs.size(), 5U);
+  EXPECT_EQ(plan.jobs.size(), 5U + added());
   for (const PlannedJob& job : plan.jobs) {
     EXPECT_FALSE(spans_gpus(job.work));
   }
@@ -595,11 +613,11 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   plan = make_plan(all_works(), gpus_with_free({20 * k_gib, 20 * k_gib}));
   EXPECT_FALSE(plan.span_beside);
   EXPECT_EQ(plan.gpus[0].courtesy_bytes, plan.gpus[0].budget_bytes);
-  ASSERT_EQ(plan.jobs.size(), 12U);
-  const PlannedJob& peers = plan.jobs[10];
-  const PlannedJob& nccl = plan.jobs[11];
+  ASSERT_EQ(plan.jobs.size(), 12U + 2 * added());
+  const PlannedJob& peers = plan.jobs[10 + 2 * added()];
+  const PlannedJob& nccl = plan.jobs[11 + 2 * added()];
   EXPECT_EQ(nccl.work, Work::nccl);
-  EXPECT_EQ(nccl.after_in_child, 10U);
+  EXPECT_EQ(nccl.after_in_child, 10U + 2 * added());
   EXPECT_TRUE(peers.followed_in_child);
   EXPECT_EQ(nccl.span, peers.span);
   ASSERT_EQ(nccl.conditions.size(), 1U);
@@ -615,7 +633,7 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
     EXPECT_EQ(c.await, Await::exited);
     ++awaited;
   }
-  EXPECT_EQ(awaited, 10U);
+  EXPECT_EQ(awaited, 10U + 2 * added());
   // A GPU too busy to test is left out of the span; with one testable GPU left, no peer job.
   plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 80 * k_gib / 50, 140 * k_gib}));
   EXPECT_EQ(plan.jobs.back().span, (std::vector<size_t>{0, 2}));
@@ -643,12 +661,12 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   ASSERT_TRUE(plan.span_beside);
   EXPECT_EQ(plan.gpus[1].courtesy_bytes, 14 * k_gib);
   EXPECT_EQ(plan.gpus[1].budget_bytes, k_gib);
-  ASSERT_EQ(plan.jobs.size(), 12U);
-  const PlannedJob& peers = plan.jobs[10];
+  ASSERT_EQ(plan.jobs.size(), 12U + 2 * added());
+  const PlannedJob& peers = plan.jobs[10 + 2 * added()];
   ASSERT_EQ(peers.work, Work::peers);
   // Its contexts as its child starts (counted from then on), NCCL's in the same child.
   EXPECT_TRUE(peers.contexts_at_start);
-  EXPECT_FALSE(plan.jobs[11].contexts_at_start);
+  EXPECT_FALSE(plan.jobs[11 + 2 * added()].contexts_at_start);
   EXPECT_EQ(modelled_bytes(peers, 0, MemoryModel{}), MemoryModel{}.context_bytes);
   size_t before = 0;
   size_t gone = 0;
@@ -668,15 +686,18 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
       ++gone;
     }
   }
-  EXPECT_EQ(before, 6U);
-  EXPECT_EQ(gone, 10U);
+  EXPECT_EQ(before, 6U + 2 * added());
+  EXPECT_EQ(gone, 10U + 2 * added());
   // The device-local copies and cuDNN's timed work once the spanning child is prepared.
   for (const PlannedJob& job : plan.jobs) {
     if (job.work == Work::cudnn || job.work == Work::local_copies) {
-      EXPECT_TRUE(std::any_of(job.conditions.begin(), job.conditions.end(), [](const Condition& c) {
-        return c.rule == "span_beside_on_idle_gpus" && c.step == Step::go &&
-               c.await == Await::ready && c.job == 10U;
-      })) << work_name(job.work);
+      const size_t peers_job = 10U + 2 * added();
+      EXPECT_TRUE(std::any_of(job.conditions.begin(), job.conditions.end(),
+                              [peers_job](const Condition& c) {
+                                return c.rule == "span_beside_on_idle_gpus" && c.step == Step::go &&
+                                       c.await == Await::ready && c.job == peers_job;
+                              }))
+          << work_name(job.work);
     }
   }
   std::mt19937 rng(33);

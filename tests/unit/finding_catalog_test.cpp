@@ -201,6 +201,23 @@ TEST(FindingCatalog, EveryCodeConstantHasItsEntryAndEveryEntryItsConstant) {
     EXPECT_NE(find_finding_spec(code), nullptr) << name << " (\"" << code << "\") has no entry";
     EXPECT_TRUE(constants.insert(code).second) << code << " twice";
   }
+  // A check of its own folder (src/gpu_checks/NAME/) spells its codes in its own header, named
+  // for the problem alone (k_corrupt), since the folder already names the check.
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(
+           std::filesystem::path(GPUCHECK_SOURCE_DIR) / "src" / "gpu_checks")) {
+    if (entry.path().extension() != ".hpp") {
+      continue;
+    }
+    std::ifstream header(entry.path());
+    const std::string body((std::istreambuf_iterator<char>(header)),
+                           std::istreambuf_iterator<char>());
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), constant);
+         it != std::sregex_iterator(); ++it) {
+      const std::string code = (*it)[2].str();
+      EXPECT_NE(find_finding_spec(code), nullptr) << entry.path() << ": " << code;
+      EXPECT_TRUE(constants.insert(code).second) << code << " twice";
+    }
+  }
   for (const FindingSpec& spec : finding_catalog()) {
     EXPECT_EQ(constants.count(std::string(spec.code)), 1U) << spec.code << " has no constant";
   }

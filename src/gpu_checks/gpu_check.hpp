@@ -1,0 +1,159 @@
+#pragma once
+/// A GPU check of its own folder (docs/architecture.md, "Adding a GPU check"): its child-side
+/// work, its typed payload, its judge, its findings, metrics and verifications, described once
+/// by a GpuCheck and made known to every part of gpucheck by one line of registry.hpp.
+///
+/// The work fills an Output<Payload>; the payload is written to the child's JSON and read back
+/// for the judge by the same declaration of its fields (NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE in
+/// the check's header), so a renamed field fails to compile, not a GPU test.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "checks/gpu_checks.hpp"
+#include "engine/plan.hpp"
+#include "findings/catalog.hpp"
+#include "gpucheck/check.hpp"
+#include "gpucheck/expected.hpp"
+#include "protocol/payloads.hpp"
+
+namespace gpucheck::gpu {
+class DeviceSession;
+class KernelModule;
+} // namespace gpucheck::gpu
+
+namespace gpucheck::gpu_checks {
+
+/// What a check's child work hands back: its own fields, its metrics and its verifications.
+/// Written to the child's JSON even when the work throws, so what it measured before stays.
+template <typename Payload> struct Output {
+  Payload payload;
+  std::vector<protocol::PayloadMetric> metrics;
+  std::vector<protocol::PayloadVerification> verify;
+};
+
+/// A metric the check reports: its name (as --min and Prometheus know it) and unit.
+struct MetricSpec {
+  std::string_view name;
+  std::string_view unit;
+};
+
+/// A verification kind of the check and the finding a mismatch of it gives.
+struct VerifySpec {
+  std::string_view kind;
+  FindingCode code;
+};
+
+/// One GPU check, whole. Its work runs in each GPU's shared child (engine::WorkChild::shared)
+/// after gpu.streams and before the copies; its child mode runs it alone.
+template <typename Payload> struct GpuCheck {
+  using payload_type = Payload;
+  CheckInfo info;        ///< id, title, description; kind active
+  std::string_view work; ///< its name in the shared child's work list and result lines
+  std::string_view mode; ///< the child mode that runs it alone ("gpu-...")
+  /// Device memory (MiB) as engine::MemoryModel counts it: the least it runs with, what it
+  /// uses when it can, what it holds before its gate.
+  uint64_t min_mib = 0;
+  uint64_t wanted_mib = 0;
+  uint64_t prepare_mib = 0;
+  bool needs_kernels = false; ///< it launches gpucheck's kernels
+  void (*run)(gpu::DeviceSession& session, const gpu::KernelModule& module,
+              Output<Payload>& out) = nullptr;
+  /// The check's own findings and summary from a payload whose child got to its work (its
+  /// failures, verifications and metrics are judged in common).
+  checks::Judgement (*judge)(const checks::GpuTarget& gpu, const Payload& payload) = nullptr;
+  std::span<const FindingSpec> findings;
+  std::span<const MetricSpec> metrics;
+  std::span<const VerifySpec> verify;
+};
+
+/// A GpuCheck with its types erased: what registry.cpp installs.
+struct Registration {
+  CheckDef check;
+  engine::WorkRow work;
+  /// gpu::GpuWorkRow's fields (the child's side).
+  void (*run)(gpu::DeviceSession& session, const gpu::KernelModule& module,
+              nlohmann::json& out) = nullptr;
+  bool needs_kernels = false;
+  std::span<const FindingSpec> findings;
+  std::span<const MetricSpec> metrics;
+  std::span<const VerifySpec> verify;
+};
+
+/// The payload, metrics and verifications of `out` written into a child's JSON.
+template <typename Payload> void write_output(const Output<Payload>& out, nlohmann::json& json) {
+  json.update(nlohmann::json(out.payload));
+  for (const protocol::PayloadMetric& m : out.metrics) {
+    json["metrics"].push_back(protocol::to_json(m));
+  }
+  for (const protocol::PayloadVerification& v : out.verify) {
+    json["verify"].push_back(protocol::to_json(v));
+  }
+}
+
+/// The payload of a child's JSON, or why it cannot be read (a missing or mistyped field).
+template <typename Payload> Expected<Payload> read_payload(const nlohmann::json& json) {
+  try {
+    return json.get<Payload>();
+  } catch (const nlohmann::json::exception& e) {
+    return Error{e.what()};
+  }
+}
+
+namespace detail {
+template <const auto& Check>
+using PayloadOf = typename std::remove_cvref_t<decltype(Check)>::payload_type;
+
+template <const auto& Check>
+void child_work(gpu::DeviceSession& session, const gpu::KernelModule& module,
+                nlohmann::json& json) {
+  Output<PayloadOf<Check>> out;
+  try {
+    Check.run(session, module, out);
+  } catch (...) {
+    write_output(out, json);
+    throw;
+  }
+  write_output(out, json);
+}
+
+template <const auto& Check>
+checks::Judgement judge_json(const checks::GpuTarget& gpu, const nlohmann::json& json) {
+  if (std::optional<checks::Judgement> setup =
+          checks::judge_kernel_setup(Check.info.title, gpu, json)) {
+    return std::move(*setup);
+  }
+  const Expected<PayloadOf<Check>> payload = read_payload<PayloadOf<Check>>(json);
+  if (!payload) {
+    return checks::unreadable_result(Check.info.title, gpu, payload.error());
+  }
+  return Check.judge(gpu, payload.value());
+}
+
+template <const auto& Check> std::vector<CheckResult> run_check(const CheckContext& context) {
+  return checks::run_per_gpu(Check.info, context, &judge_json<Check>);
+}
+} // namespace detail
+
+/// The registration of a check (its folder's `<name>_registration()`, registry.hpp).
+template <const auto& Check> Registration registration() {
+  Registration r;
+  r.check = {Check.info, &detail::run_check<Check>};
+  r.work = {
+      engine::Work{}, Check.work,       Check.info.id,    Check.mode, engine::WorkChild::shared,
+      Check.min_mib,  Check.wanted_mib, Check.prepare_mib};
+  r.run = &detail::child_work<Check>;
+  r.needs_kernels = Check.needs_kernels;
+  r.findings = Check.findings;
+  r.metrics = Check.metrics;
+  r.verify = Check.verify;
+  return r;
+}
+
+} // namespace gpucheck::gpu_checks

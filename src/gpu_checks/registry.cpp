@@ -1,0 +1,42 @@
+#include "gpu_checks/registry.hpp"
+
+#include <string_view>
+#include <vector>
+
+#include "gates/metric_names.hpp"
+#include "gpu/gpu_children.hpp"
+#include "gpucheck/registry.hpp"
+
+namespace gpucheck::gpu_checks {
+
+std::span<const Registration> registered() {
+#define GPUCHECK_REGISTER_GPU_CHECK(name) name##_registration(),
+  static const std::vector<Registration> checks{GPUCHECK_GPU_CHECKS(GPUCHECK_REGISTER_GPU_CHECK)};
+#undef GPUCHECK_REGISTER_GPU_CHECK
+  return checks;
+}
+
+void install() {
+  static bool installed = false;
+  if (installed) {
+    return;
+  }
+  installed = true;
+  for (const Registration& r : registered()) {
+    engine::add_work(r.work);
+    gpu::add_gpu_work(
+        {r.work.name, r.work.mode, r.work.check, r.run, r.needs_kernels, false, nullptr});
+    add_finding_table(r.findings);
+    std::vector<std::string_view> names;
+    for (const MetricSpec& m : r.metrics) {
+      names.push_back(m.name);
+    }
+    gates::add_metric_names(names);
+    for (const VerifySpec& v : r.verify) {
+      checks::add_verify_code(v.kind, v.code);
+    }
+    add_check(r.check);
+  }
+}
+
+} // namespace gpucheck::gpu_checks

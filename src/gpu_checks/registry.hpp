@@ -1,0 +1,28 @@
+#pragma once
+/// The GPU checks of their own folders: one line each. A line here makes the engine plan its
+/// work, the children run it (its own mode, and in gpu-device), the runner report it, and
+/// --min, `gpucheck explain` and Prometheus know its metrics and findings.
+
+#include <span>
+
+#include "gpu_checks/gpu_check.hpp"
+
+// clang-format off
+#define GPUCHECK_GPU_CHECKS(X)                                                                     \
+  X(memory_pool) /* gpu.memory_pool: stream-ordered allocations, timed and verified */
+// clang-format on
+
+namespace gpucheck::gpu_checks {
+
+#define GPUCHECK_DECLARE_GPU_CHECK(name) Registration name##_registration();
+GPUCHECK_GPU_CHECKS(GPUCHECK_DECLARE_GPU_CHECK)
+#undef GPUCHECK_DECLARE_GPU_CHECK
+
+/// Every registered check, in the order above.
+std::span<const Registration> registered();
+
+/// Make every registered check known to the engine, the children, the runner, the catalogue and
+/// the gates: first thing in main() (and the unit tests' main), before any of them is used. Once.
+void install();
+
+} // namespace gpucheck::gpu_checks

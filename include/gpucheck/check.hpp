@@ -64,9 +64,15 @@ struct CheckContext {
 
 using CheckFn = std::vector<CheckResult> (*)(const CheckContext& context);
 
+struct FindingSpec; // findings/catalog.hpp
+/// A check's own finding entries, spelt in its own file (or folder) rather than in a table of
+/// src/findings/: the registry adds them to the catalogue.
+using FindingTable = std::span<const FindingSpec> (*)();
+
 struct CheckDef {
   CheckInfo info;
   CheckFn run;
+  FindingTable findings = nullptr; ///< its own entries; nullptr: its codes are in src/findings/
 };
 
 /// A result for `info` whose status follows its worst finding (no finding: pass).

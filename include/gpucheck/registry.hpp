@@ -9,6 +9,9 @@
 
 namespace gpucheck {
 
+/// Every check in report order. Its first call also adds the checks' own finding entries
+/// (CheckDef::findings) to the catalogue, so it comes before the catalogue is read (main() calls
+/// gpu_checks::install(), which calls it).
 std::span<const CheckDef> all_checks();
 
 /// Add a check of its own folder (src/gpu_checks/, registry.cpp there) at start-up: it follows

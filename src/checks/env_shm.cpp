@@ -9,6 +9,44 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_shm_missing{"env.shm_missing"};
+constexpr FindingCode k_shm_not_writable{"env.shm_not_writable"};
+constexpr FindingCode k_shm_small{"env.shm_small"};
+
+constexpr std::string_view k_container_name =
+    "the container runtime (docker, podman, kubernetes, ...)";
+
+constexpr FindingSpec k_findings[] = {
+    {k_shm_missing, Severity::warn, "No /dev/shm in the container",
+     "The container has no /dev/shm: NCCL's shared-memory transport and PyTorch DataLoader "
+     "workers cannot exchange data between processes.",
+     "/dev/shm does not exist in this {0} container",
+     "start the container with --ipc=host or --shm-size=16g (Kubernetes: mount an emptyDir "
+     "with medium: Memory at /dev/shm)",
+     where(k_container_name)},
+    {k_shm_not_writable, Severity::warn, "/dev/shm not writable",
+     "This user cannot write to /dev/shm (it should be mode 1777): NCCL fails with \"shm_open "
+     "failed: Permission denied\".",
+     "/dev/shm is not writable for this user in this {0} container",
+     "make it writable (chmod 1777 /dev/shm in the image or at start), or start the container "
+     "with --ipc=host",
+     where(k_container_name)},
+    {k_shm_small, Severity::warn, "/dev/shm too small",
+     "Docker gives a container 64 MiB of /dev/shm; NCCL (between local ranks) and PyTorch "
+     "DataLoader workers need far more and fail with \"unhandled system error\", \"No space "
+     "left on device\" or bus errors.",
+     "/dev/shm holds only {0} in this {1} container, with {2}",
+     "start the container with --shm-size=16g (at least {3}) or --ipc=host; Kubernetes: mount "
+     "an emptyDir with medium: Memory at /dev/shm; a slower workaround is NCCL_SHM_DISABLE=1",
+     where("size of /dev/shm", k_container_name, "what needs more (GPUs, NCCL, DataLoader workers)",
+           "the minimum (1024 MiB)")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{
     "env.shm", "Shared memory (/dev/shm)",
     "In a container, /dev/shm is writable and holds at least 1 GiB where several GPUs or NCCL "
@@ -57,19 +95,19 @@ std::vector<CheckResult> run(const CheckContext& context) {
   const ShmInfo& shm = *s.environment.shm;
   if (shm.source == "absent") {
     return {make_result(k_info, "/dev/shm does not exist",
-                        {make_finding(codes::k_env_shm_missing, std::nullopt, kind)})};
+                        {make_finding(k_shm_missing, std::nullopt, kind)})};
   }
   std::vector<Finding> findings;
   if (shm.writable && !*shm.writable) {
-    findings.push_back(make_finding(codes::k_env_shm_not_writable, std::nullopt, kind));
+    findings.push_back(make_finding(k_shm_not_writable, std::nullopt, kind));
   }
   if (!shm.total_bytes) {
     return {make_result(k_info, "the size of /dev/shm is unknown", std::move(findings))};
   }
   const std::string why = needs(s);
   if (*shm.total_bytes < k_min_shm_bytes && !why.empty()) {
-    findings.push_back(make_finding(codes::k_env_shm_small, std::nullopt, mib(*shm.total_bytes),
-                                    kind, why, mib(k_min_shm_bytes)));
+    findings.push_back(make_finding(k_shm_small, std::nullopt, mib(*shm.total_bytes), kind, why,
+                                    mib(k_min_shm_bytes)));
   }
   return {make_result(
       k_info, fmt::format("/dev/shm holds {} in a {} container", mib(*shm.total_bytes), kind),
@@ -78,7 +116,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef env_shm_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

@@ -4,13 +4,27 @@
 #include <vector>
 
 #include "checks/checks.hpp"
+#include "findings/catalog.hpp"
 
 namespace gpucheck {
 
 namespace {
+/// A check that spells its own findings adds them to the catalogue as it joins the list.
+void add_own_findings(const CheckDef& check) {
+  if (check.findings != nullptr) {
+    add_finding_table(check.findings());
+  }
+}
+
 std::vector<CheckDef>& checks_table() {
 #define GPUCHECK_REGISTER_CHECK(factory) checks::factory(),
-  static std::vector<CheckDef> checks{GPUCHECK_CHECKS(GPUCHECK_REGISTER_CHECK)};
+  static std::vector<CheckDef> checks = [] {
+    std::vector<CheckDef> list{GPUCHECK_CHECKS(GPUCHECK_REGISTER_CHECK)};
+    for (const CheckDef& check : list) {
+      add_own_findings(check);
+    }
+    return list;
+  }();
 #undef GPUCHECK_REGISTER_CHECK
   return checks;
 }
@@ -27,6 +41,7 @@ void add_check(const CheckDef& check) {
                          [](const CheckDef& c) { return c.info.id == "gpu.streams"; });
   at = at == checks.end() ? checks.end() : at + 1 + static_cast<std::ptrdiff_t>(g_added);
   checks.insert(at, check);
+  add_own_findings(check);
   ++g_added;
 }
 

@@ -226,29 +226,6 @@ constexpr FindingSpec k_table[] = {
      "unset {0} unless you are debugging (look in ~/.bashrc, the job script, the container "
      "image's ENV)",
      where("the variable's name", "its value", "what it does")},
-    {codes::k_env_shm_missing, Severity::warn, "No /dev/shm in the container",
-     "The container has no /dev/shm: NCCL's shared-memory transport and PyTorch DataLoader "
-     "workers cannot exchange data between processes.",
-     "/dev/shm does not exist in this {0} container",
-     "start the container with --ipc=host or --shm-size=16g (Kubernetes: mount an emptyDir "
-     "with medium: Memory at /dev/shm)",
-     where(k_container)},
-    {codes::k_env_shm_not_writable, Severity::warn, "/dev/shm not writable",
-     "This user cannot write to /dev/shm (it should be mode 1777): NCCL fails with \"shm_open "
-     "failed: Permission denied\".",
-     "/dev/shm is not writable for this user in this {0} container",
-     "make it writable (chmod 1777 /dev/shm in the image or at start), or start the container "
-     "with --ipc=host",
-     where(k_container)},
-    {codes::k_env_shm_small, Severity::warn, "/dev/shm too small",
-     "Docker gives a container 64 MiB of /dev/shm; NCCL (between local ranks) and PyTorch "
-     "DataLoader workers need far more and fail with \"unhandled system error\", \"No space "
-     "left on device\" or bus errors.",
-     "/dev/shm holds only {0} in this {1} container, with {2}",
-     "start the container with --shm-size=16g (at least {3}) or --ipc=host; Kubernetes: mount "
-     "an emptyDir with medium: Memory at /dev/shm; a slower workaround is NCCL_SHM_DISABLE=1",
-     where("size of /dev/shm", k_container, "what needs more (GPUs, NCCL, DataLoader workers)",
-           "the minimum (1024 MiB)")},
     {codes::k_env_visible_devices_hides_all, Severity::fail, "CUDA_VISIBLE_DEVICES hides every GPU",
      "CUDA_VISIBLE_DEVICES is set to a value that makes CUDA enumerate no device.",
      "CUDA_VISIBLE_DEVICES=\"{0}\" hides every GPU from CUDA ({1})",

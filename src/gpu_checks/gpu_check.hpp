@@ -75,13 +75,12 @@ template <typename Payload> struct GpuCheck {
 
 /// A GpuCheck with its types erased: what registry.cpp installs.
 struct Registration {
-  CheckDef check;
+  CheckDef check; ///< its findings among them
   engine::WorkRow work;
   /// gpu::GpuWorkRow's fields (the child's side).
   void (*run)(gpu::DeviceSession& session, const gpu::KernelModule& module,
               nlohmann::json& out) = nullptr;
   bool needs_kernels = false;
-  std::span<const FindingSpec> findings;
   std::span<const MetricSpec> metrics;
   std::span<const VerifySpec> verify;
 };
@@ -139,18 +138,21 @@ checks::Judgement judge_json(const checks::GpuTarget& gpu, const nlohmann::json&
 template <const auto& Check> std::vector<CheckResult> run_check(const CheckContext& context) {
   return checks::run_per_gpu(Check.info, context, &judge_json<Check>);
 }
+
+template <const auto& Check> std::span<const FindingSpec> findings_of() {
+  return Check.findings;
+}
 } // namespace detail
 
 /// The registration of a check (its folder's `<name>_registration()`, registry.hpp).
 template <const auto& Check> Registration registration() {
   Registration r;
-  r.check = {Check.info, &detail::run_check<Check>};
+  r.check = {Check.info, &detail::run_check<Check>, &detail::findings_of<Check>};
   r.work = {
       engine::Work{}, Check.work,       Check.info.id,    Check.mode, engine::WorkChild::shared,
       Check.min_mib,  Check.wanted_mib, Check.prepare_mib};
   r.run = &detail::child_work<Check>;
   r.needs_kernels = Check.needs_kernels;
-  r.findings = Check.findings;
   r.metrics = Check.metrics;
   r.verify = Check.verify;
   return r;

@@ -22,11 +22,11 @@ void install() {
     return;
   }
   installed = true;
+  all_checks(); // the built-in checks' own findings join the catalogue first
   for (const Registration& r : registered()) {
     engine::add_work(r.work);
     gpu::add_gpu_work(
         {r.work.name, r.work.mode, r.work.check, r.run, r.needs_kernels, false, nullptr});
-    add_finding_table(r.findings);
     std::vector<std::string_view> names;
     for (const MetricSpec& m : r.metrics) {
       names.push_back(m.name);

@@ -201,21 +201,26 @@ TEST(FindingCatalog, EveryCodeConstantHasItsEntryAndEveryEntryItsConstant) {
     EXPECT_NE(find_finding_spec(code), nullptr) << name << " (\"" << code << "\") has no entry";
     EXPECT_TRUE(constants.insert(code).second) << code << " twice";
   }
-  // A check of its own folder (src/gpu_checks/NAME/) spells its codes in its own header, named
-  // for the problem alone (k_corrupt), since the folder already names the check.
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(
-           std::filesystem::path(GPUCHECK_SOURCE_DIR) / "src" / "gpu_checks")) {
-    if (entry.path().extension() != ".hpp") {
-      continue;
-    }
-    std::ifstream header(entry.path());
-    const std::string body((std::istreambuf_iterator<char>(header)),
-                           std::istreambuf_iterator<char>());
-    for (auto it = std::sregex_iterator(body.begin(), body.end(), constant);
-         it != std::sregex_iterator(); ++it) {
-      const std::string code = (*it)[2].str();
-      EXPECT_NE(find_finding_spec(code), nullptr) << entry.path() << ": " << code;
-      EXPECT_TRUE(constants.insert(code).second) << code << " twice";
+  // A check that spells its own findings (CheckDef::findings: a file of src/checks/, a folder
+  // of src/gpu_checks/) names its constants for the problem alone (k_shm_small, k_corrupt).
+  const std::regex own(R"re(constexpr FindingCode (k_\w+)\s*\{\s*"([^"]*)"\s*\};)re");
+  for (const char* folder : {"checks", "gpu_checks"}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(
+             std::filesystem::path(GPUCHECK_SOURCE_DIR) / "src" / folder)) {
+      const auto ext = entry.path().extension();
+      if ((ext != ".hpp" && ext != ".cpp") ||
+          entry.path().filename().string().ends_with("_test.cpp")) {
+        continue;
+      }
+      std::ifstream source(entry.path());
+      const std::string body((std::istreambuf_iterator<char>(source)),
+                             std::istreambuf_iterator<char>());
+      for (auto it = std::sregex_iterator(body.begin(), body.end(), own);
+           it != std::sregex_iterator(); ++it) {
+        const std::string code = (*it)[2].str();
+        EXPECT_NE(find_finding_spec(code), nullptr) << entry.path() << ": " << code;
+        EXPECT_TRUE(constants.insert(code).second) << code << " twice";
+      }
     }
   }
   for (const FindingSpec& spec : finding_catalog()) {

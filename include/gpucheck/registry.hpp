@@ -15,7 +15,7 @@ namespace gpucheck {
 std::span<const CheckDef> all_checks();
 
 /// Add a check of its own folder (src/gpu_checks/, registry.cpp there) at start-up: it follows
-/// the per-GPU active checks (gpu.streams), in the order added.
+/// the per-GPU active checks (gpu.cudnn), in the order added.
 void add_check(const CheckDef& check);
 
 } // namespace gpucheck

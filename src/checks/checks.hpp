@@ -66,7 +66,6 @@
   X(gpu_compute_check)              /* gpu.compute: context, kernel load, FMA and reduction */     \
   X(gpu_bandwidth_check)            /* gpu.bandwidth: copies each way, both, D2D, verified */      \
   X(gpu_cudnn_check)                /* gpu.cudnn: convolutions and activations vs the CPU */       \
-  X(gpu_streams_check)              /* gpu.streams: priorities, events, graph capture */           \
   X(gpu_p2p_check)                  /* gpu.p2p: peer access, bandwidth, latency (>= 2 GPUs) */     \
   X(gpu_nccl_check)                 /* gpu.nccl: NCCL all-reduce, verified (>= 2 GPUs) */          \
   X(gpu_memtest_check)              /* gpu.memtest (long level): patterns over free memory */      \

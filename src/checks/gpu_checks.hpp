@@ -117,7 +117,6 @@ std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const 
 /// the check's own findings and summary from its child's payload, read through
 /// protocol/payloads.hpp.
 Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload);
-Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& payload);
 Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payload);
 Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload);
 /// gpu.p2p's judge: the peers child's payload against the paths of the snapshot (NVML); its

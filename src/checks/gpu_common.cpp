@@ -98,9 +98,6 @@ FindingCode verify_code(const std::string& kind) {
   if (kind == "copy") {
     return codes::k_gpu_copy_corrupt;
   }
-  if (kind == "graph") {
-    return codes::k_gpu_graph_mismatch;
-  }
   if (kind == "cudnn_conv") {
     return codes::k_cudnn_conv_mismatch;
   }

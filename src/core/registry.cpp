@@ -38,7 +38,7 @@ std::span<const CheckDef> all_checks() {
 void add_check(const CheckDef& check) {
   std::vector<CheckDef>& checks = checks_table();
   auto at = std::find_if(checks.begin(), checks.end(),
-                         [](const CheckDef& c) { return c.info.id == "gpu.streams"; });
+                         [](const CheckDef& c) { return c.info.id == "gpu.cudnn"; });
   at = at == checks.end() ? checks.end() : at + 1 + static_cast<std::ptrdiff_t>(g_added);
   checks.insert(at, check);
   add_own_findings(check);

@@ -113,8 +113,12 @@ Work add_work(WorkRow row) {
     throw std::logic_error(
         fmt::format("work '{}': only a shared child's work can be added", row.name));
   }
-  row.work = Work{static_cast<uint8_t>(rows.size())};
-  // After the works that run before the copies (compute, streams, and works added earlier).
+  uint8_t next = 0;
+  for (const WorkRow& other : rows) {
+    next = std::max<uint8_t>(next, static_cast<uint8_t>(other.work.id + 1));
+  }
+  row.work = Work{next};
+  // After the works that run before the copies (compute, and the works added earlier).
   const auto copies = std::find_if(rows.begin(), rows.end(),
                                    [](const WorkRow& r) { return r.work == Work::bandwidth; });
   rows.insert(copies, row);

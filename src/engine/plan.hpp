@@ -38,11 +38,10 @@ namespace gpucheck::engine {
 struct Work {
   uint8_t id = 0;
   friend constexpr auto operator<=>(Work, Work) = default;
-  static const Work compute, streams, bandwidth, copies_together, local_copies, cudnn, peers, nccl,
-      memtest, burn;
+  static const Work compute, bandwidth, copies_together, local_copies, cudnn, peers, nccl, memtest,
+      burn;
 };
 inline constexpr Work Work::compute{0};
-inline constexpr Work Work::streams{1};
 inline constexpr Work Work::bandwidth{2};
 inline constexpr Work Work::copies_together{3};
 inline constexpr Work Work::local_copies{4};
@@ -79,9 +78,6 @@ struct WorkRow {
 inline constexpr WorkRow k_work_table[] = {
     // The FMA chains and the reduction.
     {Work::compute, "compute", "gpu.compute", "gpu-compute", WorkChild::shared, 32, 32, 32},
-    // Its priority streams and graph: what the child's peak measured above a bare context
-    // (docs/performance.md, "Courtesy figures").
-    {Work::streams, "streams", "gpu.streams", "gpu-streams", WorkChild::shared, 16, 176, 16},
     // The least: the smallest host copies that still measure something; wanted: their device
     // side.
     {Work::bandwidth, "bandwidth", "gpu.bandwidth", "gpu-bandwidth", WorkChild::shared, 4 * 4,

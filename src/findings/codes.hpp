@@ -168,7 +168,6 @@ inline constexpr FindingCode k_gpu_display_active{"gpu.display_active"};
 inline constexpr FindingCode k_gpu_display_watchdog{"gpu.display_watchdog"};
 inline constexpr FindingCode k_gpu_ecc_disabled{"gpu.ecc_disabled"};
 inline constexpr FindingCode k_gpu_ecc_uncorrected{"gpu.ecc_uncorrected"};
-inline constexpr FindingCode k_gpu_graph_mismatch{"gpu.graph_mismatch"};
 inline constexpr FindingCode k_gpu_kernel_image_fallback{"gpu.kernel_image_fallback"};
 inline constexpr FindingCode k_gpu_kernel_jit_used{"gpu.kernel_jit_used"};
 inline constexpr FindingCode k_gpu_kernel_load_failed{"gpu.kernel_load_failed"};
@@ -190,7 +189,6 @@ inline constexpr FindingCode k_gpu_retired_pages_pending{"gpu.retired_pages_pend
 inline constexpr FindingCode k_gpu_row_remap_failed{"gpu.row_remap_failed"};
 inline constexpr FindingCode k_gpu_row_remap_pending{"gpu.row_remap_pending"};
 inline constexpr FindingCode k_gpu_slower_than_siblings{"gpu.slower_than_siblings"};
-inline constexpr FindingCode k_gpu_stream_priority_ignored{"gpu.stream_priority_ignored"};
 
 // lib.*
 inline constexpr FindingCode k_lib_cudart_not_found{"lib.cudart_not_found"};

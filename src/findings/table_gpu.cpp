@@ -245,14 +245,6 @@ constexpr FindingSpec k_table[] = {
      "the GPU needs a reset (nvidia-smi -r, or reboot) or service",
      where(k_gpu_index, "the CUDA call that failed", "the stage of the check it failed in",
            "the CUresult name", "its description")},
-    {codes::k_gpu_graph_mismatch, Severity::fail, "CUDA graph replay gave wrong results",
-     "A CUDA graph captured from a stream and replayed did not produce what the same kernels "
-     "produce when launched directly.",
-     "GPU {0}: {1}: {2} of {3} words wrong, first at [{4}]: got {5}, expected {6}",
-     "update the NVIDIA driver; if gpu.compute also fails, the GPU itself is at fault",
-     where(k_gpu_index, "the graph run checked (steps, captured and replayed)", "words wrong",
-           "words checked", "index of the first wrong word", "value read there", "value expected"),
-     Drain::yes},
     {codes::k_gpu_kernel_image_fallback, Severity::info, "kernels from an older toolkit's image",
      "gpucheck carries its kernels built by several CUDA toolkits and hands the driver the newest "
      "one that fits its version and the GPU. This driver or GPU needed an older one; that is "
@@ -339,12 +331,6 @@ constexpr FindingSpec k_table[] = {
      "idle, drain it and run the long level (gpucheck --level long)",
      where(k_gpu_index, "GPU model (name)", "the figure (metric name)", "its value", "its unit",
            "that as a percentage of the median", "GPUs of this model measured", "their median")},
-    {codes::k_gpu_stream_priority_ignored, Severity::warn, "stream priorities not honoured",
-     "Streams created with the highest and lowest priority do not report those priorities.",
-     "GPU {0}: streams created with priorities {1} and {2} report {3} and {4}",
-     "update the NVIDIA driver; schedulers that rely on stream priorities will not work here",
-     where(k_gpu_index, "highest stream priority asked for", "lowest stream priority asked for",
-           "priority the high stream reports", "priority the low stream reports")},
 };
 } // namespace
 

@@ -22,7 +22,6 @@ class KernelModule;
 /// at its gate, does its gated work, says done_with_gpu(), and checks its results.
 using GpuWork = void (*)(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 void compute_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
-void streams_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 /// After bandwidth_work() in the same child: its host copies again, released at the same moment
 /// on every GPU of the machine (the host's aggregate), on the buffers bandwidth_work() kept.
@@ -58,8 +57,6 @@ struct GpuWorkRow {
 inline constexpr GpuWorkRow k_gpu_works[] = {
     // gpu-compute: context, kernel load, FMA chains and a reduction checked against the CPU.
     {"compute", "gpu-compute", "gpu.compute", &compute_work, true, false, nullptr},
-    // gpu-streams: stream priorities, an event-timed kernel, a captured graph replayed.
-    {"streams", "gpu-streams", "gpu.streams", &streams_work, true, false, nullptr},
     // gpu-bandwidth: copy-engine bandwidth (nvbandwidth's method), every buffer verified.
     {"bandwidth", "gpu-bandwidth", "gpu.bandwidth", &bandwidth_work, false, true,
      &local_copies_work},

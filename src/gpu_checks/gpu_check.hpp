@@ -65,9 +65,10 @@ template <typename Payload> struct GpuCheck {
   bool needs_kernels = false; ///< it launches gpucheck's kernels
   void (*run)(gpu::DeviceSession& session, const gpu::KernelModule& module,
               Output<Payload>& out) = nullptr;
-  /// The check's own findings and summary from a payload whose child got to its work (its
-  /// failures, verifications and metrics are judged in common).
-  checks::Judgement (*judge)(const checks::GpuTarget& gpu, const Payload& payload) = nullptr;
+  /// The check's own findings and summary from a payload whose child got to its work, with its
+  /// envelope (its failures, verifications and metrics are judged in common).
+  checks::Judgement (*judge)(const checks::GpuTarget& gpu, const Payload& payload,
+                             const protocol::ChildEnvelope& envelope) = nullptr;
   std::span<const FindingSpec> findings;
   std::span<const MetricSpec> metrics;
   std::span<const VerifySpec> verify;
@@ -76,6 +77,8 @@ template <typename Payload> struct GpuCheck {
 /// A GpuCheck with its types erased: what registry.cpp installs.
 struct Registration {
   CheckDef check; ///< its findings among them
+  /// Its judge as the runner calls it, on the child's JSON (for the fuzz targets too).
+  checks::Judgement (*judge)(const checks::GpuTarget& gpu, const nlohmann::json& json) = nullptr;
   engine::WorkRow work;
   /// gpu::GpuWorkRow's fields (the child's side).
   void (*run)(gpu::DeviceSession& session, const gpu::KernelModule& module,
@@ -96,12 +99,16 @@ template <typename Payload> void write_output(const Output<Payload>& out, nlohma
   }
 }
 
+/// Why a payload's field could not be read, in the words of the other payloads' readers
+/// ("least is missing") where json names the key.
+Error payload_error(const nlohmann::json::exception& e);
+
 /// The payload of a child's JSON, or why it cannot be read (a missing or mistyped field).
 template <typename Payload> Expected<Payload> read_payload(const nlohmann::json& json) {
   try {
     return json.get<Payload>();
   } catch (const nlohmann::json::exception& e) {
-    return Error{e.what()};
+    return payload_error(e);
   }
 }
 
@@ -132,7 +139,11 @@ checks::Judgement judge_json(const checks::GpuTarget& gpu, const nlohmann::json&
   if (!payload) {
     return checks::unreadable_result(Check.info.title, gpu, payload.error());
   }
-  return Check.judge(gpu, payload.value());
+  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(json);
+  if (!envelope) {
+    return checks::unreadable_result(Check.info.title, gpu, envelope.error());
+  }
+  return Check.judge(gpu, payload.value(), envelope.value());
 }
 
 template <const auto& Check> std::vector<CheckResult> run_check(const CheckContext& context) {
@@ -151,6 +162,7 @@ template <const auto& Check> Registration registration() {
   r.work = {
       engine::Work{}, Check.work,       Check.info.id,    Check.mode, engine::WorkChild::shared,
       Check.min_mib,  Check.wanted_mib, Check.prepare_mib};
+  r.judge = &detail::judge_json<Check>;
   r.run = &detail::child_work<Check>;
   r.needs_kernels = Check.needs_kernels;
   r.metrics = Check.metrics;

@@ -1,5 +1,6 @@
 #include "gpu_checks/registry.hpp"
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -8,6 +9,16 @@
 #include "gpucheck/registry.hpp"
 
 namespace gpucheck::gpu_checks {
+
+Error payload_error(const nlohmann::json::exception& e) {
+  const std::string what = e.what();
+  const size_t open = what.find("key '");
+  const size_t close = open == std::string::npos ? open : what.find("' not found", open + 5);
+  if (close != std::string::npos) {
+    return Error{what.substr(open + 5, close - open - 5) + " is missing"};
+  }
+  return Error{what};
+}
 
 std::span<const Registration> registered() {
 #define GPUCHECK_REGISTER_GPU_CHECK(name) name##_registration(),

@@ -74,7 +74,6 @@ Problem read_value(const Json& f, const std::string& path, PayloadFailure& into)
 Problem read_value(const Json& v, const std::string& path, DeviceDescription& into);
 Problem read_value(const Json& v, const std::string& path, KernelLoadAttempt& into);
 Problem read_value(const Json& v, const std::string& path, KernelModuleReport& into);
-Problem read_value(const Json& v, const std::string& path, StreamPriorities& into);
 Problem read_value(const Json& v, const std::string& path, CudnnLibrary& into);
 Problem read_value(const Json& v, const std::string& path, ConvAlgoTiming& into);
 Problem read_value(const Json& v, const std::string& path, ConvGraphScreened& into);
@@ -265,15 +264,6 @@ Problem read_value(const Json& v, const std::string& path, KernelModuleReport& i
   }
   return first(
       {field(v, "error_log", into.error_log, path), field(v, "info_log", into.info_log, path)});
-}
-
-Problem read_value(const Json& v, const std::string& path, StreamPriorities& into) {
-  if (Problem p = must_be_object(v, path)) {
-    return p;
-  }
-  return first({field(v, "least", into.least, path), field(v, "greatest", into.greatest, path),
-                field(v, "high_stream", into.high_stream, path),
-                field(v, "low_stream", into.low_stream, path)});
 }
 
 Problem read_value(const Json& v, const std::string& path, CudnnLibrary& into) {
@@ -551,27 +541,6 @@ Expected<std::optional<DeviceDescription>> read_device(const nlohmann::json& pay
 
 Expected<std::optional<KernelModuleReport>> read_kernel_module(const nlohmann::json& payload) {
   return read_optional<KernelModuleReport>(payload, "module");
-}
-
-void write_streams(const StreamsPayload& streams, nlohmann::json& out) {
-  const StreamPriorities& p = streams.priorities;
-  out["priorities"] = {{"least", p.least},
-                       {"greatest", p.greatest},
-                       {"high_stream", p.high_stream},
-                       {"low_stream", p.low_stream}};
-  out["event_ms"] = streams.event_ms;
-}
-
-Expected<StreamsPayload> read_streams(const nlohmann::json& payload) {
-  if (!payload.is_object()) {
-    return make_error("the result is not a JSON object");
-  }
-  StreamsPayload streams;
-  if (Problem p = first({field(payload, "priorities", streams.priorities, ""),
-                         field(payload, "event_ms", streams.event_ms, "")})) {
-    return *p;
-  }
-  return streams;
 }
 
 namespace {

@@ -132,25 +132,6 @@ Expected<std::optional<DeviceDescription>> read_device(const nlohmann::json& pay
 /// The payload's "module": nullopt when it has none (no kernels loaded in this child).
 Expected<std::optional<KernelModuleReport>> read_kernel_module(const nlohmann::json& payload);
 
-/// The streams child's own fields: the priority range and what its two streams got.
-struct StreamPriorities {
-  int least = 0;
-  int greatest = 0;
-  int high_stream = 0; ///< the priority the stream created at `greatest` reports
-  int low_stream = 0;  ///< the priority the stream created at `least` reports
-  bool operator==(const StreamPriorities&) const = default;
-};
-
-struct StreamsPayload {
-  StreamPriorities priorities;
-  double event_ms = 0.0; ///< the event-timed kernel
-  bool operator==(const StreamsPayload&) const = default;
-};
-
-/// Write "priorities" and "event_ms" into a child's JSON object (leaving its other keys).
-void write_streams(const StreamsPayload& streams, nlohmann::json& out);
-Expected<StreamsPayload> read_streams(const nlohmann::json& payload);
-
 /// The GPU's PCIe link as sysfs showed it while the copies ran, each value as sysfs writes it
 /// ("32.0 GT/s PCIe", "16"); a value sysfs did not have is absent.
 struct PcieLinkReading {

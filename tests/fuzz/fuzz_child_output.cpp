@@ -1,7 +1,8 @@
 // What the children send back (the probes' and the GPU checks'), read in the parent: a child runs
 // NVIDIA code that may be broken, so its result is outside data. The input is one payload as the
 // runner parses it (src/process/child_process.cpp); every reader and judge of child payloads
-// gets it: the GPU checks' judges (src/checks/gpu_*.cpp through src/protocol/payloads.cpp), the
+// gets it: the GPU checks' judges (src/checks/gpu_*.cpp through src/protocol/payloads.cpp, and
+// each folder of src/gpu_checks/ through its typed payload), the
 // burn's comparison across GPUs, the probe payloads' decoding into the snapshot
 // (src/probes/collect.cpp), the interpreter query and the framework import
 // (src/probes/python_layout.cpp). Any bytes: readers return errors, never throw; judges judge.
@@ -10,6 +11,7 @@
 #include "checks/gpu_checks.hpp"
 #include "checks/long_rules.hpp"
 #include "fuzz_support.hpp"
+#include "gpu_checks/registry.hpp"
 #include "gpucheck/model/json_io.hpp"
 #include "gpucheck/model/json_numbers.hpp"
 #include "probes/python_envs.hpp"
@@ -29,6 +31,7 @@ template <typename T> void decode(const nlohmann::json& payload, const char* key
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpucheck;
+  gpu_checks::install(); // as main() does: the folders' checks and their findings (once)
   const std::string_view text = fuzz::as_text(data, size);
   const nlohmann::json payload = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (payload.is_discarded()) {
@@ -43,7 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)checks::payload_metrics(payload, true);
   (void)checks::all_verified(payload);
   (void)checks::judge_gpu_compute(gpu, payload);
-  (void)checks::judge_gpu_streams(gpu, payload);
+  for (const gpu_checks::Registration& r : gpu_checks::registered()) {
+    (void)r.judge(gpu, payload); // the checks of their own folders (src/gpu_checks/)
+  }
   (void)checks::judge_gpu_bandwidth(gpu, payload);
   (void)checks::judge_gpu_cudnn(gpu, payload);
   (void)checks::judge_gpu_memtest(gpu, payload);

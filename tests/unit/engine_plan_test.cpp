@@ -23,6 +23,11 @@ size_t added() {
   return work_table().size() - std::size(k_work_table);
 }
 
+/// gpu.streams' work, one of them (src/gpu_checks/streams/).
+Work streams() {
+  return *work_named("streams");
+}
+
 constexpr uint64_t k_mib = 1ULL << 20;
 constexpr uint64_t k_gib = 1ULL << 30;
 
@@ -386,7 +391,7 @@ TEST(EnginePlan, SubsetsOfTheChecksAlsoKeepTheInvariants) {
   const std::vector<std::vector<Work>> subsets{{Work::bandwidth},
                                                {Work::cudnn},
                                                {Work::compute, Work::cudnn},
-                                               {Work::streams, Work::bandwidth, Work::cudnn}};
+                                               {streams(), Work::bandwidth, Work::cudnn}};
   for (const auto& works : subsets) {
     const Plan plan = make_plan(works, gpus_with_free({80 * k_gib, 80 * k_gib}));
     EXPECT_EQ(plan.jobs.size(), 2 * works.size());
@@ -404,7 +409,7 @@ TEST(EnginePlan, MemoryDecidesTheMode) {
   const MemoryModel model;
   EXPECT_EQ(plan.gpus[0].allowance_bytes,
             k_gib - model.context_bytes - model.prepare_bytes(Work::cudnn));
-  EXPECT_EQ(plan.jobs.size(), 5U + added());
+  EXPECT_EQ(plan.jobs.size(), 4U + added());
   for (const PlannedJob& job : plan.jobs) {
     // cuDNN's timed work once the works before it have freed theirs: all but the context.
     EXPECT_EQ(job.allowance_bytes,
@@ -413,7 +418,7 @@ TEST(EnginePlan, MemoryDecidesTheMode) {
     EXPECT_LE(modelled_bytes(job, static_cast<int>(JobState::running), model), k_gib);
   }
   // Without cuDNN: no lane.
-  plan = make_plan({Work::compute, Work::streams, Work::bandwidth}, gpus_with_free({140 * k_gib}));
+  plan = make_plan({Work::compute, streams(), Work::bandwidth}, gpus_with_free({140 * k_gib}));
   EXPECT_EQ(plan.gpus[0].mode, GpuMode::run);
   EXPECT_EQ(plan.gpus[0].allowance_bytes, k_gib - model.context_bytes);
   // 8 GiB free: 819 MiB still holds the one child.
@@ -468,17 +473,20 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
         of[plan.jobs[j].work] = j;
       }
     }
-    ASSERT_EQ(of.size(), 5U + added());
+    ASSERT_EQ(of.size(), 4U + added());
     EXPECT_FALSE(plan.jobs[of[Work::compute]].after_in_child);
-    EXPECT_EQ(plan.jobs[of[Work::streams]].after_in_child, of[Work::compute]);
-    // The added works follow streams, in the table's order, and the copies follow them.
-    Work before = Work::streams;
+    // The added works (streams first) follow compute, in the table's order, and the copies
+    // follow them.
+    Work before = Work::compute;
     for (const WorkRow& row : work_table()) {
-      if (row.work.id >= std::size(k_work_table)) {
+      if (std::none_of(std::begin(k_work_table), std::end(k_work_table),
+                       [&row](const WorkRow& built_in) { return built_in.work == row.work; })) {
         EXPECT_EQ(plan.jobs[of[row.work]].after_in_child, of[before]) << row.name;
         before = row.work;
       }
     }
+    EXPECT_EQ(work_name(plan.jobs[*plan.jobs[of[Work::bandwidth]].after_in_child].work),
+              "memory_pool");
     EXPECT_EQ(plan.jobs[of[Work::bandwidth]].after_in_child, of[before]);
     EXPECT_EQ(plan.jobs[of[Work::local_copies]].after_in_child, of[Work::bandwidth]);
     EXPECT_EQ(plan.jobs[of[Work::cudnn]].after_in_child, of[Work::local_copies]);
@@ -503,7 +511,7 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
   EXPECT_EQ(child_groups({Work::cudnn}), (std::vector<std::vector<Work>>{{Work::cudnn}}));
   EXPECT_EQ(child_groups({Work::cudnn, Work::memtest}),
             (std::vector<std::vector<Work>>{{Work::cudnn}, {Work::memtest}}));
-  EXPECT_EQ(work_named("streams"), Work::streams);
+  EXPECT_EQ(work_named("streams"), streams());
   EXPECT_EQ(work_name(Work::bandwidth), "bandwidth");
   EXPECT_FALSE(work_named("gpu-streams").has_value());
 }
@@ -530,9 +538,9 @@ TEST(EnginePlan, EveryConditionNamesItsRule) {
 TEST(EnginePlan, WorkSpellings) {
   EXPECT_EQ(child_mode(Work::cudnn), "gpu-cudnn");
   EXPECT_EQ(check_id(Work::bandwidth), "gpu.bandwidth");
-  EXPECT_EQ(work_for_check("gpu.streams"), Work::streams);
+  EXPECT_EQ(work_for_check("gpu.streams"), streams());
   EXPECT_FALSE(work_for_check("gpu.ecc").has_value());
-  EXPECT_EQ(all_works().size(), 7U + added());
+  EXPECT_EQ(all_works().size(), 6U + added());
   EXPECT_EQ(child_mode(Work::peers), "gpu-peers");
   EXPECT_EQ(child_mode(Work::nccl), "gpu-peers");
   EXPECT_EQ(work_for_check("gpu.nccl"), Work::nccl);
@@ -552,7 +560,7 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
     EXPECT_GE(row.wanted_mib, row.min_mib) << row.name;
   }
   for (const Work w :
-       {Work::compute, Work::streams, Work::bandwidth, Work::copies_together, Work::local_copies,
+       {Work::compute, streams(), Work::bandwidth, Work::copies_together, Work::local_copies,
         Work::cudnn, Work::peers, Work::nccl, Work::memtest, Work::burn}) {
     EXPECT_EQ(std::count(seen.begin(), seen.end(), w), 1) << work_name(w); // every built-in
   }
@@ -586,8 +594,8 @@ TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
   gpus[1].other_processes = {"4242 (python3)"};
   const Plan busy = make_plan(all_works(), gpus);
   // The job stays planned (its child writes its line as not run); the peer copies still run.
-  ASSERT_EQ(busy.jobs.size(), 12U + 2 * added());
-  EXPECT_EQ(busy.jobs[11 + 2 * added()].work, Work::nccl);
+  ASSERT_EQ(busy.jobs.size(), 10U + 2 * added());
+  EXPECT_EQ(busy.jobs[9 + 2 * added()].work, Work::nccl);
   EXPECT_EQ(busy.nccl_skip_reason,
             "other processes use these GPUs (4242 (python3)): NCCL's own buffers take more than "
             "gpucheck's 1 GiB budget on each GPU (1.6 GiB on four H100s), which could take memory "
@@ -603,7 +611,7 @@ TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
 TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   // One GPU: no job over GPUs at all (the one-GPU run is unchanged).
   Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));
-  EXPECT_EQ(plan.jobs.size(), 5U + added());
+  EXPECT_EQ(plan.jobs.size(), 4U + added());
   for (const PlannedJob& job : plan.jobs) {
     EXPECT_FALSE(spans_gpus(job.work));
   }
@@ -613,11 +621,11 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   plan = make_plan(all_works(), gpus_with_free({20 * k_gib, 20 * k_gib}));
   EXPECT_FALSE(plan.span_beside);
   EXPECT_EQ(plan.gpus[0].courtesy_bytes, plan.gpus[0].budget_bytes);
-  ASSERT_EQ(plan.jobs.size(), 12U + 2 * added());
-  const PlannedJob& peers = plan.jobs[10 + 2 * added()];
-  const PlannedJob& nccl = plan.jobs[11 + 2 * added()];
+  ASSERT_EQ(plan.jobs.size(), 10U + 2 * added());
+  const PlannedJob& peers = plan.jobs[8 + 2 * added()];
+  const PlannedJob& nccl = plan.jobs[9 + 2 * added()];
   EXPECT_EQ(nccl.work, Work::nccl);
-  EXPECT_EQ(nccl.after_in_child, 10U + 2 * added());
+  EXPECT_EQ(nccl.after_in_child, 8U + 2 * added());
   EXPECT_TRUE(peers.followed_in_child);
   EXPECT_EQ(nccl.span, peers.span);
   ASSERT_EQ(nccl.conditions.size(), 1U);
@@ -633,7 +641,7 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
     EXPECT_EQ(c.await, Await::exited);
     ++awaited;
   }
-  EXPECT_EQ(awaited, 10U + 2 * added());
+  EXPECT_EQ(awaited, 8U + 2 * added());
   // A GPU too busy to test is left out of the span; with one testable GPU left, no peer job.
   plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 80 * k_gib / 50, 140 * k_gib}));
   EXPECT_EQ(plan.jobs.back().span, (std::vector<size_t>{0, 2}));
@@ -661,12 +669,12 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   ASSERT_TRUE(plan.span_beside);
   EXPECT_EQ(plan.gpus[1].courtesy_bytes, 14 * k_gib);
   EXPECT_EQ(plan.gpus[1].budget_bytes, k_gib);
-  ASSERT_EQ(plan.jobs.size(), 12U + 2 * added());
-  const PlannedJob& peers = plan.jobs[10 + 2 * added()];
+  ASSERT_EQ(plan.jobs.size(), 10U + 2 * added());
+  const PlannedJob& peers = plan.jobs[8 + 2 * added()];
   ASSERT_EQ(peers.work, Work::peers);
   // Its contexts as its child starts (counted from then on), NCCL's in the same child.
   EXPECT_TRUE(peers.contexts_at_start);
-  EXPECT_FALSE(plan.jobs[11 + 2 * added()].contexts_at_start);
+  EXPECT_FALSE(plan.jobs[9 + 2 * added()].contexts_at_start);
   EXPECT_EQ(modelled_bytes(peers, 0, MemoryModel{}), MemoryModel{}.context_bytes);
   size_t before = 0;
   size_t gone = 0;
@@ -686,12 +694,12 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
       ++gone;
     }
   }
-  EXPECT_EQ(before, 6U + 2 * added());
-  EXPECT_EQ(gone, 10U + 2 * added());
+  EXPECT_EQ(before, 4U + 2 * added());
+  EXPECT_EQ(gone, 8U + 2 * added());
   // The device-local copies and cuDNN's timed work once the spanning child is prepared.
   for (const PlannedJob& job : plan.jobs) {
     if (job.work == Work::cudnn || job.work == Work::local_copies) {
-      const size_t peers_job = 10U + 2 * added();
+      const size_t peers_job = 8U + 2 * added();
       EXPECT_TRUE(std::any_of(job.conditions.begin(), job.conditions.end(),
                               [peers_job](const Condition& c) {
                                 return c.rule == "span_beside_on_idle_gpus" && c.step == Step::go &&

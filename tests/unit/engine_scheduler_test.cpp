@@ -26,6 +26,11 @@ size_t added() {
   return work_table().size() - std::size(k_work_table);
 }
 
+/// gpu.streams' work, one of them (src/gpu_checks/streams/).
+Work streams() {
+  return *work_named("streams");
+}
+
 constexpr uint64_t k_gib = 1ULL << 30;
 
 std::string unique_uuid(const std::string& tag) {
@@ -53,7 +58,7 @@ SchedulerOptions options_for(int gpus, uint64_t free_bytes, const std::string& t
   options.timeout = 5000ms;
   // setup, work, after-done, preparation (ms)
   options.job_override = {{Work::compute, {"test-gated", "20", "40", "10", "0"}},
-                          {Work::streams, {"test-gated", "20", "40", "10", "0"}},
+                          {streams(), {"test-gated", "20", "40", "10", "0"}},
                           {Work::bandwidth, {"test-gated", "20", "60", "30", "0"}},
                           {Work::cudnn, {"test-gated", "20", "40", "10", "80"}},
                           {Work::peers, {"test-gated", "20", "40", "10", "0"}},
@@ -87,7 +92,8 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
   probes.join();
   const std::vector<JobReport>& jobs = scheduler.jobs();
   ASSERT_EQ(jobs.size(),
-            12U + 2 * added()); // five works on each GPU; the peer copies and NCCL over both
+            10U +
+                2 * added()); // four works and the added ones on each GPU; peers and NCCL over both
   for (const JobReport& job : jobs) {
     ASSERT_TRUE(job.outcome && job.outcome->ok())
         << check_id(job.work) << " on GPU " << job.gpu << ": "
@@ -124,8 +130,8 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
               field(*of[Work::bandwidth], "setup_began_ns"));
     EXPECT_EQ(field(*of[Work::compute], "setup_began_ns"),
               field(*of[Work::cudnn], "setup_began_ns"));
-    EXPECT_GE(field(*of[Work::streams], "began_ns"), field(*of[Work::compute], "done_ns"));
-    EXPECT_GE(field(*of[Work::bandwidth], "began_ns"), field(*of[Work::streams], "done_ns"));
+    EXPECT_GE(field(*of[streams()], "began_ns"), field(*of[Work::compute], "done_ns"));
+    EXPECT_GE(field(*of[Work::bandwidth], "began_ns"), field(*of[streams()], "done_ns"));
     EXPECT_GE(field(*of[Work::local_copies], "began_ns"), field(*of[Work::bandwidth], "done_ns"));
     EXPECT_GE(field(*of[Work::cudnn], "began_ns"), field(*of[Work::local_copies], "done_ns"));
   }
@@ -206,7 +212,7 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
   Scheduler one(options_for(1, 80 * k_gib, "peers-one"));
   one.probes_over();
   one.run();
-  EXPECT_EQ(one.jobs().size(), 5U + added());
+  EXPECT_EQ(one.jobs().size(), 4U + added());
 }
 
 /// The options with the long level's works too (memtest then burn in one child per GPU).
@@ -288,7 +294,8 @@ TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
     of[{job.gpu, job.work}] = &job;
   }
   ASSERT_EQ(of.size(),
-            14U + 2 * added()); // six works on each GPU; the peer copies and NCCL over both
+            12U +
+                2 * added()); // five works and the added ones on each GPU; peers and NCCL over both
   const JobReport& first = *of[{0, Work::copies_together}];
   const JobReport& second = *of[{1, Work::copies_together}];
   EXPECT_EQ(first.outcome->payload->value("work", ""), "copies_together");
@@ -317,7 +324,7 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
   std::map<Work, const JobReport*> by_work = reports_by_work(scheduler);
   ASSERT_TRUE(by_work[Work::compute]->outcome);
   EXPECT_EQ(by_work[Work::compute]->outcome->failure->kind, ChildFailureKind::signal);
-  for (const Work later : {Work::streams, Work::bandwidth, Work::cudnn}) {
+  for (const Work later : {streams(), Work::bandwidth, Work::cudnn}) {
     EXPECT_FALSE(by_work[later]->outcome) << check_id(later);
     EXPECT_EQ(by_work[later]->skip, JobReport::Skip::stopped);
     EXPECT_NE(by_work[later]->skip_reason.find("crashed"), std::string::npos)
@@ -338,10 +345,10 @@ TEST(EngineScheduler, AChildThatDiesWhileCudnnPreparesBesideAWorkIsCudnnsFailure
   std::map<Work, const JobReport*> by_work = reports_by_work(scheduler);
   ASSERT_TRUE(by_work[Work::compute]->outcome);
   EXPECT_TRUE(by_work[Work::compute]->outcome->ok());
-  EXPECT_FALSE(by_work[Work::streams]->outcome);
-  EXPECT_NE(by_work[Work::streams]->skip_reason.find("while cuDNN prepared beside this check"),
+  EXPECT_FALSE(by_work[streams()]->outcome);
+  EXPECT_NE(by_work[streams()]->skip_reason.find("while cuDNN prepared beside this check"),
             std::string::npos)
-      << by_work[Work::streams]->skip_reason;
+      << by_work[streams()]->skip_reason;
   EXPECT_NE(
       by_work[Work::bandwidth]->skip_reason.find("gpu.cudnn's preparation beside gpu.streams"),
       std::string::npos)
@@ -368,9 +375,9 @@ TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
   ASSERT_TRUE(by_work[Work::compute]->outcome->ok())
       << by_work[Work::compute]->outcome->failure->detail;
   EXPECT_EQ(by_work[Work::compute]->outcome->payload->value("work", ""), "compute");
-  ASSERT_TRUE(by_work[Work::streams]->outcome);
-  EXPECT_EQ(by_work[Work::streams]->outcome->failure->kind, ChildFailureKind::signal)
-      << by_work[Work::streams]->outcome->failure->detail;
+  ASSERT_TRUE(by_work[streams()]->outcome);
+  EXPECT_EQ(by_work[streams()]->outcome->failure->kind, ChildFailureKind::signal)
+      << by_work[streams()]->outcome->failure->detail;
   EXPECT_FALSE(by_work[Work::bandwidth]->outcome);
   EXPECT_NE(by_work[Work::bandwidth]->skip_reason.find("during gpu.streams"), std::string::npos)
       << by_work[Work::bandwidth]->skip_reason;
@@ -417,7 +424,7 @@ TEST(EngineScheduler, NoRoomOnTheGpuSkipsWithTheReason) {
   Scheduler scheduler(options_for(1, 80 * k_gib / 50, "full"));
   scheduler.probes_over();
   scheduler.run();
-  ASSERT_EQ(scheduler.jobs().size(), 5U + added());
+  ASSERT_EQ(scheduler.jobs().size(), 4U + added());
   for (const JobReport& job : scheduler.jobs()) {
     EXPECT_FALSE(job.outcome.has_value());
     EXPECT_EQ(job.skip, JobReport::Skip::no_memory);

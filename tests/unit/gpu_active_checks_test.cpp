@@ -2,6 +2,7 @@
 // fail (no driver, crash, hang, garbage, a wrong result) becomes the right finding.
 #include "checks/gpu_checks.hpp"
 #include "engine/gpu_engine.hpp"
+#include "gpu_checks/registry.hpp"
 #include "protocol/payloads.hpp"
 
 #include <gtest/gtest.h>
@@ -36,7 +37,11 @@ SystemSnapshot snapshot_with_init(int result, std::string name) {
 }
 
 std::vector<CheckDef> all_gpu_checks() {
-  return {gpu_compute_check(), gpu_bandwidth_check(), gpu_cudnn_check(), gpu_streams_check()};
+  std::vector<CheckDef> out{gpu_compute_check(), gpu_bandwidth_check(), gpu_cudnn_check()};
+  for (const gpu_checks::Registration& r : gpu_checks::registered()) {
+    out.push_back(r.check); // gpu.streams, gpu.memory_pool (src/gpu_checks/)
+  }
+  return out;
 }
 
 TEST(GpuChecks, AreActiveAndNamedUnderGpu) {

@@ -3,15 +3,29 @@
 // renamed in the payload code changes what both sides use, and a key renamed by hand in a payload
 // fails here.
 #include "checks/gpu_checks.hpp"
+#include "gpu_checks/registry.hpp"
+#include "gpu_checks/streams/streams.hpp"
 #include "protocol/payloads.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <stdexcept>
 
 namespace gpucheck::checks {
 namespace {
+
+/// gpu.streams' judge as the runner calls it: its folder's (src/gpu_checks/streams/), through
+/// the registry.
+Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& json) {
+  for (const gpu_checks::Registration& r : gpu_checks::registered()) {
+    if (r.check.info.id == "gpu.streams") {
+      return r.judge(gpu, json);
+    }
+  }
+  throw std::logic_error("gpu.streams is not registered");
+}
 
 GpuTarget target() {
   GpuTarget gpu;
@@ -170,11 +184,11 @@ TEST(GpuComputeJudge, ARenamedKeyIsAChildFailureNamingIt) {
   }
 }
 
-nlohmann::json streams_payload(const protocol::StreamsPayload& streams) {
+nlohmann::json streams_payload(const gpu_checks::streams::Payload& streams) {
   protocol::ChildEnvelope envelope;
   envelope.verify = {{"graph", "graph replays", 1024, 0, 0, "", ""}};
   nlohmann::json out = payload(envelope, module("sass"));
-  protocol::write_streams(streams, out);
+  out.update(nlohmann::json(streams));
   return out;
 }
 

@@ -1,8 +1,9 @@
 // What the GPU check children write and the judges read (protocol/payloads.hpp): the envelope, the
-// device, the kernel module, the streams and cuDNN children's own fields. The same code on both
+// device, the kernel module, the cuDNN children's own fields. The same code on both
 // sides, so a renamed key fails here rather than passing every GPU-less test; the literal JSON
 // below pins the keys that the report and bench/compare.py read.
 
+#include "gpu_checks/streams/streams.hpp"
 #include "protocol/payloads.hpp"
 
 #include <gtest/gtest.h>
@@ -134,10 +135,6 @@ KernelModuleReport kernels_not_built() {
   return m;
 }
 
-StreamsPayload streams() {
-  return {{0, -5, -5, 0}, 0.0125};
-}
-
 ConvRecord small_conv() {
   ConvRecord r;
   r.label = "fp32_nchw_small";
@@ -196,12 +193,6 @@ nlohmann::json with_device(const DeviceDescription& d) {
 
 nlohmann::json with_module(const KernelModuleReport& m) {
   return {{"module", to_json(m)}};
-}
-
-nlohmann::json written_streams(const StreamsPayload& p) {
-  nlohmann::json out = nlohmann::json::object();
-  write_streams(p, out);
-  return out;
 }
 
 nlohmann::json written_cudnn(const CudnnPayload& p) {
@@ -298,13 +289,6 @@ TEST(ProtocolPayloads, KernelModuleJsonKeepsItsKeys) {
       "image_name": "", "toolkit": "13.0", "image_bytes": 0, "image": [], "route": "none",
       "reason": "", "fallback": false, "attempts": [], "call": "build",
       "code": -2, "name": "no kernels built", "text": "built without nvcc"})"));
-}
-
-TEST(ProtocolPayloads, StreamsRoundTripAndEveryKeyIsRead) {
-  expect_every_key_read(streams(), written_streams(streams()), &read_streams);
-  EXPECT_EQ(written_streams(streams()), nlohmann::json::parse(R"({"priorities": {"least": 0,
-      "greatest": -5, "high_stream": -5, "low_stream": 0}, "event_ms": 0.0125})"));
-  EXPECT_FALSE(read_streams(nlohmann::json::object()));
 }
 
 BandwidthPayload everything_bandwidth() {
@@ -578,10 +562,8 @@ TEST(ProtocolPayloads, WritingTheChildFieldsLeavesTheEnvelope) {
   nlohmann::json out = nlohmann::json::object();
   write_envelope(everything_set(), out);
   write_cudnn(everything_cudnn(), out);
-  write_streams(streams(), out);
   EXPECT_EQ(read_envelope(out).value(), everything_set());
   EXPECT_EQ(read_cudnn(out).value(), everything_cudnn());
-  EXPECT_EQ(read_streams(out).value(), streams());
 }
 
 } // namespace
@@ -727,7 +709,9 @@ TEST(ProtocolPayloads, TheFuzzCorpusHoldsWhatTheChildrenWrite) {
   listing.devices = {{0, "NVIDIA H200"}, {1, "NVIDIA H200"}};
   const std::map<std::string, nlohmann::json> seeds = {
       {"compute.json", child_payload([](nlohmann::json&) {})},
-      {"streams.json", child_payload([](nlohmann::json& out) { write_streams(streams(), out); })},
+      {"streams.json", child_payload([](nlohmann::json& out) {
+         out.update(nlohmann::json(gpu_checks::streams::Payload{{0, -5, -5, 0}, 0.0125}));
+       })},
       {"bandwidth.json",
        child_payload([](nlohmann::json& out) { write_bandwidth(everything_bandwidth(), out); })},
       {"cudnn.json",

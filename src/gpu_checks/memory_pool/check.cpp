@@ -67,7 +67,8 @@ std::span<const FindingSpec> findings() {
   return k_findings;
 }
 
-checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload) {
+checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload,
+                        const protocol::ChildEnvelope& /*envelope*/) {
   checks::Judgement judgement;
   if (!payload.supported) {
     // Some vGPU and older drivers: not a fault of this machine, and nothing was tested.

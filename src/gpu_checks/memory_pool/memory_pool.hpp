@@ -34,7 +34,8 @@ inline constexpr std::string_view k_verify_kind = "memory_pool";
 /// The child's work (work.cpp).
 void work(gpu::DeviceSession& session, const gpu::KernelModule& module, Output<Payload>& out);
 /// The judge (check.cpp).
-checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload);
+checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload,
+                        const protocol::ChildEnvelope& envelope);
 /// Its findings' entries (check.cpp).
 std::span<const FindingSpec> findings();
 

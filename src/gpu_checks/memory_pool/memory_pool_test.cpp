@@ -34,7 +34,7 @@ Payload healthy() {
 }
 
 TEST(MemoryPool, HealthyPoolHasNoFinding) {
-  const checks::Judgement j = judge(gpu0(), healthy());
+  const checks::Judgement j = judge(gpu0(), healthy(), {});
   EXPECT_FALSE(j.skipped);
   EXPECT_TRUE(j.findings.empty());
   EXPECT_NE(j.summary.find("8 blocks of 1 MiB read back"), std::string::npos) << j.summary;
@@ -43,7 +43,7 @@ TEST(MemoryPool, HealthyPoolHasNoFinding) {
 TEST(MemoryPool, PoolNoFasterThanCuMemAllocIsANote) {
   Payload p = healthy();
   p.pool_pair_us = 120.0;
-  const checks::Judgement j = judge(gpu0(), p);
+  const checks::Judgement j = judge(gpu0(), p, {});
   ASSERT_EQ(j.findings.size(), 1U);
   EXPECT_EQ(j.findings[0].code, k_not_reused.text());
   EXPECT_EQ(j.findings[0].severity, Severity::info);
@@ -52,7 +52,7 @@ TEST(MemoryPool, PoolNoFasterThanCuMemAllocIsANote) {
 TEST(MemoryPool, NoPoolsIsASkipNotAFault) {
   Payload p;
   p.supported = false;
-  const checks::Judgement j = judge(gpu0(), p);
+  const checks::Judgement j = judge(gpu0(), p, {});
   EXPECT_TRUE(j.skipped);
   EXPECT_TRUE(j.findings.empty());
   EXPECT_NE(j.summary.find("no stream-ordered allocator"), std::string::npos);
@@ -82,7 +82,7 @@ TEST(MemoryPool, OneRegistrationLineReachesEveryTable) {
   // Its work runs in each GPU's shared child after gpu.streams, before the copies.
   const std::vector<engine::Work> group = engine::child_groups(engine::all_works()).front();
   const auto at = [&group](engine::Work w) { return std::find(group.begin(), group.end(), w); };
-  EXPECT_EQ(at(*work) - at(engine::Work::streams), 1);
+  EXPECT_EQ(at(*work) - at(*engine::work_named("streams")), 1);
   EXPECT_LT(at(*work), at(engine::Work::bandwidth));
 
   const gpu::GpuWorkRow* row = gpu::gpu_work_of_mode("gpu-memory-pool");

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "gpu/child.hpp"
@@ -88,26 +89,11 @@ protocol::PayloadVerification check_blocks(const std::vector<uint32_t>& host,
 }
 } // namespace
 
-void work(DeviceSession& session, const gpu::KernelModule& /*module*/, Output<Payload>& out) {
+namespace {
+/// Pool pairs and cuMemAlloc pairs, each a median per pair after warm-up, into the payload.
+void time_allocations(DeviceSession& session, const PoolApi& pool_api, const gpu::Stream& stream,
+                      Output<Payload>& out) {
   const gpu::CudaApi& api = session.api();
-  session.wait_for_gate();
-  gpu::set_stage("memory pool");
-  out.payload.block_bytes = k_block_bytes;
-  out.payload.supported = session.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0) != 0;
-  if (!out.payload.supported) {
-    return; // the judge's skip: nothing to time or check
-  }
-  const PoolApi pool_api(session);
-  const gpu::Stream stream(session);
-  CUmemoryPool pool = nullptr;
-  cu_call(pool_api.get_default_pool, "cuDeviceGetDefaultMemPool", &pool, session.device());
-  // As frameworks set it: freed blocks stay in the pool for the next allocation, instead of
-  // going back to the driver at every synchronisation (the default threshold, 0).
-  cuuint64_t keep = std::numeric_limits<cuuint64_t>::max();
-  cu_call(pool_api.set_attribute, "cuMemPoolSetAttribute", pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-          static_cast<void*>(&keep));
-
-  gpu::set_stage("timed allocations");
   CUdeviceptr ptr = 0;
   const auto pool_pair = [&] {
     cu_call(pool_api.alloc, "cuMemAllocAsync", &ptr, size_t{k_block_bytes}, stream.get());
@@ -134,8 +120,14 @@ void work(DeviceSession& session, const gpu::KernelModule& /*module*/, Output<Pa
   out.metrics.push_back({"memory_alloc_free_us", out.payload.plain_pair_us, "us",
                          fmt::format("cuMemAlloc+cuMemFree of {} MiB, median of {} batches of {}",
                                      k_block_bytes >> 20, k_batches, k_plain_pairs)});
+}
 
-  gpu::set_stage("pool contents");
+/// Live blocks, half of them freed and allocated again in stream order (the pool hands the freed
+/// memory to the new blocks, whose contents must be their own), each filled with its own word
+/// and read back whole; then every block freed. Returns the host copy and each block's word.
+std::pair<std::vector<uint32_t>, std::vector<uint32_t>>
+fill_and_read_blocks(DeviceSession& session, const PoolApi& pool_api, const gpu::Stream& stream) {
+  const gpu::CudaApi& api = session.api();
   gpu::SplitMix64 rng(gpu::fresh_seed());
   std::vector<CUdeviceptr> blocks(k_live_blocks);
   std::vector<uint32_t> patterns(k_live_blocks);
@@ -147,8 +139,6 @@ void work(DeviceSession& session, const gpu::KernelModule& /*module*/, Output<Pa
   for (size_t b = 0; b < blocks.size(); ++b) {
     fill(b);
   }
-  // Half of them freed and allocated again in stream order: the pool hands the freed memory to
-  // the new blocks, whose contents must be their own.
   for (size_t b = 0; b < blocks.size(); b += 2) {
     cu_call(pool_api.free, "cuMemFreeAsync", blocks[b], stream.get());
   }
@@ -169,11 +159,36 @@ void work(DeviceSession& session, const gpu::KernelModule& /*module*/, Output<Pa
     cu_call(pool_api.free, "cuMemFreeAsync", block, stream.get());
   }
   stream.synchronize();
+  return {std::move(host), std::move(patterns)};
+}
+} // namespace
+
+void work(DeviceSession& session, const gpu::KernelModule& /*module*/, Output<Payload>& out) {
+  session.wait_for_gate();
+  gpu::set_stage("memory pool");
+  out.payload.block_bytes = k_block_bytes;
+  out.payload.supported = session.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0) != 0;
+  if (!out.payload.supported) {
+    return; // the judge's skip: nothing to time or check
+  }
+  const PoolApi pool_api(session);
+  const gpu::Stream stream(session);
+  CUmemoryPool pool = nullptr;
+  cu_call(pool_api.get_default_pool, "cuDeviceGetDefaultMemPool", &pool, session.device());
+  // As frameworks set it: freed blocks stay in the pool for the next allocation, instead of
+  // going back to the driver at every synchronisation (the default threshold, 0).
+  cuuint64_t keep = std::numeric_limits<cuuint64_t>::max();
+  cu_call(pool_api.set_attribute, "cuMemPoolSetAttribute", pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+          static_cast<void*>(&keep));
+  gpu::set_stage("timed allocations");
+  time_allocations(session, pool_api, stream, out);
+  gpu::set_stage("pool contents");
+  const auto [host, patterns] = fill_and_read_blocks(session, pool_api, stream);
   // The pool's blocks go back to the driver: the works after this one count on that memory.
   cu_call(pool_api.trim_to, "cuMemPoolTrimTo", pool, size_t{0});
   session.done_with_gpu();
   out.verify.push_back(check_blocks(host, patterns));
-  out.payload.blocks_verified = blocks.size();
+  out.payload.blocks_verified = patterns.size();
 }
 
 } // namespace gpucheck::gpu_checks::memory_pool

@@ -41,6 +41,42 @@ double h2d_of(const CheckResult& result) {
   return 0.0;
 }
 
+/// One GPU's part of the copies together.
+struct TogetherPart {
+  size_t index; ///< its result
+  protocol::CopiesTogetherPayload together;
+};
+
+/// The host's aggregate one way: the sum of every GPU's rate while all copied, with how well
+/// their copy windows overlapped.
+Metric aggregate_metric(const std::vector<TogetherPart>& parts, bool up) {
+  const char* direction = up ? "h2d" : "d2h";
+  double sum = 0.0;
+  int64_t first_open = INT64_MAX;
+  int64_t last_open = INT64_MIN;
+  int64_t first_over = INT64_MAX;
+  int64_t last_over = INT64_MIN;
+  for (const TogetherPart& part : parts) {
+    const protocol::TogetherDirection& d = up ? part.together.h2d : part.together.d2h;
+    sum += d.gbps;
+    first_open = std::min(first_open, d.opened_ns);
+    last_open = std::max(last_open, d.opened_ns);
+    first_over = std::min(first_over, d.over_ns);
+    last_over = std::max(last_over, d.over_ns);
+  }
+  const double span = static_cast<double>(last_over - first_open);
+  const double overlap =
+      span > 0.0 ? std::max(0.0, static_cast<double>(first_over - last_open)) / span : 0.0;
+  Metric metric;
+  metric.name = fmt::format("host_{}_all_gpus_gbps", direction);
+  metric.value = sum;
+  metric.unit = "GB/s";
+  metric.note = fmt::format("{} GPUs copying {} at once: the sum of each GPU's rate; their copy "
+                            "windows overlapped {:.0f}%",
+                            parts.size(), up ? "host->device" : "device->host", 100.0 * overlap);
+  return metric;
+}
+
 /// Several GPUs: each GPU's host copies again, every GPU at once (engine::Work::copies_together):
 /// each GPU's rate while all copied, and the host's aggregate (their sum, as DCGM's PCIe test
 /// reports it) on every GPU's result, with how well the copy windows overlapped.
@@ -50,11 +86,7 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
       results.size() != targets.gpus.size()) {
     return;
   }
-  struct Part {
-    size_t index;
-    protocol::CopiesTogetherPayload together;
-  };
-  std::vector<Part> parts;
+  std::vector<TogetherPart> parts;
   for (size_t i = 0; i < targets.gpus.size(); ++i) {
     const std::optional<engine::JobView> view =
         context.gpu_engine->result(engine::Work::copies_together, keys[i], keys);
@@ -107,31 +139,8 @@ void add_copies_together(std::vector<CheckResult>& results, const CheckContext& 
     return;
   }
   for (const bool up : {true, false}) {
-    const char* direction = up ? "h2d" : "d2h";
-    double sum = 0.0;
-    int64_t first_open = INT64_MAX;
-    int64_t last_open = INT64_MIN;
-    int64_t first_over = INT64_MAX;
-    int64_t last_over = INT64_MIN;
-    for (const Part& part : parts) {
-      const protocol::TogetherDirection& d = up ? part.together.h2d : part.together.d2h;
-      sum += d.gbps;
-      first_open = std::min(first_open, d.opened_ns);
-      last_open = std::max(last_open, d.opened_ns);
-      first_over = std::min(first_over, d.over_ns);
-      last_over = std::max(last_over, d.over_ns);
-    }
-    const double span = static_cast<double>(last_over - first_open);
-    const double overlap =
-        span > 0.0 ? std::max(0.0, static_cast<double>(first_over - last_open)) / span : 0.0;
-    Metric metric;
-    metric.name = fmt::format("host_{}_all_gpus_gbps", direction);
-    metric.value = sum;
-    metric.unit = "GB/s";
-    metric.note = fmt::format("{} GPUs copying {} at once: the sum of each GPU's rate; their copy "
-                              "windows overlapped {:.0f}%",
-                              parts.size(), up ? "host->device" : "device->host", 100.0 * overlap);
-    for (const Part& part : parts) {
+    const Metric metric = aggregate_metric(parts, up);
+    for (const TogetherPart& part : parts) {
       results[part.index].metrics.push_back(metric);
     }
   }

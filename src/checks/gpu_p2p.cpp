@@ -103,45 +103,43 @@ path_capacity(const SystemSnapshot& snapshot, const GpuInfo& from, const GpuInfo
 }
 } // namespace
 
-Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& payload,
-                        bool contended, std::vector<Metric>& metrics) {
-  Judgement out;
-  const Expected<protocol::PeersPayload> read = protocol::read_peers(payload);
-  if (!read && payload.contains("failure") && !payload.contains("devices")) {
-    // It failed before the access matrix (no driver, no context): its failure says it all.
-    out.summary = "the peer-to-peer work stopped before the access matrix";
-    return out;
-  }
-  if (!read) {
-    GpuTarget anchor;
-    return unreadable_result(k_info.title, anchor, read.error());
-  }
-  const protocol::PeersPayload& peers = read.value();
-  const auto index_of = [&](int device) {
-    const protocol::PeerDevice& d = peers.devices.at(static_cast<size_t>(device));
-    const GpuInfo* gpu = gpu_of(snapshot, d);
-    return gpu != nullptr ? gpu->index : d.ordinal;
-  };
+namespace {
+/// The NVML index of the child's device `device` (its CUDA ordinal when NVML has no match).
+int index_of(const SystemSnapshot& snapshot, const protocol::PeersPayload& peers, int device) {
+  const protocol::PeerDevice& d = peers.devices.at(static_cast<size_t>(device));
+  const GpuInfo* gpu = gpu_of(snapshot, d);
+  return gpu != nullptr ? gpu->index : d.ordinal;
+}
+
+/// p2p.no_access for every ordered pair without peer access (a warning where NVLink joins them).
+void no_access_findings(const SystemSnapshot& snapshot, const protocol::PeersPayload& peers,
+                        std::vector<Finding>& findings) {
   for (const protocol::PeerAccess& access : peers.access) {
     if (access.can_access || access.from < 0 || access.to < 0 ||
         access.from >= static_cast<int>(peers.devices.size()) ||
         access.to >= static_cast<int>(peers.devices.size())) {
       continue;
     }
-    const int a = index_of(access.from);
-    const int b = index_of(access.to);
+    const int a = index_of(snapshot, peers, access.from);
+    const int b = index_of(snapshot, peers, access.to);
     const GpuPath* path = path_of(snapshot, a, b);
     Finding finding = make_finding(codes::k_p2p_no_access, a, a, b, path ? path_label(*path) : "?");
     if (path != nullptr && (path->nvlinks > 0 || path->p2p_nvlink == "ok")) {
       finding.severity = Severity::warn; // NVLink between them, yet no peer access
     }
-    out.findings.push_back(std::move(finding));
+    findings.push_back(std::move(finding));
   }
-  std::vector<std::string> parts;
+}
+
+/// Each measured pair: its metrics, its part of the summary, and p2p.bandwidth_low below the
+/// floor of its path; then p2p_gbps, the slowest direction.
+void judge_pairs(const SystemSnapshot& snapshot, const protocol::PeersPayload& peers,
+                 bool contended, std::vector<Metric>& metrics, std::vector<std::string>& parts,
+                 std::vector<Finding>& findings) {
   double slowest = 0.0;
   for (const protocol::PeerPair& pair : peers.pairs) {
-    const int a = index_of(pair.from);
-    const int b = index_of(pair.to);
+    const int a = index_of(snapshot, peers, pair.from);
+    const int b = index_of(snapshot, peers, pair.to);
     const std::string note = contended ? "measured under contention" : "";
     metrics.push_back(pair_metric("p2p", a, b, "write_gbps", pair.write_gbps, "GB/s",
                                   fmt::format("{} MiB x {}, median of 3{}", pair.bytes >> 20,
@@ -171,22 +169,26 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
         finding.severity = Severity::info;
         finding.message += " (measured under contention)";
       }
-      out.findings.push_back(std::move(finding));
+      findings.push_back(std::move(finding));
     }
   }
   if (!peers.pairs.empty()) {
     metrics.push_back({"p2p_gbps", slowest, "GB/s", "the slowest direction of any pair"});
   }
-  // The long level's sweep: every size per ordered pair, as figures (the thresholds judge the
-  // one size of the standard run, which the sweep repeats).
+}
+
+/// The long level's sweep: every size per ordered pair, as figures (the thresholds judge the
+/// one size of the standard run, which the sweep repeats).
+void sweep_metrics(const SystemSnapshot& snapshot, const protocol::PeersPayload& peers,
+                   bool contended, std::vector<Metric>& metrics, std::vector<std::string>& parts) {
   std::vector<uint64_t> sizes;
   for (const protocol::PeerSweepPoint& point : peers.sweep) {
     const std::string note = contended ? "; measured under contention" : "";
-    metrics.push_back(
-        sized_pair_metric("p2p", index_of(point.from), index_of(point.to), point.bytes, "gbps",
-                          point.write_gbps, "GB/s",
-                          fmt::format("size sweep (--level long): {} MiB x {}, median of 3{}",
-                                      point.bytes >> 20, point.copies, note)));
+    metrics.push_back(sized_pair_metric(
+        "p2p", index_of(snapshot, peers, point.from), index_of(snapshot, peers, point.to),
+        point.bytes, "gbps", point.write_gbps, "GB/s",
+        fmt::format("size sweep (--level long): {} MiB x {}, median of 3{}", point.bytes >> 20,
+                    point.copies, note)));
     if (std::find(sizes.begin(), sizes.end(), point.bytes) == sizes.end()) {
       sizes.push_back(point.bytes);
     }
@@ -196,6 +198,27 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
                                 *std::min_element(sizes.begin(), sizes.end()) >> 20,
                                 *std::max_element(sizes.begin(), sizes.end()) >> 20));
   }
+}
+} // namespace
+
+Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& payload,
+                        bool contended, std::vector<Metric>& metrics) {
+  Judgement out;
+  const Expected<protocol::PeersPayload> read = protocol::read_peers(payload);
+  if (!read && payload.contains("failure") && !payload.contains("devices")) {
+    // It failed before the access matrix (no driver, no context): its failure says it all.
+    out.summary = "the peer-to-peer work stopped before the access matrix";
+    return out;
+  }
+  if (!read) {
+    GpuTarget anchor;
+    return unreadable_result(k_info.title, anchor, read.error());
+  }
+  const protocol::PeersPayload& peers = read.value();
+  no_access_findings(snapshot, peers, out.findings);
+  std::vector<std::string> parts;
+  judge_pairs(snapshot, peers, contended, metrics, parts, out.findings);
+  sweep_metrics(snapshot, peers, contended, metrics, parts);
   out.summary =
       peers.pairs.empty()
           ? fmt::format("{} GPUs: no pair with peer access to measure", peers.devices.size())

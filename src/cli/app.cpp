@@ -370,8 +370,10 @@ int stdout_checked(int code) {
 }
 
 /// The main command and `gpucheck report` (report_command): check the outputs, run, write.
-int command_run(const RunOptions& options, bool report_command) {
-  const auto started = std::chrono::steady_clock::now();
+namespace {
+/// The outputs of a run, its options checked first (usage errors before any probing); the
+/// plan's warnings go to stderr.
+OutputPlan checked_output_plan(const RunOptions& options, bool report_command) {
   require_some_check(options);
   check_python_options(options);
   // CLI11 does not run validators on an empty value (`--fail-on ""`, `fail-on =` in a config):
@@ -390,57 +392,83 @@ int command_run(const RunOptions& options, bool report_command) {
   for (const std::string& warning : plan->warnings) {
     std::cerr << "gpucheck: warning: " << render::visible_utf8(warning) << "\n";
   }
+  return std::move(*plan);
+}
+
+/// Progress goes to stderr; a program reading JSON, JUnit, metrics, annotations or a drain
+/// reason from stdout wants silence.
+bool machine_output(const OutputPlan& plan) {
+  return plan.stdout_format == ReportFormat::json || plan.stdout_format == ReportFormat::junit ||
+         plan.stdout_format == ReportFormat::prometheus ||
+         plan.stdout_format == ReportFormat::github || plan.stdout_format == ReportFormat::reason;
+}
+
+/// Another run tests a GPU: whose turn this run waits for, said on every kind of output (a wait
+/// of a minute needs a reason on the terminal).
+void say_turn_wait(const engine::TurnWait& wait, const std::string& gpu) {
+  const std::string who = !wait.holder ? std::string("another gpucheck run")
+                          : *wait.holder > 0
+                              ? fmt::format("gpucheck run {}", *wait.holder)
+                              : std::string("another gpucheck run (in another PID namespace)");
+  std::fputs(fmt::format("gpucheck: GPU {} is being tested by {}; waiting up to {} for its "
+                         "turn (--wait-turn)\n",
+                         gpu, who, engine::wait_text(wait.limit))
+                 .c_str(),
+             stderr);
+}
+
+/// The GPU engine of a run that does GPU work (not --quick, not a replay), else nullptr. Its
+/// children start now and do their setup while the probes run.
+std::unique_ptr<engine::GpuEngine> gpu_engine_for(const RunOptions& options) {
+  if (options.quick || options.from_snapshot) {
+    return nullptr;
+  }
+  engine::LongLevel long_level;
+  long_level.enabled = options.level == Level::long_;
+  long_level.duration = long_duration(options);
+  long_level.force = options.force;
+  std::unique_ptr<engine::GpuEngine> gpu_engine = engine::make_gpu_engine(
+      selection_of(options), options.sysroot,
+      std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)), long_level,
+      options.wait_turn_s ? std::optional<std::chrono::milliseconds>(
+                                static_cast<int64_t>(*options.wait_turn_s * 1000))
+                          : std::nullopt);
+  gpu_engine->options().on_turn_wait = &say_turn_wait;
+  return gpu_engine;
+}
+
+/// Ctrl-C or SIGTERM: the probes' children and helpers end now, with what they started (their
+/// process groups get the signal, then SIGKILL), and the GPU work stops (the long level's works
+/// report what they did); the report of what ran is then written.
+std::function<void(int)> stop_on_signal(engine::GpuEngine* engine) {
+  return [engine](int signo) {
+    std::fprintf(stderr,
+                 "\ngpucheck: %s: stopping the probes and the GPU work; the report shows what "
+                 "ran and what was cut short (again to quit at once)\n",
+                 signo == SIGINT ? "interrupted" : process::signal_name(signo).c_str());
+    process::interrupt_children(signo);
+    if (engine != nullptr) {
+      engine->interrupt();
+    }
+  };
+}
+} // namespace
+
+int command_run(const RunOptions& options, bool report_command) {
+  const auto started = std::chrono::steady_clock::now();
+  const OutputPlan plan = checked_output_plan(options, report_command);
   // A snapshot to replay is read first: a bad one is a usage error with no progress line
   // before it.
   std::optional<SystemSnapshot> replayed;
   if (options.from_snapshot) {
     replayed = load_snapshot_file(*options.from_snapshot);
   }
-  // Progress goes to stderr; a program reading JSON, JUnit, metrics, annotations or a drain
-  // reason from stdout wants silence.
-  const bool machine_output =
-      plan->stdout_format == ReportFormat::json || plan->stdout_format == ReportFormat::junit ||
-      plan->stdout_format == ReportFormat::prometheus ||
-      plan->stdout_format == ReportFormat::github || plan->stdout_format == ReportFormat::reason;
-  if (!machine_output) {
+  if (!machine_output(plan)) {
     std::fputs(options.from_snapshot ? "gpucheck: replaying a snapshot...\n"
                                      : "gpucheck: probing...\n",
                stderr);
   }
-  // The GPU checks' children start now and do their setup while the probes run; with --import,
-  // whose framework import uses the GPU during the probes, they start after the probes.
-  const bool gpu_work_wanted = !options.quick && !options.from_snapshot;
-  engine::LongLevel long_level;
-  long_level.enabled = options.level == Level::long_;
-  long_level.duration = long_duration(options);
-  long_level.force = options.force;
-  std::unique_ptr<engine::GpuEngine> gpu_engine =
-      gpu_work_wanted
-          ? engine::make_gpu_engine(
-                selection_of(options), options.sysroot,
-                std::chrono::milliseconds(static_cast<int64_t>(options.timeout_s * 1000)),
-                long_level,
-                options.wait_turn_s ? std::optional<std::chrono::milliseconds>(
-                                          static_cast<int64_t>(*options.wait_turn_s * 1000))
-                                    : std::nullopt)
-          : nullptr;
-  if (gpu_engine != nullptr) {
-    // Another run tests a GPU: say whose turn this run waits for, on every kind of output (a
-    // wait of a minute needs a reason on the terminal).
-    gpu_engine->options().on_turn_wait = [](const engine::TurnWait& wait, const std::string& gpu) {
-      const std::string who = !wait.holder ? std::string("another gpucheck run")
-                              : *wait.holder > 0
-                                  ? fmt::format("gpucheck run {}", *wait.holder)
-                                  : std::string("another gpucheck run (in another PID namespace)");
-      std::fputs(fmt::format("gpucheck: GPU {} is being tested by {}; waiting up to {} for its "
-                             "turn (--wait-turn)\n",
-                             gpu, who, engine::wait_text(wait.limit))
-                     .c_str(),
-                 stderr);
-    };
-  }
-  // Ctrl-C or SIGTERM: the GPU work stops (the long level's works report what they did) and the
-  // report of what ran is written; the exit code then says which signal came.
+  std::unique_ptr<engine::GpuEngine> gpu_engine = gpu_engine_for(options);
   engine::GpuEngine* engine_ptr = gpu_engine.get();
   // Nothing waits forever: past the run's bound what still runs is stopped and the report of
   // what finished is written; a run still not over 10 s later ends with the internal-error code.
@@ -465,18 +493,7 @@ int command_run(const RunOptions& options, bool report_command) {
         std::fputs("gpucheck: internal error: the run did not end after its time limit\n", stderr);
         std::_Exit(k_exit_internal);
       });
-  const InterruptWatch interrupt_watch([engine_ptr](int signo) {
-    std::fprintf(stderr,
-                 "\ngpucheck: %s: stopping the probes and the GPU work; the report shows what "
-                 "ran and what was cut short (again to quit at once)\n",
-                 signo == SIGINT ? "interrupted" : process::signal_name(signo).c_str());
-    // Probe children and helper commands end now, with what they started (their process
-    // groups get the signal, then SIGKILL), instead of at their deadlines.
-    process::interrupt_children(signo);
-    if (engine_ptr != nullptr) {
-      engine_ptr->interrupt();
-    }
-  });
+  const InterruptWatch interrupt_watch(stop_on_signal(engine_ptr));
   // The engine orders its start around the probes (with --import, whose framework imports use
   // the GPU, after them).
   SystemSnapshot snapshot =
@@ -489,7 +506,7 @@ int command_run(const RunOptions& options, bool report_command) {
   // Names a redacted output must not show beyond the snapshot's: a live machine's, read with the
   // probes when an output is redacted (a replayed snapshot has none).
   const RedactionHints hints =
-      replayed || !plan->redacts_any()
+      replayed || !plan.redacts_any()
           ? RedactionHints{}
           : probes::collect_redaction_hints(probes::Sysroot(options.sysroot),
                                             probes::Environment::current());
@@ -503,7 +520,7 @@ int command_run(const RunOptions& options, bool report_command) {
     report = build_report(options, std::move(snapshot), gpu_engine.get());
   }
   process::trace("report built");
-  const int code = write_outputs(*report, *plan, options, hints,
+  const int code = write_outputs(*report, plan, options, hints,
                                  std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::steady_clock::now() - started));
   process::trace("outputs written");
@@ -813,17 +830,11 @@ std::string config_value_position(const CLI::App& app, std::string_view error, i
 }
 } // namespace
 
-int run_app(int argc, char** argv) {
-  restrict_library_path();
-  RunOptions options;
-  options.argv.assign(argv + 1, argv + argc);
-
-  CLI::App app{
-      "gpucheck: does this machine's NVIDIA GPU stack really work? If not, why, and what to do."};
-  app.name("gpucheck");
-  app.set_version_flag("--version", &version_text);
+namespace {
+/// A run's own options (gpucheck without a subcommand, or `report`).
+void add_run_options(CLI::App& app, RunOptions& options, OutputBinding& output_binding,
+                     std::string& color, std::optional<std::string>& matrix_file) {
   app.add_flag("--json", options.json, "Write the report as JSON: the same as --format json");
-  OutputBinding output_binding;
   add_output_options(app, options.output, output_binding);
   app.add_flag("--quick", options.quick,
                "Probes and judgement only: no work on the GPU (the same as --level quick)");
@@ -854,43 +865,108 @@ int run_app(int argc, char** argv) {
                  "Seconds to wait for other gpucheck runs testing the same GPUs before those GPUs "
                  "are reported not tested (default 30 + 15 per GPU; 0 to 86400)")
       ->check(seconds_between(0.0, k_max_timeout_s));
-  std::string color = "auto";
   app.add_option("--color", color, "Colour: auto (TTY, NO_COLOR, CLICOLOR_FORCE), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   add_probe_options(app, options);
   add_gate_options(app, options.gates);
-  std::optional<std::string> matrix_file;
   app.add_option("--matrix", matrix_file,
                  "Use this compatibility data file instead of the embedded one");
+}
 
-  CLI::App* snapshot_cmd = app.add_subcommand(
-      "snapshot", "Write the probed facts as JSON (replay with --from-snapshot)");
+/// The subcommands, and what each reads.
+struct Commands {
+  CLI::App* snapshot = nullptr;
   std::string snapshot_output;
-  snapshot_cmd->add_option("-o,--output", snapshot_output, "File to write (default: stdout)");
+  CLI::App* report = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* explain = nullptr;
+  std::string explain_code;
+  CLI::App* matrix = nullptr;
+  MatrixOptions matrix_options;
+  CLI::App* merge = nullptr;
+  MergeOptions merge_options;
+};
 
-  CLI::App* report_cmd = app.add_subcommand(
+void add_commands(CLI::App& app, RunOptions& options, Commands& c) {
+  c.snapshot = app.add_subcommand("snapshot",
+                                  "Write the probed facts as JSON (replay with --from-snapshot)");
+  c.snapshot->add_option("-o,--output", c.snapshot_output, "File to write (default: stdout)");
+
+  c.report = app.add_subcommand(
       "report", "Write the Markdown report for a ticket, redacted (to stdout or --output)");
   // The run's options (--from-snapshot, --output, --no-redact, --only, ...) work after `report`.
-  report_cmd->fallthrough();
+  c.report->fallthrough();
 
-  CLI::App* list_cmd = app.add_subcommand("list", "List the checks in run order");
-  CLI::App* explain_cmd = app.add_subcommand(
+  c.list = app.add_subcommand("list", "List the checks in run order");
+  c.explain = app.add_subcommand(
       "explain", "Explain a finding code or a check id (or 'all' to list the codes)");
-  std::string explain_code;
-  explain_cmd
-      ->add_option("code", explain_code, "Finding code (cuda.init_failed) or check id (gpu.ecc)")
+  c.explain
+      ->add_option("code", c.explain_code, "Finding code (cuda.init_failed) or check id (gpu.ecc)")
       ->required();
-  CLI::App* matrix_cmd = app.add_subcommand(
+  c.matrix = app.add_subcommand(
       "matrix", "What this machine (or --driver/--gpu) can run: CUDA, PyTorch, TF, JAX, cuDNN");
-  MatrixOptions matrix_options;
-  matrix_cmd->add_option("--driver", matrix_options.driver, "Driver version, e.g. 535.104.05");
-  matrix_cmd->add_option("--gpu", matrix_options.gpus,
-                         "GPU: sm_86, 8.6 or a name like H100 (repeatable, comma-separated)");
-  matrix_cmd->add_flag("--json", options.json, "Write the answer as JSON");
-  MergeOptions merge_options;
-  CLI::App* merge_cmd = add_merge_command(app, merge_options);
-  app.require_subcommand(0, 1);
+  c.matrix->add_option("--driver", c.matrix_options.driver, "Driver version, e.g. 535.104.05");
+  c.matrix->add_option("--gpu", c.matrix_options.gpus,
+                       "GPU: sm_86, 8.6 or a name like H100 (repeatable, comma-separated)");
+  c.matrix->add_flag("--json", options.json, "Write the answer as JSON");
+  c.merge = add_merge_command(app, c.merge_options);
+}
 
+/// The command the line chose, run: a usage error is exit 2, an unexpected one internal.
+int run_command(const RunOptions& options, Commands& c,
+                const std::optional<std::string>& matrix_file) {
+  try {
+    if (matrix_file) {
+      Expected<std::string> activated = activate_matrix_file(*matrix_file);
+      if (!activated) {
+        throw UsageError{activated.error().message};
+      }
+    }
+    if (*c.merge) {
+      return run_merge(c.merge_options, std::cout, std::cerr);
+    }
+    if (*c.matrix) {
+      return command_matrix(options, c.matrix_options);
+    }
+    if (*c.snapshot) {
+      return command_snapshot(options, c.snapshot_output);
+    }
+    if (*c.list) {
+      return stdout_checked(command_list(options.json));
+    }
+    if (*c.explain) {
+      return stdout_checked(command_explain(c.explain_code));
+    }
+    return command_run(options, c.report->parsed());
+  } catch (const UsageError& e) {
+    std::cerr << "gpucheck: " << e.message << "\n";
+    if (e.help_hint) {
+      std::cerr << "Run 'gpucheck --help' for usage.\n";
+    }
+    return k_exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << "gpucheck: internal error: " << e.what() << "\n";
+    return k_exit_internal;
+  }
+}
+} // namespace
+
+int run_app(int argc, char** argv) {
+  restrict_library_path();
+  RunOptions options;
+  options.argv.assign(argv + 1, argv + argc);
+
+  CLI::App app{
+      "gpucheck: does this machine's NVIDIA GPU stack really work? If not, why, and what to do."};
+  app.name("gpucheck");
+  app.set_version_flag("--version", &version_text);
+  OutputBinding output_binding;
+  std::string color = "auto";
+  std::optional<std::string> matrix_file;
+  add_run_options(app, options, output_binding, color, matrix_file);
+  Commands commands;
+  add_commands(app, options, commands);
+  app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -918,39 +994,7 @@ int run_app(int argc, char** argv) {
                   : color == "never" ? render::ColorChoice::never
                                      : render::ColorChoice::automatic;
 
-  try {
-    if (matrix_file) {
-      Expected<std::string> activated = activate_matrix_file(*matrix_file);
-      if (!activated) {
-        throw UsageError{activated.error().message};
-      }
-    }
-    if (*merge_cmd) {
-      return run_merge(merge_options, std::cout, std::cerr);
-    }
-    if (*matrix_cmd) {
-      return command_matrix(options, matrix_options);
-    }
-    if (*snapshot_cmd) {
-      return command_snapshot(options, snapshot_output);
-    }
-    if (*list_cmd) {
-      return stdout_checked(command_list(options.json));
-    }
-    if (*explain_cmd) {
-      return stdout_checked(command_explain(explain_code));
-    }
-    return command_run(options, report_cmd->parsed());
-  } catch (const UsageError& e) {
-    std::cerr << "gpucheck: " << e.message << "\n";
-    if (e.help_hint) {
-      std::cerr << "Run 'gpucheck --help' for usage.\n";
-    }
-    return k_exit_usage;
-  } catch (const std::exception& e) {
-    std::cerr << "gpucheck: internal error: " << e.what() << "\n";
-    return k_exit_internal;
-  }
+  return run_command(options, commands, matrix_file);
 }
 
 } // namespace gpucheck::cli

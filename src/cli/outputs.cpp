@@ -158,17 +158,12 @@ bool OutputPlan::redacts_any() const {
                      [this](const OutputTarget& target) { return redacts(target.format); });
 }
 
-Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_command) {
-  OutputPlan plan;
-  if (options.redact && options.no_redact) {
-    return Error{"--redact and --no-redact contradict each other"};
-  }
-  plan.redact_all = options.redact;
-  plan.redact_none = options.no_redact;
-
-  // Each --format names the format of the unprefixed --output just before it, else stdout's.
+namespace {
+/// stdout's format, and each unprefixed --output's when a --format follows it right after:
+/// each --format names the format of the --output just before it, else stdout's.
+Expected<std::optional<ReportFormat>>
+formats_named(const OutputOptions& options, std::vector<std::optional<ReportFormat>>& paired) {
   std::optional<ReportFormat> format;
-  std::vector<std::optional<ReportFormat>> paired(options.outputs.size());
   for (const FormatOption& option : options.formats) {
     const std::optional<ReportFormat> named = format_from_string(option.format);
     if (!named) {
@@ -194,11 +189,22 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
     }
     format = ReportFormat::json;
   }
-  if (!format) {
-    format = report_command ? ReportFormat::markdown : ReportFormat::text;
-  }
+  return format;
+}
 
-  std::set<std::string> paths;
+/// An output file's path, not written twice and writable; nullopt when it is.
+std::optional<Error> claim_path(const std::string& path, std::set<std::string>& paths) {
+  const std::string key = std::filesystem::absolute(path).lexically_normal().string();
+  if (!paths.insert(key).second) {
+    return Error{fmt::format("two outputs write to '{}'", path)};
+  }
+  return check_writable(path);
+}
+
+/// Each --output into the plan: files, or stdout for '-' (whether one named it).
+Expected<bool> plan_files(const OutputOptions& options,
+                          const std::vector<std::optional<ReportFormat>>& paired,
+                          std::set<std::string>& paths, OutputPlan& plan) {
   bool stdout_named = false;
   for (size_t i = 0; i < options.outputs.size(); ++i) {
     const std::string& spec = options.outputs[i];
@@ -218,11 +224,7 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
       plan.stdout_format = target->format;
       continue;
     }
-    const std::string key = std::filesystem::absolute(target->path).lexically_normal().string();
-    if (!paths.insert(key).second) {
-      return Error{fmt::format("two outputs write to '{}'", target->path)};
-    }
-    if (std::optional<Error> problem = check_writable(target->path)) {
+    if (std::optional<Error> problem = claim_path(target->path, paths)) {
       return *problem;
     }
     // ".txt" says only "text": Prometheus' exposition or Markdown in it is no contradiction.
@@ -234,24 +236,42 @@ Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_comm
     }
     plan.files.push_back(std::move(target).value());
   }
+  return stdout_named;
+}
+} // namespace
+
+Expected<OutputPlan> plan_outputs(const OutputOptions& options, bool report_command) {
+  OutputPlan plan;
+  if (options.redact && options.no_redact) {
+    return Error{"--redact and --no-redact contradict each other"};
+  }
+  plan.redact_all = options.redact;
+  plan.redact_none = options.no_redact;
+  std::vector<std::optional<ReportFormat>> paired(options.outputs.size());
+  Expected<std::optional<ReportFormat>> format = formats_named(options, paired);
+  if (!format) {
+    return format.error();
+  }
+  std::set<std::string> paths;
+  const Expected<bool> stdout_named = plan_files(options, paired, paths, plan);
+  if (!stdout_named) {
+    return stdout_named.error();
+  }
   if (options.bundle) {
     const std::string& bundle = *options.bundle;
     if (!bundle.ends_with(".tar.gz") && !bundle.ends_with(".tgz")) {
       return Error{fmt::format("--bundle '{}' must end in .tar.gz or .tgz", bundle)};
     }
-    const std::string key = std::filesystem::absolute(bundle).lexically_normal().string();
-    if (!paths.insert(key).second) {
-      return Error{fmt::format("two outputs write to '{}'", bundle)};
-    }
-    if (std::optional<Error> problem = check_writable(bundle)) {
+    if (std::optional<Error> problem = claim_path(bundle, paths)) {
       return *problem;
     }
     plan.bundle = bundle;
   }
-  // The terminal gets the --format report, except that `gpucheck report --output FILE` writes
-  // only the file, and an --output to '-' replaces it.
-  if (!stdout_named && !(report_command && (!plan.files.empty() || plan.bundle))) {
-    plan.stdout_format = format;
+  // The terminal gets the --format report (text, or Markdown for `report`), except that
+  // `gpucheck report --output FILE` writes only the file, and an --output to '-' replaces it.
+  if (!stdout_named.value() && !(report_command && (!plan.files.empty() || plan.bundle))) {
+    plan.stdout_format =
+        format.value().value_or(report_command ? ReportFormat::markdown : ReportFormat::text);
   }
   return plan;
 }

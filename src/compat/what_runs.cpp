@@ -165,15 +165,10 @@ WheelVerdict fit_pytorch_wheel(const Matrix& matrix, const PytorchWheel& wheel,
   return out;
 }
 
-WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
-  WhatRuns out;
-  out.matrix_version = matrix.matrix_version;
-  out.driver_text = q.driver_text;
-  for (size_t i = 0; i < q.gpu_ccs.size(); ++i) {
-    const std::string name = i < q.gpu_names.size() ? q.gpu_names[i] : "";
-    out.gpus.push_back(name.empty() ? sm_name(q.gpu_ccs[i])
-                                    : fmt::format("{} ({})", sm_name(q.gpu_ccs[i]), name));
-  }
+namespace {
+/// The newest CUDA the driver runs (and with minor version compatibility), or the note that the
+/// matrix does not know the driver; returns the driver's own CUDA as the rest reads it.
+std::optional<Version> newest_cuda(const Matrix& matrix, const MachineQuery& q, WhatRuns& out) {
   const int newest_branch = newest_known_branch(matrix);
   out.driver_unknown_to_matrix = q.driver && q.driver->major_number() > newest_branch;
   std::optional<Version> driver_cuda = q.driver_cuda;
@@ -208,35 +203,36 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
   } else if (out.driver_unknown_to_matrix) {
     out.newest_cuda = fmt::format("{} or newer", newest_known_cuda(matrix).str());
   }
+  return driver_cuda;
+}
 
-  // GPU against driver: a GPU this driver cannot drive runs nothing at all.
-  if (std::vector<std::string> cannot = gpus_the_driver_cannot_run(matrix, q, driver_cuda);
-      !cannot.empty()) {
-    out.notes.insert(out.notes.end(), cannot.begin(), cannot.end());
-    out.newest_cuda.reset();
-    out.newest_cuda_mvc.reset();
-    return out;
+/// GPU against CUDA: a major that dropped a GPU's architecture runs nothing on it, so the newest
+/// CUDA is the newest release of the last major that has it.
+void cap_cuda_for_gpus(const Matrix& matrix, const MachineQuery& q,
+                       const std::optional<Version>& driver_cuda, WhatRuns& out) {
+  const std::optional<int> cap = newest_cuda_major_for_gpus(matrix, q);
+  if (!cap || !driver_cuda || driver_cuda->major_number() <= *cap) {
+    return;
   }
-  // GPU against CUDA: a major that dropped a GPU's architecture runs nothing on it.
-  if (const std::optional<int> cap = newest_cuda_major_for_gpus(matrix, q);
-      cap && driver_cuda && driver_cuda->major_number() > *cap) {
-    std::optional<Version> newest;
-    for (const CudaRelease& r : matrix.cuda_releases) {
-      if (!r.prerelease && r.version.major_number() == *cap && (!newest || *newest < r.version)) {
-        newest = r.version;
-      }
-    }
-    out.newest_cuda_mvc.reset();
-    if (newest) {
-      out.notes.push_back(fmt::format(
-          "CUDA {} dropped a GPU here (the newest CUDA major for it is {}): the newest CUDA it "
-          "runs is {}",
-          driver_cuda->major_number(), *cap, newest->str()));
-      out.newest_cuda = newest->str();
+  std::optional<Version> newest;
+  for (const CudaRelease& r : matrix.cuda_releases) {
+    if (!r.prerelease && r.version.major_number() == *cap && (!newest || *newest < r.version)) {
+      newest = r.version;
     }
   }
+  out.newest_cuda_mvc.reset();
+  if (newest) {
+    out.notes.push_back(fmt::format(
+        "CUDA {} dropped a GPU here (the newest CUDA major for it is {}): the newest CUDA it "
+        "runs is {}",
+        driver_cuda->major_number(), *cap, newest->str()));
+    out.newest_cuda = newest->str();
+  }
+}
 
-  // PyTorch: the newest wheel (release, then CUDA) that fits.
+/// PyTorch: the newest wheel (release, then CUDA) that fits, and the newest that fits without
+/// minor version compatibility when that is another.
+void pick_pytorch(const Matrix& matrix, const MachineQuery& q, WhatRuns& out) {
   std::vector<const PytorchWheel*> wheels;
   for (const PytorchWheel& w : matrix.pytorch) {
     wheels.push_back(&w);
@@ -265,8 +261,10 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
       break;
     }
   }
+}
 
-  // TensorFlow: the newest tested configuration whose CUDA the driver runs.
+/// TensorFlow: the newest tested configuration whose CUDA the driver runs.
+void pick_tensorflow(const Matrix& matrix, const MachineQuery& q, WhatRuns& out) {
   std::optional<Version> newest_tf;
   for (const TensorflowBuild& tf : matrix.tensorflow) {
     bool mvc = false;
@@ -290,8 +288,10 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
                fmt::format("tested with CUDA {} and cuDNN {}", tf.cuda.str(), tf.cudnn)};
     }
   }
+}
 
-  // JAX: the first wheel in the data (newest CUDA first) that fits.
+/// JAX: the first wheel in the data (newest CUDA first) that fits.
+void pick_jax(const Matrix& matrix, const MachineQuery& q, WhatRuns& out) {
   for (const JaxWheel& jax : matrix.jax) {
     const bool driver_ok = q.driver ? *q.driver >= jax.linux_min_driver.value
                                     : (q.driver_cuda && *q.driver_cuda >= jax.cuda_min);
@@ -305,11 +305,13 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
                      jax.provenance.unverified(),
                      fmt::format("needs driver >= {} and cuDNN >= {}", jax.linux_min_driver.text,
                                  jax.cudnn_min)};
-      break;
+      return;
     }
   }
+}
 
-  // cuDNN: releases with a build this driver runs and every GPU supports.
+/// cuDNN: releases with a build this driver runs and every GPU supports.
+void list_cudnn(const Matrix& matrix, const MachineQuery& q, WhatRuns& out) {
   for (const CudnnRelease& r : matrix.cudnn) {
     if (!(r.cc_min || r.cc_max) || r.provenance.unverified()) {
       continue;
@@ -336,6 +338,32 @@ WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
           fmt::format("{} ({} builds)", range_text(r.from, r.to), fmt::join(builds, ", ")));
     }
   }
+}
+} // namespace
+
+WhatRuns what_runs(const Matrix& matrix, const MachineQuery& q) {
+  WhatRuns out;
+  out.matrix_version = matrix.matrix_version;
+  out.driver_text = q.driver_text;
+  for (size_t i = 0; i < q.gpu_ccs.size(); ++i) {
+    const std::string name = i < q.gpu_names.size() ? q.gpu_names[i] : "";
+    out.gpus.push_back(name.empty() ? sm_name(q.gpu_ccs[i])
+                                    : fmt::format("{} ({})", sm_name(q.gpu_ccs[i]), name));
+  }
+  const std::optional<Version> driver_cuda = newest_cuda(matrix, q, out);
+  // GPU against driver: a GPU this driver cannot drive runs nothing at all.
+  if (std::vector<std::string> cannot = gpus_the_driver_cannot_run(matrix, q, driver_cuda);
+      !cannot.empty()) {
+    out.notes.insert(out.notes.end(), cannot.begin(), cannot.end());
+    out.newest_cuda.reset();
+    out.newest_cuda_mvc.reset();
+    return out;
+  }
+  cap_cuda_for_gpus(matrix, q, driver_cuda, out);
+  pick_pytorch(matrix, q, out);
+  pick_tensorflow(matrix, q, out);
+  pick_jax(matrix, q, out);
+  list_cudnn(matrix, q, out);
   return out;
 }
 

@@ -381,7 +381,7 @@ void Scheduler::spawn_due() {
   }
 }
 
-void Scheduler::run() {
+void Scheduler::make_slots() {
   for (size_t g = 0; g < m_options.gpus.size(); ++g) {
     for (const std::vector<Work>& group : child_groups(m_options.works)) {
       Slot slot;
@@ -410,6 +410,10 @@ void Scheduler::run() {
     }
     m_slots.push_back(std::move(slot));
   }
+}
+
+void Scheduler::run() {
+  make_slots();
   take_turns();
   // The GPU work's own time limit runs from here: past it every child still alive is stopped.
   m_work_deadline = Clock::now() + m_options.work_limit;
@@ -441,6 +445,11 @@ void Scheduler::run() {
   for (const Slot& slot : m_slots) {
     report_slot(slot, outcomes);
   }
+  report_gpus();
+  explain_jobs_without_outcome();
+}
+
+void Scheduler::report_gpus() {
   for (size_t g = 0; g < m_options.gpus.size(); ++g) {
     GpuReport gpu;
     gpu.visible = m_options.gpus[g];
@@ -463,6 +472,9 @@ void Scheduler::run() {
     gpu.turn_not_taken = turn.needed && !turn.held;
     m_gpu_reports.push_back(std::move(gpu));
   }
+}
+
+void Scheduler::explain_jobs_without_outcome() {
   // Jobs stopped because the user interrupted the run: not a failure of the machine.
   if (m_interrupted.load()) {
     for (JobReport& report : m_reports) {

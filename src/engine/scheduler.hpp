@@ -190,8 +190,15 @@ private:
   [[nodiscard]] std::vector<size_t> gpus_of(const Slot& slot) const;
   /// The job of a slot that the child's messages are about: its first job not ended.
   Job* current_job(const Slot& slot);
+  /// One slot (child) per GPU and group of works, and one over every GPU for the spanning works.
+  void make_slots();
   /// What became of each job of a slot, from its child's outcome.
   void report_slot(const Slot& slot, const std::vector<process::ChildOutcome>& outcomes);
+  /// Each GPU's report: its plan, its census before and after, its turn.
+  void report_gpus();
+  /// Why the jobs without an outcome have none: the run interrupted, a turn not taken, no
+  /// memory, a busy GPU for the long level, the time limit.
+  void explain_jobs_without_outcome();
   void make_plan_from_census(const protocol::Census& census);
   /// Take every GPU's turn (turns.hpp), before anything starts; blocks up to the turn wait.
   void take_turns();

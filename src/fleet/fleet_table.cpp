@@ -270,13 +270,11 @@ std::string age_text(std::optional<std::chrono::seconds> age) {
   return fmt::format("{}d", s / 86400);
 }
 
-FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput> rejected,
-                       std::chrono::sys_seconds now) {
-  FleetTable table;
-  table.now = now;
-  std::stable_sort(nodes.begin(), nodes.end(), [](const NodeReport& a, const NodeReport& b) {
-    return by_node_then_source(a.node, a.source, b.node, b.source);
-  });
+namespace {
+/// Each host's newest report, with notes on its clock; the older ones are `stale`.
+std::vector<NodeReport> newest_per_host(std::vector<NodeReport>& nodes,
+                                        std::chrono::sys_seconds now,
+                                        std::vector<StaleReport>& stale) {
   std::vector<NodeReport> counted;
   for (const Host& host : hosts_of(nodes)) {
     size_t newest = host.reports.front();
@@ -287,7 +285,7 @@ FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput>
     }
     for (const size_t i : host.reports) {
       if (i != newest) {
-        table.stale.push_back(
+        stale.push_back(
             {nodes[i].node, nodes[i].source, nodes[i].generated_at, nodes[newest].source});
       }
     }
@@ -305,14 +303,12 @@ FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput>
     }
     counted.push_back(std::move(node));
   }
-  std::stable_sort(counted.begin(), counted.end(), [](const NodeReport& a, const NodeReport& b) {
-    return by_node_then_source(a.node, a.source, b.node, b.source);
-  });
-  std::stable_sort(table.stale.begin(), table.stale.end(),
-                   [](const StaleReport& a, const StaleReport& b) {
-                     return by_node_then_source(a.node, a.source, b.node, b.source);
-                   });
+  return counted;
+}
 
+/// The summary's counts, and one group per (failing, code) naming its nodes and their GPUs:
+/// failing groups first, then the most nodes, then by code.
+void count_and_group(const std::vector<NodeReport>& counted, FleetTable& table) {
   // (failing, code) -> (the node's place in `counted`, its GPUs with the code), in node order.
   std::map<std::pair<bool, std::string>, std::vector<std::pair<size_t, std::set<int>>>> by_code;
   const auto add = [&](bool failing, size_t node, const CodeOnGpu& item) {
@@ -367,6 +363,21 @@ FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput>
                      }
                      return a.code < b.code;
                    });
+}
+} // namespace
+
+FleetTable merge_nodes(std::vector<NodeReport> nodes, std::vector<RejectedInput> rejected,
+                       std::chrono::sys_seconds now) {
+  FleetTable table;
+  table.now = now;
+  const auto node_order = [](const auto& a, const auto& b) {
+    return by_node_then_source(a.node, a.source, b.node, b.source);
+  };
+  std::stable_sort(nodes.begin(), nodes.end(), node_order);
+  std::vector<NodeReport> counted = newest_per_host(nodes, now, table.stale);
+  std::stable_sort(counted.begin(), counted.end(), node_order);
+  std::stable_sort(table.stale.begin(), table.stale.end(), node_order);
+  count_and_group(counted, table);
   table.nodes = std::move(counted);
   table.rejected = std::move(rejected);
   table.summary.rejected = static_cast<int>(table.rejected.size());

@@ -637,79 +637,128 @@ int ChildGroup::pid(size_t child) const {
   return m_runs.at(child)->pid;
 }
 
+struct ChildGroup::PollSet {
+  enum class Source { result, stderr_text, control, wake };
+  std::vector<pollfd> fds;
+  std::vector<std::pair<size_t, Source>> owners; ///< run index, which of its descriptors
+  Clock::time_point wait_until = Clock::time_point::max();
+  void add(int fd, size_t run, Source source) {
+    fds.push_back({fd, POLLIN, 0});
+    owners.emplace_back(run, source);
+  }
+};
+
+bool ChildGroup::tend(size_t i, ChildListener* listener, bool cancelled, int interrupted,
+                      PollSet& set) {
+  Running& run = *m_runs[i];
+  const ChildRequest& request = m_requests[i];
+  if (!run.finish_reported) {
+    try_reap(run);
+  }
+  if (finished(run, request) || run.finish_reported) {
+    if (!run.finish_reported) {
+      run.finish_reported = true;
+      close_fd(run.control_fd);
+      run.outcome = conclude(run, request);
+      if (listener != nullptr) {
+        listener->on_finished(i);
+      }
+    }
+    return true;
+  }
+  const auto now = Clock::now();
+  if (cancelled && !run.cancelled) {
+    cancel_one(i, {});
+  }
+  if (interrupted != 0 && !run.cancelled && !result_complete(run, request)) {
+    // The signal is forwarded to the child's process group (it and what it started), then
+    // SIGKILL follows after its grace: it ends now, not at its deadline.
+    run.cancelled = true;
+    run.cancel_reason = interrupted_detail(interrupted, true);
+    close_fd(run.control_fd);
+    ::kill(-run.pid, forwarded_signal(interrupted));
+    if (!run.term_sent) {
+      run.term_sent = now;
+    }
+  }
+  if (!run.term_sent && run.deadline && now >= *run.deadline) {
+    run.timed_out = true;
+    ::kill(-run.pid, SIGTERM);
+    run.term_sent = now;
+  } else if (run.term_sent && now >= *run.term_sent + request.kill_grace) {
+    kill_group(run);
+  }
+  if (run.killed) {
+    set.wait_until = std::min(set.wait_until, *run.killed + k_stuck_after);
+  }
+  if (run.term_sent) {
+    set.wait_until = std::min(set.wait_until, *run.term_sent + request.kill_grace);
+  } else if (run.deadline) {
+    set.wait_until = std::min(set.wait_until, *run.deadline);
+  }
+  if (run.result_fd >= 0) {
+    set.add(run.result_fd, i, PollSet::Source::result);
+  }
+  if (run.stderr_fd >= 0) {
+    set.add(run.stderr_fd, i, PollSet::Source::stderr_text);
+  }
+  if (run.control_fd >= 0) {
+    set.add(run.control_fd, i, PollSet::Source::control);
+  }
+  if (run.result_fd < 0 && run.stderr_fd < 0) {
+    // Pipes closed but not yet reaped: poll again soon.
+    set.wait_until = std::min(set.wait_until, now + std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+void ChildGroup::serve(const PollSet& set, ChildListener* listener) {
+  for (size_t k = 0; k < set.fds.size(); ++k) {
+    if (set.fds[k].revents == 0) {
+      continue;
+    }
+    const auto [index, source] = set.owners[k];
+    if (source == PollSet::Source::wake) {
+      char sink[64];
+      while (::read(m_wake[0], sink, sizeof sink) > 0) {
+      }
+      continue;
+    }
+    Running& run = *m_runs[index];
+    if (source == PollSet::Source::result) {
+      drain(run.result_fd, run.result, 0, k_max_result_bytes);
+      if (run.result.size() > k_max_result_bytes && !run.flooded) {
+        // A child that floods its result pipe (529 MB in 2 s) is stopped, not buffered.
+        run.flooded = true;
+        close_fd(run.result_fd);
+        run.result.clear();
+        run.result.shrink_to_fit();
+        kill_group(run);
+      }
+    } else if (source == PollSet::Source::stderr_text) {
+      drain(run.stderr_fd, run.stderr_text, k_stderr_keep_bytes);
+    } else {
+      char buffer[64];
+      const ssize_t n = ::recv(run.control_fd, buffer, sizeof buffer, MSG_DONTWAIT);
+      if (n > 0) {
+        if (listener != nullptr) {
+          listener->on_message(index, std::string_view(buffer, static_cast<size_t>(n)));
+        }
+      } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        close_fd(run.control_fd);
+      }
+    }
+  }
+}
+
 std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
   for (;;) {
-    std::vector<pollfd> fds;
-    enum class Source { result, stderr_text, control, wake };
-    std::vector<std::pair<size_t, Source>> owners; // run index, which of its descriptors
-    auto wait_until = Clock::time_point::max();
+    PollSet set;
     bool all_done = true;
     const bool cancelled = m_cancelled.load();
     const int interrupted = m_follow_interrupts ? g_interrupt_signal.load() : 0;
     for (size_t i = 0; i < m_runs.size(); ++i) {
-      Running& run = *m_runs[i];
-      const ChildRequest& request = m_requests[i];
-      if (!run.finish_reported) {
-        try_reap(run);
-      }
-      if (finished(run, request) || run.finish_reported) {
-        if (!run.finish_reported) {
-          run.finish_reported = true;
-          close_fd(run.control_fd);
-          run.outcome = conclude(run, request);
-          if (listener != nullptr) {
-            listener->on_finished(i);
-          }
-        }
-        continue;
-      }
-      all_done = false;
-      const auto now = Clock::now();
-      if (cancelled && !run.cancelled) {
-        cancel_one(i, {});
-      }
-      if (interrupted != 0 && !run.cancelled && !result_complete(run, request)) {
-        // The signal is forwarded to the child's process group (it and what it started), then
-        // SIGKILL follows after its grace: it ends now, not at its deadline.
-        run.cancelled = true;
-        run.cancel_reason = interrupted_detail(interrupted, true);
-        close_fd(run.control_fd);
-        ::kill(-run.pid, forwarded_signal(interrupted));
-        if (!run.term_sent) {
-          run.term_sent = now;
-        }
-      }
-      if (!run.term_sent && run.deadline && now >= *run.deadline) {
-        run.timed_out = true;
-        ::kill(-run.pid, SIGTERM);
-        run.term_sent = now;
-      } else if (run.term_sent && now >= *run.term_sent + request.kill_grace) {
-        kill_group(run);
-      }
-      if (run.killed) {
-        wait_until = std::min(wait_until, *run.killed + k_stuck_after);
-      }
-      if (run.term_sent) {
-        wait_until = std::min(wait_until, *run.term_sent + request.kill_grace);
-      } else if (run.deadline) {
-        wait_until = std::min(wait_until, *run.deadline);
-      }
-      if (run.result_fd >= 0) {
-        fds.push_back({run.result_fd, POLLIN, 0});
-        owners.emplace_back(i, Source::result);
-      }
-      if (run.stderr_fd >= 0) {
-        fds.push_back({run.stderr_fd, POLLIN, 0});
-        owners.emplace_back(i, Source::stderr_text);
-      }
-      if (run.control_fd >= 0) {
-        fds.push_back({run.control_fd, POLLIN, 0});
-        owners.emplace_back(i, Source::control);
-      }
-      if (run.result_fd < 0 && run.stderr_fd < 0) {
-        // Pipes closed but not yet reaped: poll again soon.
-        wait_until = std::min(wait_until, now + std::chrono::milliseconds(1));
-      }
+      all_done = tend(i, listener, cancelled, interrupted, set) && all_done;
     }
     const size_t started = m_runs.size();
     if (listener != nullptr) {
@@ -719,58 +768,21 @@ std::vector<ChildOutcome> ChildGroup::wait_all(ChildListener* listener) {
       break;
     }
     if (m_wake[0] >= 0) {
-      fds.push_back({m_wake[0], POLLIN, 0});
-      owners.emplace_back(m_runs.size(), Source::wake);
+      set.add(m_wake[0], m_runs.size(), PollSet::Source::wake);
     }
     const auto now = Clock::now();
     int timeout_ms = 0;
-    if (wait_until > now) {
+    if (set.wait_until > now) {
       timeout_ms = static_cast<int>(std::min<int64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(wait_until - now).count() + 1,
+          std::chrono::duration_cast<std::chrono::milliseconds>(set.wait_until - now).count() + 1,
           1000));
     }
-    const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+    const int ready = ::poll(set.fds.data(), set.fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) {
       break;
     }
-    for (size_t k = 0; k < fds.size(); ++k) {
-      if (fds[k].revents == 0) {
-        continue;
-      }
-      if (owners[k].second == Source::wake) {
-        char sink[64];
-        while (::read(m_wake[0], sink, sizeof sink) > 0) {
-        }
-        continue;
-      }
-      const size_t index = owners[k].first;
-      Running& run = *m_runs[index];
-      if (owners[k].second == Source::result) {
-        drain(run.result_fd, run.result, 0, k_max_result_bytes);
-        if (run.result.size() > k_max_result_bytes && !run.flooded) {
-          // A child that floods its result pipe (529 MB in 2 s) is stopped, not buffered.
-          run.flooded = true;
-          close_fd(run.result_fd);
-          run.result.clear();
-          run.result.shrink_to_fit();
-          kill_group(run);
-        }
-      } else if (owners[k].second == Source::stderr_text) {
-        drain(run.stderr_fd, run.stderr_text, k_stderr_keep_bytes);
-      } else {
-        char buffer[64];
-        const ssize_t n = ::recv(run.control_fd, buffer, sizeof buffer, MSG_DONTWAIT);
-        if (n > 0) {
-          if (listener != nullptr) {
-            listener->on_message(index, std::string_view(buffer, static_cast<size_t>(n)));
-          }
-        } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-          close_fd(run.control_fd);
-        }
-      }
-    }
+    serve(set, listener);
   }
-
   std::vector<ChildOutcome> outcomes;
   outcomes.reserve(m_runs.size());
   for (size_t i = 0; i < m_runs.size(); ++i) {

@@ -115,6 +115,14 @@ public:
   void follow_interrupts(bool follow) { m_follow_interrupts = follow; }
 
 private:
+  /// wait_all()'s poll set: each descriptor, whose it is, and when to look again at the latest.
+  struct PollSet;
+  /// One child in a round of wait_all(): concluded once it finished (true); else its
+  /// cancellation, interrupt and deadline served and its descriptors added to `set`.
+  bool tend(size_t child, ChildListener* listener, bool cancelled, int interrupted, PollSet& set);
+  /// What poll found ready in `set`: results, stderr text, control messages, the wake pipe.
+  void serve(const PollSet& set, ChildListener* listener);
+
   std::vector<ChildRequest> m_requests;
   std::vector<std::unique_ptr<Running>> m_runs;
   std::atomic<bool> m_cancelled{false};

@@ -521,6 +521,78 @@ std::unique_ptr<KeptCopies>& kept_copies() {
   return kept;
 }
 
+/// The pinned host copies of bandwidth_work(), each series verified: host->device into dev_a,
+/// device->host from dev_b, and both at once on the pinned buffer's two halves.
+struct HostCopies {
+  const CudaApi& api;
+  Bench& bench;
+  const PinnedBuffer& host;
+  DeviceBuffer& dev_a;
+  DeviceBuffer& dev_b;
+  Stream& s1;
+  Stream& s2;
+  uint64_t bytes;
+
+  [[nodiscard]] Bench::Enqueue h2d(CUdeviceptr dst, const void* src, uint64_t n) const {
+    return [api = &api, dst, src, n](CUstream stream, int copies) {
+      for (int c = 0; c < copies; ++c) {
+        GPUCHECK_CU(*api, cuMemcpyHtoDAsync, dst, src, size_t{n}, stream);
+      }
+    };
+  }
+  [[nodiscard]] Bench::Enqueue d2h(void* dst, CUdeviceptr src, uint64_t n) const {
+    return [api = &api, dst, src, n](CUstream stream, int copies) {
+      for (int c = 0; c < copies; ++c) {
+        GPUCHECK_CU(*api, cuMemcpyDtoHAsync, dst, src, size_t{n}, stream);
+      }
+    };
+  }
+
+  /// Host->device, timed, then checked (`before_check` between: the link read, a planted fault).
+  nlohmann::json up(const std::string& what, const std::function<void()>& before_check = {}) {
+    const uint32_t seed = bench.seed();
+    Bench::fill_host(host.get(), bytes, seed);
+    GPUCHECK_CU(api, cuMemsetD32Async, dev_a.get(), 0U, size_t{bytes / 4}, s1.get());
+    nlohmann::json series = bench.measure("h2d_gbps", "host->device, pinned, copy engine", bytes,
+                                          s1, h2d(dev_a.get(), host.get(), bytes));
+    if (before_check) {
+      before_check();
+    }
+    bench.record(bench.check_device(dev_a.get(), bytes, seed, what, s1));
+    return series;
+  }
+
+  /// Device->host into the pinned buffer (host->device's source, verified: reused), then checked.
+  nlohmann::json down(const std::string& what) {
+    const uint32_t seed = bench.seed();
+    bench.fill_device(dev_b.get(), bytes, seed, s1);
+    Bench::zero_host(host.get(), bytes);
+    nlohmann::json series = bench.measure("d2h_gbps", "device->host, pinned, copy engine", bytes,
+                                          s1, d2h(host.get(), dev_b.get(), bytes));
+    bench.record(Bench::check_host(host.get(), bytes, seed, what));
+    return series;
+  }
+
+  /// Both directions at once: the first half goes up to dev_a while the first half of dev_b
+  /// comes down into the second half.
+  void both_ways() {
+    const uint64_t half = bytes / 2;
+    auto* const up_src = static_cast<std::byte*>(host.get());
+    std::byte* const down_dst = up_src + half;
+    const uint32_t seed_up = bench.seed();
+    const uint32_t seed_down = bench.seed();
+    Bench::fill_host(up_src, half, seed_up);
+    bench.fill_device(dev_b.get(), half, seed_down, s1);
+    Bench::zero_host(down_dst, half);
+    bench.measure_pair(
+        {"h2d_bidir_gbps", "d2h_bidir_gbps"},
+        {"host->device while device->host runs", "device->host while host->device runs"}, half,
+        {&s1, &s2}, {h2d(dev_a.get(), up_src, half), d2h(down_dst, dev_b.get(), half)});
+    bench.record(bench.check_device(dev_a.get(), half, seed_up, "bidirectional host->device", s1));
+    bench.record(Bench::check_host(down_dst, half, seed_down, "bidirectional device->host"));
+  }
+};
+
 constexpr double k_together_target_ms = 12.0; // each direction's copies, at the rate alone
 constexpr auto k_together_lead = std::chrono::milliseconds(5);     // from the go to the first gate
 constexpr auto k_together_spacing = std::chrono::milliseconds(40); // between the two gates
@@ -562,91 +634,35 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   Stream s2(session);
   Bench bench(session, module, out);
 
-  const auto h2d = [&api](CUdeviceptr dst, const void* src, uint64_t bytes) {
-    return [&api, dst, src, bytes](CUstream stream, int copies) {
-      for (int c = 0; c < copies; ++c) {
-        GPUCHECK_CU(api, cuMemcpyHtoDAsync, dst, src, size_t{bytes}, stream);
-      }
-    };
-  };
-  const auto d2h = [&api](void* dst, CUdeviceptr src, uint64_t bytes) {
-    return [&api, dst, src, bytes](CUstream stream, int copies) {
-      for (int c = 0; c < copies; ++c) {
-        GPUCHECK_CU(api, cuMemcpyDtoHAsync, dst, src, size_t{bytes}, stream);
-      }
-    };
-  };
-
+  HostCopies copies{api, bench, host_a, dev_a, dev_b, s1, s2, host_bytes};
   set_stage("host->device copies");
-  uint32_t seed = bench.seed();
-  Bench::fill_host(host_a.get(), host_bytes, seed);
-  GPUCHECK_CU(api, cuMemsetD32Async, dev_a.get(), 0U, size_t{host_bytes / 4}, s1.get());
-  nlohmann::json h2d_alone =
-      bench.measure("h2d_gbps", "host->device, pinned, copy engine", host_bytes, s1,
-                    h2d(dev_a.get(), host_a.get(), host_bytes));
-  // The link read while it is busy, not idle.
-  protocol::write_bandwidth({.link = read_link(session.pci_bus_id())}, out);
-  bench.plant_device_fault(dev_a.get(), host_bytes);
-  bench.record(bench.check_device(dev_a.get(), host_bytes, seed, "pinned host->device", s1));
-
+  nlohmann::json h2d_alone = copies.up("pinned host->device", [&] {
+    // The link read while it is busy, not idle.
+    protocol::write_bandwidth({.link = read_link(session.pci_bus_id())}, out);
+    bench.plant_device_fault(dev_a.get(), host_bytes);
+  });
   set_stage("device->host copies");
-  seed = bench.seed();
-  bench.fill_device(dev_b.get(), host_bytes, seed, s1);
-  Bench::zero_host(host_a.get(), host_bytes); // host->device's source is verified: reused
-  nlohmann::json d2h_alone =
-      bench.measure("d2h_gbps", "device->host, pinned, copy engine", host_bytes, s1,
-                    d2h(host_a.get(), dev_b.get(), host_bytes));
-  bench.record(Bench::check_host(host_a.get(), host_bytes, seed, "pinned device->host"));
-
+  nlohmann::json d2h_alone = copies.down("pinned device->host");
   // A degraded link slows both directions alike; one direction far below the other is most
   // often a passing disturbance (another VM's DMA on the host: seen on virtual machines, gone
-  // in the next run). The slower direction is
-  // measured again, verified again, and the better series reported, the first one named in its
-  // note; a fault that stays is seen by both series and still judged.
+  // in the next run). The slower direction is measured again, verified again, and the better
+  // series reported, the first one named in its note; a fault that stays is seen by both
+  // series and still judged.
   const double up_median = h2d_alone.value("median", 0.0);
   const double down_median = d2h_alone.value("median", 0.0);
   if (needs_second_series(up_median, down_median)) {
     if (up_median < down_median) {
       set_stage("host->device copies, again");
-      seed = bench.seed();
-      Bench::fill_host(host_a.get(), host_bytes, seed);
-      GPUCHECK_CU(api, cuMemsetD32Async, dev_a.get(), 0U, size_t{host_bytes / 4}, s1.get());
-      const nlohmann::json again =
-          bench.measure("h2d_gbps", "host->device, pinned, copy engine", host_bytes, s1,
-                        h2d(dev_a.get(), host_a.get(), host_bytes));
-      bench.record(
-          bench.check_device(dev_a.get(), host_bytes, seed, "pinned host->device, again", s1));
-      h2d_alone = keep_better_series(out, "h2d_gbps", h2d_alone, again, down_median);
+      h2d_alone = keep_better_series(out, "h2d_gbps", h2d_alone,
+                                     copies.up("pinned host->device, again"), down_median);
     } else {
       set_stage("device->host copies, again");
-      seed = bench.seed();
-      bench.fill_device(dev_b.get(), host_bytes, seed, s1);
-      Bench::zero_host(host_a.get(), host_bytes);
-      const nlohmann::json again =
-          bench.measure("d2h_gbps", "device->host, pinned, copy engine", host_bytes, s1,
-                        d2h(host_a.get(), dev_b.get(), host_bytes));
-      bench.record(Bench::check_host(host_a.get(), host_bytes, seed, "pinned device->host, again"));
-      d2h_alone = keep_better_series(out, "d2h_gbps", d2h_alone, again, up_median);
+      d2h_alone = keep_better_series(out, "d2h_gbps", d2h_alone,
+                                     copies.down("pinned device->host, again"), up_median);
     }
   }
-
-  // Both directions at once on the pinned buffer's two halves: the first half goes up to
-  // dev_a while the first half of dev_b comes down into the second half.
   set_stage("bidirectional copies");
-  const uint64_t half = host_bytes / 2;
-  auto* const up_src = static_cast<std::byte*>(host_a.get());
-  std::byte* const down_dst = up_src + half;
-  const uint32_t seed_up = bench.seed();
-  const uint32_t seed_down = bench.seed();
-  Bench::fill_host(up_src, half, seed_up);
-  bench.fill_device(dev_b.get(), half, seed_down, s1);
-  Bench::zero_host(down_dst, half);
-  bench.measure_pair(
-      {"h2d_bidir_gbps", "d2h_bidir_gbps"},
-      {"host->device while device->host runs", "device->host while host->device runs"}, half,
-      {&s1, &s2}, {h2d(dev_a.get(), up_src, half), d2h(down_dst, dev_b.get(), half)});
-  bench.record(bench.check_device(dev_a.get(), half, seed_up, "bidirectional host->device", s1));
-  bench.record(Bench::check_host(down_dst, half, seed_down, "bidirectional device->host"));
+  copies.both_ways();
 
   // The pinned buffer and its device twin are kept for the copies together
   // (copies_together_work()); with the pageable buffer, 1.5 x host_bytes of host memory.

@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/child.hpp"
@@ -93,22 +95,72 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWo
   });
 }
 
+namespace {
+/// A work of the shared child: its row, or nullptr for cuDNN's (on its lane).
+std::string_view name_of(const GpuWorkRow* w) {
+  return w != nullptr ? w->name : k_cudnn_work;
+}
+std::string_view check_of(const GpuWorkRow* w) {
+  return w != nullptr ? w->check : std::string_view("gpu.cudnn");
+}
+
+/// The works of gpu-device's argument ("compute,streams,..."), nullptr for cuDNN's.
+std::vector<const GpuWorkRow*> works_of(const std::vector<std::string>& args) {
+  std::vector<const GpuWorkRow*> works;
+  for (const std::string& name : protocol::read_work_list(args.size() > 1 ? args[1] : "")) {
+    const GpuWorkRow* entry = work_entry(name);
+    if (entry == nullptr && name != k_cudnn_work) {
+      throw std::runtime_error(fmt::format("unknown work '{}'", name));
+    }
+    works.push_back(entry);
+  }
+  return works;
+}
+
+/// One work on the open session: its line, and its failure if it had one.
+std::pair<nlohmann::json, std::optional<protocol::PayloadFailure>>
+run_one(const GpuWorkRow* w, DeviceSession& session, const KernelModule& module,
+        const std::unique_ptr<CudnnLane>& lane) {
+  nlohmann::json part;
+  std::optional<protocol::PayloadFailure> failure;
+  if (w == nullptr || w->name != "copies_together") {
+    // The host copies' kept buffers serve only the copies together, right after them: later
+    // works may use the whole budget.
+    release_kept_copies();
+  }
+  if (w == nullptr) {
+    part = lane->finish();
+    if (!part.contains("device")) {
+      part["device"] = session.describe();
+    }
+    if (const auto f = part.find("failure"); f != part.end() && f->is_object()) {
+      failure = protocol::PayloadFailure{};
+      failure->message = f->value("message", "");
+      failure->name = f->value("name", "");
+    }
+    return {std::move(part), failure};
+  }
+  part = protocol::work_part(w->name);
+  part["device"] = session.describe();
+  part["module"] = module.report();
+  if (lane && w->alone) {
+    session.before_ready([&lane] { lane->wait_prepared(); });
+  }
+  if (module.loaded() || !w->needs_kernels) {
+    failure = failure_of([&] { w->run(session, module, part); });
+  }
+  session.before_ready({});
+  if (failure) {
+    part["failure"] = protocol::to_json(*failure);
+  }
+  return {std::move(part), failure};
+}
+} // namespace
+
 nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
   return run_gpu_child(args, [&args](int ordinal, nlohmann::json& summary) {
-    std::vector<const GpuWorkRow*> works; // nullptr: cuDNN's work, on its lane
-    bool with_cudnn = false;
-    for (const std::string& name : protocol::read_work_list(args.size() > 1 ? args[1] : "")) {
-      const GpuWorkRow* entry = work_entry(name);
-      if (entry == nullptr && name != k_cudnn_work) {
-        throw std::runtime_error(fmt::format("unknown work '{}'", name));
-      }
-      with_cudnn = with_cudnn || entry == nullptr;
-      works.push_back(entry);
-    }
-    const auto name_of = [](const GpuWorkRow* w) { return w != nullptr ? w->name : k_cudnn_work; };
-    const auto check_of = [](const GpuWorkRow* w) {
-      return w != nullptr ? w->check : std::string_view("gpu.cudnn");
-    };
+    const std::vector<const GpuWorkRow*> works = works_of(args);
+    const bool with_cudnn = std::find(works.begin(), works.end(), nullptr) != works.end();
     summary["works"] = args.size() > 1 ? args[1] : std::string();
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<KernelModule> module;
@@ -138,49 +190,16 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
         process::write_result_line(line);
         continue;
       }
-      nlohmann::json part;
-      std::optional<protocol::PayloadFailure> failure;
-      if (w == nullptr || w->name != "copies_together") {
-        // The host copies' kept buffers serve only the copies together, right after them: later
-        // works may use the whole budget.
-        release_kept_copies();
-      }
-      if (w == nullptr) {
-        part = lane->finish();
-        if (!part.contains("device")) {
-          part["device"] = session->describe();
-        }
-        if (const auto f = part.find("failure"); f != part.end() && f->is_object()) {
-          failure = protocol::PayloadFailure{};
-          failure->message = f->value("message", "");
-          failure->name = f->value("name", "");
-        }
-      } else {
-        part = protocol::work_part(w->name);
-        part["device"] = session->describe();
-        part["module"] = module->report();
-        if (lane && w->alone) {
-          session->before_ready([&lane] { lane->wait_prepared(); });
-        }
-        if (module->loaded() || !w->needs_kernels) {
-          failure = failure_of([&] { w->run(*session, *module, part); });
-        }
-        session->before_ready({});
-        if (failure) {
-          part["failure"] = protocol::to_json(*failure);
-        }
-      }
+      auto [part, failure] = run_one(w, *session, *module, lane);
       session->end_work();
       part["metrics"].push_back(peak_rss_metric());
       process::write_result_line(part);
-      if (failure) {
-        // A sticky error (an illegal address, a lost GPU) leaves the context unusable: the works
-        // after it would only repeat it, each reported as its own failure.
-        if (const auto error = session->context_error()) {
-          stopped = fmt::format("not run: {} failed ({}) and left its CUDA context unusable ({})",
-                                check_of(w),
-                                failure->name.empty() ? failure->message : failure->name, *error);
-        }
+      // A sticky error (an illegal address, a lost GPU) leaves the context unusable: the works
+      // after it would only repeat it, each reported as its own failure.
+      if (const auto error = failure ? session->context_error() : std::nullopt) {
+        stopped = fmt::format("not run: {} failed ({}) and left its CUDA context unusable ({})",
+                              check_of(w), failure->name.empty() ? failure->message : failure->name,
+                              *error);
       }
     }
   });

@@ -306,6 +306,92 @@ struct TypeResult {
   uint64_t first_bad_words = 0;
 };
 
+/// The first result kept as the reference (on the stream), and its hash (compared across GPUs
+/// of one model).
+uint64_t keep_reference(const DeviceSession& session, const Kernels& kernels, const Stream& stream,
+                        const DeviceBuffer& c, const DeviceBuffer& reference, uint64_t bytes) {
+  const CudaApi& api = session.api();
+  GPUCHECK_CU(api, cuMemcpyDtoDAsync, reference.get(), c.get(), static_cast<size_t>(bytes),
+              stream.get());
+  DeviceBuffer hash(session, 8);
+  GPUCHECK_CU(api, cuMemsetD32Async, hash.get(), 0U, size_t{2}, stream.get());
+  CUdeviceptr words = reference.get();
+  uint64_t count = bytes / 4;
+  CUdeviceptr sum = hash.get();
+  launch(api, kernels.hash_words, grid_for(session, count, k_block), k_block, stream.get(),
+         {&words, &count, &sum});
+  uint64_t result_hash = 0;
+  GPUCHECK_CU(api, cuMemcpyDtoHAsync, &result_hash, hash.get(), size_t{8}, stream.get());
+  stream.synchronize();
+  return result_hash;
+}
+
+/// Count into `counter` the 16-byte words of `c` that differ from the reference.
+void compare_to_reference(const DeviceSession& session, const Kernels& kernels,
+                          const Stream& stream, const DeviceBuffer& c,
+                          const DeviceBuffer& reference, uint64_t bytes, CUdeviceptr counter) {
+  CUdeviceptr x = c.get();
+  CUdeviceptr y = reference.get();
+  uint64_t n4 = bytes / 16;
+  launch(session.api(), kernels.compare_words, grid_for(session, n4, k_block), k_block,
+         stream.get(), {&x, &y, &n4, &counter});
+}
+
+/// Random input values of the type's kind into `buffer`.
+void fill_input(const DeviceSession& session, const Kernels& kernels, const Stream& stream,
+                const GemmType& type, const DeviceBuffer& buffer, uint64_t elements,
+                uint32_t seed) {
+  CUdeviceptr out = buffer.get();
+  uint64_t count = elements;
+  uint32_t s = seed;
+  uint32_t fill = type.fill;
+  float scale = 1.0F;
+  launch(session.api(), kernels.fill_values, grid_for(session, count, k_block), k_block,
+         stream.get(), {&out, &count, &s, &fill, &scale});
+}
+
+/// The type's line of the payload from its timed iterations.
+void finish_line(const GemmType& type, int n, int iteration, double seconds,
+                 const std::vector<double>& tflops, uint64_t result_hash, TypeResult& result) {
+  result.median_tflops = tflops.empty() ? 0.0 : median(tflops);
+  const double min_tflops = tflops.empty() ? 0.0 : *std::min_element(tflops.begin(), tflops.end());
+  result.line = {type.name,
+                 n,
+                 iteration,
+                 result.median_tflops,
+                 min_tflops,
+                 seconds,
+                 result.mismatched_iterations,
+                 std::nullopt,
+                 fmt::format("{:016x}", result_hash)};
+  if (result.first_bad_iteration) {
+    result.line.first_mismatch =
+        protocol::BurnMismatch{*result.first_bad_iteration, result.first_bad_words};
+  }
+}
+
+/// One timed iteration into the type's result: its rate (0: not timed) and its comparison.
+void account_iteration(double tflops_now, uint64_t bytes, int iteration, unsigned long long bad,
+                       std::vector<double>& tflops, TypeResult& result) {
+  if (tflops_now > 0) {
+    tflops.push_back(tflops_now);
+  }
+  result.checked_words += bytes / 4;
+  if (bad != 0 && result.mismatched_iterations++ == 0) {
+    result.first_bad_iteration = iteration;
+    result.first_bad_words = bad;
+  }
+}
+
+/// `count` timing events.
+std::vector<std::unique_ptr<Event>> make_events(const DeviceSession& session, int count) {
+  std::vector<std::unique_ptr<Event>> events;
+  for (int i = 0; i < count; ++i) {
+    events.push_back(std::make_unique<Event>(session));
+  }
+  return events;
+}
+
 TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const Cublas& cublas,
                      void* handle, const Stream& stream, const GemmType& type, int n,
                      std::chrono::duration<double> share, const std::function<bool()>& stop) {
@@ -318,17 +404,8 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
   DeviceBuffer c(session, bytes);
   DeviceBuffer reference(session, bytes);
   DeviceBuffer counters(session, 8 * k_batch);
-  DeviceBuffer hash(session, 8);
-  for (const auto& [buffer, seed] :
-       {std::pair{&a, k_input_seed}, std::pair{&b, k_input_seed + 1}}) {
-    CUdeviceptr out = buffer->get();
-    uint64_t count = elements;
-    uint32_t s = seed;
-    uint32_t fill = type.fill;
-    float scale = 1.0F;
-    launch(api, kernels.fill_values, grid_for(session, count, k_block), k_block, stream.get(),
-           {&out, &count, &s, &fill, &scale});
-  }
+  fill_input(session, kernels, stream, type, a, elements, k_input_seed);
+  fill_input(session, kernels, stream, type, b, elements, k_input_seed + 1);
   const float alpha32 = 1.0F;
   const float beta32 = 0.0F;
   const double alpha64 = 1.0;
@@ -356,32 +433,15 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
   }
   const int batch =
       std::clamp(static_cast<int>(k_batch_s / std::max(first.count(), 1e-6)), 1, k_batch);
-  GPUCHECK_CU(api, cuMemcpyDtoDAsync, reference.get(), c.get(), static_cast<size_t>(bytes),
-              stream.get());
-  GPUCHECK_CU(api, cuMemsetD32Async, hash.get(), 0U, size_t{2}, stream.get());
-  {
-    CUdeviceptr words = reference.get();
-    uint64_t count = bytes / 4;
-    CUdeviceptr sum = hash.get();
-    launch(api, kernels.hash_words, grid_for(session, count, k_block), k_block, stream.get(),
-           {&words, &count, &sum});
-  }
-  uint64_t result_hash = 0;
-  GPUCHECK_CU(api, cuMemcpyDtoHAsync, &result_hash, hash.get(), size_t{8}, stream.get());
-  stream.synchronize();
-
-  std::vector<std::unique_ptr<Event>> starts;
-  std::vector<std::unique_ptr<Event>> ends;
-  for (int i = 0; i < k_batch; ++i) {
-    starts.push_back(std::make_unique<Event>(session));
-    ends.push_back(std::make_unique<Event>(session));
-  }
+  const uint64_t result_hash = keep_reference(session, kernels, stream, c, reference, bytes);
   TypeResult result;
   std::vector<double> tflops;
   const double flop = 2.0 * n * static_cast<double>(n) * n;
   const auto begin = Clock::now();
   int iteration = 1;
   const bool plant = fault_planted("burn");
+  const std::vector<std::unique_ptr<Event>> starts = make_events(session, k_batch);
+  const std::vector<std::unique_ptr<Event>> ends = make_events(session, k_batch);
   while (Clock::now() - begin < share && !stop()) {
     GPUCHECK_CU(api, cuMemsetD32Async, counters.get(), 0U, size_t{2 * k_batch}, stream.get());
     for (int i = 0; i < batch; ++i) {
@@ -392,12 +452,8 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
         // One perturbed iteration (GPUCHECK_PLANT_FAULT=burn): the check must name it.
         GPUCHECK_CU(api, cuMemsetD8, c.get() + 64, static_cast<unsigned char>(0x5A), size_t{1});
       }
-      CUdeviceptr x = c.get();
-      CUdeviceptr y = reference.get();
-      uint64_t n4 = bytes / 16;
-      CUdeviceptr counter = counters.get() + 8 * static_cast<uint64_t>(i);
-      launch(api, kernels.compare_words, grid_for(session, n4, k_block), k_block, stream.get(),
-             {&x, &y, &n4, &counter});
+      compare_to_reference(session, kernels, stream, c, reference, bytes,
+                           counters.get() + 8 * static_cast<uint64_t>(i));
     }
     std::vector<unsigned long long> bad(k_batch, 0);
     GPUCHECK_CU(api, cuMemcpyDtoHAsync, bad.data(), counters.get(), size_t{8 * k_batch},
@@ -405,36 +461,49 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
     stream.synchronize();
     for (int i = 0; i < batch; ++i) {
       const double ms = elapsed_ms(api, *starts[i], *ends[i]);
-      if (ms > 0) {
-        tflops.push_back(flop / (ms * 1e-3) / 1e12);
-      }
-      result.checked_words += bytes / 4;
-      if (bad[i] != 0) {
-        if (result.mismatched_iterations++ == 0) {
-          result.first_bad_iteration = iteration + i;
-          result.first_bad_words = bad[i];
-        }
-      }
+      account_iteration(ms > 0 ? flop / (ms * 1e-3) / 1e12 : 0.0, bytes, iteration + i, bad[i],
+                        tflops, result);
     }
     iteration += batch;
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  result.median_tflops = tflops.empty() ? 0.0 : median(tflops);
-  const double min_tflops = tflops.empty() ? 0.0 : *std::min_element(tflops.begin(), tflops.end());
-  result.line = {type.name,
-                 n,
-                 iteration,
-                 result.median_tflops,
-                 min_tflops,
-                 seconds,
-                 result.mismatched_iterations,
-                 std::nullopt,
-                 fmt::format("{:016x}", result_hash)};
-  if (result.first_bad_iteration) {
-    result.line.first_mismatch =
-        protocol::BurnMismatch{*result.first_bad_iteration, result.first_bad_words};
-  }
+  finish_line(type, n, iteration, seconds, tflops, result_hash, result);
   return result;
+}
+/// A type's figure and its verification (every iteration against the first, bit for bit).
+void record_type(const GemmType& type, int n, const TypeResult& r, nlohmann::json& out) {
+  out["metrics"].push_back(metric(fmt::format("burn_{}_tflops", type.name), r.median_tflops,
+                                  "TFLOP/s",
+                                  fmt::format("median of {} GEMMs {}^3", r.line.iterations, n)));
+  Verification v{"burn", fmt::format("{} GEMM {}^3, every iteration against the first, bit "
+                                     "for bit",
+                                     type.name, n)};
+  v.checked = r.checked_words;
+  v.mismatches = r.mismatched_iterations;
+  if (r.first_bad_iteration) {
+    v.first_index = static_cast<uint64_t>(*r.first_bad_iteration);
+    v.got =
+        fmt::format("{} words differ in iteration {}", r.first_bad_words, *r.first_bad_iteration);
+    v.want = "the first iteration's result";
+  }
+  out["verify"].push_back(protocol::to_json(v));
+}
+
+/// The watch's peaks (NVML's temperature and power during the burn), when it sampled any.
+void add_watch_metrics(const protocol::BurnWatch& w, nlohmann::json& out) {
+  if (w.t_ms.empty()) {
+    return;
+  }
+  double max_temp = 0;
+  double max_power = 0;
+  for (const int t : w.temp_c) {
+    max_temp = std::max(max_temp, static_cast<double>(t));
+  }
+  for (const double p : w.power_w) {
+    max_power = std::max(max_power, p);
+  }
+  out["metrics"].push_back(metric("burn_max_temp_c", max_temp, "C", "NVML, during the burn"));
+  out["metrics"].push_back(metric("burn_max_power_w", max_power, "W", "NVML, during the burn"));
 }
 } // namespace
 
@@ -489,40 +558,14 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
       n /= 2; // one GEMM would take most of this type's share on this GPU
       r = burn_type(session, module.kernels(), cublas, handle, stream, type, n, share, stop);
     }
-    out["metrics"].push_back(metric(fmt::format("burn_{}_tflops", type.name), r.median_tflops,
-                                    "TFLOP/s",
-                                    fmt::format("median of {} GEMMs {}^3", r.line.iterations, n)));
-    Verification v{"burn", fmt::format("{} GEMM {}^3, every iteration against the first, bit "
-                                       "for bit",
-                                       type.name, n)};
-    v.checked = r.checked_words;
-    v.mismatches = r.mismatched_iterations;
-    if (r.first_bad_iteration) {
-      v.first_index = static_cast<uint64_t>(*r.first_bad_iteration);
-      v.got =
-          fmt::format("{} words differ in iteration {}", r.first_bad_words, *r.first_bad_iteration);
-      v.want = "the first iteration's result";
-    }
-    out["verify"].push_back(protocol::to_json(v));
+    record_type(type, n, r, out);
     report.types.push_back(std::move(r.line));
   }
   watch.stop();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   session.done_with_gpu();
   report.watch = watch.watch();
-  const protocol::BurnWatch& w = report.watch;
-  double max_temp = 0;
-  double max_power = 0;
-  for (const int t : w.temp_c) {
-    max_temp = std::max(max_temp, static_cast<double>(t));
-  }
-  for (const double p : w.power_w) {
-    max_power = std::max(max_power, p);
-  }
-  if (!w.t_ms.empty()) {
-    out["metrics"].push_back(metric("burn_max_temp_c", max_temp, "C", "NVML, during the burn"));
-    out["metrics"].push_back(metric("burn_max_power_w", max_power, "W", "NVML, during the burn"));
-  }
+  add_watch_metrics(report.watch, out);
   report.elapsed_s = seconds;
   report.interrupted = interrupted;
   report.xid_watch = watch.xid_watch();

@@ -154,6 +154,136 @@ GpucheckMemtestErrors read_errors(const CudaApi& api, CUdeviceptr errors) {
 }
 } // namespace
 
+namespace {
+/// The patterns, round after round, until the duration passes or the engine asks to stop (then
+/// the pattern under way is checked as far as it was written); errors noted as they come.
+class PatternRounds {
+public:
+  PatternRounds(const CudaApi& api, Tester& tester, CUdeviceptr errors,
+                std::chrono::milliseconds duration, protocol::MemtestReport& report)
+      : m_api(api), m_tester(tester), m_errors(errors), m_duration(duration), m_report(report) {}
+
+  /// Run every round; the report gets each pattern's passes and errors, and `rounds`.
+  void run() {
+    uint32_t round_seed = static_cast<uint32_t>(fresh_seed());
+    for (;;) {
+      bool complete = true;
+      for (const memtest::Pattern& pattern : memtest::round(round_seed)) {
+        if (over() && !m_report.patterns.empty()) {
+          complete = false;
+          break;
+        }
+        if (!run_pattern(pattern)) {
+          complete = false;
+          break;
+        }
+      }
+      if (complete) {
+        ++m_report.rounds;
+      }
+      if (!complete || over()) {
+        break;
+      }
+      round_seed = round_seed * 0x9E3779B1U + 1U;
+    }
+    m_report.elapsed_s = std::chrono::duration<double>(Clock::now() - m_start).count();
+    m_report.interrupted = m_interrupted;
+  }
+
+private:
+  bool over() {
+    if (protocol::gate::stop_requested()) {
+      m_interrupted = true;
+    }
+    return m_interrupted || Clock::now() - m_start >= m_duration;
+  }
+
+  /// One pattern: written, then checked state by state; false when time ran out before its
+  /// last state (what was written is still checked).
+  bool run_pattern(const memtest::Pattern& pattern) {
+    const std::vector<memtest::State>& states = pattern.states;
+    m_tester.write(states.front());
+    if (!m_planted) {
+      m_tester.plant_fault();
+      m_planted = true;
+    }
+    int count = 1;
+    size_t s = 0;
+    for (; s + 1 < states.size(); ++s) {
+      if (over()) {
+        break;
+      }
+      m_tester.check(states[s], &states[s + 1]);
+      ++count;
+    }
+    m_tester.check(states[s], nullptr);
+    ++count;
+    note_errors(pattern.name);
+    std::vector<protocol::MemtestPattern>& passes = m_report.patterns;
+    const auto it = std::find_if(passes.begin(), passes.end(),
+                                 [&](const auto& p) { return p.name == pattern.name; });
+    if (it == passes.end()) {
+      passes.push_back({pattern.name, count});
+    } else {
+      it->passes += count;
+    }
+    return s + 1 >= states.size();
+  }
+
+  void note_errors(const std::string& pattern) {
+    const GpucheckMemtestErrors e = read_errors(m_api, m_errors);
+    const uint64_t stored = std::min<uint64_t>(e.count, GPUCHECK_MEMTEST_RECORDED);
+    for (uint64_t i = std::min<uint64_t>(m_seen_errors, GPUCHECK_MEMTEST_RECORDED); i < stored;
+         ++i) {
+      m_report.errors.push_back({fmt::format("0x{:x}", e.address[i]), pattern,
+                                 fmt::format("0x{:08x}", e.expected[i]),
+                                 fmt::format("0x{:08x}", e.observed[i])});
+    }
+    m_seen_errors = e.count;
+  }
+
+  const CudaApi& m_api;
+  Tester& m_tester;
+  CUdeviceptr m_errors;
+  std::chrono::milliseconds m_duration;
+  protocol::MemtestReport& m_report;
+  Clock::time_point m_start = Clock::now();
+  bool m_interrupted = false;
+  bool m_planted = !fault_planted("memtest");
+  uint64_t m_seen_errors = 0;
+};
+
+/// The memory test's figures and its verification into the child's JSON.
+void write_results(const protocol::MemtestReport& report, const ChunkSet& chunks,
+                   const Tester& tester, const GpucheckMemtestErrors& e, nlohmann::json& out) {
+  protocol::write_memtest(report, out);
+  const double seconds = report.elapsed_s;
+  out["metrics"].push_back(
+      metric("memtest_throughput_gbps",
+             seconds > 0 ? static_cast<double>(tester.moved()) / seconds / 1e9 : 0.0, "GB/s",
+             "bytes written plus bytes read, per second"));
+  const uint64_t free_bytes = report.free_bytes;
+  out["metrics"].push_back(metric(
+      "memtest_coverage_percent",
+      free_bytes > 0 ? 100.0 * static_cast<double>(chunks.bytes()) / static_cast<double>(free_bytes)
+                     : 0.0,
+      "%",
+      fmt::format("{} of {} MiB free, in {} chunks", chunks.bytes() / k_mib, free_bytes / k_mib,
+                  chunks.chunks().size())));
+  Verification v{"memtest",
+                 fmt::format("every word of {} MiB under {} patterns, {} full rounds",
+                             chunks.bytes() / k_mib, report.patterns.size(), report.rounds)};
+  v.checked = tester.checked_words();
+  v.mismatches = e.count;
+  if (e.count > 0) {
+    v.first_index = 0;
+    v.got = fmt::format("0x{:08x} at 0x{:x}", e.observed[0], e.address[0]);
+    v.want = fmt::format("0x{:08x}", e.expected[0]);
+  }
+  out["verify"].push_back(protocol::to_json(v));
+}
+} // namespace
+
 void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
   const std::chrono::milliseconds duration = long_level_duration();
   session.wait_for_gate();
@@ -180,105 +310,12 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
   Stream stream(session);
   Tester tester(session, module.kernels(), chunks, stream, errors.get());
   set_stage("memtest patterns");
-  const auto start = Clock::now();
-  const auto elapsed = [&start] { return Clock::now() - start; };
-  bool interrupted = false;
-  bool planted = !fault_planted("memtest");
-  int rounds = 0;
-  std::vector<protocol::MemtestPattern>& passes = report.patterns; // per pattern name
-  uint64_t seen_errors = 0;
-  const auto note_errors = [&](const std::string& pattern) {
-    const GpucheckMemtestErrors e = read_errors(api, errors.get());
-    const uint64_t stored = std::min<uint64_t>(e.count, GPUCHECK_MEMTEST_RECORDED);
-    for (uint64_t i = std::min<uint64_t>(seen_errors, GPUCHECK_MEMTEST_RECORDED); i < stored; ++i) {
-      report.errors.push_back({fmt::format("0x{:x}", e.address[i]), pattern,
-                               fmt::format("0x{:08x}", e.expected[i]),
-                               fmt::format("0x{:08x}", e.observed[i])});
-    }
-    seen_errors = e.count;
-  };
-  const auto over = [&] {
-    if (protocol::gate::stop_requested()) {
-      interrupted = true;
-    }
-    return interrupted || elapsed() >= duration;
-  };
-  uint32_t round_seed = static_cast<uint32_t>(fresh_seed());
-  for (;;) {
-    bool complete = true;
-    for (const memtest::Pattern& pattern : memtest::round(round_seed)) {
-      if (over() && !passes.empty()) {
-        complete = false;
-        break;
-      }
-      const std::vector<memtest::State>& states = pattern.states;
-      tester.write(states.front());
-      if (!planted) {
-        tester.plant_fault();
-        planted = true;
-      }
-      int count = 1;
-      size_t s = 0;
-      for (; s + 1 < states.size(); ++s) {
-        if (over()) {
-          break; // what was written is still checked below
-        }
-        tester.check(states[s], &states[s + 1]);
-        ++count;
-      }
-      tester.check(states[s], nullptr);
-      ++count;
-      note_errors(pattern.name);
-      const auto it = std::find_if(passes.begin(), passes.end(),
-                                   [&](const auto& p) { return p.name == pattern.name; });
-      if (it == passes.end()) {
-        passes.push_back({pattern.name, count});
-      } else {
-        it->passes += count;
-      }
-      if (s + 1 < states.size()) {
-        complete = false;
-        break;
-      }
-    }
-    if (complete) {
-      ++rounds;
-    }
-    if (!complete || over()) {
-      break;
-    }
-    round_seed = round_seed * 0x9E3779B1U + 1U;
-  }
-  const double seconds = std::chrono::duration<double>(elapsed()).count();
+  PatternRounds(api, tester, errors.get(), duration, report).run();
   session.done_with_gpu();
   const GpucheckMemtestErrors e = read_errors(api, errors.get());
-  report.elapsed_s = seconds;
   report.bytes_moved = tester.moved();
-  report.rounds = rounds;
-  report.interrupted = interrupted;
   report.error_count = e.count;
-  protocol::write_memtest(report, out);
-  out["metrics"].push_back(
-      metric("memtest_throughput_gbps",
-             seconds > 0 ? static_cast<double>(tester.moved()) / seconds / 1e9 : 0.0, "GB/s",
-             "bytes written plus bytes read, per second"));
-  out["metrics"].push_back(metric(
-      "memtest_coverage_percent",
-      free_bytes > 0 ? 100.0 * static_cast<double>(chunks.bytes()) / static_cast<double>(free_bytes)
-                     : 0.0,
-      "%",
-      fmt::format("{} of {} MiB free, in {} chunks", chunks.bytes() / k_mib, free_bytes / k_mib,
-                  chunks.chunks().size())));
-  Verification v{"memtest", fmt::format("every word of {} MiB under {} patterns, {} full rounds",
-                                        chunks.bytes() / k_mib, passes.size(), rounds)};
-  v.checked = tester.checked_words();
-  v.mismatches = e.count;
-  if (e.count > 0) {
-    v.first_index = 0;
-    v.got = fmt::format("0x{:08x} at 0x{:x}", e.observed[0], e.address[0]);
-    v.want = fmt::format("0x{:08x}", e.expected[0]);
-  }
-  out["verify"].push_back(protocol::to_json(v));
+  write_results(report, chunks, tester, e, out);
 }
 
 } // namespace gpucheck::gpu

@@ -121,6 +121,25 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
   return judge_nvlink(gpu, snapshot, GpusByBus(snapshot));
 }
 
+namespace {
+/// Where a GPU's active links go, counted: a GPU of this node (direct) or NVSwitches
+/// ("4 to GPU 1", "18 to NVSwitch").
+std::vector<std::string> link_destinations(const GpuInfo& gpu, const GpusByBus& gpus) {
+  std::map<std::string, int> peers;
+  for (const NvLinkInfo& link : gpu.nvlinks) {
+    if (link.active) {
+      const GpuInfo* peer = gpus.find(link.remote_bus_id);
+      ++peers[peer != nullptr ? fmt::format("GPU {}", peer->index) : std::string("NVSwitch")];
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [peer, count] : peers) {
+    parts.push_back(fmt::format("{} to {}", count, peer));
+  }
+  return parts;
+}
+} // namespace
+
 InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snapshot,
                                  const GpusByBus& gpus) {
   InterconnectVerdict out;
@@ -185,18 +204,7 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
                            fmt::format("NVLink {}; NVML's nvmlNvlinkVersion_t {}",
                                        nvlink_version_name(*version), *version)});
   }
-  // Where the links go: a GPU of this node (direct) or NVSwitches.
-  std::map<std::string, int> peers;
-  for (const NvLinkInfo& link : gpu.nvlinks) {
-    if (link.active) {
-      const GpuInfo* peer = gpus.find(link.remote_bus_id);
-      ++peers[peer != nullptr ? fmt::format("GPU {}", peer->index) : std::string("NVSwitch")];
-    }
-  }
-  std::vector<std::string> parts;
-  for (const auto& [peer, count] : peers) {
-    parts.push_back(fmt::format("{} to {}", count, peer));
-  }
+  const std::vector<std::string> parts = link_destinations(gpu, gpus);
   out.summary = fmt::format("{} of {} NVLinks up{}{}", up, should,
                             version ? fmt::format(" (NVLink {})", nvlink_version_name(*version))
                                     : std::string(),

@@ -177,6 +177,69 @@ void ConvGraph::query_heuristics(bool fallback) {
   }
 }
 
+namespace {
+/// The engine of a heuristics result: its global index, its numerical notes, and whether it is
+/// compiled at run time.
+void read_engine(const CudnnBackendApi& api, cudnnBackendDescriptor_t cfg,
+                 GraphEngineConfig& config) {
+  int64_t got = 0;
+  BackendDescriptor engine(api, CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t engine_raw = engine.get();
+  if (api.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                   1, &got, &engine_raw) == CUDNN_STATUS_SUCCESS) {
+    api.cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
+                                 &got, &config.engine);
+    std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};
+    int64_t note_count = 0;
+    if (api.cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
+                                     CUDNN_TYPE_NUMERICAL_NOTE, notes.size(), &note_count,
+                                     notes.data()) == CUDNN_STATUS_SUCCESS) {
+      for (int64_t n = 0; n < std::min<int64_t>(note_count, notes.size()); ++n) {
+        config.numerical_notes.push_back(numerical_note_name(notes[static_cast<size_t>(n)]));
+      }
+    }
+    std::array<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT> behaviour{};
+    int64_t behaviour_count = 0;
+    if (api.cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE,
+                                     CUDNN_TYPE_BEHAVIOR_NOTE, behaviour.size(), &behaviour_count,
+                                     behaviour.data()) == CUDNN_STATUS_SUCCESS) {
+      for (int64_t n = 0; n < std::min<int64_t>(behaviour_count, behaviour.size()); ++n) {
+        config.runtime_compiled |=
+            behaviour[static_cast<size_t>(n)] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+      }
+    }
+  }
+}
+
+/// The knob choices of a heuristics result.
+void read_knobs(const CudnnBackendApi& api, cudnnBackendDescriptor_t cfg,
+                GraphEngineConfig& config) {
+  int64_t got = 0;
+  std::vector<BackendDescriptor> knobs;
+  std::vector<cudnnBackendDescriptor_t> knob_raw;
+  for (int k = 0; k < CUDNN_KNOB_TYPE_COUNTS; ++k) {
+    knob_raw.push_back(knobs.emplace_back(api, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR).get());
+  }
+  int64_t knob_count = 0;
+  if (api.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, knob_raw.size(), &knob_count,
+                                   knob_raw.data()) == CUDNN_STATUS_SUCCESS) {
+    for (int64_t k = 0; k < std::min<int64_t>(knob_count, knob_raw.size()); ++k) {
+      cudnnBackendKnobType_t type{};
+      int64_t value = 0;
+      const cudnnBackendDescriptor_t choice = knob_raw[static_cast<size_t>(k)];
+      if (api.cudnnBackendGetAttribute(choice, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                       CUDNN_TYPE_KNOB_TYPE, 1, &got,
+                                       &type) == CUDNN_STATUS_SUCCESS &&
+          api.cudnnBackendGetAttribute(choice, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64,
+                                       1, &got, &value) == CUDNN_STATUS_SUCCESS) {
+        config.knobs.emplace_back(static_cast<int64_t>(type), value);
+      }
+    }
+  }
+}
+} // namespace
+
 void ConvGraph::query_mode(cudnnBackendHeurMode_t mode, bool fallback) {
   BackendDescriptor heur(m_api, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   const cudnnBackendDescriptor_t graph = m_keep.back().get();
@@ -205,57 +268,8 @@ void ConvGraph::query_mode(cudnnBackendHeurMode_t mode, bool fallback) {
     config.fallback = fallback;
     config.rank = static_cast<int>(i);
     const cudnnBackendDescriptor_t cfg = raw[static_cast<size_t>(i)];
-    int64_t got = 0;
-    BackendDescriptor engine(m_api, CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-    cudnnBackendDescriptor_t engine_raw = engine.get();
-    if (m_api.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE,
-                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got,
-                                       &engine_raw) == CUDNN_STATUS_SUCCESS) {
-      m_api.cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64,
-                                     1, &got, &config.engine);
-      std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};
-      int64_t note_count = 0;
-      if (m_api.cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE,
-                                         CUDNN_TYPE_NUMERICAL_NOTE, notes.size(), &note_count,
-                                         notes.data()) == CUDNN_STATUS_SUCCESS) {
-        for (int64_t n = 0; n < std::min<int64_t>(note_count, notes.size()); ++n) {
-          config.numerical_notes.push_back(numerical_note_name(notes[static_cast<size_t>(n)]));
-        }
-      }
-      std::array<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT> behaviour{};
-      int64_t behaviour_count = 0;
-      if (m_api.cudnnBackendGetAttribute(
-              engine_raw, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-              behaviour.size(), &behaviour_count, behaviour.data()) == CUDNN_STATUS_SUCCESS) {
-        for (int64_t n = 0; n < std::min<int64_t>(behaviour_count, behaviour.size()); ++n) {
-          config.runtime_compiled |=
-              behaviour[static_cast<size_t>(n)] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
-        }
-      }
-    }
-    std::vector<BackendDescriptor> knobs;
-    std::vector<cudnnBackendDescriptor_t> knob_raw;
-    for (int k = 0; k < CUDNN_KNOB_TYPE_COUNTS; ++k) {
-      knob_raw.push_back(knobs.emplace_back(m_api, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR).get());
-    }
-    int64_t knob_count = 0;
-    if (m_api.cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
-                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, knob_raw.size(), &knob_count,
-                                       knob_raw.data()) == CUDNN_STATUS_SUCCESS) {
-      for (int64_t k = 0; k < std::min<int64_t>(knob_count, knob_raw.size()); ++k) {
-        cudnnBackendKnobType_t type{};
-        int64_t value = 0;
-        const cudnnBackendDescriptor_t choice = knob_raw[static_cast<size_t>(k)];
-        if (m_api.cudnnBackendGetAttribute(choice, CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
-                                           CUDNN_TYPE_KNOB_TYPE, 1, &got,
-                                           &type) == CUDNN_STATUS_SUCCESS &&
-            m_api.cudnnBackendGetAttribute(choice, CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
-                                           CUDNN_TYPE_INT64, 1, &got,
-                                           &value) == CUDNN_STATUS_SUCCESS) {
-          config.knobs.emplace_back(static_cast<int64_t>(type), value);
-        }
-      }
-    }
+    read_engine(m_api, cfg, config);
+    read_knobs(m_api, cfg, config);
     m_configs.push_back(std::move(config));
     m_engine_configs.push_back(std::move(results[static_cast<size_t>(i)]));
   }

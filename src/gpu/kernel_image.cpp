@@ -190,6 +190,21 @@ const FatbinEntry* ptx_for(const KernelImage& image, int cc_major, int cc_minor)
   }
   return best;
 }
+/// Why an image whose SASS or PTX this driver cannot load does not fit.
+std::string why_not(const KernelImage& image, const FatbinEntry* sass, const FatbinEntry* ptx,
+                    const std::string& gpu, bool force_ptx, int jit_driver) {
+  if (sass != nullptr) {
+    return fmt::format("{}: its SASS {} needs a CUDA {} driver", image.name(), to_string(*sass),
+                       image.toolkit_version / 1000);
+  }
+  if (ptx != nullptr) {
+    return fmt::format("{}: no SASS for {}{}, and its PTX {} (ISA {}.{}) needs driver {} or newer",
+                       image.name(), gpu, force_ptx ? " used (CUDA_FORCE_PTX_JIT=1)" : "",
+                       to_string(*ptx), ptx->ptx_isa_major, ptx->ptx_isa_minor,
+                       cuda_version_text(jit_driver));
+  }
+  return fmt::format("{}: no SASS for {} and no PTX at or below it", image.name(), gpu);
+}
 } // namespace
 
 ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_version, int cc_major,
@@ -227,18 +242,7 @@ ImageChoice choose_images(const std::vector<KernelImage>& images, int driver_ver
                        force_ptx ? " (CUDA_FORCE_PTX_JIT=1: the driver ignores SASS)" : "")});
       continue;
     }
-    std::string why;
-    if (sass != nullptr) {
-      why = fmt::format("{}: its SASS {} needs a CUDA {} driver", image.name(), to_string(*sass),
-                        toolkit_major);
-    } else if (ptx != nullptr) {
-      why = fmt::format("{}: no SASS for {}{}, and its PTX {} (ISA {}.{}) needs driver {} or newer",
-                        image.name(), gpu, force_ptx ? " used (CUDA_FORCE_PTX_JIT=1)" : "",
-                        to_string(*ptx), ptx->ptx_isa_major, ptx->ptx_isa_minor,
-                        cuda_version_text(jit_driver));
-    } else {
-      why = fmt::format("{}: no SASS for {} and no PTX at or below it", image.name(), gpu);
-    }
+    std::string why = why_not(image, sass, ptx, gpu, force_ptx, jit_driver);
     if (!only.empty()) {
       // Forced: hand it to the driver anyway and let its answer show.
       choice.candidates.push_back(

@@ -61,6 +61,43 @@ bool force_ptx_jit() {
   const char* value = std::getenv("CUDA_FORCE_PTX_JIT");
   return value != nullptr && std::string_view(value) == "1";
 }
+/// Resolve and touch every kernel now (nvbandwidth's preload): under lazy loading the first use
+/// would otherwise load it, which must never happen while a copy gate is closed. False, with
+/// the failed call in `load`, when one is missing.
+bool resolve_kernels(const CudaApi& api, CUmodule module, Kernels& kernels,
+                     protocol::KernelModuleReport& load) {
+  const std::array<std::pair<const char*, CUfunction*>, 14> wanted{{
+      {"gpucheck_fma_chain", &kernels.fma_chain},
+      {"gpucheck_reduce_sum", &kernels.reduce_sum},
+      {"gpucheck_fill_pattern", &kernels.fill_pattern},
+      {"gpucheck_check_pattern", &kernels.check_pattern},
+      {"gpucheck_spin_gate", &kernels.spin_gate},
+      {"gpucheck_affine_step", &kernels.affine_step},
+      {"gpucheck_fill_values", &kernels.fill_values},
+      {"gpucheck_hash_words", &kernels.hash_words},
+      {"gpucheck_memtest_write", &kernels.memtest_write},
+      {"gpucheck_memtest_check", &kernels.memtest_check},
+      {"gpucheck_compare_words", &kernels.compare_words},
+      {"gpucheck_nccl_fill", &kernels.nccl_fill},
+      {"gpucheck_nccl_check", &kernels.nccl_check},
+      {"gpucheck_relu_check", &kernels.relu_check},
+  }};
+  for (const auto& [name, slot] : wanted) {
+    const CUresult got = api.cuModuleGetFunction(slot, module, name);
+    if (got != CUDA_SUCCESS) {
+      load.call = fmt::format("cuModuleGetFunction({})", name);
+      load.code = static_cast<int>(got);
+      load.name = cuda_error_name(static_cast<int>(got));
+      load.text = cuda_error_text(static_cast<int>(got));
+      return false;
+    }
+    int registers = 0;
+    if (api.cuFuncGetAttribute != nullptr) {
+      api.cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, *slot);
+    }
+  }
+  return true;
+}
 } // namespace
 
 void KernelModule::load(ModuleTarget target) {
@@ -113,37 +150,8 @@ void KernelModule::load(ModuleTarget target) {
   if (m_module == nullptr) {
     return;
   }
-  // Resolve and touch every kernel now (nvbandwidth's preload): under lazy loading the first
-  // use would otherwise load it, which must never happen while a copy gate is closed.
-  const std::array<std::pair<const char*, CUfunction*>, 14> wanted{{
-      {"gpucheck_fma_chain", &m_kernels.fma_chain},
-      {"gpucheck_reduce_sum", &m_kernels.reduce_sum},
-      {"gpucheck_fill_pattern", &m_kernels.fill_pattern},
-      {"gpucheck_check_pattern", &m_kernels.check_pattern},
-      {"gpucheck_spin_gate", &m_kernels.spin_gate},
-      {"gpucheck_affine_step", &m_kernels.affine_step},
-      {"gpucheck_fill_values", &m_kernels.fill_values},
-      {"gpucheck_hash_words", &m_kernels.hash_words},
-      {"gpucheck_memtest_write", &m_kernels.memtest_write},
-      {"gpucheck_memtest_check", &m_kernels.memtest_check},
-      {"gpucheck_compare_words", &m_kernels.compare_words},
-      {"gpucheck_nccl_fill", &m_kernels.nccl_fill},
-      {"gpucheck_nccl_check", &m_kernels.nccl_check},
-      {"gpucheck_relu_check", &m_kernels.relu_check},
-  }};
-  for (const auto& [name, slot] : wanted) {
-    const CUresult got = m_api->cuModuleGetFunction(slot, m_module, name);
-    if (got != CUDA_SUCCESS) {
-      m_load.call = fmt::format("cuModuleGetFunction({})", name);
-      m_load.code = static_cast<int>(got);
-      m_load.name = cuda_error_name(static_cast<int>(got));
-      m_load.text = cuda_error_text(static_cast<int>(got));
-      return;
-    }
-    int registers = 0;
-    if (m_api->cuFuncGetAttribute != nullptr) {
-      m_api->cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, *slot);
-    }
+  if (!resolve_kernels(*m_api, m_module, m_kernels, m_load)) {
+    return;
   }
   m_loaded = true;
   m_load.loaded = true;

@@ -5,7 +5,8 @@
 /// tests/unit/finding_catalog_test.cpp proves that every constant here has its entry.
 ///
 /// A released code never changes meaning; add a code here, its entry in a table, and its row in
-/// docs/findings.md.
+/// docs/findings.md, or spell it and its entry in the check's own file or folder
+/// (CheckDef::findings: env_shm.cpp, src/gpu_checks/), which the registry adds to the catalogue.
 
 #include <string_view>
 

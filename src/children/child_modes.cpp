@@ -146,7 +146,9 @@ nlohmann::json test_big(const std::vector<std::string>&) {
 /// line of its result ({"work": NAME, ...}), as gpu-device does. With "cudnn" among them it has
 /// cuDNN's lane, as gpu-device: a thread that says preparing once the context is built and
 /// prepared "lane=MS" later (0 by default), which the copies' gates wait for.
-nlohmann::json test_gated(const std::vector<std::string>& all_args) {
+namespace {
+/// test-gated's arguments: the five times, "noisy", and the named options.
+struct GatedOptions {
   std::vector<std::string> args;
   std::vector<std::string> works;
   int die_after = -1;     // "die=N": abort after N works (a shared child that crashes midway)
@@ -154,38 +156,96 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
   int crash_percent = 0;  // "crash%=P": with P% chance, abort at a random step (stress tests)
   int hang_percent = 0;   // "hang%=P": with P% chance, hang at a random step
   int lane_ms = 0;        // "lane=MS": cuDNN's lane prepares this long
-  for (const std::string& arg : all_args) {
-    if (arg.starts_with("lane=")) {
-      lane_ms = std::atoi(arg.c_str() + 5);
-    } else if (arg.starts_with("crash%=")) {
-      crash_percent = std::atoi(arg.c_str() + 7);
-    } else if (arg.starts_with("hang%=")) {
-      hang_percent = std::atoi(arg.c_str() + 6);
-    } else if (arg == "stoppable") {
-      stoppable = true;
-    } else if (arg.starts_with("die=")) {
-      die_after = std::atoi(arg.c_str() + 4);
-    } else if (arg.starts_with("works=")) {
-      const std::string list = arg.substr(6);
-      for (size_t from = 0; from <= list.size();) {
-        const size_t comma = std::min(list.find(',', from), list.size());
-        works.push_back(list.substr(from, comma - from));
-        from = comma + 1;
+
+  explicit GatedOptions(const std::vector<std::string>& all_args) {
+    for (const std::string& arg : all_args) {
+      if (arg.starts_with("lane=")) {
+        lane_ms = std::atoi(arg.c_str() + 5);
+      } else if (arg.starts_with("crash%=")) {
+        crash_percent = std::atoi(arg.c_str() + 7);
+      } else if (arg.starts_with("hang%=")) {
+        hang_percent = std::atoi(arg.c_str() + 6);
+      } else if (arg == "stoppable") {
+        stoppable = true;
+      } else if (arg.starts_with("die=")) {
+        die_after = std::atoi(arg.c_str() + 4);
+      } else if (arg.starts_with("works=")) {
+        const std::string list = arg.substr(6);
+        for (size_t from = 0; from <= list.size();) {
+          const size_t comma = std::min(list.find(',', from), list.size());
+          works.push_back(list.substr(from, comma - from));
+          from = comma + 1;
+        }
+      } else {
+        args.push_back(arg);
       }
-    } else {
-      args.push_back(arg);
     }
   }
-  const auto ms = [&args](size_t i) {
+  [[nodiscard]] std::chrono::milliseconds ms(size_t i) const {
     return std::chrono::milliseconds(args.size() > i ? std::atoi(args[i].c_str()) : 0);
-  };
-  const auto now_ns = [] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
-  const bool noisy = args.size() > 5 && args[5] == "noisy";
-  if (noisy) {
+  }
+  [[nodiscard]] bool noisy() const { return args.size() > 5 && args[5] == "noisy"; }
+};
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// The gated work of one work of test-gated: sleeps WORK_MS (or until the parent's stop when
+/// stoppable), pauses for the quiet host and works as long again when PAUSE_MS is set. Returns
+/// when it resumed (-1: no pause) and whether it was stopped.
+std::pair<int64_t, bool> gated_sleep(const GatedOptions& o) {
+  bool stopped = false;
+  if (o.stoppable) {
+    const auto until = std::chrono::steady_clock::now() + o.ms(1);
+    while (std::chrono::steady_clock::now() < until && !stopped) {
+      stopped = protocol::gate::stop_requested();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  } else {
+    std::this_thread::sleep_for(o.ms(1));
+  }
+  int64_t resumed = -1;
+  if (o.ms(4).count() != 0) { // pause for the quiet host, then work as long again
+    protocol::gate::pause_for_quiet_host();
+    resumed = now_ns();
+    std::this_thread::sleep_for(o.ms(1));
+  }
+  return {resumed, stopped};
+}
+
+/// With "cudnn" among the works, cuDNN's lane as gpu-device has it: preparing now, prepared
+/// lane_ms later on a thread of its own; else no thread.
+std::thread start_lane(const GatedOptions& o) {
+  if (std::find(o.works.begin(), o.works.end(), "cudnn") == o.works.end()) {
+    return {};
+  }
+  process::write_result_line(
+      {{"work", "cudnn"}, {"lane", std::string(protocol::k_lane_preparing)}});
+  return std::thread([lane_ms = o.lane_ms] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(lane_ms));
+    process::write_result_line(
+        {{"work", "cudnn"}, {"lane", std::string(protocol::k_lane_prepared)}});
+  });
+}
+
+/// The work or its child's last: work_done() while more works follow, else done() and then
+/// `after_last` (its checking and teardown).
+void say_done(bool more, std::chrono::milliseconds after_last = {}) {
+  if (more) {
+    protocol::gate::work_done();
+  } else {
+    protocol::gate::done();
+    std::this_thread::sleep_for(after_last);
+  }
+}
+} // namespace
+
+nlohmann::json test_gated(const std::vector<std::string>& all_args) {
+  const GatedOptions o(all_args);
+  if (o.noisy()) {
     // Garbage and messages out of order: the parent must ignore them.
     for (const char byte : std::string("xZ\x01dr")) {
       process::control_send(byte);
@@ -200,10 +260,10 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
     if (step != bad_step) {
       return;
     }
-    if (roll < crash_percent) {
+    if (roll < o.crash_percent) {
       std::abort();
     }
-    if (roll < crash_percent + hang_percent) {
+    if (roll < o.crash_percent + o.hang_percent) {
       for (;;) {
         ::pause(); // until its deadline's SIGTERM
       }
@@ -212,88 +272,55 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
   misbehave(0);
   protocol::gate::await_setup();
   const int64_t setup_began = now_ns();
-  std::this_thread::sleep_for(ms(0));
+  std::this_thread::sleep_for(o.ms(0));
   const int64_t context = now_ns();
   protocol::gate::context_built();
   misbehave(1);
-  std::thread lane;
-  if (std::find(works.begin(), works.end(), "cudnn") != works.end()) {
-    process::write_result_line(
-        {{"work", "cudnn"}, {"lane", std::string(protocol::k_lane_preparing)}});
-    lane = std::thread([lane_ms] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(lane_ms));
-      process::write_result_line(
-          {{"work", "cudnn"}, {"lane", std::string(protocol::k_lane_prepared)}});
-    });
-  }
+  std::thread lane = start_lane(o);
   nlohmann::json times;
-  const size_t count = std::max<size_t>(works.size(), 1);
+  const size_t count = std::max<size_t>(o.works.size(), 1);
   for (size_t w = 0; w < count; ++w) {
-    if (static_cast<int>(w) == die_after) {
+    if (static_cast<int>(w) == o.die_after) {
       std::abort();
     }
+    const std::string work = w < o.works.size() ? o.works[w] : std::string();
     // As gpu-peers: the plan left the all-reduce out (GPUCHECK_NCCL_NOT_RUN), so its line says
     // why and it never reaches its gate.
     if (const char* not_run = std::getenv("GPUCHECK_NCCL_NOT_RUN");
-        w < works.size() && works[w] == "nccl" && not_run != nullptr && *not_run != '\0') {
-      process::write_result_line({{"work", works[w]}, {"not_run", not_run}});
-      if (w + 1 < count) {
-        protocol::gate::work_done();
-      } else {
-        protocol::gate::done();
-      }
+        work == "nccl" && not_run != nullptr && *not_run != '\0') {
+      process::write_result_line({{"work", work}, {"not_run", not_run}});
+      say_done(w + 1 < count);
       continue;
     }
-    std::this_thread::sleep_for(ms(3));
-    if (lane.joinable() && w < works.size() &&
-        (works[w] == "bandwidth" || works[w] == "copies_together" || works[w] == "local_copies" ||
-         works[w] == "cudnn")) {
+    std::this_thread::sleep_for(o.ms(3));
+    if (lane.joinable() && (work == "bandwidth" || work == "copies_together" ||
+                            work == "local_copies" || work == "cudnn")) {
       lane.join(); // as gpu-device: nothing of the lane beside the copies
     }
     const int64_t ready = now_ns();
     protocol::gate::ready_and_wait();
     const int64_t began = now_ns();
     misbehave(2);
-    if (noisy) {
+    if (o.noisy()) {
       process::control_send('c'); // a repeat after the go
     }
-    bool stopped = false;
-    if (stoppable) {
-      const auto until = std::chrono::steady_clock::now() + ms(1);
-      while (std::chrono::steady_clock::now() < until && !stopped) {
-        stopped = protocol::gate::stop_requested();
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-    } else {
-      std::this_thread::sleep_for(ms(1));
-    }
-    int64_t resumed = -1;
-    if (ms(4).count() != 0) { // pause for the quiet host, then work as long again
-      protocol::gate::pause_for_quiet_host();
-      resumed = now_ns();
-      std::this_thread::sleep_for(ms(1));
-    }
+    const auto [resumed, stopped] = gated_sleep(o);
     const int64_t done = now_ns();
-    if (w + 1 < count) {
-      protocol::gate::work_done();
-    } else {
-      protocol::gate::done();
-      std::this_thread::sleep_for(ms(2));
-    }
+    say_done(w + 1 < count, o.ms(2));
     times = nlohmann::json{{"started_ns", started}, {"setup_began_ns", setup_began},
                            {"context_ns", context}, {"ready_ns", ready},
                            {"began_ns", began},     {"resumed_ns", resumed},
                            {"done_ns", done},       {"ended_ns", now_ns()},
                            {"stopped", stopped}};
-    if (!works.empty()) {
-      times["work"] = works[w];
+    if (!o.works.empty()) {
+      times["work"] = work;
       process::write_result_line(times);
     }
   }
   if (lane.joinable()) {
     lane.join();
   }
-  return works.empty() ? times : nlohmann::json{{"timeline_ms", nlohmann::json::array()}};
+  return o.works.empty() ? times : nlohmann::json{{"timeline_ms", nlohmann::json::array()}};
 }
 
 constexpr ChildMode k_modes[] = {

@@ -73,6 +73,30 @@ template <typename Parse> CLI::Validator expression_validator(Parse parse, std::
 /// are read into one JSON document and then into CLI11's items the same way: option names with
 /// '-' or '_' ("expect_gpus" = "expect-gpus"), and a table of minimums (TOML `[min]` or
 /// `min = {...}`, JSON "min": {...}) as well as a list of "METRIC=NUMBER" strings.
+namespace {
+/// The code point of the UTF-8 sequence at text[i] past ASCII and its `length`; 0 when it is
+/// not UTF-8 (a bad lead or continuation byte, an overlong form, a surrogate, past U+10FFFF).
+uint32_t utf8_point(std::string_view text, size_t i, size_t& length) {
+  const auto byte = static_cast<unsigned char>(text[i]);
+  length = byte >= 0xf0 && byte < 0xf5   ? 4
+           : byte >= 0xe0 && byte < 0xf0 ? 3
+           : byte >= 0xc2 && byte < 0xe0 ? 2
+                                         : 0;
+  uint32_t point = length == 4 ? byte & 0x07U : length == 3 ? byte & 0x0fU : byte & 0x1fU;
+  for (size_t k = 1; k < length; ++k) {
+    const auto next = i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0U;
+    if ((next & 0xc0U) != 0x80U) {
+      return 0;
+    }
+    point = (point << 6U) | (next & 0x3fU);
+  }
+  if (length == 0 || point < 0x80 || point > 0x10ffff || (point >= 0xd800 && point < 0xe000)) {
+    return 0;
+  }
+  return point;
+}
+} // namespace
+
 class ConfigFile : public CLI::Config {
 public:
   /// `app` names the options a file may set; it outlives the parse.
@@ -190,22 +214,9 @@ private:
       const auto byte = static_cast<unsigned char>(text[i]);
       const char c = text[i];
       if (byte >= 0x80) {
-        // One UTF-8 sequence: its code point, or a refusal.
-        const size_t length = byte >= 0xf0 && byte < 0xf5   ? 4
-                              : byte >= 0xe0 && byte < 0xf0 ? 3
-                              : byte >= 0xc2 && byte < 0xe0 ? 2
-                                                            : 0;
-        uint32_t point = length == 4 ? byte & 0x07U : length == 3 ? byte & 0x0fU : byte & 0x1fU;
-        for (size_t k = 1; k < length; ++k) {
-          const auto next = i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0U;
-          if ((next & 0xc0U) != 0x80U) {
-            point = 0;
-            break;
-          }
-          point = (point << 6U) | (next & 0x3fU);
-        }
-        if (length == 0 || point < 0x80 || point > 0x10ffff ||
-            (point >= 0xd800 && point < 0xe000)) {
+        size_t length = 0;
+        const uint32_t point = utf8_point(text, i, length);
+        if (point == 0) {
           refuse("text that is not UTF-8");
         }
         if (in == In::comment) {

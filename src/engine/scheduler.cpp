@@ -751,6 +751,52 @@ void Scheduler::on_finished(size_t child) {
   advance();
 }
 
+namespace {
+/// Whether a shared child's last lane line says cuDNN's lane was still preparing.
+bool lane_preparing(const nlohmann::json* lines) {
+  bool preparing = false;
+  if (lines != nullptr && lines->is_array()) {
+    for (const nlohmann::json& line : *lines) {
+      const Expected<protocol::WorkLine> read = protocol::read_work_line(line);
+      if (read && read.value().lane) {
+        preparing = *read.value().lane == protocol::k_lane_preparing;
+      }
+    }
+  }
+  return preparing;
+}
+
+/// A work's own line of a shared child's result, and its head; nullptr when it has none. A
+/// line that is not a work's (the timeline), a lane's progress, or garbage, is no job's result.
+const nlohmann::json* work_line(const nlohmann::json* lines, std::string_view work,
+                                std::optional<protocol::WorkLine>& head) {
+  const nlohmann::json* part = nullptr;
+  if (lines != nullptr && lines->is_array()) {
+    for (const nlohmann::json& line : *lines) {
+      const Expected<protocol::WorkLine> read = protocol::read_work_line(line);
+      if (read && read.value().work == work && !read.value().lane) {
+        part = &line;
+        head = read.value();
+      }
+    }
+  }
+  return part;
+}
+/// A job's outcome from its own line of its shared child's result: its time is its own (from its
+/// go to its done) when both are known.
+process::ChildOutcome own_outcome(const nlohmann::json& part, const process::ChildOutcome& child,
+                                  std::optional<Clock::time_point> went,
+                                  std::optional<Clock::time_point> finished) {
+  process::ChildOutcome own;
+  own.payload = std::make_shared<const nlohmann::json>(part);
+  own.stderr_tail = child.stderr_tail;
+  own.elapsed = went && finished
+                    ? std::chrono::duration_cast<std::chrono::milliseconds>(*finished - *went)
+                    : child.elapsed;
+  return own;
+}
+} // namespace
+
 void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOutcome>& outcomes) {
   if (!slot.process || !m_jobs[slot.jobs.front()].planned) {
     return;
@@ -767,48 +813,22 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
   // cuDNN's lane (gpu_children.hpp, CudnnLane): a child that died while the lane prepared beside
   // another work is blamed on cuDNN, whose libraries are the riskiest code gpucheck loads, and
   // the work beside it is said not to have finished.
-  bool lane_open = false;
+  const bool lane_open = lane_preparing(lines.get());
   // An interrupted run's children are stopped, not failed: no blame (the run says so).
   const bool died = outcome.failure && outcome.failure->kind != ChildFailureKind::cancelled;
-  if (lines && lines->is_array()) {
-    for (const nlohmann::json& line : *lines) {
-      const Expected<protocol::WorkLine> read = protocol::read_work_line(line);
-      if (read && read.value().lane) {
-        lane_open = *read.value().lane == protocol::k_lane_preparing;
-      }
-    }
-  }
   std::string beside_lane; // the check the lane prepared beside when the child died
   for (const size_t j : slot.jobs) {
     const Job& job = m_jobs[j];
     JobReport& report = m_reports[j];
-    const nlohmann::json* part = nullptr;
     std::optional<protocol::WorkLine> head;
-    if (lines && lines->is_array()) {
-      for (const nlohmann::json& line : *lines) {
-        // A line that is not a work's (the timeline), a lane's progress, or garbage, is no
-        // job's result.
-        const Expected<protocol::WorkLine> read = protocol::read_work_line(line);
-        if (read && read.value().work == work_name(job.work) && !read.value().lane) {
-          part = &line;
-          head = read.value();
-        }
-      }
-    }
+    const nlohmann::json* part = work_line(lines.get(), work_name(job.work), head);
     if (head && head->not_run) {
       report.skip = JobReport::Skip::stopped;
       report.skip_reason = *head->not_run;
       continue;
     }
     if (part != nullptr) {
-      process::ChildOutcome own;
-      own.payload = std::make_shared<const nlohmann::json>(*part);
-      own.stderr_tail = outcome.stderr_tail;
-      own.elapsed =
-          job.went && job.finished
-              ? std::chrono::duration_cast<std::chrono::milliseconds>(*job.finished - *job.went)
-              : outcome.elapsed;
-      report.outcome = std::move(own);
+      report.outcome = own_outcome(*part, outcome, job.went, job.finished);
       continue;
     }
     if (job.work == Work::cudnn && lane_open && died) {
@@ -867,62 +887,59 @@ void Scheduler::start_census_after() {
   m_slot_of_process.resize(*m_census_after_child + 1, k_no_job);
 }
 
-void Scheduler::advance() {
-  if (!m_over_limit && Clock::now() >= m_work_deadline) {
-    // Every child has its own deadline, but a job may wait at its gate for another job for
-    // as long as that one runs: this limit bounds the whole run whatever the children do.
-    m_over_limit = true;
-    process::trace("GPU engine: the GPU work's time limit passed; stopping every child");
-    for (size_t p = 0; p < m_group.size(); ++p) {
-      m_group.cancel_one(p,
-                         fmt::format("stopped: the GPU work's time limit of {:.0f} s for the "
-                                     "whole run passed (--timeout sets it)",
-                                     std::chrono::duration<double>(m_options.work_limit).count()));
-    }
-  }
-  if (!m_planned || m_over_limit) {
+void Scheduler::check_work_limit() {
+  if (m_over_limit || Clock::now() < m_work_deadline) {
     return;
   }
-  const bool probes_over = m_probes_over.load();
-  std::vector<JobState> states = planned_states();
+  // Every child has its own deadline, but a job may wait at its gate for another job for as
+  // long as that one runs: this limit bounds the whole run whatever the children do.
+  m_over_limit = true;
+  process::trace("GPU engine: the GPU work's time limit passed; stopping every child");
+  for (size_t p = 0; p < m_group.size(); ++p) {
+    m_group.cancel_one(p, fmt::format("stopped: the GPU work's time limit of {:.0f} s for the "
+                                      "whole run passed (--timeout sets it)",
+                                      std::chrono::duration<double>(m_options.work_limit).count()));
+  }
+}
+
+void Scheduler::stop_on_interrupt() {
+  // The user stopped the run: a long work that runs is told to stop and report what it did; a
+  // job finishing its results goes on; every other child goes now (its check says it was
+  // stopped).
+  for (Slot& slot : m_slots) {
+    Job* job = slot.process && !slot.cancelled ? current_job(slot) : nullptr;
+    if (job == nullptr || job->state == JobState::done) {
+      continue;
+    }
+    if (is_long(job->work) && job->state != JobState::waiting_for_setup) {
+      // The long level's child keeps what it did: a running work is told to stop; the next work
+      // of the child (the burn after the memory test) gets its go and the stop at once, so that
+      // the child writes every result line and exits by itself (killing it between the memory
+      // test's done and its result line lost the result). A work still preparing is waited for
+      // (its deadline runs).
+      if (job->state == JobState::ready) {
+        m_group.send(*slot.process, std::string(1, static_cast<char>(protocol::GateMessage::go)));
+        m_group.mark_start(*slot.process);
+        job->went = Clock::now();
+        job->state = JobState::running;
+        arm_deadline(*job);
+      }
+      if (job->state == JobState::running && !job->stop_sent) {
+        m_group.send(*slot.process, std::string(1, static_cast<char>(protocol::GateMessage::stop)));
+        job->stop_sent = true;
+      }
+      continue;
+    }
+    slot.cancelled = true;
+    m_group.cancel_one(*slot.process, "stopped: the run was interrupted");
+  }
+}
+
+void Scheduler::step_jobs(std::vector<JobState>& states, bool probes_over) {
   std::vector<bool> turn_held(m_turns.size(), false);
   for (size_t g = 0; g < m_turns.size(); ++g) {
     turn_held[g] = m_turns.held(g);
   }
-  if (m_interrupted.load()) {
-    // The user stopped the run: a long work that runs is told to stop and report what it did;
-    // a job finishing its results goes on; every other child goes now (its check says it was
-    // stopped).
-    for (Slot& slot : m_slots) {
-      Job* job = slot.process && !slot.cancelled ? current_job(slot) : nullptr;
-      if (job == nullptr || job->state == JobState::done) {
-        continue;
-      }
-      if (is_long(job->work) && job->state != JobState::waiting_for_setup) {
-        // The long level's child keeps what it did: a running work is told to stop; the next
-        // work of the child (the burn after the memory test) gets its go and the stop at once,
-        // so that the child writes every result line and exits by itself (killing it between
-        // the memory test's done and its result line lost the result). A work still preparing
-        // is waited for (its deadline runs).
-        if (job->state == JobState::ready) {
-          m_group.send(*slot.process, std::string(1, static_cast<char>(protocol::GateMessage::go)));
-          m_group.mark_start(*slot.process);
-          job->went = Clock::now();
-          job->state = JobState::running;
-          arm_deadline(*job);
-        }
-        if (job->state == JobState::running && !job->stop_sent) {
-          m_group.send(*slot.process,
-                       std::string(1, static_cast<char>(protocol::GateMessage::stop)));
-          job->stop_sent = true;
-        }
-        continue;
-      }
-      slot.cancelled = true;
-      m_group.cancel_one(*slot.process, "stopped: the run was interrupted");
-    }
-  }
-  spawn_due();
   for (Job& job : m_jobs) {
     const std::optional<size_t> process = m_slots[job.slot].process;
     if (!job.planned || !process || job.state == JobState::ended || m_interrupted.load()) {
@@ -954,7 +971,9 @@ void Scheduler::advance() {
     }
     states[*job.planned] = job.state;
   }
-  spawn_due(); // children whose turn to start came with the steps just taken
+}
+
+void Scheduler::after_steps() {
   // A GPU's turn ends when its last job has gone (at once on a GPU with none).
   for (size_t g = 0; g < m_turns.size(); ++g) {
     const bool all_ended = std::all_of(m_jobs.begin(), m_jobs.end(), [this, g](const Job& job) {
@@ -985,6 +1004,22 @@ void Scheduler::advance() {
                   [](const Job& job) { return job.planned && !is_long(job.work); })) {
     start_census_after();
   }
+}
+
+void Scheduler::advance() {
+  check_work_limit();
+  if (!m_planned || m_over_limit) {
+    return;
+  }
+  const bool probes_over = m_probes_over.load();
+  std::vector<JobState> states = planned_states();
+  if (m_interrupted.load()) {
+    stop_on_interrupt();
+  }
+  spawn_due();
+  step_jobs(states, probes_over);
+  spawn_due(); // children whose turn to start came with the steps just taken
+  after_steps();
   update_progress();
 }
 

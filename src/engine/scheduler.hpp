@@ -216,7 +216,17 @@ private:
   void arm_deadline(Job& job);
   [[nodiscard]] std::chrono::milliseconds timeout_of(const Job& job) const;
   void update_progress();
+  /// One step of the engine after any event: the run's time limit, an interrupt, each job's
+  /// setup, go or resume as its conditions allow, then turns, contexts and the census after.
   void advance();
+  /// Past the GPU work's time limit: every child stopped.
+  void check_work_limit();
+  /// The run was interrupted: long works told to stop, every other child stopped.
+  void stop_on_interrupt();
+  /// Each job's next step (setup, go, resume) where its turn and the plan's conditions allow.
+  void step_jobs(std::vector<JobState>& states, bool probes_over);
+  /// Turns of GPUs whose jobs all ended released; contexts ready said; the census after started.
+  void after_steps();
   void start_census_after();
   [[nodiscard]] std::vector<JobState> planned_states() const;
 

@@ -32,6 +32,47 @@ bool read_at(int fd, void* into, size_t size, uint64_t offset) {
   return n == static_cast<ssize_t>(size);
 }
 
+/// What the dynamic section names, up to its DT_NULL: the string table's address and the
+/// offsets in it of the soname, the run paths and the needed libraries (at most 256).
+struct DynamicEntries {
+  std::optional<uint64_t> strtab_vaddr;
+  std::optional<uint64_t> soname;
+  std::optional<uint64_t> runpath;
+  std::optional<uint64_t> rpath;
+  std::vector<uint64_t> needed;
+};
+
+DynamicEntries dynamic_entries(const std::vector<Elf64_Dyn>& dyns) {
+  DynamicEntries e;
+  for (const Elf64_Dyn& dyn : dyns) {
+    if (dyn.d_tag == DT_NULL) {
+      break;
+    }
+    switch (dyn.d_tag) {
+    case DT_STRTAB:
+      e.strtab_vaddr = dyn.d_un.d_ptr;
+      break;
+    case DT_SONAME:
+      e.soname = dyn.d_un.d_val;
+      break;
+    case DT_RUNPATH:
+      e.runpath = dyn.d_un.d_val;
+      break;
+    case DT_RPATH:
+      e.rpath = dyn.d_un.d_val;
+      break;
+    case DT_NEEDED:
+      if (e.needed.size() < 256) {
+        e.needed.push_back(dyn.d_un.d_val);
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  return e;
+}
+
 } // namespace
 
 std::optional<std::string> read_elf_soname(const std::string& host_path) {
@@ -71,37 +112,8 @@ std::optional<ElfDynamic> read_elf_dynamic(const std::string& host_path) {
   if (!read_at(fd.get(), dyns.data(), dyns.size() * sizeof(Elf64_Dyn), dynamic->p_offset)) {
     return std::nullopt;
   }
-  std::optional<uint64_t> strtab_vaddr;
-  std::optional<uint64_t> soname_offset;
-  std::optional<uint64_t> runpath_offset;
-  std::optional<uint64_t> rpath_offset;
-  std::vector<uint64_t> needed_offsets;
-  for (const Elf64_Dyn& dyn : dyns) {
-    if (dyn.d_tag == DT_NULL) {
-      break;
-    }
-    switch (dyn.d_tag) {
-    case DT_STRTAB:
-      strtab_vaddr = dyn.d_un.d_ptr;
-      break;
-    case DT_SONAME:
-      soname_offset = dyn.d_un.d_val;
-      break;
-    case DT_RUNPATH:
-      runpath_offset = dyn.d_un.d_val;
-      break;
-    case DT_RPATH:
-      rpath_offset = dyn.d_un.d_val;
-      break;
-    case DT_NEEDED:
-      if (needed_offsets.size() < 256) {
-        needed_offsets.push_back(dyn.d_un.d_val);
-      }
-      break;
-    default:
-      break;
-    }
-  }
+  const DynamicEntries entries = dynamic_entries(dyns);
+  const std::optional<uint64_t>& strtab_vaddr = entries.strtab_vaddr;
   ElfDynamic out;
   if (!strtab_vaddr) {
     return out;
@@ -131,16 +143,16 @@ std::optional<ElfDynamic> read_elf_dynamic(const std::string& host_path) {
     }
     return std::string(buffer, length);
   };
-  if (soname_offset) {
-    out.soname = string_at(*soname_offset);
+  if (entries.soname) {
+    out.soname = string_at(*entries.soname);
   }
-  if (runpath_offset) {
-    out.runpath = string_at(*runpath_offset);
+  if (entries.runpath) {
+    out.runpath = string_at(*entries.runpath);
   }
-  if (rpath_offset) {
-    out.rpath = string_at(*rpath_offset);
+  if (entries.rpath) {
+    out.rpath = string_at(*entries.rpath);
   }
-  for (const uint64_t offset : needed_offsets) {
+  for (const uint64_t offset : entries.needed) {
     if (std::optional<std::string> name = string_at(offset)) {
       out.needed.push_back(std::move(*name));
     }

@@ -19,6 +19,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -175,18 +176,10 @@ std::vector<std::string> build_env(const ChildRequest& request) {
   return out;
 }
 
-Running spawn(const ChildRequest& request) {
-  Running run;
-  run.start = run.spawned = Clock::now();
-  if (!request.deadline_by_owner) {
-    run.deadline = run.start + request.timeout;
-  }
-
-  // Everything the child needs is built before fork: between fork and exec only
-  // async-signal-safe calls are made.
+/// The child's command line (gpucheck --child MODE ARGS...); `exe` is what to exec.
+std::vector<std::string> child_command(const ChildRequest& request, std::string& exe) {
   std::vector<std::string> args{"gpucheck", "--child", request.mode};
   args.insert(args.end(), request.args.begin(), request.args.end());
-  std::string exe = self_executable();
   // Test seam (tests/integration): run the child through the dynamic loader with
   // --inhibit-cache, so libraries that the build machine has in /etc/ld.so.cache (a real cuDNN)
   // can be made absent. Never set in production.
@@ -202,17 +195,39 @@ Running spawn(const ChildRequest& request) {
       }
     }
   }
-  std::vector<char*> argv;
-  for (std::string& a : args) {
-    argv.push_back(a.data());
+  return args;
+}
+
+/// execve's view of `strings`, ending in nullptr (they must outlive it).
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (std::string& s : strings) {
+    out.push_back(s.data());
   }
-  argv.push_back(nullptr);
+  out.push_back(nullptr);
+  return out;
+}
+
+void close_all(std::initializer_list<int*> fds) {
+  for (int* fd : fds) {
+    close_fd(*fd);
+  }
+}
+
+Running spawn(const ChildRequest& request) {
+  Running run;
+  run.start = run.spawned = Clock::now();
+  if (!request.deadline_by_owner) {
+    run.deadline = run.start + request.timeout;
+  }
+
+  // Everything the child needs is built before fork: between fork and exec only
+  // async-signal-safe calls are made.
+  std::string exe = self_executable();
+  std::vector<std::string> args = child_command(request, exe);
+  std::vector<char*> argv = c_strings(args);
   std::vector<std::string> env = build_env(request);
-  std::vector<char*> envp;
-  for (std::string& e : env) {
-    envp.push_back(e.data());
-  }
-  envp.push_back(nullptr);
+  std::vector<char*> envp = c_strings(env);
 
   int result_pipe[2] = {-1, -1};
   int stderr_pipe[2] = {-1, -1};
@@ -229,9 +244,7 @@ Running spawn(const ChildRequest& request) {
       ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, control) != 0) {
     run.spawn_failure = ChildFailure{.kind = ChildFailureKind::spawn,
                                      .detail = fmt::format("socketpair: {}", std::strerror(errno))};
-    for (int* fd : {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1]}) {
-      close_fd(*fd);
-    }
+    close_all({&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1]});
     return run;
   }
   const int dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -240,10 +253,8 @@ Running spawn(const ChildRequest& request) {
   if (pid < 0) {
     run.spawn_failure = ChildFailure{.kind = ChildFailureKind::spawn,
                                      .detail = fmt::format("fork: {}", std::strerror(errno))};
-    for (int* fd : {&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1], &control[0],
-                    &control[1]}) {
-      close_fd(*fd);
-    }
+    close_all({&result_pipe[0], &result_pipe[1], &stderr_pipe[0], &stderr_pipe[1], &control[0],
+               &control[1]});
     return run;
   }
   if (pid == 0) {
@@ -414,6 +425,39 @@ ChildOutcome conclude(Running& run, const ChildRequest& request) {
   return outcome;
 }
 
+/// Every complete line of a child's result that parses: what a child that failed later had
+/// already reported.
+nlohmann::json complete_lines(const std::string& result) {
+  nlohmann::json lines = nlohmann::json::array();
+  size_t from = 0;
+  for (size_t nl = result.find('\n'); nl != std::string::npos; nl = result.find('\n', from)) {
+    nlohmann::json line = nlohmann::json::parse(result.begin() + static_cast<long>(from),
+                                                result.begin() + static_cast<long>(nl), nullptr,
+                                                /*allow_exceptions=*/false);
+    if (!line.is_discarded()) {
+      lines.push_back(std::move(line));
+    }
+    from = nl + 1;
+  }
+  return lines;
+}
+
+/// What a child that SIGKILL did not end left behind, as the end of its failure's detail.
+std::string stuck_text(const Running& run) {
+  const auto stuck_s = std::chrono::duration_cast<std::chrono::seconds>(k_stuck_after).count();
+  if (run.stuck && !run.reaped) {
+    return fmt::format("; it did not exit within {} s of SIGKILL: it is stuck in the kernel "
+                       "(uninterruptible sleep), usually inside the driver",
+                       stuck_s);
+  }
+  if (run.stuck) {
+    return fmt::format("; {} s after SIGKILL a process it started outside its process group "
+                       "still held its output open, and was left behind",
+                       stuck_s);
+  }
+  return "";
+}
+
 ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
   ChildOutcome outcome;
   outcome.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -433,33 +477,10 @@ ChildOutcome conclude_untraced(Running& run, const ChildRequest& request) {
     return outcome;
   }
   if (request.result_lines) {
-    // Every complete line that parses: what a child that failed later had already reported.
-    nlohmann::json lines = nlohmann::json::array();
-    size_t from = 0;
-    for (size_t nl = run.result.find('\n'); nl != std::string::npos;
-         nl = run.result.find('\n', from)) {
-      nlohmann::json line = nlohmann::json::parse(run.result.begin() + static_cast<long>(from),
-                                                  run.result.begin() + static_cast<long>(nl),
-                                                  nullptr, /*allow_exceptions=*/false);
-      if (!line.is_discarded()) {
-        lines.push_back(std::move(line));
-      }
-      from = nl + 1;
-    }
-    outcome.partial = std::make_shared<const nlohmann::json>(std::move(lines));
+    outcome.partial = std::make_shared<const nlohmann::json>(complete_lines(run.result));
   }
   const int status = run.reaped ? run.wait_status : 0; // not reaped: concluded at its result
-  const auto stuck_s = std::chrono::duration_cast<std::chrono::seconds>(k_stuck_after).count();
-  std::string stuck;
-  if (run.stuck && !run.reaped) {
-    stuck = fmt::format("; it did not exit within {} s of SIGKILL: it is stuck in the kernel "
-                        "(uninterruptible sleep), usually inside the driver",
-                        stuck_s);
-  } else if (run.stuck) {
-    stuck = fmt::format("; {} s after SIGKILL a process it started outside its process group "
-                        "still held its output open, and was left behind",
-                        stuck_s);
-  }
+  const std::string stuck = stuck_text(run);
   if (run.cancelled) {
     failure.kind = ChildFailureKind::cancelled;
     failure.detail =

@@ -25,7 +25,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from engine import TENANT, Nvml, results_of, unlabelled_warnings  # noqa: E402
 
-ACTIVE = ("gpu.compute", "gpu.streams", "gpu.bandwidth", "gpu.cudnn", "gpu.p2p", "gpu.nccl")
+ACTIVE = ("gpu.compute", "gpu.streams", "gpu.memory_pool", "gpu.bandwidth", "gpu.cudnn", "gpu.p2p",
+          "gpu.nccl")
 
 
 def bound_s(gpus, probe_timeout=15, timeout=30, census=5):

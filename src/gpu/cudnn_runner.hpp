@@ -26,6 +26,8 @@
 
 namespace gpucheck::gpu {
 
+class ConvGraph; // gpu/cudnn_graph.hpp
+
 /// A cuDNN call that did not return CUDNN_STATUS_SUCCESS: the payload's `failure` of gpu.cudnn.
 class CudnnError : public std::runtime_error {
 public:
@@ -231,6 +233,22 @@ private:
   /// metric's words on it.
   std::string time_graph(const ConvCase& cc, const ConvDescriptors& d, ConvOperands& ops,
                          protocol::ConvGraph& graph, BestConvolution& best);
+  /// A config whose plan built and ran once, and its screening time.
+  struct ScreenedPlan {
+    size_t config;
+    int plan;
+    double ms;
+  };
+  /// The plans of the configs worth trying, built, run once and screened, fastest first; what
+  /// was refused, too large for the workspace or failed is counted in `screening`.
+  std::vector<ScreenedPlan> screen_plans(ConvGraph& graph, const ConvCase& cc,
+                                         const ConvOperands& ops,
+                                         protocol::ConvGraphScreening& screening);
+  /// The fastest screened plans timed like the legacy algorithms, the best verified and
+  /// recorded in `record` (and in `best` when faster); the metric's words on it.
+  std::string time_finalists(ConvGraph& graph, const ConvCase& cc, ConvOperands& ops,
+                             const std::vector<ScreenedPlan>& screened, protocol::ConvGraph& record,
+                             BestConvolution& best);
 
   const DeviceSession& m_session;
   const CudaApi& m_cuda;

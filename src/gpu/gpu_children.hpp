@@ -51,9 +51,9 @@ struct GpuWorkRow {
   GpuWork then;
 };
 
-/// Every work, with its declaration above: a new work is its function in a file of src/gpu/, its
-/// declaration and its row here. cuDNN's work is not a row: in the shared child it is a lane
-/// (CudnnLane, below), named k_cudnn_work in the child's work list.
+/// The built-in works, with their declarations above (a new check's work goes in its own folder
+/// of src/gpu_checks/ and joins through add_gpu_work()). cuDNN's work is not a row: in the shared
+/// child it is a lane (CudnnLane, below), named k_cudnn_work in the child's work list.
 inline constexpr GpuWorkRow k_gpu_works[] = {
     // gpu-compute: context, kernel load, FMA chains and a reduction checked against the CPU.
     {"compute", "gpu-compute", "gpu.compute", &compute_work, true, false, nullptr},

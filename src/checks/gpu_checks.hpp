@@ -96,6 +96,7 @@ void add_verify_code(std::string_view kind, FindingCode code);
 
 /// Whether every verification in the payload found no mismatch (and there was at least one).
 bool all_verified(const nlohmann::json& payload);
+bool all_verified(const protocol::ChildEnvelope& envelope);
 
 /// The finding for a kernel module that did not load, or nullopt when it loaded. `device`: the
 /// payload's, for the GPU's compute capability (sm_00 when the child had none).

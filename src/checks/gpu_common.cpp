@@ -270,11 +270,12 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
 
 bool all_verified(const nlohmann::json& payload) {
   const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
-  if (!envelope || envelope.value().verify.empty()) {
-    return false;
-  }
-  const auto& verify = envelope.value().verify;
-  return std::all_of(verify.begin(), verify.end(),
+  return envelope && all_verified(envelope.value());
+}
+
+bool all_verified(const protocol::ChildEnvelope& envelope) {
+  return !envelope.verify.empty() &&
+         std::all_of(envelope.verify.begin(), envelope.verify.end(),
                      [](const protocol::PayloadVerification& v) { return v.mismatches == 0; });
 }
 

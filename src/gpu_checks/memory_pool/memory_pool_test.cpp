@@ -115,6 +115,10 @@ TEST(MemoryPool, AMismatchOfItsBlocksIsItsOwnFinding) {
   ASSERT_EQ(found.size(), 1U);
   EXPECT_EQ(found[0].code, k_corrupt.text()) << found[0].message;
   EXPECT_EQ(found[0].severity, Severity::fail);
+  // Its healthy twin: every block read back right is no finding.
+  v.mismatches = 0;
+  payload["verify"] = nlohmann::json::array({protocol::to_json(v)});
+  EXPECT_TRUE(checks::common_findings("test", gpu0(), payload).empty());
 }
 
 } // namespace

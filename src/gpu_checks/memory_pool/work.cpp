@@ -14,6 +14,7 @@
 #include "gpu/child.hpp"
 #include "gpu/cuda_call.hpp"
 #include "gpu/driver_objects.hpp"
+#include "gpu/host_checks.hpp"
 #include "gpu/random.hpp"
 #include "gpu/session.hpp"
 #include "gpu_checks/memory_pool/memory_pool.hpp"
@@ -49,11 +50,6 @@ struct PoolApi {
         free(s.driver_function<decltype(free)>({"cuMemFreeAsync"})) {}
 };
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 /// Microseconds per call of `pair` (an allocation and its free), median of k_batches batches.
 template <typename Pair> double time_pairs(int pairs, Pair pair) {
   std::vector<double> per_pair;
@@ -65,7 +61,7 @@ template <typename Pair> double time_pairs(int pairs, Pair pair) {
     const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
     per_pair.push_back(took.count() / pairs);
   }
-  return median(per_pair);
+  return gpu::median(per_pair);
 }
 
 /// Every word of each block against its pattern.

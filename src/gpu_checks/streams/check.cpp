@@ -1,8 +1,6 @@
 // gpu.streams' judge, findings, metrics and registration.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "gpu_checks/registry.hpp"
 #include "gpu_checks/streams/streams.hpp"
 
@@ -56,10 +54,6 @@ constexpr GpuCheck<Payload> k_check{
 };
 } // namespace
 
-std::span<const FindingSpec> findings() {
-  return k_findings;
-}
-
 checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload,
                         const protocol::ChildEnvelope& envelope) {
   const Priorities& p = payload.priorities;
@@ -68,10 +62,7 @@ checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload,
     judgement.findings.push_back(make_finding(k_priority_ignored, gpu.gpu_index, gpu.gpu_index,
                                               p.greatest, p.least, p.high_stream, p.low_stream));
   }
-  const bool verified =
-      !envelope.verify.empty() &&
-      std::all_of(envelope.verify.begin(), envelope.verify.end(),
-                  [](const protocol::PayloadVerification& v) { return v.mismatches == 0; });
+  const bool verified = checks::all_verified(envelope);
   judgement.summary = fmt::format(
       "GPU {}: stream priorities {}..{}, event-timed kernel {:.1f} us, graph replay {}",
       gpu.gpu_index, p.least, p.greatest, payload.event_ms * 1e3, verified ? "verified" : "WRONG");

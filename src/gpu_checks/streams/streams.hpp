@@ -38,7 +38,5 @@ void work(gpu::DeviceSession& session, const gpu::KernelModule& module, Output<P
 /// The judge (check.cpp).
 checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload,
                         const protocol::ChildEnvelope& envelope);
-/// Its findings' entries (check.cpp).
-std::span<const FindingSpec> findings();
 
 } // namespace gpucheck::gpu_checks::streams

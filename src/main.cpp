@@ -1,7 +1,7 @@
 // gpucheck: a thin main over the core library.
 #include <csignal>
 
-#include "children/child_modes.hpp"
+#include "child_dispatch/child_modes.hpp"
 #include "cli/app.hpp"
 #include "gpu_checks/registry.hpp"
 #include "process/keeper.hpp"

@@ -1,7 +1,8 @@
 #pragma once
 /// What NVIDIA's datasheets say each GPU model can do, with their sources: the peaks that the
-/// expected floors of gpucheck's measured figures are fractions of (checks/expected_figures.hpp).
-/// Kept beside the compatibility matrix; only models whose datasheet is cited are listed.
+/// expected floors of gpucheck's measured figures are fractions of
+/// (checks/rules/expected_figures.hpp). Kept beside the compatibility matrix; only models whose
+/// datasheet is cited are listed.
 
 #include <span>
 #include <string_view>

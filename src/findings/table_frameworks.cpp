@@ -2,7 +2,7 @@
 
 namespace gpucheck {
 
-// Python framework findings, made by src/checks/fw_*.cpp. In every spec {0} is the
+// Python framework findings, made by src/checks/fw/. In every spec {0} is the
 // subject: the framework, its version and the environment ("PyTorch 2.11.0+cu130 in
 // /opt/torch/.venv"), except for the interpreter findings, where {0} is the interpreter.
 // Remedies are derived from the compatibility matrix by the rules, never guessed.

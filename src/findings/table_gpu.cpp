@@ -2,7 +2,7 @@
 
 namespace gpucheck {
 
-// Findings of the active GPU checks (src/checks/gpu_*.cpp). Arguments are positional; each
+// Findings of the active GPU checks (src/checks/active/). Arguments are positional; each
 // check file builds them from its child's JSON. {0} is always the GPU index when there is one.
 namespace {
 // What recurring arguments stand for (FindingSpec::placeholders).

@@ -1,6 +1,6 @@
 #pragma once
-/// Child-mode handlers of the active GPU checks (registered in children/child_modes.cpp). Each
-/// runs in `gpucheck --child MODE ORDINAL [OPTIONS]`, works on one device and returns the JSON
+/// Child-mode handlers of the active GPU checks (registered in child_dispatch/child_modes.cpp).
+/// Each runs in `gpucheck --child MODE ORDINAL [OPTIONS]`, works on one device and returns the JSON
 /// described in child.hpp; the checks in src/checks/gpu_*.cpp judge it.
 
 #include <nlohmann/json_fwd.hpp>
@@ -13,8 +13,8 @@
 
 namespace gpucheck::gpu {
 
-// Declared only: this header is the children's entry (children/child_modes.cpp), which needs no
-// CUDA header. The works' own files include gpu/session.hpp and gpu/kernel_module.hpp.
+// Declared only: this header is the children's entry (child_dispatch/child_modes.cpp), which needs
+// no CUDA header. The works' own files include gpu/session.hpp and gpu/kernel_module.hpp.
 class DeviceSession;
 class KernelModule;
 

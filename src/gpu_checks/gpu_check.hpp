@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "checks/gpu_checks.hpp"
+#include "checks/active/judging.hpp"
 #include "engine/plan.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/check.hpp"

@@ -1,15 +1,15 @@
 // What the children send back (the probes' and the GPU checks'), read in the parent: a child runs
 // NVIDIA code that may be broken, so its result is outside data. The input is one payload as the
 // runner parses it (src/process/child_process.cpp); every reader and judge of child payloads
-// gets it: the GPU checks' judges (src/checks/gpu_*.cpp through src/protocol/payloads.cpp, and
+// gets it: the GPU checks' judges (src/checks/active/ through src/protocol/payloads.cpp, and
 // each folder of src/gpu_checks/ through its typed payload), the
 // burn's comparison across GPUs, the probe payloads' decoding into the snapshot
 // (src/probes/collect.cpp), the interpreter query and the framework import
 // (src/probes/python_layout.cpp). Any bytes: readers return errors, never throw; judges judge.
 #include <nlohmann/json.hpp>
 
-#include "checks/gpu_checks.hpp"
-#include "checks/long_rules.hpp"
+#include "checks/active/judging.hpp"
+#include "checks/rules/long_level.hpp"
 #include "fuzz_support.hpp"
 #include "gpu_checks/registry.hpp"
 #include "gpucheck/model/json_io.hpp"

@@ -1,7 +1,7 @@
 // Test main: like gpucheck's own main, it serves `--child MODE` so runner tests can spawn it.
 #include <gtest/gtest.h>
 
-#include "children/child_modes.hpp"
+#include "child_dispatch/child_modes.hpp"
 #include "gpu_checks/registry.hpp"
 
 int main(int argc, char** argv) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "checks/compat_checks.hpp"
+#include "checks/compat/common.hpp"
 #include "compat/matrix.hpp"
 #include "compat/rules.hpp"
 #include "unit/compat_test_support.hpp"

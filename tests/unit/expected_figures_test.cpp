@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "checks/expected_figures.hpp"
-#include "checks/long_rules.hpp"
+#include "checks/rules/expected_figures.hpp"
+#include "checks/rules/long_level.hpp"
 #include "compat/gpu_models.hpp"
 #include "gpucheck/model/json_io.hpp"
 

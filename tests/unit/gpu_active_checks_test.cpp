@@ -1,6 +1,6 @@
 // The active GPU checks without a GPU: they skip with reasons, and every way their child can
 // fail (no driver, crash, hang, garbage, a wrong result) becomes the right finding.
-#include "checks/gpu_checks.hpp"
+#include "checks/active/judging.hpp"
 #include "engine/gpu_engine.hpp"
 #include "gpu_checks/registry.hpp"
 #include "protocol/payloads.hpp"

@@ -1,4 +1,4 @@
-#include "checks/gpu_bandwidth_rules.hpp"
+#include "checks/active/bandwidth_rules.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // typed structs the children write (protocol/payloads.hpp), never from hand-written keys: a key
 // renamed in the payload code changes what both sides use, and a key renamed by hand in a payload
 // fails here.
-#include "checks/gpu_checks.hpp"
+#include "checks/active/judging.hpp"
 #include "gpu_checks/registry.hpp"
 #include "gpu_checks/streams/streams.hpp"
 #include "protocol/payloads.hpp"

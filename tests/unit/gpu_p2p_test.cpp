@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "checks/gpu_checks.hpp"
+#include "checks/active/judging.hpp"
 #include "fakes/fake_gpu.hpp"
 #include "protocol/payloads.hpp"
 #include "unit/snapshot_builder.hpp"

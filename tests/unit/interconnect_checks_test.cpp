@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "checks/checks.hpp"
-#include "checks/interconnect_rules.hpp"
+#include "checks/rules/interconnect.hpp"
 #include "unit/check_case_runner.hpp"
 
 namespace gpucheck::testing {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "checks/checks.hpp"
-#include "checks/xid_catalog.hpp"
+#include "checks/rules/xid_catalog.hpp"
 #include "gpucheck/model/json_io.hpp"
 #include "probes/kernel_log.hpp"
 #include "render/json.hpp"

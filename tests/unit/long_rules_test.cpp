@@ -1,16 +1,16 @@
-// The long level's rules (src/checks/long_rules.hpp) and judges (gpu.memtest, gpu.burn) over
+// The long level's rules (src/checks/rules/long_level.hpp) and judges (gpu.memtest, gpu.burn) over
 // reports built as the children write them: memory errors, coverage, interruption; the burn's
 // NVML samples (a thermal slowdown mid-run, a power brake, a flat healthy run, a power-capped
 // run), Xids, mismatches, the comparison across GPUs and with the model's reference.
-#include "checks/long_rules.hpp"
+#include "checks/rules/long_level.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 
-#include "checks/gpu_checks.hpp"
-#include "checks/xid_catalog.hpp"
+#include "checks/active/judging.hpp"
+#include "checks/rules/xid_catalog.hpp"
 #include "findings/catalog.hpp"
 #include "protocol/payloads.hpp"
 

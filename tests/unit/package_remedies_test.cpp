@@ -1,5 +1,6 @@
-// Remedies that name a package command follow the machine's distribution (checks/packages.hpp):
-// apt only where apt is, dnf on Red Hat's family, zypper on SUSE, no command elsewhere.
+// Remedies that name a package command follow the machine's distribution
+// (checks/rules/packages.hpp): apt only where apt is, dnf on Red Hat's family, zypper on SUSE, no
+// command elsewhere.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -7,7 +8,7 @@
 #include <string>
 
 #include "checks/checks.hpp"
-#include "checks/packages.hpp"
+#include "checks/rules/packages.hpp"
 #include "unit/check_case_runner.hpp"
 
 namespace gpucheck::testing {

@@ -1,4 +1,4 @@
-#include "checks/path_text.hpp"
+#include "checks/rules/path_text.hpp"
 
 #include <gtest/gtest.h>
 

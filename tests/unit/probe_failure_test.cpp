@@ -1,4 +1,4 @@
-#include "checks/probe_failure.hpp"
+#include "checks/rules/probe_failure.hpp"
 
 #include <gtest/gtest.h>
 

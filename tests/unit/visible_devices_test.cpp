@@ -1,4 +1,4 @@
-#include "checks/visible_devices.hpp"
+#include "checks/rules/visible_devices.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 /// which it may build its context (Step::setup) and start its gated, timed work (Step::go). Each
 /// condition names the rule that asked for it, so a trace or a test failure says why a job
 /// waited. The invariants the rules exist to keep are checked by tests over simulated runs
-/// (tests/unit/engine_plan_test.cpp), not by pinning the lists below.
+/// (tests/unit/engine/engine_plan_test.cpp.cpp), not by pinning the lists below.
 
 #include <cstdint>
 #include <optional>

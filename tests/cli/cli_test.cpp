@@ -221,7 +221,7 @@ TEST_P(Replay, JsonReportValidatesAndTheExitCodeFollowsTheVerdict) {
   EXPECT_EQ(report["context"]["argv"], json({"--from-snapshot", file, "--json"}));
   EXPECT_EQ(report["snapshot"], read_json_file(file))
       << "the replayed snapshot differs from the file; after a model change, rewrite the recorded "
-         "snapshots with GPUCHECK_UPDATE_GOLDEN=1 gpucheck_unit_tests";
+         "snapshots with GPUCHECK_UPDATE_GOLDEN=1 gpucheck_unit_golden";
   int counted[5] = {0, 0, 0, 0, 0};
   for (const json& result : report["results"]) {
     const std::string status = result["status"];

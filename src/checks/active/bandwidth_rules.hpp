@@ -1,6 +1,7 @@
 #pragma once
 /// Pure rules of the bandwidth check: what a PCIe link carries, when a figure is too low, when
-/// one GPU is an outlier among its siblings. No GPU needed (tests/unit/gpu_bandwidth_rules_test).
+/// one GPU is an outlier among its siblings. No GPU needed
+/// (tests/unit/checks/gpu_bandwidth_rules_test.cpp).
 
 #include <optional>
 #include <string>

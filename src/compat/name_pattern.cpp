@@ -4,6 +4,9 @@
 
 #include <cctype>
 #include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
 
 namespace gpucheck::compat {
 
@@ -468,84 +471,113 @@ Expected<NamePattern> NamePattern::compile(std::string_view pattern, bool ignore
   return PatternCompiler(pattern, ignore_case).compile();
 }
 
-bool NamePattern::search(std::string_view full_text) const {
-  const std::string_view text = full_text.substr(0, std::min(full_text.size(), k_max_text_bytes));
-  const size_t n = text.size();
-  // Each list holds the byte_class steps alive before text[pos]; `mark` stamps the steps already
-  // added at a position, so a closure visits each step once (also through empty loops).
-  std::vector<uint32_t> current;
-  std::vector<uint32_t> next;
-  std::vector<size_t> mark(m_program.size(), 0);
-  std::vector<uint32_t> stack;
+namespace {
+/// The Pike VM's closure over one compiled program and text: add() follows the steps reachable
+/// from one step at a text position without reading a byte; byte_class steps join the list, a
+/// match step sets `matched`. `mark` stamps the steps already added at a position, so a closure
+/// visits each step once (also through empty loops).
+class Closure {
+public:
+  Closure(std::span<const NamePattern::Instruction> program, std::string_view text)
+      : m_program(program), m_text(text), m_mark(program.size(), 0) {}
+
   bool matched = false;
-  const auto word_at = [&](size_t pos) {
-    return pos < n && is_word(static_cast<unsigned char>(text[pos]));
-  };
-  const auto add_thread = [&](std::vector<uint32_t>& list, uint32_t start, size_t pos) {
+
+  void add(std::vector<uint32_t>& list, uint32_t start, size_t pos) {
     const size_t stamp = pos + 1;
-    stack.push_back(start);
-    while (!stack.empty()) {
-      const uint32_t at = stack.back();
-      stack.pop_back();
-      if (mark[at] == stamp) {
+    const bool boundary = (pos > 0 && word_at(pos - 1)) != word_at(pos);
+    m_stack.push_back(start);
+    while (!m_stack.empty()) {
+      const uint32_t at = m_stack.back();
+      m_stack.pop_back();
+      if (m_mark[at] == stamp) {
         continue;
       }
-      mark[at] = stamp;
-      const Instruction& step = m_program[at];
-      const bool boundary = (pos > 0 && word_at(pos - 1)) != word_at(pos);
-      switch (step.op) {
-      case Op::byte_class:
-        list.push_back(at);
-        break;
-      case Op::match:
-        matched = true;
-        break;
-      case Op::jump:
-        stack.push_back(step.x);
-        break;
-      case Op::split:
-        stack.push_back(step.y);
-        stack.push_back(step.x);
-        break;
-      case Op::assert_begin:
-        if (pos == 0) {
-          stack.push_back(at + 1);
-        }
-        break;
-      case Op::assert_end:
-        if (pos == n) {
-          stack.push_back(at + 1);
-        }
-        break;
-      case Op::word_boundary:
-        if (boundary) {
-          stack.push_back(at + 1);
-        }
-        break;
-      case Op::not_word_boundary:
-        if (!boundary) {
-          stack.push_back(at + 1);
-        }
-        break;
-      }
+      m_mark[at] = stamp;
+      follow(list, at, pos, boundary);
     }
-  };
+  }
+
+private:
+  using Op = NamePattern::Op;
+
+  bool word_at(size_t pos) const {
+    return pos < m_text.size() && is_word(static_cast<unsigned char>(m_text[pos]));
+  }
+
+  /// One step of the closure: what it adds, or which steps it leads to at `pos`.
+  void follow(std::vector<uint32_t>& list, uint32_t at, size_t pos, bool boundary) {
+    const NamePattern::Instruction& step = m_program[at];
+    switch (step.op) {
+    case Op::byte_class:
+      list.push_back(at);
+      break;
+    case Op::match:
+      matched = true;
+      break;
+    case Op::jump:
+      m_stack.push_back(step.x);
+      break;
+    case Op::split:
+      m_stack.push_back(step.y);
+      m_stack.push_back(step.x);
+      break;
+    case Op::assert_begin:
+    case Op::assert_end:
+    case Op::word_boundary:
+    case Op::not_word_boundary:
+      if (holds(step.op, pos, boundary)) {
+        m_stack.push_back(at + 1);
+      }
+      break;
+    }
+  }
+
+  /// Whether an assertion holds at `pos`.
+  bool holds(Op op, size_t pos, bool boundary) const {
+    switch (op) {
+    case Op::assert_begin:
+      return pos == 0;
+    case Op::assert_end:
+      return pos == m_text.size();
+    case Op::word_boundary:
+      return boundary;
+    case Op::not_word_boundary:
+      return !boundary;
+    default:
+      return false;
+    }
+  }
+
+  std::span<const NamePattern::Instruction> m_program;
+  std::string_view m_text;
+  std::vector<size_t> m_mark;
+  std::vector<uint32_t> m_stack;
+};
+} // namespace
+
+bool NamePattern::search(std::string_view full_text) const {
+  const std::string_view text = full_text.substr(0, std::min(full_text.size(), k_max_text_bytes));
+  // Each list holds the byte_class steps alive before text[pos].
+  std::vector<uint32_t> current;
+  std::vector<uint32_t> next;
+  Closure closure(m_program, text);
   for (size_t pos = 0;; ++pos) {
-    add_thread(current, 0, pos); // a match may start here (search, not full match)
-    if (matched) {
+    closure.add(current, 0, pos); // a match may start here (search, not full match)
+    if (closure.matched) {
       return true;
     }
-    if (pos == n) {
+    if (pos == text.size()) {
       return false;
     }
     next.clear();
     const auto byte = static_cast<unsigned char>(text[pos]);
     for (uint32_t at : current) {
       if (m_sets[m_program[at].set][byte]) {
-        add_thread(next, at + 1, pos + 1);
+        closure.add(next, at + 1, pos + 1);
       }
     }
-    if (matched) {
+    if (closure.matched) {
       return true;
     }
     current.swap(next);

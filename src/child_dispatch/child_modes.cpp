@@ -384,7 +384,7 @@ int run_child_mode(int argc, char** argv) {
     }
   }
   const ChildMode* mode = find_child_mode(argv[2]);
-  const gpu::GpuWorkRow* work = gpu::gpu_work_of_mode(argv[2]);
+  const gpu::WorkRunner* work = gpu::runner_of_mode(argv[2]);
   if (mode == nullptr && work == nullptr) {
     std::fprintf(stderr, "gpucheck: unknown child mode '%s'\n", argv[2]);
     return 126;

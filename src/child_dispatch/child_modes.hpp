@@ -18,7 +18,7 @@ struct ChildMode {
 };
 
 /// The registered modes (see child_modes.cpp); the GPU works' own modes (gpu-compute, ...) come
-/// from gpu/gpu_children.hpp's k_gpu_works.
+/// from the works' table (protocol/works.hpp) and their runners (gpu/gpu_children.hpp).
 const ChildMode* find_child_mode(std::string_view name);
 
 /// If argv is `--child MODE ...`, run it and return the process exit code; otherwise nullopt.

@@ -88,52 +88,6 @@ void add(std::vector<PlannedJob>& jobs, size_t job, Condition condition) {
 }
 } // namespace
 
-namespace {
-/// k_work_table and the works added at start-up, in order.
-std::vector<WorkRow>& table() {
-  static std::vector<WorkRow> rows(std::begin(k_work_table), std::end(k_work_table));
-  return rows;
-}
-} // namespace
-
-std::span<const WorkRow> work_table() {
-  return table();
-}
-
-Work add_work(WorkRow row) {
-  std::vector<WorkRow>& rows = table();
-  for (const WorkRow& other : rows) {
-    if (other.name == row.name || other.check == row.check ||
-        (!row.mode.empty() && other.mode == row.mode)) {
-      throw std::logic_error(fmt::format("work '{}' ({}, {}) repeats work '{}'", row.name,
-                                         row.check, row.mode, other.name));
-    }
-  }
-  if (row.child != WorkChild::shared) {
-    throw std::logic_error(
-        fmt::format("work '{}': only a shared child's work can be added", row.name));
-  }
-  uint8_t next = 0;
-  for (const WorkRow& other : rows) {
-    next = std::max<uint8_t>(next, static_cast<uint8_t>(other.work.id + 1));
-  }
-  row.work = Work{next};
-  // After the works that run before the copies (compute, and the works added earlier).
-  const auto copies = std::find_if(rows.begin(), rows.end(),
-                                   [](const WorkRow& r) { return r.work == Work::bandwidth; });
-  rows.insert(copies, row);
-  return row.work;
-}
-
-const WorkRow& work_row(Work work) {
-  for (const WorkRow& row : table()) {
-    if (row.work == work) {
-      return row;
-    }
-  }
-  return table().front(); // unreachable: every Work has its row (tested)
-}
-
 bool spans_gpus(Work work) {
   return work_row(work).child == WorkChild::spanning;
 }
@@ -150,7 +104,7 @@ namespace {
 /// The works of the table that are in `works` and run in `child`, in the table's order.
 std::vector<Work> works_in(const std::vector<Work>& works, WorkChild child) {
   std::vector<Work> out;
-  for (const WorkRow& row : table()) {
+  for (const WorkRow& row : work_table()) {
     if (row.child == child && std::find(works.begin(), works.end(), row.work) != works.end()) {
       out.push_back(row.work);
     }
@@ -165,7 +119,7 @@ std::vector<Work> spanning_works(const std::vector<Work>& works) {
 
 std::vector<Work> long_works() {
   std::vector<Work> works;
-  for (const WorkRow& row : table()) {
+  for (const WorkRow& row : work_table()) {
     if (row.child == WorkChild::long_level) {
       works.push_back(row.work);
     }
@@ -175,33 +129,12 @@ std::vector<Work> long_works() {
 
 std::vector<Work> all_works() {
   std::vector<Work> works;
-  for (const WorkRow& row : table()) {
+  for (const WorkRow& row : work_table()) {
     if (row.work != Work::copies_together && row.child != WorkChild::long_level) {
       works.push_back(row.work);
     }
   }
   return works;
-}
-
-std::string_view child_mode(Work work) {
-  return work_row(work).mode;
-}
-
-std::string_view shared_child_mode() {
-  return "gpu-device";
-}
-
-std::string_view work_name(Work work) {
-  return work_row(work).name;
-}
-
-std::optional<Work> work_named(std::string_view name) {
-  for (const WorkRow& row : table()) {
-    if (row.name == name) {
-      return row.work;
-    }
-  }
-  return std::nullopt;
 }
 
 std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works) {
@@ -212,19 +145,6 @@ std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works) {
     }
   }
   return groups;
-}
-
-std::string_view check_id(Work work) {
-  return work_row(work).check;
-}
-
-std::optional<Work> work_for_check(std::string_view check) {
-  for (const WorkRow& row : table()) {
-    if (row.check == check) {
-      return row.work;
-    }
-  }
-  return std::nullopt;
 }
 
 std::string_view to_string(GpuMode mode) {
@@ -378,7 +298,7 @@ void plan_gpus(Plan& plan, const Groups& groups, const std::vector<GpuFacts>& gp
 /// Jobs in the order of the gated work: compute and streams of every GPU, then each GPU's
 /// copies, then each GPU's cuDNN; none on a skipped GPU, no long work where it is skipped.
 void add_per_gpu_jobs(Plan& plan, const std::vector<Work>& works, size_t gpu_count) {
-  for (const WorkRow& row : table()) {
+  for (const WorkRow& row : work_table()) {
     const Work w = row.work;
     for (size_t g = 0; g < gpu_count; ++g) {
       if (plan.gpus[g].mode != GpuMode::skip &&

@@ -6,7 +6,7 @@
 /// which it may build its context (Step::setup) and start its gated, timed work (Step::go). Each
 /// condition names the rule that asked for it, so a trace or a test failure says why a job
 /// waited. The invariants the rules exist to keep are checked by tests over simulated runs
-/// (tests/unit/engine/engine_plan_test.cpp.cpp), not by pinning the lists below.
+/// (tests/unit/engine/engine_plan_test.cpp), not by pinning the lists below.
 
 #include <cstdint>
 #include <optional>
@@ -15,101 +15,25 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/works.hpp"
+
 namespace gpucheck::engine {
 
-/// The active GPU checks' work. copies_together is gpu.bandwidth's second part on a machine
-/// with several GPUs: host copies on every GPU at once (the host's aggregate, as DCGM's PCIe
-/// test reports it), after each GPU's copies were timed alone.
-///
-/// peers and nccl span GPUs: one child sees every GPU of the run and does gpu.p2p's peer-to-peer
-/// copies, then gpu.nccl's all-reduce; they are planned only on a machine with two or more GPUs
-/// that can be tested.
-///
-/// local_copies is gpu.bandwidth's last part: the device-local copy, once every host copy is over,
-/// on every GPU at once (each GPU's memory is its own), after the probes and after the spanning
-/// child's preparation (NCCL's initialisation slowed it by a sixth).
-///
-/// memtest and burn are the long level's (`--level long`): the memory test over nearly all free
-/// memory, then the sustained GEMM burn on every GPU at once. They run in one child per GPU after
-/// every other job of the run has gone (rule long_after_standard), for --duration each.
-///
-/// A built-in work is one constant here and its row in k_work_table below; a check of its own
-/// folder (src/gpu_checks/) adds its work at start-up with add_work().
-struct Work {
-  uint8_t id = 0;
-  friend constexpr auto operator<=>(Work, Work) = default;
-  static const Work compute, bandwidth, copies_together, local_copies, cudnn, peers, nccl, memtest,
-      burn;
-};
-inline constexpr Work Work::compute{0};
-inline constexpr Work Work::bandwidth{2};
-inline constexpr Work Work::copies_together{3};
-inline constexpr Work Work::local_copies{4};
-inline constexpr Work Work::cudnn{5};
-inline constexpr Work Work::peers{6};
-inline constexpr Work Work::nccl{7};
-inline constexpr Work Work::memtest{8};
-inline constexpr Work Work::burn{9};
-
-/// Which child a work's job runs in (rule same_child).
-enum class WorkChild {
-  /// Its GPU's one child (gpu-device): one after another on one context. cuDNN's work, the
-  /// last, prepares from the start on a lane (a thread) of its own beside the others.
-  shared,
-  spanning, ///< one child over every GPU of the run, timed after every other job (peers_after_all)
-  long_level, ///< the long level's child per GPU, after every other job (long_after_standard)
-};
-
-/// One work as the plan knows it. Its memory (MiB) is what MemoryModel counts: the least buffers
-/// it can run with, what it uses when it can, and what it holds before its gate.
-struct WorkRow {
-  Work work;
-  std::string_view name;  ///< in the shared child's arguments and result lines
-  std::string_view check; ///< the check that judges it
-  std::string_view mode;  ///< the child mode that does it alone ("": none)
-  WorkChild child;
-  uint64_t min_mib;
-  uint64_t wanted_mib;
-  uint64_t prepare_mib;
-};
-
-/// Every work, in the order of the gated work (and of the works in a shared child). The works of
-/// one check follow one another.
-inline constexpr WorkRow k_work_table[] = {
-    // The FMA chains and the reduction.
-    {Work::compute, "compute", "gpu.compute", "gpu-compute", WorkChild::shared, 32, 32, 32},
-    // The least: the smallest host copies that still measure something; wanted: their device
-    // side.
-    {Work::bandwidth, "bandwidth", "gpu.bandwidth", "gpu-bandwidth", WorkChild::shared, 4 * 4,
-     2 * 64, 4 * 4},
-    // The host copies' device buffers, kept from gpu.bandwidth's own (only on several GPUs).
-    {Work::copies_together, "copies_together", "gpu.bandwidth", "", WorkChild::shared, 2 * 4,
-     2 * 64, 2 * 4},
-    // The device-local copy's two buffers, taken after its gate.
-    {Work::local_copies, "local_copies", "gpu.bandwidth", "", WorkChild::shared, 2 * 16, 2 * 256,
-     0},
-    // The least: the small verified cases and their workspace; wanted: the large timed cases,
-    // cuDNN's and cuBLASLt's modules, workspace.
-    {Work::cudnn, "cudnn", "gpu.cudnn", "gpu-cudnn", WorkChild::shared, 96, 640, 64},
-    // What each GPU sends and receives, at the smallest size; a 64 MiB copy each way. Its
-    // buffers are taken and filled before its gate.
-    {Work::peers, "peers", "gpu.p2p", "gpu-peers", WorkChild::spanning, 2 * 4, 2 * 64, 2 * 64},
-    // NCCL's own buffers and the smallest size; and a 256 MiB sum in place.
-    {Work::nccl, "nccl", "gpu.nccl", "gpu-peers", WorkChild::spanning, 256 + 1, 2 * 256, 2 * 256},
-    // The long level sizes itself to the GPU's free memory (not budgeted).
-    {Work::memtest, "memtest", "gpu.memtest", "gpu-memtest", WorkChild::long_level, 64, 64, 64},
-    {Work::burn, "burn", "gpu.burn", "gpu-burn", WorkChild::long_level, 64, 64, 64},
-};
-
-/// Every work in order: k_work_table with the added works after streams (before the copies).
-std::span<const WorkRow> work_table();
-/// Add a check's own work (a shared-child work of one GPU; row.work is ignored) before any plan
-/// is made, and return the Work it gets. Throws std::logic_error for a name, mode or check that
-/// a work already has, or a child other than WorkChild::shared.
-Work add_work(WorkRow row);
-
-/// The row of a work.
-const WorkRow& work_row(Work work);
+// What a work is (its id, name, check, child mode, child and memory): one table, in protocol/
+// so that the children (gpu/) run the same works the plan orders.
+using protocol::add_work;
+using protocol::check_id;
+using protocol::child_mode;
+using protocol::k_work_table;
+using protocol::shared_child_mode;
+using protocol::Work;
+using protocol::work_for_check;
+using protocol::work_name;
+using protocol::work_named;
+using protocol::work_row;
+using protocol::work_table;
+using protocol::WorkChild;
+using protocol::WorkRow;
 
 /// Whether one job of this work uses every GPU of the run (peers, nccl) rather than one.
 bool spans_gpus(Work work);
@@ -121,15 +45,6 @@ std::vector<Work> long_works();
 /// Every work of a standard run on any machine, in the order of k_work_table (copies_together,
 /// which only a machine with several GPUs runs, is not among them, nor the long level's works).
 std::vector<Work> all_works();
-/// "gpu-compute", ...: the child mode that does it alone ("" for copies_together, which runs
-/// only in the shared child).
-std::string_view child_mode(Work work);
-/// The child mode that does several works in one context, in order ("gpu-device").
-std::string_view shared_child_mode();
-/// "compute", ...: a work's name in the shared child's arguments and result lines.
-std::string_view work_name(Work work);
-/// The work of a name; nullopt for an unknown one.
-std::optional<Work> work_named(std::string_view name);
 
 /// Which works share a child process (rule same_child, WorkChild): every standard work of one GPU
 /// runs in one child, in the table's order, on one context: the driver initialises one (process,
@@ -141,10 +56,6 @@ std::optional<Work> work_named(std::string_view name);
 std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works);
 /// The works of `works` that span GPUs, in order: they run in one child of their own.
 std::vector<Work> spanning_works(const std::vector<Work>& works);
-/// "gpu.compute", ...: the check that judges it.
-std::string_view check_id(Work work);
-/// The work of a check id; nullopt for checks that run no GPU work.
-std::optional<Work> work_for_check(std::string_view check_id);
 
 /// Which transition of a job a condition holds back.
 enum class Step { setup, go };

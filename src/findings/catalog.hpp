@@ -45,7 +45,7 @@ struct FindingSpec {
   std::string_view remedy;      ///< fmt template; what to do, with versions
   /// What each argument stands for: placeholders[N] describes {N}, empty past the last one (and
   /// for a code whose templates take none). Written with where(...) in the tables;
-  /// tests/unit/findings/finding_catalog_test.cpp.cpp checks that the described indices are exactly
+  /// tests/unit/findings/finding_catalog_test.cpp checks that the described indices are exactly
   /// those the templates use.
   std::array<std::string_view, k_max_placeholders> placeholders{};
   /// Whether the finding drains the node (Drain): written after where(...) in the tables, and
@@ -71,7 +71,7 @@ void add_finding_table(std::span<const FindingSpec> table);
 const FindingSpec* find_finding_spec(std::string_view code);
 
 /// Build a finding from the catalogue. Throws std::logic_error for a code without an entry (which
-/// tests/unit/findings/finding_catalog_test.cpp.cpp rules out for every constant of codes.hpp) or a
+/// tests/unit/findings/finding_catalog_test.cpp rules out for every constant of codes.hpp) or a
 /// template that does not fit its arguments: both are programming errors, which the runner turns
 /// into an `error` result for that check alone.
 template <typename... Args>

@@ -2,7 +2,7 @@
 /// Every finding code of the catalogue as a typed constant: `make_finding(codes::k_driver_missing,
 /// ...)`. A misspelt constant does not compile; each constant names exactly one entry of the
 /// tables beside it (src/findings/table_*.cpp), which use the same constants, and
-/// tests/unit/findings/finding_catalog_test.cpp.cpp proves that every constant here has its entry.
+/// tests/unit/findings/finding_catalog_test.cpp proves that every constant here has its entry.
 ///
 /// A released code never changes meaning; add a code here, its entry in a table, and its row in
 /// docs/findings.md, or spell it and its entry in the check's own file or folder

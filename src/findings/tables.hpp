@@ -7,7 +7,7 @@
 ///   table_frameworks.cpp    Python frameworks (PyTorch, TensorFlow, JAX)
 ///   table_gates.cpp         CI gates (--expect-gpus, --require, --min, --fail-on)
 /// Each entry's code is a constant of codes.hpp.
-/// Codes are unique across all tables (tests/unit/findings/finding_catalog_test.cpp.cpp).
+/// Codes are unique across all tables (tests/unit/findings/finding_catalog_test.cpp).
 
 #include <span>
 #include <vector>

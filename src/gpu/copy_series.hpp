@@ -3,7 +3,7 @@
 /// other, the slower one is measured again and the better series reported, the other named in
 /// its note. A degraded link slows both directions alike; one direction alone far below the other
 /// is most often a passing disturbance (another VM's DMA on the host). Pure JSON work, unit
-/// tested without a GPU (tests/unit/gpu/copy_series_test.cpp.cpp).
+/// tested without a GPU (tests/unit/gpu/copy_series_test.cpp).
 
 #include <nlohmann/json.hpp>
 

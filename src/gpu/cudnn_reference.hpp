@@ -1,7 +1,7 @@
 #pragma once
 /// The cuDNN check's host side, without cuDNN: the precisions and their 16-bit encodings, the
 /// hashed input values both the GPU's fill kernel and the CPU compute, and the CPU reference of a
-/// convolution in double. Tested on the host (tests/unit/gpu/cudnn_reference_test.cpp.cpp).
+/// convolution in double. Tested on the host (tests/unit/gpu/cudnn_reference_test.cpp).
 
 #include <bit>
 #include <cmath>

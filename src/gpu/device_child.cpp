@@ -1,4 +1,4 @@
-// The children of gpucheck's own GPU works (k_gpu_works): one work alone (gpu-compute, ... :
+// The children of gpucheck's own GPU works (k_work_runners): one work alone (gpu-compute, ... :
 // bench/compare.py and a run by hand), or several on one context
 // (gpu-device: the engine's shared child, rule same_child in src/engine/plan.cpp).
 #include <fmt/format.h>
@@ -22,15 +22,15 @@
 namespace gpucheck::gpu {
 
 namespace {
-std::vector<GpuWorkRow>& works_table() {
-  static std::vector<GpuWorkRow> works(std::begin(k_gpu_works), std::end(k_gpu_works));
-  return works;
+std::vector<WorkRunner>& runners() {
+  static std::vector<WorkRunner> table(std::begin(k_work_runners), std::end(k_work_runners));
+  return table;
 }
 
-const GpuWorkRow* work_entry(std::string_view name) {
-  for (const GpuWorkRow& w : works_table()) {
-    if (w.name == name) {
-      return &w;
+const WorkRunner* runner_of(protocol::Work work) {
+  for (const WorkRunner& r : runners()) {
+    if (r.work == work) {
+      return &r;
     }
   }
   return nullptr;
@@ -45,30 +45,28 @@ void open_device(int ordinal, std::unique_ptr<DeviceSession>& session,
 }
 } // namespace
 
-std::span<const GpuWorkRow> gpu_works() {
-  return works_table();
+std::span<const WorkRunner> work_runners() {
+  return runners();
 }
 
-void add_gpu_work(const GpuWorkRow& work) {
-  for (const GpuWorkRow& w : works_table()) {
-    if (w.name == work.name || (!work.mode.empty() && w.mode == work.mode)) {
-      throw std::logic_error(
-          fmt::format("GPU work '{}' ({}) repeats '{}'", work.name, work.mode, w.name));
-    }
+void add_work_runner(const WorkRunner& runner) {
+  if (runner_of(runner.work) != nullptr) {
+    throw std::logic_error(
+        fmt::format("GPU work '{}' has a runner already", protocol::work_name(runner.work)));
   }
-  works_table().push_back(work);
+  runners().push_back(runner);
 }
 
-const GpuWorkRow* gpu_work_of_mode(std::string_view mode) {
-  for (const GpuWorkRow& w : works_table()) {
-    if (!w.mode.empty() && w.mode == mode) {
-      return &w;
+const WorkRunner* runner_of_mode(std::string_view mode) {
+  for (const WorkRunner& r : runners()) {
+    if (const std::string_view m = protocol::child_mode(r.work); !m.empty() && m == mode) {
+      return &r;
     }
   }
   return nullptr;
 }
 
-nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWorkRow& work) {
+nlohmann::json run_single_work(const std::vector<std::string>& args, const WorkRunner& work) {
   return run_gpu_child(args, [&work](int ordinal, nlohmann::json& out) {
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<KernelModule> module;
@@ -96,34 +94,35 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWo
 }
 
 namespace {
-/// A work of the shared child: its row, or nullptr for cuDNN's (on its lane).
-std::string_view name_of(const GpuWorkRow* w) {
-  return w != nullptr ? w->name : k_cudnn_work;
+/// A work of the shared child: its runner, or nullptr for cuDNN's (on its lane).
+std::string_view name_of(const WorkRunner* w) {
+  return protocol::work_name(w != nullptr ? w->work : protocol::Work::cudnn);
 }
-std::string_view check_of(const GpuWorkRow* w) {
-  return w != nullptr ? w->check : std::string_view("gpu.cudnn");
+std::string_view check_of(const WorkRunner* w) {
+  return protocol::check_id(w != nullptr ? w->work : protocol::Work::cudnn);
 }
 
 /// The works of gpu-device's argument ("compute,streams,..."), nullptr for cuDNN's.
-std::vector<const GpuWorkRow*> works_of(const std::vector<std::string>& args) {
-  std::vector<const GpuWorkRow*> works;
+std::vector<const WorkRunner*> works_of(const std::vector<std::string>& args) {
+  std::vector<const WorkRunner*> works;
   for (const std::string& name : protocol::read_work_list(args.size() > 1 ? args[1] : "")) {
-    const GpuWorkRow* entry = work_entry(name);
-    if (entry == nullptr && name != k_cudnn_work) {
+    const std::optional<protocol::Work> work = protocol::work_named(name);
+    const WorkRunner* runner = work ? runner_of(*work) : nullptr;
+    if (runner == nullptr && work != protocol::Work::cudnn) {
       throw std::runtime_error(fmt::format("unknown work '{}'", name));
     }
-    works.push_back(entry);
+    works.push_back(runner);
   }
   return works;
 }
 
 /// One work on the open session: its line, and its failure if it had one.
 std::pair<nlohmann::json, std::optional<protocol::PayloadFailure>>
-run_one(const GpuWorkRow* w, DeviceSession& session, const KernelModule& module,
+run_one(const WorkRunner* w, DeviceSession& session, const KernelModule& module,
         const std::unique_ptr<CudnnLane>& lane) {
   nlohmann::json part;
   std::optional<protocol::PayloadFailure> failure;
-  if (w == nullptr || w->name != "copies_together") {
+  if (w == nullptr || w->work != protocol::Work::copies_together) {
     // The host copies' kept buffers serve only the copies together, right after them: later
     // works may use the whole budget.
     release_kept_copies();
@@ -140,7 +139,7 @@ run_one(const GpuWorkRow* w, DeviceSession& session, const KernelModule& module,
     }
     return {std::move(part), failure};
   }
-  part = protocol::work_part(w->name);
+  part = protocol::work_part(protocol::work_name(w->work));
   part["device"] = session.describe();
   part["module"] = module.report();
   if (lane && w->alone) {
@@ -159,7 +158,7 @@ run_one(const GpuWorkRow* w, DeviceSession& session, const KernelModule& module,
 
 nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
   return run_gpu_child(args, [&args](int ordinal, nlohmann::json& summary) {
-    const std::vector<const GpuWorkRow*> works = works_of(args);
+    const std::vector<const WorkRunner*> works = works_of(args);
     const bool with_cudnn = std::find(works.begin(), works.end(), nullptr) != works.end();
     summary["works"] = args.size() > 1 ? args[1] : std::string();
     std::unique_ptr<DeviceSession> session;
@@ -167,7 +166,7 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
     if (const auto failure = failure_of(
             [&] { open_device(ordinal, session, module, with_cudnn ? k_cudnn_connections : 1); })) {
       // No context (or no driver): every work reports the same failure, as each would alone.
-      for (const GpuWorkRow* w : works) {
+      for (const WorkRunner* w : works) {
         nlohmann::json part = protocol::work_part(name_of(w));
         if (session) {
           part["device"] = session->describe();
@@ -183,7 +182,7 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
     const std::unique_ptr<CudnnLane> lane =
         with_cudnn ? start_cudnn_lane({}, *session, *module) : nullptr;
     std::string stopped; // why the works left are not run
-    for (const GpuWorkRow* w : works) {
+    for (const WorkRunner* w : works) {
       if (!stopped.empty()) {
         nlohmann::json line = nlohmann::json::object();
         protocol::write_work_line({std::string(name_of(w)), stopped}, line);

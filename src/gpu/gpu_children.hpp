@@ -1,7 +1,7 @@
 #pragma once
 /// Child-mode handlers of the active GPU checks (registered in child_dispatch/child_modes.cpp).
 /// Each runs in `gpucheck --child MODE ORDINAL [OPTIONS]`, works on one device and returns the JSON
-/// described in child.hpp; the checks in src/checks/gpu_*.cpp judge it.
+/// described in child.hpp; the checks of src/checks/active/ and src/gpu_checks/ judge it.
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "protocol/works.hpp"
 
 namespace gpucheck::gpu {
 
@@ -34,11 +36,10 @@ void local_copies_work(DeviceSession& session, const KernelModule& module, nlohm
 void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 
-/// A work of gpucheck's own GPU children, as gpu-device runs it and as its own child mode.
-struct GpuWorkRow {
-  std::string_view name;  ///< in gpu-device's arguments and result lines (engine::work_name())
-  std::string_view mode;  ///< the child mode that runs it alone ("": none)
-  std::string_view check; ///< the check that judges it (for the reason the works after it give)
+/// How a work of the table (protocol::work_row(): its name, mode and check) runs in gpucheck's own
+/// GPU children, in gpu-device and in its own child mode.
+struct WorkRunner {
+  protocol::Work work;
   GpuWork run;
   bool needs_kernels; ///< it runs gpucheck's kernels (the copies do not)
   /// Its timed work needs the GPU to itself: in the shared child, cuDNN's preparation beside it
@@ -51,38 +52,35 @@ struct GpuWorkRow {
   GpuWork then;
 };
 
-/// The built-in works, with their declarations above (a new check's work goes in its own folder
-/// of src/gpu_checks/ and joins through add_gpu_work()). cuDNN's work is not a row: in the shared
-/// child it is a lane (CudnnLane, below), named k_cudnn_work in the child's work list.
-inline constexpr GpuWorkRow k_gpu_works[] = {
+/// The built-in works' runners, with their declarations above (a new check's work goes in its own
+/// folder of src/gpu_checks/ and joins through add_work_runner()). cuDNN's work has none: in the
+/// shared child it is a lane (CudnnLane, below); peers and nccl run in gpu-peers.
+inline constexpr WorkRunner k_work_runners[] = {
     // gpu-compute: context, kernel load, FMA chains and a reduction checked against the CPU.
-    {"compute", "gpu-compute", "gpu.compute", &compute_work, true, false, nullptr},
+    {protocol::Work::compute, &compute_work, true, false, nullptr},
     // gpu-bandwidth: copy-engine bandwidth (nvbandwidth's method), every buffer verified.
-    {"bandwidth", "gpu-bandwidth", "gpu.bandwidth", &bandwidth_work, false, true,
-     &local_copies_work},
-    {"copies_together", "", "gpu.bandwidth", &copies_together_work, false, true, nullptr},
-    {"local_copies", "", "gpu.bandwidth", &local_copies_work, false, true, nullptr},
+    {protocol::Work::bandwidth, &bandwidth_work, false, true, &local_copies_work},
+    {protocol::Work::copies_together, &copies_together_work, false, true, nullptr},
+    {protocol::Work::local_copies, &local_copies_work, false, true, nullptr},
     // gpu-memtest, gpu-burn: one long-level work alone (by hand, bench/long_children.py; the
     // engine runs both in one gpu-device child).
-    {"memtest", "gpu-memtest", "gpu.memtest", &memtest_work, true, true, nullptr},
-    {"burn", "gpu-burn", "gpu.burn", &burn_work, true, true, nullptr},
+    {protocol::Work::memtest, &memtest_work, true, true, nullptr},
+    {protocol::Work::burn, &burn_work, true, true, nullptr},
 };
 
-/// k_gpu_works and the works that checks of their own folder added (add_gpu_work()).
-std::span<const GpuWorkRow> gpu_works();
-/// Add a check's own work at start-up, before any child mode runs. Throws std::logic_error for a
-/// name or mode that a work already has.
-void add_gpu_work(const GpuWorkRow& work);
+/// k_work_runners and the runners that checks of their own folder added (add_work_runner()).
+std::span<const WorkRunner> work_runners();
+/// Add a check's own runner at start-up, before any child mode runs (its work's row first:
+/// protocol::add_work()). Throws std::logic_error for a work that has a runner already.
+void add_work_runner(const WorkRunner& runner);
 
-/// cuDNN's work in the shared child's work list (engine::work_name(Work::cudnn)).
-inline constexpr std::string_view k_cudnn_work = "cudnn";
-
-/// The work whose child mode is `mode` ("gpu-compute", ...); nullptr for any other mode.
-const GpuWorkRow* gpu_work_of_mode(std::string_view mode);
+/// The runner of the work whose child mode is `mode` ("gpu-compute", ...); nullptr for any other
+/// mode.
+const WorkRunner* runner_of_mode(std::string_view mode);
 
 /// A child of one work (its mode): its session, its kernel module, then the work (or the
 /// module's failure when the work needs gpucheck's kernels and they did not load).
-nlohmann::json run_single_work(const std::vector<std::string>& args, const GpuWorkRow& work);
+nlohmann::json run_single_work(const std::vector<std::string>& args, const WorkRunner& work);
 
 /// gpu-devices: protocol::DeviceListing ({"init", "init_name", "devices": [{"ordinal", "name"}]},
 /// or {"error"} without a usable libcuda).

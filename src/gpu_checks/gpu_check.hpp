@@ -80,7 +80,7 @@ struct Registration {
   /// Its judge as the runner calls it, on the child's JSON (for the fuzz targets too).
   checks::Judgement (*judge)(const checks::GpuTarget& gpu, const nlohmann::json& json) = nullptr;
   engine::WorkRow work;
-  /// gpu::GpuWorkRow's fields (the child's side).
+  /// How its child runs it (gpu::WorkRunner's fields).
   void (*run)(gpu::DeviceSession& session, const gpu::KernelModule& module,
               nlohmann::json& out) = nullptr;
   bool needs_kernels = false;

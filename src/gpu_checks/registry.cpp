@@ -35,9 +35,8 @@ void install() {
   installed = true;
   all_checks(); // the built-in checks' own findings join the catalogue first
   for (const Registration& r : registered()) {
-    engine::add_work(r.work);
-    gpu::add_gpu_work(
-        {r.work.name, r.work.mode, r.work.check, r.run, r.needs_kernels, false, nullptr});
+    const engine::Work work = engine::add_work(r.work);
+    gpu::add_work_runner({work, r.run, r.needs_kernels, false, nullptr});
     std::vector<std::string_view> names;
     for (const MetricSpec& m : r.metrics) {
       names.push_back(m.name);

@@ -2,7 +2,7 @@
 /// What each measured figure should be: a floor per GPU model, a fraction of the figure in
 /// NVIDIA's datasheet (compat/gpu_models.hpp) chosen from healthy GPUs with a margin, and the
 /// comparison of identical GPUs of one run with one another (docs/checks.md, "Expected figures").
-/// Pure rules; no GPU needed (tests/unit/checks/expected_figures_test.cpp.cpp).
+/// Pure rules; no GPU needed (tests/unit/checks/expected_figures_test.cpp).
 
 #include <optional>
 #include <string>

@@ -2,7 +2,7 @@
 /// Pure rules of the long level's checks (gpu.memtest, gpu.burn): what the memory test's errors,
 /// coverage and interruption mean; what the burn's NVML samples, Xids, mismatches, result hashes
 /// and TFLOP/s mean, per GPU and across the GPUs of one model. No GPU needed
-/// (tests/unit/checks/long_rules_test.cpp.cpp).
+/// (tests/unit/checks/long_rules_test.cpp).
 
 #include <nlohmann/json_fwd.hpp>
 

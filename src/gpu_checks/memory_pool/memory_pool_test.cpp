@@ -85,9 +85,9 @@ TEST(MemoryPool, OneRegistrationLineReachesEveryTable) {
   EXPECT_EQ(at(*work) - at(*engine::work_named("streams")), 1);
   EXPECT_LT(at(*work), at(engine::Work::bandwidth));
 
-  const gpu::GpuWorkRow* row = gpu::gpu_work_of_mode("gpu-memory-pool");
-  ASSERT_NE(row, nullptr);
-  EXPECT_EQ(row->name, "memory_pool");
+  const gpu::WorkRunner* runner = gpu::runner_of_mode("gpu-memory-pool");
+  ASSERT_NE(runner, nullptr);
+  EXPECT_EQ(runner->work, *work);
 
   for (const FindingSpec& spec : findings()) {
     EXPECT_EQ(find_finding_spec(spec.code),

@@ -564,27 +564,23 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
         Work::cudnn, Work::peers, Work::nccl, Work::memtest, Work::burn}) {
     EXPECT_EQ(std::count(seen.begin(), seen.end(), w), 1) << work_name(w); // every built-in
   }
-  // The GPU children's works (gpu/gpu_children.hpp) are the engine's under the same names, modes
-  // and checks: the two ends of the shared child's protocol.
-  size_t shared = 0;
-  for (const gpu::GpuWorkRow& gpu_row : gpu::gpu_works()) {
-    const std::optional<Work> work = work_named(gpu_row.name);
-    ASSERT_TRUE(work.has_value()) << gpu_row.name;
-    EXPECT_EQ(work_row(*work).mode, gpu_row.mode) << gpu_row.name;
-    EXPECT_EQ(work_row(*work).check, gpu_row.check) << gpu_row.name;
-    EXPECT_NE(work_row(*work).child, WorkChild::spanning) << gpu_row.name;
-    EXPECT_EQ(gpu::gpu_work_of_mode(gpu_row.mode), gpu_row.mode.empty() ? nullptr : &gpu_row);
-    ++shared;
-  }
+  // Every work of a shared or long-level child has one runner in the GPU children
+  // (gpu/gpu_children.hpp), found by its mode where it has one; none spans GPUs. cuDNN's is the
+  // shared child's lane, not a runner.
   for (const WorkRow& row : work_table()) {
-    if (row.work != Work::cudnn) {
-      shared -= row.child == WorkChild::shared || row.child == WorkChild::long_level ? 1 : 0;
+    const auto runners = gpu::work_runners();
+    const auto count =
+        std::count_if(runners.begin(), runners.end(),
+                      [&row](const gpu::WorkRunner& r) { return r.work == row.work; });
+    const bool in_device_child =
+        row.child == WorkChild::shared || row.child == WorkChild::long_level;
+    EXPECT_EQ(count, in_device_child && row.work != Work::cudnn ? 1 : 0) << row.name;
+    if (count == 1 && !row.mode.empty()) {
+      ASSERT_NE(gpu::runner_of_mode(row.mode), nullptr) << row.name;
+      EXPECT_EQ(gpu::runner_of_mode(row.mode)->work, row.work) << row.name;
     }
   }
-  EXPECT_EQ(shared, 0U); // every work of a shared or long child has its function there
-  // cuDNN's is the shared child's lane, under the engine's name for it.
-  EXPECT_EQ(gpu::gpu_work_of_mode("gpu-cudnn"), nullptr);
-  EXPECT_EQ(work_name(Work::cudnn), gpu::k_cudnn_work);
+  EXPECT_EQ(gpu::runner_of_mode("gpu-cudnn"), nullptr);
   EXPECT_EQ(work_row(Work::cudnn).child, WorkChild::shared);
 }
 

@@ -1,0 +1,91 @@
+#include "protocol/works.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+namespace gpucheck::protocol {
+
+namespace {
+/// k_work_table and the works added at start-up, in order.
+std::vector<WorkRow>& table() {
+  static std::vector<WorkRow> rows(std::begin(k_work_table), std::end(k_work_table));
+  return rows;
+}
+} // namespace
+
+std::span<const WorkRow> work_table() {
+  return table();
+}
+
+Work add_work(WorkRow row) {
+  std::vector<WorkRow>& rows = table();
+  for (const WorkRow& other : rows) {
+    if (other.name == row.name || other.check == row.check ||
+        (!row.mode.empty() && other.mode == row.mode)) {
+      throw std::logic_error(fmt::format("work '{}' ({}, {}) repeats work '{}'", row.name,
+                                         row.check, row.mode, other.name));
+    }
+  }
+  if (row.child != WorkChild::shared) {
+    throw std::logic_error(
+        fmt::format("work '{}': only a shared child's work can be added", row.name));
+  }
+  uint8_t next = 0;
+  for (const WorkRow& other : rows) {
+    next = std::max<uint8_t>(next, static_cast<uint8_t>(other.work.id + 1));
+  }
+  row.work = Work{next};
+  // After the works that run before the copies (compute, and the works added earlier).
+  const auto copies = std::find_if(rows.begin(), rows.end(),
+                                   [](const WorkRow& r) { return r.work == Work::bandwidth; });
+  rows.insert(copies, row);
+  return row.work;
+}
+
+const WorkRow& work_row(Work work) {
+  for (const WorkRow& row : table()) {
+    if (row.work == work) {
+      return row;
+    }
+  }
+  return table().front(); // unreachable: every Work has its row (tested)
+}
+
+std::string_view child_mode(Work work) {
+  return work_row(work).mode;
+}
+
+std::string_view shared_child_mode() {
+  return "gpu-device";
+}
+
+std::string_view work_name(Work work) {
+  return work_row(work).name;
+}
+
+std::optional<Work> work_named(std::string_view name) {
+  for (const WorkRow& row : table()) {
+    if (row.name == name) {
+      return row.work;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view check_id(Work work) {
+  return work_row(work).check;
+}
+
+std::optional<Work> work_for_check(std::string_view check) {
+  for (const WorkRow& row : table()) {
+    if (row.check == check) {
+      return row.work;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace gpucheck::protocol

@@ -11,8 +11,8 @@ int main(int argc, char** argv) {
   // Before anything reads a table: the checks of their own folders join the engine, the
   // children, the catalogue and the gates.
   gpucheck::gpu_checks::install();
-  if (gpucheck::children::is_child_invocation(argc, argv)) {
-    return gpucheck::children::run_child_mode(argc, argv);
+  if (gpucheck::child_dispatch::is_child_invocation(argc, argv)) {
+    return gpucheck::child_dispatch::run_child_mode(argc, argv);
   }
   gpucheck::process::trace_start();
   // Before any thread or child: what gpucheck's children start dies with gpucheck.

@@ -22,7 +22,7 @@
 #include "protocol/messages.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::children {
+namespace gpucheck::child_dispatch {
 
 namespace {
 
@@ -403,4 +403,4 @@ int run_child_mode(int argc, char** argv) {
   ::_exit(0);
 }
 
-} // namespace gpucheck::children
+} // namespace gpucheck::child_dispatch

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpucheck::children {
+namespace gpucheck::child_dispatch {
 
 using ChildHandler = nlohmann::json (*)(const std::vector<std::string>& args);
 
@@ -28,4 +28,4 @@ int run_child_mode(int argc, char** argv);
 /// True when argv asks for a child mode.
 bool is_child_invocation(int argc, char** argv);
 
-} // namespace gpucheck::children
+} // namespace gpucheck::child_dispatch

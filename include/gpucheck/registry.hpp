@@ -15,7 +15,8 @@ namespace gpucheck {
 std::span<const CheckDef> all_checks();
 
 /// Add a check of its own folder (src/gpu_checks/, registry.cpp there) at start-up: it follows
-/// the per-GPU active checks (gpu.cudnn), in the order added.
-void add_check(const CheckDef& check);
+/// the per-GPU active checks (gpu.cudnn), in the order added; `first`: it comes before every
+/// active check instead (the checks added so, in the order added).
+void add_check(const CheckDef& check, bool first = false);
 
 } // namespace gpucheck

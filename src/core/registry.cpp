@@ -29,20 +29,30 @@ std::vector<CheckDef>& checks_table() {
   return checks;
 }
 size_t g_added = 0;
+size_t g_first = 0;
 } // namespace
 
 std::span<const CheckDef> all_checks() {
   return checks_table();
 }
 
-void add_check(const CheckDef& check) {
+void add_check(const CheckDef& check, bool first) {
   std::vector<CheckDef>& checks = checks_table();
-  auto at = std::find_if(checks.begin(), checks.end(),
-                         [](const CheckDef& c) { return c.info.id == "gpu.cudnn"; });
-  at = at == checks.end() ? checks.end() : at + 1 + static_cast<std::ptrdiff_t>(g_added);
-  checks.insert(at, check);
+  if (first) {
+    auto at = std::find_if(checks.begin(), checks.end(),
+                           [](const CheckDef& c) { return c.info.kind == CheckKind::active; });
+    // After those added first before it (the first active check is then theirs).
+    at = at == checks.end() ? checks.end() : at + static_cast<std::ptrdiff_t>(g_first);
+    checks.insert(at, check);
+    ++g_first;
+  } else {
+    auto at = std::find_if(checks.begin(), checks.end(),
+                           [](const CheckDef& c) { return c.info.id == "gpu.cudnn"; });
+    at = at == checks.end() ? checks.end() : at + 1 + static_cast<std::ptrdiff_t>(g_added);
+    checks.insert(at, check);
+    ++g_added;
+  }
   add_own_findings(check);
-  ++g_added;
 }
 
 } // namespace gpucheck

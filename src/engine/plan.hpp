@@ -131,7 +131,7 @@ struct PlannedGpu {
 };
 
 struct PlannedJob {
-  Work work = Work::compute;
+  Work work{};
   size_t gpu = 0; ///< index into the plan's GPUs
   std::vector<Condition> conditions;
   uint64_t allowance_bytes = 0; ///< the device buffers it may allocate (sent with its setup)

@@ -101,7 +101,7 @@ std::chrono::milliseconds work_limit_for(std::chrono::milliseconds timeout,
 
 /// What became of one job.
 struct JobReport {
-  Work work = Work::compute;
+  Work work{};
   size_t gpu = 0;
   std::optional<process::ChildOutcome> outcome; ///< unset when the job never ran
   /// Why it never ran, when `outcome` is unset.
@@ -167,7 +167,7 @@ public:
 
 private:
   struct Job {
-    Work work = Work::compute;
+    Work work{};
     size_t gpu = 0;
     size_t slot = 0;               ///< its child (index into m_slots)
     std::optional<size_t> planned; ///< index into m_plan.jobs once planned

@@ -195,18 +195,6 @@ constexpr FindingSpec k_table[] = {
      "raise the deadline with --timeout SECONDS",
      where(k_gpu_index, "the check (its title) or the work that failed",
            "what went wrong (deadline, crash, unreadable result) and the child's last output")},
-    {codes::k_gpu_compute_mismatch, Severity::fail, "GPU computed wrong results",
-     "A kernel of gpucheck's own, run on fresh random input, gave results that differ from the "
-     "CPU reference (FMA chains are compared bit for bit, sums exactly).",
-     "GPU {0}: {1}: {2} of {3} wrong, first at [{4}]: got {5}, expected {6}",
-     "the GPU is faulty or unstable: read driver.kernel_log's Xid findings, the ECC and "
-     "remapped-row "
-     "counters (nvidia-smi -q -d ECC,ROW_REMAPPER) and any overclock; run dcgmi diag -r 3 and "
-     "have the GPU replaced if it repeats",
-     where(k_gpu_index, "what was computed and checked (\"sum of N random 32-bit words\")",
-           "results wrong", "results checked", "index of the first wrong result",
-           "value read there", "value expected"),
-     Drain::yes},
     {codes::k_gpu_contention, Severity::info, "GPU shared with other processes",
      "Other processes were using this GPU while gpucheck measured, so its figures are lower "
      "than the GPU can do. gpucheck stays within min(1 GiB, 10% of free memory) and disturbs "
@@ -245,22 +233,6 @@ constexpr FindingSpec k_table[] = {
      "the GPU needs a reset (nvidia-smi -r, or reboot) or service",
      where(k_gpu_index, "the CUDA call that failed", "the stage of the check it failed in",
            "the CUresult name", "its description")},
-    {codes::k_gpu_kernel_image_fallback, Severity::info, "kernels from an older toolkit's image",
-     "gpucheck carries its kernels built by several CUDA toolkits and hands the driver the newest "
-     "one that fits its version and the GPU. This driver or GPU needed an older one; that is "
-     "normal for an older driver branch or an older GPU, and the kernels are the same.",
-     "GPU {0} ({1}): gpucheck's kernels came from its CUDA {2} image ({3}): {4}",
-     "nothing to do; a driver of the newest image's branch would load its newest code",
-     where(k_gpu_index, "GPU model (name)", "the CUDA release that built the image used",
-           "how the driver runs it (sass, ptx-jit)",
-           "why that image, and why newer ones were passed over")},
-    {codes::k_gpu_kernel_jit_used, Severity::info, "kernels JIT-compiled for this GPU",
-     "This gpucheck carries no machine code for the GPU's architecture, so the driver compiled "
-     "the PTX just in time. That works, but shows the build predates this GPU.",
-     "GPU {0} ({1}) has no SASS in this build ({2}); its kernels were JIT-compiled from PTX",
-     "build gpucheck with a CUDA toolkit that supports this architecture",
-     where(k_gpu_index, "GPU name and compute capability",
-           "the architectures the image carries (\"sm_80 compute_90\")")},
     {codes::k_gpu_kernel_load_failed, Severity::fail, "GPU kernels cannot be loaded",
      "The driver refused gpucheck's embedded kernel image. Frameworks fail the same way: the "
      "driver is older than the toolkit that built the code, the PTX JIT compiler is missing "

@@ -23,7 +23,6 @@ class KernelModule;
 /// One work of the GPU children on a session and the kernel module its child loaded: it waits
 /// at its gate, does its gated work, says done_with_gpu(), and checks its results.
 using GpuWork = void (*)(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
-void compute_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 /// After bandwidth_work() in the same child: its host copies again, released at the same moment
 /// on every GPU of the machine (the host's aggregate), on the buffers bandwidth_work() kept.
@@ -56,8 +55,6 @@ struct WorkRunner {
 /// folder of src/gpu_checks/ and joins through add_work_runner()). cuDNN's work has none: in the
 /// shared child it is a lane (CudnnLane, below); peers and nccl run in gpu-peers.
 inline constexpr WorkRunner k_work_runners[] = {
-    // gpu-compute: context, kernel load, FMA chains and a reduction checked against the CPU.
-    {protocol::Work::compute, &compute_work, true, false, nullptr},
     // gpu-bandwidth: copy-engine bandwidth (nvbandwidth's method), every buffer verified.
     {protocol::Work::bandwidth, &bandwidth_work, false, true, &local_copies_work},
     {protocol::Work::copies_together, &copies_together_work, false, true, nullptr},

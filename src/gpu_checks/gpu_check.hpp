@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -50,8 +51,22 @@ struct VerifySpec {
   FindingCode code;
 };
 
+/// What a GPU child reports besides its check's payload, read once for the judge: its envelope
+/// (failure, verifications, metrics), the kernel module it loaded and the device it worked on.
+struct ChildReport {
+  protocol::ChildEnvelope envelope;
+  std::optional<protocol::KernelModuleReport> module;
+  std::optional<protocol::DeviceDescription> device;
+};
+
+/// Where reports list a check among the active ones.
+enum class Listed {
+  first,        ///< before every other active check (gpu.compute: do gpucheck's kernels run?)
+  after_builtin ///< after the active checks of src/checks/active/, in registration order
+};
+
 /// One GPU check, whole. Its work runs in each GPU's shared child (engine::WorkChild::shared)
-/// after gpu.streams and before the copies; its child mode runs it alone.
+/// in the registry's order, before the copies; its child mode runs it alone.
 template <typename Payload> struct GpuCheck {
   using payload_type = Payload;
   CheckInfo info;        ///< id, title, description; kind active
@@ -65,13 +80,18 @@ template <typename Payload> struct GpuCheck {
   bool needs_kernels = false; ///< it launches gpucheck's kernels
   void (*run)(gpu::DeviceSession& session, const gpu::KernelModule& module,
               Output<Payload>& out) = nullptr;
-  /// The check's own findings and summary from a payload whose child got to its work, with its
-  /// envelope (its failures, verifications and metrics are judged in common).
+  /// The check's own findings and summary from a payload whose child got to its work, with the
+  /// rest of its report (its failures, verifications and metrics are judged in common).
   checks::Judgement (*judge)(const checks::GpuTarget& gpu, const Payload& payload,
-                             const protocol::ChildEnvelope& envelope) = nullptr;
+                             const ChildReport& child) = nullptr;
   std::span<const FindingSpec> findings;
   std::span<const MetricSpec> metrics;
   std::span<const VerifySpec> verify;
+  /// What the check adds to the judgement of a child that did not get to its work (its kernels
+  /// did not load, a stage failed), from what of its report could be read; nullptr: nothing.
+  void (*amend_setup)(const checks::GpuTarget& gpu, const ChildReport& child,
+                      checks::Judgement& setup) = nullptr;
+  Listed listed = Listed::after_builtin;
 };
 
 /// A GpuCheck with its types erased: what registry.cpp installs.
@@ -86,6 +106,7 @@ struct Registration {
   bool needs_kernels = false;
   std::span<const MetricSpec> metrics;
   std::span<const VerifySpec> verify;
+  Listed listed = Listed::after_builtin;
 };
 
 /// The payload, metrics and verifications of `out` written into a child's JSON.
@@ -102,6 +123,11 @@ template <typename Payload> void write_output(const Output<Payload>& out, nlohma
 /// Why a payload's field could not be read, in the words of the other payloads' readers
 /// ("least is missing") where json names the key.
 Error payload_error(const nlohmann::json::exception& e);
+
+/// The report of a child's JSON besides its payload, or why it cannot be read.
+Expected<ChildReport> read_child_report(const nlohmann::json& json);
+/// What of that report can be read (an unreadable part left empty), for amend_setup.
+ChildReport readable_child_report(const nlohmann::json& json);
 
 /// The payload of a child's JSON, or why it cannot be read (a missing or mistyped field).
 template <typename Payload> Expected<Payload> read_payload(const nlohmann::json& json) {
@@ -133,17 +159,20 @@ template <const auto& Check>
 checks::Judgement judge_json(const checks::GpuTarget& gpu, const nlohmann::json& json) {
   if (std::optional<checks::Judgement> setup =
           checks::judge_kernel_setup(Check.info.title, gpu, json)) {
+    if (Check.amend_setup != nullptr) {
+      Check.amend_setup(gpu, readable_child_report(json), *setup);
+    }
     return std::move(*setup);
   }
   const Expected<PayloadOf<Check>> payload = read_payload<PayloadOf<Check>>(json);
   if (!payload) {
     return checks::unreadable_result(Check.info.title, gpu, payload.error());
   }
-  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(json);
-  if (!envelope) {
-    return checks::unreadable_result(Check.info.title, gpu, envelope.error());
+  const Expected<ChildReport> child = read_child_report(json);
+  if (!child) {
+    return checks::unreadable_result(Check.info.title, gpu, child.error());
   }
-  return Check.judge(gpu, payload.value(), envelope.value());
+  return Check.judge(gpu, payload.value(), child.value());
 }
 
 template <const auto& Check> std::vector<CheckResult> run_check(const CheckContext& context) {
@@ -167,6 +196,7 @@ template <const auto& Check> Registration registration() {
   r.needs_kernels = Check.needs_kernels;
   r.metrics = Check.metrics;
   r.verify = Check.verify;
+  r.listed = Check.listed;
   return r;
 }
 

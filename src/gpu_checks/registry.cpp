@@ -20,6 +20,40 @@ Error payload_error(const nlohmann::json::exception& e) {
   return Error{what};
 }
 
+Expected<ChildReport> read_child_report(const nlohmann::json& json) {
+  ChildReport child;
+  Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(json);
+  if (!envelope) {
+    return envelope.error();
+  }
+  child.envelope = std::move(envelope.value());
+  Expected<std::optional<protocol::KernelModuleReport>> module = protocol::read_kernel_module(json);
+  if (!module) {
+    return module.error();
+  }
+  child.module = std::move(module.value());
+  Expected<std::optional<protocol::DeviceDescription>> device = protocol::read_device(json);
+  if (!device) {
+    return device.error();
+  }
+  child.device = std::move(device.value());
+  return child;
+}
+
+ChildReport readable_child_report(const nlohmann::json& json) {
+  ChildReport child;
+  if (Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(json); envelope) {
+    child.envelope = std::move(envelope.value());
+  }
+  if (auto module = protocol::read_kernel_module(json); module) {
+    child.module = std::move(module.value());
+  }
+  if (auto device = protocol::read_device(json); device) {
+    child.device = std::move(device.value());
+  }
+  return child;
+}
+
 std::span<const Registration> registered() {
 #define GPUCHECK_REGISTER_GPU_CHECK(name) name##_registration(),
   static const std::vector<Registration> checks{GPUCHECK_GPU_CHECKS(GPUCHECK_REGISTER_GPU_CHECK)};
@@ -45,7 +79,7 @@ void install() {
     for (const VerifySpec& v : r.verify) {
       checks::add_verify_code(v.kind, v.code);
     }
-    add_check(r.check);
+    add_check(r.check, r.listed == Listed::first);
   }
 }
 

@@ -9,6 +9,7 @@
 
 // clang-format off
 #define GPUCHECK_GPU_CHECKS(X)                                                                     \
+  X(compute)     /* gpu.compute: context, kernel load, FMA chains and a reduction */               \
   X(streams)     /* gpu.streams: priorities, events, graph capture */                              \
   X(memory_pool) /* gpu.memory_pool: stream-ordered allocations, timed and verified */
 // clang-format on

@@ -38,7 +38,7 @@ Work add_work(WorkRow row) {
     next = std::max<uint8_t>(next, static_cast<uint8_t>(other.work.id + 1));
   }
   row.work = Work{next};
-  // After the works that run before the copies (compute, and the works added earlier).
+  // After the works added earlier, before the copies.
   const auto copies = std::find_if(rows.begin(), rows.end(),
                                    [](const WorkRow& r) { return r.work == Work::bandwidth; });
   rows.insert(copies, row);

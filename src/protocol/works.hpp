@@ -34,10 +34,8 @@ namespace gpucheck::protocol {
 struct Work {
   uint8_t id = 0;
   friend constexpr auto operator<=>(Work, Work) = default;
-  static const Work compute, bandwidth, copies_together, local_copies, cudnn, peers, nccl, memtest,
-      burn;
+  static const Work bandwidth, copies_together, local_copies, cudnn, peers, nccl, memtest, burn;
 };
-inline constexpr Work Work::compute{0};
 inline constexpr Work Work::bandwidth{2};
 inline constexpr Work Work::copies_together{3};
 inline constexpr Work Work::local_copies{4};
@@ -72,8 +70,6 @@ struct WorkRow {
 /// Every work, in the order of the gated work (and of the works in a shared child). The works of
 /// one check follow one another.
 inline constexpr WorkRow k_work_table[] = {
-    // The FMA chains and the reduction.
-    {Work::compute, "compute", "gpu.compute", "gpu-compute", WorkChild::shared, 32, 32, 32},
     // The least: the smallest host copies that still measure something; wanted: their device
     // side.
     {Work::bandwidth, "bandwidth", "gpu.bandwidth", "gpu-bandwidth", WorkChild::shared, 4 * 4,
@@ -97,7 +93,7 @@ inline constexpr WorkRow k_work_table[] = {
     {Work::burn, "burn", "gpu.burn", "gpu-burn", WorkChild::long_level, 64, 64, 64},
 };
 
-/// Every work in order: k_work_table with the added works after streams (before the copies).
+/// Every work in order: k_work_table with the added works before it (before the copies).
 std::span<const WorkRow> work_table();
 /// Add a check's own work (a shared-child work of one GPU; row.work is ignored) before any plan
 /// is made, and return the Work it gets. Throws std::logic_error for a name, mode or check that

@@ -45,7 +45,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)checks::common_findings("GPU compute", gpu, payload);
   (void)checks::payload_metrics(payload, true);
   (void)checks::all_verified(payload);
-  (void)checks::judge_gpu_compute(gpu, payload);
   for (const gpu_checks::Registration& r : gpu_checks::registered()) {
     (void)r.judge(gpu, payload); // the checks of their own folders (src/gpu_checks/)
   }

@@ -86,14 +86,12 @@ std::vector<std::pair<std::string_view, FindingCode>>& added_verify_codes() {
   return codes;
 }
 
-FindingCode verify_code(const std::string& kind) {
+/// The finding of a failed verification of `kind`; nullopt for a kind no check knows.
+std::optional<FindingCode> verify_code(const std::string& kind) {
   for (const auto& [added, code] : added_verify_codes()) {
     if (added == kind) {
       return code;
     }
-  }
-  if (kind == "compute") {
-    return codes::k_gpu_compute_mismatch;
   }
   if (kind == "copy") {
     return codes::k_gpu_copy_corrupt;
@@ -110,7 +108,7 @@ FindingCode verify_code(const std::string& kind) {
   if (kind == "nccl") {
     return codes::k_nccl_wrong_sum;
   }
-  return codes::k_gpu_compute_mismatch;
+  return std::nullopt;
 }
 } // namespace
 
@@ -262,8 +260,16 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
     if (v.mismatches == 0 || v.kind == "memtest" || v.kind == "burn") {
       continue;
     }
-    findings.push_back(make_finding(verify_code(v.kind), index, index, v.what, v.mismatches,
-                                    v.checked, v.first_index, v.got, v.want));
+    if (const std::optional<FindingCode> code = verify_code(v.kind)) {
+      findings.push_back(make_finding(*code, index, index, v.what, v.mismatches, v.checked,
+                                      v.first_index, v.got, v.want));
+    } else {
+      // Wrong results all the same, of a kind this gpucheck cannot name: never a pass.
+      findings.push_back(
+          make_finding(codes::k_gpu_child_failed, index, index, check_title,
+                       fmt::format("{} of {} results of an unknown kind '{}' were wrong ({})",
+                                   v.mismatches, v.checked, v.kind, v.what)));
+    }
   }
   return findings;
 }

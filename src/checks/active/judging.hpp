@@ -114,10 +114,9 @@ Judgement unreadable_result(std::string_view check_title, const GpuTarget& gpu, 
 std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const GpuTarget& gpu,
                                             const nlohmann::json& payload);
 
-/// The judges of gpu.compute, gpu.streams, gpu.bandwidth and gpu.cudnn (exposed for their tests):
+/// The judges of gpu.bandwidth and gpu.cudnn (exposed for their tests):
 /// the check's own findings and summary from its child's payload, read through
 /// protocol/payloads.hpp.
-Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& payload);
 Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payload);
 Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload);
 /// gpu.p2p's judge: the peers child's payload against the paths of the snapshot (NVML); its

@@ -68,7 +68,7 @@ std::span<const FindingSpec> findings() {
 }
 
 checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload,
-                        const protocol::ChildEnvelope& /*envelope*/) {
+                        const ChildReport& /*child*/) {
   checks::Judgement judgement;
   if (!payload.supported) {
     // Some vGPU and older drivers: not a fault of this machine, and nothing was tested.

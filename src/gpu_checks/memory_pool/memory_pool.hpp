@@ -35,7 +35,7 @@ inline constexpr std::string_view k_verify_kind = "memory_pool";
 void work(gpu::DeviceSession& session, const gpu::KernelModule& module, Output<Payload>& out);
 /// The judge (check.cpp).
 checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload,
-                        const protocol::ChildEnvelope& envelope);
+                        const ChildReport& child);
 /// Its findings' entries (check.cpp).
 std::span<const FindingSpec> findings();
 

@@ -55,14 +55,14 @@ constexpr GpuCheck<Payload> k_check{
 } // namespace
 
 checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload,
-                        const protocol::ChildEnvelope& envelope) {
+                        const ChildReport& child) {
   const Priorities& p = payload.priorities;
   checks::Judgement judgement;
   if (p.high_stream != p.greatest || p.low_stream != p.least) {
     judgement.findings.push_back(make_finding(k_priority_ignored, gpu.gpu_index, gpu.gpu_index,
                                               p.greatest, p.least, p.high_stream, p.low_stream));
   }
-  const bool verified = checks::all_verified(envelope);
+  const bool verified = checks::all_verified(child.envelope);
   judgement.summary = fmt::format(
       "GPU {}: stream priorities {}..{}, event-timed kernel {:.1f} us, graph replay {}",
       gpu.gpu_index, p.least, p.greatest, payload.event_ms * 1e3, verified ? "verified" : "WRONG");

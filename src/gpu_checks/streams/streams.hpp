@@ -37,6 +37,6 @@ inline constexpr std::string_view k_verify_kind = "graph";
 void work(gpu::DeviceSession& session, const gpu::KernelModule& module, Output<Payload>& out);
 /// The judge (check.cpp).
 checks::Judgement judge(const checks::GpuTarget& gpu, const Payload& payload,
-                        const protocol::ChildEnvelope& envelope);
+                        const ChildReport& child);
 
 } // namespace gpucheck::gpu_checks::streams

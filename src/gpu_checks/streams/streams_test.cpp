@@ -13,10 +13,11 @@
 namespace gpucheck::gpu_checks::streams {
 namespace {
 
-protocol::ChildEnvelope replayed(uint64_t mismatches) {
-  protocol::ChildEnvelope envelope;
-  envelope.verify = {{std::string(k_verify_kind), "graph replays", 1024, mismatches, 0, "", ""}};
-  return envelope;
+ChildReport replayed(uint64_t mismatches) {
+  ChildReport child;
+  child.envelope.verify = {
+      {std::string(k_verify_kind), "graph replays", 1024, mismatches, 0, "", ""}};
+  return child;
 }
 
 TEST(Streams, AWrongReplayIsSaidInTheSummary) {
@@ -41,7 +42,7 @@ TEST(Streams, ThePayloadKeepsItsKeys) {
 TEST(Streams, RunsWhereItRanBeforeItHadAFolder) {
   const std::vector<engine::Work> group = engine::child_groups(engine::all_works()).front();
   ASSERT_GE(group.size(), 2U);
-  EXPECT_EQ(group[0], engine::Work::compute);
+  EXPECT_EQ(engine::work_name(group[0]), "compute");
   EXPECT_EQ(engine::work_name(group[1]), "streams");
   const std::span<const CheckDef> checks = all_checks();
   const auto at = [&checks](std::string_view id) {

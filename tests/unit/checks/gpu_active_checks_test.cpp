@@ -37,9 +37,9 @@ SystemSnapshot snapshot_with_init(int result, std::string name) {
 }
 
 std::vector<CheckDef> all_gpu_checks() {
-  std::vector<CheckDef> out{gpu_compute_check(), gpu_bandwidth_check(), gpu_cudnn_check()};
+  std::vector<CheckDef> out{gpu_bandwidth_check(), gpu_cudnn_check()};
   for (const gpu_checks::Registration& r : gpu_checks::registered()) {
-    out.push_back(r.check); // gpu.streams, gpu.memory_pool (src/gpu_checks/)
+    out.push_back(r.check); // gpu.compute, gpu.streams, gpu.memory_pool (src/gpu_checks/)
   }
   return out;
 }
@@ -130,14 +130,15 @@ constexpr CheckInfo k_test_info{"gpu.compute", "test check", "", CheckKind::acti
 
 std::unique_ptr<engine::GpuEngine> test_engine(std::vector<std::string> mode_and_args,
                                                std::chrono::milliseconds timeout = 5000ms) {
-  auto gpu_engine = std::make_unique<engine::GpuEngine>(
-      std::vector<engine::Work>{engine::Work::compute}, "/", std::nullopt, timeout);
+  const engine::Work compute = *engine::work_for_check("gpu.compute");
+  auto gpu_engine = std::make_unique<engine::GpuEngine>(std::vector<engine::Work>{compute}, "/",
+                                                        std::nullopt, timeout);
   protocol::Census census;
   protocol::CensusGpu idle;
   idle.free_bytes = 80ULL << 30;
   census.gpus.push_back(idle);
   gpu_engine->options().census_override = census;
-  gpu_engine->options().job_override = {{engine::Work::compute, std::move(mode_and_args)}};
+  gpu_engine->options().job_override = {{compute, std::move(mode_and_args)}};
   gpu_engine->probes_over();
   return gpu_engine;
 }
@@ -342,6 +343,21 @@ TEST(GpuChecks, VerificationMismatchesBecomeTheirFindings) {
   clean.verify = {{"compute", "ok", 5, 0, 0, "", ""}};
   EXPECT_TRUE(all_verified(written(clean)));
   EXPECT_FALSE(all_verified(written(protocol::ChildEnvelope{})));
+}
+
+TEST(GpuChecks, WrongResultsOfAnUnknownKindFailAsTheChild) {
+  protocol::ChildEnvelope envelope;
+  envelope.verify = {{"tensor_cores", "mma", 9, 2, 0, "", ""}};
+  const std::vector<Finding> findings = common_findings("t", test_target(), written(envelope));
+  ASSERT_EQ(findings.size(), 1U);
+  EXPECT_EQ(findings[0].code, "gpu.child_failed");
+  EXPECT_EQ(findings[0].severity, Severity::fail);
+  EXPECT_NE(findings[0].message.find("2 of 9 results of an unknown kind 'tensor_cores'"),
+            std::string::npos)
+      << findings[0].message;
+  // Its twin: none wrong is no finding.
+  envelope.verify[0].mismatches = 0;
+  EXPECT_TRUE(common_findings("t", test_target(), written(envelope)).empty());
 }
 
 TEST(GpuChecks, AResultWithARenamedKeyIsAFailureNamingIt) {

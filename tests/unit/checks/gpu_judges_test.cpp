@@ -1,4 +1,4 @@
-// The judges of gpu.compute, gpu.streams, gpu.bandwidth and gpu.cudnn on payloads built from the
+// The judges of gpu.streams, gpu.bandwidth and gpu.cudnn on payloads built from the
 // typed structs the children write (protocol/payloads.hpp), never from hand-written keys: a key
 // renamed in the payload code changes what both sides use, and a key renamed by hand in a payload
 // fails here.
@@ -16,15 +16,21 @@
 namespace gpucheck::checks {
 namespace {
 
-/// gpu.streams' judge as the runner calls it: its folder's (src/gpu_checks/streams/), through
-/// the registry.
-Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& json) {
+/// The judge of a check of its own folder (src/gpu_checks/) as the runner calls it, through the
+/// registry.
+Judgement registered_judge(std::string_view id, const GpuTarget& gpu, const nlohmann::json& json) {
   for (const gpu_checks::Registration& r : gpu_checks::registered()) {
-    if (r.check.info.id == "gpu.streams") {
+    if (r.check.info.id == id) {
       return r.judge(gpu, json);
     }
   }
-  throw std::logic_error("gpu.streams is not registered");
+  throw std::logic_error(std::string(id) + " is not registered");
+}
+Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& json) {
+  return registered_judge("gpu.streams", gpu, json);
+}
+Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& json) {
+  return registered_judge("gpu.compute", gpu, json);
 }
 
 GpuTarget target() {
@@ -91,54 +97,6 @@ void expect_renamed_key_named(
   EXPECT_EQ(judgement.summary, "GPU 1: its result cannot be read");
 }
 
-protocol::ChildEnvelope compute_envelope() {
-  protocol::ChildEnvelope envelope;
-  envelope.metrics = {{"kernel_load_ms", 4.0, "ms", "sass"},
-                      {"fp32_fma_gflops", 51234.4, "GFLOP/s", "median of 5"}};
-  envelope.verify = {{"compute", "fma", 1000, 0, 0, "", ""}, {"compute", "sum", 1, 0, 0, "", ""}};
-  return envelope;
-}
-
-TEST(GpuComputeJudge, SummarisesWhatWasCheckedAndTheRate) {
-  const Judgement judgement =
-      judge_gpu_compute(target(), payload(compute_envelope(), module("sass")));
-  EXPECT_TRUE(judgement.findings.empty());
-  EXPECT_EQ(judgement.summary, "GPU 1 (NVIDIA H200): 1001 results checked against the CPU; 51234 "
-                               "GFLOP/s FP32 FMA");
-}
-
-TEST(GpuComputeJudge, PtxJitIsANoteNamingTheImage) {
-  const Judgement judgement =
-      judge_gpu_compute(target(), payload(compute_envelope(), module("ptx-jit")));
-  ASSERT_EQ(codes(judgement), std::vector<std::string>{"gpu.kernel_jit_used"});
-  EXPECT_EQ(judgement.findings[0].message, "GPU 1 (Test GPU, sm_9.0) has no SASS in this build "
-                                           "(compute_75); its kernels were JIT-compiled from PTX");
-}
-
-TEST(GpuComputeJudge, AnOlderImageIsANoteNamingItAndWhy) {
-  protocol::KernelModuleReport older = module("sass");
-  older.image_name = "cuda12.9";
-  older.toolkit = "12.9";
-  older.fallback = true;
-  older.reason = "cuda12.9 has SASS sm_90 for this sm_90 GPU and driver 12020 (CUDA 12.2) loads "
-                 "CUDA 12 code";
-  const Judgement judgement = judge_gpu_compute(target(), payload(compute_envelope(), older));
-  ASSERT_EQ(codes(judgement), std::vector<std::string>{"gpu.kernel_image_fallback"});
-  EXPECT_EQ(judgement.findings[0].message,
-            "GPU 1 (Test GPU): gpucheck's kernels came from its CUDA 12.9 image (sass): " +
-                older.reason);
-  // Its twin: the newest image, no note.
-  older.fallback = false;
-  EXPECT_TRUE(judge_gpu_compute(target(), payload(compute_envelope(), older)).findings.empty());
-}
-
-TEST(GpuComputeJudge, ForcedPtxJitIsNoSignOfAnOldBuild) {
-  protocol::KernelModuleReport forced = module("ptx-jit");
-  forced.reason = "cuda13.0 has PTX compute_75 (ISA 9.0) that driver 13000 (CUDA 13.0) can JIT for "
-                  "this sm_90 GPU (CUDA_FORCE_PTX_JIT=1: the driver ignores SASS)";
-  EXPECT_TRUE(judge_gpu_compute(target(), payload(compute_envelope(), forced)).findings.empty());
-}
-
 TEST(GpuKernelJudges, NoImageThatFitsSkipsWithTheReason) {
   protocol::KernelModuleReport none = module("none");
   none.loaded = false;
@@ -154,33 +112,6 @@ TEST(GpuKernelJudges, NoImageThatFitsSkipsWithTheReason) {
     EXPECT_EQ(judgement.summary,
               "GPU 1: gpucheck's kernels cannot run here: this sm_37 GPU is older than Maxwell "
               "(sm_50)");
-  }
-}
-
-TEST(GpuComputeJudge, AModuleThatDidNotLoadIsTheLoadFinding) {
-  protocol::KernelModuleReport failed = module("ptx-jit");
-  failed.loaded = false;
-  failed.code = 222;
-  failed.name = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
-  const Judgement judgement = judge_gpu_compute(target(), payload({}, failed));
-  EXPECT_EQ(codes(judgement), std::vector<std::string>{"gpu.kernel_load_failed"});
-  EXPECT_EQ(judgement.summary, "GPU 1: gpucheck's kernels did not load");
-}
-
-TEST(GpuComputeJudge, AFailedStageIsSummarised) {
-  protocol::ChildEnvelope envelope;
-  envelope.failure =
-      protocol::PayloadFailure{"fma throughput", "cuLaunchKernel", 700, "X", "x", "m"};
-  const Judgement judgement = judge_gpu_compute(target(), payload(envelope, module("sass")));
-  EXPECT_TRUE(judgement.findings.empty());
-  EXPECT_EQ(judgement.summary, "GPU 1: failed during fma throughput");
-}
-
-TEST(GpuComputeJudge, ARenamedKeyIsAChildFailureNamingIt) {
-  const nlohmann::json good = payload(compute_envelope(), module("sass"));
-  for (const char* key :
-       {"/device/name", "/device/cc", "/module/route", "/module/loaded", "/module/image"}) {
-    expect_renamed_key_named(&judge_gpu_compute, good, key);
   }
 }
 

@@ -13,6 +13,11 @@
 namespace gpucheck::engine {
 namespace {
 
+/// gpu.compute's work (src/gpu_checks/compute/).
+Work compute() {
+  return *work_named("compute");
+}
+
 constexpr uint64_t k_gib = 1ULL << 30;
 
 std::vector<GpuFacts> idle_gpus(size_t count) {
@@ -169,7 +174,7 @@ TEST(EngineLongLevel, BusyGpusAreLeftOutUnlessForced) {
   }
   // The standard works still run there (they stay within 1 GiB and 10% of free memory).
   EXPECT_TRUE(std::any_of(plan.jobs.begin(), plan.jobs.end(), [](const PlannedJob& job) {
-    return job.gpu == 1 && job.work == Work::compute;
+    return job.gpu == 1 && job.work == compute();
   }));
   const Plan forced = make_plan(standard_and_long(2), gpus, MemoryModel{}, true);
   EXPECT_TRUE(forced.gpus[1].long_skip_reason.empty());

@@ -27,6 +27,10 @@ size_t added() {
 Work streams() {
   return *work_named("streams");
 }
+/// gpu.compute's work, the first of each shared child (src/gpu_checks/compute/).
+Work compute() {
+  return *work_named("compute");
+}
 
 constexpr uint64_t k_mib = 1ULL << 20;
 constexpr uint64_t k_gib = 1ULL << 30;
@@ -390,7 +394,7 @@ TEST(EnginePlan, SubsetsOfTheChecksAlsoKeepTheInvariants) {
   std::mt19937 rng(7);
   const std::vector<std::vector<Work>> subsets{{Work::bandwidth},
                                                {Work::cudnn},
-                                               {Work::compute, Work::cudnn},
+                                               {compute(), Work::cudnn},
                                                {streams(), Work::bandwidth, Work::cudnn}};
   for (const auto& works : subsets) {
     const Plan plan = make_plan(works, gpus_with_free({80 * k_gib, 80 * k_gib}));
@@ -409,7 +413,7 @@ TEST(EnginePlan, MemoryDecidesTheMode) {
   const MemoryModel model;
   EXPECT_EQ(plan.gpus[0].allowance_bytes,
             k_gib - model.context_bytes - model.prepare_bytes(Work::cudnn));
-  EXPECT_EQ(plan.jobs.size(), 4U + added());
+  EXPECT_EQ(plan.jobs.size(), 3U + added());
   for (const PlannedJob& job : plan.jobs) {
     // cuDNN's timed work once the works before it have freed theirs: all but the context.
     EXPECT_EQ(job.allowance_bytes,
@@ -418,7 +422,7 @@ TEST(EnginePlan, MemoryDecidesTheMode) {
     EXPECT_LE(modelled_bytes(job, static_cast<int>(JobState::running), model), k_gib);
   }
   // Without cuDNN: no lane.
-  plan = make_plan({Work::compute, streams(), Work::bandwidth}, gpus_with_free({140 * k_gib}));
+  plan = make_plan({compute(), streams(), Work::bandwidth}, gpus_with_free({140 * k_gib}));
   EXPECT_EQ(plan.gpus[0].mode, GpuMode::run);
   EXPECT_EQ(plan.gpus[0].allowance_bytes, k_gib - model.context_bytes);
   // 8 GiB free: 819 MiB still holds the one child.
@@ -473,13 +477,14 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
         of[plan.jobs[j].work] = j;
       }
     }
-    ASSERT_EQ(of.size(), 4U + added());
-    EXPECT_FALSE(plan.jobs[of[Work::compute]].after_in_child);
-    // The added works (streams first) follow compute, in the table's order, and the copies
-    // follow them.
-    Work before = Work::compute;
+    ASSERT_EQ(of.size(), 3U + added());
+    EXPECT_FALSE(plan.jobs[of[compute()]].after_in_child);
+    // The added works (compute, then streams, ...) follow one another in the table's order, and
+    // the copies follow them.
+    Work before = compute();
     for (const WorkRow& row : work_table()) {
-      if (std::none_of(std::begin(k_work_table), std::end(k_work_table),
+      if (row.work != compute() &&
+          std::none_of(std::begin(k_work_table), std::end(k_work_table),
                        [&row](const WorkRow& built_in) { return built_in.work == row.work; })) {
         EXPECT_EQ(plan.jobs[of[row.work]].after_in_child, of[before]) << row.name;
         before = row.work;
@@ -490,7 +495,7 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
     EXPECT_EQ(plan.jobs[of[Work::bandwidth]].after_in_child, of[before]);
     EXPECT_EQ(plan.jobs[of[Work::local_copies]].after_in_child, of[Work::bandwidth]);
     EXPECT_EQ(plan.jobs[of[Work::cudnn]].after_in_child, of[Work::local_copies]);
-    EXPECT_TRUE(plan.jobs[of[Work::compute]].followed_in_child);
+    EXPECT_TRUE(plan.jobs[of[compute()]].followed_in_child);
     EXPECT_TRUE(plan.jobs[of[Work::bandwidth]].followed_in_child);
     EXPECT_FALSE(plan.jobs[of[Work::cudnn]].followed_in_child);
     // cuDNN's timed work once every GPU's copies are over.
@@ -506,8 +511,8 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
       }
     }
   }
-  EXPECT_EQ(child_groups({Work::cudnn, Work::bandwidth, Work::compute}),
-            (std::vector<std::vector<Work>>{{Work::compute, Work::bandwidth, Work::cudnn}}));
+  EXPECT_EQ(child_groups({Work::cudnn, Work::bandwidth, compute()}),
+            (std::vector<std::vector<Work>>{{compute(), Work::bandwidth, Work::cudnn}}));
   EXPECT_EQ(child_groups({Work::cudnn}), (std::vector<std::vector<Work>>{{Work::cudnn}}));
   EXPECT_EQ(child_groups({Work::cudnn, Work::memtest}),
             (std::vector<std::vector<Work>>{{Work::cudnn}, {Work::memtest}}));
@@ -540,7 +545,7 @@ TEST(EnginePlan, WorkSpellings) {
   EXPECT_EQ(check_id(Work::bandwidth), "gpu.bandwidth");
   EXPECT_EQ(work_for_check("gpu.streams"), streams());
   EXPECT_FALSE(work_for_check("gpu.ecc").has_value());
-  EXPECT_EQ(all_works().size(), 6U + added());
+  EXPECT_EQ(all_works().size(), 5U + added());
   EXPECT_EQ(child_mode(Work::peers), "gpu-peers");
   EXPECT_EQ(child_mode(Work::nccl), "gpu-peers");
   EXPECT_EQ(work_for_check("gpu.nccl"), Work::nccl);
@@ -560,7 +565,7 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
     EXPECT_GE(row.wanted_mib, row.min_mib) << row.name;
   }
   for (const Work w :
-       {Work::compute, streams(), Work::bandwidth, Work::copies_together, Work::local_copies,
+       {compute(), streams(), Work::bandwidth, Work::copies_together, Work::local_copies,
         Work::cudnn, Work::peers, Work::nccl, Work::memtest, Work::burn}) {
     EXPECT_EQ(std::count(seen.begin(), seen.end(), w), 1) << work_name(w); // every built-in
   }
@@ -590,8 +595,8 @@ TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
   gpus[1].other_processes = {"4242 (python3)"};
   const Plan busy = make_plan(all_works(), gpus);
   // The job stays planned (its child writes its line as not run); the peer copies still run.
-  ASSERT_EQ(busy.jobs.size(), 10U + 2 * added());
-  EXPECT_EQ(busy.jobs[9 + 2 * added()].work, Work::nccl);
+  ASSERT_EQ(busy.jobs.size(), 8U + 2 * added());
+  EXPECT_EQ(busy.jobs[7 + 2 * added()].work, Work::nccl);
   EXPECT_EQ(busy.nccl_skip_reason,
             "other processes use these GPUs (4242 (python3)): NCCL's own buffers take more than "
             "gpucheck's 1 GiB budget on each GPU (1.6 GiB on four H100s), which could take memory "
@@ -607,7 +612,7 @@ TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
 TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   // One GPU: no job over GPUs at all (the one-GPU run is unchanged).
   Plan plan = make_plan(all_works(), gpus_with_free({140 * k_gib}));
-  EXPECT_EQ(plan.jobs.size(), 4U + added());
+  EXPECT_EQ(plan.jobs.size(), 3U + added());
   for (const PlannedJob& job : plan.jobs) {
     EXPECT_FALSE(spans_gpus(job.work));
   }
@@ -617,11 +622,11 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   plan = make_plan(all_works(), gpus_with_free({20 * k_gib, 20 * k_gib}));
   EXPECT_FALSE(plan.span_beside);
   EXPECT_EQ(plan.gpus[0].courtesy_bytes, plan.gpus[0].budget_bytes);
-  ASSERT_EQ(plan.jobs.size(), 10U + 2 * added());
-  const PlannedJob& peers = plan.jobs[8 + 2 * added()];
-  const PlannedJob& nccl = plan.jobs[9 + 2 * added()];
+  ASSERT_EQ(plan.jobs.size(), 8U + 2 * added());
+  const PlannedJob& peers = plan.jobs[6 + 2 * added()];
+  const PlannedJob& nccl = plan.jobs[7 + 2 * added()];
   EXPECT_EQ(nccl.work, Work::nccl);
-  EXPECT_EQ(nccl.after_in_child, 8U + 2 * added());
+  EXPECT_EQ(nccl.after_in_child, 6U + 2 * added());
   EXPECT_TRUE(peers.followed_in_child);
   EXPECT_EQ(nccl.span, peers.span);
   ASSERT_EQ(nccl.conditions.size(), 1U);
@@ -637,7 +642,7 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
     EXPECT_EQ(c.await, Await::exited);
     ++awaited;
   }
-  EXPECT_EQ(awaited, 8U + 2 * added());
+  EXPECT_EQ(awaited, 6U + 2 * added());
   // A GPU too busy to test is left out of the span; with one testable GPU left, no peer job.
   plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 80 * k_gib / 50, 140 * k_gib}));
   EXPECT_EQ(plan.jobs.back().span, (std::vector<size_t>{0, 2}));
@@ -665,12 +670,12 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   ASSERT_TRUE(plan.span_beside);
   EXPECT_EQ(plan.gpus[1].courtesy_bytes, 14 * k_gib);
   EXPECT_EQ(plan.gpus[1].budget_bytes, k_gib);
-  ASSERT_EQ(plan.jobs.size(), 10U + 2 * added());
-  const PlannedJob& peers = plan.jobs[8 + 2 * added()];
+  ASSERT_EQ(plan.jobs.size(), 8U + 2 * added());
+  const PlannedJob& peers = plan.jobs[6 + 2 * added()];
   ASSERT_EQ(peers.work, Work::peers);
   // Its contexts as its child starts (counted from then on), NCCL's in the same child.
   EXPECT_TRUE(peers.contexts_at_start);
-  EXPECT_FALSE(plan.jobs[9 + 2 * added()].contexts_at_start);
+  EXPECT_FALSE(plan.jobs[7 + 2 * added()].contexts_at_start);
   EXPECT_EQ(modelled_bytes(peers, 0, MemoryModel{}), MemoryModel{}.context_bytes);
   size_t before = 0;
   size_t gone = 0;
@@ -690,12 +695,12 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
       ++gone;
     }
   }
-  EXPECT_EQ(before, 4U + 2 * added());
-  EXPECT_EQ(gone, 8U + 2 * added());
+  EXPECT_EQ(before, 2U + 2 * added());
+  EXPECT_EQ(gone, 6U + 2 * added());
   // The device-local copies and cuDNN's timed work once the spanning child is prepared.
   for (const PlannedJob& job : plan.jobs) {
     if (job.work == Work::cudnn || job.work == Work::local_copies) {
-      const size_t peers_job = 8U + 2 * added();
+      const size_t peers_job = 6U + 2 * added();
       EXPECT_TRUE(std::any_of(job.conditions.begin(), job.conditions.end(),
                               [peers_job](const Condition& c) {
                                 return c.rule == "span_beside_on_idle_gpus" && c.step == Step::go &&

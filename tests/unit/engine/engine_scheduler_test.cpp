@@ -30,6 +30,10 @@ size_t added() {
 Work streams() {
   return *work_named("streams");
 }
+/// gpu.compute's work, the first of each shared child (src/gpu_checks/compute/).
+Work compute() {
+  return *work_named("compute");
+}
 
 constexpr uint64_t k_gib = 1ULL << 30;
 
@@ -57,7 +61,7 @@ SchedulerOptions options_for(int gpus, uint64_t free_bytes, const std::string& t
   options.census_override = census;
   options.timeout = 5000ms;
   // setup, work, after-done, preparation (ms)
-  options.job_override = {{Work::compute, {"test-gated", "20", "40", "10", "0"}},
+  options.job_override = {{compute(), {"test-gated", "20", "40", "10", "0"}},
                           {streams(), {"test-gated", "20", "40", "10", "0"}},
                           {Work::bandwidth, {"test-gated", "20", "60", "30", "0"}},
                           {Work::cudnn, {"test-gated", "20", "40", "10", "80"}},
@@ -91,9 +95,9 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
   scheduler.run();
   probes.join();
   const std::vector<JobReport>& jobs = scheduler.jobs();
-  ASSERT_EQ(jobs.size(),
-            10U +
-                2 * added()); // four works and the added ones on each GPU; peers and NCCL over both
+  ASSERT_EQ(
+      jobs.size(),
+      8U + 2 * added()); // three works and the added ones on each GPU; peers and NCCL over both
   for (const JobReport& job : jobs) {
     ASSERT_TRUE(job.outcome && job.outcome->ok())
         << check_id(job.work) << " on GPU " << job.gpu << ": "
@@ -126,11 +130,10 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
         of[job.work] = &job;
       }
     }
-    EXPECT_EQ(field(*of[Work::compute], "setup_began_ns"),
+    EXPECT_EQ(field(*of[compute()], "setup_began_ns"),
               field(*of[Work::bandwidth], "setup_began_ns"));
-    EXPECT_EQ(field(*of[Work::compute], "setup_began_ns"),
-              field(*of[Work::cudnn], "setup_began_ns"));
-    EXPECT_GE(field(*of[streams()], "began_ns"), field(*of[Work::compute], "done_ns"));
+    EXPECT_EQ(field(*of[compute()], "setup_began_ns"), field(*of[Work::cudnn], "setup_began_ns"));
+    EXPECT_GE(field(*of[streams()], "began_ns"), field(*of[compute()], "done_ns"));
     EXPECT_GE(field(*of[Work::bandwidth], "began_ns"), field(*of[streams()], "done_ns"));
     EXPECT_GE(field(*of[Work::local_copies], "began_ns"), field(*of[Work::bandwidth], "done_ns"));
     EXPECT_GE(field(*of[Work::cudnn], "began_ns"), field(*of[Work::local_copies], "done_ns"));
@@ -212,7 +215,7 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
   Scheduler one(options_for(1, 80 * k_gib, "peers-one"));
   one.probes_over();
   one.run();
-  EXPECT_EQ(one.jobs().size(), 4U + added());
+  EXPECT_EQ(one.jobs().size(), 3U + added());
 }
 
 /// The options with the long level's works too (memtest then burn in one child per GPU).
@@ -294,8 +297,8 @@ TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
     of[{job.gpu, job.work}] = &job;
   }
   ASSERT_EQ(of.size(),
-            12U +
-                2 * added()); // five works and the added ones on each GPU; peers and NCCL over both
+            10U +
+                2 * added()); // four works and the added ones on each GPU; peers and NCCL over both
   const JobReport& first = *of[{0, Work::copies_together}];
   const JobReport& second = *of[{1, Work::copies_together}];
   EXPECT_EQ(first.outcome->payload->value("work", ""), "copies_together");
@@ -315,15 +318,15 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
   // The shared child crashes at once: compute's is the failure, the works after it never ran.
   SchedulerOptions options = options_for(1, 80 * k_gib, "faults");
   options.timeout = 400ms;
-  options.job_override = {{Work::compute, {"test-crash"}}};
+  options.job_override = {{compute(), {"test-crash"}}};
   Scheduler scheduler(options);
   scheduler.probes_over();
   const auto start = std::chrono::steady_clock::now();
   scheduler.run();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   std::map<Work, const JobReport*> by_work = reports_by_work(scheduler);
-  ASSERT_TRUE(by_work[Work::compute]->outcome);
-  EXPECT_EQ(by_work[Work::compute]->outcome->failure->kind, ChildFailureKind::signal);
+  ASSERT_TRUE(by_work[compute()]->outcome);
+  EXPECT_EQ(by_work[compute()]->outcome->failure->kind, ChildFailureKind::signal);
   for (const Work later : {streams(), Work::bandwidth, Work::cudnn}) {
     EXPECT_FALSE(by_work[later]->outcome) << check_id(later);
     EXPECT_EQ(by_work[later]->skip, JobReport::Skip::stopped);
@@ -338,13 +341,13 @@ TEST(EngineScheduler, AChildThatDiesWhileCudnnPreparesBesideAWorkIsCudnnsFailure
   // The shared child dies in streams while cuDNN's lane still prepares: cuDNN's libraries are
   // the likelier culprit, so gpu.cudnn carries the crash and streams did not finish.
   SchedulerOptions options = options_for(1, 80 * k_gib, "lane");
-  options.job_override[Work::compute] = {"test-gated", "10", "20", "0", "0", "lane=60000", "die=1"};
+  options.job_override[compute()] = {"test-gated", "10", "20", "0", "0", "lane=60000", "die=1"};
   Scheduler scheduler(options);
   scheduler.probes_over();
   scheduler.run();
   std::map<Work, const JobReport*> by_work = reports_by_work(scheduler);
-  ASSERT_TRUE(by_work[Work::compute]->outcome);
-  EXPECT_TRUE(by_work[Work::compute]->outcome->ok());
+  ASSERT_TRUE(by_work[compute()]->outcome);
+  EXPECT_TRUE(by_work[compute()]->outcome->ok());
   EXPECT_FALSE(by_work[streams()]->outcome);
   EXPECT_NE(by_work[streams()]->skip_reason.find("while cuDNN prepared beside this check"),
             std::string::npos)
@@ -366,15 +369,14 @@ TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
   // The shared child finishes compute, then dies on streams; garbage and out-of-order messages
   // on its channel change nothing.
   SchedulerOptions options = options_for(1, 80 * k_gib, "midway");
-  options.job_override[Work::compute] = {"test-gated", "10", "20", "0", "0", "0", "noisy", "die=1"};
+  options.job_override[compute()] = {"test-gated", "10", "20", "0", "0", "0", "noisy", "die=1"};
   Scheduler scheduler(options);
   scheduler.probes_over();
   scheduler.run();
   std::map<Work, const JobReport*> by_work = reports_by_work(scheduler);
-  ASSERT_TRUE(by_work[Work::compute]->outcome);
-  ASSERT_TRUE(by_work[Work::compute]->outcome->ok())
-      << by_work[Work::compute]->outcome->failure->detail;
-  EXPECT_EQ(by_work[Work::compute]->outcome->payload->value("work", ""), "compute");
+  ASSERT_TRUE(by_work[compute()]->outcome);
+  ASSERT_TRUE(by_work[compute()]->outcome->ok()) << by_work[compute()]->outcome->failure->detail;
+  EXPECT_EQ(by_work[compute()]->outcome->payload->value("work", ""), "compute");
   ASSERT_TRUE(by_work[streams()]->outcome);
   EXPECT_EQ(by_work[streams()]->outcome->failure->kind, ChildFailureKind::signal)
       << by_work[streams()]->outcome->failure->detail;
@@ -388,12 +390,12 @@ TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
 TEST(EngineScheduler, AHangInTheSharedChildIsItsCurrentWorksTimeout) {
   SchedulerOptions options = options_for(1, 80 * k_gib, "hang");
   options.timeout = 400ms;
-  options.job_override[Work::compute] = {"test-hang"};
+  options.job_override[compute()] = {"test-hang"};
   Scheduler scheduler(options);
   scheduler.probes_over();
   scheduler.run();
   for (const JobReport& job : scheduler.jobs()) {
-    if (job.work == Work::compute) {
+    if (job.work == compute()) {
       ASSERT_TRUE(job.outcome);
       EXPECT_EQ(job.outcome->failure->kind, ChildFailureKind::timeout);
     } else {
@@ -424,7 +426,7 @@ TEST(EngineScheduler, NoRoomOnTheGpuSkipsWithTheReason) {
   Scheduler scheduler(options_for(1, 80 * k_gib / 50, "full"));
   scheduler.probes_over();
   scheduler.run();
-  ASSERT_EQ(scheduler.jobs().size(), 4U + added());
+  ASSERT_EQ(scheduler.jobs().size(), 3U + added());
   for (const JobReport& job : scheduler.jobs()) {
     EXPECT_FALSE(job.outcome.has_value());
     EXPECT_EQ(job.skip, JobReport::Skip::no_memory);
@@ -513,7 +515,7 @@ TEST(EngineScheduler, TheWorkLimitEndsARunThatSomethingHoldsUp) {
   SchedulerOptions options = options_for(1, 80 * k_gib, "limit");
   options.timeout = 60s;
   options.work_limit = 600ms;
-  options.job_override[Work::compute] = {"test-gated", "20", "30000", "10", "0"};
+  options.job_override[compute()] = {"test-gated", "20", "30000", "10", "0"};
   Scheduler scheduler(options);
   scheduler.probes_over();
   const auto start = std::chrono::steady_clock::now();

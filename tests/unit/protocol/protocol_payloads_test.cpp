@@ -3,6 +3,7 @@
 // sides, so a renamed key fails here rather than passing every GPU-less test; the literal JSON
 // below pins the keys that the report and bench/compare.py read.
 
+#include "gpu_checks/compute/compute.hpp"
 #include "gpu_checks/streams/streams.hpp"
 #include "protocol/payloads.hpp"
 
@@ -708,7 +709,9 @@ TEST(ProtocolPayloads, TheFuzzCorpusHoldsWhatTheChildrenWrite) {
   listing.init_name = "CUDA_SUCCESS";
   listing.devices = {{0, "NVIDIA H200"}, {1, "NVIDIA H200"}};
   const std::map<std::string, nlohmann::json> seeds = {
-      {"compute.json", child_payload([](nlohmann::json&) {})},
+      {"compute.json", child_payload([](nlohmann::json& out) {
+         out.update(nlohmann::json(gpu_checks::compute::Payload{51234.4, 1U << 21, 4096}));
+       })},
       {"streams.json", child_payload([](nlohmann::json& out) {
          out.update(nlohmann::json(gpu_checks::streams::Payload{{0, -5, -5, 0}, 0.0125}));
        })},

@@ -1,6 +1,5 @@
-// gpu-compute child: does the GPU compute correctly, and how fast (FP32 FMA throughput)?
+// gpu.compute's child side: does the GPU compute correctly, and how fast (FP32 FMA throughput)?
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <bit>
 #include <cmath>
@@ -10,15 +9,23 @@
 #include "gpu/child.hpp"
 #include "gpu/cuda_call.hpp"
 #include "gpu/driver_objects.hpp"
-#include "gpu/gpu_children.hpp"
 #include "gpu/host_checks.hpp"
 #include "gpu/kernel_module.hpp"
 #include "gpu/random.hpp"
 #include "gpu/session.hpp"
+#include "gpu_checks/compute/compute.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::compute {
 
 namespace {
+using gpu::CudaApi;
+using gpu::DeviceBuffer;
+using gpu::DeviceSession;
+using gpu::Event;
+using gpu::Kernels;
+using gpu::SplitMix64;
+using gpu::Stream;
+using Verification = protocol::PayloadVerification;
 constexpr unsigned k_block = 256;
 constexpr uint32_t k_verify_elements = 1U << 19; // 2x the threads an H200 holds at once
 constexpr uint32_t k_verify_iterations = 16;
@@ -91,12 +98,12 @@ public:
 };
 
 void fma_verification(const DeviceSession& session, const Kernels& k, const Stream& stream,
-                      SplitMix64& rng, nlohmann::json& out) {
+                      SplitMix64& rng, Output<Payload>& out) {
   const CudaApi& api = session.api();
-  set_stage("fma verification");
+  gpu::set_stage("fma verification");
   FmaJob job(session, stream, rng, k_verify_elements, k_verify_iterations, 0.9F, 1.1F, 0.5F);
-  job.launch(k, grid_for(session, job.n, k_block));
-  if (fault_planted("compute")) {
+  job.launch(k, gpu::grid_for(session, job.n, k_block));
+  if (gpu::fault_planted("compute")) {
     const uint64_t victim = rng.next() % job.n;
     GPUCHECK_CU(api, cuMemsetD32Async, job.d_out.get() + victim * 4, 0x3F800000U ^ 0x5A5AU,
                 size_t{1}, stream.get());
@@ -107,7 +114,8 @@ void fma_verification(const DeviceSession& session, const Kernels& k, const Stre
   const std::vector<float>& input = job.input;
   const float a = job.a;
   const float b = job.b;
-  Verification v{"compute", fmt::format("{} FMA chains of {} steps vs CPU fmaf", n, iterations)};
+  Verification v{std::string(k_verify_kind),
+                 fmt::format("{} FMA chains of {} steps vs CPU fmaf", n, iterations)};
   for (uint32_t i = 0; i < n; ++i) {
     const float want = host_chain(input[i], iterations, a, b);
     ++v.checked;
@@ -119,20 +127,20 @@ void fma_verification(const DeviceSession& session, const Kernels& k, const Stre
       }
     }
   }
-  out["verify"].push_back(protocol::to_json(v));
+  out.verify.push_back(std::move(v));
 }
 
 void fma_rate(const DeviceSession& session, const Kernels& k, const Stream& stream, SplitMix64& rng,
-              nlohmann::json& out) {
+              Output<Payload>& out) {
   const CudaApi& api = session.api();
-  set_stage("fma throughput");
+  gpu::set_stage("fma throughput");
   FmaJob job(session, stream, rng, k_rate_elements, k_rate_iterations, 0.99F, 1.0F, 0.01F);
   const uint32_t n = job.n;
   const uint32_t iterations = job.iterations;
   const std::vector<float>& input = job.input;
   const float a = job.a;
   const float b = job.b;
-  const unsigned grid = grid_for(session, n, k_block);
+  const unsigned grid = gpu::grid_for(session, n, k_block);
   std::vector<double> ms;
   Event start(session);
   Event end(session);
@@ -144,16 +152,19 @@ void fma_rate(const DeviceSession& session, const Kernels& k, const Stream& stre
       start.record(stream.get());
       job.launch(k, grid);
       end.record(stream.get());
-      ms.push_back(elapsed_ms(api, start, end));
+      ms.push_back(gpu::elapsed_ms(api, start, end));
     }
   }
   const double flops = 2.0 * n * static_cast<double>(iterations);
-  out["metrics"].push_back(
-      metric("fp32_fma_gflops", flops / (median(ms) * 1e-3) / 1e9, "GFLOP/s",
-             fmt::format("median of {}, {} chains x {} FMA", k_rate_repeats, n, iterations)));
+  out.payload.fma_gflops = flops / (gpu::median(ms) * 1e-3) / 1e9;
+  out.payload.fma_chains = n;
+  out.payload.fma_steps = iterations;
+  out.metrics.push_back(
+      {"fp32_fma_gflops", out.payload.fma_gflops, "GFLOP/s",
+       fmt::format("median of {}, {} chains x {} FMA", k_rate_repeats, n, iterations)});
   const std::vector<float> result = job.results();
   // Every element written (no poison left); a random sample recomputed exactly on the CPU.
-  Verification v{"compute",
+  Verification v{std::string(k_verify_kind),
                  fmt::format("{} throughput outputs written, {} recomputed", n, k_rate_samples)};
   for (uint32_t i = 0; i < n; ++i) {
     if (std::bit_cast<uint32_t>(result[i]) == k_poison) {
@@ -176,13 +187,13 @@ void fma_rate(const DeviceSession& session, const Kernels& k, const Stream& stre
     }
   }
   v.checked = n;
-  out["verify"].push_back(protocol::to_json(v));
+  out.verify.push_back(std::move(v));
 }
 
 void reduction(const DeviceSession& session, const Kernels& k, const Stream& stream,
-               SplitMix64& rng, nlohmann::json& out) {
+               SplitMix64& rng, Output<Payload>& out) {
   const CudaApi& api = session.api();
-  set_stage("reduction");
+  gpu::set_stage("reduction");
   const uint32_t n = k_reduce_elements;
   std::vector<uint32_t> input(n);
   uint64_t want = 0;
@@ -197,30 +208,29 @@ void reduction(const DeviceSession& session, const Kernels& k, const Stream& str
   CUdeviceptr in_ptr = d_in.get();
   CUdeviceptr sum_ptr = d_sum.get();
   uint32_t count = n;
-  launch(api, k.reduce_sum, grid_for(session, n, k_block), k_block, stream.get(),
-         {&in_ptr, &count, &sum_ptr});
+  gpu::launch(api, k.reduce_sum, gpu::grid_for(session, n, k_block), k_block, stream.get(),
+              {&in_ptr, &count, &sum_ptr});
   uint64_t got = 0;
   GPUCHECK_CU(api, cuMemcpyDtoHAsync, &got, d_sum.get(), size_t{8}, stream.get());
   stream.synchronize();
-  Verification v{"compute", fmt::format("sum of {} random 32-bit words", n)};
+  Verification v{std::string(k_verify_kind), fmt::format("sum of {} random 32-bit words", n)};
   v.checked = 1;
   if (got != want) {
     v.mismatches = 1;
     v.got = std::to_string(got);
     v.want = std::to_string(want);
   }
-  out["verify"].push_back(protocol::to_json(v));
+  out.verify.push_back(std::move(v));
 }
 } // namespace
 
-void compute_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
+void work(DeviceSession& session, const gpu::KernelModule& module, Output<Payload>& out) {
   session.wait_for_gate();
-  out["device"] = session.describe();
   // The note names the image and how it ran ("cuda12.9 sass"): the report shows which one loaded.
   const protocol::KernelModuleReport& load = module.load_report();
-  out["metrics"].push_back(metric("kernel_load_ms", load.load_ms.value_or(0.0), "ms",
-                                  fmt::format("{} {}", load.image_name, load.route)));
-  SplitMix64 rng(fresh_seed());
+  out.metrics.push_back({"kernel_load_ms", load.load_ms.value_or(0.0), "ms",
+                         fmt::format("{} {}", load.image_name, load.route)});
+  SplitMix64 rng(gpu::fresh_seed());
   Stream stream(session);
   fma_verification(session, module.kernels(), stream, rng, out);
   reduction(session, module.kernels(), stream, rng, out);
@@ -228,4 +238,4 @@ void compute_work(DeviceSession& session, const KernelModule& module, nlohmann::
   session.done_with_gpu();
 }
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::compute

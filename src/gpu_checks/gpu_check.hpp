@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "checks/active/judging.hpp"
+#include "checks/rules/expected_figures.hpp"
 #include "engine/plan.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/check.hpp"
@@ -39,10 +40,13 @@ template <typename Payload> struct Output {
   std::vector<protocol::PayloadVerification> verify;
 };
 
-/// A metric the check reports: its name (as --min and Prometheus know it) and unit.
+/// A metric the check reports: its name (as --min and Prometheus know it), its unit, and what
+/// it should reach on a GPU model the datasheet table knows (checks/rules/expected_figures.hpp;
+/// no figure: none), identical GPUs of a run compared on it or not.
 struct MetricSpec {
   std::string_view name;
   std::string_view unit;
+  checks::DatasheetFloor floor{};
 };
 
 /// A verification kind of the check and the finding a mismatch of it gives.

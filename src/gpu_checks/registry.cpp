@@ -74,6 +74,9 @@ void install() {
     std::vector<std::string_view> names;
     for (const MetricSpec& m : r.metrics) {
       names.push_back(m.name);
+      if (m.floor.figure != nullptr) {
+        checks::add_metric_floor(m.name, m.floor);
+      }
     }
     gates::add_metric_names(names);
     for (const VerifySpec& v : r.verify) {

@@ -24,10 +24,25 @@ struct Peak {
   std::string what; ///< "FP32 67 TFLOPS"
 };
 
+/// The floors that checks of their own folders declared (add_metric_floor()).
+std::vector<std::pair<std::string_view, DatasheetFloor>>& added_floors() {
+  static std::vector<std::pair<std::string_view, DatasheetFloor>> floors;
+  return floors;
+}
+
+std::vector<std::string_view>& sibling_names() {
+  static std::vector<std::string_view> metrics{"d2d_gbps", "conv_fp16_nhwc_32x256x56x56_tflops",
+                                               "conv_fp32_nchw_64x64x56x56_tflops"};
+  return metrics;
+}
+
 std::optional<Peak> peak_of(const compat::GpuModelSpec& model, std::string_view metric) {
-  if (metric == "fp32_fma_gflops") { // GFLOP/s
-    return Peak{model.fp32_tflops * 1000.0, k_fma_fraction,
-                fmt::format("FP32 {:g} TFLOPS", model.fp32_tflops)};
+  for (const auto& [name, floor] : added_floors()) {
+    if (name == metric) {
+      const double figure = model.*floor.figure;
+      return Peak{figure * floor.scale, floor.fraction,
+                  fmt::format(fmt::runtime(floor.what), fmt::format("{:g}", figure))};
+    }
   }
   if (metric == "d2d_gbps") {
     return Peak{model.hbm_gbps, k_device_copy_fraction,
@@ -102,10 +117,14 @@ std::optional<Expectation> expected_floor(std::string_view model, std::string_vi
 }
 
 const std::vector<std::string_view>& sibling_metrics() {
-  static const std::vector<std::string_view> metrics{"fp32_fma_gflops", "d2d_gbps",
-                                                     "conv_fp16_nhwc_32x256x56x56_tflops",
-                                                     "conv_fp32_nchw_64x64x56x56_tflops"};
-  return metrics;
+  return sibling_names();
+}
+
+void add_metric_floor(std::string_view metric, const DatasheetFloor& floor) {
+  added_floors().emplace_back(metric, floor);
+  if (floor.siblings) {
+    sibling_names().push_back(metric);
+  }
 }
 
 void add_expectations(const GpuTarget& gpu, CheckResult& result, bool contended,

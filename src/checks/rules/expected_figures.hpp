@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "checks/active/judging.hpp"
+#include "compat/gpu_models.hpp"
 #include "gpucheck/model/check_result.hpp"
 
 namespace gpucheck::checks {
@@ -17,7 +18,6 @@ namespace gpucheck::checks {
 /// The floors, as fractions of the datasheet figure: each at least 30% under what healthy H100s
 /// and H200s measured (docs/checks.md, "Expected figures", gives the figures each was chosen
 /// from).
-inline constexpr double k_fma_fraction = 0.35;        ///< FP32 FMA chains / FP32 peak
 inline constexpr double k_device_copy_fraction = 0.3; ///< device-local copy / memory bandwidth
 inline constexpr double k_conv_fp16_fraction = 0.55;  ///< FP16 convolution / dense tensor peak
 inline constexpr double k_conv_fp32_fraction = 0.6;   ///< FP32 convolution (no TF32) / FP32 peak
@@ -38,6 +38,18 @@ std::optional<Expectation> expected_floor(std::string_view model, std::string_vi
 
 /// The metrics compared among identical GPUs (host copies have gpu.bandwidth_outlier).
 const std::vector<std::string_view>& sibling_metrics();
+
+/// A metric's floor as a check of its own folder declares it (gpu_checks::MetricSpec):
+/// `fraction` of a datasheet figure of the GPU's model, in the metric's unit.
+struct DatasheetFloor {
+  double compat::GpuModelSpec::*figure = nullptr; ///< &GpuModelSpec::fp32_tflops, ...
+  double scale = 1.0; ///< the metric's unit per the figure's (1000: TFLOPS as GFLOP/s)
+  double fraction = 0.0;
+  std::string_view what; ///< the figure in words, {} where its value goes ("FP32 {} TFLOPS")
+  bool siblings = false; ///< identical GPUs of a run are compared on it too
+};
+/// Give `metric` its floor at start-up (gpu_checks::install()), before any check runs.
+void add_metric_floor(std::string_view metric, const DatasheetFloor& floor);
 
 /// Set each metric's expected floor on `gpu`'s model and add gpu.below_expected for a figure
 /// below it: a warning, or a note when the GPU was measured beside other processes.

@@ -40,9 +40,14 @@ constexpr FindingSpec k_findings[] = {
            "the architectures the image carries (\"sm_80 compute_90\")")},
 };
 
+/// The FMA rate's floor: 0.35 of the FP32 peak, 30% under what healthy H100s and H200s reach
+/// (docs/checks.md, "Expected figures").
+constexpr checks::DatasheetFloor k_fma_floor{&compat::GpuModelSpec::fp32_tflops, 1000.0, 0.35,
+                                             "FP32 {} TFLOPS", true};
+
 constexpr MetricSpec k_metrics[] = {
     {"kernel_load_ms", "ms"},
-    {"fp32_fma_gflops", "GFLOP/s"},
+    {"fp32_fma_gflops", "GFLOP/s", k_fma_floor},
 };
 
 constexpr VerifySpec k_verify[] = {{k_verify_kind, k_mismatch}};

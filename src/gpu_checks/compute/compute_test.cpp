@@ -218,6 +218,18 @@ TEST(Compute, RunsAndIsListedWhereItWasBeforeItHadAFolder) {
   EXPECT_TRUE(gates::is_known_metric("kernel_load_ms"));
 }
 
+TEST(Compute, ItsFmaRateHasTheFloorItDeclares) {
+  const std::optional<checks::Expectation> floor =
+      checks::expected_floor("NVIDIA H200", "fp32_fma_gflops", 132);
+  ASSERT_TRUE(floor);
+  EXPECT_DOUBLE_EQ(floor->min, 0.35 * 67.0 * 1000.0);
+  EXPECT_TRUE(floor->words.starts_with("0.35 of the datasheet's FP32 67 TFLOPS: ")) << floor->words;
+  EXPECT_FALSE(checks::expected_floor("NVIDIA H200", "kernel_load_ms", 132));
+  const std::vector<std::string_view>& siblings = checks::sibling_metrics();
+  EXPECT_NE(std::find(siblings.begin(), siblings.end(), "fp32_fma_gflops"), siblings.end());
+  EXPECT_EQ(std::find(siblings.begin(), siblings.end(), "kernel_load_ms"), siblings.end());
+}
+
 TEST(Compute, ThePayloadIsReadAsItWasWritten) {
   Output<Payload> out;
   out.payload = k_measured;

@@ -14,9 +14,15 @@ namespace gpucheck {
 /// gpu_checks::install(), which calls it).
 std::span<const CheckDef> all_checks();
 
-/// Add a check of its own folder (src/gpu_checks/, registry.cpp there) at start-up: it follows
-/// the per-GPU active checks (gpu.cudnn), in the order added; `first`: it comes before every
-/// active check instead (the checks added so, in the order added).
-void add_check(const CheckDef& check, bool first = false);
+/// Where add_check() lists a check among the active ones; the checks added to one place keep
+/// the order they were added in.
+enum class CheckPlace {
+  after_builtin, ///< after the per-GPU active checks (gpu.cudnn)
+  first,         ///< before every active check (gpu.compute: do gpucheck's kernels run?)
+  before_long,   ///< before the long level's checks (gpu.memtest)
+};
+
+/// Add a check of its own folder (src/gpu_checks/, registry.cpp there) at start-up.
+void add_check(const CheckDef& check, CheckPlace place = CheckPlace::after_builtin);
 
 } // namespace gpucheck

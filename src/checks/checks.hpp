@@ -67,7 +67,6 @@
   X(gpu_cudnn_check)                /* gpu.cudnn: convolutions and activations vs the CPU */       \
   X(gpu_p2p_check)                  /* gpu.p2p: peer access, bandwidth, latency (>= 2 GPUs) */     \
   X(gpu_nccl_check)                 /* gpu.nccl: NCCL all-reduce, verified (>= 2 GPUs) */          \
-  X(gpu_memtest_check)              /* gpu.memtest (long level): patterns over free memory */      \
   X(gpu_burn_check)                 /* gpu.burn (long level): sustained GEMMs, clocks, Xids */
 // clang-format on
 

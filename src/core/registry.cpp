@@ -30,21 +30,30 @@ std::vector<CheckDef>& checks_table() {
 }
 size_t g_added = 0;
 size_t g_first = 0;
+size_t g_before_long = 0;
+
+/// Before the first check that `starts` the place, after the `added` checks put there before.
+void insert_before(std::vector<CheckDef>& checks, const CheckDef& check, size_t& added,
+                   bool (*starts)(const CheckDef&)) {
+  auto at = std::find_if(checks.begin(), checks.end(), starts);
+  at = at == checks.end() ? checks.end() : at + static_cast<std::ptrdiff_t>(added);
+  checks.insert(at, check);
+  ++added;
+}
 } // namespace
 
 std::span<const CheckDef> all_checks() {
   return checks_table();
 }
 
-void add_check(const CheckDef& check, bool first) {
+void add_check(const CheckDef& check, CheckPlace place) {
   std::vector<CheckDef>& checks = checks_table();
-  if (first) {
-    auto at = std::find_if(checks.begin(), checks.end(),
-                           [](const CheckDef& c) { return c.info.kind == CheckKind::active; });
-    // After those added first before it (the first active check is then theirs).
-    at = at == checks.end() ? checks.end() : at + static_cast<std::ptrdiff_t>(g_first);
-    checks.insert(at, check);
-    ++g_first;
+  if (place == CheckPlace::first) {
+    insert_before(checks, check, g_first,
+                  [](const CheckDef& c) { return c.info.kind == CheckKind::active; });
+  } else if (place == CheckPlace::before_long) {
+    insert_before(checks, check, g_before_long,
+                  [](const CheckDef& c) { return c.info.level == Level::long_; });
   } else {
     auto at = std::find_if(checks.begin(), checks.end(),
                            [](const CheckDef& c) { return c.info.id == "gpu.cudnn"; });

@@ -162,17 +162,22 @@ std::chrono::milliseconds Scheduler::timeout_of(const Job& job) const {
 }
 
 void Scheduler::update_progress() {
-  // The phase: the long work that runs now (the burn once any GPU burns), since its first go.
+  // The phase: the latest long work of the table that runs now (the burn once any GPU burns),
+  // since its first go.
   std::optional<Progress> now;
   std::optional<Clock::time_point> since;
-  for (const Work phase : {Work::burn, Work::memtest}) {
+  const std::span<const WorkRow> table = work_table();
+  for (auto row = table.rbegin(); row != table.rend(); ++row) {
+    if (row->child != WorkChild::long_level) {
+      continue;
+    }
     for (const Job& job : m_jobs) {
-      if (job.work != phase || job.state != JobState::running) {
+      if (job.work != row->work || job.state != JobState::running) {
         continue;
       }
       if (!now) {
         now = Progress{};
-        now->phase = phase == Work::memtest ? "memory test" : "burn";
+        now->phase = row->phase;
         now->total_s = std::chrono::duration<double>(m_options.long_duration).count();
       }
       ++now->gpus;

@@ -174,8 +174,6 @@ inline constexpr FindingCode k_gpu_long_interrupted{"gpu.long_interrupted"};
 inline constexpr FindingCode k_gpu_lost{"gpu.lost"};
 inline constexpr FindingCode k_gpu_memory_held_by_others{"gpu.memory_held_by_others"};
 inline constexpr FindingCode k_gpu_memory_in_use{"gpu.memory_in_use"};
-inline constexpr FindingCode k_gpu_memtest_coverage_low{"gpu.memtest_coverage_low"};
-inline constexpr FindingCode k_gpu_memtest_errors{"gpu.memtest_errors"};
 inline constexpr FindingCode k_gpu_mig_change_pending{"gpu.mig_change_pending"};
 inline constexpr FindingCode k_gpu_mig_no_instance{"gpu.mig_no_instance"};
 inline constexpr FindingCode k_gpu_other_run{"gpu.other_run"};

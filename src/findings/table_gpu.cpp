@@ -257,31 +257,6 @@ constexpr FindingSpec k_table[] = {
      "the rest",
      where(k_gpu_index, "the test stopped (\"the memory test\", \"the burn\")", "seconds it ran",
            "seconds it was to run", "what was tested, and what was not")},
-    {codes::k_gpu_memtest_coverage_low, Severity::warn, "memory test covered too little memory",
-     "The memory test could allocate less than 95% of the GPU's free memory, so part of the "
-     "memory was not tested and may hold faulty cells. Usual causes: another process or the "
-     "driver took memory while the test allocated, or the free memory was fragmented.",
-     "GPU {0}: the memory test covered {1} GiB, {2}% of the {3} GiB free; the floor is {4}%",
-     "nothing says the GPU is faulty; run the test again when no other process holds GPU memory "
-     "(nvidia-smi lists them)",
-     where(k_gpu_index, "GiB tested", "that as a percentage of the free memory", "GiB free",
-           "the floor, in percent")},
-    {codes::k_gpu_memtest_errors, Severity::fail, "GPU memory does not hold what was written",
-     "The memory test wrote known patterns into nearly all free device memory and read words "
-     "back that differ from what was written: cells that flip, stuck bits or addressing faults. "
-     "ECC may correct single bits, but a word that reads back wrong here is a memory fault.",
-     "GPU {0} ({1}): {2} read back wrong in the memory test, at addresses {3} to {4}, "
-     "{5}; first: expected {6}, observed {7}",
-     "drain the GPU (no new jobs on it); read its ECC counters and row remapping with `nvidia-smi "
-     "-q -d ECC,ROW_REMAPPER -i {8}`; reset the GPU (`nvidia-smi -r -i {8}`) or reboot so that "
-     "pending row remaps apply, and run `gpucheck --level long --only gpu.memtest` again; if "
-     "errors remain, have the GPU replaced (RMA)",
-     where(k_gpu_index, "GPU model (name)", "how many words read back wrong",
-           "lowest address wrong", "highest address wrong",
-           "the patterns that found errors (\"patterns walking-ones, random\")",
-           "the first error's expected word", "the first error's observed word",
-           "the GPU's PCI bus id (or index), for nvidia-smi -i"),
-     Drain::yes},
     {codes::k_gpu_other_run, Severity::warn, "another gpucheck run had the GPU",
      "gpucheck runs on one host take turns per GPU and queue for them. This run waited for the "
      "other run's turn on this GPU for all of its wait (--wait-turn; by default 30 s and 15 s "

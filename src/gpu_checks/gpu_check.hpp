@@ -23,6 +23,7 @@
 #include "findings/catalog.hpp"
 #include "gpucheck/check.hpp"
 #include "gpucheck/expected.hpp"
+#include "gpucheck/registry.hpp"
 #include "protocol/payloads.hpp"
 
 namespace gpucheck::gpu {
@@ -49,10 +50,11 @@ struct MetricSpec {
   checks::DatasheetFloor floor{};
 };
 
-/// A verification kind of the check and the finding a mismatch of it gives.
+/// A verification kind of the check and the finding a mismatch of it gives (nullopt: the
+/// check's own judge names a mismatch in full, and no common finding is made of it).
 struct VerifySpec {
   std::string_view kind;
-  FindingCode code;
+  std::optional<FindingCode> code;
 };
 
 /// What a GPU child reports besides its check's payload, read once for the judge: its envelope
@@ -63,14 +65,12 @@ struct ChildReport {
   std::optional<protocol::DeviceDescription> device;
 };
 
-/// Where reports list a check among the active ones.
-enum class Listed {
-  first,        ///< before every other active check (gpu.compute: do gpucheck's kernels run?)
-  after_builtin ///< after the active checks of src/checks/active/, in registration order
-};
+/// Where reports list a check among the active ones (gpucheck/registry.hpp).
+using Listed = CheckPlace;
 
 /// One GPU check, whole. Its work runs in each GPU's shared child (engine::WorkChild::shared)
-/// in the registry's order, before the copies; its child mode runs it alone.
+/// in the registry's order, before the copies, or in the long level's child before the burn;
+/// its child mode runs it alone.
 template <typename Payload> struct GpuCheck {
   using payload_type = Payload;
   CheckInfo info;        ///< id, title, description; kind active
@@ -96,6 +96,13 @@ template <typename Payload> struct GpuCheck {
   void (*amend_setup)(const checks::GpuTarget& gpu, const ChildReport& child,
                       checks::Judgement& setup) = nullptr;
   Listed listed = Listed::after_builtin;
+  protocol::WorkChild child = protocol::WorkChild::shared; ///< or long_level
+  bool alone = false; ///< gpu::WorkRunner::alone: nothing of cuDNN's lane beside its timed work
+  /// The payload's own writer and reader where protocol/payloads.hpp has them; nullptr:
+  /// nlohmann's, from the declaration of its fields.
+  void (*write)(const Payload& payload, nlohmann::json& json) = nullptr;
+  Expected<Payload> (*read)(const nlohmann::json& json) = nullptr;
+  std::string_view phase = {}; ///< a long-level work: the progress line's name for it
 };
 
 /// A GpuCheck with its types erased: what registry.cpp installs.
@@ -111,17 +118,25 @@ struct Registration {
   std::span<const MetricSpec> metrics;
   std::span<const VerifySpec> verify;
   Listed listed = Listed::after_builtin;
+  bool alone = false;
 };
 
-/// The payload, metrics and verifications of `out` written into a child's JSON.
-template <typename Payload> void write_output(const Output<Payload>& out, nlohmann::json& json) {
-  json.update(nlohmann::json(out.payload));
+/// The metrics and verifications of `out` written into a child's JSON.
+template <typename Payload>
+void write_measurements(const Output<Payload>& out, nlohmann::json& json) {
   for (const protocol::PayloadMetric& m : out.metrics) {
     json["metrics"].push_back(protocol::to_json(m));
   }
   for (const protocol::PayloadVerification& v : out.verify) {
     json["verify"].push_back(protocol::to_json(v));
   }
+}
+
+/// The payload (from the declaration of its fields), metrics and verifications of `out` written
+/// into a child's JSON.
+template <typename Payload> void write_output(const Output<Payload>& out, nlohmann::json& json) {
+  json.update(nlohmann::json(out.payload));
+  write_measurements(out, json);
 }
 
 /// Why a payload's field could not be read, in the words of the other payloads' readers
@@ -150,13 +165,30 @@ template <const auto& Check>
 void child_work(gpu::DeviceSession& session, const gpu::KernelModule& module,
                 nlohmann::json& json) {
   Output<PayloadOf<Check>> out;
+  const auto write = [&out, &json] {
+    if constexpr (Check.write != nullptr) {
+      Check.write(out.payload, json);
+      write_measurements(out, json);
+    } else {
+      write_output(out, json);
+    }
+  };
   try {
     Check.run(session, module, out);
   } catch (...) {
-    write_output(out, json);
+    write();
     throw;
   }
-  write_output(out, json);
+  write();
+}
+
+template <const auto& Check>
+Expected<PayloadOf<Check>> read_payload_of(const nlohmann::json& json) {
+  if constexpr (Check.read != nullptr) {
+    return Check.read(json);
+  } else {
+    return read_payload<PayloadOf<Check>>(json);
+  }
 }
 
 template <const auto& Check>
@@ -168,7 +200,7 @@ checks::Judgement judge_json(const checks::GpuTarget& gpu, const nlohmann::json&
     }
     return std::move(*setup);
   }
-  const Expected<PayloadOf<Check>> payload = read_payload<PayloadOf<Check>>(json);
+  const Expected<PayloadOf<Check>> payload = read_payload_of<Check>(json);
   if (!payload) {
     return checks::unreadable_result(Check.info.title, gpu, payload.error());
   }
@@ -192,15 +224,15 @@ template <const auto& Check> std::span<const FindingSpec> findings_of() {
 template <const auto& Check> Registration registration() {
   Registration r;
   r.check = {Check.info, &detail::run_check<Check>, &detail::findings_of<Check>};
-  r.work = {
-      engine::Work{}, Check.work,       Check.info.id,    Check.mode, engine::WorkChild::shared,
-      Check.min_mib,  Check.wanted_mib, Check.prepare_mib};
+  r.work = {engine::Work{}, Check.work,       Check.info.id,     Check.mode, Check.child,
+            Check.min_mib,  Check.wanted_mib, Check.prepare_mib, Check.phase};
   r.judge = &detail::judge_json<Check>;
   r.run = &detail::child_work<Check>;
   r.needs_kernels = Check.needs_kernels;
   r.metrics = Check.metrics;
   r.verify = Check.verify;
   r.listed = Check.listed;
+  r.alone = Check.alone;
   return r;
 }
 

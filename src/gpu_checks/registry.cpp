@@ -70,7 +70,7 @@ void install() {
   all_checks(); // the built-in checks' own findings join the catalogue first
   for (const Registration& r : registered()) {
     const engine::Work work = engine::add_work(r.work);
-    gpu::add_work_runner({work, r.run, r.needs_kernels, false, nullptr});
+    gpu::add_work_runner({work, r.run, r.needs_kernels, r.alone, nullptr});
     std::vector<std::string_view> names;
     for (const MetricSpec& m : r.metrics) {
       names.push_back(m.name);
@@ -80,9 +80,13 @@ void install() {
     }
     gates::add_metric_names(names);
     for (const VerifySpec& v : r.verify) {
-      checks::add_verify_code(v.kind, v.code);
+      if (v.code) {
+        checks::add_verify_code(v.kind, *v.code);
+      } else {
+        checks::add_own_verify_kind(v.kind);
+      }
     }
-    add_check(r.check, r.listed == Listed::first);
+    add_check(r.check, r.listed);
   }
 }
 

@@ -11,7 +11,8 @@
 #define GPUCHECK_GPU_CHECKS(X)                                                                     \
   X(compute)     /* gpu.compute: context, kernel load, FMA chains and a reduction */               \
   X(streams)     /* gpu.streams: priorities, events, graph capture */                              \
-  X(memory_pool) /* gpu.memory_pool: stream-ordered allocations, timed and verified */
+  X(memory_pool) /* gpu.memory_pool: stream-ordered allocations, timed and verified */          \
+  X(memtest)     /* gpu.memtest (long level): patterns over nearly all free memory */
 // clang-format on
 
 namespace gpucheck::gpu_checks {

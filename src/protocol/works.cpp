@@ -29,19 +29,20 @@ Work add_work(WorkRow row) {
                                          row.check, row.mode, other.name));
     }
   }
-  if (row.child != WorkChild::shared) {
+  if (row.child == WorkChild::spanning) {
     throw std::logic_error(
-        fmt::format("work '{}': only a shared child's work can be added", row.name));
+        fmt::format("work '{}': a spanning child's work cannot be added", row.name));
   }
   uint8_t next = 0;
   for (const WorkRow& other : rows) {
     next = std::max<uint8_t>(next, static_cast<uint8_t>(other.work.id + 1));
   }
   row.work = Work{next};
-  // After the works added earlier, before the copies.
-  const auto copies = std::find_if(rows.begin(), rows.end(),
-                                   [](const WorkRow& r) { return r.work == Work::bandwidth; });
-  rows.insert(copies, row);
+  // After the works added earlier, before the copies (or the burn).
+  const Work before = row.child == WorkChild::shared ? Work::bandwidth : Work::burn;
+  const auto at = std::find_if(rows.begin(), rows.end(),
+                               [before](const WorkRow& r) { return r.work == before; });
+  rows.insert(at, row);
   return row.work;
 }
 

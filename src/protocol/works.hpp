@@ -34,7 +34,7 @@ namespace gpucheck::protocol {
 struct Work {
   uint8_t id = 0;
   friend constexpr auto operator<=>(Work, Work) = default;
-  static const Work bandwidth, copies_together, local_copies, cudnn, peers, nccl, memtest, burn;
+  static const Work bandwidth, copies_together, local_copies, cudnn, peers, nccl, burn;
 };
 inline constexpr Work Work::bandwidth{2};
 inline constexpr Work Work::copies_together{3};
@@ -42,7 +42,6 @@ inline constexpr Work Work::local_copies{4};
 inline constexpr Work Work::cudnn{5};
 inline constexpr Work Work::peers{6};
 inline constexpr Work Work::nccl{7};
-inline constexpr Work Work::memtest{8};
 inline constexpr Work Work::burn{9};
 
 /// Which child a work's job runs in (rule same_child).
@@ -65,6 +64,8 @@ struct WorkRow {
   uint64_t min_mib;
   uint64_t wanted_mib;
   uint64_t prepare_mib;
+  /// A long-level work: what the terminal's progress line calls it while it runs.
+  std::string_view phase = {};
 };
 
 /// Every work, in the order of the gated work (and of the works in a shared child). The works of
@@ -89,15 +90,15 @@ inline constexpr WorkRow k_work_table[] = {
     // NCCL's own buffers and the smallest size; and a 256 MiB sum in place.
     {Work::nccl, "nccl", "gpu.nccl", "gpu-peers", WorkChild::spanning, 256 + 1, 2 * 256, 2 * 256},
     // The long level sizes itself to the GPU's free memory (not budgeted).
-    {Work::memtest, "memtest", "gpu.memtest", "gpu-memtest", WorkChild::long_level, 64, 64, 64},
-    {Work::burn, "burn", "gpu.burn", "gpu-burn", WorkChild::long_level, 64, 64, 64},
+    {Work::burn, "burn", "gpu.burn", "gpu-burn", WorkChild::long_level, 64, 64, 64, "burn"},
 };
 
-/// Every work in order: k_work_table with the added works before it (before the copies).
+/// Every work in order: k_work_table with the added works of a shared child before the copies,
+/// those of the long level's child before the burn.
 std::span<const WorkRow> work_table();
-/// Add a check's own work (a shared-child work of one GPU; row.work is ignored) before any plan
-/// is made, and return the Work it gets. Throws std::logic_error for a name, mode or check that
-/// a work already has, or a child other than WorkChild::shared.
+/// Add a check's own work (of one GPU's shared or long-level child; row.work is ignored) before
+/// any plan is made, and return the Work it gets. Throws std::logic_error for a name, mode or
+/// check that a work already has, or a spanning child.
 Work add_work(WorkRow row);
 
 /// The row of a work.

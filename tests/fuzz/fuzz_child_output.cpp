@@ -50,7 +50,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   (void)checks::judge_gpu_bandwidth(gpu, payload);
   (void)checks::judge_gpu_cudnn(gpu, payload);
-  (void)checks::judge_gpu_memtest(gpu, payload);
   (void)checks::judge_gpu_burn(gpu, payload);
   std::vector<Metric> metrics;
   (void)checks::judge_gpu_p2p(fuzz::recorded_snapshot(), payload, false, metrics);

@@ -80,6 +80,12 @@ Finding unreadable_finding(std::string_view check_title, const GpuTarget& gpu, c
                       fmt::format("it reported a result gpucheck cannot read: {}", error.message));
 }
 
+/// The kinds whose checks name their mismatches themselves (add_own_verify_kind()).
+std::vector<std::string_view>& own_verify_kinds() {
+  static std::vector<std::string_view> kinds;
+  return kinds;
+}
+
 /// The verification kinds of the checks of their own folders (add_verify_code()).
 std::vector<std::pair<std::string_view, FindingCode>>& added_verify_codes() {
   static std::vector<std::pair<std::string_view, FindingCode>> codes;
@@ -114,6 +120,10 @@ std::optional<FindingCode> verify_code(const std::string& kind) {
 
 void add_verify_code(std::string_view kind, FindingCode code) {
   added_verify_codes().emplace_back(kind, code);
+}
+
+void add_own_verify_kind(std::string_view kind) {
+  own_verify_kinds().push_back(kind);
 }
 
 GpuTargets gpu_targets(const SystemSnapshot& snapshot, std::chrono::milliseconds timeout) {
@@ -255,9 +265,11 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
     }
   }
   for (const protocol::PayloadVerification& v : envelope.value().verify) {
-    // The long level's own judges name memory-test errors and burn mismatches in full
-    // (gpu.memtest_errors, gpu.burn_mismatch).
-    if (v.mismatches == 0 || v.kind == "memtest" || v.kind == "burn") {
+    // The burn's judge names its mismatches in full (gpu.burn_mismatch), as do the checks that
+    // registered their kinds so (gpu.memtest: gpu.memtest_errors).
+    const std::vector<std::string_view>& own = own_verify_kinds();
+    if (v.mismatches == 0 || v.kind == "burn" ||
+        std::find(own.begin(), own.end(), v.kind) != own.end()) {
       continue;
     }
     if (const std::optional<FindingCode> code = verify_code(v.kind)) {

@@ -93,6 +93,9 @@ std::vector<Metric> payload_metrics(const nlohmann::json& payload, bool contende
 /// The finding of a failed verification of `kind` (a check of its own folder, src/gpu_checks/,
 /// adds its kinds at start-up); unknown kinds are gpu.compute_mismatch.
 void add_verify_code(std::string_view kind, FindingCode code);
+/// A verification kind whose mismatches its check's judge names in full (gpu.memtest's): no
+/// common finding is made of it.
+void add_own_verify_kind(std::string_view kind);
 
 /// Whether every verification in the payload found no mismatch (and there was at least one).
 bool all_verified(const nlohmann::json& payload);
@@ -126,10 +129,9 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
 /// gpu.nccl's judge: the NCCL work's payload (sizes, bus bandwidth); NCCL missing is a skip.
 Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
                          std::vector<Metric>& metrics);
-/// The long level's judges (src/checks/rules/long_level.hpp has the rules): the memory test's and
-/// the burn's payload, one GPU; no usable cuBLAS is a skip of the burn. The burn's comparison
-/// across GPUs is judge_burn_peers(), done by gpu.burn over the whole run.
-Judgement judge_gpu_memtest(const GpuTarget& gpu, const nlohmann::json& payload);
+/// The burn's judge (src/checks/rules/long_level.hpp has the rules): its payload, one GPU; no
+/// usable cuBLAS is a skip. The burn's comparison across GPUs is judge_burn_peers(), done by
+/// gpu.burn over the whole run.
 Judgement judge_gpu_burn(const GpuTarget& gpu, const nlohmann::json& payload);
 
 } // namespace gpucheck::checks

@@ -48,10 +48,6 @@ std::optional<Peak> peak_of(const compat::GpuModelSpec& model, std::string_view 
     return Peak{model.hbm_gbps, k_device_copy_fraction,
                 fmt::format("memory bandwidth {:g} GB/s", model.hbm_gbps)};
   }
-  if (metric == "memtest_throughput_gbps") {
-    return Peak{model.hbm_gbps, k_memtest_fraction,
-                fmt::format("memory bandwidth {:g} GB/s", model.hbm_gbps)};
-  }
   if (metric == "conv_fp16_nhwc_32x256x56x56_tflops") {
     return Peak{model.fp16_tensor_tflops, k_conv_fp16_fraction,
                 fmt::format("dense FP16 tensor {:g} TFLOPS", model.fp16_tensor_tflops)};

@@ -22,9 +22,7 @@ inline constexpr double k_device_copy_fraction = 0.3; ///< device-local copy / m
 inline constexpr double k_conv_fp16_fraction = 0.55;  ///< FP16 convolution / dense tensor peak
 inline constexpr double k_conv_fp32_fraction = 0.6;   ///< FP32 convolution (no TF32) / FP32 peak
 inline constexpr double k_p2p_fraction = 0.6;         ///< peer copies / NVLink one way
-inline constexpr double k_nccl_fraction = 0.5;
-/// The long level's memory test, bytes written plus read per second / memory bandwidth.
-inline constexpr double k_memtest_fraction = 0.6; ///< all-reduce bus bandwidth / NVLink one way
+inline constexpr double k_nccl_fraction = 0.5;        ///< all-reduce bus bandwidth / NVLink one way
 
 /// The floor of `metric` (its name, in its unit) on GPU model `model`; nullopt where the model
 /// or the metric has none, or where the device has other SMs than the datasheet's board (a MIG

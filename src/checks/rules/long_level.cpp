@@ -16,24 +16,6 @@
 namespace gpucheck::checks {
 
 namespace {
-constexpr double k_gib = 1024.0 * 1024.0 * 1024.0;
-
-double gib(uint64_t bytes) {
-  return static_cast<double>(bytes) / k_gib;
-}
-
-std::optional<uint64_t> parse_hex(const std::string& text) {
-  if (text.size() < 3 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) {
-    return std::nullopt;
-  }
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text.c_str() + 2, &end, 16);
-  if (end == text.c_str() + 2 || *end != '\0') {
-    return std::nullopt;
-  }
-  return value;
-}
-
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
   std::string out;
   for (const std::string& part : parts) {
@@ -49,87 +31,11 @@ double median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-/// How nvidia-smi names the GPU (`-i`): its PCI bus id when known, else its index.
-std::string smi_id(const GpuTarget& gpu) {
-  return gpu.pci_bus_id.empty() ? std::to_string(gpu.gpu_index) : gpu.pci_bus_id;
-}
-
 std::string gpu_words(const GpuTarget& gpu) {
   return gpu.name.empty() ? fmt::format("GPU {}", gpu.gpu_index)
                           : fmt::format("GPU {} ({})", gpu.gpu_index, gpu.name);
 }
 } // namespace
-
-Judgement judge_memtest(const GpuTarget& gpu, const protocol::MemtestReport& report) {
-  Judgement judgement;
-  const int index = gpu.gpu_index;
-  const double coverage = report.free_bytes > 0 ? static_cast<double>(report.tested_bytes) /
-                                                      static_cast<double>(report.free_bytes)
-                                                : 0.0;
-  const double gbps =
-      report.elapsed_s > 0 ? static_cast<double>(report.bytes_moved) / report.elapsed_s / 1e9 : 0.0;
-  std::vector<std::string> names;
-  for (const protocol::MemtestPattern& p : report.patterns) {
-    names.push_back(p.name);
-  }
-  judgement.summary = fmt::format(
-      "{}: {:.1f} GiB tested ({:.1f}% of {:.1f} GiB free) under {} ({}), {} in {:.1f} s at "
-      "{:.0f} GB/s",
-      gpu_words(gpu), gib(report.tested_bytes), 100.0 * coverage, gib(report.free_bytes),
-      plural(report.patterns.size(), "pattern"),
-      names.empty() ? std::string("none") : join(names, ", "), plural(report.rounds, "full round"),
-      report.elapsed_s, gbps);
-  if (report.error_count == 0) {
-    judgement.summary += "; every word read back right";
-  } else {
-    judgement.summary += fmt::format("; {} read back WRONG", plural(report.error_count, "word"));
-    std::optional<uint64_t> lowest;
-    std::optional<uint64_t> highest;
-    std::vector<std::string> patterns;
-    for (const protocol::MemtestError& e : report.errors) {
-      if (const auto at = parse_hex(e.address)) {
-        lowest = std::min(lowest.value_or(*at), *at);
-        highest = std::max(highest.value_or(*at), *at);
-      }
-      if (std::find(patterns.begin(), patterns.end(), e.pattern) == patterns.end()) {
-        patterns.push_back(e.pattern);
-      }
-    }
-    const std::string count = report.errors.size() < report.error_count
-                                  ? fmt::format("{} words (the first {} recorded)",
-                                                report.error_count, report.errors.size())
-                                  : plural(report.error_count, "word");
-    const auto address = [](const std::optional<uint64_t>& a) {
-      return a ? fmt::format("0x{:x}", *a) : std::string("unknown");
-    };
-    const bool have_first = !report.errors.empty();
-    judgement.findings.push_back(make_finding(
-        codes::k_gpu_memtest_errors, index, index, gpu.name.empty() ? std::string("?") : gpu.name,
-        count, address(lowest), address(highest),
-        patterns.empty() ? std::string("patterns unknown")
-                         : fmt::format("{} {}", patterns.size() == 1 ? "pattern" : "patterns",
-                                       join(patterns, ", ")),
-        have_first ? report.errors.front().expected : std::string("unknown"),
-        have_first ? report.errors.front().observed : std::string("unknown"), smi_id(gpu)));
-  }
-  if (report.interrupted) {
-    judgement.summary += fmt::format("; stopped by the user after {:.1f} of {:.0f} s",
-                                     report.elapsed_s, report.duration_s);
-    judgement.findings.push_back(make_finding(
-        codes::k_gpu_long_interrupted, index, index, "the memory test",
-        fmt::format("{:.1f}", report.elapsed_s), fmt::format("{:.0f}", report.duration_s),
-        fmt::format("{:.1f} GiB tested under {} in {}; the rest of the time was not tested",
-                    gib(report.tested_bytes), plural(report.patterns.size(), "pattern"),
-                    plural(report.rounds, "full round"))));
-  } else if (coverage < k_memtest_coverage_floor) {
-    judgement.findings.push_back(make_finding(
-        codes::k_gpu_memtest_coverage_low, index, index,
-        fmt::format("{:.1f}", gib(report.tested_bytes)), fmt::format("{:.1f}", 100.0 * coverage),
-        fmt::format("{:.1f}", gib(report.free_bytes)),
-        fmt::format("{:.0f}", 100.0 * k_memtest_coverage_floor)));
-  }
-  return judgement;
-}
 
 namespace {
 struct ReasonBit {

@@ -1,8 +1,7 @@
 #pragma once
-/// Pure rules of the long level's checks (gpu.memtest, gpu.burn): what the memory test's errors,
-/// coverage and interruption mean; what the burn's NVML samples, Xids, mismatches, result hashes
-/// and TFLOP/s mean, per GPU and across the GPUs of one model. No GPU needed
-/// (tests/unit/checks/long_rules_test.cpp).
+/// Pure rules of the burn (gpu.burn; gpu.memtest's are in src/gpu_checks/memtest/): what its
+/// NVML samples, Xids, mismatches, result hashes and TFLOP/s mean, per GPU and across the GPUs
+/// of one model. No GPU needed (tests/unit/checks/long_rules_test.cpp).
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -17,8 +16,6 @@
 
 namespace gpucheck::checks {
 
-/// The memory test should cover this fraction of the free memory (the child aims at 96%).
-inline constexpr double k_memtest_coverage_floor = 0.95;
 /// A hardware clock-event reason active in more than this share of the burn's samples (and in
 /// at least k_min_throttled_samples of them) fails the burn: one stray sample is no throttle.
 inline constexpr double k_hw_throttle_share = 0.01;
@@ -36,11 +33,6 @@ inline constexpr uint64_t k_reason_hw_slowdown = 0x8;
 inline constexpr uint64_t k_reason_sw_thermal = 0x20;
 inline constexpr uint64_t k_reason_hw_thermal = 0x40;
 inline constexpr uint64_t k_reason_hw_power_brake = 0x80;
-
-/// gpu.memtest's verdict on one GPU's report: gpu.memtest_errors for any word read back wrong,
-/// gpu.memtest_coverage_low below the floor, gpu.long_interrupted when the user stopped it; the
-/// summary says what was tested, under which patterns, how fast.
-Judgement judge_memtest(const GpuTarget& gpu, const protocol::MemtestReport& report);
 
 /// The burn's NVML samples judged: findings (gpu.burn_throttled_hw, gpu.burn_thermal) and the
 /// summary's words on clocks, temperature and power.

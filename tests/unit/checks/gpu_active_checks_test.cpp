@@ -39,7 +39,9 @@ SystemSnapshot snapshot_with_init(int result, std::string name) {
 std::vector<CheckDef> all_gpu_checks() {
   std::vector<CheckDef> out{gpu_bandwidth_check(), gpu_cudnn_check()};
   for (const gpu_checks::Registration& r : gpu_checks::registered()) {
-    out.push_back(r.check); // gpu.compute, gpu.streams, gpu.memory_pool (src/gpu_checks/)
+    if (r.check.info.level != Level::long_) { // gpu.memtest is the long level's
+      out.push_back(r.check); // gpu.compute, gpu.streams, gpu.memory_pool (src/gpu_checks/)
+    }
   }
   return out;
 }
@@ -224,7 +226,8 @@ TEST(GpuChecks, ALongWorkLeftOutOfABusyGpuIsASkipNamingTheProcessesNeverAWarning
   for (const bool force : {false, true}) {
     SCOPED_TRACE(force);
     auto gpu_engine = std::make_unique<engine::GpuEngine>(
-        std::vector<engine::Work>{engine::Work::memtest}, "/", std::nullopt, 5000ms);
+        std::vector<engine::Work>{*engine::work_for_check("gpu.memtest")}, "/", std::nullopt,
+        5000ms);
     protocol::Census census;
     protocol::CensusGpu shared;
     shared.bus_id = "0000:3b:00.0";
@@ -233,7 +236,7 @@ TEST(GpuChecks, ALongWorkLeftOutOfABusyGpuIsASkipNamingTheProcessesNeverAWarning
     shared.processes = {{4242, "python3", 2ULL << 30}};
     census.gpus.push_back(shared);
     gpu_engine->options().census_override = census;
-    gpu_engine->options().job_override = {{engine::Work::memtest, {"test-ok"}}};
+    gpu_engine->options().job_override = {{*engine::work_for_check("gpu.memtest"), {"test-ok"}}};
     gpu_engine->options().force_long = force;
     gpu_engine->probes_over();
     const CheckContext context{snapshot, CheckOptions{}, gpu_engine.get()};

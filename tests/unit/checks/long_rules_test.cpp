@@ -1,7 +1,7 @@
-// The long level's rules (src/checks/rules/long_level.hpp) and judges (gpu.memtest, gpu.burn) over
-// reports built as the children write them: memory errors, coverage, interruption; the burn's
-// NVML samples (a thermal slowdown mid-run, a power brake, a flat healthy run, a power-capped
-// run), Xids, mismatches, the comparison across GPUs and with the model's reference.
+// The burn's rules (src/checks/rules/long_level.hpp) and judge over reports built as the
+// children write them: the burn's NVML samples (a thermal slowdown mid-run, a power brake, a flat
+// healthy run, a power-capped run), Xids, mismatches, the comparison across GPUs and with the
+// model's reference.
 #include "checks/rules/long_level.hpp"
 
 #include <gtest/gtest.h>
@@ -32,121 +32,6 @@ std::vector<std::string> codes(const std::vector<Finding>& findings) {
     out.push_back(f.code);
   }
   return out;
-}
-
-constexpr uint64_t k_gib = 1ULL << 30;
-
-protocol::MemtestReport healthy_memtest() {
-  protocol::MemtestReport m;
-  m.free_bytes = 140 * k_gib;
-  m.tested_bytes = 134 * k_gib; // 95.7%
-  m.chunks = 134;
-  m.duration_s = 60.0;
-  m.elapsed_s = 60.0;
-  m.bytes_moved = 120000000000000ULL; // 2000 GB/s
-  m.rounds = 3;
-  for (const char* name :
-       {"walking_ones", "walking_zeros", "moving_inversions", "random", "address", "modulo20"}) {
-    m.patterns.push_back({name, 12});
-  }
-  return m;
-}
-
-// ---- gpu.memtest -------------------------------------------------------------------------
-
-TEST(MemtestJudge, AHealthyRunPassesAndSaysWhatWasTested) {
-  const Judgement j = judge_memtest(h200(), healthy_memtest());
-  EXPECT_TRUE(j.findings.empty());
-  EXPECT_FALSE(j.skipped);
-  EXPECT_EQ(j.summary, "GPU 0 (NVIDIA H200): 134.0 GiB tested (95.7% of 140.0 GiB free) under 6 "
-                       "patterns (walking_ones, walking_zeros, moving_inversions, random, "
-                       "address, modulo20), 3 full rounds in 60.0 s at 2000 GB/s; every word "
-                       "read back right");
-}
-
-TEST(MemtestJudge, ErrorsFailNamingRangePatternsAndValues) {
-  protocol::MemtestReport m = healthy_memtest();
-  m.error_count = 40;
-  m.errors = {{"0x7f2a40001230", "moving_inversions", "0xffffffff", "0xfffffffe"},
-              {"0x7f2a40000010", "moving_inversions", "0x00000000", "0x00000080"},
-              {"0x7f2a40801000", "random", "0x12345678", "0x12345679"}};
-  const Judgement j = judge_memtest(h200(3), m);
-  ASSERT_EQ(codes(j.findings), std::vector<std::string>{"gpu.memtest_errors"});
-  const Finding& f = j.findings[0];
-  EXPECT_EQ(f.severity, Severity::fail);
-  EXPECT_EQ(f.gpu_index, 3);
-  EXPECT_EQ(f.message, "GPU 3 (NVIDIA H200): 40 words (the first 3 recorded) read back wrong in "
-                       "the memory test, at addresses 0x7f2a40000010 to 0x7f2a40801000, "
-                       "patterns moving_inversions, random; first: expected 0xffffffff, "
-                       "observed 0xfffffffe");
-  EXPECT_NE(f.remedy.find("nvidia-smi -q -d ECC,ROW_REMAPPER -i 00000000:1B:00.0"),
-            std::string::npos);
-  EXPECT_NE(f.remedy.find("RMA"), std::string::npos);
-  EXPECT_NE(j.summary.find("40 words read back WRONG"), std::string::npos) << j.summary;
-}
-
-TEST(MemtestJudge, LowCoverageWarnsAndItsTwinAtTheFloorDoesNot) {
-  protocol::MemtestReport m = healthy_memtest();
-  m.tested_bytes = 100 * k_gib; // 71%
-  const Judgement low = judge_memtest(h200(), m);
-  ASSERT_EQ(codes(low.findings), std::vector<std::string>{"gpu.memtest_coverage_low"});
-  EXPECT_EQ(low.findings[0].severity, Severity::warn);
-  EXPECT_EQ(low.findings[0].message, "GPU 0: the memory test covered 100.0 GiB, 71.4% of the "
-                                     "140.0 GiB free; the floor is 95%");
-  m.tested_bytes = 133 * k_gib; // 95.0%
-  EXPECT_TRUE(judge_memtest(h200(), m).findings.empty());
-}
-
-TEST(MemtestJudge, AnInterruptedTestIsNeverAPass) {
-  protocol::MemtestReport m = healthy_memtest();
-  m.interrupted = true;
-  m.elapsed_s = 12.5;
-  m.rounds = 0;
-  m.tested_bytes = 10 * k_gib; // low coverage is not judged on top of the interruption
-  const Judgement j = judge_memtest(h200(), m);
-  ASSERT_EQ(codes(j.findings), std::vector<std::string>{"gpu.long_interrupted"});
-  EXPECT_EQ(j.findings[0].severity, Severity::warn);
-  EXPECT_EQ(j.findings[0].message,
-            "GPU 0: the memory test was stopped by the user (SIGINT) after 12.5 of 60 s: 10.0 GiB "
-            "tested under 6 patterns in 0 full rounds; the rest of the time was not tested");
-  EXPECT_NE(j.summary.find("stopped by the user after 12.5 of 60 s"), std::string::npos);
-  // Errors found before the stop still fail.
-  m.error_count = 1;
-  m.errors = {{"0x1000", "random", "0x1", "0x0"}};
-  EXPECT_EQ(codes(judge_memtest(h200(), m).findings),
-            (std::vector<std::string>{"gpu.memtest_errors", "gpu.long_interrupted"}));
-}
-
-TEST(MemtestJudge, ThePayloadIsReadThroughTheTypedReader) {
-  nlohmann::json payload = nlohmann::json::object();
-  protocol::write_envelope(protocol::ChildEnvelope{}, payload);
-  protocol::write_memtest(healthy_memtest(), payload);
-  EXPECT_TRUE(judge_gpu_memtest(h200(), payload).findings.empty());
-  payload["memtest"].erase("rounds");
-  const Judgement broken = judge_gpu_memtest(h200(), payload);
-  ASSERT_EQ(codes(broken.findings), std::vector<std::string>{"gpu.child_failed"});
-  EXPECT_NE(broken.findings[0].message.find("memtest.rounds is missing"), std::string::npos);
-}
-
-TEST(MemtestJudge, NoMemoryLeftBesideOtherProcessesIsASkip) {
-  nlohmann::json payload = nlohmann::json::object();
-  protocol::ChildEnvelope envelope;
-  envelope.failure =
-      protocol::PayloadFailure{"memtest allocate",
-                               "",
-                               0,
-                               "",
-                               "",
-                               "no memory to test: 200 MiB free, none of it could be allocated"};
-  protocol::write_envelope(envelope, payload);
-  GpuTarget shared = h200();
-  shared.other_processes = {"4242 (python3)"};
-  const Judgement skipped = judge_gpu_memtest(shared, payload);
-  EXPECT_TRUE(skipped.skipped);
-  EXPECT_EQ(skipped.summary, "GPU 0: not tested beside other processes: no memory to test: 200 "
-                             "MiB free, none of it could be allocated");
-  // Its twin: the same on a GPU nobody else uses is no skip.
-  EXPECT_FALSE(judge_gpu_memtest(h200(), payload).skipped);
 }
 
 // ---- gpu.burn: the NVML watch --------------------------------------------------------------

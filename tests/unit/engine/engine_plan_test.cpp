@@ -20,7 +20,12 @@ namespace {
 /// The works that checks of their own folders added (src/gpu_checks/, installed by the test
 /// main): each is one more job on every GPU, in the shared child before the copies.
 size_t added() {
-  return work_table().size() - std::size(k_work_table);
+  return static_cast<size_t>(
+      std::count_if(work_table().begin(), work_table().end(), [](const WorkRow& row) {
+        return row.child == WorkChild::shared &&
+               std::none_of(std::begin(k_work_table), std::end(k_work_table),
+                            [&row](const WorkRow& built_in) { return built_in.work == row.work; });
+      }));
 }
 
 /// gpu.streams' work, one of them (src/gpu_checks/streams/).
@@ -30,6 +35,10 @@ Work streams() {
 /// gpu.compute's work, the first of each shared child (src/gpu_checks/compute/).
 Work compute() {
   return *work_named("compute");
+}
+/// gpu.memtest's work, the first of the long level's child (src/gpu_checks/memtest/).
+Work memtest() {
+  return *work_named("memtest");
 }
 
 constexpr uint64_t k_mib = 1ULL << 20;
@@ -483,7 +492,7 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
     // the copies follow them.
     Work before = compute();
     for (const WorkRow& row : work_table()) {
-      if (row.work != compute() &&
+      if (row.work != compute() && row.child == WorkChild::shared &&
           std::none_of(std::begin(k_work_table), std::end(k_work_table),
                        [&row](const WorkRow& built_in) { return built_in.work == row.work; })) {
         EXPECT_EQ(plan.jobs[of[row.work]].after_in_child, of[before]) << row.name;
@@ -514,8 +523,8 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
   EXPECT_EQ(child_groups({Work::cudnn, Work::bandwidth, compute()}),
             (std::vector<std::vector<Work>>{{compute(), Work::bandwidth, Work::cudnn}}));
   EXPECT_EQ(child_groups({Work::cudnn}), (std::vector<std::vector<Work>>{{Work::cudnn}}));
-  EXPECT_EQ(child_groups({Work::cudnn, Work::memtest}),
-            (std::vector<std::vector<Work>>{{Work::cudnn}, {Work::memtest}}));
+  EXPECT_EQ(child_groups({Work::cudnn, memtest()}),
+            (std::vector<std::vector<Work>>{{Work::cudnn}, {memtest()}}));
   EXPECT_EQ(work_named("streams"), streams());
   EXPECT_EQ(work_name(Work::bandwidth), "bandwidth");
   EXPECT_FALSE(work_named("gpu-streams").has_value());
@@ -566,7 +575,7 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
   }
   for (const Work w :
        {compute(), streams(), Work::bandwidth, Work::copies_together, Work::local_copies,
-        Work::cudnn, Work::peers, Work::nccl, Work::memtest, Work::burn}) {
+        Work::cudnn, Work::peers, Work::nccl, memtest(), Work::burn}) {
     EXPECT_EQ(std::count(seen.begin(), seen.end(), w), 1) << work_name(w); // every built-in
   }
   // Every work of a shared or long-level child has one runner in the GPU children

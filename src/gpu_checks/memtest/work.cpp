@@ -1,4 +1,4 @@
-// The long level's memory test (work "memtest", check gpu.memtest): the classic patterns of
+// gpu.memtest's child side (the long level): the classic patterns of
 // memtest86 and cuda_memtest (walking ones and zeros, moving inversions, random data, address in
 // address, modulo-20) over nearly all free device memory, in chunks, every word checked on the
 // GPU by gpucheck's own kernels (kernels/gpucheck_kernels.cu, gpucheck_memtest_*). A pattern is
@@ -17,17 +17,18 @@
 #include "gpu/child.hpp"
 #include "gpu/cuda_call.hpp"
 #include "gpu/driver_objects.hpp"
-#include "gpu/gpu_children.hpp"
 #include "gpu/kernel_module.hpp"
 #include "gpu/memtest_patterns.hpp"
 #include "gpu/random.hpp"
 #include "gpu/session.hpp"
+#include "gpu_checks/memtest/memtest.hpp"
 #include "protocol/messages.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::memtest {
 
 namespace {
+using namespace gpucheck::gpu; // the children's sessions, buffers, kernels and stages
 using Clock = std::chrono::steady_clock;
 constexpr unsigned k_block = 256;
 constexpr uint64_t k_mib = 1ULL << 20;
@@ -88,10 +89,12 @@ public:
         m_errors(errors) {}
 
   /// Write `state` into every word.
-  void write(const memtest::State& state) { pass(state, nullptr, false); }
+  void write(const gpu::memtest::State& state) { pass(state, nullptr, false); }
 
   /// Check every word against `state`; write `next` in the same pass when given.
-  void check(const memtest::State& state, const memtest::State* next) { pass(state, next, true); }
+  void check(const gpu::memtest::State& state, const gpu::memtest::State* next) {
+    pass(state, next, true);
+  }
 
   /// Flip one bit of one word in the middle of the last chunk (GPUCHECK_PLANT_FAULT=memtest).
   void plant_fault() {
@@ -108,7 +111,7 @@ public:
 
 private:
   /// One pass over every chunk: write `state` (no check), or check it and write `next` if given.
-  void pass(const memtest::State& state, const memtest::State* next, bool check) {
+  void pass(const gpu::memtest::State& state, const gpu::memtest::State* next, bool check) {
     for (const Chunk& c : m_chunks.chunks()) {
       CUdeviceptr words = c.ptr;
       uint64_t n4 = c.bytes / 16;
@@ -168,7 +171,7 @@ public:
     uint32_t round_seed = static_cast<uint32_t>(fresh_seed());
     for (;;) {
       bool complete = true;
-      for (const memtest::Pattern& pattern : memtest::round(round_seed)) {
+      for (const gpu::memtest::Pattern& pattern : gpu::memtest::round(round_seed)) {
         if (over() && !m_report.patterns.empty()) {
           complete = false;
           break;
@@ -200,8 +203,8 @@ private:
 
   /// One pattern: written, then checked state by state; false when time ran out before its
   /// last state (what was written is still checked).
-  bool run_pattern(const memtest::Pattern& pattern) {
-    const std::vector<memtest::State>& states = pattern.states;
+  bool run_pattern(const gpu::memtest::Pattern& pattern) {
+    const std::vector<gpu::memtest::State>& states = pattern.states;
     m_tester.write(states.front());
     if (!m_planted) {
       m_tester.plant_fault();
@@ -253,24 +256,23 @@ private:
   uint64_t m_seen_errors = 0;
 };
 
-/// The memory test's figures and its verification into the child's JSON.
+/// The memory test's report, figures and verification.
 void write_results(const protocol::MemtestReport& report, const ChunkSet& chunks,
-                   const Tester& tester, const GpucheckMemtestErrors& e, nlohmann::json& out) {
-  protocol::write_memtest(report, out);
+                   const Tester& tester, const GpucheckMemtestErrors& e, Output<Payload>& out) {
+  out.payload = report;
   const double seconds = report.elapsed_s;
-  out["metrics"].push_back(
-      metric("memtest_throughput_gbps",
-             seconds > 0 ? static_cast<double>(tester.moved()) / seconds / 1e9 : 0.0, "GB/s",
-             "bytes written plus bytes read, per second"));
+  out.metrics.push_back({"memtest_throughput_gbps",
+                         seconds > 0 ? static_cast<double>(tester.moved()) / seconds / 1e9 : 0.0,
+                         "GB/s", "bytes written plus bytes read, per second"});
   const uint64_t free_bytes = report.free_bytes;
-  out["metrics"].push_back(metric(
-      "memtest_coverage_percent",
-      free_bytes > 0 ? 100.0 * static_cast<double>(chunks.bytes()) / static_cast<double>(free_bytes)
-                     : 0.0,
-      "%",
-      fmt::format("{} of {} MiB free, in {} chunks", chunks.bytes() / k_mib, free_bytes / k_mib,
-                  chunks.chunks().size())));
-  Verification v{"memtest",
+  out.metrics.push_back({"memtest_coverage_percent",
+                         free_bytes > 0 ? 100.0 * static_cast<double>(chunks.bytes()) /
+                                              static_cast<double>(free_bytes)
+                                        : 0.0,
+                         "%",
+                         fmt::format("{} of {} MiB free, in {} chunks", chunks.bytes() / k_mib,
+                                     free_bytes / k_mib, chunks.chunks().size())});
+  Verification v{std::string(k_verify_kind),
                  fmt::format("every word of {} MiB under {} patterns, {} full rounds",
                              chunks.bytes() / k_mib, report.patterns.size(), report.rounds)};
   v.checked = tester.checked_words();
@@ -280,14 +282,14 @@ void write_results(const protocol::MemtestReport& report, const ChunkSet& chunks
     v.got = fmt::format("0x{:08x} at 0x{:x}", e.observed[0], e.address[0]);
     v.want = fmt::format("0x{:08x}", e.expected[0]);
   }
-  out["verify"].push_back(protocol::to_json(v));
+  out.verify.push_back(std::move(v));
 }
 } // namespace
 
-void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
+void work(gpu::DeviceSession& session, const gpu::KernelModule& module, Output<Payload>& out) {
+  using namespace gpucheck::gpu;
   const std::chrono::milliseconds duration = long_level_duration();
   session.wait_for_gate();
-  out["device"] = session.describe();
   const CudaApi& api = session.api();
   set_stage("memtest allocate");
   const uint64_t free_bytes = session.free_bytes();
@@ -318,4 +320,4 @@ void memtest_work(DeviceSession& session, const KernelModule& module, nlohmann::
   write_results(report, chunks, tester, e, out);
 }
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::memtest

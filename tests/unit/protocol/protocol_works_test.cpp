@@ -1,0 +1,45 @@
+// The one work table (protocol/works.hpp): where a check of its own folder's work goes, and what
+// add_work() refuses (before it changes the table).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "protocol/works.hpp"
+
+namespace gpucheck::protocol {
+namespace {
+
+size_t at(Work work) {
+  const std::span<const WorkRow> table = work_table();
+  return static_cast<size_t>(std::find_if(table.begin(), table.end(),
+                                          [work](const WorkRow& r) { return r.work == work; }) -
+                             table.begin());
+}
+
+TEST(ProtocolWorks, AddedWorksGoBeforeTheCopiesOrTheBurn) {
+  // The test main installed src/gpu_checks/: compute first, memtest in the long level's child.
+  const std::optional<Work> compute = work_named("compute");
+  const std::optional<Work> memtest = work_named("memtest");
+  ASSERT_TRUE(compute && memtest);
+  EXPECT_EQ(at(*compute), 0U);
+  EXPECT_LT(at(*compute), at(Work::bandwidth));
+  EXPECT_EQ(at(*memtest) + 1, at(Work::burn));
+  EXPECT_EQ(work_row(*memtest).child, WorkChild::long_level);
+  EXPECT_EQ(work_row(*memtest).phase, "memory test");
+  EXPECT_EQ(work_row(Work::burn).phase, "burn");
+}
+
+TEST(ProtocolWorks, AddWorkRefusesASpanningWorkAndARepeatedName) {
+  const size_t before = work_table().size();
+  EXPECT_THROW(add_work({Work{}, "spanning_test", "gpu.spanning_test", "gpu-spanning-test",
+                         WorkChild::spanning, 1, 1, 1}),
+               std::logic_error);
+  EXPECT_THROW(
+      add_work({Work{}, "compute", "gpu.other_test", "gpu-other-test", WorkChild::shared, 1, 1, 1}),
+      std::logic_error);
+  EXPECT_EQ(work_table().size(), before);
+}
+
+} // namespace
+} // namespace gpucheck::protocol

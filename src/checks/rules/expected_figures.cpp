@@ -2,12 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <map>
-#include <regex>
 
 #include "checks/active/bandwidth_rules.hpp"
-#include "checks/rules/long_level.hpp"
 #include "compat/gpu_models.hpp"
 #include "findings/catalog.hpp"
 #include "findings/codes.hpp"
@@ -68,30 +65,6 @@ bool under_contention(const Metric& metric) {
   return metric.note.find(k_under_contention) != std::string::npos;
 }
 
-/// The burn's GEMM figures ("burn_bf16_tflops", noted "median of K GEMMs N^3"): the floor
-/// gpu.burn_slow judges them by, k_burn_slow_fraction of the model's measured reference, shown
-/// beside them. Whether the metric is one of them (set or not).
-bool burn_floor(std::string_view model, Metric& metric) {
-  static const std::regex name(R"(burn_([a-z0-9]+)_tflops)");
-  static const std::regex size(R"(GEMMs (\d+)\^3)");
-  std::smatch type;
-  std::smatch n;
-  if (!std::regex_match(metric.name, type, name)) {
-    return false;
-  }
-  if (!std::regex_search(metric.note, n, size)) {
-    return true;
-  }
-  const GemmReference* reference =
-      find_gemm_reference(model, type[1].str(), std::atoi(n[1].str().c_str()));
-  if (reference != nullptr) {
-    metric.expected_min = k_burn_slow_fraction * reference->tflops;
-    metric.expected = fmt::format("{:g} of {:g} TFLOP/s measured on this model: {}",
-                                  k_burn_slow_fraction, reference->tflops, reference->source);
-  }
-  return true;
-}
-
 std::string number(double value) {
   return value >= 100.0 ? fmt::format("{:.0f}", value) : fmt::format("{:.1f}", value);
 }
@@ -131,9 +104,6 @@ void add_expectations(const GpuTarget& gpu, CheckResult& result, bool contended,
       gpu.pcie_gen && gpu.pcie_width ? link_rate_from_generation(*gpu.pcie_gen, *gpu.pcie_width)
                                      : std::nullopt;
   for (Metric& metric : result.metrics) {
-    if (burn_floor(gpu.name, metric)) {
-      continue; // gpu.burn_slow judges it
-    }
     if (link && (metric.name == "h2d_gbps" || metric.name == "d2h_gbps")) {
       metric.expected_min = k_low_bandwidth_fraction * link->gbps;
       metric.expected =

@@ -451,6 +451,27 @@ std::optional<BurnPeer> burn_peer(int gpu_index, const nlohmann::json& payload, 
   return peer;
 }
 
+namespace {
+/// The floor gpu.burn_slow judges each GEMM type's figure by (k_burn_slow_fraction of the
+/// model's measured reference at its size), shown beside the figure: from the typed report.
+void set_burn_floors(CheckResult& result, const BurnPeer& peer) {
+  for (const protocol::BurnType& t : peer.types) {
+    const GemmReference* reference = find_gemm_reference(peer.model, t.type, t.n);
+    if (reference == nullptr) {
+      continue;
+    }
+    const std::string name = fmt::format("burn_{}_tflops", t.type);
+    for (Metric& metric : result.metrics) {
+      if (metric.name == name) {
+        metric.expected_min = k_burn_slow_fraction * reference->tflops;
+        metric.expected = fmt::format("{:g} of {:g} TFLOP/s measured on this model: {}",
+                                      k_burn_slow_fraction, reference->tflops, reference->source);
+      }
+    }
+  }
+}
+} // namespace
+
 void add_peer_verdicts(std::vector<CheckResult>& results, const std::vector<size_t>& slots,
                        const std::vector<BurnPeer>& peers) {
   const std::vector<PeerVerdict> verdicts = judge_burn_peers(peers);
@@ -459,6 +480,7 @@ void add_peer_verdicts(std::vector<CheckResult>& results, const std::vector<size
       continue;
     }
     CheckResult& result = results[slots[p]];
+    set_burn_floors(result, peers[p]);
     for (const Finding& finding : verdicts[p].findings) {
       result.status = worst_of(result.status, status_for(finding.severity));
       result.findings.push_back(finding);

@@ -96,8 +96,8 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers);
 std::optional<BurnPeer> burn_peer(int gpu_index, const nlohmann::json& payload, bool contended);
 
 /// judge_burn_peers() over `peers`, added to the per-GPU results: peers[i] is results[slots[i]];
-/// a finding lowers that result's status, the note ends its summary; a skipped result is left
-/// alone.
+/// each GEMM type's metric shows the floor gpu.burn_slow judges it by, a finding lowers that
+/// result's status, the note ends its summary; a skipped result is left alone.
 void add_peer_verdicts(std::vector<CheckResult>& results, const std::vector<size_t>& slots,
                        const std::vector<BurnPeer>& peers);
 

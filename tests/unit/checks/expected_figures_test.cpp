@@ -150,17 +150,13 @@ TEST(ExpectedFigures, TheLongLevelsFiguresShowTheirFloors) {
   ASSERT_TRUE(memtest.metrics.front().expected_min.has_value());
   EXPECT_DOUBLE_EQ(*memtest.metrics.front().expected_min, 0.6 * 4800.0);
   EXPECT_TRUE(memtest.findings.empty());
+  // The burn's floors come from its typed report (add_peer_verdicts, long_rules_test.cpp),
+  // never from its metrics' names: none here.
   CheckResult burn =
-      result_with({{"burn_bf16_tflops", 683.4, "TFLOP/s", "median of 583 GEMMs 8192^3"},
-                   {"burn_bf16_tflops", 300.0, "TFLOP/s", "median of 9 GEMMs 2048^3"},
-                   {"burn_fp16_tflops", 100.0, "TFLOP/s", "median of 5 GEMMs 8192^3"}});
+      result_with({{"burn_bf16_tflops", 683.4, "TFLOP/s", "median of 583 GEMMs 8192^3"}});
   add_expectations(gpu_named(k_h200), burn, false);
-  ASSERT_TRUE(burn.metrics[0].expected_min.has_value());
-  EXPECT_DOUBLE_EQ(*burn.metrics[0].expected_min, k_burn_slow_fraction * 812.0);
-  EXPECT_NE(burn.metrics[0].expected.find("measured on this model"), std::string::npos);
-  EXPECT_FALSE(burn.metrics[1].expected_min.has_value()); // no reference at 2048^3
-  EXPECT_FALSE(burn.metrics[2].expected_min.has_value()); // no H200 FP16 reference
-  EXPECT_TRUE(burn.findings.empty());                     // gpu.burn_slow's to say
+  EXPECT_FALSE(burn.metrics[0].expected_min.has_value());
+  EXPECT_TRUE(burn.findings.empty()); // gpu.burn_slow's to say
 }
 
 TEST(ExpectedFigures, EveryModelIsSourced) {

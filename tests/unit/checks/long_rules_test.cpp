@@ -4,6 +4,7 @@
 // model's reference.
 #include "checks/rules/long_level.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -443,7 +444,20 @@ TEST(BurnPeers, PayloadsToResultsAcrossTheRun) {
   std::vector<CheckResult> results = {make_result(k_burn_info, "GPU 0", {}, 0),
                                       skip_result(k_burn_info, "GPU 5: busy", 5),
                                       make_result(k_burn_info, "GPU 1", {}, 1)};
+  for (const char* type : {"bf16", "fp16", "fp32", "fp64"}) {
+    results[0].metrics.push_back({fmt::format("burn_{}_tflops", type), 800.0, "TFLOP/s", "x"});
+  }
   add_peer_verdicts(results, {0, 2}, peers);
+  // Each type's floor from the typed report: bf16 and fp32 have an H200 reference at 8192^3.
+  ASSERT_TRUE(results[0].metrics[0].expected_min);
+  EXPECT_DOUBLE_EQ(*results[0].metrics[0].expected_min, k_burn_slow_fraction * 812.0);
+  EXPECT_TRUE(results[0].metrics[0].expected.starts_with("0.8 of 812 TFLOP/s measured on this "
+                                                         "model: PyTorch 2.11"))
+      << results[0].metrics[0].expected;
+  EXPECT_FALSE(results[0].metrics[1].expected_min); // no H200 FP16 reference
+  ASSERT_TRUE(results[0].metrics[2].expected_min);
+  EXPECT_DOUBLE_EQ(*results[0].metrics[2].expected_min, k_burn_slow_fraction * 51.0);
+  EXPECT_FALSE(results[0].metrics[3].expected_min);
   EXPECT_EQ(results[0].status, Status::fail);
   EXPECT_EQ(codes(results[0].findings), std::vector<std::string>{"gpu.burn_gpus_disagree"});
   EXPECT_EQ(results[0].summary,

@@ -80,9 +80,10 @@ Finding unreadable_finding(std::string_view check_title, const GpuTarget& gpu, c
                       fmt::format("it reported a result gpucheck cannot read: {}", error.message));
 }
 
-/// The kinds whose checks name their mismatches themselves (add_own_verify_kind()).
+/// The kinds whose checks name their mismatches themselves: the burn's (gpu.burn_mismatch)
+/// and those added by add_own_verify_kind() (gpu.memtest's).
 std::vector<std::string_view>& own_verify_kinds() {
-  static std::vector<std::string_view> kinds;
+  static std::vector<std::string_view> kinds{"burn"};
   return kinds;
 }
 
@@ -265,11 +266,8 @@ std::vector<Finding> common_findings(const std::string& check_title, const GpuTa
     }
   }
   for (const protocol::PayloadVerification& v : envelope.value().verify) {
-    // The burn's judge names its mismatches in full (gpu.burn_mismatch), as do the checks that
-    // registered their kinds so (gpu.memtest: gpu.memtest_errors).
     const std::vector<std::string_view>& own = own_verify_kinds();
-    if (v.mismatches == 0 || v.kind == "burn" ||
-        std::find(own.begin(), own.end(), v.kind) != own.end()) {
+    if (v.mismatches == 0 || std::find(own.begin(), own.end(), v.kind) != own.end()) {
       continue;
     }
     if (const std::optional<FindingCode> code = verify_code(v.kind)) {

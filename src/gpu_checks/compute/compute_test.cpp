@@ -12,6 +12,7 @@
 #include "gpu_checks/compute/compute.hpp"
 #include "gpu_checks/registry.hpp"
 #include "gpucheck/registry.hpp"
+#include "support/registered_judge.hpp"
 
 namespace gpucheck::gpu_checks::compute {
 namespace {
@@ -77,13 +78,7 @@ nlohmann::json child_json(const ChildReport& child, const Payload& payload) {
 
 /// gpu.compute's judge as the runner calls it, through its registration.
 checks::Judgement judge_json(const nlohmann::json& json) {
-  for (const Registration& r : registered()) {
-    if (r.check.info.id == "gpu.compute") {
-      return r.judge(target(), json);
-    }
-  }
-  ADD_FAILURE() << "gpu.compute is not registered";
-  return {};
+  return test::registered_judge("gpu.compute", target(), json);
 }
 
 TEST(Compute, SummarisesWhatWasCheckedAndTheRate) {

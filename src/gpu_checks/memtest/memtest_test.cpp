@@ -13,6 +13,7 @@
 #include "gpu_checks/memtest/memtest.hpp"
 #include "gpu_checks/registry.hpp"
 #include "gpucheck/registry.hpp"
+#include "support/registered_judge.hpp"
 
 namespace gpucheck::gpu_checks::memtest {
 namespace {
@@ -40,13 +41,7 @@ checks::Judgement judge_report(const checks::GpuTarget& gpu, const Payload& repo
 
 /// gpu.memtest's judge as the runner calls it, through its registration.
 checks::Judgement judge_gpu_memtest(const checks::GpuTarget& gpu, const nlohmann::json& json) {
-  for (const Registration& r : registered()) {
-    if (r.check.info.id == "gpu.memtest") {
-      return r.judge(gpu, json);
-    }
-  }
-  ADD_FAILURE() << "gpu.memtest is not registered";
-  return {};
+  return test::registered_judge("gpu.memtest", gpu, json);
 }
 
 constexpr uint64_t k_gib = 1ULL << 30;

@@ -6,6 +6,7 @@
 #include "gpu_checks/registry.hpp"
 #include "gpu_checks/streams/streams.hpp"
 #include "protocol/payloads.hpp"
+#include "support/registered_judge.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -16,16 +17,7 @@
 namespace gpucheck::checks {
 namespace {
 
-/// The judge of a check of its own folder (src/gpu_checks/) as the runner calls it, through the
-/// registry.
-Judgement registered_judge(std::string_view id, const GpuTarget& gpu, const nlohmann::json& json) {
-  for (const gpu_checks::Registration& r : gpu_checks::registered()) {
-    if (r.check.info.id == id) {
-      return r.judge(gpu, json);
-    }
-  }
-  throw std::logic_error(std::string(id) + " is not registered");
-}
+using test::registered_judge;
 Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& json) {
   return registered_judge("gpu.streams", gpu, json);
 }

@@ -9,18 +9,10 @@
 
 #include "engine/plan.hpp"
 #include "engine/scheduler.hpp"
+#include "unit/engine/added_works.hpp"
 
 namespace gpucheck::engine {
 namespace {
-
-/// gpu.compute's work (src/gpu_checks/compute/).
-Work compute() {
-  return *work_named("compute");
-}
-/// gpu.memtest's work, the first of the long level's child (src/gpu_checks/memtest/).
-Work memtest() {
-  return *work_named("memtest");
-}
 
 constexpr uint64_t k_gib = 1ULL << 30;
 

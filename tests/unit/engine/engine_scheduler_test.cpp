@@ -15,34 +15,12 @@
 #include <map>
 #include <thread>
 
+#include "unit/engine/added_works.hpp"
+
 namespace gpucheck::engine {
 namespace {
 
 using namespace std::chrono_literals;
-
-/// The works that checks of their own folders added (src/gpu_checks/, installed by the test
-/// main): each is one more job on every GPU, in the shared child before the copies.
-size_t added() {
-  return static_cast<size_t>(
-      std::count_if(work_table().begin(), work_table().end(), [](const WorkRow& row) {
-        return row.child == WorkChild::shared &&
-               std::none_of(std::begin(k_work_table), std::end(k_work_table),
-                            [&row](const WorkRow& built_in) { return built_in.work == row.work; });
-      }));
-}
-
-/// gpu.streams' work, one of them (src/gpu_checks/streams/).
-Work streams() {
-  return *work_named("streams");
-}
-/// gpu.compute's work, the first of each shared child (src/gpu_checks/compute/).
-Work compute() {
-  return *work_named("compute");
-}
-/// gpu.memtest's work, the first of the long level's child (src/gpu_checks/memtest/).
-Work memtest() {
-  return *work_named("memtest");
-}
 
 constexpr uint64_t k_gib = 1ULL << 30;
 

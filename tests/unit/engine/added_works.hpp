@@ -1,0 +1,35 @@
+#pragma once
+// The works that checks of their own folders added (src/gpu_checks/, installed by the test
+// main), for the engine's tests: by name, and how many join each GPU's shared child.
+
+#include <algorithm>
+#include <iterator>
+
+#include "engine/plan.hpp"
+
+namespace gpucheck::engine {
+
+/// How many added works are one more job on every GPU, in the shared child before the copies.
+inline size_t added() {
+  return static_cast<size_t>(
+      std::count_if(work_table().begin(), work_table().end(), [](const WorkRow& row) {
+        return row.child == WorkChild::shared &&
+               std::none_of(std::begin(k_work_table), std::end(k_work_table),
+                            [&row](const WorkRow& built_in) { return built_in.work == row.work; });
+      }));
+}
+
+/// gpu.streams' work, one of them (src/gpu_checks/streams/).
+inline Work streams() {
+  return *work_named("streams");
+}
+/// gpu.compute's work, the first of each shared child (src/gpu_checks/compute/).
+inline Work compute() {
+  return *work_named("compute");
+}
+/// gpu.memtest's work, the first of the long level's child (src/gpu_checks/memtest/).
+inline Work memtest() {
+  return *work_named("memtest");
+}
+
+} // namespace gpucheck::engine

@@ -66,8 +66,7 @@
   X(gpu_bandwidth_check)            /* gpu.bandwidth: copies each way, both, D2D, verified */      \
   X(gpu_cudnn_check)                /* gpu.cudnn: convolutions and activations vs the CPU */       \
   X(gpu_p2p_check)                  /* gpu.p2p: peer access, bandwidth, latency (>= 2 GPUs) */     \
-  X(gpu_nccl_check)                 /* gpu.nccl: NCCL all-reduce, verified (>= 2 GPUs) */          \
-  X(gpu_burn_check)                 /* gpu.burn (long level): sustained GEMMs, clocks, Xids */
+  X(gpu_nccl_check)                 /* gpu.nccl: NCCL all-reduce, verified (>= 2 GPUs) */
 // clang-format on
 
 namespace gpucheck::checks {

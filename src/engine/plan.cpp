@@ -589,8 +589,9 @@ void add_spanning_jobs(Plan& plan, const std::vector<Work>& wanted,
 /// long_after_standard: the long level's child builds its context once every other job of the
 /// run has gone (nothing of the standard run is measured beside it, and it may take nearly all
 /// free memory); its buffers are sized by the child from what is free then, not budgeted.
-/// burn_together: every GPU's burn goes in one step once each is prepared (the node's power and
-/// heat at full load, and the GPUs compared with one another under the same conditions).
+/// burn_together: every GPU's job of a work that runs together (WorkRow::together: the burn) goes
+/// in one step once each is prepared (the node's power and heat at full load, and the GPUs
+/// compared with one another under the same conditions).
 void rule_long_after_standard(Jobs& jobs, const std::vector<GpuFacts>& gpus) {
   for (size_t l = 0; l < jobs.size(); ++l) {
     if (!is_long(jobs[l].work)) {
@@ -604,9 +605,9 @@ void rule_long_after_standard(Jobs& jobs, const std::vector<GpuFacts>& gpus) {
         }
       }
     }
-    if (jobs[l].work == Work::burn) {
+    if (work_row(jobs[l].work).together) {
       for (size_t o = 0; o < jobs.size(); ++o) {
-        if (o != l && jobs[o].work == Work::burn) {
+        if (o != l && jobs[o].work == jobs[l].work) {
           add(jobs, l, {k_burn_together, Step::go, Await::ready, o});
         }
       }

@@ -55,8 +55,6 @@ std::vector<std::string_view>& names_table() {
       // gpu.nvlink, gpu.fabric, gpu.topology
       "nvlink_active", "nvlink_version", "fabric_clique", "path_<a>_<b>_nvlinks",
       "gpu<n>_numa_node",
-      // gpu.burn (--level long)
-      "burn_<type>_tflops", "burn_max_temp_c", "burn_max_power_w",
       // every GPU child; fw.import
       "host_peak_rss_mib", "host_rss_anon_mib", "host_rss_file_mib", "import_s"};
   return names;

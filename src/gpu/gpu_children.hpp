@@ -30,9 +30,6 @@ void copies_together_work(DeviceSession& session, const KernelModule& module, nl
 /// gpu.bandwidth's last part: the device-local copy, timed once nothing else of gpucheck's runs
 /// on the GPU; its line is folded into the host copies' (protocol::fold_local_copies()).
 void local_copies_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
-/// The long level's GEMM burn with NVML's clock, throttle and Xid watch (burn.cpp), after the
-/// memory test (src/gpu_checks/memtest/), each for GPUCHECK_LONG_DURATION_MS.
-void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 
 /// How a work of the table (protocol::work_row(): its name, mode and check) runs in gpucheck's own
 /// GPU children, in gpu-device and in its own child mode.
@@ -58,9 +55,6 @@ inline constexpr WorkRunner k_work_runners[] = {
     {protocol::Work::bandwidth, &bandwidth_work, false, true, &local_copies_work},
     {protocol::Work::copies_together, &copies_together_work, false, true, nullptr},
     {protocol::Work::local_copies, &local_copies_work, false, true, nullptr},
-    // gpu-burn: one long-level work alone (by hand, bench/long_children.py; the engine runs the
-    // long works in one gpu-device child).
-    {protocol::Work::burn, &burn_work, true, true, nullptr},
 };
 
 /// k_work_runners and the runners that checks of their own folder added (add_work_runner()).

@@ -103,6 +103,10 @@ template <typename Payload> struct GpuCheck {
   void (*write)(const Payload& payload, nlohmann::json& json) = nullptr;
   Expected<Payload> (*read)(const nlohmann::json& json) = nullptr;
   std::string_view phase = {}; ///< a long-level work: the progress line's name for it
+  bool together = false;       ///< WorkRow::together: every GPU's timed work starts in one step
+  /// After every GPU's result is judged: what comparing the GPUs of the run adds to each result
+  /// (the burn's siblings and references); nullptr: nothing.
+  void (*compare)(std::vector<CheckResult>& results, const CheckContext& context) = nullptr;
 };
 
 /// A GpuCheck with its types erased: what registry.cpp installs.
@@ -212,7 +216,11 @@ checks::Judgement judge_json(const checks::GpuTarget& gpu, const nlohmann::json&
 }
 
 template <const auto& Check> std::vector<CheckResult> run_check(const CheckContext& context) {
-  return checks::run_per_gpu(Check.info, context, &judge_json<Check>);
+  std::vector<CheckResult> results = checks::run_per_gpu(Check.info, context, &judge_json<Check>);
+  if constexpr (Check.compare != nullptr) {
+    Check.compare(results, context);
+  }
+  return results;
 }
 
 template <const auto& Check> std::span<const FindingSpec> findings_of() {
@@ -224,8 +232,8 @@ template <const auto& Check> std::span<const FindingSpec> findings_of() {
 template <const auto& Check> Registration registration() {
   Registration r;
   r.check = {Check.info, &detail::run_check<Check>, &detail::findings_of<Check>};
-  r.work = {engine::Work{}, Check.work,       Check.info.id,     Check.mode, Check.child,
-            Check.min_mib,  Check.wanted_mib, Check.prepare_mib, Check.phase};
+  r.work = {engine::Work{}, Check.work,       Check.info.id,     Check.mode,  Check.child,
+            Check.min_mib,  Check.wanted_mib, Check.prepare_mib, Check.phase, Check.together};
   r.judge = &detail::judge_json<Check>;
   r.run = &detail::child_work<Check>;
   r.needs_kernels = Check.needs_kernels;

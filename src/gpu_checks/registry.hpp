@@ -12,7 +12,8 @@
   X(compute)     /* gpu.compute: context, kernel load, FMA chains and a reduction */               \
   X(streams)     /* gpu.streams: priorities, events, graph capture */                              \
   X(memory_pool) /* gpu.memory_pool: stream-ordered allocations, timed and verified */          \
-  X(memtest)     /* gpu.memtest (long level): patterns over nearly all free memory */
+  X(memtest)     /* gpu.memtest (long level): patterns over nearly all free memory */           \
+  X(burn)        /* gpu.burn (long level): GEMMs on every GPU at once, clocks, Xids */
 // clang-format on
 
 namespace gpucheck::gpu_checks {

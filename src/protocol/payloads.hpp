@@ -571,7 +571,7 @@ struct BurnReport {
 };
 
 /// Write "memtest" / "burn" into a child's JSON object (leaving its other keys), as the children
-/// (src/gpu/memtest.cpp, burn.cpp) write them.
+/// (src/gpu_checks/memtest/, src/gpu_checks/burn/) write them.
 void write_memtest(const MemtestReport& memtest, nlohmann::json& out);
 void write_burn(const BurnReport& burn, nlohmann::json& out);
 /// The payload's "memtest" / "burn"; an error when it is missing (the child stopped before its

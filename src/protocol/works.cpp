@@ -38,10 +38,11 @@ Work add_work(WorkRow row) {
     next = std::max<uint8_t>(next, static_cast<uint8_t>(other.work.id + 1));
   }
   row.work = Work{next};
-  // After the works added earlier, before the copies (or the burn).
-  const Work before = row.child == WorkChild::shared ? Work::bandwidth : Work::burn;
-  const auto at = std::find_if(rows.begin(), rows.end(),
-                               [before](const WorkRow& r) { return r.work == before; });
+  // A shared child's: after the works added earlier, before the copies. A long level's: last.
+  const auto at = row.child == WorkChild::shared
+                      ? std::find_if(rows.begin(), rows.end(),
+                                     [](const WorkRow& r) { return r.work == Work::bandwidth; })
+                      : rows.end();
   rows.insert(at, row);
   return row.work;
 }

@@ -25,16 +25,16 @@ namespace gpucheck::protocol {
 /// on every GPU at once (each GPU's memory is its own), after the probes and after the spanning
 /// child's preparation (NCCL's initialisation slowed it by a sixth).
 ///
-/// memtest and burn are the long level's (`--level long`): the memory test over nearly all free
-/// memory, then the sustained GEMM burn on every GPU at once. They run in one child per GPU after
-/// every other job of the run has gone (rule long_after_standard), for --duration each.
+/// The long level's works (`--level long`: gpu.memtest, then gpu.burn on every GPU at once) are
+/// added from their folders. They run in one child per GPU after every other job of the run has
+/// gone (rule long_after_standard), for --duration each.
 ///
 /// A built-in work is one constant here and its row in k_work_table below; a check of its own
 /// folder (src/gpu_checks/) adds its work at start-up with add_work().
 struct Work {
   uint8_t id = 0;
   friend constexpr auto operator<=>(Work, Work) = default;
-  static const Work bandwidth, copies_together, local_copies, cudnn, peers, nccl, burn;
+  static const Work bandwidth, copies_together, local_copies, cudnn, peers, nccl;
 };
 inline constexpr Work Work::bandwidth{2};
 inline constexpr Work Work::copies_together{3};
@@ -42,7 +42,6 @@ inline constexpr Work Work::local_copies{4};
 inline constexpr Work Work::cudnn{5};
 inline constexpr Work Work::peers{6};
 inline constexpr Work Work::nccl{7};
-inline constexpr Work Work::burn{9};
 
 /// Which child a work's job runs in (rule same_child).
 enum class WorkChild {
@@ -66,6 +65,10 @@ struct WorkRow {
   uint64_t prepare_mib;
   /// A long-level work: what the terminal's progress line calls it while it runs.
   std::string_view phase = {};
+  /// Every GPU's job of it starts its timed work in one step once each is prepared (rule
+  /// burn_together: the node's power and heat at full load, the GPUs compared under the same
+  /// conditions).
+  bool together = false;
 };
 
 /// Every work, in the order of the gated work (and of the works in a shared child). The works of
@@ -89,12 +92,10 @@ inline constexpr WorkRow k_work_table[] = {
     {Work::peers, "peers", "gpu.p2p", "gpu-peers", WorkChild::spanning, 2 * 4, 2 * 64, 2 * 64},
     // NCCL's own buffers and the smallest size; and a 256 MiB sum in place.
     {Work::nccl, "nccl", "gpu.nccl", "gpu-peers", WorkChild::spanning, 256 + 1, 2 * 256, 2 * 256},
-    // The long level sizes itself to the GPU's free memory (not budgeted).
-    {Work::burn, "burn", "gpu.burn", "gpu-burn", WorkChild::long_level, 64, 64, 64, "burn"},
 };
 
 /// Every work in order: k_work_table with the added works of a shared child before the copies,
-/// those of the long level's child before the burn.
+/// then those of the long level's child in the order they were added.
 std::span<const WorkRow> work_table();
 /// Add a check's own work (of one GPU's shared or long-level child; row.work is ignored) before
 /// any plan is made, and return the Work it gets. Throws std::logic_error for a name, mode or

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "checks/active/judging.hpp"
-#include "checks/rules/long_level.hpp"
 #include "fuzz_support.hpp"
+#include "gpu_checks/burn/rules.hpp"
 #include "gpu_checks/registry.hpp"
 #include "gpucheck/model/json_io.hpp"
 #include "gpucheck/model/json_numbers.hpp"
@@ -50,17 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   (void)checks::judge_gpu_bandwidth(gpu, payload);
   (void)checks::judge_gpu_cudnn(gpu, payload);
-  (void)checks::judge_gpu_burn(gpu, payload);
   std::vector<Metric> metrics;
   (void)checks::judge_gpu_p2p(fuzz::recorded_snapshot(), payload, false, metrics);
   (void)checks::judge_gpu_nccl(payload, false, metrics);
-  std::vector<checks::BurnPeer> peers;
+  std::vector<gpu_checks::burn::BurnPeer> peers;
   for (int i = 0; i < 2; ++i) {
-    if (std::optional<checks::BurnPeer> peer = checks::burn_peer(i, payload, false)) {
+    if (std::optional<gpu_checks::burn::BurnPeer> peer =
+            gpu_checks::burn::burn_peer(i, payload, false)) {
       peers.push_back(std::move(*peer));
     }
   }
-  (void)checks::judge_burn_peers(peers);
+  (void)gpu_checks::burn::judge_burn_peers(peers);
   (void)protocol::read_device_listing(payload);
   (void)protocol::read_work_line(payload);
   (void)protocol::read_copies_together(payload);

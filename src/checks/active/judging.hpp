@@ -129,9 +129,5 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
 /// gpu.nccl's judge: the NCCL work's payload (sizes, bus bandwidth); NCCL missing is a skip.
 Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
                          std::vector<Metric>& metrics);
-/// The burn's judge (src/checks/rules/long_level.hpp has the rules): its payload, one GPU; no
-/// usable cuBLAS is a skip. The burn's comparison across GPUs is judge_burn_peers(), done by
-/// gpu.burn over the whole run.
-Judgement judge_gpu_burn(const GpuTarget& gpu, const nlohmann::json& payload);
 
 } // namespace gpucheck::checks

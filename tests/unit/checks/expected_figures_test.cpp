@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "checks/rules/expected_figures.hpp"
-#include "checks/rules/long_level.hpp"
 #include "compat/gpu_models.hpp"
 #include "gpucheck/model/json_io.hpp"
 
@@ -150,7 +149,7 @@ TEST(ExpectedFigures, TheLongLevelsFiguresShowTheirFloors) {
   ASSERT_TRUE(memtest.metrics.front().expected_min.has_value());
   EXPECT_DOUBLE_EQ(*memtest.metrics.front().expected_min, 0.6 * 4800.0);
   EXPECT_TRUE(memtest.findings.empty());
-  // The burn's floors come from its typed report (add_peer_verdicts, long_rules_test.cpp),
+  // The burn's floors come from its typed report (add_peer_verdicts, src/gpu_checks/burn/),
   // never from its metrics' names: none here.
   CheckResult burn =
       result_with({{"burn_bf16_tflops", 683.4, "TFLOP/s", "median of 583 GEMMs 8192^3"}});

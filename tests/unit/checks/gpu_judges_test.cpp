@@ -24,6 +24,9 @@ Judgement judge_gpu_streams(const GpuTarget& gpu, const nlohmann::json& json) {
 Judgement judge_gpu_compute(const GpuTarget& gpu, const nlohmann::json& json) {
   return registered_judge("gpu.compute", gpu, json);
 }
+Judgement judge_gpu_burn(const GpuTarget& gpu, const nlohmann::json& json) {
+  return registered_judge("gpu.burn", gpu, json);
+}
 Judgement judge_gpu_memtest(const GpuTarget& gpu, const nlohmann::json& json) {
   return registered_judge("gpu.memtest", gpu, json);
 }

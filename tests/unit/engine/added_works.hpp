@@ -31,5 +31,9 @@ inline Work compute() {
 inline Work memtest() {
   return *work_named("memtest");
 }
+/// gpu.burn's work, after the memory test, every GPU's at once (src/gpu_checks/burn/).
+inline Work burn() {
+  return *work_named("burn");
+}
 
 } // namespace gpucheck::engine

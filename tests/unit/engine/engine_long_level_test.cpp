@@ -123,9 +123,9 @@ TEST(EngineLongLevel, LongWorksComeAfterEveryStandardJobAndBurnsGoTogether) {
             }
           }
           // A burn runs only with every other burn prepared or further.
-          if (plan.jobs[j].work == Work::burn && states[j] == JobState::running) {
+          if (plan.jobs[j].work == burn() && states[j] == JobState::running) {
             for (size_t o = 0; o < plan.jobs.size(); ++o) {
-              if (plan.jobs[o].work == Work::burn) {
+              if (plan.jobs[o].work == burn()) {
                 EXPECT_GE(static_cast<int>(states[o]), static_cast<int>(JobState::ready));
               }
             }
@@ -139,7 +139,7 @@ TEST(EngineLongLevel, LongWorksComeAfterEveryStandardJobAndBurnsGoTogether) {
 TEST(EngineLongLevel, MemtestAndBurnShareOneChildPerGpu) {
   const Plan plan = make_plan(standard_and_long(2), idle_gpus(2));
   for (size_t j = 0; j < plan.jobs.size(); ++j) {
-    if (plan.jobs[j].work == Work::burn) {
+    if (plan.jobs[j].work == burn()) {
       ASSERT_TRUE(plan.jobs[j].after_in_child.has_value());
       const PlannedJob& before = plan.jobs[*plan.jobs[j].after_in_child];
       EXPECT_EQ(before.work, memtest());
@@ -186,15 +186,15 @@ TEST(EngineLongLevel, OnlyTheLongWorksSelected) {
   ASSERT_EQ(plan.jobs.size(), 2U);
   EXPECT_TRUE(plan.jobs[0].conditions.empty());
   std::mt19937 rng(5);
-  EXPECT_FALSE(simulate(make_plan({Work::burn}, idle_gpus(3)), rng).empty());
+  EXPECT_FALSE(simulate(make_plan({burn()}, idle_gpus(3)), rng).empty());
 }
 
 TEST(EngineLongLevel, Spellings) {
   EXPECT_EQ(check_id(memtest()), "gpu.memtest");
-  EXPECT_EQ(check_id(Work::burn), "gpu.burn");
-  EXPECT_EQ(work_named("burn"), Work::burn);
+  EXPECT_EQ(check_id(burn()), "gpu.burn");
+  EXPECT_EQ(work_for_check("gpu.burn"), burn());
   EXPECT_EQ(work_for_check("gpu.memtest"), memtest());
-  EXPECT_EQ(child_mode(Work::burn), "gpu-burn");
+  EXPECT_EQ(child_mode(burn()), "gpu-burn");
   EXPECT_TRUE(is_long(memtest()));
   EXPECT_FALSE(is_long(Work::cudnn));
   const std::vector<Work> standard = all_works();

@@ -552,7 +552,7 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
   }
   for (const Work w :
        {compute(), streams(), Work::bandwidth, Work::copies_together, Work::local_copies,
-        Work::cudnn, Work::peers, Work::nccl, memtest(), Work::burn}) {
+        Work::cudnn, Work::peers, Work::nccl, memtest(), burn()}) {
     EXPECT_EQ(std::count(seen.begin(), seen.end(), w), 1) << work_name(w); // every built-in
   }
   // Every work of a shared or long-level child has one runner in the GPU children

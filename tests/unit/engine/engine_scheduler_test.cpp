@@ -232,7 +232,7 @@ TEST(EngineScheduler, TheLongLevelRunsAfterEverythingElseAndBurnsTogether) {
     }
     ASSERT_TRUE(job.outcome && job.outcome->ok()) << check_id(job.work) << " " << job.skip_reason;
     EXPECT_GE(field(job, "setup_began_ns"), last_standard_end) << check_id(job.work);
-    if (job.work == Work::burn) {
+    if (job.work == burn()) {
       burn_starts.push_back(field(job, "began_ns"));
     }
   }
@@ -262,7 +262,7 @@ TEST(EngineScheduler, AnInterruptStopsTheLongWorkWhichStillReports) {
     if (job.work == memtest()) {
       ASSERT_TRUE(job.outcome && job.outcome->payload) << job.skip_reason;
       EXPECT_TRUE(job.outcome->payload->value("stopped", false));
-    } else if (job.work == Work::burn) {
+    } else if (job.work == burn()) {
       // The child's next work got its go and the stop at once: it reports, stopped at once.
       ASSERT_TRUE(job.outcome && job.outcome->payload) << job.skip_reason;
       EXPECT_TRUE(job.outcome->payload->value("stopped", false));

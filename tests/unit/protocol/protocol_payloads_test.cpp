@@ -663,7 +663,7 @@ TEST(ProtocolPayloads, BurnRoundTripsAndEveryKeyIsRead) {
 }
 
 TEST(ProtocolPayloads, BurnReadsTheChildsKeys) {
-  // Keys as src/gpu/burn.cpp writes them, by hand: first_mismatch null or an object.
+  // Keys as the burn's child writes them, by hand: first_mismatch null or an object.
   const nlohmann::json line = nlohmann::json::parse(R"({"burn": {
       "duration_s": 60.0, "elapsed_s": 60.5, "interrupted": false, "cublas": "13.0.2",
       "types": [

@@ -17,17 +17,23 @@ size_t at(Work work) {
                              table.begin());
 }
 
-TEST(ProtocolWorks, AddedWorksGoBeforeTheCopiesOrTheBurn) {
-  // The test main installed src/gpu_checks/: compute first, memtest in the long level's child.
+TEST(ProtocolWorks, AddedWorksGoBeforeTheCopiesOrLastInTheLongLevel) {
+  // The test main installed src/gpu_checks/: compute first, the memory test then the burn in the
+  // long level's child, after every standard work.
   const std::optional<Work> compute = work_named("compute");
   const std::optional<Work> memtest = work_named("memtest");
-  ASSERT_TRUE(compute && memtest);
+  const std::optional<Work> burn = work_named("burn");
+  ASSERT_TRUE(compute && memtest && burn);
   EXPECT_EQ(at(*compute), 0U);
   EXPECT_LT(at(*compute), at(Work::bandwidth));
-  EXPECT_EQ(at(*memtest) + 1, at(Work::burn));
+  EXPECT_GT(at(*memtest), at(Work::nccl));
+  EXPECT_EQ(at(*memtest) + 1, at(*burn));
+  EXPECT_EQ(at(*burn) + 1, work_table().size());
   EXPECT_EQ(work_row(*memtest).child, WorkChild::long_level);
   EXPECT_EQ(work_row(*memtest).phase, "memory test");
-  EXPECT_EQ(work_row(Work::burn).phase, "burn");
+  EXPECT_EQ(work_row(*burn).phase, "burn");
+  EXPECT_TRUE(work_row(*burn).together);
+  EXPECT_FALSE(work_row(*memtest).together);
 }
 
 TEST(ProtocolWorks, AddWorkRefusesASpanningWorkAndARepeatedName) {

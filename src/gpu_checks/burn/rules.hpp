@@ -1,7 +1,6 @@
 #pragma once
-/// Pure rules of the burn (gpu.burn; gpu.memtest's are in src/gpu_checks/memtest/): what its
-/// NVML samples, Xids, mismatches, result hashes and TFLOP/s mean, per GPU and across the GPUs
-/// of one model. No GPU needed (tests/unit/checks/long_rules_test.cpp).
+/// Pure rules of the burn (gpu.burn): what its NVML samples, Xids, mismatches, result hashes and
+/// TFLOP/s mean, per GPU and across the GPUs of one model. No GPU needed (burn_test.cpp).
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -14,7 +13,10 @@
 #include "checks/active/judging.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::checks {
+namespace gpucheck::gpu_checks::burn {
+
+using checks::GpuTarget;
+using checks::Judgement;
 
 /// A hardware clock-event reason active in more than this share of the burn's samples (and in
 /// at least k_min_throttled_samples of them) fails the burn: one stray sample is no throttle.
@@ -101,4 +103,4 @@ std::optional<BurnPeer> burn_peer(int gpu_index, const nlohmann::json& payload, 
 void add_peer_verdicts(std::vector<CheckResult>& results, const std::vector<size_t>& slots,
                        const std::vector<BurnPeer>& peers);
 
-} // namespace gpucheck::checks
+} // namespace gpucheck::gpu_checks::burn

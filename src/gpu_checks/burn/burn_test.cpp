@@ -1,8 +1,8 @@
-// The burn's rules (src/checks/rules/long_level.hpp) and judge over reports built as the
-// children write them: the burn's NVML samples (a thermal slowdown mid-run, a power brake, a flat
-// healthy run, a power-capped run), Xids, mismatches, the comparison across GPUs and with the
-// model's reference.
-#include "checks/rules/long_level.hpp"
+// gpu.burn: its rules (rules.hpp) and judge over reports built as the children write them (the
+// burn's NVML samples: a thermal slowdown mid-run, a power brake, a flat healthy run, a
+// power-capped run; Xids, mismatches, the comparison across GPUs and with the model's
+// reference), its judge as the runner calls it on a child's JSON, and its registration line.
+#include "gpu_checks/burn/rules.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -12,11 +12,27 @@
 
 #include "checks/active/judging.hpp"
 #include "checks/rules/xid_catalog.hpp"
+#include "engine/plan.hpp"
 #include "findings/catalog.hpp"
+#include "gates/metric_names.hpp"
+#include "gpu/gpu_children.hpp"
+#include "gpu_checks/burn/burn.hpp"
+#include "gpucheck/registry.hpp"
 #include "protocol/payloads.hpp"
+#include "support/registered_judge.hpp"
 
-namespace gpucheck::checks {
+namespace gpucheck::gpu_checks::burn {
 namespace {
+
+using checks::find_xid;
+using checks::k_xid_catalogue_url;
+using checks::XidClass;
+using checks::XidInfo;
+
+/// gpu.burn's judge as the runner calls it, on a child's JSON.
+checks::Judgement judge_gpu_burn(const checks::GpuTarget& gpu, const nlohmann::json& json) {
+  return test::registered_judge("gpu.burn", gpu, json);
+}
 
 GpuTarget h200(int index = 0) {
   GpuTarget gpu;
@@ -475,5 +491,39 @@ TEST(BurnPeers, PayloadsToResultsAcrossTheRun) {
   EXPECT_FALSE(burn_peer(0, failed, false));
 }
 
+TEST(Burn, RunsAndIsListedWhereItWasBeforeItHadAFolder) {
+  const std::optional<engine::Work> work = engine::work_named("burn");
+  ASSERT_TRUE(work);
+  EXPECT_EQ(engine::check_id(*work), "gpu.burn");
+  EXPECT_EQ(engine::child_mode(*work), "gpu-burn");
+  EXPECT_TRUE(engine::is_long(*work));
+  EXPECT_TRUE(engine::work_row(*work).together);
+  EXPECT_EQ(engine::work_row(*work).phase, "burn");
+  const gpu::WorkRunner* runner = gpu::runner_of_mode("gpu-burn");
+  ASSERT_NE(runner, nullptr);
+  EXPECT_EQ(runner->work, *work);
+  EXPECT_TRUE(runner->needs_kernels);
+  EXPECT_TRUE(runner->alone);
+  // The last check of the report, after the memory test, as before it had a folder.
+  const std::span<const CheckDef> checks = all_checks();
+  ASSERT_FALSE(checks.empty());
+  EXPECT_EQ(checks.back().info.id, "gpu.burn");
+  EXPECT_EQ(checks[checks.size() - 2].info.id, "gpu.memtest");
+  EXPECT_EQ(checks.back().info.level, Level::long_);
+  for (const FindingSpec& spec : findings()) {
+    EXPECT_NE(find_finding_spec(spec.code), nullptr) << spec.code;
+  }
+  for (const char* name : {"burn_bf16_tflops", "burn_max_temp_c", "burn_max_power_w"}) {
+    EXPECT_TRUE(gates::is_known_metric(name)) << name;
+  }
+}
+
+TEST(Burn, ItsMismatchedIterationsAreItsJudgesNotACommonFinding) {
+  nlohmann::json payload = {{"work", "burn"}, {"metrics", nlohmann::json::array()}};
+  protocol::PayloadVerification v{std::string(k_verify_kind), "bf16 GEMM", 100, 3, 0, "", ""};
+  payload["verify"].push_back(protocol::to_json(v));
+  EXPECT_TRUE(checks::common_findings("test", h200(), payload).empty());
+}
+
 } // namespace
-} // namespace gpucheck::checks
+} // namespace gpucheck::gpu_checks::burn

@@ -1,4 +1,4 @@
-#include "checks/rules/long_level.hpp"
+#include "gpu_checks/burn/rules.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,9 +11,17 @@
 
 #include "checks/rules/xid_catalog.hpp"
 #include "findings/catalog.hpp"
+#include "gpu_checks/burn/burn.hpp"
 #include "gpucheck/plural.hpp"
 
-namespace gpucheck::checks {
+namespace gpucheck::gpu_checks::burn {
+
+using checks::find_xid;
+using checks::GpuTarget;
+using checks::Judgement;
+using checks::k_xid_catalogue_url;
+using checks::XidClass;
+using checks::XidInfo;
 
 namespace {
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
@@ -119,16 +127,16 @@ ClockVerdict judge_burn_clocks(const GpuTarget& gpu, const protocol::BurnWatch& 
       continue;
     }
     hw_named = true;
-    verdict.findings.push_back(make_finding(codes::k_gpu_burn_throttled_hw, index, index,
+    verdict.findings.push_back(make_finding(k_throttled_hw, index, index,
                                             fmt::format("{} ({:#x})", reason_name(bit), bit),
                                             fmt::format("{:.1f}", 100.0 * share(c.count)), n,
                                             start_s(c.first), watch.sm_mhz[c.first], max_text));
   }
   if (const BitCount c = count_bit(watch, k_reason_sw_thermal);
       c.count >= k_min_throttled_samples && share(c.count) > k_sw_thermal_share) {
-    verdict.findings.push_back(make_finding(
-        codes::k_gpu_burn_thermal, index, index, fmt::format("{:.1f}", 100.0 * share(c.count)), n,
-        start_s(c.first), max_temp, watch.sm_mhz[c.first], max_text));
+    verdict.findings.push_back(
+        make_finding(k_thermal, index, index, fmt::format("{:.1f}", 100.0 * share(c.count)), n,
+                     start_s(c.first), max_temp, watch.sm_mhz[c.first], max_text));
   }
   std::vector<int> sm = watch.sm_mhz;
   std::sort(sm.begin(), sm.end());
@@ -168,7 +176,7 @@ std::vector<Finding> burn_xid_findings(const GpuTarget& gpu, const protocol::Bur
   if (burn.xids.size() > k_listed) {
     list += fmt::format("; and {} more", burn.xids.size() - k_listed);
   }
-  Finding finding = make_finding(codes::k_gpu_burn_xid, gpu.gpu_index, gpu.gpu_index,
+  Finding finding = make_finding(k_xid, gpu.gpu_index, gpu.gpu_index,
                                  plural(burn.xids.size(), "Xid event"), list, k_xid_catalogue_url);
   if (only_application && !gpu.other_processes.empty()) {
     // Application Xids on a GPU shared with other processes may be theirs, not the burn's.
@@ -190,8 +198,7 @@ Judgement judge_burn(const GpuTarget& gpu, const protocol::BurnReport& burn) {
     }
     mismatched += t.mismatched_iterations;
     judgement.findings.push_back(make_finding(
-        codes::k_gpu_burn_mismatch, index, index, t.type, t.n, t.mismatched_iterations,
-        t.iterations,
+        k_mismatch, index, index, t.type, t.n, t.mismatched_iterations, t.iterations,
         t.first_mismatch ? std::to_string(t.first_mismatch->iteration) : std::string("?"),
         t.first_mismatch ? std::to_string(t.first_mismatch->words) : std::string("?")));
   }
@@ -358,8 +365,8 @@ std::optional<Finding> disagreement(const std::vector<BurnPeer>& peers, size_t s
                            join(others, "; "));
   }
   const BurnPeer& me = peers[self];
-  return make_finding(codes::k_gpu_burn_gpus_disagree, me.gpu_index, me.gpu_index, me.model, t.type,
-                      t.n, t.result_hash, sentence);
+  return make_finding(k_gpus_disagree, me.gpu_index, me.gpu_index, me.model, t.type, t.n,
+                      t.result_hash, sentence);
 }
 } // namespace
 
@@ -387,10 +394,10 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers) {
         const double ratio = t.tflops_median / row->tflops;
         against_reference.push_back(fmt::format("{} {:.0f}%", t.type, 100.0 * ratio));
         if (ratio < k_burn_slow_fraction) {
-          Finding finding = make_finding(
-              codes::k_gpu_burn_slow, me.gpu_index, me.gpu_index, me.model, t.type, t.n,
-              fmt::format("{:.1f}", t.tflops_median), fmt::format("{:.0f}", 100.0 * ratio),
-              fmt::format("{:.0f}", row->tflops), row->source, floor);
+          Finding finding = make_finding(k_slow, me.gpu_index, me.gpu_index, me.model, t.type, t.n,
+                                         fmt::format("{:.1f}", t.tflops_median),
+                                         fmt::format("{:.0f}", 100.0 * ratio),
+                                         fmt::format("{:.0f}", row->tflops), row->source, floor);
           label_contended(finding, me.contended);
           verdict.findings.push_back(std::move(finding));
         }
@@ -411,8 +418,8 @@ std::vector<PeerVerdict> judge_burn_peers(const std::vector<BurnPeer>& peers) {
       const double median = median_of(others);
       if (t.tflops_median < k_burn_slow_fraction * median) {
         Finding finding =
-            make_finding(codes::k_gpu_burn_outlier, me.gpu_index, me.gpu_index, me.model, t.type,
-                         t.n, fmt::format("{:.1f}", t.tflops_median),
+            make_finding(k_outlier, me.gpu_index, me.gpu_index, me.model, t.type, t.n,
+                         fmt::format("{:.1f}", t.tflops_median),
                          fmt::format("{:.0f}", 100.0 * t.tflops_median / median),
                          plural(others.size(), "other GPU"), fmt::format("{:.1f}", median), floor);
         label_contended(finding, me.contended);
@@ -489,4 +496,4 @@ void add_peer_verdicts(std::vector<CheckResult>& results, const std::vector<size
   }
 }
 
-} // namespace gpucheck::checks
+} // namespace gpucheck::gpu_checks::burn

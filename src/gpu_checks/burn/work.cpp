@@ -25,17 +25,19 @@
 #include "gpu/child.hpp"
 #include "gpu/cuda_call.hpp"
 #include "gpu/driver_objects.hpp"
-#include "gpu/gpu_children.hpp"
 #include "gpu/host_checks.hpp"
 #include "gpu/kernel_module.hpp"
 #include "gpu/session.hpp"
+#include "gpu_checks/burn/burn.hpp"
 #include "kernels/gpucheck_values.h"
 #include "platform/dynlib.hpp"
 #include "platform/nvml_api.hpp"
 #include "protocol/messages.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::burn {
+
+using namespace gpucheck::gpu; // the child side: sessions, streams, cuda_call, stages
 
 // The burn's watch reads NVML through the platform's dlopened table (platform/nvml_api.hpp).
 using platform::k_nvml_clock_mem;
@@ -471,13 +473,12 @@ TypeResult burn_type(const DeviceSession& session, const Kernels& kernels, const
   return result;
 }
 /// A type's figure and its verification (every iteration against the first, bit for bit).
-void record_type(const GemmType& type, int n, const TypeResult& r, nlohmann::json& out) {
-  out["metrics"].push_back(metric(fmt::format("burn_{}_tflops", type.name), r.median_tflops,
-                                  "TFLOP/s",
-                                  fmt::format("median of {} GEMMs {}^3", r.line.iterations, n)));
-  Verification v{"burn", fmt::format("{} GEMM {}^3, every iteration against the first, bit "
-                                     "for bit",
-                                     type.name, n)};
+void record_type(const GemmType& type, int n, const TypeResult& r, Output<Payload>& out) {
+  out.metrics.push_back({fmt::format("burn_{}_tflops", type.name), r.median_tflops, "TFLOP/s",
+                         fmt::format("median of {} GEMMs {}^3", r.line.iterations, n)});
+  Verification v{
+      std::string(k_verify_kind),
+      fmt::format("{} GEMM {}^3, every iteration against the first, bit for bit", type.name, n)};
   v.checked = r.checked_words;
   v.mismatches = r.mismatched_iterations;
   if (r.first_bad_iteration) {
@@ -486,11 +487,11 @@ void record_type(const GemmType& type, int n, const TypeResult& r, nlohmann::jso
         fmt::format("{} words differ in iteration {}", r.first_bad_words, *r.first_bad_iteration);
     v.want = "the first iteration's result";
   }
-  out["verify"].push_back(protocol::to_json(v));
+  out.verify.push_back(std::move(v));
 }
 
 /// The watch's peaks (NVML's temperature and power during the burn), when it sampled any.
-void add_watch_metrics(const protocol::BurnWatch& w, nlohmann::json& out) {
+void add_watch_metrics(const protocol::BurnWatch& w, Output<Payload>& out) {
   if (w.t_ms.empty()) {
     return;
   }
@@ -502,12 +503,12 @@ void add_watch_metrics(const protocol::BurnWatch& w, nlohmann::json& out) {
   for (const double p : w.power_w) {
     max_power = std::max(max_power, p);
   }
-  out["metrics"].push_back(metric("burn_max_temp_c", max_temp, "C", "NVML, during the burn"));
-  out["metrics"].push_back(metric("burn_max_power_w", max_power, "W", "NVML, during the burn"));
+  out.metrics.push_back({"burn_max_temp_c", max_temp, "C", "NVML, during the burn"});
+  out.metrics.push_back({"burn_max_power_w", max_power, "W", "NVML, during the burn"});
 }
 } // namespace
 
-void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
+void work(gpu::DeviceSession& session, const gpu::KernelModule& module, Output<Payload>& out) {
   const std::chrono::milliseconds duration = long_level_duration();
   set_stage("load cuBLAS");
   const Cublas cublas;
@@ -529,7 +530,6 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
   cublas.check(cublas.set_stream(handle, stream.get()), "cublasSetStream_v2");
   Watch watch(session.pci_bus_id());
   session.wait_for_gate();
-  out["device"] = session.describe();
   const std::vector<GemmType> types = types_for(session.cc_major());
   const auto share = std::chrono::duration<double>(duration) / static_cast<double>(types.size());
   bool interrupted = false;
@@ -539,7 +539,7 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
   };
   const auto start = Clock::now();
   watch.start();
-  protocol::BurnReport report;
+  protocol::BurnReport& report = out.payload;
   report.duration_s = std::chrono::duration<double>(duration).count();
   report.cublas = cublas.version();
   for (const GemmType& type : types) {
@@ -570,7 +570,6 @@ void burn_work(DeviceSession& session, const KernelModule& module, nlohmann::jso
   report.interrupted = interrupted;
   report.xid_watch = watch.xid_watch();
   report.xids = watch.xids();
-  protocol::write_burn(report, out);
 }
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::burn

@@ -69,8 +69,8 @@ struct ChildReport {
 using Listed = CheckPlace;
 
 /// One GPU check, whole. Its work runs in each GPU's shared child (engine::WorkChild::shared)
-/// in the registry's order, before the copies, or in the long level's child before the burn;
-/// its child mode runs it alone.
+/// in the registry's order, before the copies, or in the long level's child (the memory test,
+/// then the burn), in the registry's order; its child mode runs it alone.
 template <typename Payload> struct GpuCheck {
   using payload_type = Payload;
   CheckInfo info;        ///< id, title, description; kind active

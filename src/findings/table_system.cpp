@@ -2,14 +2,14 @@
 
 namespace gpucheck {
 
-// Findings of the passive checks (src/checks/). Sorted by code; message and remedy share the
+// Findings of the passive checks (src/checks/; the per-GPU health checks of src/checks/gpu/ and
+// env.shm spell their own in their files). Sorted by code; message and remedy share the
 // positional arguments, and where(...) says what each stands for. Every placeholder is indexed
 // ({0}, {1}).
 namespace {
 // What recurring arguments stand for (FindingSpec::placeholders).
 constexpr std::string_view k_container = "the container runtime (docker, podman, kubernetes, ...)";
 constexpr std::string_view k_device = "the device: \"GPU 1 (0000:3b:00.0)\", or its PCI address";
-constexpr std::string_view k_gpu = "GPU (index, name, PCI bus id)";
 constexpr std::string_view k_log_line = "the last such line of the kernel log";
 constexpr std::string_view k_probe = "the probe (\"NVML probe (nvmlInit_v2, nvmlDeviceGet*)\")";
 constexpr std::string_view k_stderr = "the end of its stderr";
@@ -294,67 +294,6 @@ constexpr FindingSpec k_table[] = {
      "sudo apt remove --purge {0}, then sudo ldconfig; keep only the Windows driver (and, for "
      "the toolkit, cuda-toolkit-X-Y)",
      where("the Linux NVIDIA driver packages installed")},
-    {codes::k_gpu_clocks_hw_slowdown, Severity::warn, "Hardware slowdown active",
-     "The GPU's clocks are held down by hardware: HW slowdown or an external power brake "
-     "(power delivery, PSU, chassis/BMC signal).",
-     "GPU {0} is held down by {1} (clock event reasons {2})",
-     "check the power cables and PSU, the chassis/BMC power-brake settings and the GPU's "
-     "temperature; a slowdown that persists at idle points at a failing board",
-     where(k_gpu, "the reasons (HW power brake, HW slowdown)",
-           "NVML's clock event reason bits, in hex")},
-    {codes::k_gpu_clocks_power_capped, Severity::info, "At software power cap",
-     "The GPU runs at its software power limit; normal under full load.",
-     "GPU {0} is at its software power cap ({1})",
-     "nothing to do under load; if it happens at low power draw, check the power limit "
-     "(nvidia-smi -q -d POWER) and restore the default with sudo nvidia-smi -pl",
-     where(k_gpu, "power draw and limit, in W")},
-    {codes::k_gpu_clocks_thermal_slowdown, Severity::warn, "Thermal slowdown active",
-     "The GPU's clocks are reduced because it is too hot.",
-     "GPU {0} is throttled by {1} (clock event reasons {2}; temperature {3})",
-     "improve cooling: check airflow and fans, clean the heatsink, check the server's thermal "
-     "profile for this GPU model",
-     where(k_gpu, "the reasons (HW or SW thermal slowdown)",
-           "NVML's clock event reason bits, in hex", "the GPU's temperature")},
-    {codes::k_gpu_compute_exclusive, Severity::warn, "Compute mode exclusive",
-     "In an exclusive compute mode only one process (or thread) may hold a context on the GPU.",
-     "GPU {0} is in compute mode {1}: only one process at a time can use it",
-     "if no scheduler set it on purpose, restore shared use: sudo nvidia-smi -i {2} -c DEFAULT",
-     where(k_gpu, "the compute mode (exclusive_process, exclusive_thread)",
-           "GPU index, for nvidia-smi -i")},
-    {codes::k_gpu_compute_prohibited, Severity::fail, "Compute mode prohibited",
-     "In compute mode Prohibited no CUDA context can be created on the GPU.",
-     "GPU {0} is in compute mode Prohibited: no CUDA program can use it",
-     "sudo nvidia-smi -i {1} -c DEFAULT", where(k_gpu, "GPU index, for nvidia-smi -i")},
-    {codes::k_gpu_display_active, Severity::info, "GPU drives a display",
-     "The GPU drives a display; the desktop shares its time and memory with compute work.",
-     "GPU {0} drives an active display (no kernel time limit applies)",
-     "for long or timed compute, prefer a GPU without a display", where(k_gpu)},
-    {codes::k_gpu_display_watchdog, Severity::warn, "Display watchdog limits kernels",
-     "The GPU drives a display (or, under WSL, the Windows driver's TDR applies), so the driver "
-     "kills any kernel that runs longer than a few seconds: \"the launch timed out and was "
-     "terminated\" (CUDA error 702), sometimes Xid 8.",
-     "GPU {0} has a kernel run-time limit (CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT = 1): {1}",
-     "run long kernels on a GPU without a display (drive the desktop from the integrated GPU "
-     "or another card), stop the display manager for long jobs (sudo systemctl stop "
-     "display-manager), or split work into shorter kernels",
-     where(
-         k_gpu,
-         "why the limit applies (an active display, a monitor connected, or the driver's report)")},
-    {codes::k_gpu_ecc_disabled, Severity::info, "ECC off",
-     "ECC memory protection is supported but switched off.", "ECC is supported but off on GPU {0}",
-     "on data-center GPUs keep ECC on: sudo nvidia-smi -i {1} -e 1, then reboot",
-     where(k_gpu, "GPU index, for nvidia-smi -i")},
-    {codes::k_gpu_ecc_uncorrected, Severity::fail, "Uncorrected ECC errors",
-     "The GPU memory had uncorrectable errors since the driver loaded; data may be corrupt and "
-     "new contexts may fail with error 214.",
-     "GPU {0} (serial {1}) has {2} since the driver loaded",
-     "drain the GPU, then reset it (sudo nvidia-smi -i {3} -r) or reboot; if errors return, "
-     "check retired pages / remapped rows and ask the vendor for an RMA (serial {1})",
-     where(k_gpu, "its serial number",
-           "the count of uncorrected ECC errors since the driver loaded (\"2 uncorrected ECC "
-           "errors\")",
-           "GPU index, for nvidia-smi -i"),
-     Drain::yes},
     {codes::k_gpu_lost, Severity::fail, "GPU lost (fell off the bus)",
      "NVML counts the GPU but cannot reach it (NVML_ERROR_GPU_IS_LOST), or CUDA cannot open it "
      "(CUDA_ERROR_DEVICE_UNAVAILABLE outside an exclusive compute mode, or any error once the "
@@ -368,53 +307,6 @@ constexpr FindingSpec k_table[] = {
            "the evidence (NVML's or CUDA's error, its UUID, PCI config space, kernel log, CUDA's "
            "count)"),
      Drain::yes},
-    {codes::k_gpu_memory_held_by_others, Severity::warn, "GPU memory held by other processes",
-     "Most of the GPU memory is already allocated by other processes, so new work will run out "
-     "of memory (often reported as CUDNN_STATUS_NOT_INITIALIZED or CUDA out of memory).",
-     "GPU {0}: {1} of {2} memory ({3}%) is in use; {4}",
-     "stop the processes holding it ({5}), look for leftover/zombie processes of earlier jobs; "
-     "memory with no visible process belongs to another container or namespace: check with "
-     "nvidia-smi on the host",
-     where(k_gpu, "memory in use", "total memory", "that as a percentage",
-           "who holds it (\"no process using it is visible from here\")",
-           "the PIDs holding it, or \"none visible\"")},
-    {codes::k_gpu_memory_in_use, Severity::info, "GPU memory in use by running processes",
-     "Most of the GPU memory is allocated by processes that are running on it now: the GPU is "
-     "busy, not faulty. New work may run out of memory until they end.",
-     "GPU {0}: {1} of {2} memory ({3}%) is in use; {4}",
-     "nothing is wrong with the GPU; wait for those processes ({5}) to end, or run new work on "
-     "another GPU",
-     where(k_gpu, "memory in use", "total memory", "that as a percentage",
-           "the processes holding it", "their PIDs")},
-    {codes::k_gpu_mig_change_pending, Severity::warn, "MIG mode change pending",
-     "A MIG mode change takes effect only after a GPU reset.",
-     "GPU {0}: MIG mode is {1} now and {2} after the next reset",
-     "reset the GPU (sudo nvidia-smi -i {3} -r, with no process on it) or reboot",
-     where(k_gpu, "MIG mode now (enabled, disabled)", "MIG mode after the next reset",
-           "GPU index, for nvidia-smi -i")},
-    {codes::k_gpu_mig_no_instance, Severity::fail, "MIG enabled without instances",
-     "With MIG enabled, CUDA sees only MIG instances; with none created the GPU is invisible to "
-     "CUDA.",
-     "MIG is enabled on GPU {0} but no MIG instance exists, so CUDA sees no device on it",
-     "create instances (list profiles: nvidia-smi mig -i {1} -lgip; create: sudo nvidia-smi mig "
-     "-i {1} -cgi <profile> -C), or disable MIG (sudo nvidia-smi -i {1} -mig 0) and reset the "
-     "GPU",
-     where(k_gpu, "GPU index, for nvidia-smi -i")},
-    {codes::k_gpu_pcie_width_degraded, Severity::warn, "PCIe link narrower than maximum",
-     "The PCIe link trained to fewer lanes than the GPU and slot support (slot wiring, riser, "
-     "dirty contacts); host-device copies are slower.",
-     "GPU {0} runs its PCIe link at x{1}, below its maximum x{2} (generation {3} of {4})",
-     "reseat the card in a full x16 slot, remove risers/extenders, check the slot's lane "
-     "bifurcation in the BIOS; if the slot only offers x{1}, accept it",
-     where(k_gpu, "current PCIe link width", "the GPU's maximum width", "current PCIe generation",
-           "the GPU's maximum generation")},
-    {codes::k_gpu_persistence_off, Severity::warn, "Persistence mode off",
-     "Without persistence mode the driver tears the GPU down when the last process exits, so "
-     "every new process pays the initialisation time again.",
-     "persistence mode is off on GPU {0}",
-     "enable the persistence daemon: sudo systemctl enable --now nvidia-persistenced (or sudo "
-     "nvidia-smi -i {1} -pm 1)",
-     where(k_gpu, "GPU index, for nvidia-smi -i")},
     {codes::k_gpu_reset_required, Severity::fail, "GPU needs a reset",
      "NVML counts the GPU but will not use it until it is reset (NVML_ERROR_RESET_REQUIRED), "
      "typically after an uncorrectable error or a pending row remap.",
@@ -423,40 +315,6 @@ constexpr FindingSpec k_table[] = {
      "resets again, ask the vendor for an RMA",
      where("NVML's GPU index", "its PCI address",
            "the evidence (NVML's error, PCI config space, kernel log, CUDA's count)"),
-     Drain::yes},
-    {codes::k_gpu_retired_pages_limit, Severity::fail, "Retired pages at the RMA limit",
-     "The GPU has retired so many memory pages (double-bit or repeated single-bit ECC errors) "
-     "that NVIDIA considers the board due for replacement.",
-     "GPU {0} (serial {1}) has {2} retired pages ({3} double-bit, {4} single-bit), at or above "
-     "the limit of {5}",
-     "drain the GPU and ask NVIDIA or the vendor for an RMA, quoting serial {1}",
-     where(k_gpu, "its serial number", "pages retired in all",
-           "pages retired for double-bit errors", "pages retired for single-bit errors",
-           "the limit (60)"),
-     Drain::yes},
-    {codes::k_gpu_retired_pages_pending, Severity::warn, "Page retirement pending",
-     "Memory pages were marked for retirement; they are excluded only after a GPU reset or "
-     "reboot, until then new work can hit the bad memory.",
-     "GPU {0} has retired pages pending ({1} double-bit, {2} single-bit retired so far)",
-     "drain the GPU and reset it (sudo nvidia-smi -i {3} -r) or reboot to apply the retirement",
-     where(k_gpu, "pages retired for double-bit errors", "pages retired for single-bit errors",
-           "GPU index, for nvidia-smi -i"),
-     Drain::yes},
-    {codes::k_gpu_row_remap_failed, Severity::fail, "Row remapping failed",
-     "The GPU could not remap a failing memory row (a bank ran out of spare rows); NVIDIA's RMA "
-     "criterion for A100 and later.",
-     "GPU {0} (serial {1}) reports a row-remapping failure ({2} uncorrectable, {3} correctable "
-     "rows remapped)",
-     "drain the GPU, run NVIDIA's field diagnostic and ask for an RMA, quoting serial {1}",
-     where(k_gpu, "its serial number", "rows remapped for uncorrectable errors",
-           "rows remapped for correctable errors"),
-     Drain::yes},
-    {codes::k_gpu_row_remap_pending, Severity::warn, "Row remapping pending",
-     "A failing memory row was scheduled for remapping; it takes effect at the next GPU reset.",
-     "GPU {0} has a row remapping pending ({1} uncorrectable, {2} correctable rows remapped)",
-     "drain the GPU and reset it (sudo nvidia-smi -i {3} -r) or reboot to apply the remap",
-     where(k_gpu, "rows remapped for uncorrectable errors", "rows remapped for correctable errors",
-           "GPU index, for nvidia-smi -i"),
      Drain::yes},
     {codes::k_lib_cudart_not_found, Severity::info, "No shared CUDA runtime on the loader path",
      "No libcudart is loadable by its bare name; applications usually bundle their own.",

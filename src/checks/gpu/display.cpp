@@ -3,6 +3,8 @@
 // kernels die with "the launch timed out and was terminated" (702).
 #include <fmt/format.h>
 
+#include <span>
+
 #include "checks/checks.hpp"
 #include "checks/rules/per_gpu.hpp"
 #include "findings/catalog.hpp"
@@ -10,6 +12,32 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_display_active{"gpu.display_active"};
+constexpr FindingCode k_display_watchdog{"gpu.display_watchdog"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_display_active, Severity::info, "GPU drives a display",
+     "The GPU drives a display; the desktop shares its time and memory with compute work.",
+     "GPU {0} drives an active display (no kernel time limit applies)",
+     "for long or timed compute, prefer a GPU without a display", where(k_where_gpu)},
+    {k_display_watchdog, Severity::warn, "Display watchdog limits kernels",
+     "The GPU drives a display (or, under WSL, the Windows driver's TDR applies), so the driver "
+     "kills any kernel that runs longer than a few seconds: \"the launch timed out and was "
+     "terminated\" (CUDA error 702), sometimes Xid 8.",
+     "GPU {0} has a kernel run-time limit (CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT = 1): {1}",
+     "run long kernels on a GPU without a display (drive the desktop from the integrated GPU "
+     "or another card), stop the display manager for long jobs (sudo systemctl stop "
+     "display-manager), or split work into shorter kernels",
+     where(
+         k_where_gpu,
+         "why the limit applies (an active display, a monitor connected, or the driver's report)")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{"gpu.display", "Display watchdog",
                            "No kernel run-time limit (display watchdog) applies to the GPU: it "
                            "drives no display, or the limit is off.",
@@ -34,14 +62,13 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
     // Under WSL the Windows driver's TDR always applies: expected there, a note.
     const Severity severity = s.environment.wsl ? Severity::info : Severity::warn;
     return make_result(info, "kernels have a run-time limit (display watchdog)",
-                       {make_finding_as(severity, codes::k_gpu_display_watchdog, gpu.index,
-                                        gpu_label(gpu), display_text(gpu))},
+                       {make_finding_as(severity, k_display_watchdog, gpu.index, gpu_label(gpu),
+                                        display_text(gpu))},
                        gpu.index);
   }
   if (gpu.display_active.value_or(false)) {
     return make_result(info, "drives a display; no kernel time limit",
-                       {make_finding(codes::k_gpu_display_active, gpu.index, gpu_label(gpu))},
-                       gpu.index);
+                       {make_finding(k_display_active, gpu.index, gpu_label(gpu))}, gpu.index);
   }
   return make_result(info, "no display watchdog", {}, gpu.index);
 }
@@ -52,7 +79,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef gpu_display_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <span>
+
 #include "checks/checks.hpp"
 #include "checks/rules/per_gpu.hpp"
 #include "findings/catalog.hpp"
@@ -8,6 +10,35 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_memory_held_by_others{"gpu.memory_held_by_others"};
+constexpr FindingCode k_memory_in_use{"gpu.memory_in_use"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_memory_held_by_others, Severity::warn, "GPU memory held by other processes",
+     "Most of the GPU memory is already allocated by other processes, so new work will run out "
+     "of memory (often reported as CUDNN_STATUS_NOT_INITIALIZED or CUDA out of memory).",
+     "GPU {0}: {1} of {2} memory ({3}%) is in use; {4}",
+     "stop the processes holding it ({5}), look for leftover/zombie processes of earlier jobs; "
+     "memory with no visible process belongs to another container or namespace: check with "
+     "nvidia-smi on the host",
+     where(k_where_gpu, "memory in use", "total memory", "that as a percentage",
+           "who holds it (\"no process using it is visible from here\")",
+           "the PIDs holding it, or \"none visible\"")},
+    {k_memory_in_use, Severity::info, "GPU memory in use by running processes",
+     "Most of the GPU memory is allocated by processes that are running on it now: the GPU is "
+     "busy, not faulty. New work may run out of memory until they end.",
+     "GPU {0}: {1} of {2} memory ({3}%) is in use; {4}",
+     "nothing is wrong with the GPU; wait for those processes ({5}) to end, or run new work on "
+     "another GPU",
+     where(k_where_gpu, "memory in use", "total memory", "that as a percentage",
+           "the processes holding it", "their PIDs")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{"gpu.memory", "Free GPU memory",
                            "Less than 90% of the GPU's memory is already in use by other "
                            "processes.",
@@ -43,12 +74,11 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
       pids.empty() ? std::string("none visible") : fmt::format("PIDs {}", fmt::join(pids, " "));
   // Running processes that hold the memory are a busy GPU, not a fault: a note. Memory that no
   // visible process holds (leaked, or another container's) is worth a warning.
-  return make_result(info, summary,
-                     {make_finding(holders.empty() ? codes::k_gpu_memory_held_by_others
-                                                   : codes::k_gpu_memory_in_use,
-                                   gpu.index, gpu_label(gpu), bytes_text(used), bytes_text(total),
-                                   percent, who, pid_list)},
-                     gpu.index);
+  return make_result(
+      info, summary,
+      {make_finding(holders.empty() ? k_memory_held_by_others : k_memory_in_use, gpu.index,
+                    gpu_label(gpu), bytes_text(used), bytes_text(total), percent, who, pid_list)},
+      gpu.index);
 }
 
 std::vector<CheckResult> run(const CheckContext& context) {
@@ -57,7 +87,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef gpu_memory_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include <span>
+
 #include "checks/checks.hpp"
 #include "checks/rules/per_gpu.hpp"
 #include "findings/catalog.hpp"
@@ -10,6 +12,24 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_pcie_width_degraded{"gpu.pcie_width_degraded"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_pcie_width_degraded, Severity::warn, "PCIe link narrower than maximum",
+     "The PCIe link trained to fewer lanes than the GPU and slot support (slot wiring, riser, "
+     "dirty contacts); host-device copies are slower.",
+     "GPU {0} runs its PCIe link at x{1}, below its maximum x{2} (generation {3} of {4})",
+     "reseat the card in a full x16 slot, remove risers/extenders, check the slot's lane "
+     "bifurcation in the BIOS; if the slot only offers x{1}, accept it",
+     where(k_where_gpu, "current PCIe link width", "the GPU's maximum width",
+           "current PCIe generation", "the GPU's maximum generation")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{
     "gpu.pcie_link", "PCIe link width",
     "The GPU's PCIe link runs at its maximum width. A generation below the maximum is normal "
@@ -67,8 +87,8 @@ CheckResult judge(const CheckInfo& info, const GpuInfo& gpu, const SystemSnapsho
   if (*width < *width_max) {
     return make_result(
         info, summary,
-        {make_finding(codes::k_gpu_pcie_width_degraded, gpu.index, gpu_label(gpu), *width,
-                      *width_max, gen_text(gpu.pcie_gen_current), gen_text(gpu.pcie_gen_max))},
+        {make_finding(k_pcie_width_degraded, gpu.index, gpu_label(gpu), *width, *width_max,
+                      gen_text(gpu.pcie_gen_current), gen_text(gpu.pcie_gen_max))},
         gpu.index);
   }
   return make_result(info, summary, {}, gpu.index);
@@ -80,7 +100,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef gpu_pcie_link_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

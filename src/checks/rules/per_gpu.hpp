@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpucheck/check.hpp"
@@ -11,6 +12,8 @@ namespace gpucheck::checks {
 
 /// "0 (NVIDIA H200, 0000:3B:00.0)": how findings name a GPU.
 std::string gpu_label(const GpuInfo& gpu);
+/// What gpu_label() stands for in a finding's arguments (FindingSpec::placeholders).
+inline constexpr std::string_view k_where_gpu = "GPU (index, name, PCI bus id)";
 
 /// Human byte count with binary units: 1536 MiB -> "1.5 GiB".
 std::string bytes_text(uint64_t bytes);

@@ -335,8 +335,8 @@ TEST(Gates, IgnoredFindingsStayButDoNotCount) {
   const CheckInfo info{"gpu.ecc", "ECC", "", CheckKind::passive};
   results.push_back(make_result(
       info, "x",
-      {make_finding_as(Severity::fail, codes::k_gpu_row_remap_pending, 1, 1, 0, 1, 1),
-       make_finding_as(Severity::warn, codes::k_gpu_pcie_width_degraded, 1, 0, 0, 0, 0, 0)},
+      {make_finding_as(Severity::fail, FindingCode{"gpu.row_remap_pending"}, 1, 1, 0, 1, 1),
+       make_finding_as(Severity::warn, FindingCode{"gpu.pcie_width_degraded"}, 1, 0, 0, 0, 0, 0)},
       1));
   results.push_back(error_result(info, "probe crashed", 3));
   apply_ignores(results, {"gpu.pcie_width_degraded"});

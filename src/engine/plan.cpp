@@ -42,6 +42,7 @@ int event_of(Await await) {
     return 2;
   case Await::done:
     return 4;
+  case Await::concluded:
   case Await::exited:
   case Await::probes_over:
     return 5;
@@ -506,18 +507,20 @@ bool span_fits_beside(Plan& plan, const std::vector<size_t>& testable,
 }
 
 /// The first spanning job's conditions on the per-GPU job `o`. peers_after_all: its timed work
-/// once every other job on its GPUs has gone (without span_beside, its contexts too).
+/// once every other job on its GPUs has handed in its result (its GPU work and checks over);
+/// without span_beside, its contexts too, once they have exited (their memory freed).
 /// span_beside_on_idle_gpus: NCCL's initialisation slowed timed kernels and device-local copies
 /// on its GPUs but not host copies, so it prepares once the kernels' own timed work is over
-/// (compute, streams) or parked at its gate (local copies, cuDNN), beside the host copies, and
-/// the local copies and cuDNN's timed work wait until it is prepared; its contexts come before,
-/// beside compute and streams (contexts_at_start), which they did not slow.
+/// (compute, streams, the memory pool; the copies then only take their pinned buffers) or parked
+/// at its gate (local copies, cuDNN), beside the host copies, and the local copies and cuDNN's
+/// timed work wait until it is prepared; its contexts come before, beside compute and streams
+/// (contexts_at_start), which they did not slow.
 void rule_span_beside(Jobs& jobs, size_t span, size_t o, bool beside) {
   if (!beside) {
     add(jobs, span, {k_peers_after_all, Step::setup, Await::exited, o});
     return;
   }
-  add(jobs, span, {k_peers_after_all, Step::go, Await::exited, o});
+  add(jobs, span, {k_peers_after_all, Step::go, Await::concluded, o});
   const Work other = jobs[o].work;
   if (other == Work::copies_together) {
     return; // host copies too, after the GPU's own
@@ -527,9 +530,10 @@ void rule_span_beside(Jobs& jobs, size_t span, size_t o, bool beside) {
     return;
   }
   if (other == Work::bandwidth) {
-    add(jobs, span, {k_span_beside, Step::setup, Await::ready, o});
+    add(jobs, span, {k_span_beside, Step::setup, Await::context_built, o});
   } else if (other == Work::cudnn) {
-    // Its lane is prepared once its GPU's copies are ready; without copies, once it is.
+    // Without copies on its GPU, once its lane is prepared (parked at its gate); with them, the
+    // lane prepares beside the memory pool and is as a rule done when the pool is.
     if (!job_of(jobs, Work::bandwidth, jobs[o].gpu)) {
       add(jobs, span, {k_span_beside, Step::setup, Await::ready, o});
     }

@@ -65,8 +65,11 @@ enum class Await {
   context_built, ///< the other job built its context (or ended)
   ready,         ///< the other job is prepared and waits at its gate (or got further, or ended)
   done,          ///< the other job is done with its gated work (or ended)
-  exited,        ///< the other job's process is gone (its teardown included)
-  probes_over,   ///< gpucheck's own probes are over (no other job named)
+  /// the other job's child handed in its whole result (its GPU work and checks are over); the
+  /// kernel may still be freeing its process (or it ended)
+  concluded,
+  exited,      ///< the other job's process is gone (its teardown included)
+  probes_over, ///< gpucheck's own probes are over (no other job named)
 };
 
 struct Condition {

@@ -62,6 +62,7 @@ bool condition_met(const Condition& condition, const std::vector<JobState>& stat
     return at_least(other, JobState::ready);
   case Await::done:
     return at_least(other, JobState::done);
+  case Await::concluded: // a child concluded at its result has ended (nothing_awaits_exit)
   case Await::exited:
   case Await::probes_over:
     return other == JobState::ended;

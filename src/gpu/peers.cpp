@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -746,7 +747,9 @@ constexpr uint64_t k_nccl_largest_bytes = 256 * k_mib;
 /// What NCCL itself allocates on each GPU beside gpucheck's buffer (its channels' buffers,
 /// NCCL_BUFFSIZE 4 MiB each): kept out of the buffer's share of the allowance.
 constexpr uint64_t k_nccl_reserve_bytes = 256 * k_mib;
-constexpr int k_nccl_iterations = 20;
+constexpr int k_nccl_iterations = 20; ///< per sample at most (nccl-tests' default)
+constexpr int k_nccl_min_iterations = 5;
+constexpr double k_nccl_sample_ms = 5.0; ///< each sample's target length, as cuDNN's timing
 constexpr int k_nccl_samples = 3;
 
 /// The value rank `rank` sends at index i (kernels/gpucheck_values.h: the kernels write and check
@@ -1004,23 +1007,31 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& commun
   set_stage("nccl all-reduce");
   std::vector<Verification> verifications;
   for (const uint64_t bytes : sizes) {
+    // Two warm-up sums, timed together, size the samples: a sum of 256 MiB takes about 1 ms, so
+    // 20 of them per sample would make the largest size most of the all-reduce's time.
+    const auto warm_began = Clock::now();
     for (int i = 0; i < 2; ++i) {
       all_reduce(bytes);
     }
     synchronize();
+    const double warm_ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - warm_began).count() / 2;
+    const int iterations =
+        std::clamp(static_cast<int>(std::ceil(k_nccl_sample_ms / std::max(warm_ms, 1e-3))),
+                   k_nccl_min_iterations, k_nccl_iterations);
     std::vector<double> per_op_ms;
     for (int s = 0; s < k_nccl_samples; ++s) {
       const auto began = Clock::now();
-      for (int i = 0; i < k_nccl_iterations; ++i) {
+      for (int i = 0; i < iterations; ++i) {
         all_reduce(bytes);
       }
       synchronize();
       per_op_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - began).count() /
-                          k_nccl_iterations);
+                          iterations);
     }
     protocol::NcclSize size;
     size.bytes = bytes;
-    size.iterations = k_nccl_iterations;
+    size.iterations = iterations;
     size.ms = median(per_op_ms);
     size.algbw_gbps = static_cast<double>(bytes) / (size.ms * 1e-3) / 1e9;
     const int n = payload.ranks;

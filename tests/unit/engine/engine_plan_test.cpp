@@ -668,16 +668,18 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   for (const Condition& c : peers.conditions) {
     const Work other = plan.jobs[*c.job].work;
     if (c.step == Step::setup) {
-      // Its contexts once the kernels' timed work is over (compute, streams) and the copies
-      // are parked at their gate (cuDNN's lane prepared), beside the host copies.
+      // It prepares once the kernels' timed work is over (compute, streams, the memory pool:
+      // the copies then take their pinned buffers), beside the host copies.
       EXPECT_EQ(c.rule, "span_beside_on_idle_gpus");
       EXPECT_NE(other, Work::cudnn);
-      EXPECT_EQ(c.await, other == Work::bandwidth ? Await::ready : Await::exited)
+      EXPECT_EQ(c.await, other == Work::bandwidth ? Await::context_built : Await::exited)
           << check_id(other);
       ++before;
     } else {
+      // Its timed work once the others have handed in their results, not once the kernel has
+      // freed their processes.
       EXPECT_EQ(c.rule, "peers_after_all");
-      EXPECT_EQ(c.await, Await::exited);
+      EXPECT_EQ(c.await, Await::concluded);
       ++gone;
     }
   }

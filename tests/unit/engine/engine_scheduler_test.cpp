@@ -565,6 +565,15 @@ TEST(EngineScheduler, MessagesCountOnlyWhereTheProtocolAllowsThem) {
   EXPECT_EQ(after_message(JobState::done, protocol::GateMessage::go), JobState::done);
 }
 
+TEST(EngineScheduler, AConcludedChildIsOneWhoseResultIsIn) {
+  // Await::concluded holds once the job has ended, which a child concluded at its result does
+  // before its process exits; a job still checking or tearing down (done) does not satisfy it.
+  const Condition concluded{"test", Step::go, Await::concluded, 0};
+  EXPECT_FALSE(condition_met(concluded, {JobState::running}, true));
+  EXPECT_FALSE(condition_met(concluded, {JobState::done}, true));
+  EXPECT_TRUE(condition_met(concluded, {JobState::ended}, false));
+}
+
 TEST(GpuLock, TwoProcessesTakeTurns) {
   const std::string uuid = unique_uuid("two-processes");
   int to_parent[2];

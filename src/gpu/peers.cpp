@@ -538,12 +538,10 @@ bool short_of(const PairFigures& at_once, const PairFigures& alone) {
          std::min(at_once.ab.bidir_gbps, at_once.ba.bidir_gbps) < k_share * bidir;
 }
 
-/// The peer-to-peer work on every pair of the session's GPUs: one size (64 MiB), and with
-/// `sweep` (`--level long`) every size of k_sweep_bytes that the allowance holds.
-/// `before_gate`: more preparation of this child's (NCCL's initialisation), run after the peer
-/// buffers are filled and before the gate, so that it is off the timed path.
-void peers_work(PeerSession& session, bool sweep, const std::function<void()>& before_gate,
-                nlohmann::json& out) {
+/// What every ordered pair of the session's GPUs can do (the access matrix, with the driver's
+/// performance rank and atomics), with peer access enabled where it can be, and gpucheck's
+/// kernels loaded.
+protocol::PeersPayload open_peer_access(PeerSession& session) {
   const CudaApi& api = session.api();
   std::vector<PeerGpu>& gpus = session.gpus();
   protocol::PeersPayload payload;
@@ -575,8 +573,12 @@ void peers_work(PeerSession& session, bool sweep, const std::function<void()>& b
       payload.access.push_back(access);
     }
   }
-  // What the access matrix says is written even if a later step fails.
-  protocol::write_peers(payload, out);
+  return payload;
+}
+
+void enable_peer_access(PeerSession& session, const protocol::PeersPayload& payload) {
+  const CudaApi& api = session.api();
+  std::vector<PeerGpu>& gpus = session.gpus();
   for (const protocol::PeerAccess& access : payload.access) {
     if (access.can_access) {
       session.make_current(gpus[static_cast<size_t>(access.from)]);
@@ -588,17 +590,21 @@ void peers_work(PeerSession& session, bool sweep, const std::function<void()>& b
     }
   }
   session.load_kernels();
+}
+
+/// Two buffers per GPU (what it sends, what it receives) within the plan's allowance: 64 MiB,
+/// or for the sweep its largest size that fits (its copies then write every byte verified);
+/// each source filled with its GPU's pattern. Returns their size.
+uint64_t take_peer_buffers(PeerSession& session, bool sweep, std::vector<uint32_t>& host) {
+  const CudaApi& api = session.api();
   set_stage("buffers");
-  // Two buffers per GPU (what it sends, what it receives) within the plan's allowance: 64 MiB,
-  // or for the sweep its largest size that fits (its copies then write every byte verified).
   uint64_t buffer_bytes = sweep ? k_sweep_bytes.back() : k_copy_bytes;
   if (const auto allowance = session.allowance()) {
     buffer_bytes = std::min<uint64_t>(buffer_bytes, (*allowance / 2) & ~(k_mib - 1));
   }
   buffer_bytes = std::max(buffer_bytes, k_min_copy_bytes);
-  const uint64_t bytes = std::min(buffer_bytes, k_copy_bytes); // the standard run's one size
   const uint64_t seed = fresh_seed();
-  std::vector<uint32_t> host;
+  std::vector<PeerGpu>& gpus = session.gpus();
   for (size_t g = 0; g < gpus.size(); ++g) {
     PeerGpu& gpu = gpus[g];
     gpu.seed = static_cast<uint32_t>(seed >> (g % 2 == 0 ? 0 : 32)) + static_cast<uint32_t>(g);
@@ -607,15 +613,71 @@ void peers_work(PeerSession& session, bool sweep, const std::function<void()>& b
     GPUCHECK_CU(api, cuMemAlloc, &gpu.destination, static_cast<size_t>(buffer_bytes));
     fill_source(session, gpu, buffer_bytes, host);
   }
-  HostGate gate(api);
-  if (before_gate) {
-    before_gate();
+  return buffer_bytes;
+}
+
+/// One round's pairs timed: the first pair of the run alone (its figures are the reference a
+/// pair reaches here), the rest at once, and a pair that falls short of the reference at once
+/// again alone, so no figure is one that other pairs' traffic lowered (links of their own, as
+/// through NVSwitch, keep them all). The long level's sweep times every pair alone.
+std::vector<PairFigures> time_round(PeerSession& session, HostGate& gate,
+                                    const std::vector<std::pair<size_t, size_t>>& group,
+                                    uint64_t bytes, bool sweep,
+                                    std::optional<PairFigures>& reference) {
+  std::vector<PairFigures> figures;
+  size_t next = 0;
+  if (!group.empty() && (!reference || sweep)) {
+    figures.push_back(time_pairs(session, gate, {group.front()}, bytes).front());
+    reference = reference.value_or(figures.front());
+    next = 1;
   }
-  protocol::gate::ready_and_wait();
+  if (sweep) {
+    for (; next < group.size(); ++next) {
+      figures.push_back(time_pairs(session, gate, {group[next]}, bytes).front());
+    }
+  } else if (next < group.size()) {
+    const std::vector<std::pair<size_t, size_t>> rest(group.begin() + static_cast<long>(next),
+                                                      group.end());
+    for (size_t i = 0; const PairFigures& f : time_pairs(session, gate, rest, bytes)) {
+      const bool again = rest.size() > 1 && short_of(f, *reference);
+      figures.push_back(again ? time_pairs(session, gate, {rest[i]}, bytes).front() : f);
+      ++i;
+    }
+  }
+  return figures;
+}
+
+/// The long level's sweep of one pair: every size of k_sweep_bytes the buffers hold, each way,
+/// timed alone.
+void sweep_pair(PeerSession& session, HostGate& gate, size_t a, size_t b, uint64_t buffer_bytes,
+                protocol::PeersPayload& payload) {
+  std::vector<PeerGpu>& gpus = session.gpus();
+  set_stage("peer copies, every size");
+  for (const uint64_t size : k_sweep_bytes) {
+    if (size > buffer_bytes) {
+      break;
+    }
+    for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      PeerGpu& source = gpus[from];
+      PeerGpu& target = gpus[to];
+      const int n = copies_per_sample(session, gate, {{&source, &target}}, size);
+      const double ms = median_alone_ms(session, gate, source, target, size, n);
+      payload.sweep.push_back(
+          {static_cast<int>(from), static_cast<int>(to), size, n, gbps(size, n, ms)});
+    }
+  }
   set_stage("peer copies");
-  const auto started = Clock::now();
-  std::vector<Verification> verifications;
-  const auto access_of = [&](size_t from, size_t to) {
+}
+
+/// Every pair of GPUs with peer access both ways timed in rounds of disjoint pairs (N - 1
+/// rounds instead of N (N - 1) / 2 pairs), their latency, the sweep's sizes, and each
+/// destination verified whole before a later round writes it again.
+std::vector<Verification> time_every_pair(PeerSession& session, HostGate& gate, bool sweep,
+                                          uint64_t bytes, uint64_t buffer_bytes,
+                                          std::vector<uint32_t>& host,
+                                          protocol::PeersPayload& payload) {
+  std::vector<PeerGpu>& gpus = session.gpus();
+  const auto access_of = [&payload](size_t from, size_t to) {
     for (const protocol::PeerAccess& x : payload.access) {
       if (x.from == static_cast<int>(from) && x.to == static_cast<int>(to)) {
         return x.can_access;
@@ -623,11 +685,7 @@ void peers_work(PeerSession& session, bool sweep, const std::function<void()>& b
     }
     return false;
   };
-  // Disjoint pairs are timed at once (N - 1 rounds instead of N (N - 1) / 2 pairs) once the
-  // first pair's figures, timed alone, say what a pair reaches here; a pair that falls short of
-  // them at once is timed again alone, so no figure is one that other pairs' traffic lowered
-  // (links of their own, as through NVSwitch, keep them all). The long level's sweep times every
-  // pair alone.
+  std::vector<Verification> verifications;
   std::optional<PairFigures> reference;
   for (const std::vector<std::pair<size_t, size_t>>& round : pair_rounds(gpus.size())) {
     std::vector<std::pair<size_t, size_t>> group;
@@ -636,26 +694,8 @@ void peers_work(PeerSession& session, bool sweep, const std::function<void()>& b
         group.emplace_back(a, b); // no P2P: reported as such, never measured through the host
       }
     }
-    std::vector<PairFigures> figures;
-    size_t next = 0;
-    if (!group.empty() && (!reference || sweep)) {
-      figures.push_back(time_pairs(session, gate, {group.front()}, bytes).front());
-      reference = reference.value_or(figures.front());
-      next = 1;
-    }
-    if (sweep) {
-      for (; next < group.size(); ++next) {
-        figures.push_back(time_pairs(session, gate, {group[next]}, bytes).front());
-      }
-    } else if (next < group.size()) {
-      const std::vector<std::pair<size_t, size_t>> rest(group.begin() + static_cast<long>(next),
-                                                        group.end());
-      for (size_t i = 0; const PairFigures& f : time_pairs(session, gate, rest, bytes)) {
-        const bool again = rest.size() > 1 && short_of(f, *reference);
-        figures.push_back(again ? time_pairs(session, gate, {rest[i]}, bytes).front() : f);
-        ++i;
-      }
-    }
+    const std::vector<PairFigures> figures =
+        time_round(session, gate, group, bytes, sweep, reference);
     for (size_t i = 0; i < group.size(); ++i) {
       const auto [a, b] = group[i];
       PeerGpu& ga = gpus[a];
@@ -668,36 +708,48 @@ void peers_work(PeerSession& session, bool sweep, const std::function<void()>& b
       payload.pairs.push_back(ab);
       payload.pairs.push_back(ba);
       if (sweep) {
-        set_stage("peer copies, every size");
-        for (const uint64_t size : k_sweep_bytes) {
-          if (size > buffer_bytes) {
-            break;
-          }
-          for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
-            PeerGpu& source = gpus[from];
-            PeerGpu& target = gpus[to];
-            const int n = copies_per_sample(session, gate, {{&source, &target}}, size);
-            const double ms = median_alone_ms(session, gate, source, target, size, n);
-            payload.sweep.push_back(
-                {static_cast<int>(from), static_cast<int>(to), size, n, gbps(size, n, ms)});
-          }
-        }
-        set_stage("peer copies");
+        sweep_pair(session, gate, a, b, buffer_bytes, payload);
       }
       if (fault_planted("p2p")) {
         // GPUCHECK_PLANT_FAULT=p2p: one byte of the received buffer changed (to a value it cannot
         // have had), as a bad link would.
         const auto bad = static_cast<unsigned char>((pattern_word(1024, ga.seed) & 0xFFU) ^ 0xFFU);
         session.make_current(gb);
-        GPUCHECK_CU(api, cuMemsetD8, gb.destination + 4096, bad, size_t{1});
+        GPUCHECK_CU(session.api(), cuMemsetD8, gb.destination + 4096, bad, size_t{1});
       }
-      // The whole destination, before a later round writes it again: the sweep's largest copies
-      // wrote all of it, else the one size did.
+      // The whole destination: the sweep's largest copies wrote all of it, else the one size did.
       const uint64_t written = sweep ? buffer_bytes : bytes;
       verifications.push_back(verify_pair(session, ga, gb, written, host));
       verifications.push_back(verify_pair(session, gb, ga, written, host));
     }
   }
+  return verifications;
+}
+
+/// The peer-to-peer work on every pair of the session's GPUs: one size (64 MiB), and with
+/// `sweep` (`--level long`) every size of k_sweep_bytes that the allowance holds.
+/// `before_gate`: more preparation of this child's (NCCL's initialisation), run after the peer
+/// buffers are filled and before the gate, so that it is off the timed path.
+void peers_work(PeerSession& session, bool sweep, const std::function<void()>& before_gate,
+                nlohmann::json& out) {
+  const CudaApi& api = session.api();
+  std::vector<PeerGpu>& gpus = session.gpus();
+  protocol::PeersPayload payload = open_peer_access(session);
+  // What the access matrix says is written even if a later step fails.
+  protocol::write_peers(payload, out);
+  enable_peer_access(session, payload);
+  std::vector<uint32_t> host;
+  const uint64_t buffer_bytes = take_peer_buffers(session, sweep, host);
+  const uint64_t bytes = std::min(buffer_bytes, k_copy_bytes); // the standard run's one size
+  HostGate gate(api);
+  if (before_gate) {
+    before_gate();
+  }
+  protocol::gate::ready_and_wait();
+  set_stage("peer copies");
+  const auto started = Clock::now();
+  const std::vector<Verification> verifications =
+      time_every_pair(session, gate, sweep, bytes, buffer_bytes, host, payload);
   // In the order of the pairs (0->1, 1->0, 0->2, ...), whatever the rounds'.
   std::stable_sort(
       payload.pairs.begin(), payload.pairs.end(),
@@ -890,125 +942,65 @@ void nccl_init(PeerSession& session, const LoadedNccl& loaded, NcclComms& comms)
       "ncclCommInitAll");
 }
 
-/// NCCL all-reduce over every GPU of the session: ncclCommInitAll, then float32 sums over a few
-/// sizes up to 256 MiB (in place, as torch.distributed), host-timed per iteration as nccl-tests,
-/// and one pass per size from fresh inputs verified element by element.
-///
-/// `leave_to_exit`: nothing runs in this child after it, so the buffers are left for the
-/// process's exit to free rather than torn down first (the communicators always are).
-void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& communicators,
-               bool leave_to_exit, nlohmann::json& out) {
-  const CudaApi& api = session.api();
-  std::vector<PeerGpu>& gpus = session.gpus();
-  protocol::NcclPayload payload;
-  payload.ranks = static_cast<int>(gpus.size());
-  payload.library = loaded.library;
-  payload.missing = loaded.missing;
-  payload.version = loaded.version;
-  protocol::write_nccl(payload, out);
-  if (!loaded.missing.empty()) {
-    return;
-  }
-  const NcclApi& nccl = loaded.api;
-  if (communicators.error) {
-    std::rethrow_exception(communicators.error); // ncclCommInitAll failed while preparing
-  }
-  // One buffer per GPU, summed in place (as torch.distributed), within the allowance.
-  const uint64_t largest = nccl_largest_bytes(session);
-  nccl_init(session, loaded, communicators);
-  std::vector<ncclComm_t>& comms = communicators.comms;
-  std::vector<uint64_t> sizes;
-  for (uint64_t bytes : {1 * k_mib, 16 * k_mib, 64 * k_mib, 256 * k_mib}) {
-    if (bytes <= largest) {
-      sizes.push_back(bytes);
-    }
-  }
-  set_stage("nccl buffers");
-  std::vector<CUdeviceptr> data(gpus.size(), 0);
-  std::vector<std::unique_ptr<PeerStream>> streams;
-  struct Buffers {
-    const CudaApi* api;
-    PeerSession* session;
-    std::vector<CUdeviceptr>* list;
-    ~Buffers() {
-      for (size_t g = 0; g < list->size(); ++g) {
-        if ((*list)[g] != 0 && api->cuMemFree != nullptr && api->cuCtxSetCurrent != nullptr) {
-          api->cuCtxSetCurrent(session->gpus()[g].context);
-          api->cuMemFree((*list)[g]);
-        }
-      }
-    }
-  } free_buffers{&api, &session, &data};
-  const uint32_t seed = static_cast<uint32_t>(fresh_seed() % 1000);
-  Staging staging(api);
-  std::vector<float> expected(Staging::k_bytes / sizeof(float)); // one chunk of sums
-  for (size_t g = 0; g < gpus.size(); ++g) {
-    session.make_current(gpus[g]);
-    GPUCHECK_CU(api, cuMemAlloc, &data[g], static_cast<size_t>(largest));
-    streams.push_back(std::make_unique<PeerStream>(api));
-    // What the timed sums start from (1.0f, ordered before them on their stream): their values
-    // do not change the time (the in-place sums grow them to infinity over the sizes); the
-    // verified pass writes its own inputs.
-    GPUCHECK_CU(api, cuMemsetD32Async, data[g], 0x3F800000U, static_cast<size_t>(largest / 4),
-                streams.back()->get());
-  }
-  session.load_kernels();
-  const bool on_gpu = std::all_of(gpus.begin(), gpus.end(),
-                                  [](const PeerGpu& g) { return static_cast<bool>(g.module); });
-  // Rank g's inputs for the first `bytes`: on the GPU, or written chunk by chunk through the
-  // staging memory.
-  const auto fill = [&](uint64_t bytes) {
-    for (size_t g = 0; g < gpus.size() && on_gpu; ++g) {
-      session.make_current(gpus[g]);
-      CUdeviceptr inputs = data[g];
-      uint64_t n = bytes / sizeof(float);
-      uint64_t first = 0;
-      auto rank = static_cast<uint32_t>(g);
-      uint32_t value_seed = seed;
-      launch(api, gpus[g].module->kernels().nccl_fill, grid_for(gpus[g].sm_count, n, 256), 256,
-             streams[g]->get(), {&inputs, &n, &first, &rank, &value_seed});
-    }
-    for (size_t g = 0; g < gpus.size() && !on_gpu; ++g) {
-      session.make_current(gpus[g]);
-      for (uint64_t off = 0; off < bytes; off += Staging::k_bytes) {
-        const uint64_t chunk = std::min(Staging::k_bytes, bytes - off);
-        float* host = staging.data();
-        const uint64_t first = off / sizeof(float);
-        parallel_for(chunk / sizeof(float), [&](uint64_t lo, uint64_t hi) {
-          for (uint64_t i = lo; i < hi; ++i) {
-            host[i] = nccl_value(first + i, static_cast<int>(g), seed);
-          }
-        });
-        GPUCHECK_CU(api, cuMemcpyHtoD, data[g] + off, host, static_cast<size_t>(chunk));
-      }
-    }
-  };
-  const auto all_reduce = [&](uint64_t bytes) {
-    nccl_check(nccl, nccl.ncclGroupStart(), "ncclGroupStart");
+/// One all-reduce run over every GPU of the session: a buffer and a stream per GPU (freed with
+/// it unless left to the process's exit), summed in place as torch.distributed does.
+class NcclRun {
+public:
+  NcclRun(PeerSession& session, const NcclApi& nccl, std::vector<ncclComm_t>& comms,
+          uint64_t largest)
+      : m_session(session), m_api(session.api()), m_nccl(nccl), m_comms(comms),
+        m_data(session.gpus().size(), 0), m_seed(static_cast<uint32_t>(fresh_seed() % 1000)) {
+    std::vector<PeerGpu>& gpus = session.gpus();
     for (size_t g = 0; g < gpus.size(); ++g) {
-      nccl_check(nccl,
-                 nccl.ncclAllReduce(reinterpret_cast<const void*>(data[g]), // NOLINT
-                                    reinterpret_cast<void*>(data[g]),       // NOLINT
-                                    static_cast<size_t>(bytes / sizeof(float)), k_nccl_float32,
-                                    k_nccl_sum, comms[g], streams[g]->get()),
+      session.make_current(gpus[g]);
+      GPUCHECK_CU(m_api, cuMemAlloc, &m_data[g], static_cast<size_t>(largest));
+      m_streams.push_back(std::make_unique<PeerStream>(m_api));
+      // What the timed sums start from (1.0f, ordered before them on their stream): their
+      // values do not change the time (the in-place sums grow them to infinity over the
+      // sizes); the verified pass writes its own inputs.
+      GPUCHECK_CU(m_api, cuMemsetD32Async, m_data[g], 0x3F800000U, static_cast<size_t>(largest / 4),
+                  m_streams.back()->get());
+    }
+    session.load_kernels();
+    m_on_gpu = std::all_of(gpus.begin(), gpus.end(),
+                           [](const PeerGpu& g) { return static_cast<bool>(g.module); });
+  }
+  NcclRun(const NcclRun&) = delete;
+  NcclRun& operator=(const NcclRun&) = delete;
+  ~NcclRun() {
+    for (size_t g = 0; g < m_data.size(); ++g) {
+      if (m_data[g] != 0 && m_api.cuMemFree != nullptr && m_api.cuCtxSetCurrent != nullptr) {
+        m_api.cuCtxSetCurrent(m_session.gpus()[g].context);
+        m_api.cuMemFree(m_data[g]);
+      }
+    }
+  }
+  /// The buffers are left for the process's exit to free (nothing runs after in this child).
+  void leave_to_exit() { m_data.assign(m_data.size(), 0); }
+
+  void all_reduce(uint64_t bytes) {
+    nccl_check(m_nccl, m_nccl.ncclGroupStart(), "ncclGroupStart");
+    for (size_t g = 0; g < m_data.size(); ++g) {
+      nccl_check(m_nccl,
+                 m_nccl.ncclAllReduce(reinterpret_cast<const void*>(m_data[g]), // NOLINT
+                                      reinterpret_cast<void*>(m_data[g]),       // NOLINT
+                                      static_cast<size_t>(bytes / sizeof(float)), k_nccl_float32,
+                                      k_nccl_sum, m_comms[g], m_streams[g]->get()),
                  "ncclAllReduce");
     }
-    nccl_check(nccl, nccl.ncclGroupEnd(), "ncclGroupEnd");
-  };
-  const auto synchronize = [&] {
-    for (size_t g = 0; g < gpus.size(); ++g) {
-      session.make_current(gpus[g]);
-      GPUCHECK_CU(api, cuStreamSynchronize, streams[g]->get());
+    nccl_check(m_nccl, m_nccl.ncclGroupEnd(), "ncclGroupEnd");
+  }
+  void synchronize() {
+    for (size_t g = 0; g < m_data.size(); ++g) {
+      m_session.make_current(m_session.gpus()[g]);
+      GPUCHECK_CU(m_api, cuStreamSynchronize, m_streams[g]->get());
     }
-  };
-  all_reduce(sizes.front()); // NCCL's first call sets up its connections: not timed
-  synchronize();
-  protocol::gate::ready_and_wait();
-  set_stage("nccl all-reduce");
-  std::vector<Verification> verifications;
-  for (const uint64_t bytes : sizes) {
-    // Two warm-up sums, timed together, size the samples: a sum of 256 MiB takes about 1 ms, so
-    // 20 of them per sample would make the largest size most of the all-reduce's time.
+  }
+
+  /// One size timed as nccl-tests does, on the host per iteration: two warm-up sums, timed
+  /// together, size the samples (a sum of 256 MiB takes about 1 ms, so 20 of them per sample
+  /// would make the largest size most of the all-reduce's time); the median of k_nccl_samples.
+  protocol::NcclSize time_size(uint64_t bytes) {
     const auto warm_began = Clock::now();
     for (int i = 0; i < 2; ++i) {
       all_reduce(bytes);
@@ -1034,31 +1026,26 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& commun
     size.iterations = iterations;
     size.ms = median(per_op_ms);
     size.algbw_gbps = static_cast<double>(bytes) / (size.ms * 1e-3) / 1e9;
-    const int n = payload.ranks;
+    const auto n = static_cast<double>(m_data.size());
     size.busbw_gbps = size.algbw_gbps * 2.0 * (n - 1) / n; // nccl-tests' all_reduce factor
-    payload.sizes.push_back(size);
+    return size;
   }
-  set_stage("nccl verify");
-  // Verified from fresh inputs, one sum each (the timed loop summed in place over and over).
-  const int ranks = payload.ranks;
-  const auto want = [ranks, seed](uint64_t i) {
-    float sum = 0.0F;
-    for (int r = 0; r < ranks; ++r) {
-      sum += nccl_value(i, r, seed);
-    }
-    return sum;
-  };
-  for (const uint64_t bytes : sizes) {
+
+  /// One sum of `bytes` from fresh inputs, every GPU's result checked element by element against
+  /// every rank's values added up: on the GPUs, or on the host through `staging`.
+  std::vector<Verification> verify_size(uint64_t bytes, Staging& staging) {
+    std::vector<PeerGpu>& gpus = m_session.gpus();
     set_stage(fmt::format("nccl verify {} MiB: inputs", bytes / k_mib));
-    fill(bytes);
+    fill(bytes, staging);
     set_stage(fmt::format("nccl verify {} MiB: sum", bytes / k_mib));
     all_reduce(bytes);
     synchronize();
     set_stage(fmt::format("nccl verify {} MiB: check", bytes / k_mib));
     if (fault_planted("nccl")) {
       // GPUCHECK_PLANT_FAULT=nccl: one element of the last GPU's sum changed, as a wrong sum.
-      session.make_current(gpus.back());
-      GPUCHECK_CU(api, cuMemsetD8, data.back() + 64, static_cast<unsigned char>(0x7F), size_t{1});
+      m_session.make_current(gpus.back());
+      GPUCHECK_CU(m_api, cuMemsetD8, m_data.back() + 64, static_cast<unsigned char>(0x7F),
+                  size_t{1});
     }
     std::vector<Verification> checks(gpus.size());
     for (size_t g = 0; g < gpus.size(); ++g) {
@@ -1067,28 +1054,81 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& commun
           fmt::format("{} MiB sum on {}", bytes / k_mib, gpus[g].description.pci_bus_id);
       checks[g].checked = bytes / sizeof(float);
     }
-    // On each GPU: its sums against every rank's values added up there.
-    for (size_t g = 0; g < gpus.size() && on_gpu; ++g) {
+    if (m_on_gpu) {
+      check_on_gpus(bytes, checks);
+    } else {
+      check_on_host(bytes, staging, checks);
+    }
+    return checks;
+  }
+
+private:
+  [[nodiscard]] float want(uint64_t i) const {
+    float sum = 0.0F;
+    for (size_t r = 0; r < m_data.size(); ++r) {
+      sum += nccl_value(i, static_cast<int>(r), m_seed);
+    }
+    return sum;
+  }
+
+  /// Rank g's inputs for the first `bytes`: on the GPU, or written chunk by chunk through the
+  /// staging memory.
+  void fill(uint64_t bytes, Staging& staging) {
+    std::vector<PeerGpu>& gpus = m_session.gpus();
+    for (size_t g = 0; g < gpus.size(); ++g) {
+      m_session.make_current(gpus[g]);
+      if (m_on_gpu) {
+        CUdeviceptr inputs = m_data[g];
+        uint64_t n = bytes / sizeof(float);
+        uint64_t first = 0;
+        auto rank = static_cast<uint32_t>(g);
+        uint32_t value_seed = m_seed;
+        launch(m_api, gpus[g].module->kernels().nccl_fill, grid_for(gpus[g].sm_count, n, 256), 256,
+               m_streams[g]->get(), {&inputs, &n, &first, &rank, &value_seed});
+        continue;
+      }
+      for (uint64_t off = 0; off < bytes; off += Staging::k_bytes) {
+        const uint64_t chunk = std::min(Staging::k_bytes, bytes - off);
+        float* host = staging.data();
+        const uint64_t first = off / sizeof(float);
+        parallel_for(chunk / sizeof(float), [&](uint64_t lo, uint64_t hi) {
+          for (uint64_t i = lo; i < hi; ++i) {
+            host[i] = nccl_value(first + i, static_cast<int>(g), m_seed);
+          }
+        });
+        GPUCHECK_CU(m_api, cuMemcpyHtoD, m_data[g] + off, host, static_cast<size_t>(chunk));
+      }
+    }
+  }
+
+  /// On each GPU: its sums against every rank's values added up there.
+  void check_on_gpus(uint64_t bytes, std::vector<Verification>& checks) {
+    std::vector<PeerGpu>& gpus = m_session.gpus();
+    for (size_t g = 0; g < gpus.size(); ++g) {
       const Mismatches bad =
-          count_on_gpu(session, gpus[g], [&](CUdeviceptr count, CUdeviceptr first) {
-            CUdeviceptr sums = data[g];
+          count_on_gpu(m_session, gpus[g], [&](CUdeviceptr count, CUdeviceptr first) {
+            CUdeviceptr sums = m_data[g];
             uint64_t n = bytes / sizeof(float);
-            auto rank_count = static_cast<uint32_t>(ranks);
-            uint32_t value_seed = seed;
-            launch(api, gpus[g].module->kernels().nccl_check, grid_for(gpus[g].sm_count, n, 256),
+            auto rank_count = static_cast<uint32_t>(gpus.size());
+            uint32_t value_seed = m_seed;
+            launch(m_api, gpus[g].module->kernels().nccl_check, grid_for(gpus[g].sm_count, n, 256),
                    256, nullptr, {&sums, &n, &rank_count, &value_seed, &count, &first});
           });
       checks[g].mismatches = bad.count;
       if (bad.count > 0) {
         float got = 0.0F;
-        GPUCHECK_CU(api, cuMemcpyDtoH, &got, data[g] + bad.first * sizeof(float), sizeof got);
+        GPUCHECK_CU(m_api, cuMemcpyDtoH, &got, m_data[g] + bad.first * sizeof(float), sizeof got);
         checks[g].first_index = bad.first;
         checks[g].got = fmt::format("{}", got);
         checks[g].want = fmt::format("{}", want(bad.first));
       }
     }
-    // On the host, chunk by chunk: the expected sums once, then every GPU's result against them.
-    for (uint64_t off = 0; off < bytes && !on_gpu; off += Staging::k_bytes) {
+  }
+
+  /// On the host, chunk by chunk: the expected sums once, then every GPU's result against them.
+  void check_on_host(uint64_t bytes, Staging& staging, std::vector<Verification>& checks) {
+    std::vector<float> expected(Staging::k_bytes / sizeof(float)); // one chunk of sums
+    for (uint64_t off = 0; off < bytes; off += Staging::k_bytes) {
       const uint64_t chunk = std::min(Staging::k_bytes, bytes - off);
       const uint64_t count = chunk / sizeof(float);
       const uint64_t first = off / sizeof(float);
@@ -1097,15 +1137,15 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& commun
           expected[i] = want(first + i);
         }
       });
-      for (size_t g = 0; g < gpus.size(); ++g) {
+      for (size_t g = 0; g < checks.size(); ++g) {
         Verification& v = checks[g];
         float* host = staging.data();
         // The staging memory may still hold the previous GPU's sums of this very chunk, which
         // are the right values: its first 4 KiB are poisoned, so that a copy that wrote nothing
         // fails (poisoning the whole chunk is host time on the critical path).
         std::fill(host, host + std::min<uint64_t>(count, 1024), -1.0F);
-        session.make_current(gpus[g]);
-        GPUCHECK_CU(api, cuMemcpyDtoH, host, data[g] + off, static_cast<size_t>(chunk));
+        m_session.make_current(m_session.gpus()[g]);
+        GPUCHECK_CU(m_api, cuMemcpyDtoH, host, m_data[g] + off, static_cast<size_t>(chunk));
         const Mismatches bad =
             parallel_mismatches(count, [&](uint64_t i) { return host[i] != expected[i]; });
         if (bad.count > 0 && v.mismatches == 0) {
@@ -1116,6 +1156,62 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& commun
         v.mismatches += bad.count;
       }
     }
+  }
+
+  PeerSession& m_session;
+  const CudaApi& m_api;
+  const NcclApi& m_nccl;
+  std::vector<ncclComm_t>& m_comms;
+  std::vector<CUdeviceptr> m_data;
+  std::vector<std::unique_ptr<PeerStream>> m_streams;
+  uint32_t m_seed;
+  bool m_on_gpu = false;
+};
+
+/// NCCL all-reduce over every GPU of the session: ncclCommInitAll, then float32 sums over a few
+/// sizes up to 256 MiB (in place, as torch.distributed), host-timed per iteration as nccl-tests,
+/// and one pass per size from fresh inputs verified element by element.
+///
+/// `leave_to_exit`: nothing runs in this child after it, so the buffers are left for the
+/// process's exit to free rather than torn down first (the communicators always are).
+void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& communicators,
+               bool leave_to_exit, nlohmann::json& out) {
+  protocol::NcclPayload payload;
+  payload.ranks = static_cast<int>(session.gpus().size());
+  payload.library = loaded.library;
+  payload.missing = loaded.missing;
+  payload.version = loaded.version;
+  protocol::write_nccl(payload, out);
+  if (!loaded.missing.empty()) {
+    return;
+  }
+  if (communicators.error) {
+    std::rethrow_exception(communicators.error); // ncclCommInitAll failed while preparing
+  }
+  // One buffer per GPU, summed in place (as torch.distributed), within the allowance.
+  const uint64_t largest = nccl_largest_bytes(session);
+  nccl_init(session, loaded, communicators);
+  std::vector<uint64_t> sizes;
+  for (uint64_t bytes : {1 * k_mib, 16 * k_mib, 64 * k_mib, 256 * k_mib}) {
+    if (bytes <= largest) {
+      sizes.push_back(bytes);
+    }
+  }
+  set_stage("nccl buffers");
+  NcclRun run(session, loaded.api, communicators.comms, largest);
+  Staging staging(session.api());
+  run.all_reduce(sizes.front()); // NCCL's first call sets up its connections: not timed
+  run.synchronize();
+  protocol::gate::ready_and_wait();
+  set_stage("nccl all-reduce");
+  for (const uint64_t bytes : sizes) {
+    payload.sizes.push_back(run.time_size(bytes));
+  }
+  set_stage("nccl verify");
+  // Verified from fresh inputs, one sum each (the timed loop summed in place over and over).
+  std::vector<Verification> verifications;
+  for (const uint64_t bytes : sizes) {
+    const std::vector<Verification> checks = run.verify_size(bytes, staging);
     verifications.insert(verifications.end(), checks.begin(), checks.end());
   }
   protocol::write_nccl(payload, out);
@@ -1127,7 +1223,62 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& commun
     // (run_child_mode), which frees the communicators, the buffers and the contexts in the
     // kernel while the parent writes the report: ncclCommDestroy and the frees would be on the
     // run's critical path (docs/performance.md).
-    data.assign(data.size(), 0);
+    run.leave_to_exit();
+  }
+}
+
+/// Why the works after `work` cannot run: a sticky error that left a context unusable (they
+/// would only repeat it), or "" when every context still answers.
+std::string stopped_by(PeerSession& session, const std::string& work) {
+  const CudaApi& api = session.api();
+  for (PeerGpu& gpu : session.gpus()) {
+    if (api.cuCtxSetCurrent == nullptr || api.cuCtxSynchronize == nullptr ||
+        api.cuCtxSetCurrent(gpu.context) != CUDA_SUCCESS) {
+      continue;
+    }
+    const CUresult rc = api.cuCtxSynchronize();
+    if (rc != CUDA_SUCCESS) {
+      return fmt::format("not run: {} failed and left a CUDA context unusable ({})", work,
+                         cuda_error_name(rc));
+    }
+  }
+  return {};
+}
+
+/// The child's works, as its arguments name them, and what they share.
+struct PeerWorks {
+  std::vector<std::string> names;
+  bool sweep = false;
+  std::unique_ptr<LoadedNccl> nccl;
+  PeerSession* session = nullptr;
+  NcclComms communicators;
+};
+
+/// Work `w` of the child into `part`: the peer copies (NCCL's initialisation prepared before
+/// their gate when NCCL follows) or the all-reduce.
+void run_peer_work(PeerWorks& works, size_t w, nlohmann::json& part) {
+  const std::string& name = works.names[w];
+  if (name == "peers") {
+    // NCCL's initialisation (mostly NCCL loading its kernels) is prepared with the peer
+    // copies, before their gate: beside the per-GPU work where the plan allows
+    // (span_beside_on_idle_gpus), and off the timed path in any case.
+    std::function<void()> init_nccl;
+    if (works.nccl && works.nccl->missing.empty() && w + 1 < works.names.size() &&
+        works.names[w + 1] == "nccl") {
+      init_nccl = [&works] {
+        try {
+          nccl_init(*works.session, *works.nccl, works.communicators);
+        } catch (...) {
+          works.communicators.error = std::current_exception();
+        }
+        set_stage("nccl initialised");
+      };
+    }
+    peers_work(*works.session, works.sweep, init_nccl, part);
+  } else if (name == "nccl") {
+    nccl_work(*works.session, *works.nccl, works.communicators, w + 1 == works.names.size(), part);
+  } else {
+    throw std::runtime_error(fmt::format("unknown work '{}'", name));
   }
 }
 
@@ -1149,85 +1300,48 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
   // args: ORDINALS (comma-separated, as this child sees them) [WORKS: "peers", "nccl",
   // "peers,nccl"] ["sweep": the long level's every size of the peer copies]. One work: its JSON
   // is the result; several: one result line each, in order.
-  const bool sweep = args.size() > 2 && args[2] == "sweep";
-  const std::vector<std::string> works =
-      protocol::read_work_list(args.size() > 1 ? args[1] : "peers");
+  PeerWorks works;
+  works.sweep = args.size() > 2 && args[2] == "sweep";
+  works.names = protocol::read_work_list(args.size() > 1 ? args[1] : "peers");
   // NCCL's library is loaded first, while nothing waits for this child (it touches no GPU).
   // The engine's plan may leave the all-reduce out (rule nccl_on_idle_gpus): its reason.
   const char* nccl_not_run = std::getenv("GPUCHECK_NCCL_NOT_RUN");
   const bool run_nccl = nccl_not_run == nullptr || *nccl_not_run == '\0';
-  std::unique_ptr<LoadedNccl> nccl;
-  if (run_nccl && std::find(works.begin(), works.end(), "nccl") != works.end()) {
-    nccl = load_nccl();
+  if (run_nccl && std::find(works.names.begin(), works.names.end(), "nccl") != works.names.end()) {
+    works.nccl = load_nccl();
   }
   std::unique_ptr<PeerSession> session;
   const std::optional<protocol::PayloadFailure> opened = failure_of([&] {
     session = std::make_unique<PeerSession>(parse_ordinals(args.empty() ? "" : args[0]));
   });
-  NcclComms communicators;
+  works.session = session.get();
   std::vector<nlohmann::json> parts;
   std::string stopped; // why the works left are not run
-  for (size_t w = 0; w < works.size(); ++w) {
-    nlohmann::json part = protocol::work_part(works[w]);
-    std::optional<protocol::PayloadFailure> failure = opened;
-    if (works[w] == "nccl" && !run_nccl) {
-      protocol::write_work_line({works[w], std::string(nccl_not_run)}, parts.emplace_back());
+  for (size_t w = 0; w < works.names.size(); ++w) {
+    const std::string& name = works.names[w];
+    if (name == "nccl" && !run_nccl) {
+      protocol::write_work_line({name, std::string(nccl_not_run)}, parts.emplace_back());
     } else if (!stopped.empty()) {
-      protocol::write_work_line({works[w], stopped}, parts.emplace_back());
+      protocol::write_work_line({name, stopped}, parts.emplace_back());
     } else {
+      nlohmann::json part = protocol::work_part(name);
+      std::optional<protocol::PayloadFailure> failure = opened;
       if (!failure) {
-        failure = failure_of([&] {
-          if (works[w] == "peers") {
-            // NCCL's initialisation (mostly NCCL loading its kernels) is prepared with the peer
-            // copies, before their gate: beside the per-GPU work where the plan allows
-            // (span_beside_on_idle_gpus), and off the timed path in any case.
-            std::function<void()> init_nccl;
-            if (nccl && nccl->missing.empty() && w + 1 < works.size() && works[w + 1] == "nccl") {
-              init_nccl = [&] {
-                try {
-                  nccl_init(*session, *nccl, communicators);
-                } catch (...) {
-                  communicators.error = std::current_exception();
-                }
-                set_stage("nccl initialised");
-              };
-            }
-            peers_work(*session, sweep, init_nccl, part);
-          } else if (works[w] == "nccl") {
-            nccl_work(*session, *nccl, communicators, w + 1 == works.size(), part);
-          } else {
-            throw std::runtime_error(fmt::format("unknown work '{}'", works[w]));
-          }
-        });
+        failure = failure_of([&] { run_peer_work(works, w, part); });
       }
       if (failure) {
         part["failure"] = protocol::to_json(*failure);
-        if (session) {
-          // A sticky error leaves the contexts unusable: the works after it would only repeat it.
-          const CudaApi& api = session->api();
-          for (PeerGpu& gpu : session->gpus()) {
-            if (api.cuCtxSetCurrent == nullptr || api.cuCtxSynchronize == nullptr ||
-                api.cuCtxSetCurrent(gpu.context) != CUDA_SUCCESS) {
-              continue;
-            }
-            const CUresult rc = api.cuCtxSynchronize();
-            if (rc != CUDA_SUCCESS) {
-              stopped = fmt::format("not run: {} failed and left a CUDA context unusable ({})",
-                                    works[w], cuda_error_name(rc));
-              break;
-            }
-          }
-        }
+        stopped = session ? stopped_by(*session, name) : std::string();
       }
       part["metrics"].push_back(peak_rss_metric());
       parts.push_back(std::move(part));
     }
-    if (w + 1 < works.size()) {
+    if (w + 1 < works.names.size()) {
       protocol::gate::work_done();
     } else {
       protocol::gate::done();
     }
-    if (works.size() > 1) {
+    if (works.names.size() > 1) {
       process::write_result_line(parts.back());
     }
   }
@@ -1235,7 +1349,7 @@ nlohmann::json child_gpu_peers(const std::vector<std::string>& args) {
   // The contexts too are left for the process's exit (see nccl_work): the parent takes the
   // result when it is written, without waiting for their release.
   static_cast<void>(session.release());
-  if (works.size() == 1) {
+  if (works.names.size() == 1) {
     write_timeline(parts.front());
     return parts.front();
   }

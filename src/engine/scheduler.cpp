@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -941,6 +942,17 @@ void Scheduler::stop_on_interrupt() {
   }
 }
 
+namespace {
+/// With GPUCHECK_TRACE, when each job's setup and go are sent (where the plan's waits end).
+void trace_step(std::string_view step, const PlannedJob& job) {
+  if (process::tracing()) {
+    process::trace(fmt::format("GPU engine: {} {} on GPU {}", step, work_name(job.work),
+                               job.span.empty() ? fmt::format("{}", job.gpu)
+                                                : fmt::format("{}", fmt::join(job.span, ","))));
+  }
+}
+} // namespace
+
 void Scheduler::step_jobs(std::vector<JobState>& states, bool probes_over) {
   std::vector<bool> turn_held(m_turns.size(), false);
   for (size_t g = 0; g < m_turns.size(); ++g) {
@@ -964,7 +976,9 @@ void Scheduler::step_jobs(std::vector<JobState>& states, bool probes_over) {
       job.state = state_after_setup(planned);
       job.started = true;
       arm_deadline(job);
+      trace_step("setup", planned);
     } else if (job.state == JobState::ready && may_step(planned, Step::go, states, probes_over)) {
+      trace_step("go", planned);
       m_group.send(child, std::string(1, static_cast<char>(protocol::GateMessage::go)));
       m_group.mark_start(child);
       job.went = Clock::now();

@@ -60,8 +60,11 @@ def main():
                     ranges.setdefault(name, []).extend(values)
         for name in sorted(ranges):
             print(f"    {name}: {min(ranges[name])}-{max(ranges[name])}")
-        # Every run's device-local copies, one list per run (a GPU disturbed in some runs only).
-        print("    d2d_gbps per run:", [f[0].get("d2d_gbps") for f in figures[b] if isinstance(f, tuple)])
+        # Every run's device-local copies and FP32 convolutions, one list per run (a GPU
+        # disturbed in some runs only).
+        for name in ("d2d_gbps", "conv_fp32_nchw_64x64x56x56_tflops"):
+            print(f"    {name} per run:",
+                  [f[0].get(name) for f in figures[b] if isinstance(f, tuple)])
 
 
 if __name__ == "__main__":

@@ -61,6 +61,11 @@ constexpr std::array<std::string_view, k_max_placeholders> where(const Names&...
   return {std::string_view(names)...};
 }
 
+/// What recurring arguments stand for, for the tables and the checks that spell their findings.
+inline constexpr std::string_view k_where_container =
+    "the container runtime (docker, podman, kubernetes, ...)";
+inline constexpr std::string_view k_where_stderr = "the end of its stderr";
+
 /// Every finding spec, sorted by code.
 std::span<const FindingSpec> finding_catalog();
 /// Add a check's own table (a check of its own folder, src/gpu_checks/) at start-up. Throws

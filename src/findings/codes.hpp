@@ -6,7 +6,7 @@
 ///
 /// A released code never changes meaning; add a code here, its entry in a table, and its row in
 /// docs/findings.md, or spell it and its entry in the check's own file or folder
-/// (CheckDef::findings: env_shm.cpp, src/gpu_checks/), which the registry adds to the catalogue.
+/// (CheckDef::findings: src/checks/*/ and src/gpu_checks/), which the registry adds to the catalogue.
 
 #include <string_view>
 
@@ -59,17 +59,6 @@ inline constexpr FindingCode k_compat_toolkit_too_new{"compat.toolkit_too_new"};
 inline constexpr FindingCode k_compat_what_runs{"compat.what_runs"};
 
 // cuda.*
-inline constexpr FindingCode k_cuda_compat_unsupported{"cuda.compat_unsupported"};
-inline constexpr FindingCode k_cuda_devices_unavailable{"cuda.devices_unavailable"};
-inline constexpr FindingCode k_cuda_init_failed{"cuda.init_failed"};
-inline constexpr FindingCode k_cuda_insufficient_driver{"cuda.insufficient_driver"};
-inline constexpr FindingCode k_cuda_library_missing{"cuda.library_missing"};
-inline constexpr FindingCode k_cuda_no_device{"cuda.no_device"};
-inline constexpr FindingCode k_cuda_no_visible_device{"cuda.no_visible_device"};
-inline constexpr FindingCode k_cuda_stub_library{"cuda.stub_library"};
-inline constexpr FindingCode k_cuda_system_driver_mismatch{"cuda.system_driver_mismatch"};
-inline constexpr FindingCode k_cuda_system_not_ready{"cuda.system_not_ready"};
-inline constexpr FindingCode k_cuda_unknown_error{"cuda.unknown_error"};
 
 // cudnn.*
 inline constexpr FindingCode k_cudnn_activation_mismatch{"cudnn.activation_mismatch"};
@@ -79,8 +68,6 @@ inline constexpr FindingCode k_cudnn_heuristic_slow{"cudnn.heuristic_slow"};
 inline constexpr FindingCode k_cudnn_nondeterministic{"cudnn.nondeterministic"};
 
 // driver.*
-inline constexpr FindingCode k_driver_gpu_other_driver{"driver.gpu_other_driver"};
-inline constexpr FindingCode k_driver_gpu_unbound{"driver.gpu_unbound"};
 inline constexpr FindingCode k_driver_missing{"driver.missing"};
 inline constexpr FindingCode k_driver_module_not_loaded{"driver.module_not_loaded"};
 inline constexpr FindingCode k_driver_version_mismatch{"driver.version_mismatch"};
@@ -88,19 +75,11 @@ inline constexpr FindingCode k_driver_version_mismatch{"driver.version_mismatch"
 // env.*
 inline constexpr FindingCode k_env_device_node_missing{"env.device_node_missing"};
 inline constexpr FindingCode k_env_device_node_no_access{"env.device_node_no_access"};
-inline constexpr FindingCode k_env_dgpu_switched_off{"env.dgpu_switched_off"};
-inline constexpr FindingCode k_env_driver_capabilities_no_compute{"env.driver_capabilities_no_compute"};
-inline constexpr FindingCode k_env_driver_capabilities_unset{"env.driver_capabilities_unset"};
 inline constexpr FindingCode k_env_nouveau_bound{"env.nouveau_bound"};
-inline constexpr FindingCode k_env_nouveau_loaded{"env.nouveau_loaded"};
 inline constexpr FindingCode k_env_nvidia_visible_devices_none{"env.nvidia_visible_devices_none"};
-inline constexpr FindingCode k_env_risky_variable{"env.risky_variable"};
 inline constexpr FindingCode k_env_visible_devices_hides_all{"env.visible_devices_hides_all"};
 inline constexpr FindingCode k_env_visible_devices_no_match{"env.visible_devices_no_match"};
-inline constexpr FindingCode k_env_visible_devices_partly_invalid{"env.visible_devices_partly_invalid"};
-inline constexpr FindingCode k_env_wsl_cuda_meta_package{"env.wsl_cuda_meta_package"};
 inline constexpr FindingCode k_env_wsl_file_missing{"env.wsl_file_missing"};
-inline constexpr FindingCode k_env_wsl_ldconfig_warning{"env.wsl_ldconfig_warning"};
 inline constexpr FindingCode k_env_wsl_linux_driver_library{"env.wsl_linux_driver_library"};
 inline constexpr FindingCode k_env_wsl_linux_driver_package{"env.wsl_linux_driver_package"};
 
@@ -124,12 +103,10 @@ inline constexpr FindingCode k_fw_import_failed{"fw.import_failed"};
 inline constexpr FindingCode k_fw_import_hung{"fw.import_hung"};
 inline constexpr FindingCode k_fw_import_no_gpu{"fw.import_no_gpu"};
 inline constexpr FindingCode k_fw_import_op_failed{"fw.import_op_failed"};
-inline constexpr FindingCode k_fw_interpreter_failed{"fw.interpreter_failed"};
 inline constexpr FindingCode k_fw_jax_plugin_mismatch{"fw.jax_plugin_mismatch"};
 inline constexpr FindingCode k_fw_library_missing{"fw.library_missing"};
 inline constexpr FindingCode k_fw_library_shadowed{"fw.library_shadowed"};
 inline constexpr FindingCode k_fw_minor_version_compat{"fw.minor_version_compat"};
-inline constexpr FindingCode k_fw_python_not_found{"fw.python_not_found"};
 inline constexpr FindingCode k_fw_system_copy_unused{"fw.system_copy_unused"};
 inline constexpr FindingCode k_fw_torchvision_mismatch{"fw.torchvision_mismatch"};
 
@@ -161,23 +138,8 @@ inline constexpr FindingCode k_gpu_reset_required{"gpu.reset_required"};
 inline constexpr FindingCode k_gpu_slower_than_siblings{"gpu.slower_than_siblings"};
 
 // lib.*
-inline constexpr FindingCode k_lib_cudart_not_found{"lib.cudart_not_found"};
-inline constexpr FindingCode k_lib_cudnn_cuda_major_mix{"lib.cudnn_cuda_major_mix"};
-inline constexpr FindingCode k_lib_cudnn_missing{"lib.cudnn_missing"};
-inline constexpr FindingCode k_lib_cudnn_older_copy_loaded{"lib.cudnn_older_copy_loaded"};
-inline constexpr FindingCode k_lib_cudnn_probe_crashed{"lib.cudnn_probe_crashed"};
-inline constexpr FindingCode k_lib_cudnn_sublibrary_failed{"lib.cudnn_sublibrary_failed"};
 
 // log.*
-inline constexpr FindingCode k_log_fallen_off_bus{"log.fallen_off_bus"};
-inline constexpr FindingCode k_log_pcie_aer_corrected{"log.pcie_aer_corrected"};
-inline constexpr FindingCode k_log_pcie_aer_fatal{"log.pcie_aer_fatal"};
-inline constexpr FindingCode k_log_pcie_aer_uncorrected{"log.pcie_aer_uncorrected"};
-inline constexpr FindingCode k_log_sxid{"log.sxid"};
-inline constexpr FindingCode k_log_xid_application{"log.xid_application"};
-inline constexpr FindingCode k_log_xid_fatal{"log.xid_fatal"};
-inline constexpr FindingCode k_log_xid_hardware{"log.xid_hardware"};
-inline constexpr FindingCode k_log_xid_unlisted{"log.xid_unlisted"};
 
 // nccl.*
 inline constexpr FindingCode k_nccl_wrong_sum{"nccl.wrong_sum"};
@@ -188,12 +150,6 @@ inline constexpr FindingCode k_nvlink_links_down{"nvlink.links_down"};
 inline constexpr FindingCode k_nvlink_recovery_errors{"nvlink.recovery_errors"};
 
 // nvml.*
-inline constexpr FindingCode k_nvml_driver_not_loaded{"nvml.driver_not_loaded"};
-inline constexpr FindingCode k_nvml_gpu_lost{"nvml.gpu_lost"};
-inline constexpr FindingCode k_nvml_init_failed{"nvml.init_failed"};
-inline constexpr FindingCode k_nvml_library_missing{"nvml.library_missing"};
-inline constexpr FindingCode k_nvml_no_permission{"nvml.no_permission"};
-inline constexpr FindingCode k_nvml_unknown_error{"nvml.unknown_error"};
 
 // p2p.*
 inline constexpr FindingCode k_p2p_bandwidth_low{"p2p.bandwidth_low"};

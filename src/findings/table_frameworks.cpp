@@ -142,15 +142,6 @@ std::span<const FindingSpec> findings_frameworks() {
        "Read the error; 'no kernel image' means an architecture mismatch (fw.gpu_not_covered), "
        "a cuDNN/cuBLAS error means a mismatched library (fw.library_shadowed).",
        where(k_subject, "the error, or that the result was wrong")},
-      {codes::k_fw_interpreter_failed, Severity::info, "Python interpreter did not answer",
-       "When an interpreter's files do not say where its environment is (a wrapper script, no "
-       "version anywhere), gpucheck asks the interpreter for its version and site-packages in a "
-       "child with a short deadline. This one crashed, hung or printed no answer; its environment "
-       "was read from its directory layout as far as it goes.",
-       "Python interpreter {0} did not answer ({1}); its environment was read from its "
-       "directory layout",
-       "Run '{0} -c \"import sys; print(sys.prefix)\"' to see why it fails.",
-       where("path of the Python interpreter", "why it did not answer")},
       {codes::k_fw_jax_plugin_mismatch, Severity::fail, "JAX CUDA plugin does not match jaxlib",
        "The JAX CUDA plugin and PJRT packages must have the same version as jaxlib; otherwise "
        "JAX does not load the plugin and falls back to the CPU (or fails at start-up).",
@@ -185,11 +176,6 @@ std::span<const FindingSpec> findings_frameworks() {
        "Nothing is required; to lift the caveats install NVIDIA driver >= {4}.",
        where(k_subject, "CUDA version the build is for", "driver installed",
              "newest CUDA that driver supports", "the driver that runs the build natively")},
-      {codes::k_fw_python_not_found, Severity::warn, "--python interpreter not found",
-       "An interpreter named with --python does not exist or is not a regular file.",
-       "--python {0}: no such interpreter",
-       "Give the path of a Python interpreter, e.g. /opt/venv/bin/python3.",
-       where("path given to --python")},
       {codes::k_fw_system_copy_unused, Severity::info, "another copy of a library is not used",
        "The framework loads its own copy of a CUDA library; another copy installed on the "
        "system is not used by it. Programs that use the system search path get that other copy.",

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <tuple>
 
 #include "checks/checks.hpp"
@@ -17,6 +18,94 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_log_fallen_off_bus{"log.fallen_off_bus"};
+constexpr FindingCode k_log_pcie_aer_corrected{"log.pcie_aer_corrected"};
+constexpr FindingCode k_log_pcie_aer_fatal{"log.pcie_aer_fatal"};
+constexpr FindingCode k_log_pcie_aer_uncorrected{"log.pcie_aer_uncorrected"};
+constexpr FindingCode k_log_sxid{"log.sxid"};
+constexpr FindingCode k_log_xid_application{"log.xid_application"};
+constexpr FindingCode k_log_xid_fatal{"log.xid_fatal"};
+constexpr FindingCode k_log_xid_hardware{"log.xid_hardware"};
+constexpr FindingCode k_log_xid_unlisted{"log.xid_unlisted"};
+constexpr std::string_view k_device = "the device: \"GPU 1 (0000:3b:00.0)\", or its PCI address";
+constexpr std::string_view k_log_line = "the last such line of the kernel log";
+constexpr std::string_view k_when = "how often since boot, and how long ago the last time";
+
+constexpr FindingSpec k_findings[] = {
+    {k_log_fallen_off_bus, Severity::fail, "GPU fell off the bus",
+     "The kernel log says the NVIDIA driver found a GPU not answering on PCIe any more: power "
+     "delivery, overheating, a bad riser or slot, firmware, or a failing GPU.",
+     "the kernel log says {0} fell off the bus, {1}: \"{2}\"",
+     "drain and reboot the node; check power cables, PSU and cooling; reseat the GPU and check "
+     "the riser and slot; update the SBIOS and driver; if it repeats ask the vendor for an RMA",
+     where(k_device, k_when, k_log_line), Drain::yes},
+    {k_log_pcie_aer_corrected, Severity::info, "Corrected PCIe errors on a GPU",
+     "The PCIe link of a GPU had errors that the hardware corrected (AER). A few are harmless; a "
+     "steady stream points at signal quality.",
+     "corrected PCIe (AER) errors on {0}, {1}: \"{2}\"",
+     "nothing to do for a few; if they keep coming reseat the GPU, check the riser and slot, and "
+     "compare the link with gpu.pcie_link",
+     where(k_device, k_when, k_log_line)},
+    {k_log_pcie_aer_fatal, Severity::fail, "Fatal PCIe error on a GPU",
+     "The PCIe link of a GPU had a fatal uncorrectable error (AER): the link was reset or lost "
+     "and the GPU may have fallen off the bus.",
+     "fatal PCIe (AER) error on {0}, {1}: \"{2}\"",
+     "drain and reboot the node; reseat the GPU, check the riser, slot and power; update the "
+     "SBIOS; if it repeats ask the vendor for an RMA",
+     where(k_device, k_when, k_log_line), Drain::yes},
+    {k_log_pcie_aer_uncorrected, Severity::warn, "Uncorrected PCIe errors on a GPU",
+     "The PCIe link of a GPU had uncorrectable, non-fatal errors (AER): transfers were lost or "
+     "retried by software.",
+     "uncorrected non-fatal PCIe (AER) errors on {0}, {1}: \"{2}\"",
+     "reseat the GPU, check the riser and slot, update the SBIOS; watch gpu.pcie_link and the "
+     "kernel log for Xid 79",
+     where(k_device, k_when, k_log_line)},
+    {k_log_sxid, Severity::warn, "NVSwitch error (SXid)",
+     "The NVSwitch driver logged a Switch Xid: an error in the NVSwitch fabric between the GPUs. "
+     "Fatal SXids stop the GPUs' NVLink traffic until a reset.",
+     "SXid {0} ({1}) on {2}, {3}: \"{4}\"",
+     "look the SXid up in the SXid section of NVIDIA's Fabric Manager user guide and check the "
+     "Fabric Manager log; a fatal SXid needs the NVSwitch and its GPUs reset (or a reboot)",
+     where("the SXid number", "its severity (fatal, non-fatal)", "the NVSwitch (its PCI address)",
+           k_when, k_log_line)},
+    {k_log_xid_application, Severity::info, "Xid caused by an application",
+     "The NVIDIA driver logged an Xid that a program's own fault causes (an illegal address, a "
+     "killed or failed program); the GPU itself is healthy.",
+     "Xid {0} ({1}) on {3}, {4}: {2} (\"{6}\")",
+     "{5} (NVIDIA's Xid catalogue: https://docs.nvidia.com/deploy/xid-errors/)",
+     where("the Xid number", "its mnemonic in NVIDIA's catalogue", "what it means", k_device,
+           k_when, "what to do, from NVIDIA's catalogue", k_log_line)},
+    {k_log_xid_fatal, Severity::fail, "Fatal Xid: GPU lost or memory error",
+     "The NVIDIA driver logged an Xid that leaves the GPU unusable or its memory corrupt until a "
+     "reset or reboot (fell off the bus, uncorrectable or uncontained ECC error, failed row "
+     "remap, failed initialisation); a repeat means failing hardware.",
+     "Xid {0} ({1}) on {3}, {4}: {2} (\"{6}\")",
+     "{5} (NVIDIA's Xid catalogue: https://docs.nvidia.com/deploy/xid-errors/)",
+     where("the Xid number", "its mnemonic in NVIDIA's catalogue", "what it means", k_device,
+           k_when, "what to do, from NVIDIA's catalogue", k_log_line),
+     Drain::yes},
+    {k_log_xid_hardware, Severity::warn, "Xid: GPU hardware or firmware error",
+     "The NVIDIA driver logged an Xid from the GPU's hardware, firmware or links (ECC events, "
+     "NVLink, GSP firmware, micro-controller, timeouts) that needs a reset or a watch.",
+     "Xid {0} ({1}) on {3}, {4}: {2} (\"{6}\")",
+     "{5} (NVIDIA's Xid catalogue: https://docs.nvidia.com/deploy/xid-errors/)",
+     where("the Xid number", "its mnemonic in NVIDIA's catalogue", "what it means", k_device,
+           k_when, "what to do, from NVIDIA's catalogue", k_log_line),
+     Drain::yes},
+    {k_log_xid_unlisted, Severity::info, "Xid gpucheck does not know",
+     "The NVIDIA driver logged an Xid that is not in gpucheck's table; NVIDIA's Xid catalogue "
+     "describes it.",
+     "Xid {0} on {1}, {2} (\"{3}\")",
+     "look Xid {0} up in NVIDIA's Xid catalogue, https://docs.nvidia.com/deploy/xid-errors/, "
+     "and follow its resolution",
+     where("the Xid number", k_device, k_when, k_log_line)},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{
     "driver.kernel_log", "Kernel log: Xid, SXid and PCIe errors",
     "The kernel log since boot holds no NVIDIA Xid or SXid error, no GPU that fell off the bus "
@@ -97,12 +186,12 @@ Finding xid_finding(const KernelLogInfo& log, const Group& group) {
   const XidInfo* info = find_xid(xid);
   const auto [when, old] = when_text(log, group);
   if (info == nullptr) {
-    return make_finding_as(lowered(Severity::info, old), codes::k_log_xid_unlisted,
-                           group.place.gpu_index, xid, group.place.text, when, group.last->text);
+    return make_finding_as(lowered(Severity::info, old), k_log_xid_unlisted, group.place.gpu_index,
+                           xid, group.place.text, when, group.last->text);
   }
-  const FindingCode code = info->weight == XidClass::fatal      ? codes::k_log_xid_fatal
-                           : info->weight == XidClass::hardware ? codes::k_log_xid_hardware
-                                                                : codes::k_log_xid_application;
+  const FindingCode code = info->weight == XidClass::fatal      ? k_log_xid_fatal
+                           : info->weight == XidClass::hardware ? k_log_xid_hardware
+                                                                : k_log_xid_application;
   Finding finding = make_finding(code, group.place.gpu_index, xid, info->mnemonic, info->meaning,
                                  group.place.text, when, info->action, group.last->text);
   finding.severity = lowered(finding.severity, old);
@@ -151,23 +240,22 @@ std::vector<CheckResult> run(const CheckContext& context) {
     } else if (kind == "sxid") {
       const Severity severity = group.last->severity == "fatal" ? Severity::warn : Severity::info;
       findings.push_back(make_finding_as(
-          lowered(severity, old), codes::k_log_sxid, std::nullopt, group.last->code.value_or(0),
+          lowered(severity, old), k_log_sxid, std::nullopt, group.last->code.value_or(0),
           group.last->severity.empty() ? "unknown severity" : group.last->severity,
           group.place.text, when, group.last->text));
     } else if (kind == "fallen_off_bus") {
       // The Xid 79 of the same GPU says it already.
       if (std::find(fallen_xid_places.begin(), fallen_xid_places.end(), group.place.text) ==
           fallen_xid_places.end()) {
-        Finding finding = make_finding(codes::k_log_fallen_off_bus, group.place.gpu_index,
+        Finding finding = make_finding(k_log_fallen_off_bus, group.place.gpu_index,
                                        group.place.text, when, group.last->text);
         finding.severity = lowered(finding.severity, old);
         findings.push_back(std::move(finding));
       }
     } else if (kind == "aer") {
-      const FindingCode code = group.last->severity == "fatal" ? codes::k_log_pcie_aer_fatal
-                               : group.last->severity == "uncorrected"
-                                   ? codes::k_log_pcie_aer_uncorrected
-                                   : codes::k_log_pcie_aer_corrected;
+      const FindingCode code = group.last->severity == "fatal"         ? k_log_pcie_aer_fatal
+                               : group.last->severity == "uncorrected" ? k_log_pcie_aer_uncorrected
+                                                                       : k_log_pcie_aer_corrected;
       Finding finding =
           make_finding(code, group.place.gpu_index, group.place.text, when, group.last->text);
       finding.severity = lowered(finding.severity, old);
@@ -189,7 +277,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef driver_kernel_log_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

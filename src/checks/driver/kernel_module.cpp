@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <span>
+
 #include "checks/checks.hpp"
 #include "checks/driver/facts.hpp"
 #include "checks/rules/packages.hpp"
@@ -10,6 +12,34 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_driver_gpu_other_driver{"driver.gpu_other_driver"};
+constexpr FindingCode k_driver_gpu_unbound{"driver.gpu_unbound"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_driver_gpu_other_driver, Severity::warn, "GPU bound to another driver",
+     "An NVIDIA PCI device is bound to a driver other than nvidia (vfio-pci reserves it for a "
+     "virtual machine).",
+     "NVIDIA PCI device {0} ({1}) is bound to {2}, not to nvidia",
+     "if this host should use the GPU, unbind it from {2} (e.g. sudo driverctl unset-override {0}) "
+     "and reload the nvidia module",
+     where("the device's PCI address", "its PCI device id",
+           "the driver bound to it (vfio-pci, ...)")},
+    {k_driver_gpu_unbound, Severity::fail, "GPU without driver",
+     "The nvidia module is loaded but did not claim this GPU (unsupported by this driver branch "
+     "or by the open/proprietary flavour, or a failed probe).",
+     "NVIDIA PCI device {0} ({1}) has no kernel driver bound although driver {2} is loaded",
+     "read sudo dmesg | grep -i nvrm for why the driver rejected it (a GPU too old or too new for "
+     "branch {2}, an open module on a pre-Turing GPU), install a driver that supports it, then "
+     "reload the module or reboot",
+     where("the device's PCI address", "its PCI device id", "version of the loaded nvidia module"),
+     Drain::yes},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{
     "driver.kernel_module", "NVIDIA kernel module loaded and bound",
     "The nvidia kernel module is loaded when the user-space driver is installed, and every "
@@ -53,11 +83,11 @@ std::vector<CheckResult> run(const CheckContext& context) {
   const std::vector<const PciDevice*> gpus = nvidia_gpu_functions(module);
   for (const PciDevice* device : gpus) {
     if (device->driver.empty()) {
-      findings.push_back(make_finding(codes::k_driver_gpu_unbound, std::nullopt, device->bdf,
+      findings.push_back(make_finding(k_driver_gpu_unbound, std::nullopt, device->bdf,
                                       device->device_id, module_version_text(module)));
     } else if (device->driver != "nvidia" && device->driver != "nouveau") {
       // nouveau is judged by env.nouveau.
-      findings.push_back(make_finding(codes::k_driver_gpu_other_driver, std::nullopt, device->bdf,
+      findings.push_back(make_finding(k_driver_gpu_other_driver, std::nullopt, device->bdf,
                                       device->device_id, device->driver));
     }
   }
@@ -69,7 +99,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef driver_kernel_module_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

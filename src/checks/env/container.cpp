@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 
 #include "checks/checks.hpp"
 #include "findings/catalog.hpp"
@@ -10,6 +11,31 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_env_driver_capabilities_no_compute{"env.driver_capabilities_no_compute"};
+constexpr FindingCode k_env_driver_capabilities_unset{"env.driver_capabilities_unset"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_env_driver_capabilities_no_compute, Severity::warn, "Container lacks the compute capability",
+     "The NVIDIA container runtime injects only the libraries for the capabilities requested; "
+     "without compute there is no libcuda in the container.",
+     "NVIDIA_DRIVER_CAPABILITIES={0} does not include compute, so the container runtime does "
+     "not inject libcuda",
+     "start the container with NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all)",
+     where("the value of NVIDIA_DRIVER_CAPABILITIES")},
+    {k_env_driver_capabilities_unset, Severity::info, "Container capabilities not set",
+     "NVIDIA_DRIVER_CAPABILITIES is unset; the container runtime then applies its default, which "
+     "some set-ups make utility only.",
+     "NVIDIA_DRIVER_CAPABILITIES is not set in this {0} container",
+     "if CUDA libraries are missing, start the container with "
+     "NVIDIA_DRIVER_CAPABILITIES=compute,utility",
+     where(k_where_container)},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{
     "env.container", "Container GPU settings",
     "Inside a container, NVIDIA_VISIBLE_DEVICES gives it GPUs and NVIDIA_DRIVER_CAPABILITIES "
@@ -52,17 +78,17 @@ std::vector<CheckResult> run(const CheckContext& context) {
   if (auto capabilities = s.env("NVIDIA_DRIVER_CAPABILITIES")) {
     if (!has_compute(*capabilities)) {
       findings.push_back(
-          make_finding(codes::k_env_driver_capabilities_no_compute, std::nullopt, *capabilities));
+          make_finding(k_env_driver_capabilities_no_compute, std::nullopt, *capabilities));
     }
   } else {
-    findings.push_back(make_finding(codes::k_env_driver_capabilities_unset, std::nullopt, kind));
+    findings.push_back(make_finding(k_env_driver_capabilities_unset, std::nullopt, kind));
   }
   return {make_result(k_info, fmt::format("running in a {} container", kind), std::move(findings))};
 }
 } // namespace
 
 CheckDef env_container_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

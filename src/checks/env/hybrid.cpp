@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <span>
 
 #include "checks/checks.hpp"
 #include "findings/catalog.hpp"
@@ -13,6 +14,28 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_env_dgpu_switched_off{"env.dgpu_switched_off"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_env_dgpu_switched_off, Severity::fail, "hybrid graphics switched the NVIDIA GPU off",
+     "This machine has an integrated GPU beside the NVIDIA one (Optimus, PRIME). The "
+     "distribution's PRIME profile 'intel', bbswitch or a modprobe blacklist switched the NVIDIA "
+     "GPU off, so the driver does not see it: nvidia-smi says 'No devices were found' and CUDA "
+     "finds no device or fails with an unknown error.",
+     "{0} is switched off beside the integrated GPU {1}: {2}",
+     "select the NVIDIA GPU: sudo prime-select nvidia (or on-demand, never intel) and reboot; "
+     "remove NVIDIA blacklist lines from /etc/modprobe.d and rebuild the initramfs; where the "
+     "BIOS offers it, choose hybrid or discrete graphics. In on-demand mode the first CUDA call "
+     "waits while the GPU wakes",
+     where("the NVIDIA GPU (its PCI address)", "the integrated GPU(s)",
+           "what switches the NVIDIA GPU off (PRIME profile, bbswitch, blacklisted module)")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{"env.hybrid_graphics", "hybrid graphics leave the NVIDIA GPU on",
                            "On a machine with an integrated GPU beside the NVIDIA one (Optimus, "
                            "PRIME), the PRIME profile, bbswitch and modprobe blacklists do not "
@@ -61,7 +84,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
       nvidia.empty() ? "the NVIDIA GPU" : fmt::format("NVIDIA {}", fmt::join(nvidia, ", "));
   if (!why_off.empty()) {
     return {make_result(k_info, fmt::format("{} is switched off beside {}", dgpu, igpu),
-                        {make_finding(codes::k_env_dgpu_switched_off, std::nullopt, dgpu, igpu,
+                        {make_finding(k_env_dgpu_switched_off, std::nullopt, dgpu, igpu,
                                       fmt::format("{}", fmt::join(why_off, "; ")))})};
   }
   // A GPU that sleeps between uses (RTD3, the on-demand profile) wakes on the first CUDA call.
@@ -83,7 +106,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef env_hybrid_graphics_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

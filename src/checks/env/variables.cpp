@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 
 #include "checks/checks.hpp"
 #include "findings/catalog.hpp"
@@ -10,6 +11,23 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_env_risky_variable{"env.risky_variable"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_env_risky_variable, Severity::warn, "Debug or tuning variable set",
+     "An environment variable meant for debugging or special set-ups changes how every CUDA "
+     "program runs.",
+     "{0}={1} is set: {2}",
+     "unset {0} unless you are debugging (look in ~/.bashrc, the job script, the container "
+     "image's ENV)",
+     where("the variable's name", "its value", "what it does")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{"env.variables", "No risky CUDA variables",
                            "No debugging or special-purpose CUDA variable is set that slows or "
                            "changes every CUDA program.",
@@ -59,7 +77,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
     }
     if (risky.value.empty() || equal_nocase(*value, risky.value)) {
       findings.push_back(
-          make_finding(codes::k_env_risky_variable, std::nullopt, risky.name, *value, risky.why));
+          make_finding(k_env_risky_variable, std::nullopt, risky.name, *value, risky.why));
     }
   }
   const std::string summary =
@@ -70,7 +88,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef env_variables_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

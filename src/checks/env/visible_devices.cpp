@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 
 #include "checks/checks.hpp"
 #include "checks/rules/visible_devices.hpp"
@@ -13,6 +14,24 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_env_visible_devices_partly_invalid{"env.visible_devices_partly_invalid"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_env_visible_devices_partly_invalid, Severity::warn, "CUDA_VISIBLE_DEVICES partly invalid",
+     "CUDA stops reading CUDA_VISIBLE_DEVICES at the first invalid entry; later entries are "
+     "silently ignored.",
+     "CUDA_VISIBLE_DEVICES=\"{0}\": entry '{1}' is invalid ({2}), so CUDA ignores it and "
+     "everything after it; CUDA enumerates only {3}",
+     "fix or remove '{1}'; this machine's GPUs are {4}",
+     where("the value of CUDA_VISIBLE_DEVICES", "the first invalid entry", "why it is invalid",
+           "the GPUs CUDA still enumerates", "the GPUs NVML sees (index = UUID (name))")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{
     "env.visible_devices", "CUDA_VISIBLE_DEVICES",
     "CUDA_VISIBLE_DEVICES, parsed as CUDA does, names GPUs that exist and hides none by mistake.",
@@ -92,7 +111,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
     }
     return {make_result(
         k_info, fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" is partly invalid", *value),
-        {make_finding(codes::k_env_visible_devices_partly_invalid, std::nullopt, *value, bad.text,
+        {make_finding(k_env_visible_devices_partly_invalid, std::nullopt, *value, bad.text,
                       bad.problem, fmt::format("{}", fmt::join(kept, ", ")), gpu_list(s))})};
   }
   return {make_result(k_info,
@@ -103,7 +122,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef env_visible_devices_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <span>
 
 #include "checks/checks.hpp"
 #include "findings/catalog.hpp"
@@ -13,6 +14,34 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_env_wsl_cuda_meta_package{"env.wsl_cuda_meta_package"};
+constexpr FindingCode k_env_wsl_ldconfig_warning{"env.wsl_ldconfig_warning"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_env_wsl_cuda_meta_package, Severity::warn, "CUDA meta-package under WSL2",
+     "Under WSL2 the CUDA toolkit must be installed alone (cuda-toolkit-X-Y); the meta-packages "
+     "cuda, cuda-X-Y and cuda-runtime-X-Y depend on cuda-drivers, which tries to install a Linux "
+     "NVIDIA driver inside WSL and breaks the Windows driver's libraries (NVIDIA's CUDA on WSL "
+     "user guide).",
+     "CUDA meta-packages installed, which pull in the Linux driver (cuda-drivers): {0}",
+     "sudo apt remove --purge {0} cuda-drivers, then install the toolkit alone: sudo apt install "
+     "cuda-toolkit-X-Y (from NVIDIA's wsl-ubuntu repository); the Windows driver provides the "
+     "driver",
+     where("the CUDA meta-packages installed")},
+    {k_env_wsl_ldconfig_warning, Severity::info, "ldconfig's WSL warning is harmless",
+     "WSL mounts the Windows driver's libcuda.so, libcuda.so.1 and libcuda.so.1.1 as plain "
+     "files, not symbolic links, so every ldconfig run prints \"/usr/lib/wsl/lib/libcuda.so.1 is "
+     "not a symbolic link\". It changes nothing.",
+     "/usr/lib/wsl/lib/libcuda.so.1 is a plain file: ldconfig prints \"is not a symbolic link\" "
+     "for it, which is harmless",
+     "nothing to do; do not replace or delete the files in /usr/lib/wsl/lib"},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{
     "env.wsl", "WSL2 GPU layout",
     "Under WSL2, /dev/dxg and the Windows driver's libraries in /usr/lib/wsl/lib exist and no "
@@ -93,11 +122,11 @@ std::vector<CheckResult> run(const CheckContext& context) {
                                     fmt::format("{}", fmt::join(drivers, " "))));
   }
   if (!metas.empty()) {
-    findings.push_back(make_finding(codes::k_env_wsl_cuda_meta_package, std::nullopt,
+    findings.push_back(make_finding(k_env_wsl_cuda_meta_package, std::nullopt,
                                     fmt::format("{}", fmt::join(metas, " "))));
   }
   if (regular_libcuda) {
-    findings.push_back(make_finding(codes::k_env_wsl_ldconfig_warning, std::nullopt));
+    findings.push_back(make_finding(k_env_wsl_ldconfig_warning, std::nullopt));
   }
   const std::string kernel = wsl.kernel_release.empty() ? "unknown kernel" : wsl.kernel_release;
   return {make_result(
@@ -107,7 +136,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef env_wsl_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

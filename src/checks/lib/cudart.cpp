@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <span>
+
 #include "checks/checks.hpp"
 #include "checks/rules/probe_failure.hpp"
 #include "findings/catalog.hpp"
@@ -7,6 +9,23 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_lib_cudart_not_found{"lib.cudart_not_found"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_lib_cudart_not_found, Severity::info, "No shared CUDA runtime on the loader path",
+     "No libcudart is loadable by its bare name; applications usually bundle their own.",
+     "no CUDA runtime is loadable by its bare name ({0})",
+     "nothing to do unless a program expects the system's libcudart: then install the CUDA "
+     "runtime (NVIDIA's package cuda-cudart-<major>-<minor>, named alike for apt, dnf and "
+     "zypper) or add its directory to LD_LIBRARY_PATH",
+     where("the loader's error")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{"lib.cudart", "CUDA runtime",
                            "Which shared CUDA runtime (libcudart) the loader finds by its bare "
                            "name, and what version it reports.",
@@ -30,7 +49,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
                                 ? fmt::format("{}: not found", cudart->load.name)
                                 : cudart->load.error;
     return {make_result(k_info, "no shared CUDA runtime on the loader path",
-                        {make_finding(codes::k_lib_cudart_not_found, std::nullopt, why)})};
+                        {make_finding(k_lib_cudart_not_found, std::nullopt, why)})};
   }
   const std::string file =
       cudart->load.real_path.empty() ? cudart->load.path : cudart->load.real_path;
@@ -41,7 +60,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef lib_cudart_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

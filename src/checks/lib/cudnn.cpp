@@ -2,6 +2,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <span>
 
 #include "checks/checks.hpp"
 #include "checks/driver/facts.hpp"
@@ -15,6 +16,43 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_lib_cudnn_missing{"lib.cudnn_missing"};
+constexpr FindingCode k_lib_cudnn_probe_crashed{"lib.cudnn_probe_crashed"};
+constexpr FindingCode k_lib_cudnn_sublibrary_failed{"lib.cudnn_sublibrary_failed"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_lib_cudnn_missing, Severity::warn, "cuDNN not found",
+     "No cuDNN library is loadable by its bare name.", "cuDNN is not loadable ({0}){1}",
+     "install cuDNN for CUDA {2}: {3}; if it is installed in a directory the loader does not "
+     "search, add that directory to LD_LIBRARY_PATH",
+     where("the loader's error", "\"; copies on disk: ...\" (path and origin of each), or empty",
+           "the CUDA major to install cuDNN for",
+           "the command for this distribution (apt: sudo apt install libcudnn9-cuda-13; else "
+           "NVIDIA's repository for it), or pip install nvidia-cudnn-cu13")},
+    {k_lib_cudnn_probe_crashed, Severity::fail, "cuDNN crashed while loading",
+     "cuDNN aborts the process when a sub-library is missing or has another version, so the "
+     "probe that loaded it crashed.",
+     "loading cuDNN ({0}) ended with {1}; stderr: {2}",
+     "make sure every libcudnn_*.so.9 sub-library sits in {3} next to the shim and comes from "
+     "the same cuDNN release; reinstall cuDNN",
+     where("the cuDNN library loaded (\"libcudnn.so.9\")", "how it ended (signal or status)",
+           k_where_stderr, "the cuDNN directory")},
+    {k_lib_cudnn_sublibrary_failed, Severity::fail, "cuDNN sub-library broken",
+     "A cuDNN sub-library is missing, cannot be loaded, or is from another cuDNN release than "
+     "the shim.",
+     "cuDNN sub-library {0} in {1} {2}",
+     "reinstall cuDNN so every libcudnn*.so.9 in {1} comes from one release (the shim loaded is "
+     "{3}); remove stray copies from other releases",
+     where("the sub-library (\"libcudnn_ops.so.9\")", "its directory",
+           "what is wrong (cannot be loaded, fails its version check)",
+           "path of the cuDNN shim loaded")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{"lib.cudnn", "cuDNN loads",
                            "cuDNN loads by its bare name and every sub-library loads and passes "
                            "its version check.",
@@ -46,7 +84,7 @@ CheckResult probe_crashed(const LibraryFamily& family) {
   const std::string name =
       family.load.name.empty() ? std::string("libcudnn.so.9") : family.load.name;
   return make_result(k_info, fmt::format("loading cuDNN crashed with {}", how),
-                     {make_finding(codes::k_lib_cudnn_probe_crashed, std::nullopt, name, how,
+                     {make_finding(k_lib_cudnn_probe_crashed, std::nullopt, name, how,
                                    stderr_excerpt(failure), cudnn_directory(family))});
 }
 
@@ -78,7 +116,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
                                 : family->load.error;
     return {make_result(
         k_info, "cuDNN is not loadable",
-        {make_finding(codes::k_lib_cudnn_missing, std::nullopt, why, copies_on_disk(*family),
+        {make_finding(k_lib_cudnn_missing, std::nullopt, why, copies_on_disk(*family),
                       cuda_major_text(s), cudnn_install(s.host.os, cuda_major_text(s)))})};
   }
   std::vector<Finding> findings;
@@ -91,11 +129,11 @@ std::vector<CheckResult> run(const CheckContext& context) {
         const std::string problem = sub.error.empty()
                                         ? std::string("cannot be loaded")
                                         : fmt::format("cannot be loaded: {}", sub.error);
-        findings.push_back(make_finding(codes::k_lib_cudnn_sublibrary_failed, std::nullopt,
-                                        sub.name, dir, problem, family->load.real_path));
+        findings.push_back(make_finding(k_lib_cudnn_sublibrary_failed, std::nullopt, sub.name, dir,
+                                        problem, family->load.real_path));
       } else if (sub.version_check && *sub.version_check != 0) {
         findings.push_back(make_finding(
-            codes::k_lib_cudnn_sublibrary_failed, std::nullopt, sub.name, dir,
+            k_lib_cudnn_sublibrary_failed, std::nullopt, sub.name, dir,
             fmt::format("fails its version check: {}", cudnn_status_text(*sub.version_check)),
             family->load.real_path));
       }
@@ -121,7 +159,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef lib_cudnn_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

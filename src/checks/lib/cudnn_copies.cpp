@@ -3,6 +3,7 @@
 
 #include <map>
 #include <set>
+#include <span>
 
 #include "checks/checks.hpp"
 #include "checks/rules/path_text.hpp"
@@ -13,6 +14,33 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_lib_cudnn_cuda_major_mix{"lib.cudnn_cuda_major_mix"};
+constexpr FindingCode k_lib_cudnn_older_copy_loaded{"lib.cudnn_older_copy_loaded"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_lib_cudnn_cuda_major_mix, Severity::warn, "cuDNN copies for different CUDA majors",
+     "cuDNN copies built for different CUDA major versions are installed; a program can pick the "
+     "wrong one (pip nvidia-*-cu12 and -cu13 wheels in one environment).",
+     "cuDNN copies built for different CUDA majors: {0}",
+     "keep one CUDA major per environment: use cuDNN built for CUDA {1} and remove or isolate "
+     "the others (separate virtual environments for -cu12 and -cu13 wheels)",
+     where("the cuDNN copies, each with its CUDA major and path",
+           "the CUDA major to keep (the runtime's, else the driver's)")},
+    {k_lib_cudnn_older_copy_loaded, Severity::warn, "Older cuDNN copy wins",
+     "Several cuDNN copies are installed and the loader picks an older one than the newest "
+     "copy present.",
+     "the loader picks cuDNN {0} ({1}) but a newer copy {2} is installed at {3}",
+     "remove the older copy or put {4} first in LD_LIBRARY_PATH; keep one cuDNN per "
+     "environment",
+     where("version of the cuDNN loaded", "its path", "version of the newest copy installed",
+           "that copy's path", "that copy's directory")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{
     "lib.cudnn_copies", "One consistent cuDNN",
     "When several cuDNN copies are installed, the loaded one is the newest and all are built for "
@@ -79,7 +107,7 @@ std::optional<Finding> older_copy_loaded(const LibraryFamily& family,
       compare_padded(Version::leading(newest->version), Version::leading(loaded_version)) <= 0) {
     return std::nullopt;
   }
-  Finding finding = make_finding(codes::k_lib_cudnn_older_copy_loaded, std::nullopt, loaded_version,
+  Finding finding = make_finding(k_lib_cudnn_older_copy_loaded, std::nullopt, loaded_version,
                                  family.load.real_path, newest->version, newest->file,
                                  directory_of(newest->file));
   if (newest->private_env) {
@@ -123,7 +151,7 @@ std::optional<Finding> cuda_major_mix(const SystemSnapshot& s, const LibraryFami
   } else {
     target = std::to_string(*majors.rbegin());
   }
-  Finding finding = make_finding(codes::k_lib_cudnn_cuda_major_mix, std::nullopt,
+  Finding finding = make_finding(k_lib_cudnn_cuda_major_mix, std::nullopt,
                                  fmt::format("{}", fmt::join(described, "; ")), target);
   if (shared_majors.size() < 2) {
     finding.severity = Severity::info; // the mix is only across private Python environments
@@ -155,7 +183,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef lib_cudnn_copies_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

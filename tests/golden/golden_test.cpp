@@ -99,9 +99,9 @@ TEST_P(Golden, VerboseText) {
 }
 
 TEST_P(Golden, JsonMatchesAndValidatesAgainstThePublishedSchema) {
-  const std::string json = render::render_json(GetParam().report);
-  expect_golden(GetParam().name + ".json", json);
-  const std::vector<std::string> violations = report_schema().validate(nlohmann::json::parse(json));
+  const std::string text = render::render_json(GetParam().report);
+  expect_golden(GetParam().name + ".json", text);
+  const std::vector<std::string> violations = report_schema().validate(nlohmann::json::parse(text));
   EXPECT_TRUE(violations.empty()) << describe(violations);
 }
 

@@ -6,6 +6,7 @@
 #include "render/junit.hpp"
 #include "support/external_tool.hpp"
 #include "support/fixture_tree.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::testing {
 namespace {
@@ -26,14 +27,6 @@ ToolResult validate(const std::string& xml) {
   FixtureTree dir;
   dir.file("/report.xml", xml);
   return run_tool({"xmllint", "--noout", "--schema", schema_path(), dir.host("/report.xml")});
-}
-
-size_t count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
 }
 
 CheckResult result(std::string id, Status status, std::string summary,

@@ -7,6 +7,7 @@
 #include "golden/scenarios.hpp"
 #include "render/markdown.hpp"
 #include "support/external_tool.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::testing {
 namespace {
@@ -24,14 +25,6 @@ std::string to_html(const std::string& markdown) {
   const ToolResult r = run_tool({"cmark-gfm", "-e", "table", "--unsafe"}, markdown);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return r.output;
-}
-
-size_t count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
 }
 
 /// The first <table>...</table> of the HTML.

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpucheck/check.hpp"
@@ -183,6 +185,16 @@ inline SystemSnapshot healthy_h200(int gpu_count = 1) {
   cudnn.cudnn = details;
   s.libraries.push_back(cudnn);
   return s;
+}
+
+/// The family `name` of snapshot `s`, to change; throws std::logic_error if `s` has none.
+inline LibraryFamily& family(SystemSnapshot& s, std::string_view name) {
+  for (LibraryFamily& f : s.libraries) {
+    if (f.family == name) {
+      return f;
+    }
+  }
+  throw std::logic_error("no such family in the test snapshot");
 }
 
 /// A probe child killed by `signal_name` with `stderr_tail`.

@@ -15,8 +15,8 @@
 namespace gpucheck::checks {
 namespace {
 
-constexpr const char* k_h200 = "NVIDIA H200";
-constexpr const char* k_h100 = "NVIDIA H100 80GB HBM3";
+constexpr const char* k_h200_name = "NVIDIA H200";
+constexpr const char* k_h100_name = "NVIDIA H100 80GB HBM3";
 
 GpuTarget gpu_named(const std::string& name, int index = 0) {
   GpuTarget gpu;
@@ -61,7 +61,7 @@ const std::vector<Metric> k_h100_healthy{
 
 TEST(ExpectedFigures, HealthyH200AndH100FiguresPassAndCarryTheirFloor) {
   for (const auto& [model, metrics] :
-       {std::pair{k_h200, k_h200_healthy}, std::pair{k_h100, k_h100_healthy}}) {
+       {std::pair{k_h200_name, k_h200_healthy}, std::pair{k_h100_name, k_h100_healthy}}) {
     CheckResult result = result_with(metrics);
     add_expectations(gpu_named(model), result, false);
     EXPECT_EQ(result.status, Status::pass) << model;
@@ -81,7 +81,7 @@ TEST(ExpectedFigures, TheSameFiguresLoweredWarnNamingFigureFloorAndSource) {
     metric.value *= 0.5;
   }
   CheckResult result = result_with(low);
-  add_expectations(gpu_named(k_h200, 3), result, false);
+  add_expectations(gpu_named(k_h200_name, 3), result, false);
   EXPECT_EQ(result.status, Status::warn);
   ASSERT_EQ(count_code(result, "gpu.below_expected"), low.size());
   const Finding& fma = result.findings.front();
@@ -94,7 +94,7 @@ TEST(ExpectedFigures, TheSameFiguresLoweredWarnNamingFigureFloorAndSource) {
       << fma.message;
   // An all-reduce at PCIe speed on an NVLink node (the hole the anchors leave).
   CheckResult nccl = result_with({{"nccl_busbw_gbps", 24.0, "GB/s", ""}});
-  add_expectations(gpu_named(k_h100), nccl, false);
+  add_expectations(gpu_named(k_h100_name), nccl, false);
   EXPECT_EQ(count_code(nccl, "gpu.below_expected"), 1U);
 }
 
@@ -102,7 +102,7 @@ TEST(ExpectedFigures, UnderContentionALowFigureIsANote) {
   std::vector<Metric> low = k_h200_healthy;
   low[0].value = 12000.0;
   CheckResult result = result_with(low);
-  add_expectations(gpu_named(k_h200), result, true);
+  add_expectations(gpu_named(k_h200_name), result, true);
   EXPECT_EQ(result.status, Status::pass);
   ASSERT_EQ(count_code(result, "gpu.below_expected"), 1U);
   EXPECT_EQ(result.findings.front().severity, Severity::info);
@@ -116,11 +116,12 @@ TEST(ExpectedFigures, AModelWithoutADatasheetRowHasNoFloor) {
   EXPECT_EQ(result.status, Status::pass);
   EXPECT_TRUE(result.findings.empty());
   EXPECT_FALSE(result.metrics.front().expected_min.has_value());
-  EXPECT_FALSE(expected_floor(k_h200, "h2d_gbps").has_value()); // the host link has its own rule
+  EXPECT_FALSE(
+      expected_floor(k_h200_name, "h2d_gbps").has_value()); // the host link has its own rule
   // A MIG slice, or a part with fewer SMs than the datasheet's board: no floor either.
-  EXPECT_TRUE(expected_floor(k_h200, "fp32_fma_gflops", 132).has_value());
+  EXPECT_TRUE(expected_floor(k_h200_name, "fp32_fma_gflops", 132).has_value());
   CheckResult slice = result_with({{"fp32_fma_gflops", 4000.0, "GFLOP/s", ""}});
-  add_expectations(gpu_named(k_h200), slice, false, 16);
+  add_expectations(gpu_named(k_h200_name), slice, false, 16);
   EXPECT_TRUE(slice.findings.empty());
   EXPECT_FALSE(slice.metrics.front().expected_min.has_value());
 }
@@ -145,7 +146,7 @@ TEST(ExpectedFigures, TheLongLevelsFiguresShowTheirFloors) {
   // One H200, --level long --duration 4 (2026-11-28): memory test 3980-3983 GB/s; the burn's
   // BF16 GEMM 683-686 TFLOP/s, judged by gpu.burn_slow against the model's reference.
   CheckResult memtest = result_with({{"memtest_throughput_gbps", 3980.0, "GB/s", ""}});
-  add_expectations(gpu_named(k_h200), memtest, false);
+  add_expectations(gpu_named(k_h200_name), memtest, false);
   ASSERT_TRUE(memtest.metrics.front().expected_min.has_value());
   EXPECT_DOUBLE_EQ(*memtest.metrics.front().expected_min, 0.6 * 4800.0);
   EXPECT_TRUE(memtest.findings.empty());
@@ -153,7 +154,7 @@ TEST(ExpectedFigures, TheLongLevelsFiguresShowTheirFloors) {
   // never from its metrics' names: none here.
   CheckResult burn =
       result_with({{"burn_bf16_tflops", 683.4, "TFLOP/s", "median of 583 GEMMs 8192^3"}});
-  add_expectations(gpu_named(k_h200), burn, false);
+  add_expectations(gpu_named(k_h200_name), burn, false);
   EXPECT_FALSE(burn.metrics[0].expected_min.has_value());
   EXPECT_TRUE(burn.findings.empty()); // gpu.burn_slow's to say
 }
@@ -179,8 +180,8 @@ std::vector<CheckResult> four_gpus(const std::vector<double>& fma) {
 }
 
 TEST(ExpectedFigures, OneSiblingPlantedSlowIsNamedAndTheOthersPass) {
-  const std::vector<GpuTarget> gpus{gpu_named(k_h200, 0), gpu_named(k_h200, 1),
-                                    gpu_named(k_h200, 2), gpu_named(k_h200, 3)};
+  const std::vector<GpuTarget> gpus{gpu_named(k_h200_name, 0), gpu_named(k_h200_name, 1),
+                                    gpu_named(k_h200_name, 2), gpu_named(k_h200_name, 3)};
   // Healthy twin: four H200s as measured, within 1% of one another.
   std::vector<CheckResult> healthy = four_gpus({31207.0, 31094.0, 31288.0, 30948.0});
   compare_siblings(healthy, gpus);
@@ -206,7 +207,7 @@ TEST(ExpectedFigures, OneSiblingPlantedSlowIsNamedAndTheOthersPass) {
 }
 
 TEST(ExpectedFigures, OnlyIdenticalModelsAreCompared) {
-  const std::vector<GpuTarget> gpus{gpu_named(k_h200, 0), gpu_named(k_h100, 1)};
+  const std::vector<GpuTarget> gpus{gpu_named(k_h200_name, 0), gpu_named(k_h100_name, 1)};
   std::vector<CheckResult> mixed = four_gpus({31207.0, 15000.0});
   compare_siblings(mixed, gpus);
   EXPECT_TRUE(mixed[0].findings.empty());

@@ -7,15 +7,6 @@
 namespace gpucheck::testing {
 namespace {
 
-LibraryFamily& family(SystemSnapshot& s, std::string_view name) {
-  for (LibraryFamily& f : s.libraries) {
-    if (f.family == name) {
-      return f;
-    }
-  }
-  throw std::logic_error("no such family in the test snapshot");
-}
-
 void drop_family(SystemSnapshot& s, std::string_view name) {
   std::erase_if(s.libraries, [name](const LibraryFamily& f) { return f.family == name; });
 }

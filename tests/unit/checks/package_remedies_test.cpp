@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <stdexcept>
 #include <string>
 
 #include "checks/checks.hpp"
@@ -15,15 +14,6 @@ namespace gpucheck::testing {
 namespace {
 
 using checks::PackageTool;
-
-LibraryFamily& family(SystemSnapshot& s, std::string_view name) {
-  for (LibraryFamily& f : s.libraries) {
-    if (f.family == name) {
-      return f;
-    }
-  }
-  throw std::logic_error("no such family in the test snapshot");
-}
 
 TEST(PackageRemedies, TheToolFollowsOsRelease) {
   EXPECT_EQ(checks::package_tool("Ubuntu 24.04.1 LTS"), PackageTool::apt);

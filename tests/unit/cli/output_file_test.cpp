@@ -18,6 +18,7 @@
 
 #include "cli/output_file.hpp"
 #include "support/fixture_tree.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::testing {
 namespace {
@@ -26,13 +27,6 @@ using cli::classify_output_path;
 using cli::OutputFileKind;
 using cli::write_output_file;
 using cli::WriteError;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 std::vector<std::string> entries(const std::string& directory) {
   std::vector<std::string> names;

@@ -10,6 +10,7 @@
 
 #include "cli/outputs.hpp"
 #include "support/fixture_tree.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::testing {
 namespace {
@@ -20,13 +21,6 @@ using cli::OutputTarget;
 using cli::parse_output;
 using cli::plan_outputs;
 using cli::ReportFormat;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 TEST(ParseOutput, FormatPrefixWinsOverTheExtension) {
   EXPECT_EQ(*parse_output("json:out/r.txt"), (OutputTarget{ReportFormat::json, "out/r.txt"}));

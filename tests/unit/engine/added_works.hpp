@@ -1,13 +1,18 @@
 #pragma once
 // The works that checks of their own folders added (src/gpu_checks/, installed by the test
-// main), for the engine's tests: by name, and how many join each GPU's shared child.
+// main), for the engine's tests: by name, and how many join each GPU's shared child; and the
+// unit of those tests' memory sizes.
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 
 #include "engine/plan.hpp"
 
 namespace gpucheck::engine {
+
+/// One GiB in bytes, for the tests' GPU memory sizes.
+constexpr uint64_t k_gib = 1ULL << 30;
 
 /// How many added works are one more job on every GPU, in the shared child before the copies.
 inline size_t added() {

@@ -14,8 +14,6 @@
 namespace gpucheck::engine {
 namespace {
 
-constexpr uint64_t k_gib = 1ULL << 30;
-
 std::vector<GpuFacts> idle_gpus(size_t count) {
   std::vector<GpuFacts> gpus;
   for (size_t i = 0; i < count; ++i) {

@@ -19,7 +19,6 @@ namespace gpucheck::engine {
 namespace {
 
 constexpr uint64_t k_mib = 1ULL << 20;
-constexpr uint64_t k_gib = 1ULL << 30;
 
 /// One simulated child: how long each phase takes and where it may crash.
 struct Sim {

@@ -22,8 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr uint64_t k_gib = 1ULL << 30;
-
 std::string unique_uuid(const std::string& tag) {
   return "GPU-test-" + tag + "-" + std::to_string(::getpid());
 }

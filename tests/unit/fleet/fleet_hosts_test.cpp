@@ -15,14 +15,13 @@
 #include "fleet/fleet_table.hpp"
 #include "fleet/node_report.hpp"
 #include "gpucheck/model/utc_time.hpp"
+#include "unit/fleet/merge_clock.hpp"
 
 namespace gpucheck::fleet {
 namespace {
 
 using nlohmann::json;
 using std::chrono::seconds;
-
-const std::chrono::sys_seconds k_now = parse_utc_time("2026-11-21T14:30:00Z").value();
 
 json golden(const std::string& name) {
   return json::parse(std::ifstream(std::string(GPUCHECK_TEST_DATA_DIR) + "/golden/" + name));

@@ -15,20 +15,15 @@
 
 #include "fleet/fleet_render.hpp"
 #include "fleet/node_report.hpp"
-#include "gpucheck/model/utc_time.hpp"
+#include "support/text_and_processes.hpp"
+#include "unit/fleet/merge_clock.hpp"
 
 namespace gpucheck::fleet {
 namespace {
 
 namespace fs = std::filesystem;
+using gpucheck::testing::read_file;
 using nlohmann::json;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 void write_text(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
@@ -71,9 +66,6 @@ std::set<std::string> failing_codes_of(const json& report) {
   return codes;
 }
 
-/// The merge clock of these tests: 14:30 on the day the golden reports were made (at 12:00).
-const std::chrono::sys_seconds k_now = parse_utc_time("2026-11-21T14:30:00Z").value();
-
 fs::path fresh_dir(const std::string& name) {
   const fs::path dir = fs::path(::testing::TempDir()) / ("gpucheck_fleet_" + name);
   fs::remove_all(dir);
@@ -83,7 +75,7 @@ fs::path fresh_dir(const std::string& name) {
 
 TEST(NodeReport, ReadsTheColumnsOfAGoldenReport) {
   for (const fs::path& path : golden_reports()) {
-    const json report = json::parse(read_text(path));
+    const json report = json::parse(read_file(path));
     Expected<NodeReport> node = read_node_report(report.dump(), path.string());
     ASSERT_TRUE(node) << path << ": " << node.error().message;
     EXPECT_EQ(node->node, report["snapshot"]["host"]["hostname"]);
@@ -96,7 +88,7 @@ TEST(NodeReport, ReadsTheColumnsOfAGoldenReport) {
 }
 
 TEST(NodeReport, ReadsDriverCudaAndCudnn) {
-  json report = json::parse(read_text(golden_reports().front()));
+  json report = json::parse(read_file(golden_reports().front()));
   report["snapshot"]["kernel_module"]["version"] = "550.54.15";
   report["snapshot"]["cuda"]["driver_version"] = 12040;
   report["snapshot"]["libraries"] =
@@ -113,7 +105,7 @@ TEST(NodeReport, ReadsDriverCudaAndCudnn) {
 }
 
 TEST(NodeReport, IgnoredFindingsAreNotFailingCodes) {
-  json report = json::parse(read_text(golden_reports().front()));
+  json report = json::parse(read_file(golden_reports().front()));
   std::set<std::string> before = failing_codes_of(report);
   ASSERT_FALSE(before.empty()) << "the first golden report should fail";
   for (json& result : report["results"]) {
@@ -129,9 +121,9 @@ TEST(NodeReport, IgnoredFindingsAreNotFailingCodes) {
 }
 
 TEST(NodeReport, RefusesGarbageWithAReason) {
-  const std::string golden = read_text(golden_reports().front());
+  const std::string golden = read_file(golden_reports().front());
   const std::string snapshot =
-      read_text(std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/h200_healthy.json");
+      read_file(std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/h200_healthy.json");
   const struct {
     std::string text;
     std::string says;
@@ -157,7 +149,7 @@ TEST(NodeReport, RefusesGarbageWithAReason) {
 }
 
 TEST(NodeReport, ReadsWhatItKnowsOfOtherVersions) {
-  json report = json::parse(read_text(golden_reports().front()));
+  json report = json::parse(read_file(golden_reports().front()));
   report["context"]["schema_version"] = 7;
   report["context"]["tool_version"] = "9.9.9";
   report["context"]["brand_new"] = {{"x", 1}};
@@ -221,7 +213,7 @@ TEST(FleetTable, CodesAreCheckedAgainstTheCatalogue) {
             "not a finding code: as the node's report wrote it");
 
   const fs::path dir = fresh_dir("codes");
-  json report = json::parse(read_text(golden_reports().front()));
+  json report = json::parse(read_file(golden_reports().front()));
   report["snapshot"]["host"]["hostname"] = "node-odd";
   json finding = {{"code", "Call 555-0100 for a fix"}, {"severity", "fail"}, {"message", "x"}};
   report["results"][0]["status"] = "fail";
@@ -254,7 +246,7 @@ TEST(FleetTable, MergesAHundredReportsOfMixedVersions) {
   std::set<std::string> without_libraries;
   const std::vector<std::string> tool_versions = {"0.1.0", "0.2.0-dev", "0.0.9", "1.0.0"};
   for (int i = 0; i < 100; ++i) {
-    json report = json::parse(read_text(bases[i % bases.size()]));
+    json report = json::parse(read_file(bases[i % bases.size()]));
     const std::string node = fmt::format("node-{}", i);
     report["snapshot"]["host"]["hostname"] = node;
     report["context"]["tool_version"] = tool_versions[rng() % tool_versions.size()];
@@ -281,13 +273,13 @@ TEST(FleetTable, MergesAHundredReportsOfMixedVersions) {
     // Some in a subdirectory: the merge is recursive.
     write_text(dir / (i % 3 == 0 ? "rack-b" : "rack-a") / (node + ".json"), report.dump(1));
   }
-  const std::string golden = read_text(bases.front());
+  const std::string golden = read_file(bases.front());
   write_text(dir / "bad" / "empty.json", "");
   write_text(dir / "bad" / "truncated.json", golden.substr(0, golden.size() / 3));
   write_text(dir / "bad" / "corrupt.json", std::string("\x00\x01{{garbage", 11));
   write_text(dir / "bad" / "package.json", R"({"name": "web", "dependencies": {}})");
   write_text(dir / "bad" / "snapshot.json",
-             read_text(std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/no_driver.json"));
+             read_file(std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/no_driver.json"));
   write_text(dir / "notes.txt", "not picked: not *.json");
 
   Expected<std::vector<std::string>> files = report_files({dir.string()});

@@ -11,18 +11,13 @@
 #include <sstream>
 
 #include "gpucheck/model/utc_time.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::fleet {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using gpucheck::testing::read_file;
 
 /// The golden reports read under stable names ("reports/<name>.json"), one refused input, one
 /// report whose schema is newer, and an older report of one node (stale), merged at 14:30 on the
@@ -38,7 +33,7 @@ FleetTable golden_table() {
   }
   std::sort(paths.begin(), paths.end());
   for (const fs::path& path : paths) {
-    nlohmann::json report = nlohmann::json::parse(read_text(path));
+    nlohmann::json report = nlohmann::json::parse(read_file(path));
     if (path.stem() == "h100x8_healthy") {
       report["context"]["schema_version"] = 2;
     }
@@ -67,7 +62,7 @@ void expect_golden(const std::string& file, const std::string& actual) {
   }
   ASSERT_TRUE(fs::exists(path)) << "missing golden " << path
                                 << " (GPUCHECK_UPDATE_GOLDEN=1 creates it)";
-  EXPECT_EQ(read_text(path), actual) << file << " differs (GPUCHECK_UPDATE_GOLDEN=1 rewrites)";
+  EXPECT_EQ(read_file(path), actual) << file << " differs (GPUCHECK_UPDATE_GOLDEN=1 rewrites)";
 }
 
 TEST(FleetRender, TextGolden) {
@@ -75,9 +70,9 @@ TEST(FleetRender, TextGolden) {
 }
 
 TEST(FleetRender, JsonGolden) {
-  const std::string json = render_fleet_json(golden_table());
-  EXPECT_TRUE(nlohmann::json::accept(json));
-  expect_golden("fleet.json", json);
+  const std::string text = render_fleet_json(golden_table());
+  EXPECT_TRUE(nlohmann::json::accept(text));
+  expect_golden("fleet.json", text);
 }
 
 TEST(FleetRender, MarkdownGolden) {

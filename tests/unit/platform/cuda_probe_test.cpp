@@ -39,7 +39,7 @@ gpu.2.bus_id=00000001:0A:00.0
 gpu.2.cc=8.9
 )";
 
-CudaDriverInfo probe(const FakeMachine& machine) {
+CudaDriverInfo probe_cuda(const FakeMachine& machine) {
   const nlohmann::json payload = run_ok(machine.request("cuda"));
   return payload.is_null() ? CudaDriverInfo{} : payload.get<CudaDriverInfo>();
 }
@@ -54,7 +54,7 @@ std::vector<std::string> uuids(const CudaDriverInfo& info) {
 
 TEST(CudaProbe, ListsDevicesWithEveryField) {
   FakeMachine machine(k_three_gpus);
-  const CudaDriverInfo info = probe(machine);
+  const CudaDriverInfo info = probe_cuda(machine);
   EXPECT_TRUE(info.library.loaded);
   EXPECT_NE(info.library.real_path.find("libcuda.so.580.95.05"), std::string::npos);
   EXPECT_TRUE(info.library.missing_symbols.empty())
@@ -87,7 +87,7 @@ TEST(CudaProbe, ListsDevicesWithEveryField) {
 
 TEST(CudaProbe, InitFailureKeepsDriverVersionAndNamesTheCode) {
   FakeMachine machine("cuda.driver_version=13010\ncuda.init_rc=999\n");
-  const CudaDriverInfo info = probe(machine);
+  const CudaDriverInfo info = probe_cuda(machine);
   EXPECT_EQ(info.driver_version, 13010); // asked before cuInit
   EXPECT_EQ(info.init_result, 999);
   EXPECT_EQ(info.init_result_name, "CUDA_ERROR_UNKNOWN");
@@ -98,7 +98,7 @@ TEST(CudaProbe, InitFailureKeepsDriverVersionAndNamesTheCode) {
 
 TEST(CudaProbe, CodeOutsideTheTableIsNamedByTheDriver) {
   FakeMachine machine("cuda.init_rc=4242\ncuda.error_name=CUDA_ERROR_FROM_THE_FUTURE\n");
-  const CudaDriverInfo info = probe(machine);
+  const CudaDriverInfo info = probe_cuda(machine);
   EXPECT_EQ(info.init_result, 4242);
   EXPECT_EQ(info.init_result_name, "CUDA_ERROR_FROM_THE_FUTURE");
   EXPECT_EQ(info.init_result_text, "fake driver error");
@@ -123,7 +123,7 @@ TEST(CudaProbe, HangInInitTimesOut) {
 
 TEST(CudaProbe, StubLibraryAnswers34) {
   FakeMachine machine("", gpucheck::testing::fake_lib_path("stubs"));
-  const CudaDriverInfo info = probe(machine);
+  const CudaDriverInfo info = probe_cuda(machine);
   EXPECT_TRUE(info.library.loaded);
   EXPECT_NE(info.library.real_path.find("/stubs/libcuda.so"), std::string::npos);
   EXPECT_FALSE(info.driver_version);
@@ -154,7 +154,7 @@ TEST(CudaProbe, HonoursCudaVisibleDevicesLikeTheDriver) {
   for (const VisibleCase& c : cases) {
     FakeMachine machine(k_three_gpus);
     machine.set_visible_devices(c.visible);
-    const CudaDriverInfo info = probe(machine);
+    const CudaDriverInfo info = probe_cuda(machine);
     EXPECT_EQ(info.init_result, c.init_result) << c.visible;
     EXPECT_EQ(uuids(info), c.uuids) << c.visible;
     for (size_t i = 0; i < info.devices.size(); ++i) {
@@ -166,7 +166,7 @@ TEST(CudaProbe, HonoursCudaVisibleDevicesLikeTheDriver) {
 TEST(CudaProbe, MissingLibraryIsReportedNotFatal) {
   gpucheck::testing::TempDir empty;
   FakeMachine machine("", empty.path().string());
-  const CudaDriverInfo info = probe(machine);
+  const CudaDriverInfo info = probe_cuda(machine);
   if (info.library.loaded) {
     GTEST_SKIP() << "this machine has its own libcuda.so.1: " << info.library.real_path;
   }

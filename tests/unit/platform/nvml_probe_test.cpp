@@ -30,7 +30,7 @@ struct NvmlResult {
   std::vector<GpuInfo> gpus;
 };
 
-NvmlResult probe(const FakeMachine& machine) {
+NvmlResult probe_nvml(const FakeMachine& machine) {
   const nlohmann::json payload = run_ok(machine.request("nvml"));
   NvmlResult out;
   if (!payload.is_null()) {
@@ -99,7 +99,7 @@ gpu.1.temperature=err:999
 gpu.1.processes=na
 )",
                                   pid, pid));
-  const NvmlResult result = probe(machine);
+  const NvmlResult result = probe_nvml(machine);
   const NvmlInfo& nvml = result.nvml;
   EXPECT_TRUE(nvml.library.loaded);
   EXPECT_NE(nvml.library.real_path.find("libnvidia-ml.so.580.95.05"), std::string::npos);
@@ -192,7 +192,7 @@ gpu.1.processes=na
 
 TEST(NvmlProbe, VersionMismatchIsReportedByNameAndStopsThere) {
   FakeMachine machine("nvml.init_rc=18\n");
-  const NvmlResult result = probe(machine);
+  const NvmlResult result = probe_nvml(machine);
   EXPECT_TRUE(result.nvml.library.loaded);
   EXPECT_EQ(result.nvml.init_result, 18);
   EXPECT_EQ(result.nvml.init_result_name, "LIB_RM_VERSION_MISMATCH");
@@ -222,7 +222,7 @@ TEST(NvmlProbe, HangInInitTimesOut) {
 TEST(NvmlProbe, EightGpusOneWithRowRemapPending) {
   FakeMachine machine(
       "gpu.count=8\ngpu.all.name=NVIDIA H100 80GB HBM3\ngpu.5.remapped_pending=1\n");
-  const NvmlResult result = probe(machine);
+  const NvmlResult result = probe_nvml(machine);
   EXPECT_EQ(result.nvml.device_count, 8);
   ASSERT_EQ(result.gpus.size(), 8U);
   for (const GpuInfo& gpu : result.gpus) {
@@ -233,7 +233,7 @@ TEST(NvmlProbe, EightGpusOneWithRowRemapPending) {
 
 TEST(NvmlProbe, LostGpuIsCountedButNotRead) {
   FakeMachine machine("gpu.count=3\ngpu.1.handle_rc=15\n");
-  const NvmlResult result = probe(machine);
+  const NvmlResult result = probe_nvml(machine);
   EXPECT_EQ(result.nvml.device_count, 3);
   ASSERT_EQ(result.gpus.size(), 2U);
   EXPECT_EQ(result.gpus[0].index, 0);
@@ -246,7 +246,7 @@ TEST(NvmlProbe, LostGpuIsCountedButNotRead) {
 // (ReadsEveryFieldOfEveryGpu).
 TEST(NvmlProbe, AGpuLostWhileItIsReadIsAHandleFailure) {
   FakeMachine machine("gpu.count=3\ngpu.1.temperature=err:15\ngpu.2.lost_after_handle=1\n");
-  const NvmlResult result = probe(machine);
+  const NvmlResult result = probe_nvml(machine);
   ASSERT_EQ(result.gpus.size(), 1U);
   EXPECT_EQ(result.gpus[0].index, 0);
   ASSERT_EQ(result.nvml.handle_failures.size(), 2U);
@@ -271,7 +271,7 @@ TEST(NvmlProbe, OldDriverUsesUnversionedSymbols) {
                                   "gpu.0.clock_events=0x20\ngpu.0.compute_processes={}:777\n",
                                   pid),
                       gpucheck::testing::fake_lib_path("nvml-old"));
-  const NvmlResult result = probe(machine);
+  const NvmlResult result = probe_nvml(machine);
   EXPECT_EQ(result.nvml.init_result, 0);
   EXPECT_NE(result.nvml.library.real_path.find("libnvidia-ml.so.470.256.02"), std::string::npos);
   const auto& missing = result.nvml.library.missing_symbols;
@@ -300,7 +300,7 @@ TEST(NvmlProbe, OldDriverUsesUnversionedSymbols) {
 TEST(NvmlProbe, MissingLibraryIsReportedNotFatal) {
   gpucheck::testing::TempDir empty;
   FakeMachine machine("", empty.path().string());
-  const NvmlResult result = probe(machine);
+  const NvmlResult result = probe_nvml(machine);
   if (result.nvml.library.loaded) {
     GTEST_SKIP() << "this machine has its own libnvidia-ml.so.1: " << result.nvml.library.real_path;
   }

@@ -12,6 +12,7 @@
 #include "render/archive.hpp"
 #include "support/external_tool.hpp"
 #include "support/fixture_tree.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::testing {
 namespace {
@@ -27,13 +28,6 @@ std::string random_bytes(size_t size, unsigned seed) {
     c = static_cast<char>(rng() & 0xffU);
   }
   return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 void require_tools() {

@@ -12,6 +12,7 @@
 #include "render/bundle.hpp"
 #include "support/external_tool.hpp"
 #include "support/fixture_tree.hpp"
+#include "support/text_and_processes.hpp"
 #include "unit/planted_identifiers.hpp"
 
 namespace gpucheck::testing {
@@ -38,13 +39,6 @@ std::map<std::string, std::string> planted_sources(const PlantedIdentifiers& p) 
           {"dmesg-nvidia.txt", "[ 12.0] NVRM: GPU at PCI:0000:1b:00: GPU-" + p.uuid0 +
                                    "\n[ 13.0] NVRM: Xid (PCI:0000:3b:00): 79, serial " + p.serial1 +
                                    " on " + p.ipv4 + " " + p.mac + "\n"}};
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 TEST(Bundle, HasEveryFormatTheSnapshotAndTheSources) {

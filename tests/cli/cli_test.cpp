@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli/run_binary.hpp"
+#include "cli/snapshots.hpp"
 #include "support/json_schema.hpp"
 
 namespace gpucheck::cli_test {
@@ -25,10 +26,6 @@ using testing::report_schema;
 
 constexpr const char* k_epoch_time = "2023-11-14T22:13:20Z"; // SOURCE_DATE_EPOCH=1700000000
 const std::regex k_check_id("^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+$");
-
-std::string snapshot_file(const std::string& name) {
-  return std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/" + name + ".json";
-}
 
 std::vector<std::string> snapshot_names() {
   std::vector<std::string> names;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/run_binary.hpp"
+#include "cli/snapshots.hpp"
 #include "support/json_schema.hpp"
 
 namespace gpucheck::cli_test {
@@ -18,17 +19,13 @@ namespace {
 
 using nlohmann::json;
 
-std::string snapshot_path(const std::string& name) {
-  return std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/" + name + ".json";
-}
-
 json snapshot_of(const std::string& name) {
-  std::ifstream in(snapshot_path(name));
+  std::ifstream in(snapshot_file(name));
   return json::parse(in);
 }
 
 json replay(const std::string& name, std::vector<std::string> extra, int& exit_code) {
-  std::vector<std::string> args = {"--from-snapshot", snapshot_path(name), "--json"};
+  std::vector<std::string> args = {"--from-snapshot", snapshot_file(name), "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
   const RunResult r = run_gpucheck(args);
   exit_code = r.exit_code;
@@ -94,7 +91,7 @@ TEST(GatesCli, DriverRequirementPassesAndFailsWithTheVersions) {
 TEST(GatesCli, TextOutputNamesTheFailedGate) {
   const std::string name = passing_snapshot();
   const RunResult r = run_gpucheck(
-      {"--from-snapshot", snapshot_path(name), "--require", "cuda>=99.0", "--color", "never"});
+      {"--from-snapshot", snapshot_file(name), "--require", "cuda>=99.0", "--color", "never"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("FAIL  gate.require.cuda"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("< required 99.0"), std::string::npos) << r.out;
@@ -238,7 +235,7 @@ TEST(GatesCli, MalformedGatesAreUsageErrors) {
       {{"--probe-timeout", "0"}, "0.01 to 86400"},
   };
   for (const auto& c : cases) {
-    std::vector<std::string> args = {"--from-snapshot", snapshot_path("h200_healthy")};
+    std::vector<std::string> args = {"--from-snapshot", snapshot_file("h200_healthy")};
     args.insert(args.end(), c.args.begin(), c.args.end());
     const RunResult r = run_gpucheck(args);
     EXPECT_EQ(r.exit_code, 2) << c.says << ": " << r.err;

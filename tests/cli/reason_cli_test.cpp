@@ -9,16 +9,14 @@
 #include <sstream>
 
 #include "cli/run_binary.hpp"
+#include "cli/snapshots.hpp"
 
 namespace gpucheck::cli_test {
 namespace {
 
-std::string snapshot(const std::string& name) {
-  return std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/" + name + ".json";
-}
-
 RunResult reason_of(const std::string& name, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"--quick", "--format", "reason", "--from-snapshot", snapshot(name)};
+  std::vector<std::string> args{"--quick", "--format", "reason", "--from-snapshot",
+                                snapshot_file(name)};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_gpucheck(args);
 }
@@ -49,9 +47,9 @@ TEST(ReasonCli, AHealthyTwinAndAFailingButUnbrokenNodeGiveNothingAndExit0) {
   EXPECT_EQ(blind.exit_code, 0) << blind.err;
   EXPECT_EQ(blind.out, "gpucheck-blind: cannot see the GPUs or the driver: driver.missing\n");
   // The same machine without a driver does fail its checks: the reason format alone says 0.
-  const RunResult json =
-      run_gpucheck({"--quick", "--json", "--from-snapshot", snapshot("no_driver")});
-  EXPECT_EQ(json.exit_code, 1) << json.err;
+  const RunResult as_json =
+      run_gpucheck({"--quick", "--json", "--from-snapshot", snapshot_file("no_driver")});
+  EXPECT_EQ(as_json.exit_code, 1) << as_json.err;
 }
 
 TEST(ReasonCli, IgnoredCodesDoNotDrain) {
@@ -67,7 +65,7 @@ TEST(ReasonCli, AnOutputFileTakesTheLineAndTheVerdictKeepsTheExitCode) {
   std::filesystem::create_directories(dir);
   const std::string file = (dir / "reason").string();
   const RunResult r = run_gpucheck({"--quick", "--json", "--output", "reason:" + file,
-                                    "--from-snapshot", snapshot("degraded_hw")});
+                                    "--from-snapshot", snapshot_file("degraded_hw")});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   std::ifstream in(file);
   std::stringstream text;
@@ -77,7 +75,7 @@ TEST(ReasonCli, AnOutputFileTakesTheLineAndTheVerdictKeepsTheExitCode) {
   EXPECT_EQ(r.out.rfind("{", 0), 0u) << "the JSON report stays on stdout";
 
   const RunResult healthy = run_gpucheck({"--quick", "--json", "--output", "reason:" + file,
-                                          "--from-snapshot", snapshot("h100x8_healthy")});
+                                          "--from-snapshot", snapshot_file("h100x8_healthy")});
   EXPECT_EQ(healthy.exit_code, 0) << healthy.err;
   std::ifstream again(file);
   std::stringstream empty;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/run_binary.hpp"
+#include "cli/snapshots.hpp"
 #include "support/external_tool.hpp"
 #include "support/fixture_tree.hpp"
 #include "support/json_schema.hpp"
@@ -24,10 +25,6 @@ using nlohmann::json;
 using testing::FixtureTree;
 using testing::run_tool;
 using testing::ToolResult;
-
-std::string snapshot_file(const std::string& name) {
-  return std::string(GPUCHECK_TEST_DATA_DIR) + "/snapshots/" + name + ".json";
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -19,10 +19,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,6 +29,7 @@
 #include "support/acl.hpp"
 #include "support/fixture_tree.hpp"
 #include "support/root_safety_notes.hpp"
+#include "support/text_and_processes.hpp"
 
 namespace gpucheck::testing {
 namespace {
@@ -48,13 +47,6 @@ struct OtherUser {
 OtherUser& mallory() {
   static OtherUser user;
   return user;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 class RootSafetySuite : public ::testing::Test {

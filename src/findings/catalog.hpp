@@ -65,6 +65,7 @@ constexpr std::array<std::string_view, k_max_placeholders> where(const Names&...
 inline constexpr std::string_view k_where_container =
     "the container runtime (docker, podman, kubernetes, ...)";
 inline constexpr std::string_view k_where_stderr = "the end of its stderr";
+inline constexpr std::string_view k_where_gpu_index = "GPU index";
 
 /// Every finding spec, sorted by code.
 std::span<const FindingSpec> finding_catalog();

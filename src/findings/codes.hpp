@@ -6,7 +6,8 @@
 ///
 /// A released code never changes meaning; add a code here, its entry in a table, and its row in
 /// docs/findings.md, or spell it and its entry in the check's own file or folder
-/// (CheckDef::findings: src/checks/*/ and src/gpu_checks/), which the registry adds to the catalogue.
+/// (CheckDef::findings: src/checks/*/ and src/gpu_checks/), which the registry adds to the
+/// catalogue.
 
 #include <string_view>
 
@@ -62,10 +63,7 @@ inline constexpr FindingCode k_compat_what_runs{"compat.what_runs"};
 
 // cudnn.*
 inline constexpr FindingCode k_cudnn_activation_mismatch{"cudnn.activation_mismatch"};
-inline constexpr FindingCode k_cudnn_call_failed{"cudnn.call_failed"};
 inline constexpr FindingCode k_cudnn_conv_mismatch{"cudnn.conv_mismatch"};
-inline constexpr FindingCode k_cudnn_heuristic_slow{"cudnn.heuristic_slow"};
-inline constexpr FindingCode k_cudnn_nondeterministic{"cudnn.nondeterministic"};
 
 // driver.*
 inline constexpr FindingCode k_driver_missing{"driver.missing"};
@@ -127,7 +125,6 @@ inline constexpr FindingCode k_gpu_child_failed{"gpu.child_failed"};
 inline constexpr FindingCode k_gpu_contention{"gpu.contention"};
 inline constexpr FindingCode k_gpu_context_failed{"gpu.context_failed"};
 inline constexpr FindingCode k_gpu_copy_corrupt{"gpu.copy_corrupt"};
-inline constexpr FindingCode k_gpu_copy_gate_timeout{"gpu.copy_gate_timeout"};
 inline constexpr FindingCode k_gpu_cuda_call_failed{"gpu.cuda_call_failed"};
 inline constexpr FindingCode k_gpu_kernel_load_failed{"gpu.kernel_load_failed"};
 inline constexpr FindingCode k_gpu_kernels_not_built{"gpu.kernels_not_built"};
@@ -152,9 +149,7 @@ inline constexpr FindingCode k_nvlink_recovery_errors{"nvlink.recovery_errors"};
 // nvml.*
 
 // p2p.*
-inline constexpr FindingCode k_p2p_bandwidth_low{"p2p.bandwidth_low"};
 inline constexpr FindingCode k_p2p_data_mismatch{"p2p.data_mismatch"};
-inline constexpr FindingCode k_p2p_no_access{"p2p.no_access"};
 
 // probe.*
 inline constexpr FindingCode k_probe_crashed{"probe.crashed"};

@@ -6,7 +6,6 @@ namespace gpucheck {
 // check file builds them from its child's JSON. {0} is always the GPU index when there is one.
 namespace {
 // What recurring arguments stand for (FindingSpec::placeholders).
-constexpr std::string_view k_gpu_index = "GPU index";
 
 constexpr FindingSpec k_table[] = {
     {codes::k_cudnn_activation_mismatch, Severity::fail, "cuDNN activation gave wrong results",
@@ -16,43 +15,18 @@ constexpr FindingSpec k_table[] = {
      "cuDNN {1} on GPU {0}: {2} of {3} values wrong, first at [{4}]: got {5}, expected {6}",
      "check which cuDNN copy is loaded (gpucheck --only lib) and that its sub-libraries "
      "come from one directory; if gpu.compute also fails, the GPU itself is at fault",
-     where(k_gpu_index, "the activation run (\"relu forward over N fp32 values\")", "values wrong",
-           "values checked", "index of the first wrong value", "value read there",
+     where(k_where_gpu_index, "the activation run (\"relu forward over N fp32 values\")",
+           "values wrong", "values checked", "index of the first wrong value", "value read there",
            "value expected")},
-    {codes::k_cudnn_call_failed, Severity::fail, "cuDNN call failed",
-     "A cuDNN call returned an error while running a small workload on the GPU.",
-     "{1} failed on GPU {0} during {2}: status {3} ({4}){5}",
-     "run with CUDNN_LOGLEVEL_DBG=2 CUDNN_LOGDEST_DBG=stderr for cuDNN's own log; check that the "
-     "cuDNN build matches the CUDA major of the driver (gpucheck --only lib)",
-     where(k_gpu_index, "the cuDNN call that failed", "the stage of the check it failed in",
-           "its cuDNN status number", "the status's name", "\": \" and cuDNN's detail, or empty")},
     {codes::k_cudnn_conv_mismatch, Severity::fail, "cuDNN convolution gave wrong results",
      "cudnnConvolutionForward produced values outside the tolerance of a CPU reference computed "
      "in double precision.",
      "{1} on GPU {0}: {2} of {3} checked outputs wrong, first at [{4}]: got {5}, expected {6}",
      "check which cuDNN copy is loaded (gpucheck --only lib) and that its sub-libraries "
      "come from one directory; if gpu.compute also fails, the GPU itself is at fault",
-     where(k_gpu_index, "the convolution (shape and algorithm)", "outputs wrong", "outputs checked",
-           "index of the first wrong output", "value read there", "value expected")},
-    {codes::k_cudnn_heuristic_slow, Severity::info, "cuDNN heuristic picks a slow algorithm",
-     "The algorithm cuDNN's heuristic chooses is much slower than the best one found by timing "
-     "every algorithm, as frameworks do in benchmark mode.",
-     "{1} on GPU {0}: the heuristic picks {2} ({3} ms), timing all algorithms finds {4} "
-     "({5} ms), {6}x faster",
-     "let the framework time the algorithms: torch.backends.cudnn.benchmark = True "
-     "(TensorFlow does this by default)",
-     where(k_gpu_index, "the convolution's shape", "algorithm the heuristic picks",
-           "its time in ms", "fastest algorithm when all are timed", "its time in ms",
-           "how many times faster that is")},
-    {codes::k_cudnn_nondeterministic, Severity::fail,
-     "cuDNN deterministic algorithm is not repeatable",
-     "Two runs of a convolution algorithm that cuDNN declares deterministic gave different bits.",
-     "{1} on GPU {0}: two runs of deterministic algorithm {2} differ (output hashes {3} and {4})",
-     "the GPU or its memory is unstable: read driver.kernel_log's Xid findings and the ECC "
-     "counters "
-     "(nvidia-smi -q -d ECC); run dcgmi diag -r 3",
-     where(k_gpu_index, "the convolution run twice", "the deterministic algorithm",
-           "output hash of the first run", "output hash of the second run")},
+     where(k_where_gpu_index, "the convolution (shape and algorithm)", "outputs wrong",
+           "outputs checked", "index of the first wrong output", "value read there",
+           "value expected")},
     {codes::k_gpu_bandwidth_low, Severity::warn,
      "host<->device bandwidth below what the link carries",
      "Copies between host and GPU run well below what the negotiated PCIe link can carry. "
@@ -62,7 +36,7 @@ constexpr FindingSpec k_table[] = {
      "{6}%",
      "compare LnkSta with LnkCap in `lspci -vv -s {7}`; seat the card in a full x16 slot, set the "
      "slot to Auto/Gen{8} in the BIOS, and check risers and retimers",
-     where(k_gpu_index, "copy direction (host->device or device->host, pinned)",
+     where(k_where_gpu_index, "copy direction (host->device or device->host, pinned)",
            "measured GB/s of the slower direction", "that as a percentage of the link's rate",
            "the PCIe link (generation and width)", "GB/s that link carries",
            "the floor, in percent", "the GPU's PCI bus id, for lspci",
@@ -72,7 +46,7 @@ constexpr FindingSpec k_table[] = {
      "GPU {0} ({1}): host->device {2} GB/s is {3}% of the median of {4} GPUs of this "
      "model ({5} GB/s)",
      "check this GPU's PCIe link (lspci -vv -s {6}) and its NUMA placement against the others",
-     where(k_gpu_index, "GPU model (name)", "its host->device GB/s",
+     where(k_where_gpu_index, "GPU model (name)", "its host->device GB/s",
            "that as a percentage of the median", "GPUs of this model measured",
            "their median host->device GB/s", "the GPU's PCI bus id, for lspci")},
     {codes::k_gpu_below_expected, Severity::warn, "a figure is below what this GPU model does",
@@ -84,8 +58,9 @@ constexpr FindingSpec k_table[] = {
      "compare with this GPU's siblings and with nvidia-smi -q -d CLOCK,PERFORMANCE,POWER (clocks "
      "held low, a power cap, clock-event reasons); check for other processes on the GPU; if it "
      "stays low when idle, run the long level (gpucheck --level long) and ask the vendor",
-     where(k_gpu_index, "GPU model (name)", "the figure (metric name)", "its value", "its unit",
-           "the floor", "where the floor comes from (fraction of the datasheet figure, source)")},
+     where(k_where_gpu_index, "GPU model (name)", "the figure (metric name)", "its value",
+           "its unit", "the floor",
+           "where the floor comes from (fraction of the datasheet figure, source)")},
     {codes::k_gpu_busy_not_tested, Severity::warn, "GPU too busy to test",
      "Other processes hold so much of this GPU's memory that gpucheck's active checks, which stay "
      "within min(1 GiB, 10% of the free memory) contexts included, would not fit, or ran out of "
@@ -93,7 +68,7 @@ constexpr FindingSpec k_table[] = {
      "GPU {0}: not tested: {1}; holding its memory: {2}",
      "nothing is wrong with the GPU; to test it, run gpucheck when those processes have ended "
      "(nvidia-smi lists them), or drain the node first",
-     where(k_gpu_index, "why it was not tested (and the GPU's memory in use)",
+     where(k_where_gpu_index, "why it was not tested (and the GPU's memory in use)",
            "the processes holding its memory")},
     {codes::k_gpu_child_failed, Severity::fail, "GPU check process failed",
      "The isolated process that ran this check's GPU work crashed, hung past its deadline or "
@@ -102,7 +77,7 @@ constexpr FindingSpec k_table[] = {
      "read driver.kernel_log's Xid findings (the kernel log since boot); if the GPU is merely slow "
      "or busy, "
      "raise the deadline with --timeout SECONDS",
-     where(k_gpu_index, "the check (its title) or the work that failed",
+     where(k_where_gpu_index, "the check (its title) or the work that failed",
            "what went wrong (deadline, crash, unreadable result) and the child's last output")},
     {codes::k_gpu_contention, Severity::info, "GPU shared with other processes",
      "Other processes were using this GPU while gpucheck measured, so its figures are lower "
@@ -111,14 +86,14 @@ constexpr FindingSpec k_table[] = {
      "GPU {0} is used by {1} ({2}): figures were measured under contention",
      "nothing is wrong; for figures without contention run gpucheck again when the GPU is idle "
      "(nvidia-smi shows its processes)",
-     where(k_gpu_index, "how many other processes use the GPU (\"2 other processes\")",
+     where(k_where_gpu_index, "how many other processes use the GPU (\"2 other processes\")",
            "those processes")},
     {codes::k_gpu_context_failed, Severity::fail, "cannot use the GPU",
      "The CUDA driver could not be opened, initialised or create a context on this GPU.",
      "GPU {0}: {1} failed during {2}: {3}",
      "see the cuda.* findings for the driver; a GPU in exclusive-process mode used by another "
      "process, or one that fell off the bus (Xid 79), also fails here",
-     where(k_gpu_index, "the CUDA call that failed", "the stage of the check it failed in",
+     where(k_where_gpu_index, "the CUDA call that failed", "the stage of the check it failed in",
            "the error")},
     {codes::k_gpu_copy_corrupt, Severity::fail, "copied data corrupted",
      "Data copied between host and GPU, or inside the GPU, came out different from what went in.",
@@ -126,21 +101,15 @@ constexpr FindingSpec k_table[] = {
      "this is a hardware or platform fault: read driver.kernel_log's Xid and PCIe AER findings, "
      "the ECC "
      "counters (nvidia-smi -q -d ECC), IOMMU settings, and reseat the card; run dcgmi diag -r 3",
-     where(k_gpu_index, "the copy checked (\"pinned host->device\")", "words wrong",
+     where(k_where_gpu_index, "the copy checked (\"pinned host->device\")", "words wrong",
            "words checked", "index of the first wrong word", "value read there", "value expected"),
      Drain::yes},
-    {codes::k_gpu_copy_gate_timeout, Severity::warn, "copy timing gate timed out",
-     "The spin kernel that holds queued copies until they are all enqueued timed out, so some "
-     "samples started late. Those bandwidth figures are unreliable.",
-     "GPU {0}: the copy gate timed out in {1}",
-     "another process is probably keeping the GPU busy; rerun when it is idle",
-     where(k_gpu_index, "how many samples timed out (\"3 samples\")")},
     {codes::k_gpu_cuda_call_failed, Severity::fail, "CUDA call failed during GPU work",
      "A driver API call failed while gpucheck ran work on the GPU.",
      "GPU {0}: {1} failed during {2}: {3} ({4})",
      "look for Xid errors in `dmesg`; an illegal-address or launch failure that repeats means "
      "the GPU needs a reset (nvidia-smi -r, or reboot) or service",
-     where(k_gpu_index, "the CUDA call that failed", "the stage of the check it failed in",
+     where(k_where_gpu_index, "the CUDA call that failed", "the stage of the check it failed in",
            "the CUresult name", "its description")},
     {codes::k_gpu_kernel_load_failed, Severity::fail, "GPU kernels cannot be loaded",
      "The driver refused gpucheck's embedded kernel image. Frameworks fail the same way: the "
@@ -148,7 +117,7 @@ constexpr FindingSpec k_table[] = {
      "(containers without the 'compute' capability), or the image has no code for this GPU. "
      "Checks that need no kernel of gpucheck's (copies, cuDNN) still run.",
      "GPU {0} ({1}, sm_{2}): {3} returned {4} ({5}); image: {6}{7}", "{8}",
-     where(k_gpu_index, "GPU model (name)", "compute capability (\"90\")",
+     where(k_where_gpu_index, "GPU model (name)", "compute capability (\"90\")",
            "the driver call that failed (cuModuleLoadData, ...)", "its CUresult name",
            "its description", "the kernel image tried",
            "\"; JIT log: \" and the JIT's log, or empty", "what to do, for this error")},
@@ -156,7 +125,7 @@ constexpr FindingSpec k_table[] = {
      "The build found no nvcc, so this gpucheck carries no kernels and cannot test computation.",
      "GPU {0}: this gpucheck was built without nvcc and carries no GPU kernels",
      "rebuild gpucheck with the CUDA toolkit installed (cmake -DCUDAToolkit_ROOT=/usr/local/cuda)",
-     where(k_gpu_index)},
+     where(k_where_gpu_index)},
     {codes::k_gpu_long_interrupted, Severity::warn, "long test stopped before its end",
      "The user stopped gpucheck (Ctrl-C, SIGINT) while the long level's memory test or burn "
      "ran. What ran is reported; the part that did not run was not tested, so the check cannot "
@@ -164,8 +133,8 @@ constexpr FindingSpec k_table[] = {
      "GPU {0}: {1} was stopped by the user (SIGINT) after {2} of {3} s: {4}",
      "nothing says the GPU is faulty; run `gpucheck --level long` again and let it finish to test "
      "the rest",
-     where(k_gpu_index, "the test stopped (\"the memory test\", \"the burn\")", "seconds it ran",
-           "seconds it was to run", "what was tested, and what was not")},
+     where(k_where_gpu_index, "the test stopped (\"the memory test\", \"the burn\")",
+           "seconds it ran", "seconds it was to run", "what was tested, and what was not")},
     {codes::k_gpu_other_run, Severity::warn, "another gpucheck run had the GPU",
      "gpucheck runs on one host take turns per GPU and queue for them. This run waited for the "
      "other run's turn on this GPU for all of its wait (--wait-turn; by default 30 s and 15 s "
@@ -176,7 +145,7 @@ constexpr FindingSpec k_table[] = {
      "nothing is wrong with the GPU; run gpucheck again when the other run (often a Slurm "
      "prolog, a Kubernetes probe, a long-level run or a person) has finished, or give it a "
      "longer --wait-turn",
-     where(k_gpu_index, "why it was not tested: the other run that holds the GPU")},
+     where(k_where_gpu_index, "why it was not tested: the other run that holds the GPU")},
     {codes::k_gpu_slower_than_siblings, Severity::warn, "one GPU is slower than its siblings",
      "Among the GPUs of one model in this run, this one's figure is clearly below their median: "
      "GPUs of one model measured by the same run should agree, so no baseline is needed to see "
@@ -185,8 +154,9 @@ constexpr FindingSpec k_table[] = {
      "compare this GPU's clocks, power limit and temperature with its siblings' (nvidia-smi -q -d "
      "CLOCK,POWER,TEMPERATURE -i {0}); check for other processes on it; if it stays slower when "
      "idle, drain it and run the long level (gpucheck --level long)",
-     where(k_gpu_index, "GPU model (name)", "the figure (metric name)", "its value", "its unit",
-           "that as a percentage of the median", "GPUs of this model measured", "their median")},
+     where(k_where_gpu_index, "GPU model (name)", "the figure (metric name)", "its value",
+           "its unit", "that as a percentage of the median", "GPUs of this model measured",
+           "their median")},
 };
 } // namespace
 

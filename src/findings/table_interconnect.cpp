@@ -75,17 +75,6 @@ constexpr FindingSpec k_table[] = {
      "diag -r 3 and replace the part if recoveries continue",
      where(k_gpu, "NVLink number", "recovery events counted (\"2 recovery events\")",
            "the link's far end (a GPU, or an NVSwitch's PCI bus id)")},
-    {codes::k_p2p_bandwidth_low, Severity::warn, "peer-to-peer copies far below the path",
-     "Copies between these two GPUs run far below what their path carries. On PCIe the usual "
-     "cause is the IOMMU in translation mode or PCIe ACS on a bridge sending peer traffic "
-     "through the root complex; on NVLink, links down or retraining.",
-     "GPU {0} -> GPU {1}: {2} GB/s over {3}, below {4}% of the {5} GB/s that path carries",
-     "for PCIe: boot with iommu=pt (or intel_iommu=off / amd_iommu=off), disable ACS on the "
-     "bridges between the GPUs (BIOS, or setpci), update the BIOS; compare NCCL_P2P_DISABLE=1; "
-     "for NVLink: nvidia-smi nvlink -s and -e on both GPUs",
-     where("index of the GPU copied from", "index of the GPU copied to",
-           "measured GB/s of peer writes", "the path (\"NVLink (4 links)\", \"PCIe gen4 x16\")",
-           "the floor, in percent of the path", "GB/s the path carries")},
     {codes::k_p2p_data_mismatch, Severity::fail, "peer-to-peer copy corrupted data",
      "A copy from one GPU's memory into another's, with peer access enabled, delivered data that "
      "differs from what was sent: the pair claims peer-to-peer but corrupts it, which hangs or "
@@ -97,16 +86,6 @@ constexpr FindingSpec k_table[] = {
      where("GPU index", "the copy, as source -> destination PCI bus ids", "words wrong",
            "words checked", "index of the first wrong word", "value read there", "value expected"),
      Drain::yes},
-    {codes::k_p2p_no_access, Severity::info, "GPU pair without peer access",
-     "CUDA says these GPUs cannot map each other's memory, so copies between them are staged "
-     "through host memory and NCCL uses slower paths. Normal for some PCIe topologies and for "
-     "GPUs without P2P; not normal for GPUs joined by NVLink.",
-     "GPU {0} cannot access GPU {1}'s memory directly (cuDeviceCanAccessPeer = 0; path {2})",
-     "if the GPUs share a PCIe switch or NVLink: check the IOMMU (iommu=pt) and ACS settings, "
-     "and the NVLinks (nvidia-smi nvlink -s)",
-     where(
-         "GPU index", "index of the other GPU",
-         "the path between them, as nvidia-smi topo -m labels it (NV#, PIX, PXB, PHB, NODE, SYS)")},
     {codes::k_topology_p2p_unsupported, Severity::info, "GPU pair without peer-to-peer",
      "NVML says this pair of GPUs cannot read each other's memory directly; copies between them "
      "go through host memory. Common causes: GPUs under different CPU sockets or host bridges on "

@@ -5,6 +5,7 @@
 #include <climits>
 #include <map>
 #include <optional>
+#include <span>
 
 #include "checks/active/bandwidth_rules.hpp"
 #include "checks/active/judging.hpp"
@@ -16,6 +17,22 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_gpu_copy_gate_timeout{"gpu.copy_gate_timeout"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_gpu_copy_gate_timeout, Severity::warn, "copy timing gate timed out",
+     "The spin kernel that holds queued copies until they are all enqueued timed out, so some "
+     "samples started late. Those bandwidth figures are unreliable.",
+     "GPU {0}: the copy gate timed out in {1}",
+     "another process is probably keeping the GPU busy; rerun when it is idle",
+     where(k_where_gpu_index, "how many samples timed out (\"3 samples\")")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{
     "gpu.bandwidth", "Copy bandwidth",
     "Measures host<->device (pinned, both ways at once, pageable) and device-local copy "
@@ -267,14 +284,14 @@ Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payloa
   }
   const int timeouts = bandwidth.value().gate_timeouts.value_or(0);
   if (timeouts > 0) {
-    judgement.findings.push_back(make_finding(codes::k_gpu_copy_gate_timeout, gpu.gpu_index,
-                                              gpu.gpu_index, plural(timeouts, "sample")));
+    judgement.findings.push_back(make_finding(k_gpu_copy_gate_timeout, gpu.gpu_index, gpu.gpu_index,
+                                              plural(timeouts, "sample")));
   }
   return judgement;
 }
 
 CheckDef gpu_bandwidth_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

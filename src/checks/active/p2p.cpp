@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 
 #include "checks/active/judging.hpp"
 #include "checks/rules/interconnect.hpp"
@@ -16,6 +17,38 @@
 namespace gpucheck::checks {
 
 namespace {
+// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
+constexpr FindingCode k_p2p_bandwidth_low{"p2p.bandwidth_low"};
+constexpr FindingCode k_p2p_no_access{"p2p.no_access"};
+
+constexpr FindingSpec k_findings[] = {
+    {k_p2p_bandwidth_low, Severity::warn, "peer-to-peer copies far below the path",
+     "Copies between these two GPUs run far below what their path carries. On PCIe the usual "
+     "cause is the IOMMU in translation mode or PCIe ACS on a bridge sending peer traffic "
+     "through the root complex; on NVLink, links down or retraining.",
+     "GPU {0} -> GPU {1}: {2} GB/s over {3}, below {4}% of the {5} GB/s that path carries",
+     "for PCIe: boot with iommu=pt (or intel_iommu=off / amd_iommu=off), disable ACS on the "
+     "bridges between the GPUs (BIOS, or setpci), update the BIOS; compare NCCL_P2P_DISABLE=1; "
+     "for NVLink: nvidia-smi nvlink -s and -e on both GPUs",
+     where("index of the GPU copied from", "index of the GPU copied to",
+           "measured GB/s of peer writes", "the path (\"NVLink (4 links)\", \"PCIe gen4 x16\")",
+           "the floor, in percent of the path", "GB/s the path carries")},
+    {k_p2p_no_access, Severity::info, "GPU pair without peer access",
+     "CUDA says these GPUs cannot map each other's memory, so copies between them are staged "
+     "through host memory and NCCL uses slower paths. Normal for some PCIe topologies and for "
+     "GPUs without P2P; not normal for GPUs joined by NVLink.",
+     "GPU {0} cannot access GPU {1}'s memory directly (cuDeviceCanAccessPeer = 0; path {2})",
+     "if the GPUs share a PCIe switch or NVLink: check the IOMMU (iommu=pt) and ACS settings, "
+     "and the NVLinks (nvidia-smi nvlink -s)",
+     where(
+         "GPU index", "index of the other GPU",
+         "the path between them, as nvidia-smi topo -m labels it (NV#, PIX, PXB, PHB, NODE, SYS)")},
+};
+
+std::span<const FindingSpec> own_findings() {
+  return k_findings;
+}
+
 constexpr CheckInfo k_info{
     "gpu.p2p", "Peer-to-peer copies",
     "With two or more GPUs: the peer access matrix, then copy-engine bandwidth between every "
@@ -123,7 +156,7 @@ void no_access_findings(const SystemSnapshot& snapshot, const protocol::PeersPay
     const int a = index_of(snapshot, peers, access.from);
     const int b = index_of(snapshot, peers, access.to);
     const GpuPath* path = path_of(snapshot, a, b);
-    Finding finding = make_finding(codes::k_p2p_no_access, a, a, b, path ? path_label(*path) : "?");
+    Finding finding = make_finding(k_p2p_no_access, a, a, b, path ? path_label(*path) : "?");
     if (path != nullptr && (path->nvlinks > 0 || path->p2p_nvlink == "ok")) {
       finding.severity = Severity::warn; // NVLink between them, yet no peer access
     }
@@ -161,10 +194,9 @@ void judge_pairs(const SystemSnapshot& snapshot, const protocol::PeersPayload& p
     }
     if (const auto capacity = path_capacity(snapshot, *from, *to);
         capacity && pair.write_gbps < k_floor_share * capacity->first) {
-      Finding finding =
-          make_finding(codes::k_p2p_bandwidth_low, a, a, b, fmt::format("{:.1f}", pair.write_gbps),
-                       capacity->second, static_cast<int>(k_floor_share * 100),
-                       fmt::format("{:.0f}", capacity->first));
+      Finding finding = make_finding(
+          k_p2p_bandwidth_low, a, a, b, fmt::format("{:.1f}", pair.write_gbps), capacity->second,
+          static_cast<int>(k_floor_share * 100), fmt::format("{:.0f}", capacity->first));
       if (contended) {
         finding.severity = Severity::info;
         finding.message += " (measured under contention)";
@@ -237,7 +269,7 @@ std::vector<CheckResult> run(const CheckContext& context) {
 } // namespace
 
 CheckDef gpu_p2p_check() {
-  return {k_info, &run};
+  return {k_info, &run, &own_findings};
 }
 
 } // namespace gpucheck::checks

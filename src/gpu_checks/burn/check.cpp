@@ -11,7 +11,6 @@
 namespace gpucheck::gpu_checks::burn {
 
 namespace {
-constexpr std::string_view k_gpu_index = "GPU index";
 
 constexpr FindingSpec k_findings[] = {
     {k_gpus_disagree, Severity::fail, "GPUs of one model compute different bits",
@@ -22,7 +21,7 @@ constexpr FindingSpec k_findings[] = {
      "drain GPU {0} and the GPUs named; read their ECC counters and remapped rows (nvidia-smi -q "
      "-d ECC,ROW_REMAPPER), undo any overclock, run dcgmi diag -r 4 on them, and have the GPU "
      "that repeats the odd result replaced",
-     where(k_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
+     where(k_where_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
            "matrix size N of the N^3 GEMM", "this GPU's result hash",
            "what the other GPUs gave, and whether this GPU is in the minority"),
      Drain::yes},
@@ -35,7 +34,7 @@ constexpr FindingSpec k_findings[] = {
      "drain GPU {0}; read its ECC counters and remapped rows (nvidia-smi -q -d ECC,ROW_REMAPPER), "
      "undo any overclock, read gpu.burn's clocks and temperature; run dcgmi diag -r 4 and have the "
      "GPU replaced if it repeats",
-     where(k_gpu_index, "GEMM type (bf16, fp16, fp32, fp64)", "matrix size N of the N^3 GEMM",
+     where(k_where_gpu_index, "GEMM type (bf16, fp16, fp32, fp64)", "matrix size N of the N^3 GEMM",
            "iterations that differ from the first", "iterations run",
            "the first iteration that differs", "words that differ in it"),
      Drain::yes},
@@ -48,7 +47,7 @@ constexpr FindingSpec k_findings[] = {
      "compare this GPU's clocks, temperature and power in gpu.burn's summary with the others'; "
      "check its power limit (nvidia-smi -q -d POWER), its application clocks (nvidia-smi -q -d "
      "CLOCK) and its cooling",
-     where(k_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
+     where(k_where_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
            "matrix size N of the N^3 GEMM", "this GPU's median TFLOP/s",
            "that as a percentage of the others' median",
            "how many other GPUs of this model (\"3 other GPUs\")", "their median TFLOP/s",
@@ -62,7 +61,7 @@ constexpr FindingSpec k_findings[] = {
      "read gpu.burn's clock summary and gpu.clocks; check the power limit (nvidia-smi -q -d "
      "POWER), the application clocks (nvidia-smi -q -d CLOCK) and the cooling; compare with the "
      "other GPUs of the node",
-     where(k_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
+     where(k_where_gpu_index, "GPU model (name)", "GEMM type (bf16, fp16, fp32, fp64)",
            "matrix size N of the N^3 GEMM", "this GPU's median TFLOP/s",
            "that as a percentage of the model's figure", "TFLOP/s this model reaches",
            "where that figure comes from", "the floor, in percent")},
@@ -74,9 +73,10 @@ constexpr FindingSpec k_findings[] = {
      "from {3} s into it (up to {4} C); SM clock then {5} MHz, {6}",
      "check the GPU's fans and airflow, the inlet temperature, blanking panels and dust; compare "
      "the temperatures with the slowdown thresholds (nvidia-smi -q -d TEMPERATURE)",
-     where(k_gpu_index, "share of the samples, in percent", "NVML samples taken during the burn",
-           "seconds into the burn when it began", "highest temperature seen, in C",
-           "SM clock when it began, in MHz", "the GPU's maximum SM clock (or the highest seen)")},
+     where(k_where_gpu_index, "share of the samples, in percent",
+           "NVML samples taken during the burn", "seconds into the burn when it began",
+           "highest temperature seen, in C", "SM clock when it began, in MHz",
+           "the GPU's maximum SM clock (or the highest seen)")},
     {k_throttled_hw, Severity::fail, "hardware holds the GPU's clocks down under load",
      "Under sustained load a hardware reason held the GPU's clocks down: HW thermal slowdown "
      "(the board overheats), the power brake (an external signal from the PSU, chassis or BMC) "
@@ -87,7 +87,7 @@ constexpr FindingSpec k_findings[] = {
      "brake or HW slowdown: check the power cables, the PSUs and the BMC's power-brake signal. "
      "Watch `nvidia-smi -q -d PERFORMANCE` while the GPU is loaded, run dcgmi diag -r 3, and have "
      "the node serviced if it repeats",
-     where(k_gpu_index,
+     where(k_where_gpu_index,
            "the throttle reason (HW slowdown, HW thermal or power brake, with its NVML bit)",
            "share of the samples, in percent", "NVML samples taken during the burn",
            "seconds into the burn when it began", "SM clock when it began, in MHz",
@@ -100,7 +100,7 @@ constexpr FindingSpec k_findings[] = {
      "read each Xid's action in NVIDIA's catalogue ({3}) and the kernel log (`dmesg -T | grep -i "
      "xid`); drain the GPU, run dcgmi diag -r 3, and reset it or have it serviced as the "
      "catalogue says",
-     where(k_gpu_index, "how many Xid events (\"2 Xid events\")",
+     where(k_where_gpu_index, "how many Xid events (\"2 Xid events\")",
            "the Xids, each with its time into the burn and meaning",
            "address of NVIDIA's Xid catalogue"),
      Drain::yes},

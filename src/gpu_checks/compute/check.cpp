@@ -7,7 +7,6 @@
 namespace gpucheck::gpu_checks::compute {
 
 namespace {
-constexpr std::string_view k_gpu_index = "GPU index";
 
 constexpr FindingSpec k_findings[] = {
     {k_mismatch, Severity::fail, "GPU computed wrong results",
@@ -18,7 +17,7 @@ constexpr FindingSpec k_findings[] = {
      "remapped-row "
      "counters (nvidia-smi -q -d ECC,ROW_REMAPPER) and any overclock; run dcgmi diag -r 3 and "
      "have the GPU replaced if it repeats",
-     where(k_gpu_index, "what was computed and checked (\"sum of N random 32-bit words\")",
+     where(k_where_gpu_index, "what was computed and checked (\"sum of N random 32-bit words\")",
            "results wrong", "results checked", "index of the first wrong result",
            "value read there", "value expected"),
      Drain::yes},
@@ -28,7 +27,7 @@ constexpr FindingSpec k_findings[] = {
      "normal for an older driver branch or an older GPU, and the kernels are the same.",
      "GPU {0} ({1}): gpucheck's kernels came from its CUDA {2} image ({3}): {4}",
      "nothing to do; a driver of the newest image's branch would load its newest code",
-     where(k_gpu_index, "GPU model (name)", "the CUDA release that built the image used",
+     where(k_where_gpu_index, "GPU model (name)", "the CUDA release that built the image used",
            "how the driver runs it (sass, ptx-jit)",
            "why that image, and why newer ones were passed over")},
     {k_jit_used, Severity::info, "kernels JIT-compiled for this GPU",
@@ -36,7 +35,7 @@ constexpr FindingSpec k_findings[] = {
      "the PTX just in time. That works, but shows the build predates this GPU.",
      "GPU {0} ({1}) has no SASS in this build ({2}); its kernels were JIT-compiled from PTX",
      "build gpucheck with a CUDA toolkit that supports this architecture",
-     where(k_gpu_index, "GPU name and compute capability",
+     where(k_where_gpu_index, "GPU name and compute capability",
            "the architectures the image carries (\"sm_80 compute_90\")")},
 };
 

@@ -7,7 +7,6 @@
 namespace gpucheck::gpu_checks::memory_pool {
 
 namespace {
-constexpr std::string_view k_gpu_index = "GPU index";
 
 constexpr FindingSpec k_findings[] = {
     {k_corrupt, Severity::fail, "stream-ordered allocation corrupted",
@@ -18,7 +17,7 @@ constexpr FindingSpec k_findings[] = {
      "run gpu.memtest (gpucheck --level long --only gpu.memtest) and read driver.kernel_log's "
      "Xid findings and the ECC counters (nvidia-smi -q -d ECC); if those are clean, update the "
      "NVIDIA driver",
-     where(k_gpu_index, "the blocks checked", "words wrong", "words checked",
+     where(k_where_gpu_index, "the blocks checked", "words wrong", "words checked",
            "index of the first wrong word", "value read there", "value expected"),
      Drain::yes},
     {k_not_reused, Severity::info, "stream-ordered allocations are not faster",
@@ -28,7 +27,7 @@ constexpr FindingSpec k_findings[] = {
      "GPU {0}: cuMemAllocAsync+cuMemFreeAsync took {1} us, cuMemAlloc+cuMemFree {2} us",
      "update the NVIDIA driver; under a vGPU or WSL2, ask whether its driver supports memory "
      "pools fully",
-     where(k_gpu_index, "microseconds per pool allocation and free",
+     where(k_where_gpu_index, "microseconds per pool allocation and free",
            "microseconds per cuMemAlloc and cuMemFree")},
 };
 

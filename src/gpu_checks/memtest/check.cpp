@@ -13,7 +13,6 @@
 namespace gpucheck::gpu_checks::memtest {
 
 namespace {
-constexpr std::string_view k_gpu_index = "GPU index";
 
 constexpr FindingSpec k_findings[] = {
     {k_coverage_low, Severity::warn, "memory test covered too little memory",
@@ -23,7 +22,7 @@ constexpr FindingSpec k_findings[] = {
      "GPU {0}: the memory test covered {1} GiB, {2}% of the {3} GiB free; the floor is {4}%",
      "nothing says the GPU is faulty; run the test again when no other process holds GPU memory "
      "(nvidia-smi lists them)",
-     where(k_gpu_index, "GiB tested", "that as a percentage of the free memory", "GiB free",
+     where(k_where_gpu_index, "GiB tested", "that as a percentage of the free memory", "GiB free",
            "the floor, in percent")},
     {k_errors, Severity::fail, "GPU memory does not hold what was written",
      "The memory test wrote known patterns into nearly all free device memory and read words "
@@ -35,7 +34,7 @@ constexpr FindingSpec k_findings[] = {
      "-q -d ECC,ROW_REMAPPER -i {8}`; reset the GPU (`nvidia-smi -r -i {8}`) or reboot so that "
      "pending row remaps apply, and run `gpucheck --level long --only gpu.memtest` again; if "
      "errors remain, have the GPU replaced (RMA)",
-     where(k_gpu_index, "GPU model (name)", "how many words read back wrong",
+     where(k_where_gpu_index, "GPU model (name)", "how many words read back wrong",
            "lowest address wrong", "highest address wrong",
            "the patterns that found errors (\"patterns walking-ones, random\")",
            "the first error's expected word", "the first error's observed word",

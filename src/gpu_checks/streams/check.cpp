@@ -7,7 +7,6 @@
 namespace gpucheck::gpu_checks::streams {
 
 namespace {
-constexpr std::string_view k_gpu_index = "GPU index";
 
 constexpr FindingSpec k_findings[] = {
     {k_graph_mismatch, Severity::fail, "CUDA graph replay gave wrong results",
@@ -15,15 +14,16 @@ constexpr FindingSpec k_findings[] = {
      "produce when launched directly.",
      "GPU {0}: {1}: {2} of {3} words wrong, first at [{4}]: got {5}, expected {6}",
      "update the NVIDIA driver; if gpu.compute also fails, the GPU itself is at fault",
-     where(k_gpu_index, "the graph run checked (steps, captured and replayed)", "words wrong",
+     where(k_where_gpu_index, "the graph run checked (steps, captured and replayed)", "words wrong",
            "words checked", "index of the first wrong word", "value read there", "value expected"),
      Drain::yes},
     {k_priority_ignored, Severity::warn, "stream priorities not honoured",
      "Streams created with the highest and lowest priority do not report those priorities.",
      "GPU {0}: streams created with priorities {1} and {2} report {3} and {4}",
      "update the NVIDIA driver; schedulers that rely on stream priorities will not work here",
-     where(k_gpu_index, "highest stream priority asked for", "lowest stream priority asked for",
-           "priority the high stream reports", "priority the low stream reports")},
+     where(k_where_gpu_index, "highest stream priority asked for",
+           "lowest stream priority asked for", "priority the high stream reports",
+           "priority the low stream reports")},
 };
 
 constexpr MetricSpec k_metrics[] = {

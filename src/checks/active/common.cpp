@@ -453,6 +453,7 @@ CheckResult judged_result(const CheckInfo& info, const GpuTarget& gpu,
           ? skip_result(info, std::move(judgement.summary), gpu.gpu_index)
           : make_result(info, std::move(judgement.summary), std::move(findings), gpu.gpu_index);
   result.metrics = payload_metrics(envelope, contended);
+  apply_sibling_bases(judgement, result.metrics);
   if (result.status != Status::skip) {
     std::optional<int> sm_count;
     if (const auto device = protocol::read_device(payload); device && device.value()) {
@@ -497,6 +498,16 @@ CheckResult ran_result(const CheckInfo& info, size_t index, const GpuTarget& gpu
   return judged_result(info, gpu, payload, envelope, std::move(amended), judge, holders);
 }
 } // namespace
+
+void apply_sibling_bases(const Judgement& judgement, std::vector<Metric>& metrics) {
+  for (const auto& [name, basis] : judgement.sibling_bases) {
+    for (Metric& metric : metrics) {
+      if (metric.name == name) {
+        metric.sibling_basis = basis;
+      }
+    }
+  }
+}
 
 std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& context,
                                      const Judge& judge, const Amend& amend) {

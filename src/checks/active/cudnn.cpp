@@ -111,6 +111,14 @@ Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload) {
     const bool graph_best = conv.best && conv.best->api == "graph";
     rates += fmt::format("{}{} {:.0f} TFLOP/s{}", rates.empty() ? "" : ", ", conv.label,
                          best_tflops, graph_best ? " (graph API)" : "");
+    // The best rests on which algorithm cudnnFind ranked first, which varies from run to run
+    // (FFT_TILING, WINOGRAD_NONFUSED, ...: docs/performance.md); the heuristic's algorithm is
+    // the same on every GPU of a model, so siblings compare its figure.
+    if (heuristic.tflops) {
+      judgement.sibling_bases.emplace_back(
+          "conv_" + conv.label + "_tflops",
+          SiblingBasis{*heuristic.tflops, "cuDNN's heuristic algorithm " + heuristic.algo});
+    }
     const double heuristic_ms = heuristic.ms.value_or(0.0);
     const double found_ms = found.ms.value_or(0.0);
     if (found_ms > 0.0 && heuristic_ms > k_heuristic_slow_factor * found_ms) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checks/checks.hpp"
@@ -48,8 +49,13 @@ struct Judgement {
   std::string summary;
   std::vector<Finding> findings;
   bool skipped = false; ///< the work could not start for a reason that is no fault (summary says)
+  /// Metric name -> what its sibling GPUs compare instead of its value (Metric::sibling_basis).
+  std::vector<std::pair<std::string, SiblingBasis>> sibling_bases;
 };
 using Judge = std::function<Judgement(const GpuTarget& gpu, const nlohmann::json& payload)>;
+
+/// Give the metrics the judge named their sibling basis (Judgement::sibling_bases).
+void apply_sibling_bases(const Judgement& judgement, std::vector<Metric>& metrics);
 
 /// Before a GPU's payload is judged: fold into it what another work of the same check measured
 /// (gpu.bandwidth's device-local copy), adding a finding for that work's own failure.

@@ -65,6 +65,11 @@ bool under_contention(const Metric& metric) {
   return metric.note.find(k_under_contention) != std::string::npos;
 }
 
+/// What siblings compare: the metric's basis where its judge set one, else its value.
+double compared_value(const Metric& metric) {
+  return metric.sibling_basis ? metric.sibling_basis->value : metric.value;
+}
+
 std::string number(double value) {
   return value >= 100.0 ? fmt::format("{:.0f}", value) : fmt::format("{:.1f}", value);
 }
@@ -137,32 +142,38 @@ void add_expectations(const GpuTarget& gpu, CheckResult& result, bool contended,
 
 void compare_siblings(std::vector<CheckResult>& results, const std::vector<GpuTarget>& gpus) {
   for (const std::string_view name : sibling_metrics()) {
-    // model -> (result index, metric index)
-    std::map<std::string, std::vector<std::pair<size_t, size_t>>> by_model;
+    // (model, basis method) -> (result index, metric index): a figure with a basis is compared
+    // through it, and only with figures of the same method.
+    std::map<std::pair<std::string, std::string>, std::vector<std::pair<size_t, size_t>>> groups;
     for (size_t r = 0; r < results.size() && r < gpus.size(); ++r) {
       for (size_t m = 0; m < results[r].metrics.size(); ++m) {
-        if (results[r].metrics[m].name == name && results[r].metrics[m].value > 0.0) {
-          by_model[gpus[r].name].emplace_back(r, m);
+        const Metric& metric = results[r].metrics[m];
+        if (metric.name == name && compared_value(metric) > 0.0) {
+          const std::string method = metric.sibling_basis ? metric.sibling_basis->method : "";
+          groups[{gpus[r].name, method}].emplace_back(r, m);
         }
       }
     }
-    for (const auto& [model, members] : by_model) {
+    for (const auto& [group, members] : groups) {
       std::vector<double> values;
       for (const auto& [r, m] : members) {
-        values.push_back(results[r].metrics[m].value);
+        values.push_back(compared_value(results[r].metrics[m]));
       }
       for (const auto& [r, m] : members) {
         // The bandwidth check's rule: below k_outlier_fraction of the model's median.
         const Metric& metric = results[r].metrics[m];
-        const std::optional<double> ratio = outlier_ratio(metric.value, values);
+        const double value = compared_value(metric);
+        const std::optional<double> ratio = outlier_ratio(value, values);
         if (!ratio) {
           continue;
         }
         const GpuTarget& gpu = gpus[r];
+        const std::string figure =
+            metric.sibling_basis ? fmt::format("{} ({})", metric.name, group.second) : metric.name;
         Finding finding = make_finding(codes::k_gpu_slower_than_siblings, gpu.gpu_index,
-                                       gpu.gpu_index, model, metric.name, number(metric.value),
+                                       gpu.gpu_index, group.first, figure, number(value),
                                        metric.unit, fmt::format("{:.0f}", 100.0 * *ratio),
-                                       values.size(), number(metric.value / *ratio));
+                                       values.size(), number(value / *ratio));
         if (under_contention(metric)) {
           finding.severity = Severity::info;
           finding.message += " (measured under contention)";

@@ -20,7 +20,7 @@ namespace gpucheck::checks {
 /// from).
 inline constexpr double k_device_copy_fraction = 0.3; ///< device-local copy / memory bandwidth
 inline constexpr double k_conv_fp16_fraction = 0.55;  ///< FP16 convolution / dense tensor peak
-inline constexpr double k_conv_fp32_fraction = 0.6;   ///< FP32 convolution (no TF32) / FP32 peak
+inline constexpr double k_conv_fp32_fraction = 0.45;  ///< FP32 convolution (no TF32) / FP32 peak
 inline constexpr double k_p2p_fraction = 0.6;         ///< peer copies / NVLink one way
 inline constexpr double k_nccl_fraction = 0.5;        ///< all-reduce bus bandwidth / NVLink one way
 
@@ -57,7 +57,8 @@ void add_expectations(const GpuTarget& gpu, CheckResult& result, bool contended,
 /// For each GPU model with two or more GPUs among `results` (one per entry of `gpus`), add
 /// gpu.slower_than_siblings to a GPU whose sibling metric is below k_outlier_fraction (0.8,
 /// active/bandwidth_rules.hpp) of the model's median (a note when its figure was measured under
-/// contention).
+/// contention). A metric with a sibling basis is compared through it, with the figures of the
+/// same method only.
 void compare_siblings(std::vector<CheckResult>& results, const std::vector<GpuTarget>& gpus);
 
 } // namespace gpucheck::checks

@@ -206,6 +206,55 @@ TEST(ExpectedFigures, OneSiblingPlantedSlowIsNamedAndTheOthersPass) {
   EXPECT_EQ(busy[2].findings.front().severity, Severity::info);
 }
 
+/// One FP32 convolution figure per GPU: its best and its heuristic algorithm's figure.
+std::vector<CheckResult>
+convolutions(const std::vector<std::pair<double, double>>& best_and_heuristic,
+             const std::string& heuristic = "IMPLICIT_PRECOMP_GEMM") {
+  std::vector<CheckResult> results;
+  for (size_t i = 0; i < best_and_heuristic.size(); ++i) {
+    Metric metric{"conv_fp32_nchw_64x64x56x56_tflops", best_and_heuristic[i].first, "TFLOP/s", ""};
+    metric.sibling_basis =
+        SiblingBasis{best_and_heuristic[i].second, "cuDNN's heuristic algorithm " + heuristic};
+    results.push_back(result_with({metric}, static_cast<int>(i)));
+  }
+  return results;
+}
+
+TEST(ExpectedFigures, AConvolutionsSiblingsCompareItsBasisNotItsBest) {
+  const std::vector<GpuTarget> gpus{gpu_named(k_h200_name, 0), gpu_named(k_h200_name, 1),
+                                    gpu_named(k_h200_name, 2), gpu_named(k_h200_name, 3)};
+  // Healthy, as measured on two H200s: cudnnFind ranked IMPLICIT_PRECOMP_GEMM (41.3 TFLOP/s)
+  // first on GPU 0 and FFT_TILING (66.3) elsewhere; the heuristic's figure agrees on all.
+  std::vector<CheckResult> healthy =
+      convolutions({{41.3, 40.1}, {66.3, 40.0}, {66.4, 40.2}, {65.9, 39.9}});
+  compare_siblings(healthy, gpus);
+  for (const CheckResult& r : healthy) {
+    EXPECT_TRUE(r.findings.empty()) << r.findings.front().message;
+    EXPECT_EQ(r.status, Status::pass);
+  }
+  // GPU 3 computes the same algorithm at 70% of the others' rate: named, with the method.
+  std::vector<CheckResult> planted =
+      convolutions({{66.3, 40.1}, {66.3, 40.0}, {66.4, 40.2}, {46.0, 28.0}});
+  compare_siblings(planted, gpus);
+  for (size_t i = 0; i < planted.size(); ++i) {
+    EXPECT_EQ(count_code(planted[i], "gpu.slower_than_siblings"), i == 3 ? 1U : 0U) << i;
+  }
+  ASSERT_FALSE(planted[3].findings.empty());
+  EXPECT_NE(planted[3].findings.front().message.find(
+                "conv_fp32_nchw_64x64x56x56_tflops (cuDNN's heuristic algorithm "
+                "IMPLICIT_PRECOMP_GEMM) = 28.0 TFLOP/s is 70% of the median of 4 GPUs"),
+            std::string::npos)
+      << planted[3].findings.front().message;
+  // A GPU whose heuristic chose another algorithm is compared with none of them.
+  std::vector<CheckResult> other = convolutions({{66.3, 40.1}, {66.3, 40.0}, {66.4, 40.2}});
+  other.push_back(convolutions({{46.0, 20.0}}, "GEMM").front());
+  other.back().gpu_index = 3;
+  compare_siblings(other, gpus);
+  for (const CheckResult& r : other) {
+    EXPECT_TRUE(r.findings.empty()) << r.findings.front().message;
+  }
+}
+
 TEST(ExpectedFigures, OnlyIdenticalModelsAreCompared) {
   const std::vector<GpuTarget> gpus{gpu_named(k_h200_name, 0), gpu_named(k_h100_name, 1)};
   std::vector<CheckResult> mixed = four_gpus({31207.0, 15000.0});

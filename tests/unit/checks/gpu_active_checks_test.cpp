@@ -503,6 +503,21 @@ TEST(GpuChecks, MetricsAreLabelledUnderContention) {
   EXPECT_EQ(pair[0].labels.gpu_b, 1);
 }
 
+TEST(GpuChecks, TheJudgesSiblingBasisReachesItsMetricOnly) {
+  std::vector<Metric> metrics{{"conv_a_tflops", 66.0, "TFLOP/s", ""},
+                              {"conv_b_tflops", 700.0, "TFLOP/s", ""}};
+  Judgement judgement;
+  judgement.sibling_bases.emplace_back("conv_a_tflops", SiblingBasis{40.0, "heuristic X"});
+  apply_sibling_bases(judgement, metrics);
+  ASSERT_TRUE(metrics[0].sibling_basis.has_value());
+  EXPECT_EQ(*metrics[0].sibling_basis, (SiblingBasis{40.0, "heuristic X"}));
+  EXPECT_FALSE(metrics[1].sibling_basis.has_value());
+  // Reports do not carry it: the JSON of a metric with a basis is that of one without.
+  Metric plain = metrics[0];
+  plain.sibling_basis.reset();
+  EXPECT_EQ(nlohmann::json(metrics[0]), nlohmann::json(plain));
+}
+
 TEST(GpuChecks, QuickRunsSkipThemInTheRunner) {
   const SystemSnapshot snapshot = one_device_snapshot();
   CheckOptions options;

@@ -269,6 +269,16 @@ TEST(GpuCudnnJudge, SummarisesVersionVerificationAndRates) {
                                "fp16_nhwc_32x256x56x56 250 TFLOP/s");
 }
 
+TEST(GpuCudnnJudge, SiblingsCompareTheHeuristicsFigure) {
+  // The best is whichever algorithm cudnnFind ranked first on this GPU; the heuristic's
+  // algorithm is the one every GPU of the model times alike.
+  const Judgement judgement = judge_gpu_cudnn(target(), cudnn_payload(cudnn_ok()));
+  ASSERT_EQ(judgement.sibling_bases.size(), 1U);
+  EXPECT_EQ(judgement.sibling_bases[0].first, "conv_fp16_nhwc_32x256x56x56_tflops");
+  EXPECT_DOUBLE_EQ(judgement.sibling_bases[0].second.value, 0.1 / 0.5);
+  EXPECT_EQ(judgement.sibling_bases[0].second.method, "cuDNN's heuristic algorithm IMPLICIT_GEMM");
+}
+
 TEST(GpuCudnnJudge, GraphBestIsLabelled) {
   protocol::CudnnPayload c = cudnn_ok();
   c.convolutions[1].best = protocol::ConvBest{"graph", "graph API engine 3", 0.3, 333.0};

@@ -1,7 +1,7 @@
 // gpu-bandwidth child: copy-engine bandwidth with nvbandwidth's method (docs/checks.md,
 // "gpu.bandwidth"): pinned host memory allocated after pinning the thread to the GPU's NUMA node,
 // copies queued behind a spin-kernel gate and timed with events on the copying stream (about 5 ms
-// per sample), median of 5 samples after one discarded; GB/s with 1e9. Every destination buffer is
+// per sample), median of 3 samples after one discarded; GB/s with 1e9. Every destination buffer is
 // verified after copying.
 #include <sched.h>
 
@@ -45,7 +45,7 @@ constexpr uint64_t k_d2d_min_bytes = 16 * k_mib;
 constexpr double k_sample_target_ms = 5.0;
 constexpr int k_min_copies = 2;
 constexpr int k_max_copies = 32; // queue depth: cuMemcpyAsync may block when the queue is full
-constexpr int k_samples = 5;
+constexpr int k_samples = 3; // nvbandwidth's default --testSamples
 constexpr int k_pageable_repeats = 3;
 constexpr uint64_t k_gate_timeout_ns = 3'000'000'000ULL;
 constexpr unsigned k_block = 256;

@@ -67,6 +67,9 @@ class PeerSession {
 public:
   explicit PeerSession(const std::vector<int>& ordinals) {
     set_stage("driver");
+    // One hardware queue per context, as DeviceSession: 8 (the default) make each context
+    // slower to build, most of all beside other processes' (docs/performance.md).
+    ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1);
     LoadedDriver driver = load_driver();
     m_lib = std::move(driver.lib);
     m_api = driver.api;

@@ -131,14 +131,15 @@ def gpu_statuses(results):
 
 
 def unlabelled_warnings(results):
-    """Warnings or failures of active checks that do not say contention."""
+    """Warnings or failures of active checks that do not say contention, with their messages."""
     bad = []
     for r in results or []:
         if not r["check_id"].startswith("gpu.") or r["status"] not in ("warn", "fail"):
             continue
         codes = {f["code"] for f in r.get("findings", [])}
         if not codes & {"gpu.contention", "gpu.busy_not_tested", "gpu.other_run"}:
-            bad.append((r["check_id"], r["status"], sorted(codes)))
+            said = [f["message"] for f in r.get("findings", []) if f.get("severity") != "info"]
+            bad.append((r["check_id"], r["status"], sorted(codes), said))
     return bad
 
 

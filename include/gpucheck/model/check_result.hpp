@@ -30,10 +30,10 @@ struct MetricLabels {
 /// The labels a metric named `name` carries by gpucheck's naming (above); none for any other.
 MetricLabels metric_labels_of(std::string_view name);
 
-/// What a figure is compared with on its sibling GPUs when the figure itself rests on a choice
-/// that may differ from GPU to GPU (a convolution's best: whichever algorithm timed fastest
-/// there): the figure of one method that each sibling measured the same way. Only figures of the
-/// same `method` are compared.
+/// What else siblings compare when a figure rests on a choice that may differ from GPU to GPU (a
+/// convolution's best: whichever algorithm timed fastest there): the figure of one method that
+/// each sibling measured the same way. A GPU is named slower only when both are low, its basis
+/// among the figures of the same `method`.
 struct SiblingBasis {
   double value = 0.0;
   std::string method; ///< "cuDNN's heuristic algorithm IMPLICIT_PRECOMP_GEMM"
@@ -53,7 +53,7 @@ struct Metric {
   std::string expected; ///< where expected_min comes from, in words ("" when unset)
   MetricLabels labels;  ///< set with the name by whoever names it (see MetricLabels)
   /// Set by the check's judge where the figure alone does not compare across GPUs; used while
-  /// judging only (compare_siblings()), reports do not carry it.
+  /// judging only (compare_siblings()): reports do not carry it.
   std::optional<SiblingBasis> sibling_basis;
 
   bool operator==(const Metric&) const = default;

@@ -113,7 +113,7 @@ Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload) {
                          best_tflops, graph_best ? " (graph API)" : "");
     // The best rests on which algorithm cudnnFind ranked first, which varies from run to run
     // (FFT_TILING, WINOGRAD_NONFUSED, ...: docs/performance.md); the heuristic's algorithm is
-    // the same on every GPU of a model, so siblings compare its figure.
+    // the same on every GPU of a model, so siblings must find its figure low too.
     if (heuristic.tflops) {
       judgement.sibling_bases.emplace_back(
           "conv_" + conv.label + "_tflops",

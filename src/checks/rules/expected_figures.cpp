@@ -65,11 +65,6 @@ bool under_contention(const Metric& metric) {
   return metric.note.find(k_under_contention) != std::string::npos;
 }
 
-/// What siblings compare: the metric's basis where its judge set one, else its value.
-double compared_value(const Metric& metric) {
-  return metric.sibling_basis ? metric.sibling_basis->value : metric.value;
-}
-
 std::string number(double value) {
   return value >= 100.0 ? fmt::format("{:.0f}", value) : fmt::format("{:.1f}", value);
 }
@@ -141,39 +136,54 @@ void add_expectations(const GpuTarget& gpu, CheckResult& result, bool contended,
 }
 
 void compare_siblings(std::vector<CheckResult>& results, const std::vector<GpuTarget>& gpus) {
+  using Member = std::pair<size_t, size_t>; // (result, metric)
   for (const std::string_view name : sibling_metrics()) {
-    // (model, basis method) -> (result index, metric index): a figure with a basis is compared
-    // through it, and only with figures of the same method.
-    std::map<std::pair<std::string, std::string>, std::vector<std::pair<size_t, size_t>>> groups;
+    std::map<std::string, std::vector<Member>> by_model;
+    // (model, method) -> the basis figures of that method (Metric::sibling_basis)
+    std::map<std::pair<std::string, std::string>, std::vector<double>> bases;
     for (size_t r = 0; r < results.size() && r < gpus.size(); ++r) {
       for (size_t m = 0; m < results[r].metrics.size(); ++m) {
         const Metric& metric = results[r].metrics[m];
-        if (metric.name == name && compared_value(metric) > 0.0) {
-          const std::string method = metric.sibling_basis ? metric.sibling_basis->method : "";
-          groups[{gpus[r].name, method}].emplace_back(r, m);
+        if (metric.name != name || metric.value <= 0.0) {
+          continue;
+        }
+        by_model[gpus[r].name].emplace_back(r, m);
+        if (const auto& basis = metric.sibling_basis; basis && basis->value > 0.0) {
+          bases[{gpus[r].name, basis->method}].push_back(basis->value);
         }
       }
     }
-    for (const auto& [group, members] : groups) {
+    for (const auto& [model, members] : by_model) {
       std::vector<double> values;
       for (const auto& [r, m] : members) {
-        values.push_back(compared_value(results[r].metrics[m]));
+        values.push_back(results[r].metrics[m].value);
       }
       for (const auto& [r, m] : members) {
         // The bandwidth check's rule: below k_outlier_fraction of the model's median.
         const Metric& metric = results[r].metrics[m];
-        const double value = compared_value(metric);
-        const std::optional<double> ratio = outlier_ratio(value, values);
+        const std::optional<double> ratio = outlier_ratio(metric.value, values);
         if (!ratio) {
           continue;
         }
+        std::string figure = metric.name;
+        if (const auto& basis = metric.sibling_basis) {
+          // The figure rests on a choice made on each GPU: the GPU is named only when the
+          // figure of one method that its siblings measured alike is low as well.
+          const auto same = bases.find({model, basis->method});
+          const std::optional<double> basis_ratio =
+              same == bases.end() ? std::nullopt : outlier_ratio(basis->value, same->second);
+          if (!basis_ratio) {
+            continue;
+          }
+          figure =
+              fmt::format("{} ({} {} {}, {:.0f}% of its median, as well)", metric.name,
+                          basis->method, number(basis->value), metric.unit, 100.0 * *basis_ratio);
+        }
         const GpuTarget& gpu = gpus[r];
-        const std::string figure =
-            metric.sibling_basis ? fmt::format("{} ({})", metric.name, group.second) : metric.name;
         Finding finding = make_finding(codes::k_gpu_slower_than_siblings, gpu.gpu_index,
-                                       gpu.gpu_index, group.first, figure, number(value),
+                                       gpu.gpu_index, model, figure, number(metric.value),
                                        metric.unit, fmt::format("{:.0f}", 100.0 * *ratio),
-                                       values.size(), number(value / *ratio));
+                                       values.size(), number(metric.value / *ratio));
         if (under_contention(metric)) {
           finding.severity = Severity::info;
           finding.message += " (measured under contention)";

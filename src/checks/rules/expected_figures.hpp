@@ -57,8 +57,8 @@ void add_expectations(const GpuTarget& gpu, CheckResult& result, bool contended,
 /// For each GPU model with two or more GPUs among `results` (one per entry of `gpus`), add
 /// gpu.slower_than_siblings to a GPU whose sibling metric is below k_outlier_fraction (0.8,
 /// active/bandwidth_rules.hpp) of the model's median (a note when its figure was measured under
-/// contention). A metric with a sibling basis is compared through it, with the figures of the
-/// same method only.
+/// contention). A metric with a sibling basis is named only when its basis is below that
+/// fraction of the median of the same method's basis figures as well.
 void compare_siblings(std::vector<CheckResult>& results, const std::vector<GpuTarget>& gpus);
 
 } // namespace gpucheck::checks

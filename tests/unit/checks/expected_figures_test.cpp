@@ -220,39 +220,49 @@ convolutions(const std::vector<std::pair<double, double>>& best_and_heuristic,
   return results;
 }
 
-TEST(ExpectedFigures, AConvolutionsSiblingsCompareItsBasisNotItsBest) {
+TEST(ExpectedFigures, AConvolutionIsNamedSlowOnlyWhenItsBasisIsSlowToo) {
   const std::vector<GpuTarget> gpus{gpu_named(k_h200_name, 0), gpu_named(k_h200_name, 1),
                                     gpu_named(k_h200_name, 2), gpu_named(k_h200_name, 3)};
+  const auto named = [](const std::vector<CheckResult>& results) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (count_code(results[i], "gpu.slower_than_siblings") != 0) {
+        out.push_back(i);
+      }
+    }
+    return out;
+  };
   // Healthy, as measured on two H200s: cudnnFind ranked IMPLICIT_PRECOMP_GEMM (41.3 TFLOP/s)
   // first on GPU 0 and FFT_TILING (66.3) elsewhere; the heuristic's figure agrees on all.
-  std::vector<CheckResult> healthy =
+  std::vector<CheckResult> picked =
       convolutions({{41.3, 40.1}, {66.3, 40.0}, {66.4, 40.2}, {65.9, 39.9}});
-  compare_siblings(healthy, gpus);
-  for (const CheckResult& r : healthy) {
-    EXPECT_TRUE(r.findings.empty()) << r.findings.front().message;
-    EXPECT_EQ(r.status, Status::pass);
-  }
-  // GPU 3 computes the same algorithm at 70% of the others' rate: named, with the method.
+  compare_siblings(picked, gpus);
+  EXPECT_TRUE(named(picked).empty());
+  EXPECT_EQ(picked[0].status, Status::pass);
+  // One timing disturbed: the heuristic's figure low on GPU 1, its best as its siblings'.
+  std::vector<CheckResult> disturbed =
+      convolutions({{66.3, 40.1}, {66.3, 27.0}, {66.4, 40.2}, {65.9, 39.9}});
+  compare_siblings(disturbed, gpus);
+  EXPECT_TRUE(named(disturbed).empty());
+  // GPU 3 computes slower in fact: its best and its heuristic's algorithm both at 70%.
   std::vector<CheckResult> planted =
-      convolutions({{66.3, 40.1}, {66.3, 40.0}, {66.4, 40.2}, {46.0, 28.0}});
+      convolutions({{66.3, 40.1}, {66.3, 40.0}, {66.4, 40.2}, {46.3, 28.0}});
   compare_siblings(planted, gpus);
-  for (size_t i = 0; i < planted.size(); ++i) {
-    EXPECT_EQ(count_code(planted[i], "gpu.slower_than_siblings"), i == 3 ? 1U : 0U) << i;
-  }
+  EXPECT_EQ(named(planted), std::vector<size_t>{3});
+  EXPECT_EQ(planted[3].status, Status::warn);
   ASSERT_FALSE(planted[3].findings.empty());
   EXPECT_NE(planted[3].findings.front().message.find(
                 "conv_fp32_nchw_64x64x56x56_tflops (cuDNN's heuristic algorithm "
-                "IMPLICIT_PRECOMP_GEMM) = 28.0 TFLOP/s is 70% of the median of 4 GPUs"),
+                "IMPLICIT_PRECOMP_GEMM 28.0 TFLOP/s, 70% of its median, as well) = 46.3 TFLOP/s "
+                "is 70% of the median of 4 GPUs"),
             std::string::npos)
       << planted[3].findings.front().message;
-  // A GPU whose heuristic chose another algorithm is compared with none of them.
+  // A GPU whose heuristic chose another algorithm cannot be confirmed against the others.
   std::vector<CheckResult> other = convolutions({{66.3, 40.1}, {66.3, 40.0}, {66.4, 40.2}});
-  other.push_back(convolutions({{46.0, 20.0}}, "GEMM").front());
+  other.push_back(convolutions({{46.3, 20.0}}, "GEMM").front());
   other.back().gpu_index = 3;
   compare_siblings(other, gpus);
-  for (const CheckResult& r : other) {
-    EXPECT_TRUE(r.findings.empty()) << r.findings.front().message;
-  }
+  EXPECT_TRUE(named(other).empty());
 }
 
 TEST(ExpectedFigures, OnlyIdenticalModelsAreCompared) {

@@ -29,8 +29,9 @@ ToolResult validate(const std::string& xml) {
   return run_tool({"xmllint", "--noout", "--schema", schema_path(), dir.host("/report.xml")});
 }
 
-CheckResult result(std::string id, Status status, std::string summary,
-                   std::optional<int> gpu = std::nullopt, std::vector<Finding> findings = {}) {
+CheckResult junit_result(std::string id, Status status, std::string summary,
+                         std::optional<int> gpu = std::nullopt,
+                         std::vector<Finding> findings = {}) {
   CheckResult r;
   r.check_id = std::move(id);
   r.title = "title of " + r.check_id;
@@ -48,19 +49,20 @@ Report one_of_each() {
   report.context.generated_at = "2026-11-21T12:00:00Z";
   report.context.mode = "standard";
   report.snapshot.host.hostname = "node-1";
-  report.results.push_back(result("driver.kernel_module", Status::pass, "loaded"));
+  report.results.push_back(junit_result("driver.kernel_module", Status::pass, "loaded"));
   report.results.push_back(
-      result("gpu.ecc", Status::fail, "uncorrected errors", 1,
-             {Finding{"gpu.ecc_note", Severity::info, "ECC on", "", 1},
-              Finding{"gpu.ecc_uncorrected", Severity::fail, "2 uncorrected \"errors\" <now>",
-                      "drain & replace", 1}}));
-  report.results.push_back(result("cuda.init", Status::error, "the probe crashed", std::nullopt,
-                                  {Finding{"probe.crashed", Severity::error,
-                                           "child killed by SIGSEGV\x1b[0m", "report a bug"}}));
-  report.results.push_back(result("gpu.bandwidth", Status::skip, "--quick: no GPU work", 0));
+      junit_result("gpu.ecc", Status::fail, "uncorrected errors", 1,
+                   {Finding{"gpu.ecc_note", Severity::info, "ECC on", "", 1},
+                    Finding{"gpu.ecc_uncorrected", Severity::fail, "2 uncorrected \"errors\" <now>",
+                            "drain & replace", 1}}));
   report.results.push_back(
-      result("libs.cudnn", Status::warn, "two copies", std::nullopt,
-             {Finding{"libs.cudnn_multiple_copies", Severity::warn, "2 copies", "keep one"}}));
+      junit_result("cuda.init", Status::error, "the probe crashed", std::nullopt,
+                   {Finding{"probe.crashed", Severity::error, "child killed by SIGSEGV\x1b[0m",
+                            "report a bug"}}));
+  report.results.push_back(junit_result("gpu.bandwidth", Status::skip, "--quick: no GPU work", 0));
+  report.results.push_back(junit_result(
+      "libs.cudnn", Status::warn, "two copies", std::nullopt,
+      {Finding{"libs.cudnn_multiple_copies", Severity::warn, "2 copies", "keep one"}}));
   report.summary = summarize(report.results);
   return report;
 }

@@ -37,9 +37,10 @@ Metric metric(std::string name, double value, std::string unit, std::string note
   return m;
 }
 
-CheckResult result(std::string id, std::string title, Status status, std::string summary,
-                   std::optional<int> gpu = std::nullopt, std::vector<Finding> findings = {},
-                   std::vector<Metric> metrics = {}, int64_t duration_ms = 1) {
+CheckResult scenario_result(std::string id, std::string title, Status status, std::string summary,
+                            std::optional<int> gpu = std::nullopt,
+                            std::vector<Finding> findings = {}, std::vector<Metric> metrics = {},
+                            int64_t duration_ms = 1) {
   CheckResult r;
   r.check_id = std::move(id);
   r.title = std::move(title);
@@ -70,13 +71,13 @@ Report make_report(const std::string& name, std::string mode, std::vector<CheckR
 
 Scenario h200_healthy() {
   std::vector<CheckResult> r;
-  r.push_back(result("driver.kernel_module", "NVIDIA kernel module", Status::pass,
-                     "580.159.04 (open) loaded, nvidia_uvm loaded"));
-  r.push_back(
-      result("driver.nvml", "NVML initialises", Status::pass, "NVML 13.580.159.04 sees 1 GPU"));
-  r.push_back(result("cuda.init", "CUDA driver initialises", Status::pass,
-                     "cuInit ok, CUDA 13.0, 1 device"));
-  r.push_back(result(
+  r.push_back(scenario_result("driver.kernel_module", "NVIDIA kernel module", Status::pass,
+                              "580.159.04 (open) loaded, nvidia_uvm loaded"));
+  r.push_back(scenario_result("driver.nvml", "NVML initialises", Status::pass,
+                              "NVML 13.580.159.04 sees 1 GPU"));
+  r.push_back(scenario_result("cuda.init", "CUDA driver initialises", Status::pass,
+                              "cuInit ok, CUDA 13.0, 1 device"));
+  r.push_back(scenario_result(
       "lib.cudnn", "cuDNN loads", Status::warn,
       "cuDNN 9.14.0 loads for the bare name; another copy (9.19.0) is installed", std::nullopt,
       {finding("lib.cudnn_older_copy_loaded", Severity::warn,
@@ -88,18 +89,19 @@ Scenario h200_healthy() {
                "uses its own pip copy; check with gpucheck -v)"),
        finding("compat.cudnn_arch_unconfirmed", Severity::info,
                "cuDNN 9.14.0's architectures are not in the matrix", "")}));
-  r.push_back(result("gpu.ecc", "ECC and memory health", Status::pass,
-                     "ECC on, no uncorrected errors, no pending remap", 0));
-  r.push_back(result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 0));
-  r.push_back(result("gpu.bandwidth", "Host-device copy bandwidth", Status::pass,
-                     "pinned copies reach 88% of the PCIe Gen5 x16 limit", 0, {},
-                     {metric("h2d_gbps", 55.52, "GB/s", "pinned, 256 MiB, median of 20", 40.3,
-                             "0.64 of PCIe Gen5 x16's 63.0 GB/s"),
-                      metric("d2h_gbps", 55.41, "GB/s", "pinned, 256 MiB, median of 20"),
-                      metric("h2d_pageable_gbps", 24.3, "GB/s", "median of 20"),
-                      metric("d2d_gbps", 2093.6, "GB/s", "device-local, bytes copied")},
-                     1840));
-  r.push_back(result(
+  r.push_back(scenario_result("gpu.ecc", "ECC and memory health", Status::pass,
+                              "ECC on, no uncorrected errors, no pending remap", 0));
+  r.push_back(
+      scenario_result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 0));
+  r.push_back(scenario_result("gpu.bandwidth", "Host-device copy bandwidth", Status::pass,
+                              "pinned copies reach 88% of the PCIe Gen5 x16 limit", 0, {},
+                              {metric("h2d_gbps", 55.52, "GB/s", "pinned, 256 MiB, median of 20",
+                                      40.3, "0.64 of PCIe Gen5 x16's 63.0 GB/s"),
+                               metric("d2h_gbps", 55.41, "GB/s", "pinned, 256 MiB, median of 20"),
+                               metric("h2d_pageable_gbps", 24.3, "GB/s", "median of 20"),
+                               metric("d2d_gbps", 2093.6, "GB/s", "device-local, bytes copied")},
+                              1840));
+  r.push_back(scenario_result(
       "gpu.cudnn", "cuDNN convolutions", Status::pass,
       "conv 64x64x56x56 3x3 fp32 matches the reference", 0, {},
       {metric("conv_fp32_tflops", 40.2, "TFLOP/s"), metric("max_abs_error", 0.000031, "")}, 2310));
@@ -108,32 +110,32 @@ Scenario h200_healthy() {
 
 Scenario h100x8_healthy() {
   std::vector<CheckResult> r;
-  r.push_back(result("driver.kernel_module", "NVIDIA kernel module", Status::pass,
-                     "570.172.08 (open) loaded, nvidia_uvm loaded"));
-  r.push_back(
-      result("driver.nvml", "NVML initialises", Status::pass, "NVML 12.570.172.08 sees 8 GPUs"));
-  r.push_back(result("cuda.init", "CUDA driver initialises", Status::pass,
-                     "cuInit ok, CUDA 12.8, 8 devices"));
+  r.push_back(scenario_result("driver.kernel_module", "NVIDIA kernel module", Status::pass,
+                              "570.172.08 (open) loaded, nvidia_uvm loaded"));
+  r.push_back(scenario_result("driver.nvml", "NVML initialises", Status::pass,
+                              "NVML 12.570.172.08 sees 8 GPUs"));
+  r.push_back(scenario_result("cuda.init", "CUDA driver initialises", Status::pass,
+                              "cuInit ok, CUDA 12.8, 8 devices"));
   for (int gpu = 0; gpu < 8; ++gpu) {
-    r.push_back(result("gpu.ecc", "ECC and memory health", Status::pass,
-                       "ECC on, no uncorrected errors, no pending remap", gpu));
+    r.push_back(scenario_result("gpu.ecc", "ECC and memory health", Status::pass,
+                                "ECC on, no uncorrected errors, no pending remap", gpu));
   }
   for (int gpu = 0; gpu < 8; ++gpu) {
-    r.push_back(
-        result("gpu.persistence", "Persistence mode", Status::pass, "persistence mode on", gpu));
+    r.push_back(scenario_result("gpu.persistence", "Persistence mode", Status::pass,
+                                "persistence mode on", gpu));
   }
   for (int gpu = 0; gpu < 8; ++gpu) {
-    r.push_back(result("gpu.bandwidth", "Host-device copy bandwidth", Status::skip,
-                       "--quick: no GPU work", gpu, {}, {}, 0));
+    r.push_back(scenario_result("gpu.bandwidth", "Host-device copy bandwidth", Status::skip,
+                                "--quick: no GPU work", gpu, {}, {}, 0));
   }
-  r.push_back(result("gpu.nccl", "NCCL all-reduce", Status::skip, "--quick: no GPU work",
-                     std::nullopt, {}, {}, 0));
+  r.push_back(scenario_result("gpu.nccl", "NCCL all-reduce", Status::skip, "--quick: no GPU work",
+                              std::nullopt, {}, {}, 0));
   return {"h100x8_healthy", make_report("h100x8_healthy", "quick", std::move(r))};
 }
 
 Scenario no_driver() {
   std::vector<CheckResult> r;
-  r.push_back(result(
+  r.push_back(scenario_result(
       "driver.kernel_module", "NVIDIA kernel module", Status::fail, "no NVIDIA kernel module",
       std::nullopt,
       {finding("driver.missing", Severity::fail,
@@ -141,25 +143,25 @@ Scenario no_driver() {
                "loaded",
                "install the NVIDIA driver for this GPU (e.g. apt install nvidia-driver-580 or the "
                ".run installer from nvidia.com), then reboot")}));
-  r.push_back(result("driver.nvml", "NVML initialises", Status::skip,
-                     "libnvidia-ml.so.1 is not installed"));
-  r.push_back(result("cuda.init", "CUDA driver initialises", Status::skip,
-                     "libcuda.so.1 is not installed"));
-  r.push_back(result("lib.cudart", "CUDA runtime loads", Status::pass,
-                     "libcudart.so.13 (13.0) loads from /usr/local/lib"));
-  r.push_back(result("lib.cudnn", "cuDNN loads", Status::pass,
-                     "cuDNN 9.19.0 built for CUDA 13.0 loads; 7 sub-libraries load"));
-  r.push_back(result("compat.toolkit_driver", "Toolkit and driver", Status::error,
-                     "internal error in check: could not parse nvcc --version output"));
-  r.push_back(result("gpu.ecc", "ECC and memory health", Status::skip, "no GPU"));
+  r.push_back(scenario_result("driver.nvml", "NVML initialises", Status::skip,
+                              "libnvidia-ml.so.1 is not installed"));
+  r.push_back(scenario_result("cuda.init", "CUDA driver initialises", Status::skip,
+                              "libcuda.so.1 is not installed"));
+  r.push_back(scenario_result("lib.cudart", "CUDA runtime loads", Status::pass,
+                              "libcudart.so.13 (13.0) loads from /usr/local/lib"));
+  r.push_back(scenario_result("lib.cudnn", "cuDNN loads", Status::pass,
+                              "cuDNN 9.19.0 built for CUDA 13.0 loads; 7 sub-libraries load"));
+  r.push_back(scenario_result("compat.toolkit_driver", "Toolkit and driver", Status::error,
+                              "internal error in check: could not parse nvcc --version output"));
+  r.push_back(scenario_result("gpu.ecc", "ECC and memory health", Status::skip, "no GPU"));
   return {"no_driver", make_report("no_driver", "standard", std::move(r))};
 }
 
 Scenario nvml_mismatch() {
   std::vector<CheckResult> r;
-  r.push_back(result("driver.kernel_module", "NVIDIA kernel module", Status::pass,
-                     "570.158.01 (proprietary) loaded, nvidia_uvm loaded"));
-  r.push_back(result(
+  r.push_back(scenario_result("driver.kernel_module", "NVIDIA kernel module", Status::pass,
+                              "570.158.01 (proprietary) loaded, nvidia_uvm loaded"));
+  r.push_back(scenario_result(
       "driver.nvml", "NVML initialises", Status::fail,
       "nvmlInit_v2 returned 18 (LIB_RM_VERSION_MISMATCH)", std::nullopt,
       {finding("driver.version_mismatch", Severity::fail,
@@ -169,28 +171,28 @@ Scenario nvml_mismatch() {
                "reboot, or unload and reload the NVIDIA modules (nvidia_uvm, nvidia_drm, "
                "nvidia_modeset, nvidia) when nothing uses the GPU; then hold the driver packages "
                "(apt-mark hold) so unattended upgrades cannot do this again")}));
-  r.push_back(result(
+  r.push_back(scenario_result(
       "cuda.init", "CUDA driver initialises", Status::fail,
       "cuInit returned 803 (CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)", std::nullopt,
       {finding("cuda.init_failed", Severity::fail,
                "cuInit failed with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803): system has unsupported "
                "display driver / cuda driver combination",
                "same cause as driver.version_mismatch: reboot to load the 570.172.08 module")}));
-  r.push_back(result("lib.cudnn", "cuDNN loads", Status::warn, "libcudnn.so.9 is not installed",
-                     std::nullopt,
-                     {finding("lib.cudnn_missing", Severity::warn,
-                              "no cuDNN found: libcudnn.so.9 is not on the loader path",
-                              "pip install nvidia-cudnn-cu12, or apt install libcudnn9-cuda-12")}));
+  r.push_back(scenario_result(
+      "lib.cudnn", "cuDNN loads", Status::warn, "libcudnn.so.9 is not installed", std::nullopt,
+      {finding("lib.cudnn_missing", Severity::warn,
+               "no cuDNN found: libcudnn.so.9 is not on the loader path",
+               "pip install nvidia-cudnn-cu12, or apt install libcudnn9-cuda-12")}));
   return {"nvml_mismatch", make_report("nvml_mismatch", "standard", std::move(r))};
 }
 
 Scenario degraded_hw() {
   std::vector<CheckResult> r;
-  r.push_back(result("driver.kernel_module", "NVIDIA kernel module", Status::pass,
-                     "580.95.05 (open) loaded, nvidia_uvm loaded"));
-  r.push_back(result("gpu.ecc", "ECC and memory health", Status::pass,
-                     "ECC on, no uncorrected errors, no pending remap", 0));
-  r.push_back(result(
+  r.push_back(scenario_result("driver.kernel_module", "NVIDIA kernel module", Status::pass,
+                              "580.95.05 (open) loaded, nvidia_uvm loaded"));
+  r.push_back(scenario_result("gpu.ecc", "ECC and memory health", Status::pass,
+                              "ECC on, no uncorrected errors, no pending remap", 0));
+  r.push_back(scenario_result(
       "gpu.ecc", "ECC and memory health", Status::fail,
       "3 uncorrected ECC errors; a row remap waits for a GPU reset", 1,
       {finding("gpu.ecc_uncorrected", Severity::fail,
@@ -202,13 +204,15 @@ Scenario degraded_hw() {
        finding("gpu.row_remap_pending", Severity::fail,
                "GPU 1 has a row remap pending: it takes effect only after a GPU reset",
                "reset the GPU (nvidia-smi -r -i 1) or reboot before running work on it", 1)}));
-  r.push_back(result("gpu.ecc", "ECC and memory health", Status::pass,
-                     "ECC on, no uncorrected errors, no pending remap", 2));
-  r.push_back(result("gpu.ecc", "ECC and memory health", Status::pass,
-                     "ECC on, no uncorrected errors, no pending remap", 3));
-  r.push_back(result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 0));
-  r.push_back(result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 1));
-  r.push_back(result(
+  r.push_back(scenario_result("gpu.ecc", "ECC and memory health", Status::pass,
+                              "ECC on, no uncorrected errors, no pending remap", 2));
+  r.push_back(scenario_result("gpu.ecc", "ECC and memory health", Status::pass,
+                              "ECC on, no uncorrected errors, no pending remap", 3));
+  r.push_back(
+      scenario_result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 0));
+  r.push_back(
+      scenario_result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 1));
+  r.push_back(scenario_result(
       "gpu.pcie_link", "PCIe link width", Status::warn, "link trained to x4 of x16", 2,
       {finding("gpu.pcie_width_degraded", Severity::warn,
                "GPU 2 (0000:a1:00.0) runs its PCIe link at x4 although it and the slot support "
@@ -219,8 +223,9 @@ Scenario degraded_hw() {
       {metric("h2d_gbps", 13.9, "GB/s", "pinned, 256 MiB, median of 20", 40.3,
               "0.64 of PCIe Gen5 x16's 63.0 GB/s")},
       1510));
-  r.push_back(result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 3));
-  r.push_back(result(
+  r.push_back(
+      scenario_result("gpu.pcie_link", "PCIe link width", Status::pass, "Gen5 x16 of Gen5 x16", 3));
+  r.push_back(scenario_result(
       "gpu.clocks", "Clock slowdown", Status::fail,
       "clocks held down by hardware thermal slowdown at 91 C", 3,
       {finding("gpu.clocks_thermal_slowdown", Severity::fail,

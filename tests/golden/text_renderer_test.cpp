@@ -36,8 +36,8 @@ size_t line_index(const std::vector<std::string>& lines, const std::string& need
   return std::string::npos;
 }
 
-CheckResult result(std::string id, Status status, std::string summary,
-                   std::vector<Finding> findings = {}, std::optional<int> gpu = std::nullopt) {
+CheckResult text_result(std::string id, Status status, std::string summary,
+                        std::vector<Finding> findings = {}, std::optional<int> gpu = std::nullopt) {
   CheckResult r;
   r.check_id = std::move(id);
   r.title = "Title of " + r.check_id;
@@ -109,7 +109,7 @@ TEST(TextRenderer, FindingContinuationLinesUseAHangingIndentWithoutTheBullet) {
       "with this machine and why";
   const std::string remedy = "do this first, then do that, then reboot the machine and run "
                              "gpucheck again to confirm that everything works";
-  const Report report = report_with({result(
+  const Report report = report_with({text_result(
       "driver.nvml", Status::fail, "NVML failed",
       {Finding{"driver.version_mismatch", Severity::fail, message, remedy, std::nullopt}})});
   const std::vector<std::string> lines = lines_of(render_text(report, TextStyle{}));
@@ -132,11 +132,11 @@ TEST(TextRenderer, FindingContinuationLinesUseAHangingIndentWithoutTheBullet) {
 
 TEST(TextRenderer, ProblemsComeFirstWorstKindFirstThenPassesThenSkips) {
   const Report report = report_with({
-      result("a.pass", Status::pass, "fine"),
-      result("b.warn", Status::warn, "meh"),
-      result("c.skip", Status::skip, "nothing to do here"),
-      result("d.error", Status::error, "could not run"),
-      result("e.fail", Status::fail, "broken"),
+      text_result("a.pass", Status::pass, "fine"),
+      text_result("b.warn", Status::warn, "meh"),
+      text_result("c.skip", Status::skip, "nothing to do here"),
+      text_result("d.error", Status::error, "could not run"),
+      text_result("e.fail", Status::fail, "broken"),
   });
   const std::vector<std::string> lines = lines_of(render_text(report, TextStyle{}));
   const size_t fail = line_index(lines, "FAIL  e.fail");
@@ -157,9 +157,9 @@ TEST(TextRenderer, ProblemsComeFirstWorstKindFirstThenPassesThenSkips) {
 }
 
 TEST(TextRenderer, SkipsAreOneCountLineUnlessVerbose) {
-  std::vector<CheckResult> results{result("a.pass", Status::pass, "fine")};
+  std::vector<CheckResult> results{text_result("a.pass", Status::pass, "fine")};
   for (const char* id : {"b.skip", "c.skip", "d.skip"}) {
-    results.push_back(result(id, Status::skip, std::string("no reason for ") + id));
+    results.push_back(text_result(id, Status::skip, std::string("no reason for ") + id));
   }
   const std::string text = render_text(report_with(results), TextStyle{});
   EXPECT_NE(text.find("\nSkipped (3)\nSKIP  3 results (-v lists each with the reasons)\n"),
@@ -178,10 +178,11 @@ TEST(TextRenderer, SkipsAreOneCountLineUnlessVerbose) {
 TEST(TextRenderer, QuietShowsOnlyProblemsAndTheVerdict) {
   TextStyle quiet;
   quiet.quiet = true;
-  const std::vector<std::string> lines = lines_of(render_text(
-      report_with({result("a.pass", Status::pass, "fine"), result("b.warn", Status::warn, "meh"),
-                   result("c.skip", Status::skip, "nothing")}),
-      quiet));
+  const std::vector<std::string> lines =
+      lines_of(render_text(report_with({text_result("a.pass", Status::pass, "fine"),
+                                        text_result("b.warn", Status::warn, "meh"),
+                                        text_result("c.skip", Status::skip, "nothing")}),
+                           quiet));
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(line_index(lines, "WARN  b.warn"), std::string::npos);
   EXPECT_EQ(line_index(lines, "PASS"), std::string::npos);
@@ -190,7 +191,7 @@ TEST(TextRenderer, QuietShowsOnlyProblemsAndTheVerdict) {
   EXPECT_EQ(lines.back(), "Result: WARN  1 passed, 1 warning, 0 failed, 0 errors, 1 skipped");
 
   const std::string calm =
-      render_text(report_with({result("a.pass", Status::pass, "fine")}), quiet);
+      render_text(report_with({text_result("a.pass", Status::pass, "fine")}), quiet);
   // No blank line before the first block (issue 36 item 8).
   EXPECT_EQ(calm, "No problems.\n\nResult: PASS  1 passed, 0 warnings, 0 failed, 0 errors, 0 "
                   "skipped\n");
@@ -199,7 +200,7 @@ TEST(TextRenderer, QuietShowsOnlyProblemsAndTheVerdict) {
 
 // Each problem once: a finding printed above as the root cause is one line in the problems.
 TEST(TextRenderer, ARootCauseIsPrintedOnceInFull) {
-  CheckResult cause = result("driver.nvml", Status::fail, "nvmlInit_v2 returned 18");
+  CheckResult cause = text_result("driver.nvml", Status::fail, "nvmlInit_v2 returned 18");
   cause.findings = {Finding{"driver.version_mismatch", Severity::fail,
                             "module 570.158.01, user "
                             "space 570.172.08",
@@ -224,7 +225,7 @@ TEST(TextRenderer, ARootCauseIsPrintedOnceInFull) {
 
 TEST(TextRenderer, WrapsAtTheWidthAsked) {
   const std::string summary(150, 'x');
-  const Report report = report_with({result("a.warn", Status::warn, "word " + summary)});
+  const Report report = report_with({text_result("a.warn", Status::warn, "word " + summary)});
   for (const int width : {80, 132, 200}) {
     TextStyle style;
     style.width = width;
@@ -244,9 +245,10 @@ TEST(TextRenderer, WrapsAtTheWidthAsked) {
 TEST(TextRenderer, PassingChecksTakeOneLineAndPerGpuPassesJoin) {
   std::vector<CheckResult> results;
   for (int gpu = 0; gpu < 4; ++gpu) {
-    results.push_back(result("gpu.ecc", Status::pass, "ok on GPU " + std::to_string(gpu), {}, gpu));
+    results.push_back(
+        text_result("gpu.ecc", Status::pass, "ok on GPU " + std::to_string(gpu), {}, gpu));
   }
-  results.push_back(result("gpu.pcie", Status::pass, "Gen5 x16", {}, 0));
+  results.push_back(text_result("gpu.pcie", Status::pass, "Gen5 x16", {}, 0));
   const std::string text = render_text(report_with(results), TextStyle{});
   EXPECT_NE(text.find("PASS  gpu.ecc [GPU 0-3]  Title of gpu.ecc\n"), std::string::npos) << text;
   EXPECT_NE(text.find("PASS  gpu.pcie [GPU 0]  Gen5 x16\n"), std::string::npos) << text;
@@ -261,9 +263,9 @@ TEST(TextRenderer, PassingChecksTakeOneLineAndPerGpuPassesJoin) {
 }
 
 TEST(TextRenderer, NotesOfPassingChecksShowOnlyInVerboseMode) {
-  const Report report = report_with(
-      {result("gpu.persistence", Status::pass, "persistence off",
-              {Finding{"gpu.persistence_off", Severity::info, "persistence mode is off", "", 0}})});
+  const Report report = report_with({text_result(
+      "gpu.persistence", Status::pass, "persistence off",
+      {Finding{"gpu.persistence_off", Severity::info, "persistence mode is off", "", 0}})});
   const std::string brief = render_text(report, TextStyle{});
   EXPECT_NE(brief.find("persistence off (1 note, -v shows)"), std::string::npos) << brief;
   EXPECT_EQ(brief.find("persistence mode is off"), std::string::npos);
@@ -276,7 +278,7 @@ TEST(TextRenderer, NotesOfPassingChecksShowOnlyInVerboseMode) {
 }
 
 TEST(TextRenderer, MetricsShowTheirUnitsAndNotes) {
-  CheckResult r = result("gpu.bandwidth", Status::pass, "fast enough", {}, 0);
+  CheckResult r = text_result("gpu.bandwidth", Status::pass, "fast enough", {}, 0);
   r.metrics = {Metric{"h2d_gbps", 55.518, "GB/s", "median of 20"},
                Metric{"d2d_gbps", 4187.6, "GB/s", ""}, Metric{"max_abs_error", 3.1e-05, "", ""}};
   TextStyle verbose;
@@ -294,7 +296,7 @@ TEST(TextRenderer, MetricsShowTheirUnitsAndNotes) {
 TEST(TextRenderer, PassesOfOneCheckFoldIntoOneLineWhateverTheirFigures) {
   std::vector<CheckResult> results;
   for (int g = 0; g < 8; ++g) {
-    CheckResult r = result("gpu.bandwidth", Status::pass, "GPU copies", {}, g);
+    CheckResult r = text_result("gpu.bandwidth", Status::pass, "GPU copies", {}, g);
     r.metrics = {Metric{"h2d_gbps", 55.0 + g, "GB/s", ""}};
     results.push_back(r);
   }

@@ -529,7 +529,8 @@ const Scenario k_gpu_library_scenarios[] = {
      {}},
 };
 
-SystemSnapshot probe(const FixtureTree& tree, const TestMachine& machine, const Vars& vars) {
+SystemSnapshot probe_frameworks(const FixtureTree& tree, const TestMachine& machine,
+                                const Vars& vars) {
   SystemSnapshot s = compat::testing::make_snapshot(machine);
   const probes::Sysroot root(tree.root());
   const probes::Environment env(vars);
@@ -548,7 +549,7 @@ void run_scenarios(std::span<const Scenario> rows) {
     row.install(tree, site, cache);
     Vars vars = row.vars;
     vars["PATH"] = "/opt/torch/.venv/bin:/usr/bin";
-    const SystemSnapshot s = probe(tree, row.machine, vars);
+    const SystemSnapshot s = probe_frameworks(tree, row.machine, vars);
     const std::vector<CheckResult> results = run_check(row.check(), s);
     ASSERT_EQ(results.size(), 1U);
     const CheckResult& result = results[0];
@@ -585,8 +586,8 @@ TEST(FrameworkChecks, MissingOnnxRuntimeLibrariesNameTheMajorsAndTheSonames) {
   const std::string site = make_venv(tree);
   std::string cache;
   ort_cu12(false, false)(tree, site, cache);
-  const SystemSnapshot s = probe(tree, {.driver = "570.124.06", .gpus = {k_h100}},
-                                 {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
+  const SystemSnapshot s = probe_frameworks(tree, {.driver = "570.124.06", .gpus = {k_h100}},
+                                            {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
   const std::vector<CheckResult> results = run_check(fw_onnxruntime_check(), s);
   ASSERT_EQ(results.size(), 1U);
   ASSERT_EQ(results[0].findings.size(), 1U);
@@ -606,8 +607,8 @@ TEST(FrameworkChecks, HealthyOnnxRuntimeSummaryNamesWhatLoads) {
   const std::string site = make_venv(tree);
   std::string cache;
   ort_cu12(false, true)(tree, site, cache);
-  const SystemSnapshot s = probe(tree, {.driver = "570.124.06", .gpus = {k_h100}},
-                                 {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
+  const SystemSnapshot s = probe_frameworks(tree, {.driver = "570.124.06", .gpus = {k_h100}},
+                                            {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
   const std::vector<CheckResult> results = run_check(fw_onnxruntime_check(), s);
   ASSERT_EQ(results.size(), 1U);
   EXPECT_EQ(results[0].status, Status::pass);
@@ -619,8 +620,8 @@ TEST(FrameworkChecks, HealthyOnnxRuntimeSummaryNamesWhatLoads) {
 TEST(FrameworkChecks, NoNewFrameworkIsASkipNamingIt) {
   FixtureTree tree;
   make_venv(tree);
-  const SystemSnapshot s = probe(tree, {.driver = "570.124.06", .gpus = {k_h100}},
-                                 {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
+  const SystemSnapshot s = probe_frameworks(tree, {.driver = "570.124.06", .gpus = {k_h100}},
+                                            {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
   for (const auto& [check, label] :
        std::vector<std::pair<CheckDef (*)(), std::string>>{{&fw_onnxruntime_check, "ONNX Runtime"},
                                                            {&fw_tensorrt_check, "TensorRT"},
@@ -643,8 +644,8 @@ TEST(FrameworkChecks, GpuMachineMessagesNameBothCuDnnCopies) {
   std::string cache;
   torch_cu130()(tree, site, cache);
   make_system_library(tree, cache, "/lib/x86_64-linux-gnu", "libcudnn.so.9", "9.14.0");
-  const SystemSnapshot s = probe(tree, {.driver = "580.159.04", .gpus = {k_h200}},
-                                 {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
+  const SystemSnapshot s = probe_frameworks(tree, {.driver = "580.159.04", .gpus = {k_h200}},
+                                            {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}});
   const std::vector<CheckResult> results = run_check(fw_pytorch_check(), s);
   ASSERT_EQ(results.size(), 1U);
   ASSERT_EQ(results[0].findings.size(), 1U);
@@ -662,8 +663,8 @@ TEST(FrameworkChecks, SeveralEnvironmentsAreReportedEachOnItsOwn) {
   const std::string cpu_site = make_venv(tree, "/srv/cpu");
   make_torch(tree, cpu_site, "2.11.0+cpu", std::nullopt);
   const SystemSnapshot s =
-      probe(tree, {.driver = "580.159.04", .gpus = {k_h200}},
-            {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}, {"VIRTUAL_ENV", "/srv/cpu"}});
+      probe_frameworks(tree, {.driver = "580.159.04", .gpus = {k_h200}},
+                       {{"PATH", "/opt/torch/.venv/bin:/usr/bin"}, {"VIRTUAL_ENV", "/srv/cpu"}});
   const std::vector<CheckResult> results = run_check(fw_pytorch_check(), s);
   ASSERT_EQ(results.size(), 2U);
   EXPECT_EQ(results[0].status, Status::pass);
@@ -758,8 +759,8 @@ TEST(FrameworkChecks, ImportedArchListOverridesTheMatrix) {
   FixtureTree tree;
   std::string cache;
   torch_cu130()(tree, make_venv(tree), cache);
-  SystemSnapshot s =
-      probe(tree, {.driver = "580.159.04", .gpus = {k_h200}}, {{"PATH", "/opt/torch/.venv/bin"}});
+  SystemSnapshot s = probe_frameworks(tree, {.driver = "580.159.04", .gpus = {k_h200}},
+                                      {{"PATH", "/opt/torch/.venv/bin"}});
   // A custom build that says it has no sm_90: the framework's own word wins.
   s.python_environments.at(0).imports.push_back(
       {.framework = "pytorch", .gpu_available = true, .arch_list = {"sm_80", "sm_86"}});

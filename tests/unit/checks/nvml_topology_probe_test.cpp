@@ -34,7 +34,7 @@ gpu.7.cpu_affinity=0xFFFF0000
 )";
 
 /// The probe's facts as a snapshot the checks can judge.
-SystemSnapshot probe(const FakeMachine& machine) {
+SystemSnapshot probe_topology(const FakeMachine& machine) {
   const nlohmann::json payload = run_ok(machine.request("nvml"));
   SystemSnapshot s;
   if (!payload.is_null()) {
@@ -63,7 +63,7 @@ std::vector<std::string> all_codes(const SystemSnapshot& s) {
 
 TEST(NvmlTopologyProbe, ReadsAnHgxBoard) {
   FakeMachine machine(k_hgx);
-  const SystemSnapshot s = probe(machine);
+  const SystemSnapshot s = probe_topology(machine);
   ASSERT_EQ(s.gpus.size(), 8U);
   for (const GpuInfo& gpu : s.gpus) {
     SCOPED_TRACE(gpu.index);
@@ -104,7 +104,7 @@ gpu.6.fabric_state=1
 gpu.7.fabric_clique=9
 p2p.0.5.read=1
 )");
-  const SystemSnapshot s = probe(machine);
+  const SystemSnapshot s = probe_topology(machine);
   ASSERT_EQ(s.gpus.size(), 8U);
   EXPECT_FALSE(s.gpus[3].nvlinks[4].active);
   EXPECT_EQ(s.gpus[2].nvlinks[5].crc_flit_errors, 12U);
@@ -125,7 +125,7 @@ gpu.all.nvlink_remote=peer
 gpu.all.fabric=na
 topology.0.1=10
 )");
-  const SystemSnapshot s = probe(machine);
+  const SystemSnapshot s = probe_topology(machine);
   ASSERT_EQ(s.gpu_paths.size(), 1U);
   EXPECT_EQ(s.gpu_paths[0].nvlinks, 4);
   EXPECT_EQ(s.gpu_paths[0].pcie_path, "single_switch");
@@ -139,7 +139,7 @@ topology.0.1=10
 
 TEST(NvmlTopologyProbe, PcieMachineWithoutNvlinkSkipsNvlinkAndFabric) {
   FakeMachine machine("gpu.count=2\ngpu.all.name=NVIDIA L40S\n");
-  const SystemSnapshot s = probe(machine);
+  const SystemSnapshot s = probe_topology(machine);
   EXPECT_TRUE(s.gpus[0].nvlinks.empty());
   EXPECT_EQ(s.gpu_paths.at(0).p2p_nvlink, "not_supported");
   for (const CheckDef& check : {checks::gpu_nvlink_check(), checks::gpu_fabric_check()}) {
@@ -153,7 +153,7 @@ TEST(NvmlTopologyProbe, PcieMachineWithoutNvlinkSkipsNvlinkAndFabric) {
 TEST(NvmlTopologyProbe, OldDriverWithoutFabricCallsSkipsWithTheReason) {
   FakeMachine machine("gpu.count=2\ngpu.all.nvlinks=18\ngpu.all.fabric_state=3\n",
                       gpucheck::testing::fake_lib_path("nvml-old"));
-  const SystemSnapshot s = probe(machine);
+  const SystemSnapshot s = probe_topology(machine);
   ASSERT_EQ(s.gpus.size(), 2U);
   const auto& missing = s.nvml.library.missing_symbols;
   for (const char* name : {"nvmlDeviceGetGpuFabricInfo", "nvmlDeviceGetGpuFabricInfoV",
@@ -171,7 +171,7 @@ TEST(NvmlTopologyProbe, OldDriverWithoutFabricCallsSkipsWithTheReason) {
 
 TEST(NvmlTopologyProbe, UnreadableLinkCallsLeaveNoLinks) {
   FakeMachine machine("gpu.count=2\ngpu.all.nvlinks=18\ngpu.1.nvlink=err:999\n");
-  const SystemSnapshot s = probe(machine);
+  const SystemSnapshot s = probe_topology(machine);
   EXPECT_EQ(s.gpus[0].nvlinks.size(), 18U);
   EXPECT_TRUE(s.gpus[1].nvlinks.empty());
   const CheckResult gpu1 = checks::gpu_nvlink_check().run(CheckContext{s, {}, nullptr}).at(1);

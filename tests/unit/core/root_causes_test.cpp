@@ -7,8 +7,8 @@
 namespace gpucheck {
 namespace {
 
-CheckResult result(std::string id, Status status, std::vector<std::string> codes = {},
-                   std::optional<int> gpu = std::nullopt) {
+CheckResult result_with_codes(std::string id, Status status, std::vector<std::string> codes = {},
+                              std::optional<int> gpu = std::nullopt) {
   CheckResult r;
   r.check_id = std::move(id);
   r.status = status;
@@ -35,12 +35,12 @@ std::vector<std::string> explained(const RootCause& cause) {
 
 TEST(RootCauses, NoDriverExplainsEverySkippedGpuCheck) {
   const std::vector<CheckResult> results{
-      result("driver.installed", Status::fail, {"driver.missing"}),
-      result("driver.nvml", Status::skip),
-      result("cuda.init", Status::skip),
-      result("env.container", Status::skip), // not in a container: unrelated
-      result("gpu.compute", Status::skip),
-      result("lib.cudnn", Status::pass),
+      result_with_codes("driver.installed", Status::fail, {"driver.missing"}),
+      result_with_codes("driver.nvml", Status::skip),
+      result_with_codes("cuda.init", Status::skip),
+      result_with_codes("env.container", Status::skip), // not in a container: unrelated
+      result_with_codes("gpu.compute", Status::skip),
+      result_with_codes("lib.cudnn", Status::pass),
   };
   const std::vector<RootCause> causes = find_root_causes(results);
   ASSERT_EQ(causes.size(), 1U);
@@ -53,11 +53,11 @@ TEST(RootCauses, NoDriverExplainsEverySkippedGpuCheck) {
 
 TEST(RootCauses, ModuleMismatchExplainsNvmlAndCuInit) {
   const std::vector<CheckResult> results{
-      result("driver.nvml", Status::skip),
-      result("driver.version_match", Status::fail, {"driver.version_mismatch"}),
-      result("cuda.init", Status::fail, {"cuda.system_driver_mismatch"}),
-      result("compat.driver_runtime", Status::fail, {"compat.driver_too_old"}),
-      result("gpu.ecc", Status::skip),
+      result_with_codes("driver.nvml", Status::skip),
+      result_with_codes("driver.version_match", Status::fail, {"driver.version_mismatch"}),
+      result_with_codes("cuda.init", Status::fail, {"cuda.system_driver_mismatch"}),
+      result_with_codes("compat.driver_runtime", Status::fail, {"compat.driver_too_old"}),
+      result_with_codes("gpu.ecc", Status::skip),
   };
   const std::vector<RootCause> causes = find_root_causes(results);
   ASSERT_EQ(causes.size(), 1U);
@@ -69,8 +69,8 @@ TEST(RootCauses, ModuleMismatchExplainsNvmlAndCuInit) {
 
 TEST(RootCauses, HiddenDevicesExplainNoDevice) {
   const std::vector<CheckResult> results{
-      result("cuda.init", Status::fail, {"cuda.no_device"}),
-      result("env.visible_devices", Status::fail, {"env.visible_devices_hides_all"}),
+      result_with_codes("cuda.init", Status::fail, {"cuda.no_device"}),
+      result_with_codes("env.visible_devices", Status::fail, {"env.visible_devices_hides_all"}),
   };
   const std::vector<RootCause> causes = find_root_causes(results);
   ASSERT_EQ(causes.size(), 1U);
@@ -80,9 +80,9 @@ TEST(RootCauses, HiddenDevicesExplainNoDevice) {
 
 TEST(RootCauses, ContainerWithoutGpusComesBeforeTheMissingDriver) {
   const std::vector<CheckResult> results{
-      result("driver.installed", Status::fail, {"driver.missing"}),
-      result("env.container", Status::fail, {"env.nvidia_visible_devices_none"}),
-      result("gpu.ecc", Status::skip),
+      result_with_codes("driver.installed", Status::fail, {"driver.missing"}),
+      result_with_codes("env.container", Status::fail, {"env.nvidia_visible_devices_none"}),
+      result_with_codes("gpu.ecc", Status::skip),
   };
   const std::vector<RootCause> causes = find_root_causes(results);
   ASSERT_EQ(causes.size(), 1U); // driver.missing is a consequence, not a cause of its own
@@ -92,11 +92,11 @@ TEST(RootCauses, ContainerWithoutGpusComesBeforeTheMissingDriver) {
 
 TEST(RootCauses, LostGpuExplainsItsOwnResultsOnly) {
   std::vector<CheckResult> results{
-      result("driver.nvml", Status::fail, {"gpu.lost"}, std::nullopt),
-      result("driver.kernel_log", Status::fail, {"log.xid_fatal"}),
-      result("gpu.ecc", Status::pass, {}, 0),
-      result("gpu.compute", Status::skip, {}, 1),
-      result("gpu.compute", Status::skip, {}, 0),
+      result_with_codes("driver.nvml", Status::fail, {"gpu.lost"}, std::nullopt),
+      result_with_codes("driver.kernel_log", Status::fail, {"log.xid_fatal"}),
+      result_with_codes("gpu.ecc", Status::pass, {}, 0),
+      result_with_codes("gpu.compute", Status::skip, {}, 1),
+      result_with_codes("gpu.compute", Status::skip, {}, 0),
   };
   results[0].findings[0].gpu_index = 1;
   results[1].findings[0].gpu_index = 1;
@@ -108,13 +108,13 @@ TEST(RootCauses, LostGpuExplainsItsOwnResultsOnly) {
 
 TEST(RootCauses, NothingExplainedNoCause) {
   const std::vector<CheckResult> results{
-      result("driver.installed", Status::fail, {"driver.missing"}),
-      result("env.container", Status::skip),
+      result_with_codes("driver.installed", Status::fail, {"driver.missing"}),
+      result_with_codes("env.container", Status::skip),
   };
   EXPECT_TRUE(find_root_causes(results).empty());
   std::vector<CheckResult> ignored{
-      result("env.visible_devices", Status::fail, {"env.visible_devices_hides_all"}),
-      result("cuda.init", Status::fail, {"cuda.no_device"}),
+      result_with_codes("env.visible_devices", Status::fail, {"env.visible_devices_hides_all"}),
+      result_with_codes("cuda.init", Status::fail, {"cuda.no_device"}),
   };
   ignored[0].findings[0].ignored = true;
   EXPECT_TRUE(find_root_causes(ignored).empty());

@@ -38,7 +38,7 @@ std::vector<Work> standard_and_long(size_t gpus) {
 
 /// A simulated run: every job takes a random time per phase, the parent steps jobs with
 /// may_step() as the scheduler does. Returns the states seen at each step, or empty on deadlock.
-std::vector<std::vector<JobState>> simulate(const Plan& plan, std::mt19937& rng) {
+std::vector<std::vector<JobState>> simulate_long_level(const Plan& plan, std::mt19937& rng) {
   std::uniform_int_distribution<int> ms(1, 30);
   const size_t n = plan.jobs.size();
   std::vector<JobState> states(n, JobState::waiting_for_setup);
@@ -107,7 +107,7 @@ TEST(EngineLongLevel, LongWorksComeAfterEveryStandardJobAndBurnsGoTogether) {
     }
     ASSERT_EQ(long_jobs, 2 * gpus);
     for (int run = 0; run < 40; ++run) {
-      const auto seen = simulate(plan, rng);
+      const auto seen = simulate_long_level(plan, rng);
       ASSERT_FALSE(seen.empty()) << gpus << " GPUs: the plan never finished (a deadlock)";
       for (const std::vector<JobState>& states : seen) {
         for (size_t j = 0; j < plan.jobs.size(); ++j) {
@@ -176,7 +176,7 @@ TEST(EngineLongLevel, BusyGpusAreLeftOutUnlessForced) {
                           [](const PlannedJob& job) { return is_long(job.work); }),
             4);
   std::mt19937 rng(3);
-  EXPECT_FALSE(simulate(plan, rng).empty());
+  EXPECT_FALSE(simulate_long_level(plan, rng).empty());
 }
 
 TEST(EngineLongLevel, OnlyTheLongWorksSelected) {
@@ -184,7 +184,7 @@ TEST(EngineLongLevel, OnlyTheLongWorksSelected) {
   ASSERT_EQ(plan.jobs.size(), 2U);
   EXPECT_TRUE(plan.jobs[0].conditions.empty());
   std::mt19937 rng(5);
-  EXPECT_FALSE(simulate(make_plan({burn()}, idle_gpus(3)), rng).empty());
+  EXPECT_FALSE(simulate_long_level(make_plan({burn()}, idle_gpus(3)), rng).empty());
 }
 
 TEST(EngineLongLevel, Spellings) {

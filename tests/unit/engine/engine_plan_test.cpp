@@ -47,7 +47,7 @@ size_t head_of(const Plan& plan, size_t job) {
   return job;
 }
 
-Trace simulate(const Plan& plan, std::mt19937& rng, int probes_end_ms, double crash_chance) {
+Trace simulate_plan(const Plan& plan, std::mt19937& rng, int probes_end_ms, double crash_chance) {
   std::uniform_int_distribution<int> ms(1, 60);
   std::uniform_real_distribution<double> unit(0, 1);
   std::vector<Sim> sims(plan.jobs.size());
@@ -361,7 +361,7 @@ TEST(EnginePlan, InvariantsHoldOverRandomRuns) {
         const Plan plan = make_plan(works, facts, memory);
         for (int run = 0; run < 40; ++run) {
           const int probes_end = std::uniform_int_distribution<int>(0, 400)(rng);
-          const Trace trace = simulate(plan, rng, probes_end, run % 3 == 0 ? 0.3 : 0.0);
+          const Trace trace = simulate_plan(plan, rng, probes_end, run % 3 == 0 ? 0.3 : 0.0);
           check_invariants(plan, trace,
                            fmt::format("{} GPUs, {} plan, tenant {}, run {}", free.size(),
                                        to_string(plan.gpus[0].mode), tenant, run),
@@ -385,7 +385,7 @@ TEST(EnginePlan, SubsetsOfTheChecksAlsoKeepTheInvariants) {
     const Plan plan = make_plan(works, gpus_with_free({80 * k_gib, 80 * k_gib}));
     EXPECT_EQ(plan.jobs.size(), 2 * works.size());
     for (int run = 0; run < 30; ++run) {
-      check_invariants(plan, simulate(plan, rng, run * 10, 0.2), "subset");
+      check_invariants(plan, simulate_plan(plan, rng, run * 10, 0.2), "subset");
     }
   }
 }
@@ -430,7 +430,7 @@ TEST(EnginePlan, CopiesTogetherGoInOneStepAfterEveryGpusOwnCopies) {
   const Plan plan = make_plan(works, gpus_with_free({140 * k_gib, 140 * k_gib, 140 * k_gib}));
   std::mt19937 rng(11);
   for (int run = 0; run < 40; ++run) {
-    const Trace trace = simulate(plan, rng, run * 7, 0.0);
+    const Trace trace = simulate_plan(plan, rng, run * 7, 0.0);
     ASSERT_FALSE(trace.deadlock);
     // Once any GPU's part goes, every GPU's part is going (no crash here): they start together.
     bool seen = false;
@@ -644,7 +644,7 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
             gpu_budget_bytes(8 * k_gib) - MemoryModel{}.context_bytes);
   std::mt19937 rng(15);
   for (int run = 0; run < 30; ++run) {
-    check_invariants(plan, simulate(plan, rng, run * 5, 0.2), "peers alone");
+    check_invariants(plan, simulate_plan(plan, rng, run * 5, 0.2), "peers alone");
   }
 }
 
@@ -698,7 +698,7 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   }
   std::mt19937 rng(33);
   for (int run = 0; run < 40; ++run) {
-    check_invariants(plan, simulate(plan, rng, run * 9, run % 2 == 0 ? 0.2 : 0.0), "beside");
+    check_invariants(plan, simulate_plan(plan, rng, run * 9, run % 2 == 0 ? 0.2 : 0.0), "beside");
   }
   // A tenant on one GPU: the 1 GiB budget holds there, so the child comes after all.
   gpus[1].other_processes = {"4242 (python3)"};

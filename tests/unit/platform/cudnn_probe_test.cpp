@@ -24,7 +24,7 @@ struct CudnnResult {
   CudnnDetails cudnn;
 };
 
-CudnnResult probe(const ChildRequest& request) {
+CudnnResult probe_cudnn(const ChildRequest& request) {
   const nlohmann::json payload = run_ok(request);
   CudnnResult out;
   if (!payload.is_null()) {
@@ -59,7 +59,7 @@ void copy_fake_cudnn(const fs::path& dir, const std::string& without,
 TEST(CudnnProbe, HealthyFakeSetByBareName) {
   FakeMachine machine("cudnn.version=91902\ncudnn.cudart_version=12090\n"
                       "cudnn.max_device_version=1200\n");
-  const CudnnResult result = probe(machine.request("cudnn"));
+  const CudnnResult result = probe_cudnn(machine.request("cudnn"));
   EXPECT_TRUE(result.load.loaded);
   EXPECT_EQ(result.load.name, "libcudnn.so.9");
   EXPECT_EQ(result.load.version, "9.19.2");
@@ -79,7 +79,7 @@ TEST(CudnnProbe, HealthyFakeSetByBareName) {
 
 TEST(CudnnProbe, VersionChecksReportAMixedSet) {
   FakeMachine machine("cudnn.cnn_version=91800\ncudnn.adv_check_rc=1008\n");
-  const CudnnResult result = probe(machine.request("cudnn"));
+  const CudnnResult result = probe_cudnn(machine.request("cudnn"));
   ASSERT_NE(sublibrary(result.cudnn, "libcudnn_cnn.so.9"), nullptr);
   EXPECT_EQ(sublibrary(result.cudnn, "libcudnn_cnn.so.9")->version_check, 1002);
   EXPECT_EQ(sublibrary(result.cudnn, "libcudnn_adv.so.9")->version_check, 1008);
@@ -92,14 +92,14 @@ TEST(CudnnProbe, ShallowLoadsOnlyTheCoreAndCallsNoVersionCheck) {
   // none; the large sub-libraries are checked for presence only. The deep probe of the same
   // machine reports the failing check (its twin below).
   FakeMachine machine("cudnn.version=91902\ncudnn.graph_check_rc=1002\n");
-  const CudnnResult shallow = probe(machine.request("cudnn", {"--shallow"}));
+  const CudnnResult shallow = probe_cudnn(machine.request("cudnn", {"--shallow"}));
   EXPECT_EQ(shallow.load.version_raw, 91902);
   ASSERT_EQ(shallow.cudnn.sublibraries.size(), 1U); // present ones are listed only when absent
   EXPECT_EQ(shallow.cudnn.sublibraries.front().name, "libcudnn_graph.so.9");
   EXPECT_TRUE(shallow.cudnn.sublibraries.front().loaded);
   EXPECT_FALSE(shallow.cudnn.sublibraries.front().version_check);
 
-  const CudnnResult deep = probe(machine.request("cudnn"));
+  const CudnnResult deep = probe_cudnn(machine.request("cudnn"));
   ASSERT_NE(sublibrary(deep.cudnn, "libcudnn_graph.so.9"), nullptr);
   EXPECT_EQ(sublibrary(deep.cudnn, "libcudnn_graph.so.9")->version_check, 1002);
 }
@@ -133,7 +133,7 @@ TEST(CudnnProbe, MissingCnnLibraryLeavesTheRestWorking) {
   FakeMachine machine("");
   copy_fake_cudnn(machine.dir(), "libcudnn_cnn");
   const CudnnResult result =
-      probe(machine.request("cudnn", {(machine.dir() / "libcudnn.so.9").string()}));
+      probe_cudnn(machine.request("cudnn", {(machine.dir() / "libcudnn.so.9").string()}));
   EXPECT_EQ(result.load.version, "9.19.0");
   const CudnnSublibrary* cnn = sublibrary(result.cudnn, "libcudnn_cnn.so.9");
   ASSERT_NE(cnn, nullptr);
@@ -147,7 +147,7 @@ TEST(CudnnProbe, NoCudnnAnywhere) {
   gpucheck::testing::TempDir empty;
   FakeMachine machine("");
   const std::string missing = (empty.path() / "libcudnn.so.9").string();
-  const CudnnResult result = probe(machine.request("cudnn", {missing}));
+  const CudnnResult result = probe_cudnn(machine.request("cudnn", {missing}));
   EXPECT_FALSE(result.load.loaded);
   EXPECT_EQ(result.load.name, missing);
   EXPECT_FALSE(result.load.error.empty());
@@ -157,7 +157,7 @@ TEST(CudnnProbe, NoCudnnAnywhere) {
 TEST(CudnnProbe, Cudnn8SetUsesItsOwnLayoutAndEncoding) {
   FakeMachine machine("cudnn.cnn_infer_version=8906\n");
   const std::string shim = gpucheck::testing::fake_lib_path("cudnn8/libcudnn.so.8");
-  const CudnnResult result = probe(machine.request("cudnn", {shim}));
+  const CudnnResult result = probe_cudnn(machine.request("cudnn", {shim}));
   EXPECT_TRUE(result.load.loaded);
   EXPECT_EQ(result.load.version, "8.9.7");
   EXPECT_EQ(result.load.version_raw, 8907);
@@ -220,7 +220,7 @@ TEST(CudnnProbe, RealCudnnByPath) {
   request.mode = "cudnn";
   request.args = {shim};
   request.timeout = std::chrono::seconds(120); // the sub-libraries are hundreds of MB
-  const CudnnResult result = probe(request);
+  const CudnnResult result = probe_cudnn(request);
   EXPECT_TRUE(result.load.loaded);
   EXPECT_EQ(result.load.version.rfind("9.", 0), 0U) << result.load.version;
   ASSERT_TRUE(result.load.version_raw);

@@ -11,14 +11,14 @@ namespace {
 using gpucheck::testing::FakeMachine;
 using gpucheck::testing::run_ok;
 
-LibraryLoad probe(const FakeMachine& machine, std::vector<std::string> args) {
+LibraryLoad probe_library(const FakeMachine& machine, std::vector<std::string> args) {
   const nlohmann::json payload = run_ok(machine.request("library", std::move(args)));
   return payload.is_null() ? LibraryLoad{} : payload.get<LibraryLoad>();
 }
 
 TEST(LibraryProbe, CudartReportsItsRuntimeVersion) {
   FakeMachine machine("cudart.version=12080\n");
-  const LibraryLoad load = probe(machine, {"cudart", "libcudart.so.13", "libcudart.so.12"});
+  const LibraryLoad load = probe_library(machine, {"cudart", "libcudart.so.13", "libcudart.so.12"});
   EXPECT_TRUE(load.loaded);
   EXPECT_EQ(load.name, "libcudart.so.13");
   EXPECT_EQ(load.version, "12.8");
@@ -29,7 +29,7 @@ TEST(LibraryProbe, CudartReportsItsRuntimeVersion) {
 
 TEST(LibraryProbe, CublasReportsMajorMinorPatch) {
   FakeMachine machine("cublas.version=13.1.7\n");
-  const LibraryLoad load = probe(machine, {"cublas", "libcublas.so.13"});
+  const LibraryLoad load = probe_library(machine, {"cublas", "libcublas.so.13"});
   EXPECT_TRUE(load.loaded);
   EXPECT_EQ(load.version, "13.1.7");
   EXPECT_EQ(load.version_raw, 130107);
@@ -38,24 +38,24 @@ TEST(LibraryProbe, CublasReportsMajorMinorPatch) {
 TEST(LibraryProbe, NcclDecodesBothEncodings) {
   {
     FakeMachine machine("nccl.version=22803\n");
-    const LibraryLoad load = probe(machine, {"nccl", "libnccl.so.2"});
+    const LibraryLoad load = probe_library(machine, {"nccl", "libnccl.so.2"});
     EXPECT_EQ(load.version, "2.28.3");
     EXPECT_EQ(load.version_raw, 22803);
   }
   {
     FakeMachine machine("nccl.version=2708\n");
-    EXPECT_EQ(probe(machine, {"nccl", "libnccl.so.2"}).version, "2.7.8");
+    EXPECT_EQ(probe_library(machine, {"nccl", "libnccl.so.2"}).version, "2.7.8");
   }
 }
 
 TEST(LibraryProbe, FallsBackToTheNextNameAndJoinsErrors) {
   FakeMachine machine("");
-  const LibraryLoad next = probe(machine, {"cudart", "libcudart.so.99", "libcudart.so.13"});
+  const LibraryLoad next = probe_library(machine, {"cudart", "libcudart.so.99", "libcudart.so.13"});
   EXPECT_TRUE(next.loaded);
   EXPECT_EQ(next.name, "libcudart.so.13");
   EXPECT_EQ(next.version, "13.0");
 
-  const LibraryLoad none = probe(machine, {"cudart", "libcudart.so.97", "libcudart.so.98"});
+  const LibraryLoad none = probe_library(machine, {"cudart", "libcudart.so.97", "libcudart.so.98"});
   EXPECT_FALSE(none.loaded);
   EXPECT_NE(none.error.find("libcudart.so.97"), std::string::npos);
   EXPECT_NE(none.error.find("libcudart.so.98"), std::string::npos);
@@ -65,14 +65,14 @@ TEST(LibraryProbe, FallsBackToTheNextNameAndJoinsErrors) {
 
 TEST(LibraryProbe, UnknownFamilyLoadsWithoutVersion) {
   FakeMachine machine("");
-  const LibraryLoad load = probe(machine, {"other", "libcudart.so.13"});
+  const LibraryLoad load = probe_library(machine, {"other", "libcudart.so.13"});
   EXPECT_TRUE(load.loaded);
   EXPECT_EQ(load.version, "");
 }
 
 TEST(LibraryProbe, NoArgumentsIsAnError) {
   FakeMachine machine("");
-  const LibraryLoad load = probe(machine, {});
+  const LibraryLoad load = probe_library(machine, {});
   EXPECT_FALSE(load.loaded);
   EXPECT_FALSE(load.error.empty());
 }

@@ -9,8 +9,8 @@
 namespace gpucheck::render {
 namespace {
 
-CheckResult result(std::string id, Status status, std::optional<int> gpu,
-                   std::vector<Finding> findings) {
+CheckResult github_result(std::string id, Status status, std::optional<int> gpu,
+                          std::vector<Finding> findings) {
   CheckResult r;
   r.check_id = std::move(id);
   r.title = "title of " + r.check_id;
@@ -32,15 +32,16 @@ using testing::lines_of;
 
 TEST(GithubRenderer, OneLinePerProblemFindingThenTheVerdict) {
   const Report report = report_of({
-      result("driver.nvml", Status::pass, std::nullopt,
-             {{"libs.cudnn_sublibraries_ok", Severity::info, "all load", "", std::nullopt}}),
-      result("gpu.ecc", Status::fail, 3,
-             {{"gpu.ecc_uncorrected", Severity::fail, "2 uncorrected errors", "drain the node", 3},
-              {"gpu.persistence_off", Severity::warn, "persistence off", "nvidia-smi -pm 1", 3}}),
-      result("gpu.clocks", Status::warn, 1,
-             {{"gpu.clocks_throttled", Severity::warn, "thermal", "", 1, true}}),
-      result("cuda.init", Status::error, std::nullopt, {}),
-      result("gpu.memtest", Status::skip, 0, {}),
+      github_result("driver.nvml", Status::pass, std::nullopt,
+                    {{"libs.cudnn_sublibraries_ok", Severity::info, "all load", "", std::nullopt}}),
+      github_result(
+          "gpu.ecc", Status::fail, 3,
+          {{"gpu.ecc_uncorrected", Severity::fail, "2 uncorrected errors", "drain the node", 3},
+           {"gpu.persistence_off", Severity::warn, "persistence off", "nvidia-smi -pm 1", 3}}),
+      github_result("gpu.clocks", Status::warn, 1,
+                    {{"gpu.clocks_throttled", Severity::warn, "thermal", "", 1, true}}),
+      github_result("cuda.init", Status::error, std::nullopt, {}),
+      github_result("gpu.memtest", Status::skip, 0, {}),
   });
   const std::vector<std::string> lines = lines_of(render_github(report));
   ASSERT_EQ(lines.size(), 4u) << render_github(report);
@@ -60,9 +61,9 @@ TEST(GithubRenderer, DataAndPropertiesAreEscaped) {
   EXPECT_EQ(github_escape_property("100% done\r\nnext: a,b"), "100%25 done%0D%0Anext%3A a%2Cb");
   EXPECT_EQ(github_escape_data("bad\xff byte"), "bad\\xff byte");
   // A message cannot end the command early or start another one.
-  const Report report = report_of(
-      {result("gpu.ecc", Status::fail, 0,
-              {{"gpu.ecc_uncorrected", Severity::fail, "x\n::error title=forged::y", "", 0}})});
+  const Report report = report_of({github_result(
+      "gpu.ecc", Status::fail, 0,
+      {{"gpu.ecc_uncorrected", Severity::fail, "x\n::error title=forged::y", "", 0}})});
   const std::vector<std::string> lines = lines_of(render_github(report));
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0], "::error title=gpu.ecc_uncorrected (gpu.ecc%2C GPU 0)::x%0A::error "

@@ -14,7 +14,8 @@
 namespace gpucheck::render {
 namespace {
 
-CheckResult result(std::string id, Status status, std::optional<int> gpu = std::nullopt) {
+CheckResult prometheus_result(std::string id, Status status,
+                              std::optional<int> gpu = std::nullopt) {
   CheckResult r;
   r.check_id = std::move(id);
   r.title = "title of " + r.check_id;
@@ -40,16 +41,16 @@ Report two_gpus() {
     gpu.pci_bus_id = "00000000:1" + std::to_string(i) + ":00.0";
     report.snapshot.gpus.push_back(gpu);
   }
-  CheckResult bandwidth = result("gpu.bandwidth", Status::pass, 1);
+  CheckResult bandwidth = prometheus_result("gpu.bandwidth", Status::pass, 1);
   bandwidth.metrics = {{"h2d_gbps", 55.5, "GB/s", "median of 5"},
                        {"kernel_load_ms", 12.0, "ms", ""},
                        {"host_peak_rss_mib", 2.0, "MiB", ""}};
   report.results.push_back(bandwidth);
-  CheckResult ecc = result("gpu.ecc", Status::fail, 0);
+  CheckResult ecc = prometheus_result("gpu.ecc", Status::fail, 0);
   ecc.findings = {{"gpu.ecc_uncorrected", Severity::fail, "3 errors", "drain", 0, false},
                   {"gpu.persistence_off", Severity::warn, "off", "turn on", 0, true}};
   report.results.push_back(ecc);
-  CheckResult p2p = result("gpu.p2p", Status::pass);
+  CheckResult p2p = prometheus_result("gpu.p2p", Status::pass);
   // As the checks make them: the labels are fields, set with the name.
   p2p.metrics = {pair_metric("p2p", 0, 1, "write_gbps", 300.0, "GB/s", ""),
                  pair_metric("p2p", 1, 0, "write_gbps", 290.0, "GB/s", ""),
@@ -272,7 +273,7 @@ TEST(PrometheusRenderer, LabelsComeFromTheMetricsFieldsNotItsName) {
   // A name that looks like a pair's, without the fields: one series under that name, no labels
   // read out of it.
   Report report = two_gpus();
-  CheckResult odd = result("gpu.p2p", Status::pass);
+  CheckResult odd = prometheus_result("gpu.p2p", Status::pass);
   odd.metrics = {{"p2p_7_8_odd_gbps", 1.0, "GB/s", ""}};
   report.results = {odd};
   const std::string out = render_prometheus(report, PrometheusOptions{});

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What NCCL's initialisation costs in one process over every GPU (as gpucheck's multi-GPU child
 does it, ncclCommInitAll) against one process per GPU (ncclCommInitRank, each process with its
-context already built, as gpucheck's per-GPU children would): docs/performance.md.
+context already built and only its GPU visible, as gpucheck's per-GPU children would), and the
+all-reduce bus bandwidth each reaches at 256 MiB: docs/performance.md.
 
     NCCL_NVLS_ENABLE=0 python3 bench/nccl_init.py [--rounds 3]
 
@@ -41,23 +42,62 @@ def cuda_ready(devices):
         ptr = ctypes.c_uint64()
         assert cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(1 << 20)) == 0
         ctxs.append(ctx)
-    return cuda, init_ms, 1000 * (time.perf_counter() - t) - init_ms
+    return cuda, init_ms, 1000 * (time.perf_counter() - t) - init_ms, ctxs
+
+
+SUM_BYTES = 256 << 20
+SUM_ITERATIONS = 20
+
+
+def all_reduce_busbw(cuda, nccl, comms, contexts, n):
+    """Bus bandwidth (GB/s) of SUM_ITERATIONS float32 sums of SUM_BYTES over `comms` (this
+    process's ranks, one context each), after 5 untimed ones, timed on the host."""
+    nccl.ncclAllReduce.argtypes = [ctypes.c_uint64, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_int,
+                                   ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    bufs, streams = [], []
+    for ctx in contexts:
+        assert cuda.cuCtxSetCurrent(ctx) == 0
+        pair = (ctypes.c_uint64(), ctypes.c_uint64())
+        for b in pair:
+            assert cuda.cuMemAlloc_v2(ctypes.byref(b), ctypes.c_size_t(SUM_BYTES)) == 0
+        stream = ctypes.c_void_p()
+        assert cuda.cuStreamCreate(ctypes.byref(stream), 0) == 0
+        bufs.append(pair)
+        streams.append(stream)
+
+    def sums(times):
+        for _ in range(times):
+            nccl.ncclGroupStart()
+            for k, comm in enumerate(comms):
+                nccl.ncclAllReduce(bufs[k][0].value, bufs[k][1].value, SUM_BYTES // 4, 7, 0, comm,
+                                   streams[k])
+            nccl.ncclGroupEnd()
+        for k, ctx in enumerate(contexts):
+            cuda.cuCtxSetCurrent(ctx)
+            cuda.cuStreamSynchronize(streams[k])
+
+    sums(5)
+    t = time.perf_counter()
+    sums(SUM_ITERATIONS)
+    seconds = (time.perf_counter() - t) / SUM_ITERATIONS
+    return round(SUM_BYTES / seconds / 1e9 * 2 * (n - 1) / n, 1)
 
 
 def one_process(n):
-    _, init_ms, ctx_ms = cuda_ready(range(n))
+    cuda, init_ms, ctx_ms, contexts = cuda_ready(range(n))
     nccl = ctypes.CDLL("libnccl.so.2")
     comms = (ctypes.c_void_p * n)()
     devs = (ctypes.c_int * n)(*range(n))
     t = time.perf_counter()
     rc = nccl.ncclCommInitAll(comms, n, devs)
     ms = 1000 * (time.perf_counter() - t)
+    busbw = all_reduce_busbw(cuda, nccl, [comms[k] for k in range(n)], contexts, n)
     print(json.dumps({"case": "all", "rc": rc, "cuinit_ms": round(init_ms), "contexts_ms":
-                      round(ctx_ms), "nccl_ms": round(ms)}), flush=True)
+                      round(ctx_ms), "nccl_ms": round(ms), "busbw_256mib": busbw}), flush=True)
 
 
 def rank_process(n, rank, id_hex):
-    _, init_ms, ctx_ms = cuda_ready([0])
+    cuda, init_ms, ctx_ms, contexts = cuda_ready([0])
     nccl = ctypes.CDLL("libnccl.so.2")
     uid = NcclUniqueId.from_buffer_copy(bytes.fromhex(id_hex))
     comm = ctypes.c_void_p()
@@ -66,8 +106,10 @@ def rank_process(n, rank, id_hex):
     t = time.perf_counter()
     rc = nccl.ncclCommInitRank(ctypes.byref(comm), n, uid, rank)
     ms = 1000 * (time.perf_counter() - t)
+    busbw = all_reduce_busbw(cuda, nccl, [comm], contexts, n)
     print(json.dumps({"case": "rank", "rank": rank, "rc": rc, "cuinit_ms": round(init_ms),
-                      "contexts_ms": round(ctx_ms), "nccl_ms": round(ms)}), flush=True)
+                      "contexts_ms": round(ctx_ms), "nccl_ms": round(ms), "busbw_256mib": busbw}),
+          flush=True)
 
 
 def run(cmd, env):
@@ -85,6 +127,10 @@ def report(proc, start):
             print(f"  {line}  wall {wall:.0f} ms")
     for t in timings:
         print("    NCCL: " + re.sub(r"\s+", " ", t))
+    transports = sorted({m.group(1) for m in re.finditer(r"Channel \d+/\d+ : \S+ -> \S+ via (\S+)",
+                                                         out + err)})
+    if transports:
+        print("    NCCL's transports: " + ", ".join(transports))
 
 
 def main():
@@ -102,7 +148,7 @@ def main():
     uuids = subprocess.run(["nvidia-smi", "--query-gpu=uuid", "--format=csv,noheader"],
                            capture_output=True, text=True, check=False).stdout.split()
     n = len(uuids)
-    env = dict(os.environ, NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT")
+    env = dict(os.environ, NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,P2P")
     me = [sys.executable, os.path.abspath(__file__), "--child"]
     for r in range(args.rounds):
         print(f"round {r + 1}, {n} GPUs: one process, ncclCommInitAll")

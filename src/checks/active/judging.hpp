@@ -49,7 +49,7 @@ struct Judgement {
   std::string summary;
   std::vector<Finding> findings;
   bool skipped = false; ///< the work could not start for a reason that is no fault (summary says)
-  /// Metric name -> what its sibling GPUs compare instead of its value (Metric::sibling_basis).
+  /// Metric name -> what its sibling GPUs compare besides its value (Metric::sibling_basis).
   std::vector<std::pair<std::string, SiblingBasis>> sibling_bases;
 };
 using Judge = std::function<Judgement(const GpuTarget& gpu, const nlohmann::json& payload)>;

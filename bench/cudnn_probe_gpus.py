@@ -9,27 +9,19 @@ CUDA_VISIBLE_DEVICES unset, one GPU, and none, with the statuses the checks retu
 import argparse
 import json
 import os
-import subprocess
-import time
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from init_floor import run_child  # noqa: E402
 
 
 def probe(gpucheck, visible):
     """Wall time of `gpucheck --child cudnn` and its sub-libraries' version-check statuses."""
-    read_fd, write_fd = os.pipe()
-    env = dict(os.environ, GPUCHECK_RESULT_FD=str(write_fd))
+    env = dict(os.environ)
     env.pop("CUDA_VISIBLE_DEVICES", None)
     if visible is not None:
         env["CUDA_VISIBLE_DEVICES"] = visible
-    start = time.perf_counter()
-    proc = subprocess.Popen([gpucheck, "--child", "cudnn"], env=env, pass_fds=(write_fd,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(write_fd)
-    data = b""
-    while chunk := os.read(read_fd, 1 << 16):
-        data += chunk
-    proc.wait()
-    os.close(read_fd)
-    ms = round(1000 * (time.perf_counter() - start))
+    ms, data = run_child(gpucheck, "cudnn", env)
     try:
         payload = json.loads(data)
         subs = payload.get("result", payload).get("cudnn", {}).get("sublibraries", [])

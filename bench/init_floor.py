@@ -27,19 +27,25 @@ def in_fresh_process(code, env=None):
     return f"{out[0]} ms (rc {out[1]})" if len(out) == 2 else "failed"
 
 
-def child_ms(gpucheck, mode, into=None):
-    """Wall time of `gpucheck --child MODE` (its result goes to a pipe, read to the end)."""
+def run_child(gpucheck, mode, env=None):
+    """Wall time (ms) of `gpucheck --child MODE` and the result it wrote to its pipe."""
     read_fd, write_fd = os.pipe()
-    env = dict(os.environ, GPUCHECK_RESULT_FD=str(write_fd))
+    env = dict(env if env is not None else os.environ, GPUCHECK_RESULT_FD=str(write_fd))
     start = time.perf_counter()
     proc = subprocess.Popen([gpucheck, "--child", mode], env=env, pass_fds=(write_fd,),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.close(write_fd)
-    while os.read(read_fd, 1 << 16):
-        pass
+    data = b""
+    while chunk := os.read(read_fd, 1 << 16):
+        data += chunk
     proc.wait()
     os.close(read_fd)
-    ms = round(1000 * (time.perf_counter() - start))
+    return round(1000 * (time.perf_counter() - start)), data
+
+
+def child_ms(gpucheck, mode, into=None):
+    """Wall time of `gpucheck --child MODE` (its result goes to a pipe, read to the end)."""
+    ms = run_child(gpucheck, mode)[0]
     if into is not None:
         into[mode] = ms
     return ms

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "platform/cuda_api.hpp"
 
 namespace gpucheck::gpu {
@@ -11,6 +14,10 @@ CudaCallError::CudaCallError(std::string call, int code)
                                     : fmt::format("{} returned {} ({})", call,
                                                   cuda_error_name(code), cuda_error_text(code))),
       m_call(std::move(call)), m_code(code) {}
+
+void set_hardware_queues(int queues) {
+  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(queues).c_str(), 1);
+}
 
 LoadedDriver load_driver() {
   LoadedDriver driver;

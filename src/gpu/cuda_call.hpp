@@ -33,6 +33,11 @@ struct LoadedDriver {
 /// entry every child needs.
 LoadedDriver load_driver();
 
+/// The hardware work queues of each context this process builds (CUDA_DEVICE_MAX_CONNECTIONS,
+/// read when a context is built): 8, the default, make a context about twice as slow to build
+/// and tear down as one, most of all beside other processes' (docs/performance.md).
+void set_hardware_queues(int queues);
+
 /// A driver call that did not return CUDA_SUCCESS (code -1: the symbol is missing).
 class CudaCallError : public std::runtime_error {
 public:

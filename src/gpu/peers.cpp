@@ -67,9 +67,7 @@ class PeerSession {
 public:
   explicit PeerSession(const std::vector<int>& ordinals) {
     set_stage("driver");
-    // One hardware queue per context, as DeviceSession: 8 (the default) make each context
-    // slower to build, most of all beside other processes' (docs/performance.md).
-    ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1);
+    set_hardware_queues(1); // as the per-GPU children: copies and NCCL need no more
     LoadedDriver driver = load_driver();
     m_lib = std::move(driver.lib);
     m_api = driver.api;

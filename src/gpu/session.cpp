@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "gpu/child.hpp"
@@ -51,9 +50,7 @@ uint64_t memory_budget(uint64_t free_bytes) {
 DeviceSession::DeviceSession(int ordinal, int connections)
     : m_ordinal(ordinal), m_connections(connections) {
   set_stage("driver");
-  // Read by the driver when it builds the context: 8 queues (the default) take twice as long
-  // to build and tear down as one (docs/performance.md).
-  ::setenv("CUDA_DEVICE_MAX_CONNECTIONS", std::to_string(connections).c_str(), 1);
+  set_hardware_queues(connections);
   LoadedDriver driver = load_driver();
   m_lib = std::move(driver.lib);
   m_api = driver.api;

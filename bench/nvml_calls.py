@@ -6,7 +6,9 @@
 
 Per GPU: the 4 x links calls of nvmlDeviceGetNvLinkErrorCounter, then one
 nvmlDeviceGetFieldValues call with fields 161-163 (DL replay, recovery, CRC) scoped to each
-link, and both readings, so that the batched values can be compared with the counters.
+link, and both readings, so that the batched values can be compared with the counters; then one
+call for the four totals over every link (fields 38, 45, 52, 59: CRC flit, CRC data, replay,
+recovery), against the sums of the per-link counters, which is how the NVML child reads them.
 """
 import ctypes
 import sys
@@ -18,6 +20,11 @@ class FieldValue(ctypes.Structure):
                 ("timestamp", ctypes.c_longlong), ("latencyUsec", ctypes.c_longlong),
                 ("valueType", ctypes.c_uint), ("nvmlReturn", ctypes.c_uint),
                 ("value", ctypes.c_ulonglong)]
+
+
+# Fields 38, 45, 52, 59 and the nvmlNvLinkErrorCounter_t each totals.
+TOTALS = (38, 45, 52, 59)
+COUNTER_OF_TOTAL = (2, 3, 0, 1)
 
 
 def main():
@@ -62,6 +69,18 @@ def main():
             print(f"  link {l0}: counters replay/recovery/flit/data "
                   f"{[legacy[(l0, c)] for c in range(4)]}; fields 161/162/163 "
                   f"{[batched[(l0, f)] for f in (161, 162, 163)]}")
+        totals = (FieldValue * 4)()
+        for n, fid in enumerate(TOTALS):
+            totals[n].fieldId = fid
+        t = time.perf_counter()
+        rc = nvml.nvmlDeviceGetFieldValues(dev, 4, totals)
+        t_totals = time.perf_counter() - t
+        sums = [sum(legacy[(l, c)] for l in links if isinstance(legacy[(l, c)], int))
+                for c in COUNTER_OF_TOTAL]
+        read = [f.value if f.nvmlReturn == 0 else f"rc{f.nvmlReturn}" for f in totals]
+        print(f"  totals (flit, data, replay, recovery): one call {1e3*t_totals:.1f} ms (rc {rc}) "
+              f"read {read}; sums of the counters {sums}; "
+              f"{'equal' if read == sums else 'DIFFERENT'}")
     return 0
 
 

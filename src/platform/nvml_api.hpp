@@ -4,6 +4,7 @@
 /// methods.md §6). Each entry is resolved by its newest versioned name first and older names
 /// after, so old drivers still load. Only child processes may call load_nvml_api().
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -97,6 +98,18 @@ struct nvmlGpuFabricInfo_v2_t {
   unsigned healthMask;
 };
 static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36);
+
+/// One value of nvmlDeviceGetFieldValues: the caller sets fieldId (and scopeId), NVML the rest.
+struct nvmlFieldValue_t {
+  unsigned fieldId;
+  unsigned scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  unsigned valueType;
+  nvmlReturn_t nvmlReturn;
+  unsigned long long value; ///< the union nvmlValue_t; the NVLink counters are unsigned long long
+};
+static_assert(sizeof(nvmlFieldValue_t) == 40);
 // NOLINTEND(readability-identifier-naming)
 
 /// NVML's struct version: sizeof | (version << 24).
@@ -128,9 +141,13 @@ constexpr int k_nvml_nvlink_error_replay = 0;    ///< nvmlNvLinkErrorCounter_t D
 constexpr int k_nvml_nvlink_error_recovery = 1;  ///< DL_RECOVERY
 constexpr int k_nvml_nvlink_error_crc_flit = 2;  ///< DL_CRC_FLIT
 constexpr int k_nvml_nvlink_error_crc_data = 3;  ///< DL_CRC_DATA
-constexpr int k_nvml_p2p_caps_read = 0;          ///< nvmlGpuP2PCapsIndex_t NVML_P2P_CAPS_INDEX_READ
-constexpr int k_nvml_p2p_caps_nvlink = 2;        ///< NVML_P2P_CAPS_INDEX_NVLINK
-constexpr unsigned k_nvml_cpu_set_words = 64;    ///< 4096 CPUs in unsigned longs
+/// nvmlFieldValue_t fieldIds: each counter's total over every link, in the order of the
+/// nvmlNvLinkErrorCounter_t values above (replay, recovery, CRC flit, CRC data).
+constexpr std::array<unsigned, 4> k_nvml_fi_nvlink_error_totals{52, 59, 38, 45};
+constexpr unsigned k_nvml_value_type_unsigned_long_long = 3; ///< nvmlValueType_t
+constexpr int k_nvml_p2p_caps_read = 0;       ///< nvmlGpuP2PCapsIndex_t NVML_P2P_CAPS_INDEX_READ
+constexpr int k_nvml_p2p_caps_nvlink = 2;     ///< NVML_P2P_CAPS_INDEX_NVLINK
+constexpr unsigned k_nvml_cpu_set_words = 64; ///< 4096 CPUs in unsigned longs
 
 /// `nvml_signature_t<void (T)>` is T: lets a macro argument hold a type with commas.
 template <typename T> struct NvmlSignature;
@@ -228,6 +245,8 @@ template <typename T> using nvml_signature_t = typename NvmlSignature<T>::type;
   X(nvmlDeviceGetNvLinkErrorCounter,                                                               \
     (nvmlReturn_t(*)(nvmlDevice_t, unsigned, int, unsigned long long*)),                           \
     "nvmlDeviceGetNvLinkErrorCounter")                                                             \
+  X(nvmlDeviceGetFieldValues, (nvmlReturn_t(*)(nvmlDevice_t, int, nvmlFieldValue_t*)),             \
+    "nvmlDeviceGetFieldValues")                                                                    \
   X(nvmlDeviceGetGpuFabricInfoV, (nvmlReturn_t(*)(nvmlDevice_t, nvmlGpuFabricInfo_v2_t*)),         \
     "nvmlDeviceGetGpuFabricInfoV")                                                                 \
   X(nvmlDeviceGetGpuFabricInfo, (nvmlReturn_t(*)(nvmlDevice_t, nvmlGpuFabricInfo_t*)),             \

@@ -286,6 +286,56 @@ std::string pci_bus_id_of(const nvmlPciInfo_t& pci) {
   return short_bus_id(std::string(pci.busId, strnlen(pci.busId, sizeof pci.busId)));
 }
 
+/// Each counter's total over every link (nvmlDeviceGetFieldValues, one call), nullopt where it
+/// could not be read.
+std::array<std::optional<unsigned long long>, 4> read_error_totals(const NvmlApi& api,
+                                                                   nvmlDevice_t device) {
+  std::array<std::optional<unsigned long long>, 4> totals;
+  if (api.nvmlDeviceGetFieldValues == nullptr) {
+    return totals;
+  }
+  std::array<nvmlFieldValue_t, 4> fields{};
+  for (size_t i = 0; i < fields.size(); ++i) {
+    fields[i].fieldId = k_nvml_fi_nvlink_error_totals[i];
+  }
+  if (counted(api.nvmlDeviceGetFieldValues(device, static_cast<int>(fields.size()),
+                                           fields.data())) != k_nvml_success) {
+    return totals;
+  }
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].nvmlReturn == k_nvml_success &&
+        fields[i].valueType == k_nvml_value_type_unsigned_long_long) {
+      totals[i] = fields[i].value;
+    }
+  }
+  return totals;
+}
+
+/// Each link's error counters. A counter whose total over the links reads 0 is 0 on every
+/// link; only the others are read link by link (0.85 ms a call: 72 calls for 18 links).
+void read_link_errors(const NvmlApi& api, nvmlDevice_t device, std::vector<NvLinkInfo>& links) {
+  if (links.empty()) {
+    return;
+  }
+  const std::array<std::optional<unsigned long long>, 4> totals = read_error_totals(api, device);
+  const std::array<std::optional<uint64_t> NvLinkInfo::*, 4> members{
+      &NvLinkInfo::replay_errors, &NvLinkInfo::recovery_errors, &NvLinkInfo::crc_flit_errors,
+      &NvLinkInfo::crc_data_errors};
+  const std::array<int, 4> counters{k_nvml_nvlink_error_replay, k_nvml_nvlink_error_recovery,
+                                    k_nvml_nvlink_error_crc_flit, k_nvml_nvlink_error_crc_data};
+  for (size_t i = 0; i < counters.size(); ++i) {
+    for (NvLinkInfo& info : links) {
+      if (totals[i] == 0ULL) {
+        info.*members[i] = 0;
+      } else if (const auto value = read_value<unsigned long long>(
+                     api.nvmlDeviceGetNvLinkErrorCounter, device, static_cast<unsigned>(info.link),
+                     counters[i])) {
+        info.*members[i] = *value;
+      }
+    }
+  }
+}
+
 /// Every link whose state NVML can read (a link the GPU does not have answers NOT_SUPPORTED or
 /// INVALID_ARGUMENT and is left out).
 std::vector<NvLinkInfo> read_nvlinks(const NvmlApi& api, nvmlDevice_t device) {
@@ -306,16 +356,9 @@ std::vector<NvLinkInfo> read_nvlinks(const NvmlApi& api, nvmlDevice_t device) {
             read_value<nvmlPciInfo_t>(api.nvmlDeviceGetNvLinkRemotePciInfo, device, link)) {
       info.remote_bus_id = pci_bus_id_of(*pci);
     }
-    const auto counter = [&](int which) {
-      return read_value<unsigned long long>(api.nvmlDeviceGetNvLinkErrorCounter, device, link,
-                                            which);
-    };
-    info.replay_errors = counter(k_nvml_nvlink_error_replay);
-    info.recovery_errors = counter(k_nvml_nvlink_error_recovery);
-    info.crc_flit_errors = counter(k_nvml_nvlink_error_crc_flit);
-    info.crc_data_errors = counter(k_nvml_nvlink_error_crc_data);
     links.push_back(std::move(info));
   }
+  read_link_errors(api, device, links);
   return links;
 }
 

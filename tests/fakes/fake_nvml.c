@@ -681,12 +681,66 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device
 }
 #endif
 
-/* Counters: `nvlink.L.replay`, `nvlink.L.recovery`, `nvlink.L.crc_flit`, `nvlink.L.crc_data`. */
+#ifndef FAKE_NVML_OLD
+/* nvmlFieldValue_t; only the NVLink error totals over every link are answered (fields 52, 59,
+ * 38, 45: the sums of the counters below), each other field NOT_SUPPORTED. `nvlink_totals`
+ * "na" makes the totals NOT_SUPPORTED too (a driver that reads counters link by link only). */
+typedef struct {
+  unsigned fieldId;
+  unsigned scopeId;
+  long long timestamp;
+  long long latencyUsec;
+  unsigned valueType;
+  nvmlReturn_t nvmlReturn;
+  unsigned long long value;
+} nvmlFieldValue_t;
+
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count,
+                                                  nvmlFieldValue_t* values) {
+  static const struct {
+    unsigned id;
+    const char* name;
+  } k_totals[] = {{52, "replay"}, {59, "recovery"}, {38, "crc_flit"}, {45, "crc_data"}};
+  int gpu = 0;
+  const nvmlReturn_t rc = enter(device, NULL, &gpu);
+  if (rc != k_success) {
+    return rc;
+  }
+  if (count < 0 || (count > 0 && values == NULL)) {
+    return k_invalid_argument;
+  }
+  const nvmlReturn_t totals_rc = field_rc(gpu, "nvlink_totals");
+  for (int i = 0; i < count; ++i) {
+    values[i].nvmlReturn = k_not_supported;
+    for (size_t t = 0; t < sizeof k_totals / sizeof k_totals[0]; ++t) {
+      if (values[i].fieldId != k_totals[t].id || totals_rc != k_success) {
+        continue;
+      }
+      unsigned long long sum = 0;
+      for (unsigned link = 0; link < (unsigned)field(gpu, "nvlinks", 0); ++link) {
+        char key[64];
+        snprintf(key, sizeof key, "nvlink.%u.%s", link, k_totals[t].name);
+        sum += field(gpu, key, 0);
+      }
+      values[i].valueType = 3; /* NVML_VALUE_TYPE_UNSIGNED_LONG_LONG */
+      values[i].nvmlReturn = k_success;
+      values[i].value = sum;
+    }
+  }
+  return k_success;
+}
+#endif
+
+/* Counters: `nvlink.L.replay`, `nvlink.L.recovery`, `nvlink.L.crc_flit`, `nvlink.L.crc_data`;
+ * `nvlink_counters` "na"/"err:N" fails this call alone. */
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned link,
                                                          int counter, unsigned long long* value) {
   static const char* const k_names[] = {"replay", "recovery", "crc_flit", "crc_data", "ecc_data"};
   int gpu = 0;
-  const nvmlReturn_t rc = enter_link(device, link, &gpu);
+  nvmlReturn_t rc = enter_link(device, link, &gpu);
+  if (rc == k_success) {
+    rc = field_rc(gpu, "nvlink_counters");
+  }
   if (rc != k_success) {
     return rc;
   }

@@ -116,6 +116,60 @@ p2p.0.5.read=1
   EXPECT_EQ(all_codes(s), expected);
 }
 
+// A counter whose total over the links reads 0 is not read link by link (72 calls of 0.85 ms on
+// an H200): here the link-by-link call fails, and the counters still read 0 from the totals.
+TEST(NvmlTopologyProbe, ErrorTotalsOfZeroSpareTheLinkByLinkCalls) {
+  FakeMachine machine(std::string(k_hgx) + "gpu.all.nvlink_counters=err:999\n");
+  const SystemSnapshot s = probe_topology(machine);
+  ASSERT_EQ(s.gpus.size(), 8U);
+  for (const NvLinkInfo& link : s.gpus[0].nvlinks) {
+    EXPECT_EQ(link.replay_errors, 0U);
+    EXPECT_EQ(link.recovery_errors, 0U);
+    EXPECT_EQ(link.crc_flit_errors, 0U);
+    EXPECT_EQ(link.crc_data_errors, 0U);
+  }
+  EXPECT_TRUE(all_codes(s).empty());
+}
+
+// Its twin: where the totals cannot be read, each link's counters are read one by one, and where
+// those fail too the counters are unknown, never 0.
+TEST(NvmlTopologyProbe, LinkByLinkWhereTheTotalsCannotBeRead) {
+  FakeMachine faulty(std::string(k_hgx) + R"(
+gpu.all.nvlink_totals=na
+gpu.2.nvlink.5.crc_flit=12
+gpu.1.nvlink.0.recovery=1
+gpu.1.nvlink.3.crc_data=7
+)");
+  const SystemSnapshot s = probe_topology(faulty);
+  ASSERT_EQ(s.gpus.size(), 8U);
+  EXPECT_EQ(s.gpus[2].nvlinks[5].crc_flit_errors, 12U);
+  EXPECT_EQ(s.gpus[1].nvlinks[3].crc_data_errors, 7U);
+  EXPECT_EQ(s.gpus[1].nvlinks[4].crc_data_errors, 0U);
+  const std::vector<std::string> expected{"gpu.nvlink gpu 1: nvlink.recovery_errors",
+                                          "gpu.nvlink gpu 1: nvlink.crc_errors",
+                                          "gpu.nvlink gpu 2: nvlink.crc_errors"};
+  EXPECT_EQ(all_codes(s), expected);
+
+  FakeMachine unreadable(std::string(k_hgx) +
+                         "gpu.all.nvlink_totals=na\ngpu.all.nvlink_counters=err:999\n");
+  const SystemSnapshot u = probe_topology(unreadable);
+  ASSERT_EQ(u.gpus.size(), 8U);
+  EXPECT_FALSE(u.gpus[0].nvlinks.at(0).replay_errors.has_value());
+  EXPECT_FALSE(u.gpus[0].nvlinks.at(0).crc_data_errors.has_value());
+}
+
+// A total that is not 0 sends only its own counter to the links: the others stay 0 from theirs.
+TEST(NvmlTopologyProbe, OnlyACounterWithErrorsIsReadLinkByLink) {
+  FakeMachine machine(std::string(k_hgx) + "gpu.0.nvlink.2.crc_data=31\n");
+  const SystemSnapshot s = probe_topology(machine);
+  ASSERT_EQ(s.gpus.size(), 8U);
+  EXPECT_EQ(s.gpus[0].nvlinks[2].crc_data_errors, 31U);
+  EXPECT_EQ(s.gpus[0].nvlinks[3].crc_data_errors, 0U);
+  EXPECT_EQ(s.gpus[0].nvlinks[2].replay_errors, 0U);
+  const std::vector<std::string> expected{"gpu.nvlink gpu 0: nvlink.crc_errors"};
+  EXPECT_EQ(all_codes(s), expected);
+}
+
 TEST(NvmlTopologyProbe, BridgedPairIsDirectNvlink) {
   FakeMachine machine(R"(
 gpu.count=2

@@ -6,7 +6,8 @@ beside gpucheck's probe children that pay it (docs/performance.md, "The GPU engi
 
 Prints, per round: cuInit alone in a fresh process (every GPU visible, then only the first GPU by
 UUID), nvmlInit alone, gpucheck's `cuda` and `nvml` probe children alone, and both at once (as
-`--quick` runs them). Times are wall times of the call (ctypes) or of the child (spawn to exit).
+`--quick` runs them). Times are wall times of the call (ctypes) or of the child: spawn to its
+result, and to its exit.
 """
 import argparse
 import os
@@ -27,8 +28,10 @@ def in_fresh_process(code, env=None):
     return f"{out[0]} ms (rc {out[1]})" if len(out) == 2 else "failed"
 
 
-def run_child(gpucheck, mode, env=None):
-    """Wall time (ms) of `gpucheck --child MODE` and the result it wrote to its pipe."""
+def run_child(gpucheck, mode, env=None, timing=None):
+    """Wall time (ms) of `gpucheck --child MODE` to its exit and the result it wrote to its pipe;
+    with `timing`, also when the result was in (the child closes its pipe before it exits):
+    timing["result_ms"]."""
     read_fd, write_fd = os.pipe()
     env = dict(env if env is not None else os.environ, GPUCHECK_RESULT_FD=str(write_fd))
     start = time.perf_counter()
@@ -38,17 +41,23 @@ def run_child(gpucheck, mode, env=None):
     data = b""
     while chunk := os.read(read_fd, 1 << 16):
         data += chunk
+    result_at = time.perf_counter()
     proc.wait()
     os.close(read_fd)
+    if timing is not None:
+        timing["result_ms"] = round(1000 * (result_at - start))
     return round(1000 * (time.perf_counter() - start)), data
 
 
 def child_ms(gpucheck, mode, into=None):
-    """Wall time of `gpucheck --child MODE` (its result goes to a pipe, read to the end)."""
-    ms = run_child(gpucheck, mode)[0]
+    """`gpucheck --child MODE`: "R ms (exit E)", R when its result was in (what gpucheck waits
+    for), E when its process had exited (the kernel freed its driver state)."""
+    timing = {}
+    ms = run_child(gpucheck, mode, timing=timing)[0]
+    text = f"{timing['result_ms']} ms (exit {ms})"
     if into is not None:
-        into[mode] = ms
-    return ms
+        into[mode] = text
+    return text
 
 
 def main():
@@ -64,8 +73,8 @@ def main():
             one = dict(os.environ, CUDA_VISIBLE_DEVICES=uuids[0])
             line.append(f"cuInit, one visible: {in_fresh_process(CUINIT, one)}")
         line.append(f"nvmlInit: {in_fresh_process(NVMLINIT)}")
-        line.append(f"child cuda alone: {child_ms(args.gpucheck, 'cuda')} ms")
-        line.append(f"child nvml alone: {child_ms(args.gpucheck, 'nvml')} ms")
+        line.append(f"child cuda alone: {child_ms(args.gpucheck, 'cuda')}")
+        line.append(f"child nvml alone: {child_ms(args.gpucheck, 'nvml')}")
         both = {}
         threads = [threading.Thread(target=child_ms, args=(args.gpucheck, m, both))
                    for m in ("nvml", "cuda")]
@@ -73,7 +82,7 @@ def main():
             t.start()
         for t in threads:
             t.join()
-        line.append(f"together: cuda {both['cuda']} ms, nvml {both['nvml']} ms")
+        line.append(f"together: cuda {both['cuda']}, nvml {both['nvml']}")
         print("; ".join(line))
     return 0
 

@@ -182,8 +182,8 @@ public:
     request.mode = std::move(mode);
     request.args = std::move(args);
     request.timeout = timeout.value_or(m_options.child_timeout);
-    // The kernel frees a driver child's state after its result (0.1 s for cuInit over two
-    // GPUs): the probes need not wait for that.
+    // Done once its result is in: the kernel frees a driver child's state after that, and the
+    // probes need not wait for it.
     request.conclude_at_result = true;
     if (request.mode == "cudnn") {
       hide_gpus(request);

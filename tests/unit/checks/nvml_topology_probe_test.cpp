@@ -116,8 +116,8 @@ p2p.0.5.read=1
   EXPECT_EQ(all_codes(s), expected);
 }
 
-// A counter whose total over the links reads 0 is not read link by link (72 calls of 0.85 ms on
-// an H200): here the link-by-link call fails, and the counters still read 0 from the totals.
+// A counter whose total over the links reads 0 is not read link by link (four calls a link):
+// here the link-by-link call fails, and the counters still read 0 from the totals.
 TEST(NvmlTopologyProbe, ErrorTotalsOfZeroSpareTheLinkByLinkCalls) {
   FakeMachine machine(std::string(k_hgx) + "gpu.all.nvlink_counters=err:999\n");
   const SystemSnapshot s = probe_topology(machine);

@@ -64,6 +64,11 @@ def main():
         print(f"GPU {i}: {len(links)} links; state {1e3*t_state:.1f} ms; "
               f"{4*len(links)} counter calls {1e3*t_legacy:.1f} ms; one batched call "
               f"{1e3*t_batch:.1f} ms (rc {rc})")
+        same = sum(1 for l in links if batched[(l, 161)] == legacy[(l, 0)]
+                   and batched[(l, 162)] == legacy[(l, 1)])
+        kinds = sorted({f.valueType for f in fields if f.nvmlReturn == 0})
+        print(f"  fields 161/162 equal the replay/recovery counters on {same} of {len(links)} "
+              f"links (value types {kinds})")
         if links:
             l0 = links[0]
             print(f"  link {l0}: counters replay/recovery/flit/data "

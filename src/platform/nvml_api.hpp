@@ -144,7 +144,14 @@ constexpr int k_nvml_nvlink_error_crc_data = 3;  ///< DL_CRC_DATA
 /// nvmlFieldValue_t fieldIds: each counter's total over every link, in the order of the
 /// nvmlNvLinkErrorCounter_t values above (replay, recovery, CRC flit, CRC data).
 constexpr std::array<unsigned, 4> k_nvml_fi_nvlink_error_totals{52, 59, 38, 45};
-constexpr unsigned k_nvml_value_type_unsigned_long_long = 3; ///< nvmlValueType_t
+/// nvmlFieldValue_t fieldIds NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY and _RECOVERY: one link's
+/// counter (scopeId: the link), the same DL counters as nvmlDeviceGetNvLinkErrorCounter's.
+constexpr unsigned k_nvml_fi_nvlink_error_dl_replay = 161;
+constexpr unsigned k_nvml_fi_nvlink_error_dl_recovery = 162;
+constexpr unsigned k_nvml_value_type_unsigned_int = 1; ///< nvmlValueType_t
+constexpr unsigned k_nvml_value_type_unsigned_long = 2;
+constexpr unsigned k_nvml_value_type_unsigned_long_long = 3;
+constexpr unsigned k_nvml_value_type_signed_long_long = 4;
 constexpr int k_nvml_p2p_caps_read = 0;       ///< nvmlGpuP2PCapsIndex_t NVML_P2P_CAPS_INDEX_READ
 constexpr int k_nvml_p2p_caps_nvlink = 2;     ///< NVML_P2P_CAPS_INDEX_NVLINK
 constexpr unsigned k_nvml_cpu_set_words = 64; ///< 4096 CPUs in unsigned longs

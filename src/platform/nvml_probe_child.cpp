@@ -286,47 +286,95 @@ std::string pci_bus_id_of(const nvmlPciInfo_t& pci) {
   return short_bus_id(std::string(pci.busId, strnlen(pci.busId, sizeof pci.busId)));
 }
 
-/// Each counter's total over every link (nvmlDeviceGetFieldValues, one call), nullopt where it
-/// could not be read.
-std::array<std::optional<unsigned long long>, 4> read_error_totals(const NvmlApi& api,
-                                                                   nvmlDevice_t device) {
-  std::array<std::optional<unsigned long long>, 4> totals;
-  if (api.nvmlDeviceGetFieldValues == nullptr) {
-    return totals;
+/// A field's value when NVML read it and it is a non-negative integer, else nullopt.
+std::optional<uint64_t> field_integer(const nvmlFieldValue_t& field) {
+  if (field.nvmlReturn != k_nvml_success) {
+    return std::nullopt;
   }
-  std::array<nvmlFieldValue_t, 4> fields{};
+  switch (field.valueType) {
+  case k_nvml_value_type_unsigned_int:
+    return static_cast<uint32_t>(field.value);
+  case k_nvml_value_type_unsigned_long:
+  case k_nvml_value_type_unsigned_long_long:
+    return field.value;
+  case k_nvml_value_type_signed_long_long:
+    return static_cast<long long>(field.value) >= 0 ? std::optional<uint64_t>(field.value)
+                                                    : std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// nvmlDeviceGetFieldValues on `fields` (fieldId and scopeId set); false when the call itself
+/// failed or is missing, each field's own nvmlReturn otherwise.
+bool read_fields(const NvmlApi& api, nvmlDevice_t device, std::vector<nvmlFieldValue_t>& fields) {
+  return api.nvmlDeviceGetFieldValues != nullptr && !fields.empty() &&
+         counted(api.nvmlDeviceGetFieldValues(device, static_cast<int>(fields.size()),
+                                              fields.data())) == k_nvml_success;
+}
+
+/// Each link's error counters, in the order of k_nvml_nvlink_error_*: replay, recovery, CRC
+/// flit, CRC data.
+using LinkErrors = std::array<std::optional<uint64_t>, 4>;
+
+/// Each counter's total over every link, in one call.
+LinkErrors read_error_totals(const NvmlApi& api, nvmlDevice_t device) {
+  LinkErrors totals;
+  std::vector<nvmlFieldValue_t> fields(totals.size());
   for (size_t i = 0; i < fields.size(); ++i) {
     fields[i].fieldId = k_nvml_fi_nvlink_error_totals[i];
   }
-  if (counted(api.nvmlDeviceGetFieldValues(device, static_cast<int>(fields.size()),
-                                           fields.data())) != k_nvml_success) {
-    return totals;
-  }
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (fields[i].nvmlReturn == k_nvml_success &&
-        fields[i].valueType == k_nvml_value_type_unsigned_long_long) {
-      totals[i] = fields[i].value;
+  if (read_fields(api, device, fields)) {
+    for (size_t i = 0; i < fields.size(); ++i) {
+      totals[i] = field_integer(fields[i]);
     }
   }
   return totals;
 }
 
+/// Each link's replay and recovery counters in one call: the DL fields scoped to the link, as
+/// NVLink 4 GPUs have them. The CRC counters have no such field for the flit and data counts.
+std::vector<LinkErrors> read_scoped_errors(const NvmlApi& api, nvmlDevice_t device,
+                                           const std::vector<NvLinkInfo>& links) {
+  std::vector<LinkErrors> out(links.size());
+  std::vector<nvmlFieldValue_t> fields(2 * links.size());
+  for (size_t j = 0; j < links.size(); ++j) {
+    fields[2 * j].fieldId = k_nvml_fi_nvlink_error_dl_replay;
+    fields[2 * j + 1].fieldId = k_nvml_fi_nvlink_error_dl_recovery;
+    fields[2 * j].scopeId = fields[2 * j + 1].scopeId = static_cast<unsigned>(links[j].link);
+  }
+  if (read_fields(api, device, fields)) {
+    for (size_t j = 0; j < links.size(); ++j) {
+      out[j][0] = field_integer(fields[2 * j]);
+      out[j][1] = field_integer(fields[2 * j + 1]);
+    }
+  }
+  return out;
+}
+
 /// Each link's error counters. A counter whose total over the links reads 0 is 0 on every
-/// link; only the others are read link by link, four calls a link otherwise.
+/// link; replay and recovery come from one call of fields where NVML has them; what is left is
+/// read link by link (nvmlDeviceGetNvLinkErrorCounter), one call a link and counter.
 void read_link_errors(const NvmlApi& api, nvmlDevice_t device, std::vector<NvLinkInfo>& links) {
   if (links.empty()) {
     return;
   }
-  const std::array<std::optional<unsigned long long>, 4> totals = read_error_totals(api, device);
+  const LinkErrors totals = read_error_totals(api, device);
+  const std::vector<LinkErrors> scoped = totals[0] == 0ULL && totals[1] == 0ULL
+                                             ? std::vector<LinkErrors>(links.size())
+                                             : read_scoped_errors(api, device, links);
   const std::array<std::optional<uint64_t> NvLinkInfo::*, 4> members{
       &NvLinkInfo::replay_errors, &NvLinkInfo::recovery_errors, &NvLinkInfo::crc_flit_errors,
       &NvLinkInfo::crc_data_errors};
   const std::array<int, 4> counters{k_nvml_nvlink_error_replay, k_nvml_nvlink_error_recovery,
                                     k_nvml_nvlink_error_crc_flit, k_nvml_nvlink_error_crc_data};
   for (size_t i = 0; i < counters.size(); ++i) {
-    for (NvLinkInfo& info : links) {
+    for (size_t j = 0; j < links.size(); ++j) {
+      NvLinkInfo& info = links[j];
       if (totals[i] == 0ULL) {
         info.*members[i] = 0;
+      } else if (scoped[j][i]) {
+        info.*members[i] = scoped[j][i];
       } else if (const auto value = read_value<unsigned long long>(
                      api.nvmlDeviceGetNvLinkErrorCounter, device, static_cast<unsigned>(info.link),
                      counters[i])) {

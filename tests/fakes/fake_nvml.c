@@ -682,9 +682,10 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device
 #endif
 
 #ifndef FAKE_NVML_OLD
-/* nvmlFieldValue_t; only the NVLink error totals over every link are answered (fields 52, 59,
- * 38, 45: the sums of the counters below), each other field NOT_SUPPORTED. `nvlink_totals`
- * "na" makes the totals NOT_SUPPORTED too (a driver that reads counters link by link only). */
+/* nvmlFieldValue_t; only the NVLink error totals over every link (fields 52, 59, 38, 45: the
+ * sums of the counters below) and each link's DL replay and recovery counters (161, 162, scopeId
+ * the link) are answered, each other field NOT_SUPPORTED. `nvlink_totals` and `nvlink_scoped`
+ * "na" make those NOT_SUPPORTED too (a driver that reads counters link by link only). */
 typedef struct {
   unsigned fieldId;
   unsigned scopeId;
@@ -710,8 +711,20 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count
     return k_invalid_argument;
   }
   const nvmlReturn_t totals_rc = field_rc(gpu, "nvlink_totals");
+  const nvmlReturn_t scoped_rc = field_rc(gpu, "nvlink_scoped");
   for (int i = 0; i < count; ++i) {
     values[i].nvmlReturn = k_not_supported;
+    const unsigned link = values[i].scopeId;
+    if ((values[i].fieldId == 161 || values[i].fieldId == 162) && scoped_rc == k_success &&
+        link < (unsigned)field(gpu, "nvlinks", 0)) {
+      char key[64];
+      snprintf(key, sizeof key, "nvlink.%u.%s", link,
+               values[i].fieldId == 161 ? "replay" : "recovery");
+      values[i].valueType = 3; /* NVML_VALUE_TYPE_UNSIGNED_LONG_LONG */
+      values[i].nvmlReturn = k_success;
+      values[i].value = field(gpu, key, 0);
+      continue;
+    }
     for (size_t t = 0; t < sizeof k_totals / sizeof k_totals[0]; ++t) {
       if (values[i].fieldId != k_totals[t].id || totals_rc != k_success) {
         continue;

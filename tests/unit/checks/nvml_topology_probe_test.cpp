@@ -131,8 +131,8 @@ TEST(NvmlTopologyProbe, ErrorTotalsOfZeroSpareTheLinkByLinkCalls) {
   EXPECT_TRUE(all_codes(s).empty());
 }
 
-// Its twin: where the totals cannot be read, each link's counters are read one by one, and where
-// those fail too the counters are unknown, never 0.
+// Its twin: where the totals cannot be read, each link's counters are read (replay and recovery
+// through the per-link fields), and where nothing answers the counters are unknown, never 0.
 TEST(NvmlTopologyProbe, LinkByLinkWhereTheTotalsCannotBeRead) {
   FakeMachine faulty(std::string(k_hgx) + R"(
 gpu.all.nvlink_totals=na
@@ -150,12 +150,51 @@ gpu.1.nvlink.3.crc_data=7
                                           "gpu.nvlink gpu 2: nvlink.crc_errors"};
   EXPECT_EQ(all_codes(s), expected);
 
-  FakeMachine unreadable(std::string(k_hgx) +
-                         "gpu.all.nvlink_totals=na\ngpu.all.nvlink_counters=err:999\n");
+  FakeMachine unreadable(std::string(k_hgx) + "gpu.all.nvlink_totals=na\ngpu.all.nvlink_scoped=na\n"
+                                              "gpu.all.nvlink_counters=err:999\n");
   const SystemSnapshot u = probe_topology(unreadable);
   ASSERT_EQ(u.gpus.size(), 8U);
   EXPECT_FALSE(u.gpus[0].nvlinks.at(0).replay_errors.has_value());
   EXPECT_FALSE(u.gpus[0].nvlinks.at(0).crc_data_errors.has_value());
+}
+
+// Replay and recovery come from one call of per-link fields where the totals say there are
+// some: the link-by-link call fails here, and those two counters are still read; the CRC
+// counters, which have no such field, are then unknown.
+TEST(NvmlTopologyProbe, ReplayAndRecoveryComeFromPerLinkFields) {
+  FakeMachine machine(std::string(k_hgx) + R"(
+gpu.all.nvlink_counters=err:999
+gpu.1.nvlink.0.recovery=1
+gpu.2.nvlink.5.replay=3
+gpu.2.nvlink.5.crc_flit=12
+)");
+  const SystemSnapshot s = probe_topology(machine);
+  ASSERT_EQ(s.gpus.size(), 8U);
+  EXPECT_EQ(s.gpus[1].nvlinks[0].recovery_errors, 1U);
+  EXPECT_EQ(s.gpus[1].nvlinks[1].recovery_errors, 0U);
+  EXPECT_EQ(s.gpus[2].nvlinks[5].replay_errors, 3U);
+  EXPECT_EQ(s.gpus[2].nvlinks[4].replay_errors, 0U);
+  EXPECT_FALSE(s.gpus[2].nvlinks[5].crc_flit_errors.has_value());
+  EXPECT_EQ(s.gpus[0].nvlinks[5].crc_flit_errors, 0U); // its total is 0
+  const std::vector<std::string> expected{"gpu.nvlink gpu 1: nvlink.recovery_errors",
+                                          "gpu.nvlink gpu 2: nvlink.crc_errors"};
+  EXPECT_EQ(all_codes(s), expected);
+}
+
+// Its twin: without those fields (an older driver), replay and recovery are read link by link.
+TEST(NvmlTopologyProbe, ReplayAndRecoveryLinkByLinkWithoutTheFields) {
+  FakeMachine machine(std::string(k_hgx) + R"(
+gpu.all.nvlink_scoped=na
+gpu.1.nvlink.0.recovery=1
+gpu.2.nvlink.5.replay=3
+)");
+  const SystemSnapshot s = probe_topology(machine);
+  ASSERT_EQ(s.gpus.size(), 8U);
+  EXPECT_EQ(s.gpus[1].nvlinks[0].recovery_errors, 1U);
+  EXPECT_EQ(s.gpus[2].nvlinks[5].replay_errors, 3U);
+  const std::vector<std::string> expected{"gpu.nvlink gpu 1: nvlink.recovery_errors",
+                                          "gpu.nvlink gpu 2: nvlink.crc_errors"};
+  EXPECT_EQ(all_codes(s), expected);
 }
 
 // A total that is not 0 sends only its own counter to the links: the others stay 0 from theirs.

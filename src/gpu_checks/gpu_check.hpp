@@ -98,10 +98,6 @@ template <typename Payload> struct GpuCheck {
   Listed listed = Listed::after_builtin;
   protocol::WorkChild child = protocol::WorkChild::shared; ///< or long_level
   bool alone = false; ///< gpu::WorkRunner::alone: nothing of cuDNN's lane beside its timed work
-  /// The payload's own writer and reader where protocol/payloads.hpp has them; nullptr:
-  /// nlohmann's, from the declaration of its fields.
-  void (*write)(const Payload& payload, nlohmann::json& json) = nullptr;
-  Expected<Payload> (*read)(const nlohmann::json& json) = nullptr;
   std::string_view phase = {}; ///< a long-level work: the progress line's name for it
   bool together = false;       ///< WorkRow::together: every GPU's timed work starts in one step
   /// After every GPU's result is judged: what comparing the GPUs of the run adds to each result
@@ -161,6 +157,17 @@ template <typename Payload> Expected<Payload> read_payload(const nlohmann::json&
   }
 }
 
+/// How a payload goes into a child's JSON and back: from the declaration of its fields
+/// (NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE), unless its type specialises PayloadCodec with its own
+/// writer and reader (the memtest's and the burn's, from protocol/payloads.hpp). A type, not a
+/// GpuCheck field: the choice is made while compiling, under every compiler's flags.
+template <typename Payload> struct PayloadCodec {
+  static void write(const Payload& payload, nlohmann::json& json) {
+    json.update(nlohmann::json(payload));
+  }
+  static Expected<Payload> read(const nlohmann::json& json) { return read_payload<Payload>(json); }
+};
+
 namespace detail {
 template <const auto& Check>
 using PayloadOf = typename std::remove_cvref_t<decltype(Check)>::payload_type;
@@ -170,12 +177,8 @@ void child_work(gpu::DeviceSession& session, const gpu::KernelModule& module,
                 nlohmann::json& json) {
   Output<PayloadOf<Check>> out;
   const auto write = [&out, &json] {
-    if constexpr (Check.write != nullptr) {
-      Check.write(out.payload, json);
-      write_measurements(out, json);
-    } else {
-      write_output(out, json);
-    }
+    PayloadCodec<PayloadOf<Check>>::write(out.payload, json);
+    write_measurements(out, json);
   };
   try {
     Check.run(session, module, out);
@@ -188,11 +191,7 @@ void child_work(gpu::DeviceSession& session, const gpu::KernelModule& module,
 
 template <const auto& Check>
 Expected<PayloadOf<Check>> read_payload_of(const nlohmann::json& json) {
-  if constexpr (Check.read != nullptr) {
-    return Check.read(json);
-  } else {
-    return read_payload<PayloadOf<Check>>(json);
-  }
+  return PayloadCodec<PayloadOf<Check>>::read(json);
 }
 
 template <const auto& Check>
@@ -217,7 +216,8 @@ checks::Judgement judge_json(const checks::GpuTarget& gpu, const nlohmann::json&
 
 template <const auto& Check> std::vector<CheckResult> run_check(const CheckContext& context) {
   std::vector<CheckResult> results = checks::run_per_gpu(Check.info, context, &judge_json<Check>);
-  if constexpr (Check.compare != nullptr) {
+  // Tested when it runs: a function's address is no constant expression under UBSan's GCC.
+  if (Check.compare != nullptr) {
     Check.compare(results, context);
   }
   return results;

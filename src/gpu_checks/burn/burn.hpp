@@ -12,6 +12,18 @@
 #include "findings/codes.hpp"
 #include "gpu_checks/gpu_check.hpp"
 
+namespace gpucheck::gpu_checks {
+/// Its payload is written and read by protocol/payloads.hpp's own functions.
+template <> struct PayloadCodec<protocol::BurnReport> {
+  static void write(const protocol::BurnReport& payload, nlohmann::json& json) {
+    protocol::write_burn(payload, json);
+  }
+  static Expected<protocol::BurnReport> read(const nlohmann::json& json) {
+    return protocol::read_burn(json);
+  }
+};
+} // namespace gpucheck::gpu_checks
+
 namespace gpucheck::gpu_checks::burn {
 
 /// Its payload is the report protocol/payloads.hpp reads and writes ("burn").

@@ -140,8 +140,6 @@ constexpr GpuCheck<Payload> k_check{
     .listed = Listed::before_long,
     .child = protocol::WorkChild::long_level,
     .alone = true,
-    .write = &protocol::write_burn,
-    .read = &protocol::read_burn,
     .phase = "burn",
     .together = true,
     .compare = &compare,

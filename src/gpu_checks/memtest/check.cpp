@@ -77,8 +77,6 @@ constexpr GpuCheck<Payload> k_check{
     .listed = Listed::before_long,
     .child = protocol::WorkChild::long_level,
     .alone = true,
-    .write = &protocol::write_memtest,
-    .read = &protocol::read_memtest,
     .phase = "memory test",
 };
 

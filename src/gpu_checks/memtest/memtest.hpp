@@ -8,6 +8,18 @@
 #include "findings/codes.hpp"
 #include "gpu_checks/gpu_check.hpp"
 
+namespace gpucheck::gpu_checks {
+/// Its payload is written and read by protocol/payloads.hpp's own functions.
+template <> struct PayloadCodec<protocol::MemtestReport> {
+  static void write(const protocol::MemtestReport& payload, nlohmann::json& json) {
+    protocol::write_memtest(payload, json);
+  }
+  static Expected<protocol::MemtestReport> read(const nlohmann::json& json) {
+    return protocol::read_memtest(json);
+  }
+};
+} // namespace gpucheck::gpu_checks
+
 namespace gpucheck::gpu_checks::memtest {
 
 /// Its payload is the report protocol/payloads.hpp reads and writes ("memtest").

@@ -25,6 +25,7 @@
 #include "support/fixture_tree.hpp"
 #include "support/json_schema.hpp"
 #include "support/root_safety_notes.hpp"
+#include "support/sanitizer.hpp"
 #include "support/text_and_processes.hpp"
 #include "unit/python_fixture.hpp"
 
@@ -860,7 +861,9 @@ std::vector<Scenario> scenarios() {
         {.name = signo == SIGINT ? "nvml_hangs_and_ctrl_c" : "nvml_hangs_and_" + lower(name),
          .fake = "nvml.init_hang=1\n",
          .root = [](FixtureTree& t) { healthy_root(t, 1); },
-         .args = {"--probe-timeout", "2"},
+         // Under a sanitizer gpucheck reaches the hung probe later: the signal comes later, and
+         // still before the probe's deadline.
+         .args = {"--probe-timeout", std::to_string(2 * k_sanitizer_slowdown)},
          .codes = {},
          .exit_code = code,
          .extra =
@@ -879,7 +882,7 @@ std::vector<Scenario> scenarios() {
                }
                EXPECT_TRUE(named) << r["snapshot"]["probe_issues"].dump(1);
              },
-         .signal_after = std::pair{signo, 500}});
+         .signal_after = std::pair{signo, 500 * k_sanitizer_slowdown}});
   }
   // Python frameworks (docs/frameworks.md): a venv on PATH inside the fixture root, read from its
   // files (no interpreter runs under a sysroot).

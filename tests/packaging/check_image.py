@@ -105,11 +105,24 @@ def run_inside(rootfs, *args):
                            "sh", "-c", script], capture_output=True, text=True, check=False)
 
 
+def sanitizer_runtime(binary):
+    """The sanitizer runtime the binary needs (the asan preset's build), or None: the image
+    holds no such library, so a sanitized gpucheck cannot run in it."""
+    needed = subprocess.run(["ldd", binary], capture_output=True, text=True, check=False).stdout
+    for name in ("libasan", "libubsan", "libtsan"):
+        if name in needed:
+            return name
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--gpucheck", required=True)
     parser.add_argument("--script", required=True)
     args = parser.parse_args()
+    if runtime := sanitizer_runtime(args.gpucheck):
+        print(f"SKIP: {args.gpucheck} needs {runtime} (a sanitizer's build), which no image holds")
+        return SKIP
     with tempfile.TemporaryDirectory() as work:
         work = pathlib.Path(work)
         env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))

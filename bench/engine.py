@@ -225,7 +225,7 @@ def concurrent_runs(args, n=4):
 def idle_then_timed(cmd):
     """Wall seconds of cmd started a second after the run before it, as on a node. gpucheck
     exits once its children's results are in, while the kernel still frees the driver state of
-    its probes (0.1 s on two H200s); a run started at once would meet that."""
+    its probes (docs/performance.md); a run started at once would meet that."""
     time.sleep(1.0)
     return timed(cmd)[0]
 

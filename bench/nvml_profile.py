@@ -3,13 +3,18 @@
 src/platform/nvml_probe_child.cpp makes them), each timed, summed by function and sorted
 (docs/performance.md, issue 33: `--quick` beside cuInit).
 
-    python3 bench/nvml_profile.py [--rounds 2]
+    python3 bench/nvml_profile.py [--rounds 2] [--beside-cuinit N [--skip FUNCTION ...]]
 
-The second round is the one to read: the first includes NVML's own first-call costs.
+The second round is the one to read: the first includes NVML's own first-call costs. With
+--beside-cuinit, N more rounds each start beside a fresh process's cuInit, alternating with
+cuInit alone, and print cuInit's times: what the calls cost the driver's initialisation. --skip
+leaves those functions out of those rounds (and out of their profile), to see what each costs.
 """
 import argparse
 import collections
 import ctypes
+import statistics
+import subprocess
 import sys
 import time
 
@@ -18,10 +23,19 @@ BUF = ctypes.create_string_buffer(1 << 16)
 U = ctypes.c_uint
 
 
+class FieldValue(ctypes.Structure):
+    _fields_ = [("fieldId", U), ("scopeId", U), ("timestamp", ctypes.c_longlong),
+                ("latencyUsec", ctypes.c_longlong), ("valueType", U), ("nvmlReturn", U),
+                ("value", ctypes.c_ulonglong)]
+
+
+SKIP = set()
+
+
 def call(times, name, *args, version=None):
     """NVML function `name`(args..., BUF), timed into times[name]."""
     fn = getattr(NVML, name, None)
-    if fn is None:
+    if fn is None or name in SKIP:
         return None
     if version is not None:
         ctypes.memmove(BUF, ctypes.byref(U(version)), 4)
@@ -34,6 +48,8 @@ def call(times, name, *args, version=None):
 
 def call_args(times, name, *args):
     """NVML function `name`(args...) as given (its outputs among them), timed."""
+    if name in SKIP:
+        return None
     fn = getattr(NVML, name)
     t = time.perf_counter()
     rc = fn(*args)
@@ -77,8 +93,21 @@ def one_gpu(times, dev):
     for link in links:
         call(times, "nvmlDeviceGetNvLinkVersion", dev, link)
         call(times, "nvmlDeviceGetNvLinkRemotePciInfo_v2", dev, link)
-        for counter in range(4):
-            call(times, "nvmlDeviceGetNvLinkErrorCounter", dev, link, counter)
+    # The error totals (fields 52, 59, 38, 45), then each link's DL replay, recovery and CRC
+    # (161-163, scopeId the link) in one call; the flit and data counters are not read where
+    # those answer.
+    totals = (FieldValue * 4)()
+    for n, fid in enumerate((52, 59, 38, 45)):
+        totals[n].fieldId = fid
+    call_args(times, "nvmlDeviceGetFieldValues", dev, 4, totals)
+    scoped = (FieldValue * (3 * len(links)))()
+    for n, (link, fid) in enumerate((l, f) for l in links for f in (161, 162, 163)):
+        scoped[n].fieldId, scoped[n].scopeId = fid, link
+    call_args(times, "nvmlDeviceGetFieldValues", dev, len(scoped), scoped)
+    for n, link in enumerate(links):
+        if scoped[3 * n + 2].nvmlReturn != 0:
+            for counter in (2, 3):
+                call(times, "nvmlDeviceGetNvLinkErrorCounter", dev, link, counter)
     call(times, "nvmlDeviceGetGpuFabricInfoV", dev, version=36 | (2 << 24))
     for name in ("nvmlDeviceGetComputeRunningProcesses_v3",
                  "nvmlDeviceGetGraphicsRunningProcesses_v3"):
@@ -86,32 +115,72 @@ def one_gpu(times, dev):
         call_args(times, name, dev, ctypes.byref(n), BUF)
 
 
+def one_round():
+    """Every call of the child, once; the times by function and the total."""
+    times = collections.defaultdict(lambda: [0.0, 0])
+    start = time.perf_counter()
+    call_args(times, "nvmlInit_v2")
+    count = U(0)
+    call_args(times, "nvmlDeviceGetCount_v2", ctypes.byref(count))
+    devs = []
+    for i in range(count.value):
+        dev = ctypes.c_void_p()
+        call_args(times, "nvmlDeviceGetHandleByIndex_v2", i, ctypes.byref(dev))
+        one_gpu(times, dev)
+        devs.append(dev)
+    for i, a in enumerate(devs):
+        for b in devs[i + 1:]:
+            call(times, "nvmlDeviceGetTopologyCommonAncestor", a, b)
+            call(times, "nvmlDeviceGetP2PStatus", a, b, 2)
+            call(times, "nvmlDeviceGetP2PStatus", a, b, 0)
+    call_args(times, "nvmlShutdown")
+    return count.value, times, time.perf_counter() - start
+
+
+def print_round(label, count, times, total):
+    print(f"{label}: {count} GPU(s), {1e3 * total:.1f} ms in all")
+    for name, (sec, n) in sorted(times.items(), key=lambda kv: -kv[1][0])[:15]:
+        print(f"  {1e3 * sec:7.1f} ms  {n:4d} calls  {name}")
+
+
+CUINIT = ("import ctypes,time,sys;l=ctypes.CDLL('libcuda.so.1');sys.stdin.readline();"
+          "t=time.perf_counter();rc=l.cuInit(0);print(round(1000*(time.perf_counter()-t)),rc)")
+
+
+def cuinit_ms(beside):
+    """cuInit's time (ms) in a fresh process, with one round of the calls started beside it."""
+    init = subprocess.Popen([sys.executable, "-c", CUINIT], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    time.sleep(0.2)  # its interpreter started
+    init.stdin.write("go\n")
+    init.stdin.flush()
+    total = one_round()[2] if beside else None
+    out = init.stdout.read().split()
+    init.wait()
+    return int(out[0]), total
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--beside-cuinit", type=int, default=0)
+    parser.add_argument("--skip", action="append", default=[])
     args = parser.parse_args()
     for rnd in range(args.rounds):
-        times = collections.defaultdict(lambda: [0.0, 0])
-        start = time.perf_counter()
-        call_args(times, "nvmlInit_v2")
-        count = U(0)
-        call_args(times, "nvmlDeviceGetCount_v2", ctypes.byref(count))
-        devs = []
-        for i in range(count.value):
-            dev = ctypes.c_void_p()
-            call_args(times, "nvmlDeviceGetHandleByIndex_v2", i, ctypes.byref(dev))
-            one_gpu(times, dev)
-            devs.append(dev)
-        for i, a in enumerate(devs):
-            for b in devs[i + 1:]:
-                call(times, "nvmlDeviceGetTopologyCommonAncestor", a, b)
-                call(times, "nvmlDeviceGetP2PStatus", a, b, 2)
-                call(times, "nvmlDeviceGetP2PStatus", a, b, 0)
-        call_args(times, "nvmlShutdown")
-        total = time.perf_counter() - start
-        print(f"round {rnd}: {count.value} GPU(s), {1e3 * total:.1f} ms in all")
-        for name, (sec, n) in sorted(times.items(), key=lambda kv: -kv[1][0])[:15]:
-            print(f"  {1e3 * sec:7.1f} ms  {n:4d} calls  {name}")
+        print_round(f"round {rnd}", *one_round())
+    SKIP.update(args.skip)
+    alone, beside, calls = [], [], []
+    for _ in range(args.beside_cuinit):
+        time.sleep(0.5)
+        alone.append(cuinit_ms(False)[0])
+        time.sleep(0.5)
+        ms, total = cuinit_ms(True)
+        beside.append(ms)
+        calls.append(round(1e3 * total))
+    if alone:
+        print(f"skipping {sorted(SKIP) or 'nothing'}: cuInit alone median "
+              f"{statistics.median(alone)} ms {alone}; beside the calls "
+              f"{statistics.median(beside)} ms {beside}; the calls took {calls} ms")
     return 0
 
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-COUNTERS = ("replay_errors", "recovery_errors", "crc_flit_errors", "crc_data_errors")
+COUNTERS = ("replay_errors", "recovery_errors", "crc_flit_errors", "crc_data_errors", "crc_errors")
 
 
 def main():
@@ -41,7 +41,10 @@ def main():
             sums = [sum(link.get(c) or 0 for link in links) for c in COUNTERS]
             unknown = sum(1 for link in links for c in COUNTERS if link.get(c) is None)
             print(f"  GPU {gpu.get('index')}: {len(links)} links; replay, recovery, CRC flit, "
-                  f"CRC data summed {sums}; {unknown} unknown")
+                  f"CRC data, DL CRC summed {sums}; {unknown} unknown (unread or absent)")
+        codes = sorted({f["code"] for r in json.loads(last[b]).get("results", [])
+                        for f in r.get("findings", [])})
+        print(f"  finding codes: {codes}")
     return 0
 
 

@@ -40,7 +40,9 @@ CLOSED_SETS = {
 # Keys added to an object after schema_version 1 was first published: "$defs" name (or "" for
 # the report itself) -> keys. gpucheck writes them, the strict schema requires them, but the
 # consumer schema does not, because older reports of the same version lack them.
-ADDED_WITHIN_VERSION = {}
+ADDED_WITHIN_VERSION = {
+    "NvLinkInfo": ["crc_errors"],
+}
 
 
 def open_objects(node):

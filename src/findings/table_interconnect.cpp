@@ -51,11 +51,14 @@ constexpr FindingSpec k_table[] = {
     {codes::k_nvlink_crc_errors, Severity::info, "NVLink CRC or replay errors counted",
      "The link counted CRC errors or replays since the driver loaded. The link layer retransmits, "
      "so data stays correct; a count that keeps rising means a marginal link.",
-     "GPU {0} link {1}: {2} CRC flit, {3} CRC data errors, {4} replays since the driver loaded "
-     "(peer {5})",
+     "GPU {0} link {1}: {2} and {3} since the driver loaded (peer {4})",
      "watch whether the counts rise under load (nvidia-smi nvlink -e); if they do, reseat "
      "the GPU or its baseboard and have the link checked (dcgmi diag -r 3)",
-     where(k_gpu, "NVLink number", "CRC flit errors", "CRC data errors", "replays",
+     where(k_gpu, "NVLink number",
+           "the CRC errors counted: the DL count nvidia-smi nvlink -e shows from NVLink 4 on "
+           "(\"3 CRC errors\"), else the flit and data counters (\"1 CRC flit error, 2 CRC data "
+           "errors\")",
+           "replays counted (\"2 replays\")",
            "the link's far end (a GPU, or an NVSwitch's PCI bus id)")},
     {codes::k_nvlink_links_down, Severity::warn, "NVLinks down",
      "Fewer NVLinks are up than this GPU model has: peer-to-peer and NCCL traffic runs slower, "

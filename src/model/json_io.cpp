@@ -104,7 +104,7 @@ GPUCHECK_JSON(CudaDriverInfo, library, driver_version, init_result, init_result_
               init_result_text, device_count, devices, failure)
 GPUCHECK_JSON(GpuProcess, pid, used_memory_bytes, name)
 GPUCHECK_JSON(NvLinkInfo, link, active, version, remote_bus_id, replay_errors, recovery_errors,
-              crc_flit_errors, crc_data_errors)
+              crc_flit_errors, crc_data_errors, crc_errors)
 GPUCHECK_JSON(GpuFabricInfo, state, status, status_name, clique_id, cluster_uuid, health_mask)
 GPUCHECK_JSON(GpuPath, gpu_a, gpu_b, pcie_path, nvlinks, p2p_nvlink, p2p_read)
 GPUCHECK_JSON(GpuInfo, index, cuda_ordinal, name, uuid, serial, pci_bus_id, pci_device_id, cc_major,

@@ -144,10 +144,12 @@ constexpr int k_nvml_nvlink_error_crc_data = 3;  ///< DL_CRC_DATA
 /// nvmlFieldValue_t fieldIds: each counter's total over every link, in the order of the
 /// nvmlNvLinkErrorCounter_t values above (replay, recovery, CRC flit, CRC data).
 constexpr std::array<unsigned, 4> k_nvml_fi_nvlink_error_totals{52, 59, 38, 45};
-/// nvmlFieldValue_t fieldIds NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY and _RECOVERY: one link's
-/// counter (scopeId: the link), the same DL counters as nvmlDeviceGetNvLinkErrorCounter's.
+/// nvmlFieldValue_t fieldIds NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY, _RECOVERY and _CRC: one link's
+/// counter (scopeId: the link). Replay and recovery are nvmlDeviceGetNvLinkErrorCounter's; CRC
+/// is the count nvidia-smi nvlink -e shows on NVLink 4, not the flit or data counter.
 constexpr unsigned k_nvml_fi_nvlink_error_dl_replay = 161;
 constexpr unsigned k_nvml_fi_nvlink_error_dl_recovery = 162;
+constexpr unsigned k_nvml_fi_nvlink_error_dl_crc = 163;
 constexpr unsigned k_nvml_value_type_unsigned_int = 1; ///< nvmlValueType_t
 constexpr unsigned k_nvml_value_type_unsigned_long = 2;
 constexpr unsigned k_nvml_value_type_unsigned_long_long = 3;

@@ -332,48 +332,63 @@ LinkErrors read_error_totals(const NvmlApi& api, nvmlDevice_t device) {
   return totals;
 }
 
-/// Each link's replay and recovery counters in one call: the DL fields scoped to the link, as
-/// NVLink 4 GPUs have them. The CRC counters have no such field for the flit and data counts.
-std::vector<LinkErrors> read_scoped_errors(const NvmlApi& api, nvmlDevice_t device,
-                                           const std::vector<NvLinkInfo>& links) {
-  std::vector<LinkErrors> out(links.size());
-  std::vector<nvmlFieldValue_t> fields(2 * links.size());
+/// The DL fields scoped to one link: replay, recovery and CRC.
+using ScopedErrors = std::array<std::optional<uint64_t>, 3>;
+constexpr std::array<unsigned, 3> k_scoped_fields{k_nvml_fi_nvlink_error_dl_replay,
+                                                  k_nvml_fi_nvlink_error_dl_recovery,
+                                                  k_nvml_fi_nvlink_error_dl_crc};
+
+/// Each link's DL replay, recovery and CRC counters in one call, as NVLink 4 GPUs have them.
+std::vector<ScopedErrors> read_scoped_errors(const NvmlApi& api, nvmlDevice_t device,
+                                             const std::vector<NvLinkInfo>& links) {
+  const size_t width = k_scoped_fields.size();
+  std::vector<ScopedErrors> out(links.size());
+  std::vector<nvmlFieldValue_t> fields(width * links.size());
   for (size_t j = 0; j < links.size(); ++j) {
-    fields[2 * j].fieldId = k_nvml_fi_nvlink_error_dl_replay;
-    fields[2 * j + 1].fieldId = k_nvml_fi_nvlink_error_dl_recovery;
-    fields[2 * j].scopeId = fields[2 * j + 1].scopeId = static_cast<unsigned>(links[j].link);
+    for (size_t k = 0; k < width; ++k) {
+      fields[width * j + k].fieldId = k_scoped_fields[k];
+      fields[width * j + k].scopeId = static_cast<unsigned>(links[j].link);
+    }
   }
   if (read_fields(api, device, fields)) {
     for (size_t j = 0; j < links.size(); ++j) {
-      out[j][0] = field_integer(fields[2 * j]);
-      out[j][1] = field_integer(fields[2 * j + 1]);
+      for (size_t k = 0; k < width; ++k) {
+        out[j][k] = field_integer(fields[width * j + k]);
+      }
     }
   }
   return out;
 }
 
 /// Each link's error counters. A counter whose total over the links reads 0 is 0 on every
-/// link; replay and recovery come from one call of fields where NVML has them; what is left is
-/// read link by link (nvmlDeviceGetNvLinkErrorCounter), one call a link and counter.
+/// link; replay, recovery and the DL CRC count come from one call of fields where NVML has
+/// them, and a link with the DL CRC count needs no flit or data counter (nvidia-smi shows the
+/// former there, and the data counter grows on healthy H200 links). What is left is read link
+/// by link (nvmlDeviceGetNvLinkErrorCounter), one call a link and counter.
 void read_link_errors(const NvmlApi& api, nvmlDevice_t device, std::vector<NvLinkInfo>& links) {
   if (links.empty()) {
     return;
   }
   const LinkErrors totals = read_error_totals(api, device);
-  const std::vector<LinkErrors> scoped = totals[0] == 0ULL && totals[1] == 0ULL
-                                             ? std::vector<LinkErrors>(links.size())
-                                             : read_scoped_errors(api, device, links);
+  // Read even when every total is 0: the DL CRC count is not the flit and data counters'.
+  const std::vector<ScopedErrors> scoped = read_scoped_errors(api, device, links);
   const std::array<std::optional<uint64_t> NvLinkInfo::*, 4> members{
       &NvLinkInfo::replay_errors, &NvLinkInfo::recovery_errors, &NvLinkInfo::crc_flit_errors,
       &NvLinkInfo::crc_data_errors};
   const std::array<int, 4> counters{k_nvml_nvlink_error_replay, k_nvml_nvlink_error_recovery,
                                     k_nvml_nvlink_error_crc_flit, k_nvml_nvlink_error_crc_data};
+  for (size_t j = 0; j < links.size(); ++j) {
+    links[j].crc_errors = scoped[j][2];
+  }
   for (size_t i = 0; i < counters.size(); ++i) {
+    const bool crc = i >= 2;
     for (size_t j = 0; j < links.size(); ++j) {
       NvLinkInfo& info = links[j];
       if (totals[i] == 0ULL) {
         info.*members[i] = 0;
-      } else if (scoped[j][i]) {
+      } else if (crc && info.crc_errors) {
+        continue;
+      } else if (!crc && scoped[j][i]) {
         info.*members[i] = scoped[j][i];
       } else if (const auto value = read_value<unsigned long long>(
                      api.nvmlDeviceGetNvLinkErrorCounter, device, static_cast<unsigned>(info.link),

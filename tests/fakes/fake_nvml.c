@@ -683,9 +683,10 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device
 
 #ifndef FAKE_NVML_OLD
 /* nvmlFieldValue_t; only the NVLink error totals over every link (fields 52, 59, 38, 45: the
- * sums of the counters below) and each link's DL replay and recovery counters (161, 162, scopeId
- * the link) are answered, each other field NOT_SUPPORTED. `nvlink_totals` and `nvlink_scoped`
- * "na" make those NOT_SUPPORTED too (a driver that reads counters link by link only). */
+ * sums of the counters below) and each link's DL replay, recovery and CRC counters (161, 162,
+ * 163, scopeId the link; CRC is `nvlink.L.crc`, apart from the flit and data counters, as on an
+ * H200) are answered, each other field NOT_SUPPORTED. `nvlink_totals` and `nvlink_scoped` "na"
+ * make those NOT_SUPPORTED too (a driver that reads counters link by link only). */
 typedef struct {
   unsigned fieldId;
   unsigned scopeId;
@@ -715,11 +716,11 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count
   for (int i = 0; i < count; ++i) {
     values[i].nvmlReturn = k_not_supported;
     const unsigned link = values[i].scopeId;
-    if ((values[i].fieldId == 161 || values[i].fieldId == 162) && scoped_rc == k_success &&
+    if (values[i].fieldId >= 161 && values[i].fieldId <= 163 && scoped_rc == k_success &&
         link < (unsigned)field(gpu, "nvlinks", 0)) {
+      static const char* const k_scoped[] = {"replay", "recovery", "crc"};
       char key[64];
-      snprintf(key, sizeof key, "nvlink.%u.%s", link,
-               values[i].fieldId == 161 ? "replay" : "recovery");
+      snprintf(key, sizeof key, "nvlink.%u.%s", link, k_scoped[values[i].fieldId - 161]);
       values[i].valueType = 3; /* NVML_VALUE_TYPE_UNSIGNED_LONG_LONG */
       values[i].nvmlReturn = k_success;
       values[i].value = field(gpu, key, 0);

@@ -199,6 +199,9 @@ struct NvLinkInfo {
   std::optional<uint64_t> recovery_errors; ///< NVML_NVLINK_ERROR_DL_RECOVERY
   std::optional<uint64_t> crc_flit_errors; ///< NVML_NVLINK_ERROR_DL_CRC_FLIT
   std::optional<uint64_t> crc_data_errors; ///< NVML_NVLINK_ERROR_DL_CRC_DATA
+  /// NVML_FI_DEV_NVLINK_ERROR_DL_CRC (NVLink 4 on): the CRC count nvidia-smi nvlink -e shows
+  /// there, in place of the flit and data counters (then unread).
+  std::optional<uint64_t> crc_errors;
 
   bool operator==(const NvLinkInfo&) const = default;
 };

@@ -188,12 +188,19 @@ InterconnectVerdict judge_nvlink(const GpuInfo& gpu, const SystemSnapshot& snaps
                                           gpu_label(gpu), link.link,
                                           plural(*link.recovery_errors, "recovery event"), peer));
     }
-    const uint64_t crc = link.crc_flit_errors.value_or(0) + link.crc_data_errors.value_or(0);
-    if (crc > 0 || link.replay_errors.value_or(0) > 0) {
+    // From NVLink 4 on, the DL CRC count (what nvidia-smi shows) stands for the flit and data
+    // counters, which are then not read.
+    const uint64_t flit = link.crc_flit_errors.value_or(0);
+    const uint64_t data = link.crc_data_errors.value_or(0);
+    const uint64_t crc = link.crc_errors ? *link.crc_errors : flit + data;
+    const uint64_t replays = link.replay_errors.value_or(0);
+    if (crc > 0 || replays > 0) {
+      const std::string crc_text = link.crc_errors
+                                       ? plural(crc, "CRC error")
+                                       : fmt::format("{}, {}", plural(flit, "CRC flit error"),
+                                                     plural(data, "CRC data error"));
       out.findings.push_back(make_finding(codes::k_nvlink_crc_errors, gpu.index, gpu_label(gpu),
-                                          link.link, link.crc_flit_errors.value_or(0),
-                                          link.crc_data_errors.value_or(0),
-                                          link.replay_errors.value_or(0), peer));
+                                          link.link, crc_text, plural(replays, "replay"), peer));
     }
   }
   out.metrics.push_back({"nvlink_active", static_cast<double>(up), "links", ""});

@@ -110,6 +110,20 @@ TEST(InterconnectChecks, NvlinkFaults) {
        on_gpu(1, [](GpuInfo& g) { g.nvlinks[7].crc_flit_errors = 40; }),
        Status::pass,
        {"nvlink.crc_errors"}},
+      {"DL CRC errors counted (NVLink 4)",
+       on_gpu(1, [](GpuInfo& g) { g.nvlinks[7].crc_errors = 5; }),
+       Status::pass,
+       {"nvlink.crc_errors"}},
+      {"CRC data counter beside a DL CRC count of 0 (a healthy H200)",
+       on_gpu(1,
+              [](GpuInfo& g) {
+                for (NvLinkInfo& link : g.nvlinks) {
+                  link.crc_errors = 0;
+                  link.crc_data_errors = 180;
+                }
+              }),
+       Status::pass,
+       {}},
       {"replays counted",
        on_gpu(1, [](GpuInfo& g) { g.nvlinks[7].replay_errors = 3; }),
        Status::pass,
@@ -177,6 +191,27 @@ TEST(InterconnectChecks, NvlinkFindingsNameTheLinkAndPeer) {
   EXPECT_NE(results[0].findings[0].message.find("(peer GPU 1)"), std::string::npos)
       << results[0].findings[0].message;
   EXPECT_EQ(results[0].findings[0].gpu_index, 0);
+}
+
+// The CRC count a message names: the DL count where the link has one, else flit and data.
+TEST(InterconnectChecks, CrcFindingNamesTheCountersRead) {
+  SystemSnapshot s = hgx(2);
+  s.gpus[0].nvlinks[3].crc_errors = 3;
+  s.gpus[0].nvlinks[3].crc_data_errors.reset();
+  s.gpus[1].nvlinks[4].crc_flit_errors = 1;
+  s.gpus[1].nvlinks[4].crc_data_errors = 2;
+  s.gpus[1].nvlinks[4].replay_errors = 1;
+  const std::vector<CheckResult> results = run_check(checks::gpu_nvlink_check(), s);
+  ASSERT_EQ(results.size(), 2U);
+  ASSERT_EQ(results[0].findings.size(), 1U);
+  EXPECT_NE(results[0].findings[0].message.find("link 3: 3 CRC errors and 0 replays"),
+            std::string::npos)
+      << results[0].findings[0].message;
+  ASSERT_EQ(results[1].findings.size(), 1U);
+  EXPECT_NE(results[1].findings[0].message.find(
+                "link 4: 1 CRC flit error, 2 CRC data errors and 1 replay since the driver"),
+            std::string::npos)
+      << results[1].findings[0].message;
 }
 
 TEST(InterconnectChecks, OneGpuOrOldDriverSkipsWithReason) {

@@ -73,6 +73,7 @@ TEST(NvmlTopologyProbe, ReadsAnHgxBoard) {
       EXPECT_EQ(link.version, 6); // NVML_NVLINK_VERSION_4_0, as an H100 answers
       EXPECT_EQ(link.remote_bus_id, "0000:F0:00.0");
       EXPECT_EQ(link.crc_flit_errors, 0U);
+      EXPECT_EQ(link.crc_errors, 0U);
       EXPECT_EQ(link.recovery_errors, 0U);
     }
     ASSERT_TRUE(gpu.fabric);
@@ -97,7 +98,7 @@ TEST(NvmlTopologyProbe, ReadsAnHgxBoard) {
 TEST(NvmlTopologyProbe, FaultsOnAnHgxBoardAreFoundOnTheirGpu) {
   FakeMachine machine(std::string(k_hgx) + R"(
 gpu.3.nvlink_down=4,11
-gpu.2.nvlink.5.crc_flit=12
+gpu.2.nvlink.5.crc=12
 gpu.2.nvlink.5.replay=3
 gpu.1.nvlink.0.recovery=1
 gpu.6.fabric_state=1
@@ -107,7 +108,7 @@ p2p.0.5.read=1
   const SystemSnapshot s = probe_topology(machine);
   ASSERT_EQ(s.gpus.size(), 8U);
   EXPECT_FALSE(s.gpus[3].nvlinks[4].active);
-  EXPECT_EQ(s.gpus[2].nvlinks[5].crc_flit_errors, 12U);
+  EXPECT_EQ(s.gpus[2].nvlinks[5].crc_errors, 12U);
   EXPECT_EQ(s.gpus[6].fabric->state, "not_started");
   const std::vector<std::string> expected{
       "gpu.topology gpu 0: topology.p2p_unsupported", "gpu.nvlink gpu 1: nvlink.recovery_errors",
@@ -131,11 +132,12 @@ TEST(NvmlTopologyProbe, ErrorTotalsOfZeroSpareTheLinkByLinkCalls) {
   EXPECT_TRUE(all_codes(s).empty());
 }
 
-// Its twin: where the totals cannot be read, each link's counters are read (replay and recovery
-// through the per-link fields), and where nothing answers the counters are unknown, never 0.
+// Its twin: where neither the totals nor the per-link fields can be read (an older driver), each
+// link's counters are read, and where nothing answers the counters are unknown, never 0.
 TEST(NvmlTopologyProbe, LinkByLinkWhereTheTotalsCannotBeRead) {
   FakeMachine faulty(std::string(k_hgx) + R"(
 gpu.all.nvlink_totals=na
+gpu.all.nvlink_scoped=na
 gpu.2.nvlink.5.crc_flit=12
 gpu.1.nvlink.0.recovery=1
 gpu.1.nvlink.3.crc_data=7
@@ -158,9 +160,8 @@ gpu.1.nvlink.3.crc_data=7
   EXPECT_FALSE(u.gpus[0].nvlinks.at(0).crc_data_errors.has_value());
 }
 
-// Replay and recovery come from one call of per-link fields where the totals say there are
-// some: the link-by-link call fails here, and those two counters are still read; the CRC
-// counters, which have no such field, are then unknown.
+// Replay, recovery and the DL CRC count come from one call of per-link fields: the link-by-link
+// call fails here, and those are still read; the CRC flit and data counters are then unread.
 TEST(NvmlTopologyProbe, ReplayAndRecoveryComeFromPerLinkFields) {
   FakeMachine machine(std::string(k_hgx) + R"(
 gpu.all.nvlink_counters=err:999
@@ -175,6 +176,7 @@ gpu.2.nvlink.5.crc_flit=12
   EXPECT_EQ(s.gpus[2].nvlinks[5].replay_errors, 3U);
   EXPECT_EQ(s.gpus[2].nvlinks[4].replay_errors, 0U);
   EXPECT_FALSE(s.gpus[2].nvlinks[5].crc_flit_errors.has_value());
+  EXPECT_EQ(s.gpus[2].nvlinks[5].crc_errors, 0U);
   EXPECT_EQ(s.gpus[0].nvlinks[5].crc_flit_errors, 0U); // its total is 0
   const std::vector<std::string> expected{"gpu.nvlink gpu 1: nvlink.recovery_errors",
                                           "gpu.nvlink gpu 2: nvlink.crc_errors"};
@@ -197,16 +199,37 @@ gpu.2.nvlink.5.replay=3
   EXPECT_EQ(all_codes(s), expected);
 }
 
-// A total that is not 0 sends only its own counter to the links: the others stay 0 from theirs.
+// Without the per-link fields, a total that is not 0 sends only its own counter to the links: the
+// others stay 0 from theirs.
 TEST(NvmlTopologyProbe, OnlyACounterWithErrorsIsReadLinkByLink) {
-  FakeMachine machine(std::string(k_hgx) + "gpu.0.nvlink.2.crc_data=31\n");
+  FakeMachine machine(std::string(k_hgx) +
+                      "gpu.all.nvlink_scoped=na\ngpu.0.nvlink.2.crc_data=31\n");
   const SystemSnapshot s = probe_topology(machine);
   ASSERT_EQ(s.gpus.size(), 8U);
   EXPECT_EQ(s.gpus[0].nvlinks[2].crc_data_errors, 31U);
   EXPECT_EQ(s.gpus[0].nvlinks[3].crc_data_errors, 0U);
   EXPECT_EQ(s.gpus[0].nvlinks[2].replay_errors, 0U);
+  EXPECT_FALSE(s.gpus[0].nvlinks[2].crc_errors.has_value());
   const std::vector<std::string> expected{"gpu.nvlink gpu 0: nvlink.crc_errors"};
   EXPECT_EQ(all_codes(s), expected);
+}
+
+// Its twin, as on a healthy H200: the CRC data counter grows with traffic while the DL CRC count
+// (what nvidia-smi nvlink -e shows) reads 0. The latter decides, and the former is not read.
+TEST(NvmlTopologyProbe, TheDlCrcCountStandsForTheFlitAndDataCounters) {
+  FakeMachine healthy(std::string(k_hgx) + "gpu.0.nvlink.2.crc_data=31\n");
+  const SystemSnapshot s = probe_topology(healthy);
+  ASSERT_EQ(s.gpus.size(), 8U);
+  EXPECT_EQ(s.gpus[0].nvlinks[2].crc_errors, 0U);
+  EXPECT_FALSE(s.gpus[0].nvlinks[2].crc_data_errors.has_value());
+  EXPECT_TRUE(all_codes(s).empty());
+
+  FakeMachine faulty(std::string(k_hgx) + "gpu.0.nvlink.2.crc_data=31\ngpu.0.nvlink.2.crc=4\n");
+  const SystemSnapshot f = probe_topology(faulty);
+  ASSERT_EQ(f.gpus.size(), 8U);
+  EXPECT_EQ(f.gpus[0].nvlinks[2].crc_errors, 4U);
+  const std::vector<std::string> expected{"gpu.nvlink gpu 0: nvlink.crc_errors"};
+  EXPECT_EQ(all_codes(f), expected);
 }
 
 TEST(NvmlTopologyProbe, BridgedPairIsDirectNvlink) {

@@ -226,11 +226,11 @@ template <typename F> uint64_t most(const std::vector<Work>& works, F what) {
   return out;
 }
 
-/// What cuDNN's lane holds beside the works before it in a child of `group`: its preparation.
+/// What the lane (cuDNN's) holds beside the works before it in a child of `group`: its
+/// preparation.
 uint64_t lane_bytes_of(const std::vector<Work>& group, const MemoryModel& memory) {
-  return std::find(group.begin(), group.end(), Work::cudnn) != group.end()
-             ? memory.prepare_bytes(Work::cudnn)
-             : 0;
+  const auto lane = std::find_if(group.begin(), group.end(), &protocol::is_lane);
+  return lane != group.end() ? memory.prepare_bytes(*lane) : 0;
 }
 
 PlannedGpu plan_gpu(const std::vector<std::vector<Work>>& groups, const GpuFacts& facts,
@@ -327,7 +327,7 @@ void rule_same_child(Plan& plan, const Groups& groups, const MemoryModel& memory
         if (!j) {
           continue; // a long work left out of this GPU
         }
-        if (w != Work::cudnn) {
+        if (!protocol::is_lane(w)) {
           jobs[*j].lane_bytes = lane;
         }
         if (previous) {
@@ -364,7 +364,7 @@ void rule_copies_alone(Jobs& jobs) {
         if (const auto own = job_of(jobs, Work::bandwidth, jobs[o].gpu); own && *own < b) {
           add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
         }
-      } else if (other == Work::cudnn || other == Work::local_copies) {
+      } else if (protocol::is_lane(other) || other == Work::local_copies) {
         // cuDNN's lane: each child holds its copies' `ready` until its lane is prepared, and the
         // copies go once every GPU's copies are ready (above), so no lane prepares beside any
         // GPU's copies; its timed work comes after them (cudnn_after_copies). The local copies
@@ -394,7 +394,7 @@ void rule_copies_together(Jobs& jobs) {
       const Work other = jobs[o].work;
       if (other == Work::copies_together) {
         add(jobs, t, {k_copies_together, Step::go, Await::ready, o});
-      } else if (other != Work::cudnn && other != Work::local_copies &&
+      } else if (!protocol::is_lane(other) && other != Work::local_copies &&
                  work_row(other).child == WorkChild::shared) {
         add(jobs, t, {k_copies_together, Step::go, Await::exited, o});
       }
@@ -430,14 +430,14 @@ void rule_local_copies_last(Jobs& jobs) {
 /// GPU's copies; it prepared on its lane before any GPU's copies.
 void rule_cudnn_after_copies(Jobs& jobs) {
   for (size_t c = 0; c < jobs.size(); ++c) {
-    if (jobs[c].work != Work::cudnn) {
+    if (!protocol::is_lane(jobs[c].work)) {
       continue;
     }
     for (size_t o = 0; o < jobs.size(); ++o) {
       if (is_long(jobs[o].work)) {
         continue; // after it (long_after_standard)
       }
-      const bool same_gpu_before = jobs[o].gpu == jobs[c].gpu && jobs[o].work != Work::cudnn;
+      const bool same_gpu_before = jobs[o].gpu == jobs[c].gpu && o != c;
       if (same_gpu_before || jobs[o].work == Work::bandwidth ||
           jobs[o].work == Work::copies_together || jobs[o].work == Work::local_copies) {
         add(jobs, c, {k_cudnn_after_copies, Step::go, Await::exited, o});
@@ -453,7 +453,7 @@ void set_allowances(Plan& plan, const MemoryModel& memory) {
   for (PlannedJob& job : plan.jobs) {
     const PlannedGpu& gpu = plan.gpus[job.gpu];
     job.allowance_bytes = gpu.allowance_bytes;
-    if (job.work == Work::cudnn) {
+    if (protocol::is_lane(job.work)) {
       job.allowance_bytes = gpu.budget_bytes - memory.context_bytes;
     }
   }
@@ -531,7 +531,7 @@ void rule_span_beside(Jobs& jobs, size_t span, size_t o, bool beside) {
   }
   if (other == Work::bandwidth) {
     add(jobs, span, {k_span_beside, Step::setup, Await::context_built, o});
-  } else if (other == Work::cudnn) {
+  } else if (protocol::is_lane(other)) {
     // Without copies on its GPU, once its lane is prepared (parked at its gate); with them, the
     // lane prepares beside the memory pool and is as a rule done when the pool is.
     if (!job_of(jobs, Work::bandwidth, jobs[o].gpu)) {

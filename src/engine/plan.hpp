@@ -49,8 +49,8 @@ std::vector<Work> all_works();
 /// Which works share a child process (rule same_child, WorkChild): every standard work of one GPU
 /// runs in one child, in the table's order, on one context: the driver initialises one (process,
 /// GPU) pair at a time (docs/performance.md), so a second child per GPU costs a driver start on
-/// every GPU. cuDNN's work prepares on a lane of its own in that child
-/// from the start (CudnnLane, src/gpu/gpu_children.hpp); the long level's works form a group of
+/// every GPU. A lane's work (cuDNN's, WorkRow::lane) prepares on a thread of its own in that
+/// child from the start (src/gpu/work_lane.hpp); the long level's works form a group of
 /// their own. Works not in `works` are left out; empty groups are dropped. Works that span GPUs
 /// are never in these groups (spanning_works()).
 std::vector<std::vector<Work>> child_groups(const std::vector<Work>& works);

@@ -817,10 +817,16 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
   const std::shared_ptr<const nlohmann::json>& lines =
       outcome.payload ? outcome.payload : outcome.partial;
   std::string died_in; // the check whose work the child was on when it failed
-  // cuDNN's lane (gpu_children.hpp, CudnnLane): a child that died while the lane prepared beside
-  // another work is blamed on cuDNN, whose libraries are the riskiest code gpucheck loads, and
-  // the work beside it is said not to have finished.
+  // The lane (gpu/work_lane.hpp; cuDNN's): a child that died while the lane prepared beside
+  // another work is blamed on the lane, whose libraries (cuDNN's) are the riskiest code gpucheck
+  // loads, and the work beside it is said not to have finished.
   const bool lane_open = lane_preparing(lines.get());
+  const auto lane_job = std::find_if(slot.jobs.begin(), slot.jobs.end(), [this](size_t o) {
+    return protocol::is_lane(m_jobs[o].work);
+  });
+  const std::optional<Work> lane_work =
+      lane_job != slot.jobs.end() ? std::optional<Work>(m_jobs[*lane_job].work) : std::nullopt;
+  const std::string_view lane_name = lane_work ? work_row(*lane_work).lane : std::string_view();
   // An interrupted run's children are stopped, not failed: no blame (the run says so).
   const bool died = outcome.failure && outcome.failure->kind != ChildFailureKind::cancelled;
   std::string beside_lane; // the check the lane prepared beside when the child died
@@ -838,12 +844,12 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
       report.outcome = own_outcome(*part, outcome, job.went, job.finished);
       continue;
     }
-    if (job.work == Work::cudnn && lane_open && died) {
-      // The child died while cuDNN's lane prepared: its failure is cuDNN's.
+    if (protocol::is_lane(job.work) && lane_open && died) {
+      // The child died while the lane prepared: its failure is the lane's.
       report.outcome = outcome;
       if (!beside_lane.empty()) {
         report.outcome->failure->detail +=
-            fmt::format(" while cuDNN prepared beside {}", beside_lane);
+            fmt::format(" while {} prepared beside {}", lane_name, beside_lane);
       }
       continue;
     }
@@ -855,17 +861,15 @@ void Scheduler::report_slot(const Slot& slot, const std::vector<process::ChildOu
                       died_in.empty() ? std::string() : fmt::format(", during {}", died_in));
       continue;
     }
-    const bool lane_blamed = lane_open && died && job.work != Work::cudnn &&
-                             std::any_of(slot.jobs.begin(), slot.jobs.end(), [this](size_t o) {
-                               return m_jobs[o].work == Work::cudnn;
-                             });
+    const bool lane_blamed =
+        lane_open && died && !protocol::is_lane(job.work) && lane_job != slot.jobs.end();
     if (lane_blamed) {
       report.skip = JobReport::Skip::stopped;
       report.skip_reason = fmt::format(
-          "not finished: the check process {} while cuDNN prepared beside this check (see {})",
-          outcome.failure->detail, check_id(Work::cudnn));
+          "not finished: the check process {} while {} prepared beside this check (see {})",
+          outcome.failure->detail, lane_name, check_id(*lane_work));
       beside_lane = std::string(check_id(job.work));
-      died_in = fmt::format("{}'s preparation beside {}", check_id(Work::cudnn), beside_lane);
+      died_in = fmt::format("{}'s preparation beside {}", check_id(*lane_work), beside_lane);
       continue;
     }
     // The job it was on: the child's failure is its own.

@@ -223,12 +223,8 @@ void prepare(const DeviceSession& session, const KernelModule& module, const Cud
 }
 
 /// When a cuDNN work is prepared, and when its turn for the gate comes: at once in a child of
-/// its own (gpu-cudnn); in the shared child, its lane says prepared to the main thread and waits
-/// there until the works before it are over (CudnnLaneThread).
-struct CudnnSteps {
-  std::function<void()> prepared;
-  std::function<void()> turn;
-};
+/// its own (gpu-cudnn, no steps); in the shared child, its lane's (gpu/work_lane.hpp).
+using CudnnSteps = LaneSteps;
 
 /// The cuDNN work on a session that exists; its own fields go into `result`, which the caller
 /// writes (whatever it threw). `shared_module`: the kernels the child loaded already (nullptr:
@@ -320,106 +316,18 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
   protocol::write_cudnn(result, out);
 }
 
-/// The not-run reason a lane gets when its child stops before its turn.
-struct LaneCancelled : std::runtime_error {
-  LaneCancelled() : std::runtime_error("the works before it did not finish") {}
-};
-
-/// cuDNN's lane in the shared child: its thread starts as the context exists, prepares beside
-/// the main thread's works, says so in a line ({"work": "cudnn", "lane": ...}: should the child
-/// die meanwhile, the engine blames cuDNN rather than the work on the main thread), then waits
-/// for its turn; the main thread waits there for it to finish.
-class CudnnLaneThread final : public CudnnLane {
-public:
-  CudnnLaneThread(std::vector<std::string> args, DeviceSession& session, const KernelModule& module)
-      : m_args(std::move(args)), m_session(session), m_module(module), m_thread([this] { run(); }) {
-  }
-  CudnnLaneThread(const CudnnLaneThread&) = delete;
-  CudnnLaneThread& operator=(const CudnnLaneThread&) = delete;
-  CudnnLaneThread(CudnnLaneThread&&) = delete;
-  CudnnLaneThread& operator=(CudnnLaneThread&&) = delete;
-  ~CudnnLaneThread() override {
-    {
-      const std::lock_guard<std::mutex> guard(m_lock);
-      m_cancelled = true;
-    }
-    m_changed.notify_all();
-    if (m_thread.joinable()) {
-      m_thread.join();
-    }
-  }
-
-  void wait_prepared() override {
-    std::unique_lock<std::mutex> guard(m_lock);
-    m_changed.wait(guard, [this] { return m_prepared; });
-  }
-
-  nlohmann::json finish() override {
-    {
-      const std::lock_guard<std::mutex> guard(m_lock);
-      m_turn = true;
-    }
-    m_changed.notify_all();
-    m_thread.join();
-    return std::move(m_part);
-  }
-
-private:
-  void run() {
-    own_stages_on_this_thread("cudnn");
-    nlohmann::json line = nlohmann::json::object();
-    protocol::write_work_line({"cudnn", std::nullopt, std::string(protocol::k_lane_preparing)},
-                              line);
-    process::write_result_line(line);
-    protocol::CudnnPayload result;
-    const CudnnSteps steps{[this] { say_prepared(); }, [this] { await_turn(); }};
-    if (const auto failure =
-            failure_of([&] { cudnn_work(m_args, m_session, &m_module, m_part, result, steps); })) {
-      m_part["failure"] = protocol::to_json(*failure);
-    }
-    protocol::write_cudnn(result, m_part);
-    say_prepared(); // it ended before (no cuDNN, a failure): nothing of it runs beside the copies
-  }
-
-  void say_prepared() {
-    {
-      const std::lock_guard<std::mutex> guard(m_lock);
-      if (m_prepared) {
-        return;
-      }
-      m_prepared = true;
-    }
-    nlohmann::json line = nlohmann::json::object();
-    protocol::write_work_line({"cudnn", std::nullopt, std::string(protocol::k_lane_prepared)},
-                              line);
-    process::write_result_line(line);
-    m_changed.notify_all();
-  }
-
-  void await_turn() {
-    std::unique_lock<std::mutex> guard(m_lock);
-    m_changed.wait(guard, [this] { return m_turn || m_cancelled; });
-    if (!m_turn) {
-      throw LaneCancelled();
-    }
-  }
-
-  std::vector<std::string> m_args;
-  DeviceSession& m_session;
-  const KernelModule& m_module;
-  nlohmann::json m_part = protocol::work_part("cudnn");
-  std::mutex m_lock;
-  std::condition_variable m_changed;
-  bool m_prepared = false;  ///< under m_lock
-  bool m_turn = false;      ///< under m_lock
-  bool m_cancelled = false; ///< under m_lock
-  std::thread m_thread;     // last: it starts once the members above exist
-};
 } // namespace
 
-std::unique_ptr<CudnnLane> start_cudnn_lane(std::vector<std::string> args, DeviceSession& session,
-                                            const KernelModule& module) {
-  return std::make_unique<CudnnLaneThread>(std::move(args), session, module);
+void cudnn_lane_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out,
+                     const LaneSteps& steps) {
+  protocol::CudnnPayload result;
+  try {
+    cudnn_work({}, session, &module, out, result, steps);
+  } catch (...) {
+    protocol::write_cudnn(result, out); // what it did before the failure stays in the payload
+    throw;
+  }
+  protocol::write_cudnn(result, out);
 }
 
 nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args) {

@@ -59,7 +59,8 @@ void add_work_runner(const WorkRunner& runner) {
 
 const WorkRunner* runner_of_mode(std::string_view mode) {
   for (const WorkRunner& r : runners()) {
-    if (const std::string_view m = protocol::child_mode(r.work); !m.empty() && m == mode) {
+    if (const std::string_view m = protocol::child_mode(r.work);
+        r.run != nullptr && !m.empty() && m == mode) {
       return &r;
     }
   }
@@ -94,21 +95,13 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const WorkR
 }
 
 namespace {
-/// A work of the shared child: its runner, or nullptr for cuDNN's (on its lane).
-std::string_view name_of(const WorkRunner* w) {
-  return protocol::work_name(w != nullptr ? w->work : protocol::Work::cudnn);
-}
-std::string_view check_of(const WorkRunner* w) {
-  return protocol::check_id(w != nullptr ? w->work : protocol::Work::cudnn);
-}
-
-/// The works of gpu-device's argument ("compute,streams,..."), nullptr for cuDNN's.
+/// The works of gpu-device's argument ("compute,streams,...,cudnn"), in order.
 std::vector<const WorkRunner*> works_of(const std::vector<std::string>& args) {
   std::vector<const WorkRunner*> works;
   for (const std::string& name : protocol::read_work_list(args.size() > 1 ? args[1] : "")) {
     const std::optional<protocol::Work> work = protocol::work_named(name);
     const WorkRunner* runner = work ? runner_of(*work) : nullptr;
-    if (runner == nullptr && work != protocol::Work::cudnn) {
+    if (runner == nullptr) {
       throw std::runtime_error(fmt::format("unknown work '{}'", name));
     }
     works.push_back(runner);
@@ -116,18 +109,25 @@ std::vector<const WorkRunner*> works_of(const std::vector<std::string>& args) {
   return works;
 }
 
+/// The shared child's lane: its one work whose runner is a lane (the engine plans it last).
+const WorkRunner* lane_of(const std::vector<const WorkRunner*>& works) {
+  const auto lane = std::find_if(works.begin(), works.end(),
+                                 [](const WorkRunner* w) { return w->lane != nullptr; });
+  return lane == works.end() ? nullptr : *lane;
+}
+
 /// One work on the open session: its line, and its failure if it had one.
 std::pair<nlohmann::json, std::optional<protocol::PayloadFailure>>
 run_one(const WorkRunner* w, DeviceSession& session, const KernelModule& module,
-        const std::unique_ptr<CudnnLane>& lane) {
+        const std::unique_ptr<WorkLane>& lane) {
   nlohmann::json part;
   std::optional<protocol::PayloadFailure> failure;
-  if (w == nullptr || w->work != protocol::Work::copies_together) {
+  if (w->work != protocol::Work::copies_together) {
     // The host copies' kept buffers serve only the copies together, right after them: later
     // works may use the whole budget.
     release_kept_copies();
   }
-  if (w == nullptr) {
+  if (w->lane != nullptr) {
     part = lane->finish();
     if (!part.contains("device")) {
       part["device"] = session.describe();
@@ -159,15 +159,19 @@ run_one(const WorkRunner* w, DeviceSession& session, const KernelModule& module,
 nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
   return run_gpu_child(args, [&args](int ordinal, nlohmann::json& summary) {
     const std::vector<const WorkRunner*> works = works_of(args);
-    const bool with_cudnn = std::find(works.begin(), works.end(), nullptr) != works.end();
+    const WorkRunner* const lane_work = lane_of(works);
+    int connections = 1;
+    for (const WorkRunner* w : works) {
+      connections = std::max(connections, w->connections);
+    }
     summary["works"] = args.size() > 1 ? args[1] : std::string();
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<KernelModule> module;
-    if (const auto failure = failure_of(
-            [&] { open_device(ordinal, session, module, with_cudnn ? k_cudnn_connections : 1); })) {
+    if (const auto failure =
+            failure_of([&] { open_device(ordinal, session, module, connections); })) {
       // No context (or no driver): every work reports the same failure, as each would alone.
       for (const WorkRunner* w : works) {
-        nlohmann::json part = protocol::work_part(name_of(w));
+        nlohmann::json part = protocol::work_part(protocol::work_name(w->work));
         if (session) {
           part["device"] = session->describe();
         }
@@ -179,13 +183,14 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
     }
     session->begin_works(static_cast<int>(works.size()));
     // Declared after the session and the module, so it ends (its thread joined) before them.
-    const std::unique_ptr<CudnnLane> lane =
-        with_cudnn ? start_cudnn_lane({}, *session, *module) : nullptr;
+    const std::unique_ptr<WorkLane> lane =
+        lane_work != nullptr ? start_lane(lane_work->work, lane_work->lane, *session, *module)
+                             : nullptr;
     std::string stopped; // why the works left are not run
     for (const WorkRunner* w : works) {
       if (!stopped.empty()) {
         nlohmann::json line = nlohmann::json::object();
-        protocol::write_work_line({std::string(name_of(w)), stopped}, line);
+        protocol::write_work_line({std::string(protocol::work_name(w->work)), stopped}, line);
         process::write_result_line(line);
         continue;
       }
@@ -197,8 +202,8 @@ nlohmann::json child_gpu_device(const std::vector<std::string>& args) {
       // after it would only repeat it, each reported as its own failure.
       if (const auto error = failure ? session->context_error() : std::nullopt) {
         stopped = fmt::format("not run: {} failed ({}) and left its CUDA context unusable ({})",
-                              check_of(w), failure->name.empty() ? failure->message : failure->name,
-                              *error);
+                              protocol::check_id(w->work),
+                              failure->name.empty() ? failure->message : failure->name, *error);
       }
     }
   });

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu/work_lane.hpp"
 #include "protocol/works.hpp"
 
 namespace gpucheck::gpu {
@@ -45,16 +46,35 @@ struct WorkRunner {
   /// Run alone (its child mode), the work that completes its check's result after it, folded
   /// into its payload (gpu-bandwidth: the device-local copy); nullptr for none.
   GpuWork then;
+  /// A lane's work (its row's WorkRow::lane): in the shared child it prepares on a thread of its
+  /// own from the start and comes last (gpu/work_lane.hpp); `run` is then nullptr, and its own
+  /// child mode is a mode of its own.
+  LaneWork lane = nullptr;
+  /// The hardware queues its context needs (CUDA_DEVICE_MAX_CONNECTIONS); a shared child takes
+  /// the most of its works'.
+  int connections = 1;
 };
 
+/// cuDNN's work in the shared child (gpu-device "...,cudnn"), as its lane: its libraries, handles
+/// and small verified cases prepared beside the works before it, on the child's context, then
+/// its convolutions timed when its turn comes.
+void cudnn_lane_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out,
+                     const LaneSteps& steps);
+
+/// The hardware queues of a context that runs cuDNN (CUDA_DEVICE_MAX_CONNECTIONS): one slowed
+/// cuDNN's FFT_TILING convolution, two were as fast as eight (docs/performance.md).
+inline constexpr int k_cudnn_connections = 2;
+
 /// The built-in works' runners, with their declarations above (a new check's work goes in its own
-/// folder of src/gpu_checks/ and joins through add_work_runner()). cuDNN's work has none: in the
-/// shared child it is a lane (CudnnLane, below); peers and nccl run in gpu-peers.
+/// folder of src/gpu_checks/ and joins through add_work_runner()). peers and nccl run in
+/// gpu-peers.
 inline constexpr WorkRunner k_work_runners[] = {
     // gpu-bandwidth: copy-engine bandwidth (nvbandwidth's method), every buffer verified.
     {protocol::Work::bandwidth, &bandwidth_work, false, true, &local_copies_work},
     {protocol::Work::copies_together, &copies_together_work, false, true, nullptr},
     {protocol::Work::local_copies, &local_copies_work, false, true, nullptr},
+    // gpu-device's lane; alone it is the gpu-cudnn child mode (child_gpu_cudnn).
+    {protocol::Work::cudnn, nullptr, false, false, nullptr, &cudnn_lane_work, k_cudnn_connections},
 };
 
 /// k_work_runners and the runners that checks of their own folder added (add_work_runner()).
@@ -64,7 +84,7 @@ std::span<const WorkRunner> work_runners();
 void add_work_runner(const WorkRunner& runner);
 
 /// The runner of the work whose child mode is `mode` ("gpu-compute", ...); nullptr for any other
-/// mode.
+/// mode, and for a lane's (its mode is a child mode of its own).
 const WorkRunner* runner_of_mode(std::string_view mode);
 
 /// A child of one work (its mode): its session, its kernel module, then the work (or the
@@ -80,32 +100,6 @@ nlohmann::json child_gpu_devices(const std::vector<std::string>& args);
 /// times every shape of docs/performance.md (for bench/compare.py).
 nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args);
 
-/// The hardware queues of a context that runs cuDNN (CUDA_DEVICE_MAX_CONNECTIONS): one slowed
-/// cuDNN's FFT_TILING convolution, two were as fast as eight (docs/performance.md).
-inline constexpr int k_cudnn_connections = 2;
-
-/// cuDNN's work in the shared child (gpu-device "...,cudnn"): it prepares on a thread of its own
-/// (its libraries, handles and small verified cases, the slowest preparation of any work) beside
-/// the works before it, on the child's context, and times its convolutions when its turn comes.
-class CudnnLane {
-public:
-  CudnnLane() = default;
-  CudnnLane(const CudnnLane&) = delete;
-  CudnnLane& operator=(const CudnnLane&) = delete;
-  CudnnLane(CudnnLane&&) = delete;
-  CudnnLane& operator=(CudnnLane&&) = delete;
-  /// Stops a lane whose turn never came (its thread ends before its gate) and joins it.
-  virtual ~CudnnLane() = default;
-  /// Block until its preparation is over (or it ended): nothing of it then runs on the GPU
-  /// until its turn.
-  virtual void wait_prepared() = 0;
-  /// Its turn: its gate, its timed work; blocks until it is over and returns its line
-  /// ({"work": "cudnn", ...the gpu-cudnn child's payload...}).
-  virtual nlohmann::json finish() = 0;
-};
-/// Start the lane on `session`, whose context exists, with the kernels the child loaded.
-std::unique_ptr<CudnnLane> start_cudnn_lane(std::vector<std::string> args, DeviceSession& session,
-                                            const KernelModule& module);
 /// gpu.bandwidth keeps its host copies' buffers for copies_together_work(): free them when no
 /// such work follows (before cuDNN's timed work, which may use the whole budget).
 void release_kept_copies();
@@ -116,8 +110,8 @@ void release_kept_copies();
 nlohmann::json child_gpu_peers(const std::vector<std::string>& args);
 
 /// gpu-device ORDINAL WORKS: the works named ("compute,streams,bandwidth,cudnn", in that order)
-/// one after another on one context (engine rule same_child); cuDNN's prepares on its lane from
-/// the start (CudnnLane). Each work's result is written as a
+/// one after another on one context (engine rule same_child); a lane's work (cuDNN's) prepares
+/// on its thread from the start. Each work's result is written as a
 /// line of its own as soon as it is over ({"work": NAME, ...the work's JSON...}, or {"work":
 /// NAME, "not_run": REASON} when an earlier failure left the context unusable); the last line
 /// holds the child's timeline.

@@ -29,6 +29,10 @@ Work add_work(WorkRow row) {
                                          row.check, row.mode, other.name));
     }
   }
+  if (!row.lane.empty()) {
+    throw std::logic_error(
+        fmt::format("work '{}': a lane's work cannot be added (it comes last)", row.name));
+  }
   if (row.child == WorkChild::spanning) {
     throw std::logic_error(
         fmt::format("work '{}': a spanning child's work cannot be added", row.name));
@@ -54,6 +58,10 @@ const WorkRow& work_row(Work work) {
     }
   }
   return table().front(); // unreachable: every Work has its row (tested)
+}
+
+bool is_lane(Work work) {
+  return !work_row(work).lane.empty();
 }
 
 std::string_view child_mode(Work work) {

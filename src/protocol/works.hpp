@@ -69,10 +69,15 @@ struct WorkRow {
   /// burn_together: the node's power and heat at full load, the GPUs compared under the same
   /// conditions).
   bool together = false;
+  /// A lane's work: what messages call it ("cuDNN"); empty for any other. In its GPU's shared
+  /// child it prepares on a thread of its own from the start, beside the works before it, and
+  /// does its timed work last (gpu/work_lane.hpp; the engine's rules copies_alone,
+  /// cudnn_after_copies, span_beside).
+  std::string_view lane = {};
 };
 
-/// Every work, in the order of the gated work (and of the works in a shared child). The works of
-/// one check follow one another.
+/// Every work, in the order of the gated work (and of the works in a shared child: a lane's
+/// last). The works of one check follow one another.
 inline constexpr WorkRow k_work_table[] = {
     // The least: the smallest host copies that still measure something; wanted: their device
     // side.
@@ -86,7 +91,17 @@ inline constexpr WorkRow k_work_table[] = {
      0},
     // The least: the small verified cases and their workspace; wanted: the large timed cases,
     // cuDNN's and cuBLASLt's modules, workspace.
-    {Work::cudnn, "cudnn", "gpu.cudnn", "gpu-cudnn", WorkChild::shared, 96, 640, 64},
+    {Work::cudnn,
+     "cudnn",
+     "gpu.cudnn",
+     "gpu-cudnn",
+     WorkChild::shared,
+     96,
+     640,
+     64,
+     {},
+     false,
+     "cuDNN"},
     // What each GPU sends and receives, at the smallest size; a 64 MiB copy each way. Its
     // buffers are taken and filled before its gate.
     {Work::peers, "peers", "gpu.p2p", "gpu-peers", WorkChild::spanning, 2 * 4, 2 * 64, 2 * 64},
@@ -104,6 +119,8 @@ Work add_work(WorkRow row);
 
 /// The row of a work.
 const WorkRow& work_row(Work work);
+/// Whether it is a lane's work (WorkRow::lane).
+bool is_lane(Work work);
 
 /// "gpu-compute", ...: the child mode that does it alone ("" for copies_together, which runs
 /// only in the shared child).

@@ -556,7 +556,7 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
   }
   // Every work of a shared or long-level child has one runner in the GPU children
   // (gpu/gpu_children.hpp), found by its mode where it has one; none spans GPUs. cuDNN's is the
-  // shared child's lane, not a runner.
+  // shared child's lane: its mode is a child mode of its own, not its runner's.
   for (const WorkRow& row : work_table()) {
     const auto runners = gpu::work_runners();
     const auto count =
@@ -564,8 +564,15 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
                       [&row](const gpu::WorkRunner& r) { return r.work == row.work; });
     const bool in_device_child =
         row.child == WorkChild::shared || row.child == WorkChild::long_level;
-    EXPECT_EQ(count, in_device_child && row.work != Work::cudnn ? 1 : 0) << row.name;
-    if (count == 1 && !row.mode.empty()) {
+    EXPECT_EQ(count, in_device_child ? 1 : 0) << row.name;
+    const auto runner =
+        std::find_if(runners.begin(), runners.end(),
+                     [&row](const gpu::WorkRunner& r) { return r.work == row.work; });
+    if (count == 1) {
+      EXPECT_EQ(runner->lane != nullptr, row.work == Work::cudnn) << row.name;
+      EXPECT_EQ(runner->run == nullptr, runner->lane != nullptr) << row.name;
+    }
+    if (count == 1 && runner->lane == nullptr && !row.mode.empty()) {
       ASSERT_NE(gpu::runner_of_mode(row.mode), nullptr) << row.name;
       EXPECT_EQ(gpu::runner_of_mode(row.mode)->work, row.work) << row.name;
     }

@@ -34,12 +34,33 @@ TEST(ProtocolWorks, AddedWorksGoBeforeTheCopiesOrLastInTheLongLevel) {
   EXPECT_EQ(work_row(*burn).phase, "burn");
   EXPECT_TRUE(work_row(*burn).together);
   EXPECT_FALSE(work_row(*memtest).together);
+  // cuDNN's is the one lane, the last work of the shared child.
+  for (const WorkRow& row : work_table()) {
+    EXPECT_EQ(is_lane(row.work), row.work == Work::cudnn) << row.name;
+    if (row.child == WorkChild::shared) {
+      EXPECT_LE(at(row.work), at(Work::cudnn)) << row.name;
+    }
+  }
+  EXPECT_EQ(work_row(Work::cudnn).lane, "cuDNN");
 }
 
-TEST(ProtocolWorks, AddWorkRefusesASpanningWorkAndARepeatedName) {
+TEST(ProtocolWorks, AddWorkRefusesASpanningWorkALaneAndARepeatedName) {
   const size_t before = work_table().size();
   EXPECT_THROW(add_work({Work{}, "spanning_test", "gpu.spanning_test", "gpu-spanning-test",
                          WorkChild::spanning, 1, 1, 1}),
+               std::logic_error);
+  // A lane's work comes last in its child, where an added work would not be.
+  EXPECT_THROW(add_work({Work{},
+                         "lane_test",
+                         "gpu.lane_test",
+                         "gpu-lane-test",
+                         WorkChild::shared,
+                         1,
+                         1,
+                         1,
+                         {},
+                         false,
+                         "a test lane"}),
                std::logic_error);
   EXPECT_THROW(
       add_work({Work{}, "compute", "gpu.other_test", "gpu-other-test", WorkChild::shared, 1, 1, 1}),

@@ -168,6 +168,16 @@ template <typename Payload> struct PayloadCodec {
   static Expected<Payload> read(const nlohmann::json& json) { return read_payload<Payload>(json); }
 };
 
+/// A PayloadCodec made of a payload's own writer and reader (protocol/payloads.hpp's, for a
+/// payload older than its check's folder): `template <> struct PayloadCodec<P> :
+/// CodecOf<P, &write_p, &read_p> {};`.
+template <typename Payload, void (*Write)(const Payload&, nlohmann::json&),
+          Expected<Payload> (*Read)(const nlohmann::json&)>
+struct CodecOf {
+  static void write(const Payload& payload, nlohmann::json& json) { Write(payload, json); }
+  static Expected<Payload> read(const nlohmann::json& json) { return Read(json); }
+};
+
 namespace detail {
 template <const auto& Check>
 using PayloadOf = typename std::remove_cvref_t<decltype(Check)>::payload_type;

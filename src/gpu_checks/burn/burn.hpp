@@ -14,14 +14,9 @@
 
 namespace gpucheck::gpu_checks {
 /// Its payload is written and read by protocol/payloads.hpp's own functions.
-template <> struct PayloadCodec<protocol::BurnReport> {
-  static void write(const protocol::BurnReport& payload, nlohmann::json& json) {
-    protocol::write_burn(payload, json);
-  }
-  static Expected<protocol::BurnReport> read(const nlohmann::json& json) {
-    return protocol::read_burn(json);
-  }
-};
+template <>
+struct PayloadCodec<protocol::BurnReport>
+    : CodecOf<protocol::BurnReport, &protocol::write_burn, &protocol::read_burn> {};
 } // namespace gpucheck::gpu_checks
 
 namespace gpucheck::gpu_checks::burn {

@@ -10,14 +10,9 @@
 
 namespace gpucheck::gpu_checks {
 /// Its payload is written and read by protocol/payloads.hpp's own functions.
-template <> struct PayloadCodec<protocol::MemtestReport> {
-  static void write(const protocol::MemtestReport& payload, nlohmann::json& json) {
-    protocol::write_memtest(payload, json);
-  }
-  static Expected<protocol::MemtestReport> read(const nlohmann::json& json) {
-    return protocol::read_memtest(json);
-  }
-};
+template <>
+struct PayloadCodec<protocol::MemtestReport>
+    : CodecOf<protocol::MemtestReport, &protocol::write_memtest, &protocol::read_memtest> {};
 } // namespace gpucheck::gpu_checks
 
 namespace gpucheck::gpu_checks::memtest {

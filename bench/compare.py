@@ -22,7 +22,7 @@ import time
 MIB = 1 << 20
 
 # label -> (N, C, H, W, K, R, S, pad, stride, dtype, channels_last, tf32); the same shapes as
-# src/gpu/cudnn_check.cpp.
+# src/gpu_checks/cudnn/work.cpp.
 CONV_SHAPES = {
     "fp32_nchw_64x64x56x56": (64, 64, 56, 56, 64, 3, 3, 1, 1, "float32", False, False),
     "fp16_nhwc_64x64x56x56": (64, 64, 56, 56, 64, 3, 3, 1, 1, "float16", True, False),

@@ -17,7 +17,7 @@ std::span<const CheckDef> all_checks();
 /// Where add_check() lists a check among the active ones; the checks added to one place keep
 /// the order they were added in.
 enum class CheckPlace {
-  after_builtin, ///< after the per-GPU active checks (gpu.cudnn)
+  after_builtin, ///< after the built-in per-GPU active checks, before those over GPUs (gpu.p2p)
   first,         ///< before every active check (gpu.compute: do gpucheck's kernels run?)
   before_long,   ///< before the long level's checks (gpu.memtest)
 };

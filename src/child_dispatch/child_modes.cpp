@@ -331,7 +331,6 @@ constexpr ChildMode k_modes[] = {
     {"python", &platform::child_python},
     {"gpu-devices", &gpu::child_gpu_devices},
     {"gpu-census", &platform::child_gpu_census},
-    {"gpu-cudnn", &gpu::child_gpu_cudnn},
     {"gpu-device", &gpu::child_gpu_device},
     {"gpu-peers", &gpu::child_gpu_peers},
     {"test-ok", &test_ok},
@@ -394,8 +393,9 @@ int run_child_mode(int argc, char** argv) {
   if (const char* env_fd = std::getenv("GPUCHECK_RESULT_FD")) {
     fd = std::atoi(env_fd);
   }
-  const nlohmann::json result =
-      mode != nullptr ? mode->handler(args) : gpu::run_single_work(args, *work);
+  const nlohmann::json result = mode != nullptr              ? mode->handler(args)
+                                : work->own_child != nullptr ? work->own_child(args)
+                                                             : gpu::run_single_work(args, *work);
   write_all(fd, result.dump() + "\n"); // a line: the last of a result_lines child's
   ::close(fd);
   std::fflush(nullptr);

@@ -28,7 +28,6 @@ std::vector<CheckDef>& checks_table() {
 #undef GPUCHECK_REGISTER_CHECK
   return checks;
 }
-size_t g_added = 0;
 size_t g_first = 0;
 size_t g_before_long = 0;
 
@@ -55,11 +54,10 @@ void add_check(const CheckDef& check, CheckPlace place) {
     insert_before(checks, check, g_before_long,
                   [](const CheckDef& c) { return c.info.level == Level::long_; });
   } else {
-    auto at = std::find_if(checks.begin(), checks.end(),
-                           [](const CheckDef& c) { return c.info.id == "gpu.cudnn"; });
-    at = at == checks.end() ? checks.end() : at + 1 + static_cast<std::ptrdiff_t>(g_added);
+    // Before the checks that span GPUs, in the order added.
+    const auto at = std::find_if(checks.begin(), checks.end(),
+                                 [](const CheckDef& c) { return c.info.id == "gpu.p2p"; });
     checks.insert(at, check);
-    ++g_added;
   }
   add_own_findings(check);
 }

@@ -62,8 +62,6 @@ inline constexpr FindingCode k_compat_what_runs{"compat.what_runs"};
 // cuda.*
 
 // cudnn.*
-inline constexpr FindingCode k_cudnn_activation_mismatch{"cudnn.activation_mismatch"};
-inline constexpr FindingCode k_cudnn_conv_mismatch{"cudnn.conv_mismatch"};
 
 // driver.*
 inline constexpr FindingCode k_driver_missing{"driver.missing"};

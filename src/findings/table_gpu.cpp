@@ -8,25 +8,6 @@ namespace {
 // What recurring arguments stand for (FindingSpec::placeholders).
 
 constexpr FindingSpec k_table[] = {
-    {codes::k_cudnn_activation_mismatch, Severity::fail, "cuDNN activation gave wrong results",
-     "cudnnActivationForward produced values outside the tolerance of a CPU reference. Either the "
-     "cuDNN installation is broken (mixed sub-libraries, a build for another CUDA) or the GPU "
-     "computes wrongly.",
-     "cuDNN {1} on GPU {0}: {2} of {3} values wrong, first at [{4}]: got {5}, expected {6}",
-     "check which cuDNN copy is loaded (gpucheck --only lib) and that its sub-libraries "
-     "come from one directory; if gpu.compute also fails, the GPU itself is at fault",
-     where(k_where_gpu_index, "the activation run (\"relu forward over N fp32 values\")",
-           "values wrong", "values checked", "index of the first wrong value", "value read there",
-           "value expected")},
-    {codes::k_cudnn_conv_mismatch, Severity::fail, "cuDNN convolution gave wrong results",
-     "cudnnConvolutionForward produced values outside the tolerance of a CPU reference computed "
-     "in double precision.",
-     "{1} on GPU {0}: {2} of {3} checked outputs wrong, first at [{4}]: got {5}, expected {6}",
-     "check which cuDNN copy is loaded (gpucheck --only lib) and that its sub-libraries "
-     "come from one directory; if gpu.compute also fails, the GPU itself is at fault",
-     where(k_where_gpu_index, "the convolution (shape and algorithm)", "outputs wrong",
-           "outputs checked", "index of the first wrong output", "value read there",
-           "value expected")},
     {codes::k_gpu_bandwidth_low, Severity::warn,
      "host<->device bandwidth below what the link carries",
      "Copies between host and GPU run well below what the negotiated PCIe link can carry. "

@@ -45,8 +45,6 @@ std::vector<std::string_view>& names_table() {
       "h2d_gbps", "d2h_gbps", "h2d_bidir_gbps", "d2h_bidir_gbps", "h2d_pageable_gbps",
       "d2h_pageable_gbps", "d2d_gbps", "d2d_dram_gbps", "h2d_together_gbps", "d2h_together_gbps",
       "host_h2d_all_gpus_gbps", "host_d2h_all_gpus_gbps",
-      // gpu.cudnn
-      "conv_<case>_tflops", "relu_fp32_gbps", "host_rss_before_cudnn_mib",
       // gpu.p2p
       "p2p_gbps", "p2p_<a>_<b>_write_gbps", "p2p_<a>_<b>_bidir_gbps", "p2p_<a>_<b>_latency_us",
       "p2p_<a>_<b>_<n>mib_gbps", "peer_work_ms",

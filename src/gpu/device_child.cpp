@@ -60,7 +60,7 @@ void add_work_runner(const WorkRunner& runner) {
 const WorkRunner* runner_of_mode(std::string_view mode) {
   for (const WorkRunner& r : runners()) {
     if (const std::string_view m = protocol::child_mode(r.work);
-        r.run != nullptr && !m.empty() && m == mode) {
+        (r.run != nullptr || r.own_child != nullptr) && !m.empty() && m == mode) {
       return &r;
     }
   }

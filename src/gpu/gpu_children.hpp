@@ -47,23 +47,15 @@ struct WorkRunner {
   /// into its payload (gpu-bandwidth: the device-local copy); nullptr for none.
   GpuWork then;
   /// A lane's work (its row's WorkRow::lane): in the shared child it prepares on a thread of its
-  /// own from the start and comes last (gpu/work_lane.hpp); `run` is then nullptr, and its own
-  /// child mode is a mode of its own.
+  /// own from the start and comes last (gpu/work_lane.hpp); `run` is then nullptr.
   LaneWork lane = nullptr;
   /// The hardware queues its context needs (CUDA_DEVICE_MAX_CONNECTIONS); a shared child takes
   /// the most of its works'.
   int connections = 1;
+  /// Its child mode where it takes more than an ordinal (gpu-cudnn ORDINAL full); nullptr: a
+  /// session, the kernels and `run` (run_single_work()).
+  nlohmann::json (*own_child)(const std::vector<std::string>& args) = nullptr;
 };
-
-/// cuDNN's work in the shared child (gpu-device "...,cudnn"), as its lane: its libraries, handles
-/// and small verified cases prepared beside the works before it, on the child's context, then
-/// its convolutions timed when its turn comes.
-void cudnn_lane_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out,
-                     const LaneSteps& steps);
-
-/// The hardware queues of a context that runs cuDNN (CUDA_DEVICE_MAX_CONNECTIONS): one slowed
-/// cuDNN's FFT_TILING convolution, two were as fast as eight (docs/performance.md).
-inline constexpr int k_cudnn_connections = 2;
 
 /// The built-in works' runners, with their declarations above (a new check's work goes in its own
 /// folder of src/gpu_checks/ and joins through add_work_runner()). peers and nccl run in
@@ -73,8 +65,6 @@ inline constexpr WorkRunner k_work_runners[] = {
     {protocol::Work::bandwidth, &bandwidth_work, false, true, &local_copies_work},
     {protocol::Work::copies_together, &copies_together_work, false, true, nullptr},
     {protocol::Work::local_copies, &local_copies_work, false, true, nullptr},
-    // gpu-device's lane; alone it is the gpu-cudnn child mode (child_gpu_cudnn).
-    {protocol::Work::cudnn, nullptr, false, false, nullptr, &cudnn_lane_work, k_cudnn_connections},
 };
 
 /// k_work_runners and the runners that checks of their own folder added (add_work_runner()).
@@ -84,7 +74,7 @@ std::span<const WorkRunner> work_runners();
 void add_work_runner(const WorkRunner& runner);
 
 /// The runner of the work whose child mode is `mode` ("gpu-compute", ...); nullptr for any other
-/// mode, and for a lane's (its mode is a child mode of its own).
+/// mode.
 const WorkRunner* runner_of_mode(std::string_view mode);
 
 /// A child of one work (its mode): its session, its kernel module, then the work (or the
@@ -95,10 +85,6 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const WorkR
 /// or {"error"} without a usable libcuda).
 /// Used only when the snapshot carries no driver-API facts.
 nlohmann::json child_gpu_devices(const std::vector<std::string>& args);
-
-/// gpu-cudnn ORDINAL [full]: convolutions and activations checked against the CPU; "full" also
-/// times every shape of docs/performance.md (for bench/compare.py).
-nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args);
 
 /// gpu.bandwidth keeps its host copies' buffers for copies_together_work(): free them when no
 /// such work follows (before cuDNN's timed work, which may use the whole budget).

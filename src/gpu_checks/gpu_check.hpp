@@ -29,6 +29,7 @@
 namespace gpucheck::gpu {
 class DeviceSession;
 class KernelModule;
+struct LaneSteps; // gpu/work_lane.hpp
 } // namespace gpucheck::gpu
 
 namespace gpucheck::gpu_checks {
@@ -103,6 +104,16 @@ template <typename Payload> struct GpuCheck {
   /// After every GPU's result is judged: what comparing the GPUs of the run adds to each result
   /// (the burn's siblings and references); nullptr: nothing.
   void (*compare)(std::vector<CheckResult>& results, const CheckContext& context) = nullptr;
+  /// A lane's work (cuDNN's; `run` is then nullptr): in its GPU's shared child it prepares on a
+  /// thread of its own from the start and comes last (gpu/work_lane.hpp). It writes its payload
+  /// into its line itself.
+  void (*lane)(gpu::DeviceSession& session, const gpu::KernelModule& module, nlohmann::json& out,
+               const gpu::LaneSteps& steps) = nullptr;
+  std::string_view lane_name = {}; ///< what messages call the lane ("cuDNN")
+  int connections = 1;             ///< the hardware queues its context needs
+  /// Its own child mode (`mode`) where it takes more than an ordinal (gpu-cudnn's "full");
+  /// nullptr: a session, the kernels and `run`.
+  nlohmann::json (*own_child)(const std::vector<std::string>& args) = nullptr;
 };
 
 /// A GpuCheck with its types erased: what registry.cpp installs.
@@ -119,6 +130,10 @@ struct Registration {
   std::span<const VerifySpec> verify;
   Listed listed = Listed::after_builtin;
   bool alone = false;
+  void (*lane)(gpu::DeviceSession& session, const gpu::KernelModule& module, nlohmann::json& out,
+               const gpu::LaneSteps& steps) = nullptr;
+  int connections = 1;
+  nlohmann::json (*own_child)(const std::vector<std::string>& args) = nullptr;
 };
 
 /// The metrics and verifications of `out` written into a child's JSON.
@@ -242,10 +257,15 @@ template <const auto& Check> std::span<const FindingSpec> findings_of() {
 template <const auto& Check> Registration registration() {
   Registration r;
   r.check = {Check.info, &detail::run_check<Check>, &detail::findings_of<Check>};
-  r.work = {engine::Work{}, Check.work,       Check.info.id,     Check.mode,  Check.child,
-            Check.min_mib,  Check.wanted_mib, Check.prepare_mib, Check.phase, Check.together};
+  r.work = {engine::Work{}, Check.work,     Check.info.id,    Check.mode,
+            Check.child,    Check.min_mib,  Check.wanted_mib, Check.prepare_mib,
+            Check.phase,    Check.together, Check.lane_name};
   r.judge = &detail::judge_json<Check>;
-  r.run = &detail::child_work<Check>;
+  // Compared at run time: a function's address is no constant expression under UBSan's GCC.
+  r.run = Check.run != nullptr ? &detail::child_work<Check> : nullptr;
+  r.lane = Check.lane;
+  r.connections = Check.connections;
+  r.own_child = Check.own_child;
   r.needs_kernels = Check.needs_kernels;
   r.metrics = Check.metrics;
   r.verify = Check.verify;

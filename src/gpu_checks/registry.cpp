@@ -70,7 +70,8 @@ void install() {
   all_checks(); // the built-in checks' own findings join the catalogue first
   for (const Registration& r : registered()) {
     const engine::Work work = engine::add_work(r.work);
-    gpu::add_work_runner({work, r.run, r.needs_kernels, r.alone, nullptr});
+    gpu::add_work_runner(
+        {work, r.run, r.needs_kernels, r.alone, nullptr, r.lane, r.connections, r.own_child});
     std::vector<std::string_view> names;
     for (const MetricSpec& m : r.metrics) {
       names.push_back(m.name);

@@ -29,9 +29,11 @@ Work add_work(WorkRow row) {
                                          row.check, row.mode, other.name));
     }
   }
-  if (!row.lane.empty()) {
-    throw std::logic_error(
-        fmt::format("work '{}': a lane's work cannot be added (it comes last)", row.name));
+  if (!row.lane.empty() &&
+      (row.child != WorkChild::shared ||
+       std::any_of(rows.begin(), rows.end(), [](const WorkRow& r) { return !r.lane.empty(); }))) {
+    throw std::logic_error(fmt::format(
+        "work '{}': a lane is a shared child's, and that child has one at most", row.name));
   }
   if (row.child == WorkChild::spanning) {
     throw std::logic_error(
@@ -42,11 +44,14 @@ Work add_work(WorkRow row) {
     next = std::max<uint8_t>(next, static_cast<uint8_t>(other.work.id + 1));
   }
   row.work = Work{next};
-  // A shared child's: after the works added earlier, before the copies. A long level's: last.
-  const auto at = row.child == WorkChild::shared
+  // A shared child's: after the works added earlier, before the copies; its lane after them all.
+  // A long level's: last.
+  const auto at = row.child != WorkChild::shared ? rows.end()
+                  : row.lane.empty()
                       ? std::find_if(rows.begin(), rows.end(),
                                      [](const WorkRow& r) { return r.work == Work::bandwidth; })
-                      : rows.end();
+                      : std::find_if(rows.begin(), rows.end(),
+                                     [](const WorkRow& r) { return r.child != WorkChild::shared; });
   rows.insert(at, row);
   return row.work;
 }

@@ -34,19 +34,18 @@ namespace gpucheck::protocol {
 struct Work {
   uint8_t id = 0;
   friend constexpr auto operator<=>(Work, Work) = default;
-  static const Work bandwidth, copies_together, local_copies, cudnn, peers, nccl;
+  static const Work bandwidth, copies_together, local_copies, peers, nccl;
 };
 inline constexpr Work Work::bandwidth{2};
 inline constexpr Work Work::copies_together{3};
 inline constexpr Work Work::local_copies{4};
-inline constexpr Work Work::cudnn{5};
 inline constexpr Work Work::peers{6};
 inline constexpr Work Work::nccl{7};
 
 /// Which child a work's job runs in (rule same_child).
 enum class WorkChild {
-  /// Its GPU's one child (gpu-device): one after another on one context. cuDNN's work, the
-  /// last, prepares from the start on a lane (a thread) of its own beside the others.
+  /// Its GPU's one child (gpu-device): one after another on one context. Its lane's work
+  /// (cuDNN's), the last, prepares from the start on a thread of its own beside the others.
   shared,
   spanning, ///< one child over every GPU of the run, timed after every other job (peers_after_all)
   long_level, ///< the long level's child per GPU, after every other job (long_after_standard)
@@ -89,19 +88,6 @@ inline constexpr WorkRow k_work_table[] = {
     // The device-local copy's two buffers, taken after its gate.
     {Work::local_copies, "local_copies", "gpu.bandwidth", "", WorkChild::shared, 2 * 16, 2 * 256,
      0},
-    // The least: the small verified cases and their workspace; wanted: the large timed cases,
-    // cuDNN's and cuBLASLt's modules, workspace.
-    {Work::cudnn,
-     "cudnn",
-     "gpu.cudnn",
-     "gpu-cudnn",
-     WorkChild::shared,
-     96,
-     640,
-     64,
-     {},
-     false,
-     "cuDNN"},
     // What each GPU sends and receives, at the smallest size; a 64 MiB copy each way. Its
     // buffers are taken and filled before its gate.
     {Work::peers, "peers", "gpu.p2p", "gpu-peers", WorkChild::spanning, 2 * 4, 2 * 64, 2 * 64},

@@ -49,7 +49,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)r.judge(gpu, payload); // the checks of their own folders (src/gpu_checks/)
   }
   (void)checks::judge_gpu_bandwidth(gpu, payload);
-  (void)checks::judge_gpu_cudnn(gpu, payload);
   std::vector<Metric> metrics;
   (void)checks::judge_gpu_p2p(fuzz::recorded_snapshot(), payload, false, metrics);
   (void)checks::judge_gpu_nccl(payload, false, metrics);

@@ -130,6 +130,43 @@ def bandwidth_alone(gpucheck):
             f"failure {payload.get('failure')}"]
 
 
+def child_alone(gpucheck, args):
+    """The JSON that `gpucheck --child ARGS...` writes to its result pipe, or the raw bytes."""
+    read_fd, write_fd = os.pipe()
+    env = dict(os.environ, GPUCHECK_RESULT_FD=str(write_fd))
+    env.pop("GPUCHECK_PLANT_FAULT", None)
+    proc = subprocess.Popen([gpucheck, "--child", *args], env=env, pass_fds=(write_fd,),
+                            stdout=subprocess.DEVNULL)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        raw = pipe.read()
+    proc.wait(timeout=300)
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def cudnn_alone(gpucheck):
+    """`gpucheck --child gpu-cudnn 0 full`, as bench/compare.py runs it: its own child mode
+    (the check's own_child), every shape of the comparison timed and verified."""
+    payload = child_alone(gpucheck, ["gpu-cudnn", "0", "full"])
+    if not isinstance(payload, dict):
+        return [f"gpu-cudnn alone wrote no JSON: {payload[:200]!r}"]
+    convs = [m["name"] for m in payload.get("metrics", []) if m["name"].startswith("conv_")]
+    verified = [v for v in payload.get("verify", []) if v.get("kind") == "cudnn_conv"]
+    if payload.get("cudnn_missing"):
+        print(f"ok   gpu-cudnn alone: cuDNN not loadable here ({payload.get('cudnn_missing')})")
+        return []
+    if len(convs) >= 4 and verified and all(v.get("mismatches") == 0 for v in verified) and \
+            not payload.get("failure") and not payload.get("cudnn_failure"):
+        print(f"ok   gpu-cudnn alone (full): {len(convs)} convolutions timed, "
+              f"{len(verified)} verified")
+        return []
+    return [f"gpu-cudnn alone: convolutions {convs}, verified {verified}, "
+            f"failure {payload.get('failure') or payload.get('cudnn_failure')}"]
+
+
 def metrics_known_to_min(gpucheck, results):
     """--min refuses a metric no check reports (exit 2); every metric a real run
     reports must therefore be one it accepts (src/gates/metric_names.cpp)."""
@@ -203,6 +240,7 @@ def main():
     failures += multi_gpu(args.gpucheck, results)
     failures += metrics_known_to_min(args.gpucheck, results)
     failures += bandwidth_alone(args.gpucheck)
+    failures += cudnn_alone(args.gpucheck)
     for failure in failures:
         print("FAIL " + failure)
     return 1 if failures else 0

@@ -103,12 +103,6 @@ std::optional<FindingCode> verify_code(const std::string& kind) {
   if (kind == "copy") {
     return codes::k_gpu_copy_corrupt;
   }
-  if (kind == "cudnn_conv") {
-    return codes::k_cudnn_conv_mismatch;
-  }
-  if (kind == "cudnn_activation") {
-    return codes::k_cudnn_activation_mismatch;
-  }
   if (kind == "p2p") {
     return codes::k_p2p_data_mismatch;
   }

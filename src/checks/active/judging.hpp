@@ -123,11 +123,9 @@ Judgement unreadable_result(std::string_view check_title, const GpuTarget& gpu, 
 std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const GpuTarget& gpu,
                                             const nlohmann::json& payload);
 
-/// The judges of gpu.bandwidth and gpu.cudnn (exposed for their tests):
-/// the check's own findings and summary from its child's payload, read through
-/// protocol/payloads.hpp.
+/// gpu.bandwidth's judge (exposed for its tests): the check's own findings and summary from its
+/// child's payload, read through protocol/payloads.hpp.
 Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payload);
-Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& payload);
 /// gpu.p2p's judge: the peers child's payload against the paths of the snapshot (NVML); its
 /// per-pair metrics (NVML indices) are appended to `metrics`.
 Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& payload,

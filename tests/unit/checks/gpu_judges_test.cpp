@@ -30,6 +30,9 @@ Judgement judge_gpu_burn(const GpuTarget& gpu, const nlohmann::json& json) {
 Judgement judge_gpu_memtest(const GpuTarget& gpu, const nlohmann::json& json) {
   return registered_judge("gpu.memtest", gpu, json);
 }
+Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& json) {
+  return registered_judge("gpu.cudnn", gpu, json);
+}
 
 GpuTarget target() {
   GpuTarget gpu;

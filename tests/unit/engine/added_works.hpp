@@ -14,11 +14,12 @@ namespace gpucheck::engine {
 /// One GiB in bytes, for the tests' GPU memory sizes.
 constexpr uint64_t k_gib = 1ULL << 30;
 
-/// How many added works are one more job on every GPU, in the shared child before the copies.
+/// How many added works are one more job on every GPU, in the shared child before the copies
+/// (not the lane, cuDNN's, which comes after them).
 inline size_t added() {
   return static_cast<size_t>(
       std::count_if(work_table().begin(), work_table().end(), [](const WorkRow& row) {
-        return row.child == WorkChild::shared &&
+        return row.child == WorkChild::shared && row.lane.empty() &&
                std::none_of(std::begin(k_work_table), std::end(k_work_table),
                             [&row](const WorkRow& built_in) { return built_in.work == row.work; });
       }));
@@ -31,6 +32,10 @@ inline Work streams() {
 /// gpu.compute's work, the first of each shared child (src/gpu_checks/compute/).
 inline Work compute() {
   return *work_named("compute");
+}
+/// gpu.cudnn's work, the shared child's lane, its last (src/gpu_checks/cudnn/).
+inline Work cudnn() {
+  return *work_named("cudnn");
 }
 /// gpu.memtest's work, the first of the long level's child (src/gpu_checks/memtest/).
 inline Work memtest() {

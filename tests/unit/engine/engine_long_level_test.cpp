@@ -194,7 +194,7 @@ TEST(EngineLongLevel, Spellings) {
   EXPECT_EQ(work_for_check("gpu.memtest"), memtest());
   EXPECT_EQ(child_mode(burn()), "gpu-burn");
   EXPECT_TRUE(is_long(memtest()));
-  EXPECT_FALSE(is_long(Work::cudnn));
+  EXPECT_FALSE(is_long(cudnn()));
   const std::vector<Work> standard = all_works();
   EXPECT_EQ(std::count_if(standard.begin(), standard.end(), &is_long), 0);
 }

@@ -220,7 +220,7 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
           // cuDNN's job in a shared child prepared on its lane before any copies, and the local
           // copies take their buffers after their gate (nothing to prepare: prepare_mib 0):
           // their preparing state is only their way to their gate.
-          const bool on_lane = plan.jobs[o].work == Work::cudnn && plan.jobs[o].after_in_child;
+          const bool on_lane = plan.jobs[o].work == cudnn() && plan.jobs[o].after_in_child;
           const bool nothing_to_prepare = work_row(plan.jobs[o].work).prepare_mib == 0;
           EXPECT_TRUE(st[o] != JobState::preparing || on_lane || nothing_to_prepare)
               << what << " t=" << t << ": job " << o << " prepares while job " << j << " copies";
@@ -268,12 +268,12 @@ void check_invariants(const Plan& plan, const Trace& trace, const std::string& w
         }
       }
       // cuDNN's timed work and the device-local copies: after the probes.
-      if ((job.work == Work::cudnn || job.work == Work::local_copies) && working(st[j])) {
+      if ((job.work == cudnn() || job.work == Work::local_copies) && working(st[j])) {
         EXPECT_TRUE(trace.probes_over_at_snapshot[t] != 0)
             << what << ": " << work_name(job.work) << " timed early";
       }
       // cuDNN's timed work: with every copy over.
-      if (job.work == Work::cudnn && working(st[j])) {
+      if (job.work == cudnn() && working(st[j])) {
         for (size_t o = 0; o < st.size(); ++o) {
           if (plan.jobs[o].work == Work::bandwidth || plan.jobs[o].work == Work::copies_together ||
               plan.jobs[o].work == Work::local_copies) {
@@ -377,10 +377,8 @@ TEST(EnginePlan, InvariantsHoldOverRandomRuns) {
 
 TEST(EnginePlan, SubsetsOfTheChecksAlsoKeepTheInvariants) {
   std::mt19937 rng(7);
-  const std::vector<std::vector<Work>> subsets{{Work::bandwidth},
-                                               {Work::cudnn},
-                                               {compute(), Work::cudnn},
-                                               {streams(), Work::bandwidth, Work::cudnn}};
+  const std::vector<std::vector<Work>> subsets{
+      {Work::bandwidth}, {cudnn()}, {compute(), cudnn()}, {streams(), Work::bandwidth, cudnn()}};
   for (const auto& works : subsets) {
     const Plan plan = make_plan(works, gpus_with_free({80 * k_gib, 80 * k_gib}));
     EXPECT_EQ(plan.jobs.size(), 2 * works.size());
@@ -397,13 +395,13 @@ TEST(EnginePlan, MemoryDecidesTheMode) {
   EXPECT_EQ(plan.gpus[0].budget_bytes, k_gib);
   const MemoryModel model;
   EXPECT_EQ(plan.gpus[0].allowance_bytes,
-            k_gib - model.context_bytes - model.prepare_bytes(Work::cudnn));
+            k_gib - model.context_bytes - model.prepare_bytes(cudnn()));
   EXPECT_EQ(plan.jobs.size(), 3U + added());
   for (const PlannedJob& job : plan.jobs) {
     // cuDNN's timed work once the works before it have freed theirs: all but the context.
     EXPECT_EQ(job.allowance_bytes,
-              job.work == Work::cudnn ? k_gib - model.context_bytes : plan.gpus[0].allowance_bytes);
-    EXPECT_EQ(job.lane_bytes, job.work == Work::cudnn ? 0 : model.prepare_bytes(Work::cudnn));
+              job.work == cudnn() ? k_gib - model.context_bytes : plan.gpus[0].allowance_bytes);
+    EXPECT_EQ(job.lane_bytes, job.work == cudnn() ? 0 : model.prepare_bytes(cudnn()));
     EXPECT_LE(modelled_bytes(job, static_cast<int>(JobState::running), model), k_gib);
   }
   // Without cuDNN: no lane.
@@ -465,10 +463,10 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
     ASSERT_EQ(of.size(), 3U + added());
     EXPECT_FALSE(plan.jobs[of[compute()]].after_in_child);
     // The added works (compute, then streams, ...) follow one another in the table's order, and
-    // the copies follow them.
+    // the copies follow them; the lane (cuDNN's) comes last.
     Work before = compute();
     for (const WorkRow& row : work_table()) {
-      if (row.work != compute() && row.child == WorkChild::shared &&
+      if (row.work != compute() && row.child == WorkChild::shared && row.lane.empty() &&
           std::none_of(std::begin(k_work_table), std::end(k_work_table),
                        [&row](const WorkRow& built_in) { return built_in.work == row.work; })) {
         EXPECT_EQ(plan.jobs[of[row.work]].after_in_child, of[before]) << row.name;
@@ -479,28 +477,27 @@ TEST(EnginePlan, EveryWorkOfAGpuSharesOneChildInOrder) {
               "memory_pool");
     EXPECT_EQ(plan.jobs[of[Work::bandwidth]].after_in_child, of[before]);
     EXPECT_EQ(plan.jobs[of[Work::local_copies]].after_in_child, of[Work::bandwidth]);
-    EXPECT_EQ(plan.jobs[of[Work::cudnn]].after_in_child, of[Work::local_copies]);
+    EXPECT_EQ(plan.jobs[of[cudnn()]].after_in_child, of[Work::local_copies]);
     EXPECT_TRUE(plan.jobs[of[compute()]].followed_in_child);
     EXPECT_TRUE(plan.jobs[of[Work::bandwidth]].followed_in_child);
-    EXPECT_FALSE(plan.jobs[of[Work::cudnn]].followed_in_child);
+    EXPECT_FALSE(plan.jobs[of[cudnn()]].followed_in_child);
     // cuDNN's timed work once every GPU's copies are over.
     for (size_t j = 0; j < plan.jobs.size(); ++j) {
       if (plan.jobs[j].work == Work::bandwidth) {
-        EXPECT_TRUE(std::any_of(plan.jobs[of[Work::cudnn]].conditions.begin(),
-                                plan.jobs[of[Work::cudnn]].conditions.end(),
-                                [j](const Condition& c) {
-                                  return c.rule == "cudnn_after_copies" && c.step == Step::go &&
-                                         c.job == j;
-                                }))
+        EXPECT_TRUE(std::any_of(
+            plan.jobs[of[cudnn()]].conditions.begin(), plan.jobs[of[cudnn()]].conditions.end(),
+            [j](const Condition& c) {
+              return c.rule == "cudnn_after_copies" && c.step == Step::go && c.job == j;
+            }))
             << "GPU " << g << " job " << j;
       }
     }
   }
-  EXPECT_EQ(child_groups({Work::cudnn, Work::bandwidth, compute()}),
-            (std::vector<std::vector<Work>>{{compute(), Work::bandwidth, Work::cudnn}}));
-  EXPECT_EQ(child_groups({Work::cudnn}), (std::vector<std::vector<Work>>{{Work::cudnn}}));
-  EXPECT_EQ(child_groups({Work::cudnn, memtest()}),
-            (std::vector<std::vector<Work>>{{Work::cudnn}, {memtest()}}));
+  EXPECT_EQ(child_groups({cudnn(), Work::bandwidth, compute()}),
+            (std::vector<std::vector<Work>>{{compute(), Work::bandwidth, cudnn()}}));
+  EXPECT_EQ(child_groups({cudnn()}), (std::vector<std::vector<Work>>{{cudnn()}}));
+  EXPECT_EQ(child_groups({cudnn(), memtest()}),
+            (std::vector<std::vector<Work>>{{cudnn()}, {memtest()}}));
   EXPECT_EQ(work_named("streams"), streams());
   EXPECT_EQ(work_name(Work::bandwidth), "bandwidth");
   EXPECT_FALSE(work_named("gpu-streams").has_value());
@@ -526,7 +523,7 @@ TEST(EnginePlan, EveryConditionNamesItsRule) {
 }
 
 TEST(EnginePlan, WorkSpellings) {
-  EXPECT_EQ(child_mode(Work::cudnn), "gpu-cudnn");
+  EXPECT_EQ(child_mode(cudnn()), "gpu-cudnn");
   EXPECT_EQ(check_id(Work::bandwidth), "gpu.bandwidth");
   EXPECT_EQ(work_for_check("gpu.streams"), streams());
   EXPECT_FALSE(work_for_check("gpu.ecc").has_value());
@@ -549,14 +546,13 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
     EXPECT_EQ(work_named(row.name), row.work) << row.name; // names are unique
     EXPECT_GE(row.wanted_mib, row.min_mib) << row.name;
   }
-  for (const Work w :
-       {compute(), streams(), Work::bandwidth, Work::copies_together, Work::local_copies,
-        Work::cudnn, Work::peers, Work::nccl, memtest(), burn()}) {
+  for (const Work w : {compute(), streams(), Work::bandwidth, Work::copies_together,
+                       Work::local_copies, cudnn(), Work::peers, Work::nccl, memtest(), burn()}) {
     EXPECT_EQ(std::count(seen.begin(), seen.end(), w), 1) << work_name(w); // every built-in
   }
   // Every work of a shared or long-level child has one runner in the GPU children
   // (gpu/gpu_children.hpp), found by its mode where it has one; none spans GPUs. cuDNN's is the
-  // shared child's lane: its mode is a child mode of its own, not its runner's.
+  // shared child's lane.
   for (const WorkRow& row : work_table()) {
     const auto runners = gpu::work_runners();
     const auto count =
@@ -569,7 +565,7 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
         std::find_if(runners.begin(), runners.end(),
                      [&row](const gpu::WorkRunner& r) { return r.work == row.work; });
     if (count == 1) {
-      EXPECT_EQ(runner->lane != nullptr, row.work == Work::cudnn) << row.name;
+      EXPECT_EQ(runner->lane != nullptr, row.work == cudnn()) << row.name;
       EXPECT_EQ(runner->run == nullptr, runner->lane != nullptr) << row.name;
     }
     if (count == 1 && runner->lane == nullptr && !row.mode.empty()) {
@@ -577,8 +573,10 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
       EXPECT_EQ(gpu::runner_of_mode(row.mode)->work, row.work) << row.name;
     }
   }
-  EXPECT_EQ(gpu::runner_of_mode("gpu-cudnn"), nullptr);
-  EXPECT_EQ(work_row(Work::cudnn).child, WorkChild::shared);
+  // cuDNN's own mode takes "full" after the ordinal: its runner's own child.
+  ASSERT_NE(gpu::runner_of_mode("gpu-cudnn"), nullptr);
+  EXPECT_NE(gpu::runner_of_mode("gpu-cudnn")->own_child, nullptr);
+  EXPECT_EQ(work_row(cudnn()).child, WorkChild::shared);
 }
 
 TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
@@ -677,7 +675,7 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
       // It prepares once the kernels' timed work is over (compute, streams, the memory pool:
       // the copies then take their pinned buffers), beside the host copies.
       EXPECT_EQ(c.rule, "span_beside_on_idle_gpus");
-      EXPECT_NE(other, Work::cudnn);
+      EXPECT_NE(other, cudnn());
       EXPECT_EQ(c.await, other == Work::bandwidth ? Await::context_built : Await::exited)
           << check_id(other);
       ++before;
@@ -693,7 +691,7 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   EXPECT_EQ(gone, 6U + 2 * added());
   // The device-local copies and cuDNN's timed work once the spanning child is prepared.
   for (const PlannedJob& job : plan.jobs) {
-    if (job.work == Work::cudnn || job.work == Work::local_copies) {
+    if (job.work == cudnn() || job.work == Work::local_copies) {
       const size_t peers_job = 6U + 2 * added();
       EXPECT_TRUE(std::any_of(job.conditions.begin(), job.conditions.end(),
                               [peers_job](const Condition& c) {

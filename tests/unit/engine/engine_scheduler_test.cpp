@@ -49,7 +49,7 @@ SchedulerOptions options_for(int gpus, uint64_t free_bytes, const std::string& t
   options.job_override = {{compute(), {"test-gated", "20", "40", "10", "0"}},
                           {streams(), {"test-gated", "20", "40", "10", "0"}},
                           {Work::bandwidth, {"test-gated", "20", "60", "30", "0"}},
-                          {Work::cudnn, {"test-gated", "20", "40", "10", "80"}},
+                          {cudnn(), {"test-gated", "20", "40", "10", "80"}},
                           {Work::peers, {"test-gated", "20", "40", "10", "0"}},
                           {Work::nccl, {"test-gated", "20", "40", "10", "0"}}};
   return options;
@@ -101,7 +101,7 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
       const bool after = field(other, "began_ns") >= field(copies, "done_ns");
       EXPECT_TRUE(before || after) << check_id(other.work) << " on GPU " << other.gpu
                                    << " worked while GPU " << copies.gpu << " copied";
-      if (other.gpu == copies.gpu && other.work == Work::cudnn) {
+      if (other.gpu == copies.gpu && other.work == cudnn()) {
         EXPECT_GE(field(other, "began_ns"), field(copies, "ended_ns"));
       }
     }
@@ -117,11 +117,11 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
     }
     EXPECT_EQ(field(*of[compute()], "setup_began_ns"),
               field(*of[Work::bandwidth], "setup_began_ns"));
-    EXPECT_EQ(field(*of[compute()], "setup_began_ns"), field(*of[Work::cudnn], "setup_began_ns"));
+    EXPECT_EQ(field(*of[compute()], "setup_began_ns"), field(*of[cudnn()], "setup_began_ns"));
     EXPECT_GE(field(*of[streams()], "began_ns"), field(*of[compute()], "done_ns"));
     EXPECT_GE(field(*of[Work::bandwidth], "began_ns"), field(*of[streams()], "done_ns"));
     EXPECT_GE(field(*of[Work::local_copies], "began_ns"), field(*of[Work::bandwidth], "done_ns"));
-    EXPECT_GE(field(*of[Work::cudnn], "began_ns"), field(*of[Work::local_copies], "done_ns"));
+    EXPECT_GE(field(*of[cudnn()], "began_ns"), field(*of[Work::local_copies], "done_ns"));
   }
 }
 
@@ -291,7 +291,7 @@ TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
     // After both GPUs' own copies, and before either GPU's cuDNN timing.
     for (const JobReport* part : {&first, &second}) {
       EXPECT_GE(field(*part, "began_ns"), field(*of[{g, Work::bandwidth}], "done_ns"));
-      EXPECT_LE(field(*part, "done_ns"), field(*of[{g, Work::cudnn}], "began_ns"));
+      EXPECT_LE(field(*part, "done_ns"), field(*of[{g, cudnn()}], "began_ns"));
     }
   }
   // Released in one step: each began before the other was done.
@@ -312,7 +312,7 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
   std::map<Work, const JobReport*> by_work = reports_by_work(scheduler);
   ASSERT_TRUE(by_work[compute()]->outcome);
   EXPECT_EQ(by_work[compute()]->outcome->failure->kind, ChildFailureKind::signal);
-  for (const Work later : {streams(), Work::bandwidth, Work::cudnn}) {
+  for (const Work later : {streams(), Work::bandwidth, cudnn()}) {
     EXPECT_FALSE(by_work[later]->outcome) << check_id(later);
     EXPECT_EQ(by_work[later]->skip, JobReport::Skip::stopped);
     EXPECT_NE(by_work[later]->skip_reason.find("crashed"), std::string::npos)
@@ -341,13 +341,13 @@ TEST(EngineScheduler, AChildThatDiesWhileCudnnPreparesBesideAWorkIsCudnnsFailure
       by_work[Work::bandwidth]->skip_reason.find("gpu.cudnn's preparation beside gpu.streams"),
       std::string::npos)
       << by_work[Work::bandwidth]->skip_reason;
-  ASSERT_TRUE(by_work[Work::cudnn]->outcome);
-  ASSERT_TRUE(by_work[Work::cudnn]->outcome->failure);
-  EXPECT_EQ(by_work[Work::cudnn]->outcome->failure->kind, ChildFailureKind::signal);
-  EXPECT_NE(by_work[Work::cudnn]->outcome->failure->detail.find(
-                "while cuDNN prepared beside gpu.streams"),
-            std::string::npos)
-      << by_work[Work::cudnn]->outcome->failure->detail;
+  ASSERT_TRUE(by_work[cudnn()]->outcome);
+  ASSERT_TRUE(by_work[cudnn()]->outcome->failure);
+  EXPECT_EQ(by_work[cudnn()]->outcome->failure->kind, ChildFailureKind::signal);
+  EXPECT_NE(
+      by_work[cudnn()]->outcome->failure->detail.find("while cuDNN prepared beside gpu.streams"),
+      std::string::npos)
+      << by_work[cudnn()]->outcome->failure->detail;
 }
 
 TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
@@ -368,8 +368,8 @@ TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
   EXPECT_FALSE(by_work[Work::bandwidth]->outcome);
   EXPECT_NE(by_work[Work::bandwidth]->skip_reason.find("during gpu.streams"), std::string::npos)
       << by_work[Work::bandwidth]->skip_reason;
-  EXPECT_FALSE(by_work[Work::cudnn]->outcome);
-  EXPECT_EQ(by_work[Work::cudnn]->skip, JobReport::Skip::stopped);
+  EXPECT_FALSE(by_work[cudnn()]->outcome);
+  EXPECT_EQ(by_work[cudnn()]->skip, JobReport::Skip::stopped);
 }
 
 TEST(EngineScheduler, AHangInTheSharedChildIsItsCurrentWorksTimeout) {

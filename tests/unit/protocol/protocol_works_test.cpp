@@ -10,6 +10,10 @@
 namespace gpucheck::protocol {
 namespace {
 
+Work cudnn() {
+  return *work_named("cudnn");
+}
+
 size_t at(Work work) {
   const std::span<const WorkRow> table = work_table();
   return static_cast<size_t>(std::find_if(table.begin(), table.end(),
@@ -36,12 +40,12 @@ TEST(ProtocolWorks, AddedWorksGoBeforeTheCopiesOrLastInTheLongLevel) {
   EXPECT_FALSE(work_row(*memtest).together);
   // cuDNN's is the one lane, the last work of the shared child.
   for (const WorkRow& row : work_table()) {
-    EXPECT_EQ(is_lane(row.work), row.work == Work::cudnn) << row.name;
+    EXPECT_EQ(is_lane(row.work), row.work == cudnn()) << row.name;
     if (row.child == WorkChild::shared) {
-      EXPECT_LE(at(row.work), at(Work::cudnn)) << row.name;
+      EXPECT_LE(at(row.work), at(cudnn())) << row.name;
     }
   }
-  EXPECT_EQ(work_row(Work::cudnn).lane, "cuDNN");
+  EXPECT_EQ(work_row(cudnn()).lane, "cuDNN");
 }
 
 TEST(ProtocolWorks, AddWorkRefusesASpanningWorkALaneAndARepeatedName) {
@@ -49,7 +53,7 @@ TEST(ProtocolWorks, AddWorkRefusesASpanningWorkALaneAndARepeatedName) {
   EXPECT_THROW(add_work({Work{}, "spanning_test", "gpu.spanning_test", "gpu-spanning-test",
                          WorkChild::spanning, 1, 1, 1}),
                std::logic_error);
-  // A lane's work comes last in its child, where an added work would not be.
+  // A shared child has one lane at most, and it is cuDNN's.
   EXPECT_THROW(add_work({Work{},
                          "lane_test",
                          "gpu.lane_test",

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "gpu/child.hpp"
-#include "gpu/cudnn_runner.hpp"
+#include "gpu_checks/cudnn/runner.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
+
+using namespace gpucheck::gpu; // the children's stages, checks and helpers
 
 namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
@@ -164,4 +166,4 @@ void CudnnRunner::determinism(const ConvCase& cc, const ConvDescriptors& d, Conv
       hashes[0] == hashes[1]};
 }
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

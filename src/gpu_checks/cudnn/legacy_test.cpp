@@ -1,9 +1,9 @@
 // Which of cudnnFind's results the legacy path times again (no GPU needed).
 #include <gtest/gtest.h>
 
-#include "gpu/cudnn_runner.hpp"
+#include "gpu_checks/cudnn/runner.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 namespace {
 
 TEST(CudnnLegacy, TheFirstTwoThatRanWithinOneAndAHalfTimesAreTimedAgain) {
@@ -22,4 +22,4 @@ TEST(CudnnLegacy, TheFirstTwoThatRanWithinOneAndAHalfTimesAreTimedAgain) {
 }
 
 } // namespace
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

@@ -9,7 +9,7 @@
 // better of the two APIs.
 //
 // This file is the child: its cases, the preparation before the gate on several threads, and the
-// timed work after it. One case's work is CudnnRunner's (cudnn_runner.hpp).
+// timed work after it. One case's work is CudnnRunner's (runner.hpp).
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -34,21 +34,23 @@
 
 #include "gpu/child.hpp"
 #include "gpu/cuda_call.hpp"
-#include "gpu/cudnn_api.hpp"
-#include "gpu/cudnn_reference.hpp"
-#include "gpu/cudnn_runner.hpp"
 #include "gpu/driver_objects.hpp"
-#include "gpu/gpu_children.hpp"
 #include "gpu/host_checks.hpp"
 #include "gpu/kernel_module.hpp"
 #include "gpu/random.hpp"
 #include "gpu/session.hpp"
+#include "gpu/work_lane.hpp"
+#include "gpu_checks/cudnn/api.hpp"
+#include "gpu_checks/cudnn/cudnn.hpp"
+#include "gpu_checks/cudnn/reference.hpp"
+#include "gpu_checks/cudnn/runner.hpp"
 #include "kernels/gpucheck_values.h"
 #include "process/child_process.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 
 namespace {
+using namespace gpucheck::gpu; // the children's sessions, buffers, kernels and stages
 constexpr uint64_t k_mib = 1ULL << 20;
 
 std::vector<ConvCase> cases(bool full, int cc_major) {
@@ -306,7 +308,7 @@ void cudnn_work(const std::vector<std::string>& args, DeviceSession& session,
 void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
   protocol::CudnnPayload result;
   try {
-    DeviceSession session(ordinal, k_cudnn_connections);
+    DeviceSession session(ordinal, k_connections);
     out["device"] = session.describe();
     cudnn_work(args, session, nullptr, out, result, {});
   } catch (...) {
@@ -318,8 +320,8 @@ void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json
 
 } // namespace
 
-void cudnn_lane_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out,
-                     const LaneSteps& steps) {
+void lane_work(gpu::DeviceSession& session, const gpu::KernelModule& module, nlohmann::json& out,
+               const gpu::LaneSteps& steps) {
   protocol::CudnnPayload result;
   try {
     cudnn_work({}, session, &module, out, result, steps);
@@ -330,9 +332,9 @@ void cudnn_lane_work(DeviceSession& session, const KernelModule& module, nlohman
   protocol::write_cudnn(result, out);
 }
 
-nlohmann::json child_gpu_cudnn(const std::vector<std::string>& args) {
-  return run_gpu_child(
+nlohmann::json own_child(const std::vector<std::string>& args) {
+  return gpu::run_gpu_child(
       args, [&args](int ordinal, nlohmann::json& out) { run_cudnn(args, ordinal, out); });
 }
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

@@ -1,10 +1,10 @@
 // The parts of the cuDNN graph-API convolution path that need no GPU: tensor strides, which
 // engine configs a run tries, and how a config is described.
-#include "gpu/cudnn_graph.hpp"
+#include "gpu_checks/cudnn/graph.hpp"
 
 #include <gtest/gtest.h>
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 namespace {
 
 TEST(CudnnGraph, PackedStridesFollowTheLayout) {
@@ -68,4 +68,4 @@ TEST(CudnnGraph, ConfigsAreDescribedByEngineAndKnobs) {
 }
 
 } // namespace
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

@@ -1,4 +1,4 @@
-#include "gpu/cudnn_runner.hpp"
+#include "gpu_checks/cudnn/runner.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,9 @@
 #include "gpu/host_checks.hpp"
 #include "kernels/gpucheck_values.h"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
+
+using namespace gpucheck::gpu; // the children's stages, checks and helpers
 
 namespace {
 constexpr uint64_t k_mib = 1ULL << 20;
@@ -479,4 +481,4 @@ void CudnnRunner::time_relu(const std::function<void()>& call, uint64_t n) {
                          n >> 20)));
 }
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

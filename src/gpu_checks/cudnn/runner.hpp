@@ -1,9 +1,9 @@
 #pragma once
-/// The cuDNN check's work on one handle and stream: the gpu-cudnn child (cudnn_check.cpp) runs one
+/// The cuDNN check's work on one handle and stream: the gpu-cudnn child (work.cpp) runs one
 /// CudnnRunner on its main thread and one on each preparation thread. Its convolutions are set up
-/// here (cudnn_runner.cpp: descriptors, operands, verification against the CPU reference of
-/// cudnn_reference.hpp), timed through the legacy API (cudnn_legacy.cpp: the heuristic's and the
-/// fastest found algorithm, determinism) and through the graph API (cudnn_graph_path.cpp: engine
+/// here (runner.cpp: descriptors, operands, verification against the CPU reference of
+/// reference.hpp), timed through the legacy API (legacy.cpp: the heuristic's and the
+/// fastest found algorithm, determinism) and through the graph API (graph_path.cpp: engine
 /// configs screened, the fastest timed, the best verified).
 
 #include <cudnn.h>
@@ -16,17 +16,27 @@
 #include <string>
 #include <vector>
 
-#include "gpu/cudnn_api.hpp"
-#include "gpu/cudnn_reference.hpp"
 #include "gpu/driver_objects.hpp"
 #include "gpu/kernel_module.hpp"
 #include "gpu/random.hpp"
 #include "gpu/session.hpp"
+#include "gpu_checks/cudnn/api.hpp"
+#include "gpu_checks/cudnn/reference.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 
-class ConvGraph; // gpu/cudnn_graph.hpp
+// The GPU children's types this check's work is built of.
+using gpu::DeviceBuffer;
+using gpu::DeviceSession;
+using gpu::Event;
+using gpu::KernelModule;
+using gpu::PinnedBuffer;
+using gpu::SplitMix64;
+using gpu::Stream;
+using platform::CudaApi;
+
+class ConvGraph; // gpu_checks/cudnn/graph.hpp
 
 /// A cuDNN call that did not return CUDNN_STATUS_SUCCESS: the payload's `failure` of gpu.cudnn.
 class CudnnError : public std::runtime_error {
@@ -184,7 +194,7 @@ public:
   void activations(uint64_t elements, bool timed);
 
 private:
-  // cudnn_runner.cpp: the case's setting up, running and verification.
+  // runner.cpp: the case's setting up, running and verification.
   /// Time `call` with events: warm-up, then k_timing_samples samples; median ms per call.
   double time_calls(const std::function<void()>& call, double estimate_ms);
   /// One sample of about k_screen_target_ms after one warm-up call: ms per call.
@@ -214,7 +224,7 @@ private:
   void verify(const ConvCase& cc, ConvOperands& ops, const std::function<void()>& run,
               const std::string& what, bool plant);
 
-  // cudnn_legacy.cpp: the legacy API.
+  // legacy.cpp: the legacy API.
   /// The legacy heuristic's first algorithm that fits the workspace (a small case: one fixed
   /// algorithm instead); throws CudnnError when none fits.
   int heuristic_algo(const ConvCase& cc, const ConvDescriptors& d, const ConvOperands& ops);
@@ -227,7 +237,7 @@ private:
   void determinism(const ConvCase& cc, const ConvDescriptors& d, ConvOperands& ops,
                    const LegacyTiming& legacy);
 
-  // cudnn_graph_path.cpp: the graph API.
+  // graph_path.cpp: the graph API.
   /// The engine configs its heuristics offer, screened, the fastest timed like the legacy
   /// algorithms, the best verified; fills `graph`, improves `best` when faster; returns the
   /// metric's words on it.
@@ -265,4 +275,4 @@ private:
   cudnnHandle_t m_handle = nullptr;
 };
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

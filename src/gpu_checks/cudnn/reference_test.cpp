@@ -1,13 +1,13 @@
 // The cuDNN check's host side: the 16-bit encodings, the hashed inputs and the CPU reference of a
 // convolution, which every cuDNN output is judged against.
-#include "gpu/cudnn_reference.hpp"
+#include "gpu_checks/cudnn/reference.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 namespace {
 
 TEST(CudnnReference, HalfAndBf16EncodeAndDecode) {
@@ -88,4 +88,4 @@ TEST(CudnnReference, OneByOneFilterIsAProductAndPaddingDropsTerms) {
 }
 
 } // namespace
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

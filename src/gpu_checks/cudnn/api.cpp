@@ -1,6 +1,6 @@
-#include "gpu/cudnn_api.hpp"
+#include "gpu_checks/cudnn/api.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 
 CudnnApi load_cudnn_api(platform::DynamicLibrary& lib) {
   CudnnApi api;
@@ -32,4 +32,4 @@ CudnnBackendApi load_cudnn_backend_api(platform::DynamicLibrary& lib) {
   return api;
 }
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

@@ -1,11 +1,11 @@
-#include "gpu/cudnn_graph.hpp"
+#include "gpu_checks/cudnn/graph.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 
 namespace {
 constexpr int64_t k_x_uid = 1;
@@ -316,4 +316,4 @@ cudnnStatus_t ConvGraph::execute(int plan) {
                                    m_variant_pack.at(0).get());
 }
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "gpu/cudnn_api.hpp"
+#include "gpu_checks/cudnn/api.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 
 /// Engine configs timed in a standard (not `full`) run: the first few of heuristic mode A.
 inline constexpr size_t k_standard_graph_configs = 3;
@@ -124,4 +124,4 @@ private:
   std::vector<BackendDescriptor> m_variant_pack;
 };
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

@@ -1,7 +1,7 @@
 #pragma once
 /// The cuDNN check's host side, without cuDNN: the precisions and their 16-bit encodings, the
 /// hashed input values both the GPU's fill kernel and the CPU compute, and the CPU reference of a
-/// convolution in double. Tested on the host (tests/unit/gpu/cudnn_reference_test.cpp).
+/// convolution in double. Tested on the host (src/gpu_checks/cudnn/reference_test.cpp).
 
 #include <bit>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 #include "kernels/gpucheck_values.h"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 
 enum class Precision { fp32, tf32, fp16, bf16 };
 
@@ -121,4 +121,4 @@ private:
   uint32_t m_w_seed;
 };
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

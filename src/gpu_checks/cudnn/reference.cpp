@@ -1,8 +1,8 @@
-#include "gpu/cudnn_reference.hpp"
+#include "gpu_checks/cudnn/reference.hpp"
 
 #include <cmath>
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 
 const char* precision_name(Precision p) {
   switch (p) {
@@ -75,4 +75,4 @@ double ConvReference::output(int ni, int ki, int pi, int qi, double& sum_abs) co
   return sum;
 }
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

@@ -12,7 +12,7 @@
 
 #include "platform/dynlib.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 
 // X(name, required)
 #define GPUCHECK_CUDNN_FUNCTIONS(X)                                                                \
@@ -80,4 +80,4 @@ struct CudnnBackendApi {
 /// listed in `missing`, never in lib.load().missing_symbols, so the legacy API stays usable.
 CudnnBackendApi load_cudnn_backend_api(platform::DynamicLibrary& lib);
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "gpu/child.hpp"
-#include "gpu/cudnn_graph.hpp"
-#include "gpu/cudnn_runner.hpp"
+#include "gpu_checks/cudnn/graph.hpp"
+#include "gpu_checks/cudnn/runner.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
+
+using namespace gpucheck::gpu; // the children's stages, checks and helpers
 
 namespace {
 /// Configs timed after screening with `full` (a standard run times the fastest one).
@@ -141,4 +143,4 @@ std::string CudnnRunner::time_graph(const ConvCase& cc, const ConvDescriptors& d
   }
 }
 
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

@@ -1,7 +1,7 @@
 // The cuDNN API tables against the fake cuDNN 9 shim (tests/fakes/README.md), which exports
 // neither the legacy convolution API nor the backend (graph) API: the graph path must then be
 // "not available" without counting against the legacy API's missing symbols.
-#include "gpu/cudnn_api.hpp"
+#include "gpu_checks/cudnn/api.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::cudnn {
 namespace {
 
 std::string fake_library(const char* name) {
@@ -60,4 +60,4 @@ TEST(CudnnApi, NothingResolvesFromALibraryThatDidNotLoad) {
 }
 
 } // namespace
-} // namespace gpucheck::gpu
+} // namespace gpucheck::gpu_checks::cudnn

@@ -305,31 +305,34 @@ void cudnn_work(const std::vector<std::string>& args, DeviceSession& session,
   }
 }
 
-void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
+/// `work` on the payload it fills, which is written into `out` also when it throws: what it did
+/// before the failure stays in the payload.
+template <typename Work> void with_payload(nlohmann::json& out, const Work& work) {
   protocol::CudnnPayload result;
   try {
-    DeviceSession session(ordinal, k_connections);
-    out["device"] = session.describe();
-    cudnn_work(args, session, nullptr, out, result, {});
+    work(result);
   } catch (...) {
-    protocol::write_cudnn(result, out); // what it did before the failure stays in the payload
+    protocol::write_cudnn(result, out);
     throw;
   }
   protocol::write_cudnn(result, out);
+}
+
+void run_cudnn(const std::vector<std::string>& args, int ordinal, nlohmann::json& out) {
+  with_payload(out, [&](protocol::CudnnPayload& result) {
+    DeviceSession session(ordinal, k_connections);
+    out["device"] = session.describe();
+    cudnn_work(args, session, nullptr, out, result, {});
+  });
 }
 
 } // namespace
 
 void lane_work(gpu::DeviceSession& session, const gpu::KernelModule& module, nlohmann::json& out,
                const gpu::LaneSteps& steps) {
-  protocol::CudnnPayload result;
-  try {
+  with_payload(out, [&](protocol::CudnnPayload& result) {
     cudnn_work({}, session, &module, out, result, steps);
-  } catch (...) {
-    protocol::write_cudnn(result, out); // what it did before the failure stays in the payload
-    throw;
-  }
-  protocol::write_cudnn(result, out);
+  });
 }
 
 nlohmann::json own_child(const std::vector<std::string>& args) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -66,6 +67,13 @@ struct ChildReport {
   std::optional<protocol::DeviceDescription> device;
 };
 
+/// A lane's work on the shared child's session and kernels (gpu::LaneWork, gpu/work_lane.hpp,
+/// which this header does not include).
+using LaneWork = void (*)(gpu::DeviceSession& session, const gpu::KernelModule& module,
+                          nlohmann::json& out, const gpu::LaneSteps& steps);
+/// A check's own child mode, given the arguments after the mode.
+using OwnChild = nlohmann::json (*)(const std::vector<std::string>& args);
+
 /// Where reports list a check among the active ones (gpucheck/registry.hpp).
 using Listed = CheckPlace;
 
@@ -107,13 +115,12 @@ template <typename Payload> struct GpuCheck {
   /// A lane's work (cuDNN's; `run` is then nullptr): in its GPU's shared child it prepares on a
   /// thread of its own from the start and comes last (gpu/work_lane.hpp). It writes its payload
   /// into its line itself.
-  void (*lane)(gpu::DeviceSession& session, const gpu::KernelModule& module, nlohmann::json& out,
-               const gpu::LaneSteps& steps) = nullptr;
+  LaneWork lane = nullptr;
   std::string_view lane_name = {}; ///< what messages call the lane ("cuDNN")
   int connections = 1;             ///< the hardware queues its context needs
   /// Its own child mode (`mode`) where it takes more than an ordinal (gpu-cudnn's "full");
   /// nullptr: a session, the kernels and `run`.
-  nlohmann::json (*own_child)(const std::vector<std::string>& args) = nullptr;
+  OwnChild own_child = nullptr;
 };
 
 /// A GpuCheck with its types erased: what registry.cpp installs.
@@ -130,10 +137,9 @@ struct Registration {
   std::span<const VerifySpec> verify;
   Listed listed = Listed::after_builtin;
   bool alone = false;
-  void (*lane)(gpu::DeviceSession& session, const gpu::KernelModule& module, nlohmann::json& out,
-               const gpu::LaneSteps& steps) = nullptr;
+  LaneWork lane = nullptr;
   int connections = 1;
-  nlohmann::json (*own_child)(const std::vector<std::string>& args) = nullptr;
+  OwnChild own_child = nullptr;
 };
 
 /// The metrics and verifications of `out` written into a child's JSON.

@@ -22,16 +22,13 @@ import sys
 import threading
 import time
 
+from nvml_calls import FieldValue  # nvmlFieldValue_t
+
 FLIT_FIELDS = list(range(32, 38)) + list(range(96, 102))
 DATA_FIELDS = list(range(39, 45)) + list(range(102, 108))
 CRC_FLIT, CRC_DATA = 2, 3
 
 
-class FieldValue(ctypes.Structure):
-    _fields_ = [("fieldId", ctypes.c_uint), ("scopeId", ctypes.c_uint),
-                ("timestamp", ctypes.c_longlong), ("latencyUsec", ctypes.c_longlong),
-                ("valueType", ctypes.c_uint), ("nvmlReturn", ctypes.c_uint),
-                ("value", ctypes.c_ulonglong)]
 
 
 class PciInfo(ctypes.Structure):

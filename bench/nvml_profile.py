@@ -18,15 +18,13 @@ import subprocess
 import sys
 import time
 
+from nvml_calls import FieldValue  # nvmlFieldValue_t
+
 NVML = ctypes.CDLL("libnvidia-ml.so.1")
 BUF = ctypes.create_string_buffer(1 << 16)
 U = ctypes.c_uint
 
 
-class FieldValue(ctypes.Structure):
-    _fields_ = [("fieldId", U), ("scopeId", U), ("timestamp", ctypes.c_longlong),
-                ("latencyUsec", ctypes.c_longlong), ("valueType", U), ("nvmlReturn", U),
-                ("value", ctypes.c_ulonglong)]
 
 
 SKIP = set()

@@ -18,8 +18,10 @@ std::span<const CheckDef> all_checks();
 /// the order they were added in.
 enum class CheckPlace {
   after_builtin, ///< after the built-in per-GPU active checks, before those over GPUs (gpu.p2p)
-  first,         ///< before every active check (gpu.compute: do gpucheck's kernels run?)
-  before_long,   ///< before the long level's checks (gpu.memtest)
+  /// before every other active check, in the order added (gpu.compute: do gpucheck's kernels
+  /// run? then gpu.bandwidth)
+  first,
+  before_long, ///< before the long level's checks (gpu.memtest)
 };
 
 /// Add a check of its own folder (src/gpu_checks/, registry.cpp there) at start-up.

@@ -63,7 +63,6 @@
   X(gpu_memory_check)               /* gpu.memory */                                               \
   X(gpu_display_check)              /* gpu.display */                                              \
   /* Active: GPU work in isolated children (active/judging.hpp), one result per GPU or run */    \
-  X(gpu_bandwidth_check)            /* gpu.bandwidth: copies each way, both, D2D, verified */      \
   X(gpu_p2p_check)                  /* gpu.p2p: peer access, bandwidth, latency (>= 2 GPUs) */     \
   X(gpu_nccl_check)                 /* gpu.nccl: NCCL all-reduce, verified (>= 2 GPUs) */
 // clang-format on

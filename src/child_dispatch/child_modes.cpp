@@ -293,8 +293,12 @@ nlohmann::json test_gated(const std::vector<std::string>& all_args) {
       continue;
     }
     std::this_thread::sleep_for(o.ms(3));
-    if (lane.joinable() && (work == "bandwidth" || work == "copies_together" ||
-                            work == "local_copies" || work == "cudnn")) {
+    const std::optional<protocol::Work> known = protocol::work_named(work);
+    const auto alone = [&known](const gpu::WorkRunner& r) {
+      return known && r.work == *known && (r.alone || r.lane != nullptr);
+    };
+    if (lane.joinable() &&
+        std::any_of(gpu::work_runners().begin(), gpu::work_runners().end(), alone)) {
       lane.join(); // as gpu-device: nothing of the lane beside the copies
     }
     const int64_t ready = now_ns();

@@ -86,12 +86,19 @@ void GpuEngine::start(std::vector<protocol::VisibleGpu> gpus) {
   m_options.work_limit = work_limit_for(m_options.timeout, m_options.census_timeout,
                                         m_options.long_level, m_options.long_duration);
   m_started = std::chrono::steady_clock::now();
-  // Several GPUs: gpu.bandwidth also times every GPU's host copies at once (copies_together).
+  // Several GPUs: a check whose host copies are timed alone also times them on every GPU at once
+  // (its part of Copies::host_together), gpu.bandwidth's copies_together.
   std::vector<Work>& works = m_options.works;
-  if (m_options.gpus.size() > 1 &&
-      std::find(works.begin(), works.end(), Work::bandwidth) != works.end() &&
-      std::find(works.begin(), works.end(), Work::copies_together) == works.end()) {
-    works.push_back(Work::copies_together);
+  if (m_options.gpus.size() > 1) {
+    for (const WorkRow& row : work_table()) {
+      const bool its_check_runs = std::any_of(works.begin(), works.end(), [&row](Work w) {
+        return check_id(w) == row.check && copies_of(w) == Copies::host_alone;
+      });
+      if (row.copies == Copies::host_together && its_check_runs &&
+          std::find(works.begin(), works.end(), row.work) == works.end()) {
+        works.push_back(row.work);
+      }
+    }
   }
   {
     const std::lock_guard<std::mutex> guard(m_scheduler_lock);

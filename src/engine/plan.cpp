@@ -128,10 +128,14 @@ std::vector<Work> long_works() {
   return works;
 }
 
+Copies copies_of(Work work) {
+  return work_row(work).copies;
+}
+
 std::vector<Work> all_works() {
   std::vector<Work> works;
   for (const WorkRow& row : work_table()) {
-    if (row.work != Work::copies_together && row.child != WorkChild::long_level) {
+    if (row.copies != Copies::host_together && row.child != WorkChild::long_level) {
       works.push_back(row.work);
     }
   }
@@ -346,7 +350,7 @@ void rule_same_child(Plan& plan, const Groups& groups, const MemoryModel& memory
 /// after the other's.
 void rule_copies_alone(Jobs& jobs) {
   for (size_t b = 0; b < jobs.size(); ++b) {
-    if (jobs[b].work != Work::bandwidth) {
+    if (copies_of(jobs[b].work) != Copies::host_alone) {
       continue;
     }
     for (size_t o = 0; o < jobs.size(); ++o) {
@@ -354,17 +358,18 @@ void rule_copies_alone(Jobs& jobs) {
         continue;
       }
       const Work other = jobs[o].work;
-      if (other == Work::bandwidth) {
+      const Copies copies = copies_of(other);
+      if (copies == Copies::host_alone) {
         add(jobs, b,
             o < b ? Condition{k_copies_alone, Step::go, Await::exited, o}
                   : Condition{k_copies_alone, Step::go, Await::ready, o});
-      } else if (other == Work::copies_together) {
+      } else if (copies == Copies::host_together) {
         // An earlier GPU's part of the copies together prepares (takes its buffers) before
         // these copies, not beside them; a later GPU's comes after them anyway.
-        if (const auto own = job_of(jobs, Work::bandwidth, jobs[o].gpu); own && *own < b) {
+        if (const auto own = job_of(jobs, jobs[b].work, jobs[o].gpu); own && *own < b) {
           add(jobs, b, {k_copies_alone, Step::go, Await::ready, o});
         }
-      } else if (protocol::is_lane(other) || other == Work::local_copies) {
+      } else if (protocol::is_lane(other) || copies == Copies::device_local) {
         // cuDNN's lane: each child holds its copies' `ready` until its lane is prepared, and the
         // copies go once every GPU's copies are ready (above), so no lane prepares beside any
         // GPU's copies; its timed work comes after them (cudnn_after_copies). The local copies
@@ -384,7 +389,7 @@ void rule_copies_alone(Jobs& jobs) {
 /// prepared by then, as copies_alone says).
 void rule_copies_together(Jobs& jobs) {
   for (size_t t = 0; t < jobs.size(); ++t) {
-    if (jobs[t].work != Work::copies_together) {
+    if (copies_of(jobs[t].work) != Copies::host_together) {
       continue;
     }
     for (size_t o = 0; o < jobs.size(); ++o) {
@@ -392,9 +397,9 @@ void rule_copies_together(Jobs& jobs) {
         continue;
       }
       const Work other = jobs[o].work;
-      if (other == Work::copies_together) {
+      if (copies_of(other) == Copies::host_together) {
         add(jobs, t, {k_copies_together, Step::go, Await::ready, o});
-      } else if (!protocol::is_lane(other) && other != Work::local_copies &&
+      } else if (!protocol::is_lane(other) && copies_of(other) != Copies::device_local &&
                  work_row(other).child == WorkChild::shared) {
         add(jobs, t, {k_copies_together, Step::go, Await::exited, o});
       }
@@ -407,17 +412,17 @@ void rule_copies_together(Jobs& jobs) {
 /// child that loads every cuDNN library slowed it: docs/performance.md).
 void rule_local_copies_last(Jobs& jobs) {
   for (size_t l = 0; l < jobs.size(); ++l) {
-    if (jobs[l].work != Work::local_copies) {
+    if (copies_of(jobs[l].work) != Copies::device_local) {
       continue;
     }
     for (size_t o = 0; o < jobs.size(); ++o) {
-      const Work other = jobs[o].work;
+      const Copies other = copies_of(jobs[o].work);
       if (o == l) {
         continue;
       }
-      if (other == Work::local_copies) {
+      if (other == Copies::device_local) {
         add(jobs, l, {k_local_copies_last, Step::go, Await::ready, o});
-      } else if (other == Work::bandwidth || other == Work::copies_together) {
+      } else if (other == Copies::host_alone || other == Copies::host_together) {
         add(jobs, l, {k_local_copies_last, Step::go, Await::exited, o});
       }
     }
@@ -438,8 +443,7 @@ void rule_cudnn_after_copies(Jobs& jobs) {
         continue; // after it (long_after_standard)
       }
       const bool same_gpu_before = jobs[o].gpu == jobs[c].gpu && o != c;
-      if (same_gpu_before || jobs[o].work == Work::bandwidth ||
-          jobs[o].work == Work::copies_together || jobs[o].work == Work::local_copies) {
+      if (same_gpu_before || copies_of(jobs[o].work) != Copies::none) {
         add(jobs, c, {k_cudnn_after_copies, Step::go, Await::exited, o});
       }
     }
@@ -522,19 +526,22 @@ void rule_span_beside(Jobs& jobs, size_t span, size_t o, bool beside) {
   }
   add(jobs, span, {k_peers_after_all, Step::go, Await::concluded, o});
   const Work other = jobs[o].work;
-  if (other == Work::copies_together) {
+  if (copies_of(other) == Copies::host_together) {
     return; // host copies too, after the GPU's own
   }
-  if (other == Work::local_copies) {
+  if (copies_of(other) == Copies::device_local) {
     add(jobs, o, {k_span_beside, Step::go, Await::ready, span});
     return;
   }
-  if (other == Work::bandwidth) {
+  if (copies_of(other) == Copies::host_alone) {
     add(jobs, span, {k_span_beside, Step::setup, Await::context_built, o});
   } else if (protocol::is_lane(other)) {
     // Without copies on its GPU, once its lane is prepared (parked at its gate); with them, the
     // lane prepares beside the memory pool and is as a rule done when the pool is.
-    if (!job_of(jobs, Work::bandwidth, jobs[o].gpu)) {
+    const bool host_copies = std::any_of(jobs.begin(), jobs.end(), [&jobs, o](const PlannedJob& j) {
+      return j.gpu == jobs[o].gpu && j.span.empty() && copies_of(j.work) == Copies::host_alone;
+    });
+    if (!host_copies) {
       add(jobs, span, {k_span_beside, Step::setup, Await::ready, o});
     }
     add(jobs, o, {k_span_beside, Step::go, Await::ready, span});

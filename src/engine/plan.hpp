@@ -24,6 +24,7 @@ namespace gpucheck::engine {
 using protocol::add_work;
 using protocol::check_id;
 using protocol::child_mode;
+using protocol::Copies;
 using protocol::k_work_table;
 using protocol::shared_child_mode;
 using protocol::Work;
@@ -35,6 +36,8 @@ using protocol::work_table;
 using protocol::WorkChild;
 using protocol::WorkRow;
 
+/// What the copy rules know of a work (its row's WorkRow::copies).
+Copies copies_of(Work work);
 /// Whether one job of this work uses every GPU of the run (peers, nccl) rather than one.
 bool spans_gpus(Work work);
 /// Whether it is a work of the long level (memtest, burn).
@@ -42,8 +45,9 @@ bool is_long(Work work);
 /// The long level's works, in order.
 std::vector<Work> long_works();
 
-/// Every work of a standard run on any machine, in the order of k_work_table (copies_together,
-/// which only a machine with several GPUs runs, is not among them, nor the long level's works).
+/// Every work of a standard run on any machine, in the table's order (the host copies on every
+/// GPU at once, Copies::host_together, which only a machine with several GPUs runs, are not among
+/// them, nor the long level's works).
 std::vector<Work> all_works();
 
 /// Which works share a child process (rule same_child, WorkChild): every standard work of one GPU

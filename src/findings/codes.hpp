@@ -115,8 +115,6 @@ inline constexpr FindingCode k_gate_requirement_unknown{"gate.requirement_unknow
 inline constexpr FindingCode k_gate_warnings_present{"gate.warnings_present"};
 
 // gpu.*
-inline constexpr FindingCode k_gpu_bandwidth_low{"gpu.bandwidth_low"};
-inline constexpr FindingCode k_gpu_bandwidth_outlier{"gpu.bandwidth_outlier"};
 inline constexpr FindingCode k_gpu_below_expected{"gpu.below_expected"};
 inline constexpr FindingCode k_gpu_busy_not_tested{"gpu.busy_not_tested"};
 inline constexpr FindingCode k_gpu_child_failed{"gpu.child_failed"};

@@ -8,28 +8,6 @@ namespace {
 // What recurring arguments stand for (FindingSpec::placeholders).
 
 constexpr FindingSpec k_table[] = {
-    {codes::k_gpu_bandwidth_low, Severity::warn,
-     "host<->device bandwidth below what the link carries",
-     "Copies between host and GPU run well below what the negotiated PCIe link can carry. "
-     "Usual causes: a link trained at a lower generation or width (slot, riser, BIOS setting, "
-     "power saving), or memory on the far NUMA node.",
-     "{1} on GPU {0}: {2} GB/s is {3}% of what {4} carries ({5} GB/s); the floor is "
-     "{6}%",
-     "compare LnkSta with LnkCap in `lspci -vv -s {7}`; seat the card in a full x16 slot, set the "
-     "slot to Auto/Gen{8} in the BIOS, and check risers and retimers",
-     where(k_where_gpu_index, "copy direction (host->device or device->host, pinned)",
-           "measured GB/s of the slower direction", "that as a percentage of the link's rate",
-           "the PCIe link (generation and width)", "GB/s that link carries",
-           "the floor, in percent", "the GPU's PCI bus id, for lspci",
-           "the PCIe generation to set in the BIOS")},
-    {codes::k_gpu_bandwidth_outlier, Severity::warn, "one GPU copies slower than its siblings",
-     "Among GPUs of one model, this one moves host<->device data clearly slower than the median.",
-     "GPU {0} ({1}): host->device {2} GB/s is {3}% of the median of {4} GPUs of this "
-     "model ({5} GB/s)",
-     "check this GPU's PCIe link (lspci -vv -s {6}) and its NUMA placement against the others",
-     where(k_where_gpu_index, "GPU model (name)", "its host->device GB/s",
-           "that as a percentage of the median", "GPUs of this model measured",
-           "their median host->device GB/s", "the GPU's PCI bus id, for lspci")},
     {codes::k_gpu_below_expected, Severity::warn, "a figure is below what this GPU model does",
      "A figure gpucheck measured is below the floor expected of this GPU model: a fraction of "
      "the figure in NVIDIA's datasheet, chosen from healthy GPUs of the model with a margin "

@@ -41,11 +41,7 @@ std::vector<std::string_view>& names_table() {
   // Kept in step with the checks by the GPU test (tests/gpu/gpu_checks_test.py asks
   // is_known_metric of every metric a real run reports, through --min).
   static std::vector<std::string_view> names{
-      // gpu.bandwidth (each check of its own folder adds its own: add_metric_names())
-      "h2d_gbps", "d2h_gbps", "h2d_bidir_gbps", "d2h_bidir_gbps", "h2d_pageable_gbps",
-      "d2h_pageable_gbps", "d2d_gbps", "d2d_dram_gbps", "h2d_together_gbps", "d2h_together_gbps",
-      "host_h2d_all_gpus_gbps", "host_d2h_all_gpus_gbps",
-      // gpu.p2p
+      // gpu.p2p (each check of its own folder adds its own: add_metric_names())
       "p2p_gbps", "p2p_<a>_<b>_write_gbps", "p2p_<a>_<b>_bidir_gbps", "p2p_<a>_<b>_latency_us",
       "p2p_<a>_<b>_<n>mib_gbps", "peer_work_ms",
       // gpu.nccl

@@ -1,4 +1,4 @@
-// The children of gpucheck's own GPU works (k_work_runners): one work alone (gpu-compute, ... :
+// The children of gpucheck's own GPU works (work_runners()): one work alone (gpu-compute, ... :
 // bench/compare.py and a run by hand), or several on one context
 // (gpu-device: the engine's shared child, rule same_child in src/engine/plan.cpp).
 #include <fmt/format.h>
@@ -23,7 +23,7 @@ namespace gpucheck::gpu {
 
 namespace {
 std::vector<WorkRunner>& runners() {
-  static std::vector<WorkRunner> table(std::begin(k_work_runners), std::end(k_work_runners));
+  static std::vector<WorkRunner> table;
   return table;
 }
 
@@ -85,12 +85,6 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const WorkR
       return;
     }
     work.run(*session, *module, out);
-    if (work.then != nullptr) {
-      release_kept_copies();
-      nlohmann::json then = nlohmann::json::object();
-      work.then(*session, *module, then);
-      protocol::fold_local_copies(out, then);
-    }
   });
 }
 
@@ -122,10 +116,13 @@ run_one(const WorkRunner* w, DeviceSession& session, const KernelModule& module,
         const std::unique_ptr<WorkLane>& lane) {
   nlohmann::json part;
   std::optional<protocol::PayloadFailure> failure;
-  if (w->work != protocol::Work::copies_together) {
-    // The host copies' kept buffers serve only the copies together, right after them: later
-    // works may use the whole budget.
-    release_kept_copies();
+  if (!w->on_kept) {
+    // What a work kept serves only the work after it: later works may use the whole budget.
+    for (const WorkRunner& r : runners()) {
+      if (r.release_kept != nullptr) {
+        r.release_kept();
+      }
+    }
   }
   if (w->lane != nullptr) {
     part = lane->finish();

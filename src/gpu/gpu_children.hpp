@@ -24,13 +24,6 @@ class KernelModule;
 /// One work of the GPU children on a session and the kernel module its child loaded: it waits
 /// at its gate, does its gated work, says done_with_gpu(), and checks its results.
 using GpuWork = void (*)(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
-void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
-/// After bandwidth_work() in the same child: its host copies again, released at the same moment
-/// on every GPU of the machine (the host's aggregate), on the buffers bandwidth_work() kept.
-void copies_together_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
-/// gpu.bandwidth's last part: the device-local copy, timed once nothing else of gpucheck's runs
-/// on the GPU; its line is folded into the host copies' (protocol::fold_local_copies()).
-void local_copies_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out);
 
 /// How a work of the table (protocol::work_row(): its name, mode and check) runs in gpucheck's own
 /// GPU children, in gpu-device and in its own child mode.
@@ -43,9 +36,6 @@ struct WorkRunner {
   /// and cuDNN's calls beside the copies' spin-kernel gate held each series until the gate's
   /// timeout: docs/performance.md).
   bool alone;
-  /// Run alone (its child mode), the work that completes its check's result after it, folded
-  /// into its payload (gpu-bandwidth: the device-local copy); nullptr for none.
-  GpuWork then;
   /// A lane's work (its row's WorkRow::lane): in the shared child it prepares on a thread of its
   /// own from the start and comes last (gpu/work_lane.hpp); `run` is then nullptr.
   LaneWork lane = nullptr;
@@ -55,19 +45,16 @@ struct WorkRunner {
   /// Its child mode where it takes more than an ordinal (gpu-cudnn ORDINAL full); nullptr: a
   /// session, the kernels and `run` (run_single_work()).
   nlohmann::json (*own_child)(const std::vector<std::string>& args) = nullptr;
+  /// Frees what its work kept for the next work of its check (gpu.bandwidth's host buffers, for
+  /// its copies on every GPU at once): the shared child calls it before any work that is not
+  /// `on_kept`, so that later works may use the whole budget. nullptr: it keeps nothing.
+  void (*release_kept)() = nullptr;
+  /// It runs on what the work before it kept (release_kept is not called before it).
+  bool on_kept = false;
 };
 
-/// The built-in works' runners, with their declarations above (a new check's work goes in its own
-/// folder of src/gpu_checks/ and joins through add_work_runner()). peers and nccl run in
-/// gpu-peers.
-inline constexpr WorkRunner k_work_runners[] = {
-    // gpu-bandwidth: copy-engine bandwidth (nvbandwidth's method), every buffer verified.
-    {protocol::Work::bandwidth, &bandwidth_work, false, true, &local_copies_work},
-    {protocol::Work::copies_together, &copies_together_work, false, true, nullptr},
-    {protocol::Work::local_copies, &local_copies_work, false, true, nullptr},
-};
-
-/// k_work_runners and the runners that checks of their own folder added (add_work_runner()).
+/// The runners that checks of their own folders added (add_work_runner()); peers and nccl run
+/// in gpu-peers.
 std::span<const WorkRunner> work_runners();
 /// Add a check's own runner at start-up, before any child mode runs (its work's row first:
 /// protocol::add_work()). Throws std::logic_error for a work that has a runner already.
@@ -85,10 +72,6 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const WorkR
 /// or {"error"} without a usable libcuda).
 /// Used only when the snapshot carries no driver-API facts.
 nlohmann::json child_gpu_devices(const std::vector<std::string>& args);
-
-/// gpu.bandwidth keeps its host copies' buffers for copies_together_work(): free them when no
-/// such work follows (before cuDNN's timed work, which may use the whole budget).
-void release_kept_copies();
 
 /// gpu-peers ORDINALS: one process on every GPU listed ("0,1"): the peer access matrix, then
 /// peer-to-peer copy bandwidth (each way, both ways at once) and latency for every pair, every

@@ -20,6 +20,7 @@
 
 #include "checks/active/judging.hpp"
 #include "checks/rules/expected_figures.hpp"
+#include "engine/gpu_engine.hpp"
 #include "engine/plan.hpp"
 #include "findings/catalog.hpp"
 #include "gpucheck/check.hpp"
@@ -41,6 +42,9 @@ template <typename Payload> struct Output {
   Payload payload;
   std::vector<protocol::PayloadMetric> metrics;
   std::vector<protocol::PayloadVerification> verify;
+  /// The device as the work saw it once its gate opened (its budget then); unset: as the child
+  /// described it before the work.
+  std::optional<protocol::DeviceDescription> device;
 };
 
 /// A metric the check reports: its name (as --min and Prometheus know it), its unit, and what
@@ -76,6 +80,29 @@ using OwnChild = nlohmann::json (*)(const std::vector<std::string>& args);
 
 /// Where reports list a check among the active ones (gpucheck/registry.hpp).
 using Listed = CheckPlace;
+
+/// A work of the GPU children on its JSON line (gpu::GpuWork, gpu/gpu_children.hpp).
+using LineWork = void (*)(gpu::DeviceSession& session, const gpu::KernelModule& module,
+                          nlohmann::json& out);
+
+/// A further work of a check, after its first in the same child and judged with it (gpu.bandwidth's
+/// copies on every GPU at once and its device-local copy): its row's name, copy rule and memory
+/// (protocol::WorkRow), and how it runs (typed_work<>() of its own payload).
+struct WorkPart {
+  std::string_view work;
+  protocol::Copies copies = protocol::Copies::none;
+  uint64_t min_mib = 0;
+  uint64_t wanted_mib = 0;
+  uint64_t prepare_mib = 0;
+  LineWork run = nullptr;
+  bool on_kept = false; ///< it runs on what the work before it kept (GpuCheck::release_kept)
+};
+
+/// Before a GPU's child JSON is judged: what a check's further parts add to it, with a finding
+/// for a part's own failure (`keys`: every GPU of the run, as the engine knows them).
+using Fold = void (*)(const CheckContext& context, const std::vector<engine::TargetKey>& keys,
+                      size_t index, const checks::GpuTarget& gpu, nlohmann::json& json,
+                      std::vector<Finding>& findings);
 
 /// One GPU check, whole. Its work runs in each GPU's shared child (engine::WorkChild::shared)
 /// in the registry's order, before the copies, or in the long level's child (the memory test,
@@ -121,6 +148,18 @@ template <typename Payload> struct GpuCheck {
   /// Its own child mode (`mode`) where it takes more than an ordinal (gpu-cudnn's "full");
   /// nullptr: a session, the kernels and `run`.
   OwnChild own_child = nullptr;
+  /// What the engine's copy rules know of its work (gpu.bandwidth's host copies).
+  protocol::Copies copies = protocol::Copies::none;
+  /// Its further works, after its own in the same child, in order (gpu.bandwidth's); each is a
+  /// job of the plan, and its outcome is the check's to read (`fold`, `compare`).
+  std::span<const WorkPart> parts = {};
+  /// Frees what its work kept for the part after it (gpu::WorkRunner::release_kept).
+  void (*release_kept)() = nullptr;
+  /// What its parts add to a GPU's result before it is judged; nullptr: nothing.
+  Fold fold = nullptr;
+  /// A kernel module that did not load ends its judgement (checks::judge_kernel_setup); false:
+  /// the check judges what its work measured without gpucheck's kernels (the copies, ungated).
+  bool judged_on_kernels = true;
 };
 
 /// A GpuCheck with its types erased: what registry.cpp installs.
@@ -140,6 +179,8 @@ struct Registration {
   LaneWork lane = nullptr;
   int connections = 1;
   OwnChild own_child = nullptr;
+  std::span<const WorkPart> parts;
+  void (*release_kept)() = nullptr;
 };
 
 /// The metrics and verifications of `out` written into a child's JSON.
@@ -203,21 +244,43 @@ namespace detail {
 template <const auto& Check>
 using PayloadOf = typename std::remove_cvref_t<decltype(Check)>::payload_type;
 
-template <const auto& Check>
-void child_work(gpu::DeviceSession& session, const gpu::KernelModule& module,
-                nlohmann::json& json) {
-  Output<PayloadOf<Check>> out;
+} // namespace detail
+
+/// A typed work (its payload's PayloadCodec) on its JSON line: its Output is written even when it
+/// throws, so what it measured before stays.
+template <typename Payload>
+void run_typed(void (*run)(gpu::DeviceSession&, const gpu::KernelModule&, Output<Payload>&),
+               gpu::DeviceSession& session, const gpu::KernelModule& module, nlohmann::json& json) {
+  Output<Payload> out;
   const auto write = [&out, &json] {
-    PayloadCodec<PayloadOf<Check>>::write(out.payload, json);
+    PayloadCodec<Payload>::write(out.payload, json);
     write_measurements(out, json);
+    if (out.device) {
+      json["device"] = protocol::to_json(*out.device);
+    }
   };
   try {
-    Check.run(session, module, out);
+    run(session, module, out);
   } catch (...) {
     write();
     throw;
   }
   write();
+}
+
+/// A typed work as a work of the children (a WorkPart's `run`).
+template <typename Payload,
+          void (*Run)(gpu::DeviceSession&, const gpu::KernelModule&, Output<Payload>&)>
+void typed_work(gpu::DeviceSession& session, const gpu::KernelModule& module,
+                nlohmann::json& json) {
+  run_typed<Payload>(Run, session, module, json);
+}
+
+namespace detail {
+template <const auto& Check>
+void child_work(gpu::DeviceSession& session, const gpu::KernelModule& module,
+                nlohmann::json& json) {
+  run_typed<PayloadOf<Check>>(Check.run, session, module, json);
 }
 
 template <const auto& Check>
@@ -228,7 +291,8 @@ Expected<PayloadOf<Check>> read_payload_of(const nlohmann::json& json) {
 template <const auto& Check>
 checks::Judgement judge_json(const checks::GpuTarget& gpu, const nlohmann::json& json) {
   if (std::optional<checks::Judgement> setup =
-          checks::judge_kernel_setup(Check.info.title, gpu, json)) {
+          Check.judged_on_kernels ? checks::judge_kernel_setup(Check.info.title, gpu, json)
+                                  : checks::judge_child_setup(Check.info.title, gpu, json)) {
     if (Check.amend_setup != nullptr) {
       Check.amend_setup(gpu, readable_child_report(json), *setup);
     }
@@ -246,7 +310,24 @@ checks::Judgement judge_json(const checks::GpuTarget& gpu, const nlohmann::json&
 }
 
 template <const auto& Check> std::vector<CheckResult> run_check(const CheckContext& context) {
-  std::vector<CheckResult> results = checks::run_per_gpu(Check.info, context, &judge_json<Check>);
+  checks::Amend fold;
+  if (Check.fold != nullptr) {
+    // The GPUs' keys once a GPU's result is there to fold into (the targets are known by then).
+    fold = [&context, keys = std::optional<std::vector<engine::TargetKey>>()](
+               size_t index, const checks::GpuTarget& gpu, nlohmann::json& json,
+               std::vector<Finding>& findings) mutable {
+      if (!keys) {
+        keys.emplace();
+        for (const checks::GpuTarget& target :
+             checks::gpu_targets(context.snapshot, context.options.timeout).gpus) {
+          keys->push_back({target.ordinal, target.pci_bus_id});
+        }
+      }
+      Check.fold(context, *keys, index, gpu, json, findings);
+    };
+  }
+  std::vector<CheckResult> results =
+      checks::run_per_gpu(Check.info, context, &judge_json<Check>, fold);
   // Tested when it runs: a function's address is no constant expression under UBSan's GCC.
   if (Check.compare != nullptr) {
     Check.compare(results, context);
@@ -265,7 +346,7 @@ template <const auto& Check> Registration registration() {
   r.check = {Check.info, &detail::run_check<Check>, &detail::findings_of<Check>};
   r.work = {engine::Work{}, Check.work,     Check.info.id,    Check.mode,
             Check.child,    Check.min_mib,  Check.wanted_mib, Check.prepare_mib,
-            Check.phase,    Check.together, Check.lane_name};
+            Check.phase,    Check.together, Check.lane_name,  Check.copies};
   r.judge = &detail::judge_json<Check>;
   // Compared at run time: a function's address is no constant expression under UBSan's GCC.
   r.run = Check.run != nullptr ? &detail::child_work<Check> : nullptr;
@@ -277,6 +358,8 @@ template <const auto& Check> Registration registration() {
   r.verify = Check.verify;
   r.listed = Check.listed;
   r.alone = Check.alone;
+  r.parts = Check.parts;
+  r.release_kept = Check.release_kept;
   return r;
 }
 

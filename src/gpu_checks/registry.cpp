@@ -70,8 +70,20 @@ void install() {
   all_checks(); // the built-in checks' own findings join the catalogue first
   for (const Registration& r : registered()) {
     const engine::Work work = engine::add_work(r.work);
-    gpu::add_work_runner(
-        {work, r.run, r.needs_kernels, r.alone, nullptr, r.lane, r.connections, r.own_child});
+    gpu::add_work_runner({work, r.run, r.needs_kernels, r.alone, r.lane, r.connections, r.own_child,
+                          r.release_kept});
+    for (const WorkPart& part : r.parts) {
+      engine::WorkRow row = r.work;
+      row.name = part.work;
+      row.mode = {};
+      row.min_mib = part.min_mib;
+      row.wanted_mib = part.wanted_mib;
+      row.prepare_mib = part.prepare_mib;
+      row.copies = part.copies;
+      row.part = true;
+      gpu::add_work_runner({engine::add_work(row), part.run, r.needs_kernels, r.alone, nullptr,
+                            r.connections, nullptr, nullptr, part.on_kept});
+    }
     std::vector<std::string_view> names;
     for (const MetricSpec& m : r.metrics) {
       names.push_back(m.name);

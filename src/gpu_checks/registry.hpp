@@ -10,6 +10,7 @@
 // clang-format off
 #define GPUCHECK_GPU_CHECKS(X)                                                                     \
   X(compute)     /* gpu.compute: context, kernel load, FMA chains and a reduction */               \
+  X(bandwidth)   /* gpu.bandwidth: host copies alone and together, device-local, verified */      \
   X(cudnn)       /* gpu.cudnn: convolutions, activations (the shared child's lane) */           \
   X(streams)     /* gpu.streams: priorities, events, graph capture */                              \
   X(memory_pool) /* gpu.memory_pool: stream-ordered allocations, timed and verified */          \

@@ -23,11 +23,17 @@ std::span<const WorkRow> work_table() {
 Work add_work(WorkRow row) {
   std::vector<WorkRow>& rows = table();
   for (const WorkRow& other : rows) {
-    if (other.name == row.name || other.check == row.check ||
+    if (other.name == row.name || (other.check == row.check && !row.part) ||
         (!row.mode.empty() && other.mode == row.mode)) {
       throw std::logic_error(fmt::format("work '{}' ({}, {}) repeats work '{}'", row.name,
                                          row.check, row.mode, other.name));
     }
+  }
+  if (row.part && (!row.mode.empty() ||
+                   std::none_of(rows.begin(), rows.end(),
+                                [&row](const WorkRow& r) { return r.check == row.check; }))) {
+    throw std::logic_error(fmt::format(
+        "work '{}': a check's further part follows its first work and has no mode", row.name));
   }
   if (!row.lane.empty() &&
       (row.child != WorkChild::shared ||
@@ -44,14 +50,20 @@ Work add_work(WorkRow row) {
     next = std::max<uint8_t>(next, static_cast<uint8_t>(other.work.id + 1));
   }
   row.work = Work{next};
-  // A shared child's: after the works added earlier, before the copies; its lane after them all.
-  // A long level's: last.
+  // A shared child's: after the works added earlier, those without copies before those with,
+  // its lane after them all. A long level's: last.
+  const auto first = [&rows](auto&& pred) { return std::find_if(rows.begin(), rows.end(), pred); };
+  const auto not_shared = [](const WorkRow& r) { return r.child != WorkChild::shared; };
+  const auto lane_or_after = [](const WorkRow& r) {
+    return r.child != WorkChild::shared || !r.lane.empty();
+  };
+  const auto copies_or_after = [](const WorkRow& r) {
+    return r.child != WorkChild::shared || !r.lane.empty() || r.copies != Copies::none;
+  };
   const auto at = row.child != WorkChild::shared ? rows.end()
-                  : row.lane.empty()
-                      ? std::find_if(rows.begin(), rows.end(),
-                                     [](const WorkRow& r) { return r.work == Work::bandwidth; })
-                      : std::find_if(rows.begin(), rows.end(),
-                                     [](const WorkRow& r) { return r.child != WorkChild::shared; });
+                  : !row.lane.empty()            ? first(not_shared)
+                  : row.copies != Copies::none   ? first(lane_or_after)
+                                                 : first(copies_or_after);
   rows.insert(at, row);
   return row.work;
 }

@@ -13,32 +13,20 @@
 
 namespace gpucheck::protocol {
 
-/// The active GPU checks' work. copies_together is gpu.bandwidth's second part on a machine
-/// with several GPUs: host copies on every GPU at once (the host's aggregate, as DCGM's PCIe
-/// test reports it), after each GPU's copies were timed alone.
+/// The active GPU checks' work. peers and nccl span GPUs: one child sees every GPU of the run
+/// and does gpu.p2p's peer-to-peer copies, then gpu.nccl's all-reduce; they are planned only on
+/// a machine with two or more GPUs that can be tested.
 ///
-/// peers and nccl span GPUs: one child sees every GPU of the run and does gpu.p2p's peer-to-peer
-/// copies, then gpu.nccl's all-reduce; they are planned only on a machine with two or more GPUs
-/// that can be tested.
-///
-/// local_copies is gpu.bandwidth's last part: the device-local copy, once every host copy is over,
-/// on every GPU at once (each GPU's memory is its own), after the probes and after the spanning
-/// child's preparation (NCCL's initialisation slowed it by a sixth).
-///
-/// The long level's works (`--level long`: gpu.memtest, then gpu.burn on every GPU at once) are
-/// added from their folders. They run in one child per GPU after every other job of the run has
-/// gone (rule long_after_standard), for --duration each.
-///
-/// A built-in work is one constant here and its row in k_work_table below; a check of its own
-/// folder (src/gpu_checks/) adds its work at start-up with add_work().
+/// The works of each GPU's own children are added at start-up by the checks of their own
+/// folders (src/gpu_checks/, add_work()): the shared child's (compute, streams, the copies,
+/// cuDNN's lane, ...) and the long level's (gpu.memtest, then gpu.burn on every GPU at once),
+/// which run in one child per GPU after every other job of the run has gone (rule
+/// long_after_standard).
 struct Work {
   uint8_t id = 0;
   friend constexpr auto operator<=>(Work, Work) = default;
-  static const Work bandwidth, copies_together, local_copies, peers, nccl;
+  static const Work peers, nccl;
 };
-inline constexpr Work Work::bandwidth{2};
-inline constexpr Work Work::copies_together{3};
-inline constexpr Work Work::local_copies{4};
 inline constexpr Work Work::peers{6};
 inline constexpr Work Work::nccl{7};
 
@@ -49,6 +37,20 @@ enum class WorkChild {
   shared,
   spanning, ///< one child over every GPU of the run, timed after every other job (peers_after_all)
   long_level, ///< the long level's child per GPU, after every other job (long_after_standard)
+};
+
+/// Copies between the host and the GPU, or within it, as the engine's rules time them
+/// (engine/plan.cpp: copies_alone, copies_together, local_copies_last).
+enum class Copies : uint8_t {
+  none,
+  /// Host copies timed alone: no other gated work on any GPU, no context being built, no lane
+  /// preparing; one GPU's after another's.
+  host_alone,
+  /// Host copies on every GPU at once, after each GPU's alone (the host's aggregate, as DCGM's
+  /// PCIe test reports it): planned only on a machine with several GPUs.
+  host_together,
+  /// A copy within the GPU's memory, once every host copy is over, on every GPU at once.
+  device_local,
 };
 
 /// One work as the plan knows it. Its memory (MiB) is what MemoryModel counts: the least buffers
@@ -73,21 +75,16 @@ struct WorkRow {
   /// does its timed work last (gpu/work_lane.hpp; the engine's rules copies_alone,
   /// cudnn_after_copies, span_beside).
   std::string_view lane = {};
+  /// What the engine's copy rules know of it (gpu.bandwidth's three works).
+  Copies copies = Copies::none;
+  /// A further work of its check, after its first (whose result the check reads, and whose
+  /// child mode does both): `check` repeats the first's, `mode` is empty.
+  bool part = false;
 };
 
-/// Every work, in the order of the gated work (and of the works in a shared child: a lane's
-/// last). The works of one check follow one another.
+/// The works of the child over every GPU, in the order of the gated work. The works of one
+/// check follow one another.
 inline constexpr WorkRow k_work_table[] = {
-    // The least: the smallest host copies that still measure something; wanted: their device
-    // side.
-    {Work::bandwidth, "bandwidth", "gpu.bandwidth", "gpu-bandwidth", WorkChild::shared, 4 * 4,
-     2 * 64, 4 * 4},
-    // The host copies' device buffers, kept from gpu.bandwidth's own (only on several GPUs).
-    {Work::copies_together, "copies_together", "gpu.bandwidth", "", WorkChild::shared, 2 * 4,
-     2 * 64, 2 * 4},
-    // The device-local copy's two buffers, taken after its gate.
-    {Work::local_copies, "local_copies", "gpu.bandwidth", "", WorkChild::shared, 2 * 16, 2 * 256,
-     0},
     // What each GPU sends and receives, at the smallest size; a 64 MiB copy each way. Its
     // buffers are taken and filled before its gate.
     {Work::peers, "peers", "gpu.p2p", "gpu-peers", WorkChild::spanning, 2 * 4, 2 * 64, 2 * 64},
@@ -95,12 +92,13 @@ inline constexpr WorkRow k_work_table[] = {
     {Work::nccl, "nccl", "gpu.nccl", "gpu-peers", WorkChild::spanning, 256 + 1, 2 * 256, 2 * 256},
 };
 
-/// Every work in order: k_work_table with the added works of a shared child before the copies,
-/// then those of the long level's child in the order they were added.
+/// Every work in order: the shared child's added works (those that copy after the others, its
+/// lane last), k_work_table, then those of the long level's child, each in the order added.
 std::span<const WorkRow> work_table();
 /// Add a check's own work (of one GPU's shared or long-level child; row.work is ignored) before
-/// any plan is made, and return the Work it gets. Throws std::logic_error for a name, mode or
-/// check that a work already has, or a spanning child.
+/// any plan is made, and return the Work it gets. Throws std::logic_error for a name or mode
+/// that a work already has, a check that has a work unless this is its `part`, a second lane,
+/// or a spanning child.
 Work add_work(WorkRow row);
 
 /// The row of a work.
@@ -108,8 +106,8 @@ const WorkRow& work_row(Work work);
 /// Whether it is a lane's work (WorkRow::lane).
 bool is_lane(Work work);
 
-/// "gpu-compute", ...: the child mode that does it alone ("" for copies_together, which runs
-/// only in the shared child).
+/// "gpu-compute", ...: the child mode that does it alone ("" for a check's further part, which
+/// its first work's mode does too).
 std::string_view child_mode(Work work);
 /// The child mode that does several works in one context, in order ("gpu-device").
 std::string_view shared_child_mode();

@@ -48,7 +48,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const gpu_checks::Registration& r : gpu_checks::registered()) {
     (void)r.judge(gpu, payload); // the checks of their own folders (src/gpu_checks/)
   }
-  (void)checks::judge_gpu_bandwidth(gpu, payload);
   std::vector<Metric> metrics;
   (void)checks::judge_gpu_p2p(fuzz::recorded_snapshot(), payload, false, metrics);
   (void)checks::judge_gpu_nccl(payload, false, metrics);

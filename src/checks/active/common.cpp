@@ -369,10 +369,10 @@ std::optional<std::string> out_of_memory_call(const ReadEnvelope& envelope) {
   return call.empty() ? std::string("a CUDA call") : call;
 }
 
-/// Findings that compare a figure with a floor or with the GPU's other figures.
+/// Findings that compare a figure with a floor (a check's own such findings, gpu.bandwidth_low,
+/// are labelled by its judge).
 bool is_threshold_verdict(const std::string& code) {
-  return code == codes::k_gpu_bandwidth_low || code == codes::k_gpu_bandwidth_outlier ||
-         code == codes::k_gpu_below_expected;
+  return code == codes::k_gpu_below_expected;
 }
 
 std::string memory_words(const engine::GpuReport& gpu) {
@@ -551,6 +551,21 @@ std::vector<CheckResult> run_per_gpu(const CheckInfo& info, const CheckContext& 
   }
   compare_siblings(results, targets.gpus);
   return results;
+}
+
+std::optional<Judgement> judge_child_setup(std::string_view check_title, const GpuTarget& gpu,
+                                           const nlohmann::json& payload) {
+  const Expected<protocol::ChildEnvelope> envelope = protocol::read_envelope(payload);
+  if (!envelope) {
+    return unreadable_result(check_title, gpu, envelope.error());
+  }
+  if (const auto& failure = envelope.value().failure) {
+    Judgement judgement;
+    judgement.summary = fmt::format("GPU {}: failed during {}", gpu.gpu_index,
+                                    failure->stage.empty() ? std::string("setup") : failure->stage);
+    return judgement;
+  }
+  return std::nullopt;
 }
 
 std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const GpuTarget& gpu,

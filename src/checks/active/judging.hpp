@@ -117,15 +117,18 @@ kernel_load_finding(const GpuTarget& gpu, const protocol::KernelModuleReport& mo
 /// names the key): gpu.child_failed, never a pass.
 Judgement unreadable_result(std::string_view check_title, const GpuTarget& gpu, const Error& error);
 
+/// For the checks that judge what they measured without gpucheck's kernels: the judgement when
+/// the child could not get to its work (its result cannot be read, or a stage failed), or nullopt
+/// when it did.
+std::optional<Judgement> judge_child_setup(std::string_view check_title, const GpuTarget& gpu,
+                                           const nlohmann::json& payload);
+
 /// For the checks that need gpucheck's kernels: the judgement when the child could not get to its
 /// work (its result cannot be read, the kernels did not load, or a stage failed), or nullopt when
 /// it did.
 std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const GpuTarget& gpu,
                                             const nlohmann::json& payload);
 
-/// gpu.bandwidth's judge (exposed for its tests): the check's own findings and summary from its
-/// child's payload, read through protocol/payloads.hpp.
-Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& payload);
 /// gpu.p2p's judge: the peers child's payload against the paths of the snapshot (NVML); its
 /// per-pair metrics (NVML indices) are appended to `metrics`.
 Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& payload,

@@ -83,7 +83,7 @@ TEST(MemoryPool, OneRegistrationLineReachesEveryTable) {
   const std::vector<engine::Work> group = engine::child_groups(engine::all_works()).front();
   const auto at = [&group](engine::Work w) { return std::find(group.begin(), group.end(), w); };
   EXPECT_EQ(at(*work) - at(*engine::work_named("streams")), 1);
-  EXPECT_LT(at(*work), at(engine::Work::bandwidth));
+  EXPECT_LT(at(*work), at(*engine::work_named("bandwidth")));
 
   const gpu::WorkRunner* runner = gpu::runner_of_mode("gpu-memory-pool");
   ASSERT_NE(runner, nullptr);

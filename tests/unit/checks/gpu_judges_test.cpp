@@ -33,6 +33,9 @@ Judgement judge_gpu_memtest(const GpuTarget& gpu, const nlohmann::json& json) {
 Judgement judge_gpu_cudnn(const GpuTarget& gpu, const nlohmann::json& json) {
   return registered_judge("gpu.cudnn", gpu, json);
 }
+Judgement judge_gpu_bandwidth(const GpuTarget& gpu, const nlohmann::json& json) {
+  return registered_judge("gpu.bandwidth", gpu, json);
+}
 
 GpuTarget target() {
   GpuTarget gpu;

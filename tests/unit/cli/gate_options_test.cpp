@@ -69,7 +69,7 @@ TEST(GateOptions, MalformedValuesAreParseErrors) {
       {{"--require", "driver=>550"}, "unknown operator"},
       {{"--min", "h2d_gbps"}, "write METRIC=NUMBER"},
       {{"--min", "h2d_gbps=fast"}, "'fast' is not a number"},
-      {{"--min", "UNKNOWN_METRIC=20"}, "known metrics: h2d_gbps"},
+      {{"--min", "UNKNOWN_METRIC=20"}, "h2d_gbps, d2h_gbps"},
       {{"--min", "unknown_metric=20"}, "'unknown_metric' is not a metric any check reports"},
       {{"--fail-on", "sometimes"}, "warn or fail"},
       {{"--ignore", "no.such_code"}, "is not a finding code"},

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <iterator>
 
 #include "engine/plan.hpp"
 
@@ -14,17 +13,26 @@ namespace gpucheck::engine {
 /// One GiB in bytes, for the tests' GPU memory sizes.
 constexpr uint64_t k_gib = 1ULL << 30;
 
-/// How many added works are one more job on every GPU, in the shared child before the copies
-/// (not the lane, cuDNN's, which comes after them).
+/// How many works before the copies are one more job on every GPU, in the shared child (not the
+/// copies' three, nor the lane, cuDNN's, which comes after them).
 inline size_t added() {
   return static_cast<size_t>(
       std::count_if(work_table().begin(), work_table().end(), [](const WorkRow& row) {
-        return row.child == WorkChild::shared && row.lane.empty() &&
-               std::none_of(std::begin(k_work_table), std::end(k_work_table),
-                            [&row](const WorkRow& built_in) { return built_in.work == row.work; });
+        return row.child == WorkChild::shared && row.lane.empty() && row.copies == Copies::none;
       }));
 }
 
+/// gpu.bandwidth's works (src/gpu_checks/bandwidth/): its host copies alone, on every GPU at
+/// once, and the device-local copy.
+inline Work bandwidth() {
+  return *work_named("bandwidth");
+}
+inline Work copies_together() {
+  return *work_named("copies_together");
+}
+inline Work local_copies() {
+  return *work_named("local_copies");
+}
 /// gpu.streams' work, one of them (src/gpu_checks/streams/).
 inline Work streams() {
   return *work_named("streams");

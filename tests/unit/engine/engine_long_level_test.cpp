@@ -28,7 +28,7 @@ std::vector<GpuFacts> idle_gpus(size_t count) {
 std::vector<Work> standard_and_long(size_t gpus) {
   std::vector<Work> works = all_works();
   if (gpus > 1) {
-    works.push_back(Work::copies_together);
+    works.push_back(copies_together());
   }
   for (const Work w : long_works()) {
     works.push_back(w);

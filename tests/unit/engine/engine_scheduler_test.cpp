@@ -48,7 +48,7 @@ SchedulerOptions options_for(int gpus, uint64_t free_bytes, const std::string& t
   // setup, work, after-done, preparation (ms)
   options.job_override = {{compute(), {"test-gated", "20", "40", "10", "0"}},
                           {streams(), {"test-gated", "20", "40", "10", "0"}},
-                          {Work::bandwidth, {"test-gated", "20", "60", "30", "0"}},
+                          {bandwidth(), {"test-gated", "20", "60", "30", "0"}},
                           {cudnn(), {"test-gated", "20", "40", "10", "80"}},
                           {Work::peers, {"test-gated", "20", "40", "10", "0"}},
                           {Work::nccl, {"test-gated", "20", "40", "10", "0"}}};
@@ -89,7 +89,7 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
         << (job.outcome && job.outcome->failure ? job.outcome->failure->detail : job.skip_reason);
   }
   for (const JobReport& copies : jobs) {
-    if (copies.work != Work::bandwidth) {
+    if (copies.work != bandwidth()) {
       continue;
     }
     for (const JobReport& other : jobs) {
@@ -115,13 +115,12 @@ TEST(EngineScheduler, RunsEveryJobKeepingTheCopiesAlone) {
         of[job.work] = &job;
       }
     }
-    EXPECT_EQ(field(*of[compute()], "setup_began_ns"),
-              field(*of[Work::bandwidth], "setup_began_ns"));
+    EXPECT_EQ(field(*of[compute()], "setup_began_ns"), field(*of[bandwidth()], "setup_began_ns"));
     EXPECT_EQ(field(*of[compute()], "setup_began_ns"), field(*of[cudnn()], "setup_began_ns"));
     EXPECT_GE(field(*of[streams()], "began_ns"), field(*of[compute()], "done_ns"));
-    EXPECT_GE(field(*of[Work::bandwidth], "began_ns"), field(*of[streams()], "done_ns"));
-    EXPECT_GE(field(*of[Work::local_copies], "began_ns"), field(*of[Work::bandwidth], "done_ns"));
-    EXPECT_GE(field(*of[cudnn()], "began_ns"), field(*of[Work::local_copies], "done_ns"));
+    EXPECT_GE(field(*of[bandwidth()], "began_ns"), field(*of[streams()], "done_ns"));
+    EXPECT_GE(field(*of[local_copies()], "began_ns"), field(*of[bandwidth()], "done_ns"));
+    EXPECT_GE(field(*of[cudnn()], "began_ns"), field(*of[local_copies()], "done_ns"));
   }
 }
 
@@ -272,7 +271,7 @@ TEST(EngineScheduler, AnInterruptStopsTheLongWorkWhichStillReports) {
 
 TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
   SchedulerOptions options = options_for(2, 80 * k_gib, "together");
-  options.works.push_back(Work::copies_together);
+  options.works.push_back(copies_together());
   Scheduler scheduler(options);
   scheduler.probes_over();
   scheduler.run();
@@ -284,13 +283,13 @@ TEST(EngineScheduler, CopiesTogetherStartTogetherAfterEveryGpusOwn) {
   ASSERT_EQ(of.size(),
             10U +
                 2 * added()); // four works and the added ones on each GPU; peers and NCCL over both
-  const JobReport& first = *of[{0, Work::copies_together}];
-  const JobReport& second = *of[{1, Work::copies_together}];
+  const JobReport& first = *of[{0, copies_together()}];
+  const JobReport& second = *of[{1, copies_together()}];
   EXPECT_EQ(first.outcome->payload->value("work", ""), "copies_together");
   for (size_t g = 0; g < 2; ++g) {
     // After both GPUs' own copies, and before either GPU's cuDNN timing.
     for (const JobReport* part : {&first, &second}) {
-      EXPECT_GE(field(*part, "began_ns"), field(*of[{g, Work::bandwidth}], "done_ns"));
+      EXPECT_GE(field(*part, "began_ns"), field(*of[{g, bandwidth()}], "done_ns"));
       EXPECT_LE(field(*part, "done_ns"), field(*of[{g, cudnn()}], "began_ns"));
     }
   }
@@ -312,7 +311,7 @@ TEST(EngineScheduler, CrashHangEarlyExitAndGarbageEndAsOutcomes) {
   std::map<Work, const JobReport*> by_work = reports_by_work(scheduler);
   ASSERT_TRUE(by_work[compute()]->outcome);
   EXPECT_EQ(by_work[compute()]->outcome->failure->kind, ChildFailureKind::signal);
-  for (const Work later : {streams(), Work::bandwidth, cudnn()}) {
+  for (const Work later : {streams(), bandwidth(), cudnn()}) {
     EXPECT_FALSE(by_work[later]->outcome) << check_id(later);
     EXPECT_EQ(by_work[later]->skip, JobReport::Skip::stopped);
     EXPECT_NE(by_work[later]->skip_reason.find("crashed"), std::string::npos)
@@ -337,10 +336,9 @@ TEST(EngineScheduler, AChildThatDiesWhileCudnnPreparesBesideAWorkIsCudnnsFailure
   EXPECT_NE(by_work[streams()]->skip_reason.find("while cuDNN prepared beside this check"),
             std::string::npos)
       << by_work[streams()]->skip_reason;
-  EXPECT_NE(
-      by_work[Work::bandwidth]->skip_reason.find("gpu.cudnn's preparation beside gpu.streams"),
-      std::string::npos)
-      << by_work[Work::bandwidth]->skip_reason;
+  EXPECT_NE(by_work[bandwidth()]->skip_reason.find("gpu.cudnn's preparation beside gpu.streams"),
+            std::string::npos)
+      << by_work[bandwidth()]->skip_reason;
   ASSERT_TRUE(by_work[cudnn()]->outcome);
   ASSERT_TRUE(by_work[cudnn()]->outcome->failure);
   EXPECT_EQ(by_work[cudnn()]->outcome->failure->kind, ChildFailureKind::signal);
@@ -365,9 +363,9 @@ TEST(EngineScheduler, AWorkReportedBeforeTheSharedChildDiedKeepsItsResult) {
   ASSERT_TRUE(by_work[streams()]->outcome);
   EXPECT_EQ(by_work[streams()]->outcome->failure->kind, ChildFailureKind::signal)
       << by_work[streams()]->outcome->failure->detail;
-  EXPECT_FALSE(by_work[Work::bandwidth]->outcome);
-  EXPECT_NE(by_work[Work::bandwidth]->skip_reason.find("during gpu.streams"), std::string::npos)
-      << by_work[Work::bandwidth]->skip_reason;
+  EXPECT_FALSE(by_work[bandwidth()]->outcome);
+  EXPECT_NE(by_work[bandwidth()]->skip_reason.find("during gpu.streams"), std::string::npos)
+      << by_work[bandwidth()]->skip_reason;
   EXPECT_FALSE(by_work[cudnn()]->outcome);
   EXPECT_EQ(by_work[cudnn()]->skip, JobReport::Skip::stopped);
 }

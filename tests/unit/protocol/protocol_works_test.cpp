@@ -29,7 +29,7 @@ TEST(ProtocolWorks, AddedWorksGoBeforeTheCopiesOrLastInTheLongLevel) {
   const std::optional<Work> burn = work_named("burn");
   ASSERT_TRUE(compute && memtest && burn);
   EXPECT_EQ(at(*compute), 0U);
-  EXPECT_LT(at(*compute), at(Work::bandwidth));
+  EXPECT_LT(at(*compute), at(*work_named("bandwidth")));
   EXPECT_GT(at(*memtest), at(Work::nccl));
   EXPECT_EQ(at(*memtest) + 1, at(*burn));
   EXPECT_EQ(at(*burn) + 1, work_table().size());
@@ -70,6 +70,34 @@ TEST(ProtocolWorks, AddWorkRefusesASpanningWorkALaneAndARepeatedName) {
       add_work({Work{}, "compute", "gpu.other_test", "gpu-other-test", WorkChild::shared, 1, 1, 1}),
       std::logic_error);
   EXPECT_EQ(work_table().size(), before);
+}
+
+TEST(ProtocolWorks, ACheckHasOneFirstWorkAndItsPartsFollowItWithoutAMode) {
+  const size_t before = work_table().size();
+  const auto row = [](std::string_view name, std::string_view check, std::string_view mode,
+                      bool part) {
+    WorkRow r{Work{}, name, check, mode, WorkChild::shared, 1, 1, 1};
+    r.copies = Copies::device_local;
+    r.part = part;
+    return r;
+  };
+  // A second first work of gpu.bandwidth, a part with a mode of its own, a part of no check.
+  EXPECT_THROW(add_work(row("part_test", "gpu.bandwidth", "", false)), std::logic_error);
+  EXPECT_THROW(add_work(row("part_test", "gpu.bandwidth", "gpu-part-test", true)),
+               std::logic_error);
+  EXPECT_THROW(add_work(row("part_test", "gpu.part_test", "", true)), std::logic_error);
+  EXPECT_EQ(work_table().size(), before);
+  // gpu.bandwidth's parts follow its first work, the works that copy after those that do not,
+  // all before the lane.
+  const Work host = *work_named("bandwidth");
+  EXPECT_EQ(at(*work_named("copies_together")), at(host) + 1);
+  EXPECT_EQ(at(*work_named("local_copies")), at(host) + 2);
+  EXPECT_EQ(at(cudnn()), at(host) + 3);
+  for (const WorkRow& r : work_table()) {
+    if (r.child == WorkChild::shared && r.copies == Copies::none && r.lane.empty()) {
+      EXPECT_LT(at(r.work), at(host)) << r.name;
+    }
+  }
 }
 
 } // namespace

@@ -1,4 +1,4 @@
-// gpu-bandwidth child: copy-engine bandwidth with nvbandwidth's method (docs/checks.md,
+// gpu.bandwidth's child side: copy-engine bandwidth with nvbandwidth's method (docs/checks.md,
 // "gpu.bandwidth"): pinned host memory allocated after pinning the thread to the GPU's NUMA node,
 // copies queued behind a spin-kernel gate and timed with events on the copying stream (about 5 ms
 // per sample), median of 3 samples after one discarded; GB/s with 1e9. Every destination buffer is
@@ -24,7 +24,6 @@
 #include <vector>
 
 #include "gpu/child.hpp"
-#include "gpu/copy_series.hpp"
 #include "gpu/cuda_call.hpp"
 #include "gpu/driver_objects.hpp"
 #include "gpu/gpu_children.hpp"
@@ -32,11 +31,24 @@
 #include "gpu/kernel_module.hpp"
 #include "gpu/random.hpp"
 #include "gpu/session.hpp"
+#include "gpu_checks/bandwidth/bandwidth.hpp"
+#include "gpu_checks/bandwidth/copy_series.hpp"
 #include "protocol/payloads.hpp"
 
-namespace gpucheck::gpu {
+namespace gpucheck::gpu_checks::bandwidth {
 
 namespace {
+using namespace gpucheck::gpu; // the children's sessions, buffers, kernels and stages
+using protocol::PayloadMetric;
+using protocol::PayloadVerification;
+
+/// Where Bench writes what it measured: the work's metrics and verifications.
+struct Sink {
+  std::vector<PayloadMetric>& metrics;
+  std::vector<PayloadVerification>& verify;
+  template <typename P> static Sink of(Output<P>& out) { return {out.metrics, out.verify}; }
+};
+
 constexpr uint64_t k_mib = 1ULL << 20;
 constexpr uint64_t k_host_copy_bytes = 64 * k_mib; // per host buffer; two are pinned
 constexpr uint64_t k_pageable_bytes = 32 * k_mib;  // host-timed synchronous copies: no gate
@@ -118,7 +130,7 @@ protocol::PcieLinkReading read_link(const std::string& bus_id) {
 
 class Bench {
 public:
-  Bench(const DeviceSession& session, const KernelModule& module, nlohmann::json& out)
+  Bench(const DeviceSession& session, const KernelModule& module, Sink out)
       : m_session(session), m_api(session.api()), m_module(module), m_out(out), m_rng(fresh_seed()),
         m_start(session), m_end(session), m_gate_event(session) {
     for (auto& events : m_pair_events) {
@@ -256,8 +268,8 @@ public:
   }
 
   /// Median GB/s over k_samples samples after one discarded sample that sizes the copy count.
-  nlohmann::json measure(const std::string& name, const std::string& note, uint64_t bytes,
-                         const Stream& measured, const Enqueue& enqueue) {
+  Series measure(const std::string& name, const std::string& note, uint64_t bytes,
+                 const Stream& measured, const Enqueue& enqueue) {
     const double first = sample(measured, enqueue, k_min_copies);
     const double per_copy = std::max(first / k_min_copies, 1e-3);
     const int copies = std::clamp(static_cast<int>(std::ceil(k_sample_target_ms / per_copy)),
@@ -269,11 +281,11 @@ public:
     }
     const auto [lo, hi] = std::minmax_element(gbps.begin(), gbps.end());
     const double med = median(gbps);
-    m_out["metrics"].push_back(metric(
-        name, med, "GB/s",
-        fmt::format("{}; median of {} x {} copies of {} MiB (min {:.1f}, max {:.1f}){}", note,
-                    k_samples, copies, bytes / k_mib, *lo, *hi, gated() ? "" : ", ungated")));
-    return {{"name", name}, {"median", med}, {"min", *lo}, {"max", *hi}, {"copies", copies}};
+    m_out.metrics.push_back(
+        {name, med, "GB/s",
+         fmt::format("{}; median of {} x {} copies of {} MiB (min {:.1f}, max {:.1f}){}", note,
+                     k_samples, copies, bytes / k_mib, *lo, *hi, gated() ? "" : ", ungated")});
+    return {name, med, *lo, *hi, copies};
   }
 
   /// Both directions at once, each timed in the same samples: stream k queues one warm-up copy,
@@ -281,10 +293,10 @@ public:
   /// other stream's timed copies end (checked on the GPU's clock: a sample where it was not is
   /// left out of the median). Median GB/s per direction over k_samples samples, after one
   /// discarded sample that sizes both counts.
-  void measure_pair(const std::array<std::string, 2>& names,
-                    const std::array<std::string, 2>& notes, uint64_t bytes,
-                    const std::array<const Stream*, 2>& streams,
-                    const std::array<Enqueue, 2>& enqueues) {
+  [[nodiscard]] protocol::BidirectionalCounts
+  measure_pair(const std::array<std::string, 2>& names, const std::array<std::string, 2>& notes,
+               uint64_t bytes, const std::array<const Stream*, 2>& streams,
+               const std::array<Enqueue, 2>& enqueues) {
     std::array<int, 2> copies = {k_min_copies, k_min_copies};
     std::array<int, 2> extra = {k_min_copies, k_min_copies};
     PairSample first = sample_pair(streams, enqueues, copies, extra);
@@ -317,29 +329,25 @@ public:
     }
     for (size_t k = 0; k < 2; ++k) {
       if (gbps[k].empty()) {
-        m_out["metrics"].push_back(metric(
-            names[k], 0.0, "GB/s",
-            fmt::format("{}; not measured: in none of {} samples did the other direction run "
-                        "for the whole timed window",
-                        notes[k], k_samples)));
+        m_out.metrics.push_back(
+            {names[k], 0.0, "GB/s",
+             fmt::format("{}; not measured: in none of {} samples did the other direction run "
+                         "for the whole timed window",
+                         notes[k], k_samples)});
         continue;
       }
       const auto [lo, hi] = std::minmax_element(gbps[k].begin(), gbps[k].end());
-      m_out["metrics"].push_back(metric(
-          names[k], median(gbps[k]), "GB/s",
-          fmt::format("{}; median of {} x {} copies of {} MiB (min {:.1f}, max {:.1f}), the other "
-                      "direction copying throughout{}{}",
-                      notes[k], gbps[k].size(), copies[k], bytes / k_mib, *lo, *hi,
-                      uncovered != 0
-                          ? fmt::format(" ({} samples without overlap left out)", uncovered)
-                          : "",
-                      gated() ? "" : ", ungated")));
+      m_out.metrics.push_back(
+          {names[k], median(gbps[k]), "GB/s",
+           fmt::format("{}; median of {} x {} copies of {} MiB (min {:.1f}, max {:.1f}), the other "
+                       "direction copying throughout{}{}",
+                       notes[k], gbps[k].size(), copies[k], bytes / k_mib, *lo, *hi,
+                       uncovered != 0
+                           ? fmt::format(" ({} samples without overlap left out)", uncovered)
+                           : "",
+                       gated() ? "" : ", ungated")});
     }
-    protocol::write_bandwidth(
-        {.bidirectional = protocol::BidirectionalCounts{{copies.begin(), copies.end()},
-                                                        {extra.begin(), extra.end()},
-                                                        uncovered}},
-        m_out);
+    return {{copies.begin(), copies.end()}, {extra.begin(), extra.end()}, uncovered};
   }
 
   void fill_device(CUdeviceptr ptr, uint64_t bytes, uint32_t seed, const Stream& stream) {
@@ -450,13 +458,13 @@ public:
                 size_t{1});
   }
 
-  void record(const Verification& v) { m_out["verify"].push_back(protocol::to_json(v)); }
+  void record(const Verification& v) { m_out.verify.push_back(v); }
 
 private:
   const DeviceSession& m_session;
   const CudaApi& m_api;
   const KernelModule& m_module;
-  nlohmann::json& m_out;
+  Sink m_out;
   SplitMix64 m_rng;
   Event m_start;
   Event m_end;
@@ -472,7 +480,7 @@ private:
 /// Pageable memory, timed with the host clock: never behind the gate (a pageable copy waits
 /// for the stream, which would wait for the host).
 void pageable(const DeviceSession& session, Bench& bench, CUdeviceptr device, uint64_t bytes,
-              const Stream& stream, nlohmann::json& out) {
+              const Stream& stream, std::vector<PayloadMetric>& metrics) {
   const CudaApi& api = session.api();
   set_stage("pageable copies");
   std::unique_ptr<uint32_t[]> host(new uint32_t[bytes / 4]);
@@ -500,13 +508,13 @@ void pageable(const DeviceSession& session, Bench& bench, CUdeviceptr device, ui
   bench.record(Bench::check_host(host.get(), bytes, down_seed, "pageable device->host"));
   const std::string note = fmt::format("pageable host memory, host-timed, median of {} x {} MiB",
                                        k_pageable_repeats, bytes / k_mib);
-  out["metrics"].push_back(
-      metric("h2d_pageable_gbps", static_cast<double>(bytes) / median(h2d) / 1e9, "GB/s", note));
-  out["metrics"].push_back(
-      metric("d2h_pageable_gbps", static_cast<double>(bytes) / median(d2h) / 1e9, "GB/s", note));
+  metrics.push_back(
+      {"h2d_pageable_gbps", static_cast<double>(bytes) / median(h2d) / 1e9, "GB/s", note});
+  metrics.push_back(
+      {"d2h_pageable_gbps", static_cast<double>(bytes) / median(d2h) / 1e9, "GB/s", note});
 }
 
-/// What gpu.bandwidth's own copies leave for the copies together (the same child, next work):
+/// What the host copies leave for the copies together (the same child, next work):
 /// a pinned host buffer, its device twin, and the rates measured alone.
 struct KeptCopies {
   std::unique_ptr<PinnedBuffer> host;
@@ -521,7 +529,7 @@ std::unique_ptr<KeptCopies>& kept_copies() {
   return kept;
 }
 
-/// The pinned host copies of bandwidth_work(), each series verified: host->device into dev_a,
+/// The pinned host copies of host_work(), each series verified: host->device into dev_a,
 /// device->host from dev_b, and both at once on the pinned buffer's two halves.
 struct HostCopies {
   const CudaApi& api;
@@ -549,12 +557,12 @@ struct HostCopies {
   }
 
   /// Host->device, timed, then checked (`before_check` between: the link read, a planted fault).
-  nlohmann::json up(const std::string& what, const std::function<void()>& before_check = {}) {
+  Series up(const std::string& what, const std::function<void()>& before_check = {}) {
     const uint32_t seed = bench.seed();
     Bench::fill_host(host.get(), bytes, seed);
     GPUCHECK_CU(api, cuMemsetD32Async, dev_a.get(), 0U, size_t{bytes / 4}, s1.get());
-    nlohmann::json series = bench.measure("h2d_gbps", "host->device, pinned, copy engine", bytes,
-                                          s1, h2d(dev_a.get(), host.get(), bytes));
+    Series series = bench.measure("h2d_gbps", "host->device, pinned, copy engine", bytes, s1,
+                                  h2d(dev_a.get(), host.get(), bytes));
     if (before_check) {
       before_check();
     }
@@ -563,19 +571,19 @@ struct HostCopies {
   }
 
   /// Device->host into the pinned buffer (host->device's source, verified: reused), then checked.
-  nlohmann::json down(const std::string& what) {
+  Series down(const std::string& what) {
     const uint32_t seed = bench.seed();
     bench.fill_device(dev_b.get(), bytes, seed, s1);
     Bench::zero_host(host.get(), bytes);
-    nlohmann::json series = bench.measure("d2h_gbps", "device->host, pinned, copy engine", bytes,
-                                          s1, d2h(host.get(), dev_b.get(), bytes));
+    Series series = bench.measure("d2h_gbps", "device->host, pinned, copy engine", bytes, s1,
+                                  d2h(host.get(), dev_b.get(), bytes));
     bench.record(Bench::check_host(host.get(), bytes, seed, what));
     return series;
   }
 
   /// Both directions at once: the first half goes up to dev_a while the first half of dev_b
   /// comes down into the second half.
-  void both_ways() {
+  [[nodiscard]] protocol::BidirectionalCounts both_ways() {
     const uint64_t half = bytes / 2;
     auto* const up_src = static_cast<std::byte*>(host.get());
     std::byte* const down_dst = up_src + half;
@@ -584,12 +592,13 @@ struct HostCopies {
     Bench::fill_host(up_src, half, seed_up);
     bench.fill_device(dev_b.get(), half, seed_down, s1);
     Bench::zero_host(down_dst, half);
-    bench.measure_pair(
+    const protocol::BidirectionalCounts counts = bench.measure_pair(
         {"h2d_bidir_gbps", "d2h_bidir_gbps"},
         {"host->device while device->host runs", "device->host while host->device runs"}, half,
         {&s1, &s2}, {h2d(dev_a.get(), up_src, half), d2h(down_dst, dev_b.get(), half)});
     bench.record(bench.check_device(dev_a.get(), half, seed_up, "bidirectional host->device", s1));
     bench.record(Bench::check_host(down_dst, half, seed_down, "bidirectional device->host"));
+    return counts;
   }
 };
 
@@ -600,9 +609,9 @@ constexpr auto k_together_spacing = std::chrono::milliseconds(40); // between th
 
 // One queue serves it: both directions still run at once on the copy engines (the same
 // bidirectional figures with one queue as with the default eight: docs/performance.md).
-void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
+void host_work(DeviceSession& session, const KernelModule& module, Output<Payload>& out) {
   const CudaApi& api = session.api();
-  protocol::write_bandwidth({.numa = pin_to_gpu_numa_node(session.pci_bus_id())}, out);
+  out.payload.numa = pin_to_gpu_numa_node(session.pci_bus_id());
   // Courtesy: stay inside the budget (min(1 GiB, 10% free)); shrink the local copy first.
   const auto host_bytes_for = [](uint64_t budget) {
     uint64_t bytes = k_host_copy_bytes;
@@ -620,11 +629,11 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   auto pinned_a = std::make_unique<PinnedBuffer>(session, pinned_bytes, CU_MEMHOSTALLOC_PORTABLE);
   const PinnedBuffer& host_a = *pinned_a;
   session.wait_for_gate();
-  out["device"] = session.describe();
+  out.device = session.description();
 
   const uint64_t host_bytes = std::min(pinned_bytes, host_bytes_for(session.budget_bytes()));
   const uint64_t pageable_bytes = std::min(host_bytes, k_pageable_bytes);
-  protocol::write_bandwidth({.sizes = protocol::CopySizes{host_bytes, 0, pageable_bytes}}, out);
+  out.payload.sizes = protocol::CopySizes{host_bytes, 0, pageable_bytes};
 
   set_stage("allocate");
   auto dev_a_owned = std::make_unique<DeviceBuffer>(session, host_bytes);
@@ -632,46 +641,47 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
   DeviceBuffer dev_b(session, host_bytes);
   Stream s1(session);
   Stream s2(session);
-  Bench bench(session, module, out);
+  Bench bench(session, module, Sink::of(out));
 
   HostCopies copies{api, bench, host_a, dev_a, dev_b, s1, s2, host_bytes};
   set_stage("host->device copies");
-  nlohmann::json h2d_alone = copies.up("pinned host->device", [&] {
+  Series h2d_alone = copies.up("pinned host->device", [&] {
     // The link read while it is busy, not idle.
-    protocol::write_bandwidth({.link = read_link(session.pci_bus_id())}, out);
+    out.payload.link = read_link(session.pci_bus_id());
     bench.plant_device_fault(dev_a.get(), host_bytes);
   });
   set_stage("device->host copies");
-  nlohmann::json d2h_alone = copies.down("pinned device->host");
+  Series d2h_alone = copies.down("pinned device->host");
   // A degraded link slows both directions alike; one direction far below the other is most
   // often a passing disturbance (another VM's DMA on the host: seen on virtual machines, gone
   // in the next run). The slower direction is measured again, verified again, and the better
   // series reported, the first one named in its note; a fault that stays is seen by both
   // series and still judged.
-  const double up_median = h2d_alone.value("median", 0.0);
-  const double down_median = d2h_alone.value("median", 0.0);
+  const double up_median = h2d_alone.median;
+  const double down_median = d2h_alone.median;
   if (needs_second_series(up_median, down_median)) {
     if (up_median < down_median) {
       set_stage("host->device copies, again");
-      h2d_alone = keep_better_series(out, "h2d_gbps", h2d_alone,
+      h2d_alone = keep_better_series(out.metrics, "h2d_gbps", h2d_alone,
                                      copies.up("pinned host->device, again"), down_median);
     } else {
       set_stage("device->host copies, again");
-      d2h_alone = keep_better_series(out, "d2h_gbps", d2h_alone,
+      d2h_alone = keep_better_series(out.metrics, "d2h_gbps", d2h_alone,
                                      copies.down("pinned device->host, again"), up_median);
     }
   }
   set_stage("bidirectional copies");
-  copies.both_ways();
+  out.payload.bidirectional = copies.both_ways();
 
   // The pinned buffer and its device twin are kept for the copies together
-  // (copies_together_work()); with the pageable buffer, 1.5 x host_bytes of host memory.
+  // (together_work()); with the pageable buffer, 1.5 x host_bytes of host memory.
   auto kept = std::make_unique<KeptCopies>();
   kept->bytes = host_bytes;
-  kept->h2d_gbps = h2d_alone.value("median", 0.0);
-  kept->d2h_gbps = d2h_alone.value("median", 0.0);
-  pageable(session, bench, dev_a.get(), pageable_bytes, s1, out);
-  protocol::write_bandwidth({.gate_timeouts = bench.gate_timeouts(), .gated = bench.gated()}, out);
+  kept->h2d_gbps = h2d_alone.median;
+  kept->d2h_gbps = d2h_alone.median;
+  pageable(session, bench, dev_a.get(), pageable_bytes, s1, out.metrics);
+  out.payload.gate_timeouts = bench.gate_timeouts();
+  out.payload.gated = bench.gated();
   kept->host = std::move(pinned_a);
   kept->device = std::move(dev_a_owned);
   kept_copies() = std::move(kept);
@@ -679,18 +689,18 @@ void bandwidth_work(DeviceSession& session, const KernelModule& module, nlohmann
 
 // The device-local copy: gpu.bandwidth's last part, its own work so that the engine times it
 // once nothing else of gpucheck's runs on the GPU (engine rule local_copies_last).
-void local_copies_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
+void local_work(DeviceSession& session, const KernelModule& module, Output<Payload>& out) {
   const CudaApi& api = session.api();
   session.wait_for_gate();
-  out["device"] = session.describe();
+  out.device = session.description();
   uint64_t d2d_bytes = k_d2d_max_bytes;
   while (d2d_bytes > k_d2d_min_bytes && 2 * d2d_bytes > session.budget_bytes()) {
     d2d_bytes /= 2;
   }
-  protocol::write_bandwidth({.sizes = protocol::CopySizes{0, d2d_bytes, 0}}, out);
+  out.payload.sizes = protocol::CopySizes{0, d2d_bytes, 0};
   set_stage("device-local copies");
   Stream s1(session);
-  Bench bench(session, module, out);
+  Bench bench(session, module, Sink::of(out));
   DeviceBuffer dev_src(session, d2d_bytes);
   DeviceBuffer dev_dst(session, d2d_bytes);
   const uint32_t seed = bench.seed();
@@ -698,24 +708,26 @@ void local_copies_work(DeviceSession& session, const KernelModule& module, nlohm
   GPUCHECK_CU(api, cuMemsetD32Async, dev_dst.get(), 0U, size_t{d2d_bytes / 4}, s1.get());
   const CUdeviceptr src = dev_src.get();
   const CUdeviceptr dst = dev_dst.get();
-  const nlohmann::json d2d =
+  const Series d2d =
       bench.measure("d2d_gbps", "device-local copy, bytes copied per second", d2d_bytes, s1,
                     [&api, src, dst, d2d_bytes](CUstream stream, int copies) {
                       for (int c = 0; c < copies; ++c) {
                         GPUCHECK_CU(api, cuMemcpyDtoDAsync, dst, src, size_t{d2d_bytes}, stream);
                       }
                     });
-  out["metrics"].push_back(metric("d2d_dram_gbps", 2.0 * d2d["median"].get<double>(), "GB/s",
-                                  "device-local copy counting bytes read + written"));
+  out.metrics.push_back({"d2d_dram_gbps", 2.0 * d2d.median, "GB/s",
+                         "device-local copy counting bytes read + written"});
   bench.record(bench.check_device(dev_dst.get(), d2d_bytes, seed, "device-local copy", s1));
-  protocol::write_bandwidth({.gate_timeouts = bench.gate_timeouts(), .gated = bench.gated()}, out);
+  out.payload.gate_timeouts = bench.gate_timeouts();
+  out.payload.gated = bench.gated();
 }
 
-void release_kept_copies() {
+void release_kept() {
   kept_copies().reset();
 }
 
-void copies_together_work(DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
+void together_work(DeviceSession& session, const KernelModule& module,
+                   Output<TogetherPayload>& out) {
   const CudaApi& api = session.api();
   const std::unique_ptr<KeptCopies> kept = std::move(kept_copies());
   if (!kept || !kept->host || !kept->device) {
@@ -723,7 +735,7 @@ void copies_together_work(DeviceSession& session, const KernelModule& module, nl
                              "copy together");
   }
   Stream stream(session);
-  Bench bench(session, module, out);
+  Bench bench(session, module, Sink::of(out));
   const uint64_t bytes = kept->bytes;
   const auto copies_for = [bytes](double gbps) {
     const double per_copy_ms = gbps > 0.0 ? static_cast<double>(bytes) / (gbps * 1e9) * 1e3 : 1.0;
@@ -738,7 +750,7 @@ void copies_together_work(DeviceSession& session, const KernelModule& module, nl
   void* host = kept->host->get();
   session.wait_for_gate();
   const auto go = std::chrono::steady_clock::now();
-  out["device"] = session.describe();
+  out.device = session.description();
   set_stage("host->device copies, every GPU at once");
   GPUCHECK_CU(api, cuMemsetD32Async, device, 0U, size_t{bytes / 4}, stream.get());
   const Bench::WindowSample up = bench.sample_at(
@@ -768,19 +780,33 @@ void copies_together_work(DeviceSession& session, const KernelModule& module, nl
   };
   const double up_gbps = rate(up, up_copies);
   const double down_gbps = rate(down, down_copies);
-  protocol::write_copies_together({{up_gbps, up.opened_ns, up.over_ns, up_copies},
-                                   {down_gbps, down.opened_ns, down.over_ns, down_copies},
-                                   bytes,
-                                   bench.gate_timeouts()},
-                                  out);
-  out["metrics"].push_back(
-      metric("h2d_together_gbps", up_gbps, "GB/s",
-             fmt::format("host->device while every GPU copies; one sample of {} copies of {} MiB{}",
-                         up_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
-  out["metrics"].push_back(
-      metric("d2h_together_gbps", down_gbps, "GB/s",
-             fmt::format("device->host while every GPU copies; one sample of {} copies of {} MiB{}",
-                         down_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")));
+  out.payload =
+      protocol::CopiesTogetherPayload{{up_gbps, up.opened_ns, up.over_ns, up_copies},
+                                      {down_gbps, down.opened_ns, down.over_ns, down_copies},
+                                      bytes,
+                                      bench.gate_timeouts()};
+  out.metrics.push_back(
+      {"h2d_together_gbps", up_gbps, "GB/s",
+       fmt::format("host->device while every GPU copies; one sample of {} copies of {} MiB{}",
+                   up_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")});
+  out.metrics.push_back(
+      {"d2h_together_gbps", down_gbps, "GB/s",
+       fmt::format("device->host while every GPU copies; one sample of {} copies of {} MiB{}",
+                   down_copies, bytes / k_mib, bench.gated() ? "" : ", ungated")});
 }
 
-} // namespace gpucheck::gpu
+nlohmann::json own_child(const std::vector<std::string>& args) {
+  // Alone, the check's result as the engine's three works give it on one GPU: the host copies,
+  // then the device-local copy folded in (the copies together need several GPUs' children).
+  const auto alone = [](DeviceSession& session, const KernelModule& module, nlohmann::json& out) {
+    run_typed<Payload>(&host_work, session, module, out);
+    release_kept();
+    nlohmann::json local = nlohmann::json::object();
+    run_typed<Payload>(&local_work, session, module, local);
+    protocol::fold_local_copies(out, local);
+  };
+  const std::optional<protocol::Work> work = protocol::work_named(k_work);
+  return gpu::run_single_work(args, {work.value_or(protocol::Work{}), alone, false, true});
+}
+
+} // namespace gpucheck::gpu_checks::bandwidth

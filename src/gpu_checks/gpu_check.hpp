@@ -81,9 +81,10 @@ using OwnChild = nlohmann::json (*)(const std::vector<std::string>& args);
 /// Where reports list a check among the active ones (gpucheck/registry.hpp).
 using Listed = CheckPlace;
 
-/// A work of the GPU children on its JSON line (gpu::GpuWork, gpu/gpu_children.hpp).
-using LineWork = void (*)(gpu::DeviceSession& session, const gpu::KernelModule& module,
-                          nlohmann::json& out);
+/// A work of the GPU children on its JSON line (gpu::GpuWork, gpu/gpu_children.hpp, which this
+/// header does not include).
+using GpuWork = void (*)(gpu::DeviceSession& session, const gpu::KernelModule& module,
+                         nlohmann::json& out);
 
 /// A further work of a check, after its first in the same child and judged with it (gpu.bandwidth's
 /// copies on every GPU at once and its device-local copy): its row's name, copy rule and memory
@@ -94,7 +95,7 @@ struct WorkPart {
   uint64_t min_mib = 0;
   uint64_t wanted_mib = 0;
   uint64_t prepare_mib = 0;
-  LineWork run = nullptr;
+  GpuWork run = nullptr;
   bool on_kept = false; ///< it runs on what the work before it kept (GpuCheck::release_kept)
 };
 
@@ -105,8 +106,9 @@ using Fold = void (*)(const CheckContext& context, const std::vector<engine::Tar
                       std::vector<Finding>& findings);
 
 /// One GPU check, whole. Its work runs in each GPU's shared child (engine::WorkChild::shared)
-/// in the registry's order, before the copies, or in the long level's child (the memory test,
-/// then the burn), in the registry's order; its child mode runs it alone.
+/// in the registry's order, before the works that copy (`copies`: after them, gpu.bandwidth's),
+/// or in the long level's child (the memory test, then the burn), in the registry's order; its
+/// child mode runs it alone.
 template <typename Payload> struct GpuCheck {
   using payload_type = Payload;
   CheckInfo info;        ///< id, title, description; kind active
@@ -169,8 +171,7 @@ struct Registration {
   checks::Judgement (*judge)(const checks::GpuTarget& gpu, const nlohmann::json& json) = nullptr;
   engine::WorkRow work;
   /// How its child runs it (gpu::WorkRunner's fields).
-  void (*run)(gpu::DeviceSession& session, const gpu::KernelModule& module,
-              nlohmann::json& out) = nullptr;
+  GpuWork run = nullptr;
   bool needs_kernels = false;
   std::span<const MetricSpec> metrics;
   std::span<const VerifySpec> verify;

@@ -17,11 +17,14 @@ std::span<const CheckDef> all_checks();
 /// Where add_check() lists a check among the active ones; the checks added to one place keep
 /// the order they were added in.
 enum class CheckPlace {
-  after_builtin, ///< after the built-in per-GPU active checks, before those over GPUs (gpu.p2p)
+  after_builtin, ///< after the other per-GPU active checks, before those over GPUs (gpu.p2p)
   /// before every other active check, in the order added (gpu.compute: do gpucheck's kernels
   /// run? then gpu.bandwidth)
   first,
   before_long, ///< before the long level's checks (gpu.memtest)
+  /// after every per-GPU active check, before the long level's, in the order added (gpu.p2p,
+  /// gpu.nccl: the child over every GPU)
+  over_gpus,
 };
 
 /// Add a check of its own folder (src/gpu_checks/, registry.cpp there) at start-up.

@@ -61,10 +61,7 @@
   X(gpu_fabric_check)               /* gpu.fabric */                                               \
   X(gpu_clocks_check)               /* gpu.clocks */                                               \
   X(gpu_memory_check)               /* gpu.memory */                                               \
-  X(gpu_display_check)              /* gpu.display */                                              \
-  /* Active: GPU work in isolated children (active/judging.hpp), one result per GPU or run */    \
-  X(gpu_p2p_check)                  /* gpu.p2p: peer access, bandwidth, latency (>= 2 GPUs) */     \
-  X(gpu_nccl_check)                 /* gpu.nccl: NCCL all-reduce, verified (>= 2 GPUs) */
+  X(gpu_display_check)              /* gpu.display */
 // clang-format on
 
 namespace gpucheck::checks {

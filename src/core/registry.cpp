@@ -1,6 +1,7 @@
 #include "gpucheck/registry.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include "checks/checks.hpp"
@@ -30,6 +31,13 @@ std::vector<CheckDef>& checks_table() {
 }
 size_t g_first = 0;
 size_t g_before_long = 0;
+size_t g_over_gpus = 0;
+
+/// The checks placed over_gpus, by id.
+std::vector<std::string_view>& over_gpus_ids() {
+  static std::vector<std::string_view> ids;
+  return ids;
+}
 
 /// Before the first check that `starts` the place, after the `added` checks put there before.
 void insert_before(std::vector<CheckDef>& checks, const CheckDef& check, size_t& added,
@@ -53,10 +61,17 @@ void add_check(const CheckDef& check, CheckPlace place) {
   } else if (place == CheckPlace::before_long) {
     insert_before(checks, check, g_before_long,
                   [](const CheckDef& c) { return c.info.level == Level::long_; });
+  } else if (place == CheckPlace::over_gpus) {
+    insert_before(checks, check, g_over_gpus,
+                  [](const CheckDef& c) { return c.info.level == Level::long_; });
+    over_gpus_ids().push_back(check.info.id);
   } else {
-    // Before the checks that span GPUs, in the order added.
-    const auto at = std::find_if(checks.begin(), checks.end(),
-                                 [](const CheckDef& c) { return c.info.id == "gpu.p2p"; });
+    // Before the checks over GPUs and the long level's, in the order added.
+    const auto at = std::find_if(checks.begin(), checks.end(), [](const CheckDef& c) {
+      const std::vector<std::string_view>& over = over_gpus_ids();
+      return c.info.level == Level::long_ ||
+             std::find(over.begin(), over.end(), c.info.id) != over.end();
+    });
     checks.insert(at, check);
   }
   add_own_findings(check);

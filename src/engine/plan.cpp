@@ -470,7 +470,8 @@ void set_allowances(Plan& plan, const MemoryModel& memory) {
 std::string nccl_skip_reason(const std::vector<size_t>& testable, const std::vector<GpuFacts>& gpus,
                              const std::vector<Work>& spanning, bool force_long) {
   if (testable.size() < 2 || force_long ||
-      std::find(spanning.begin(), spanning.end(), Work::nccl) == spanning.end()) {
+      std::none_of(spanning.begin(), spanning.end(),
+                   [](Work w) { return work_row(w).beyond_budget; })) {
     return "";
   }
   std::vector<std::string> busy;
@@ -570,7 +571,8 @@ void add_spanning_jobs(Plan& plan, const std::vector<Work>& wanted,
   if (testable.size() < 2 || spanning.empty()) {
     return;
   }
-  const bool with_nccl = std::find(spanning.begin(), spanning.end(), Work::nccl) != spanning.end();
+  const bool with_nccl = std::any_of(spanning.begin(), spanning.end(),
+                                     [](Work w) { return work_row(w).beyond_budget; });
   plan.span_beside = span_fits_beside(plan, testable, gpus, memory, span_allowance, with_nccl);
   Jobs& jobs = plan.jobs;
   const size_t per_gpu_jobs = jobs.size();

@@ -265,7 +265,7 @@ void Scheduler::spawn(Slot& slot) {
     if (head.planned && m_plan.jobs[*head.planned].contexts_at_start) {
       request.env.emplace_back("GPUCHECK_CONTEXTS_AT_START", "1");
     }
-    request.mode = std::string(child_mode(first));
+    request.mode = std::string(spanning_child_mode());
     request.args = {ordinals, works};
     if (m_options.long_level) {
       request.args.emplace_back("sweep");
@@ -705,7 +705,7 @@ void Scheduler::on_message(size_t child, std::string_view bytes) {
     const std::optional<protocol::GateMessage> message = protocol::parse_gate_message(byte);
     if (!message || protocol::sent_by_parent(*message)) {
       process::trace(fmt::format("GPU engine: {} on GPU {} sent byte {} outside the protocol",
-                                 child_mode(job->work), job->gpu, static_cast<int>(byte)));
+                                 work_name(job->work), job->gpu, static_cast<int>(byte)));
       continue;
     }
     const JobState before = job->state;

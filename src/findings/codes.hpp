@@ -120,7 +120,6 @@ inline constexpr FindingCode k_gpu_busy_not_tested{"gpu.busy_not_tested"};
 inline constexpr FindingCode k_gpu_child_failed{"gpu.child_failed"};
 inline constexpr FindingCode k_gpu_contention{"gpu.contention"};
 inline constexpr FindingCode k_gpu_context_failed{"gpu.context_failed"};
-inline constexpr FindingCode k_gpu_copy_corrupt{"gpu.copy_corrupt"};
 inline constexpr FindingCode k_gpu_cuda_call_failed{"gpu.cuda_call_failed"};
 inline constexpr FindingCode k_gpu_kernel_load_failed{"gpu.kernel_load_failed"};
 inline constexpr FindingCode k_gpu_kernels_not_built{"gpu.kernels_not_built"};
@@ -135,7 +134,6 @@ inline constexpr FindingCode k_gpu_slower_than_siblings{"gpu.slower_than_sibling
 // log.*
 
 // nccl.*
-inline constexpr FindingCode k_nccl_wrong_sum{"nccl.wrong_sum"};
 
 // nvlink.*
 inline constexpr FindingCode k_nvlink_crc_errors{"nvlink.crc_errors"};
@@ -145,7 +143,6 @@ inline constexpr FindingCode k_nvlink_recovery_errors{"nvlink.recovery_errors"};
 // nvml.*
 
 // p2p.*
-inline constexpr FindingCode k_p2p_data_mismatch{"p2p.data_mismatch"};
 
 // probe.*
 inline constexpr FindingCode k_probe_crashed{"probe.crashed"};

@@ -2,8 +2,8 @@
 
 namespace gpucheck {
 
-// Findings of the active GPU checks (src/checks/active/). Arguments are positional; each
-// check file builds them from its child's JSON. {0} is always the GPU index when there is one.
+// Findings the active GPU checks share (src/checks/active/common.cpp). Arguments are positional;
+// each check file builds them from its child's JSON. {0} is always the GPU index when there is one.
 namespace {
 // What recurring arguments stand for (FindingSpec::placeholders).
 
@@ -54,15 +54,6 @@ constexpr FindingSpec k_table[] = {
      "process, or one that fell off the bus (Xid 79), also fails here",
      where(k_where_gpu_index, "the CUDA call that failed", "the stage of the check it failed in",
            "the error")},
-    {codes::k_gpu_copy_corrupt, Severity::fail, "copied data corrupted",
-     "Data copied between host and GPU, or inside the GPU, came out different from what went in.",
-     "GPU {0}: {1}: {2} of {3} words wrong, first at word {4}: got {5}, expected {6}",
-     "this is a hardware or platform fault: read driver.kernel_log's Xid and PCIe AER findings, "
-     "the ECC "
-     "counters (nvidia-smi -q -d ECC), IOMMU settings, and reseat the card; run dcgmi diag -r 3",
-     where(k_where_gpu_index, "the copy checked (\"pinned host->device\")", "words wrong",
-           "words checked", "index of the first wrong word", "value read there", "value expected"),
-     Drain::yes},
     {codes::k_gpu_cuda_call_failed, Severity::fail, "CUDA call failed during GPU work",
      "A driver API call failed while gpucheck ran work on the GPU.",
      "GPU {0}: {1} failed during {2}: {3} ({4})",

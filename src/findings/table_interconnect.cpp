@@ -36,18 +36,6 @@ constexpr FindingSpec k_table[] = {
      where(k_gpu, "the NVML status the registration ended with",
            "whether an nv-fabricmanager process is seen running"),
      Drain::yes},
-    {codes::k_nccl_wrong_sum, Severity::fail, "NCCL all-reduce gave a wrong sum",
-     "An all-reduce of small integers (whose float32 sums are exact) through NCCL returned a "
-     "value that differs from the sum: the GPUs, their links or the NCCL installation corrupt "
-     "collective results, which silently breaks data-parallel training.",
-     "GPU {0}: all-reduce {1}: {2} of {3} elements wrong, first at [{4}]: got {5}, expected {6}",
-     "rerun with NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 to find the transport at fault; "
-     "check gpu.p2p and the NVLinks (nvidia-smi nvlink -e), the IOMMU/ACS settings, and which "
-     "libnccl.so.2 is loaded (gpucheck --only lib); run dcgmi diag -r 3",
-     where("GPU index", "buffer size and the GPU's PCI bus id (\"4 MiB sum on 0000:3b:00.0\")",
-           "elements wrong", "elements checked", "index of the first wrong element",
-           "value read there", "value expected (the exact sum)"),
-     Drain::yes},
     {codes::k_nvlink_crc_errors, Severity::info, "NVLink CRC or replay errors counted",
      "The link counted CRC errors or replays since the driver loaded. The link layer retransmits, "
      "so data stays correct; a count that keeps rising means a marginal link.",
@@ -78,17 +66,6 @@ constexpr FindingSpec k_table[] = {
      "diag -r 3 and replace the part if recoveries continue",
      where(k_gpu, "NVLink number", "recovery events counted (\"2 recovery events\")",
            "the link's far end (a GPU, or an NVSwitch's PCI bus id)")},
-    {codes::k_p2p_data_mismatch, Severity::fail, "peer-to-peer copy corrupted data",
-     "A copy from one GPU's memory into another's, with peer access enabled, delivered data that "
-     "differs from what was sent: the pair claims peer-to-peer but corrupts it, which hangs or "
-     "silently breaks NCCL and data-parallel training (failure F39).",
-     "GPU {0}: peer copy {1}: {2} of {3} words wrong, first at word {4}: got {5}, expected {6}",
-     "run multi-GPU work with NCCL_P2P_DISABLE=1 until fixed; check the IOMMU (iommu=pt) and "
-     "PCIe ACS settings, dmesg for Xid and AER errors, and the NVLinks (nvidia-smi nvlink -e); "
-     "have the GPUs or baseboard checked (dcgmi diag -r 3)",
-     where("GPU index", "the copy, as source -> destination PCI bus ids", "words wrong",
-           "words checked", "index of the first wrong word", "value read there", "value expected"),
-     Drain::yes},
     {codes::k_topology_p2p_unsupported, Severity::info, "GPU pair without peer-to-peer",
      "NVML says this pair of GPUs cannot read each other's memory directly; copies between them "
      "go through host memory. Common causes: GPUs under different CPU sockets or host bridges on "

@@ -41,12 +41,8 @@ std::vector<std::string_view>& names_table() {
   // Kept in step with the checks by the GPU test (tests/gpu/gpu_checks_test.py asks
   // is_known_metric of every metric a real run reports, through --min).
   static std::vector<std::string_view> names{
-      // gpu.p2p (each check of its own folder adds its own: add_metric_names())
-      "p2p_gbps", "p2p_<a>_<b>_write_gbps", "p2p_<a>_<b>_bidir_gbps", "p2p_<a>_<b>_latency_us",
-      "p2p_<a>_<b>_<n>mib_gbps", "peer_work_ms",
-      // gpu.nccl
-      "nccl_busbw_gbps", "nccl_allreduce_<n>mib_busbw_gbps", "nccl_allreduce_<n>mib_algbw_gbps",
-      // gpu.nvlink, gpu.fabric, gpu.topology
+      // gpu.nvlink, gpu.fabric, gpu.topology (each GPU check of its own folder adds its own:
+      // add_metric_names())
       "nvlink_active", "nvlink_version", "fabric_clique", "path_<a>_<b>_nvlinks",
       "gpu<n>_numa_node",
       // every GPU child; fw.import

@@ -1,10 +1,11 @@
 #pragma once
 /// Child-mode handlers of the active GPU checks (registered in child_dispatch/child_modes.cpp).
 /// Each runs in `gpucheck --child MODE ORDINAL [OPTIONS]`, works on one device and returns the JSON
-/// described in child.hpp; the checks of src/checks/active/ and src/gpu_checks/ judge it.
+/// described in child.hpp; the checks of src/gpu_checks/ judge it.
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -73,9 +74,38 @@ nlohmann::json run_single_work(const std::vector<std::string>& args, const WorkR
 /// Used only when the snapshot carries no driver-API facts.
 nlohmann::json child_gpu_devices(const std::vector<std::string>& args);
 
-/// gpu-peers ORDINALS: one process on every GPU listed ("0,1"): the peer access matrix, then
-/// peer-to-peer copy bandwidth (each way, both ways at once) and latency for every pair, every
-/// destination verified (protocol::PeersPayload; docs/checks.md, gpu.p2p).
+class PeerSession; // gpu/peer_session.hpp
+
+/// What a spanning work knows of its place in the child over every GPU.
+struct SpanStep {
+  bool sweep = false; ///< the long level's (gpu.p2p: every size of the peer copies)
+  /// Nothing follows it in this child: what it holds may be left to the process's exit.
+  bool last = false;
+  /// The next work's preparation (SpanRunner::prepare), to run once this work's buffers are
+  /// taken and before its gate, off the timed path; empty: none.
+  std::function<void()> before_gate;
+};
+
+/// How a work of the child over every GPU (its row's WorkChild::spanning) runs there.
+struct SpanRunner {
+  protocol::Work work;
+  void (*run)(PeerSession& session, const SpanStep& step, nlohmann::json& out) = nullptr;
+  /// Before the session opens, touching no GPU (gpu.nccl: its library, which is large); nullptr:
+  /// nothing. Not called when the plan leaves the work out (WorkRow::beyond_budget).
+  void (*load)() = nullptr;
+  /// On the open session, during the work before it, before that work's gate (gpu.nccl's
+  /// ncclCommInitAll); nullptr: nothing. Its failure is its own work's, reported when it runs.
+  void (*prepare)(PeerSession& session) = nullptr;
+};
+
+/// The spanning works' runners (add_span_runner()), in the order added.
+std::span<const SpanRunner> span_runners();
+/// Add a spanning check's runner at start-up (its work's row first: protocol::add_work()). Throws
+/// std::logic_error for a work that has a runner already.
+void add_span_runner(const SpanRunner& runner);
+
+/// gpu-peers ORDINALS [WORKS] [sweep]: one process on every GPU listed ("0,1") that does the
+/// spanning works named ("peers,nccl"), one after another (span_child.cpp).
 nlohmann::json child_gpu_peers(const std::vector<std::string>& args);
 
 /// gpu-device ORDINAL WORKS: the works named ("compute,streams,bandwidth,cudnn", in that order)

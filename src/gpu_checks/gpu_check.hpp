@@ -31,7 +31,9 @@
 namespace gpucheck::gpu {
 class DeviceSession;
 class KernelModule;
-struct LaneSteps; // gpu/work_lane.hpp
+struct LaneSteps;  // gpu/work_lane.hpp
+class PeerSession; // gpu/peer_session.hpp
+struct SpanStep;   // gpu/gpu_children.hpp
 } // namespace gpucheck::gpu
 
 namespace gpucheck::gpu_checks {
@@ -164,7 +166,35 @@ template <typename Payload> struct GpuCheck {
   bool judged_on_kernels = true;
 };
 
-/// A GpuCheck with its types erased: what registry.cpp installs.
+/// A work of the child over every GPU (gpu::SpanRunner::run, gpu/gpu_children.hpp).
+using SpanWork = void (*)(gpu::PeerSession& session, const gpu::SpanStep& step,
+                          nlohmann::json& out);
+/// The judge of a spanning work's payload: its findings and summary, its metrics appended.
+using SpanJudge = checks::Judgement (*)(const SystemSnapshot& snapshot, const nlohmann::json& json,
+                                        bool contended, std::vector<Metric>& metrics);
+
+/// A GPU check whose work runs in the child over every GPU of the run (gpu.p2p, gpu.nccl), in
+/// the registry's order, once every other job on its GPUs has gone: one result per run, a skip
+/// with one GPU.
+struct SpanCheck {
+  CheckInfo info;        ///< id, title, description; kind active
+  std::string_view work; ///< its name in the child's work list and result lines
+  /// Device memory (MiB) per GPU, as GpuCheck's.
+  uint64_t min_mib = 0;
+  uint64_t wanted_mib = 0;
+  uint64_t prepare_mib = 0;
+  SpanWork run = nullptr;
+  SpanJudge judge = nullptr;
+  std::span<const FindingSpec> findings;
+  std::span<const MetricSpec> metrics;
+  std::span<const VerifySpec> verify;
+  void (*load)() = nullptr;                             ///< gpu::SpanRunner::load
+  void (*prepare)(gpu::PeerSession& session) = nullptr; ///< gpu::SpanRunner::prepare
+  /// It takes memory beyond gpucheck's budget (WorkRow::beyond_budget: NCCL's buffers).
+  bool beyond_budget = false;
+};
+
+/// A GpuCheck or a SpanCheck with its types erased: what registry.cpp installs.
 struct Registration {
   CheckDef check; ///< its findings among them
   /// Its judge as the runner calls it, on the child's JSON (for the fuzz targets too).
@@ -182,6 +212,11 @@ struct Registration {
   OwnChild own_child = nullptr;
   std::span<const WorkPart> parts;
   void (*release_kept)() = nullptr;
+  /// A SpanCheck's (its row's child is spanning; `judge` and `run` are then nullptr).
+  SpanWork span_run = nullptr;
+  SpanJudge span_judge = nullptr;
+  void (*span_load)() = nullptr;
+  void (*span_prepare)(gpu::PeerSession& session) = nullptr;
 };
 
 /// The metrics and verifications of `out` written into a child's JSON.
@@ -361,6 +396,38 @@ template <const auto& Check> Registration registration() {
   r.alone = Check.alone;
   r.parts = Check.parts;
   r.release_kept = Check.release_kept;
+  return r;
+}
+
+namespace detail {
+template <const SpanCheck& Check>
+std::vector<CheckResult> run_span_check(const CheckContext& context) {
+  return checks::run_spanning(
+      Check.info, context,
+      [&context](const nlohmann::json& payload, bool contended, std::vector<Metric>& metrics) {
+        return Check.judge(context.snapshot, payload, contended, metrics);
+      });
+}
+
+template <const SpanCheck& Check> std::span<const FindingSpec> span_findings_of() {
+  return Check.findings;
+}
+} // namespace detail
+
+/// The registration of a check over every GPU (its folder's `<name>_registration()`).
+template <const SpanCheck& Check> Registration span_registration() {
+  Registration r;
+  r.check = {Check.info, &detail::run_span_check<Check>, &detail::span_findings_of<Check>};
+  r.work = {engine::Work{}, Check.work,       Check.info.id,    {}, protocol::WorkChild::spanning,
+            Check.min_mib,  Check.wanted_mib, Check.prepare_mib};
+  r.work.beyond_budget = Check.beyond_budget;
+  r.metrics = Check.metrics;
+  r.verify = Check.verify;
+  r.span_run = Check.run;
+  r.span_judge = Check.judge;
+  r.span_load = Check.load;
+  r.span_prepare = Check.prepare;
+  r.listed = Listed::over_gpus;
   return r;
 }
 

@@ -70,8 +70,12 @@ void install() {
   all_checks(); // the built-in checks' own findings join the catalogue first
   for (const Registration& r : registered()) {
     const engine::Work work = engine::add_work(r.work);
-    gpu::add_work_runner({work, r.run, r.needs_kernels, r.alone, r.lane, r.connections, r.own_child,
-                          r.release_kept});
+    if (r.work.child == engine::WorkChild::spanning) {
+      gpu::add_span_runner({work, r.span_run, r.span_load, r.span_prepare});
+    } else {
+      gpu::add_work_runner({work, r.run, r.needs_kernels, r.alone, r.lane, r.connections,
+                            r.own_child, r.release_kept});
+    }
     for (const WorkPart& part : r.parts) {
       engine::WorkRow row = r.work;
       row.name = part.work;

@@ -14,6 +14,8 @@
   X(cudnn)       /* gpu.cudnn: convolutions, activations (the shared child's lane) */           \
   X(streams)     /* gpu.streams: priorities, events, graph capture */                              \
   X(memory_pool) /* gpu.memory_pool: stream-ordered allocations, timed and verified */          \
+  X(p2p)         /* gpu.p2p: peer access, bandwidth, latency (>= 2 GPUs, one child over all) */ \
+  X(nccl)        /* gpu.nccl: NCCL all-reduce, verified (after gpu.p2p, in the same child) */    \
   X(memtest)     /* gpu.memtest (long level): patterns over nearly all free memory */           \
   X(burn)        /* gpu.burn (long level): GEMMs on every GPU at once, clocks, Xids */
 // clang-format on

@@ -9,9 +9,9 @@
 namespace gpucheck::protocol {
 
 namespace {
-/// k_work_table and the works added at start-up, in order.
+/// The works added at start-up, in order.
 std::vector<WorkRow>& table() {
-  static std::vector<WorkRow> rows(std::begin(k_work_table), std::end(k_work_table));
+  static std::vector<WorkRow> rows;
   return rows;
 }
 } // namespace
@@ -41,9 +41,10 @@ Work add_work(WorkRow row) {
     throw std::logic_error(fmt::format(
         "work '{}': a lane is a shared child's, and that child has one at most", row.name));
   }
-  if (row.child == WorkChild::spanning) {
+  if (row.child == WorkChild::spanning && !row.mode.empty()) {
     throw std::logic_error(
-        fmt::format("work '{}': a spanning child's work cannot be added", row.name));
+        fmt::format("work '{}': a spanning work runs in {}, not a mode of its own", row.name,
+                    spanning_child_mode()));
   }
   uint8_t next = 0;
   for (const WorkRow& other : rows) {
@@ -51,7 +52,7 @@ Work add_work(WorkRow row) {
   }
   row.work = Work{next};
   // A shared child's: after the works added earlier, those without copies before those with,
-  // its lane after them all. A long level's: last.
+  // its lane after them all; then the spanning child's; a long level's: last.
   const auto first = [&rows](auto&& pred) { return std::find_if(rows.begin(), rows.end(), pred); };
   const auto not_shared = [](const WorkRow& r) { return r.child != WorkChild::shared; };
   const auto lane_or_after = [](const WorkRow& r) {
@@ -60,10 +61,12 @@ Work add_work(WorkRow row) {
   const auto copies_or_after = [](const WorkRow& r) {
     return r.child != WorkChild::shared || !r.lane.empty() || r.copies != Copies::none;
   };
-  const auto at = row.child != WorkChild::shared ? rows.end()
-                  : !row.lane.empty()            ? first(not_shared)
-                  : row.copies != Copies::none   ? first(lane_or_after)
-                                                 : first(copies_or_after);
+  const auto long_level = [](const WorkRow& r) { return r.child == WorkChild::long_level; };
+  const auto at = row.child == WorkChild::long_level ? rows.end()
+                  : row.child == WorkChild::spanning ? first(long_level)
+                  : !row.lane.empty()                ? first(not_shared)
+                  : row.copies != Copies::none       ? first(lane_or_after)
+                                                     : first(copies_or_after);
   rows.insert(at, row);
   return row.work;
 }
@@ -74,7 +77,8 @@ const WorkRow& work_row(Work work) {
       return row;
     }
   }
-  return table().front(); // unreachable: every Work has its row (tested)
+  static const WorkRow none{};
+  return none; // unreachable: every Work has its row (tested)
 }
 
 bool is_lane(Work work) {
@@ -87,6 +91,10 @@ std::string_view child_mode(Work work) {
 
 std::string_view shared_child_mode() {
   return "gpu-device";
+}
+
+std::string_view spanning_child_mode() {
+  return "gpu-peers";
 }
 
 std::string_view work_name(Work work) {

@@ -13,29 +13,25 @@
 
 namespace gpucheck::protocol {
 
-/// The active GPU checks' work. peers and nccl span GPUs: one child sees every GPU of the run
-/// and does gpu.p2p's peer-to-peer copies, then gpu.nccl's all-reduce; they are planned only on
-/// a machine with two or more GPUs that can be tested.
-///
-/// The works of each GPU's own children are added at start-up by the checks of their own
-/// folders (src/gpu_checks/, add_work()): the shared child's (compute, streams, the copies,
-/// cuDNN's lane, ...) and the long level's (gpu.memtest, then gpu.burn on every GPU at once),
-/// which run in one child per GPU after every other job of the run has gone (rule
-/// long_after_standard).
+/// The active GPU checks' work: every work is added at start-up by a check of its own folder
+/// (src/gpu_checks/, add_work()): each GPU's shared child's (compute, streams, the copies, cuDNN's
+/// lane, ...), the child's over every GPU of the run (gpu.p2p's peer copies, then gpu.nccl's
+/// all-reduce, planned only on a machine with two or more GPUs that can be tested), and the long
+/// level's (gpu.memtest, then gpu.burn on every GPU at once), which run in one child per GPU after
+/// every other job of the run has gone (rule long_after_standard).
 struct Work {
   uint8_t id = 0;
   friend constexpr auto operator<=>(Work, Work) = default;
-  static const Work peers, nccl;
 };
-inline constexpr Work Work::peers{6};
-inline constexpr Work Work::nccl{7};
 
 /// Which child a work's job runs in (rule same_child).
 enum class WorkChild {
   /// Its GPU's one child (gpu-device): one after another on one context. Its lane's work
   /// (cuDNN's), the last, prepares from the start on a thread of its own beside the others.
   shared,
-  spanning, ///< one child over every GPU of the run, timed after every other job (peers_after_all)
+  /// One child over every GPU of the run (gpu-peers), its works one after another, timed after
+  /// every other job (peers_after_all)
+  spanning,
   long_level, ///< the long level's child per GPU, after every other job (long_after_standard)
 };
 
@@ -80,25 +76,19 @@ struct WorkRow {
   /// A further work of its check, after its first (whose result the check reads, and whose
   /// child mode does both): `check` repeats the first's, `mode` is empty.
   bool part = false;
+  /// It takes device memory beyond gpucheck's budget (NCCL's own buffers for every peer,
+  /// MemoryModel::nccl_own_bytes), so it runs only on GPUs no other process uses (rule
+  /// nccl_on_idle_gpus).
+  bool beyond_budget = false;
 };
 
-/// The works of the child over every GPU, in the order of the gated work. The works of one
-/// check follow one another.
-inline constexpr WorkRow k_work_table[] = {
-    // What each GPU sends and receives, at the smallest size; a 64 MiB copy each way. Its
-    // buffers are taken and filled before its gate.
-    {Work::peers, "peers", "gpu.p2p", "gpu-peers", WorkChild::spanning, 2 * 4, 2 * 64, 2 * 64},
-    // NCCL's own buffers and the smallest size; and a 256 MiB sum in place.
-    {Work::nccl, "nccl", "gpu.nccl", "gpu-peers", WorkChild::spanning, 256 + 1, 2 * 256, 2 * 256},
-};
-
-/// Every work in order: the shared child's added works (those that copy after the others, its
-/// lane last), k_work_table, then those of the long level's child, each in the order added.
+/// Every work in order: the shared child's (those that copy after the others, its lane last),
+/// the spanning child's, then the long level's child's, each in the order added.
 std::span<const WorkRow> work_table();
-/// Add a check's own work (of one GPU's shared or long-level child; row.work is ignored) before
-/// any plan is made, and return the Work it gets. Throws std::logic_error for a name or mode
-/// that a work already has, a check that has a work unless this is its `part`, a second lane,
-/// or a spanning child.
+/// Add a check's own work (row.work is ignored) before any plan is made, and return the Work it
+/// gets. Throws std::logic_error for a name or mode that a work already has, a check that has a
+/// work unless this is its `part`, a second lane, or a spanning work with a mode of its own (its
+/// child's is spanning_child_mode()).
 Work add_work(WorkRow row);
 
 /// The row of a work.
@@ -107,10 +97,12 @@ const WorkRow& work_row(Work work);
 bool is_lane(Work work);
 
 /// "gpu-compute", ...: the child mode that does it alone ("" for a check's further part, which
-/// its first work's mode does too).
+/// its first work's mode does too, and for a spanning work: spanning_child_mode()).
 std::string_view child_mode(Work work);
 /// The child mode that does several works in one context, in order ("gpu-device").
 std::string_view shared_child_mode();
+/// The child mode over several GPUs that does the spanning works, in order ("gpu-peers").
+std::string_view spanning_child_mode();
 /// "compute", ...: a work's name in the shared child's arguments and result lines.
 std::string_view work_name(Work work);
 /// The work of a name; nullopt for an unknown one.

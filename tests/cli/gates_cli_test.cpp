@@ -211,7 +211,7 @@ TEST(GatesCli, MalformedGatesAreUsageErrors) {
       // An unknown metric was a gate skipped in silence (exit 0); now it is named,
       // with the metrics that exist, as a misspelt --ignore code is.
       {{"--min", "bogus_metric=20"}, "'bogus_metric' is not a metric any check reports"},
-      {{"--min", "UNKNOWN_METRIC=20"}, "; known metrics: p2p_gbps, "},
+      {{"--min", "UNKNOWN_METRIC=20"}, "is not a metric any check reports; known metrics: "},
       {{"--min", "h2d_gpbs=20"}, "h2d_gbps, d2h_gbps, h2d_bidir_gbps"},
       {{"--min", "h2d_gbps=20,p2p_0_1_writ_gbps=5"}, "'p2p_0_1_writ_gbps' is not a metric"},
       {{"--config", temp_file("unknown_min.toml", "[min]\nbogus_metric = 20\n")},

@@ -46,11 +46,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)checks::payload_metrics(payload, true);
   (void)checks::all_verified(payload);
   for (const gpu_checks::Registration& r : gpu_checks::registered()) {
-    (void)r.judge(gpu, payload); // the checks of their own folders (src/gpu_checks/)
+    // The checks of their own folders (src/gpu_checks/): per GPU, or over every GPU.
+    std::vector<Metric> metrics;
+    if (r.judge != nullptr) {
+      (void)r.judge(gpu, payload);
+    } else if (r.span_judge != nullptr) {
+      (void)r.span_judge(fuzz::recorded_snapshot(), payload, false, metrics);
+    }
   }
-  std::vector<Metric> metrics;
-  (void)checks::judge_gpu_p2p(fuzz::recorded_snapshot(), payload, false, metrics);
-  (void)checks::judge_gpu_nccl(payload, false, metrics);
   std::vector<gpu_checks::burn::BurnPeer> peers;
   for (int i = 0; i < 2; ++i) {
     if (std::optional<gpu_checks::burn::BurnPeer> peer =

@@ -100,15 +100,6 @@ std::optional<FindingCode> verify_code(const std::string& kind) {
       return code;
     }
   }
-  if (kind == "copy") {
-    return codes::k_gpu_copy_corrupt;
-  }
-  if (kind == "p2p") {
-    return codes::k_p2p_data_mismatch;
-  }
-  if (kind == "nccl") {
-    return codes::k_nccl_wrong_sum;
-  }
   return std::nullopt;
 }
 } // namespace

@@ -129,12 +129,4 @@ std::optional<Judgement> judge_child_setup(std::string_view check_title, const G
 std::optional<Judgement> judge_kernel_setup(std::string_view check_title, const GpuTarget& gpu,
                                             const nlohmann::json& payload);
 
-/// gpu.p2p's judge: the peers child's payload against the paths of the snapshot (NVML); its
-/// per-pair metrics (NVML indices) are appended to `metrics`.
-Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& payload,
-                        bool contended, std::vector<Metric>& metrics);
-/// gpu.nccl's judge: the NCCL work's payload (sizes, bus bandwidth); NCCL missing is a skip.
-Judgement judge_gpu_nccl(const nlohmann::json& payload, bool contended,
-                         std::vector<Metric>& metrics);
-
 } // namespace gpucheck::checks

@@ -39,6 +39,7 @@ using TogetherPayload = std::optional<protocol::CopiesTogetherPayload>;
 inline constexpr FindingCode k_bandwidth_low{"gpu.bandwidth_low"};
 inline constexpr FindingCode k_bandwidth_outlier{"gpu.bandwidth_outlier"};
 inline constexpr FindingCode k_copy_gate_timeout{"gpu.copy_gate_timeout"};
+inline constexpr FindingCode k_copy_corrupt{"gpu.copy_corrupt"};
 
 /// Its works' names: the host copies alone, on every GPU at once, and the device-local copy.
 inline constexpr std::string_view k_work = "bandwidth";

@@ -25,6 +25,15 @@ using checks::GpuTargets;
 using checks::Judgement;
 
 constexpr FindingSpec k_findings[] = {
+    {k_copy_corrupt, Severity::fail, "copied data corrupted",
+     "Data copied between host and GPU, or inside the GPU, came out different from what went in.",
+     "GPU {0}: {1}: {2} of {3} words wrong, first at word {4}: got {5}, expected {6}",
+     "this is a hardware or platform fault: read driver.kernel_log's Xid and PCIe AER findings, "
+     "the ECC "
+     "counters (nvidia-smi -q -d ECC), IOMMU settings, and reseat the card; run dcgmi diag -r 3",
+     where(k_where_gpu_index, "the copy checked (\"pinned host->device\")", "words wrong",
+           "words checked", "index of the first wrong word", "value read there", "value expected"),
+     Drain::yes},
     {k_copy_gate_timeout, Severity::warn, "copy timing gate timed out",
      "The spin kernel that holds queued copies until they are all enqueued timed out, so some "
      "samples started late. Those bandwidth figures are unreliable.",
@@ -278,8 +287,9 @@ constexpr MetricSpec k_metrics[] = {
     {"host_d2h_all_gpus_gbps", "GB/s"},
 };
 
-// Every host copy is a "copy" verification; a mismatch is gpu.copy_mismatch (the common
-// verify code of copies: checks/active/common.cpp).
+// Every copy, host and device-local, is a "copy" verification.
+constexpr VerifySpec k_verify[] = {{"copy", k_copy_corrupt}};
+
 constexpr WorkPart k_parts[] = {
     // The host copies' device buffers, kept from the host copies' own (only on several GPUs).
     {.work = k_together_work,
@@ -315,6 +325,7 @@ constexpr GpuCheck<Payload> k_check{
     .judge = &judge,
     .findings = k_findings,
     .metrics = k_metrics,
+    .verify = k_verify,
     // One GPU at a time, each measured alone, as nvbandwidth does: right after gpu.compute.
     .listed = Listed::first,
     .alone = true,

@@ -39,8 +39,10 @@ SystemSnapshot snapshot_with_init(int result, std::string name) {
 std::vector<CheckDef> all_gpu_checks() {
   std::vector<CheckDef> out;
   for (const gpu_checks::Registration& r : gpu_checks::registered()) {
-    if (r.check.info.level != Level::long_) { // gpu.memtest is the long level's
-      out.push_back(r.check);                 // gpu.compute, gpu.bandwidth, ... (src/gpu_checks/)
+    // gpu.memtest is the long level's; gpu.p2p and gpu.nccl, one result over every GPU, are
+    // tested in their folders.
+    if (r.check.info.level != Level::long_ && r.work.child != engine::WorkChild::spanning) {
+      out.push_back(r.check); // gpu.compute, gpu.bandwidth, ... (src/gpu_checks/)
     }
   }
   return out;

@@ -33,6 +33,15 @@ inline Work copies_together() {
 inline Work local_copies() {
   return *work_named("local_copies");
 }
+/// gpu.p2p's and gpu.nccl's works, one after the other in the child over every GPU
+/// (src/gpu_checks/p2p/, src/gpu_checks/nccl/).
+inline Work peers() {
+  return *work_named("peers");
+}
+inline Work nccl() {
+  return *work_named("nccl");
+}
+
 /// gpu.streams' work, one of them (src/gpu_checks/streams/).
 inline Work streams() {
   return *work_named("streams");

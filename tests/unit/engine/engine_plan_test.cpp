@@ -535,27 +535,29 @@ TEST(EnginePlan, WorkSpellings) {
   EXPECT_EQ(work_for_check("gpu.streams"), streams());
   EXPECT_FALSE(work_for_check("gpu.ecc").has_value());
   EXPECT_EQ(all_works().size(), 5U + added());
-  EXPECT_EQ(child_mode(Work::peers), "gpu-peers");
-  EXPECT_EQ(child_mode(Work::nccl), "gpu-peers");
-  EXPECT_EQ(work_for_check("gpu.nccl"), Work::nccl);
-  EXPECT_TRUE(spans_gpus(Work::nccl));
-  EXPECT_EQ(spanning_works(all_works()), (std::vector<Work>{Work::peers, Work::nccl}));
-  EXPECT_EQ(work_for_check("gpu.p2p"), Work::peers);
-  EXPECT_TRUE(spans_gpus(Work::peers));
+  EXPECT_EQ(child_mode(engine::peers()), ""); // both run in the child over every GPU
+  EXPECT_EQ(spanning_child_mode(), "gpu-peers");
+  EXPECT_TRUE(work_row(engine::nccl()).beyond_budget);
+  EXPECT_FALSE(work_row(engine::peers()).beyond_budget);
+  EXPECT_EQ(work_for_check("gpu.nccl"), engine::nccl());
+  EXPECT_TRUE(spans_gpus(engine::nccl()));
+  EXPECT_EQ(spanning_works(all_works()), (std::vector<Work>{engine::peers(), engine::nccl()}));
+  EXPECT_EQ(work_for_check("gpu.p2p"), engine::peers());
+  EXPECT_TRUE(spans_gpus(engine::peers()));
   EXPECT_FALSE(spans_gpus(bandwidth()));
 }
 
 TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
   std::vector<Work> seen;
-  for (const WorkRow& row : work_table()) { // the built-in works and those the checks added
+  for (const WorkRow& row : work_table()) { // the works the checks of their own folders added
     EXPECT_EQ(std::count(seen.begin(), seen.end(), row.work), 0) << row.name;
     seen.push_back(row.work);
     EXPECT_EQ(work_named(row.name), row.work) << row.name; // names are unique
     EXPECT_GE(row.wanted_mib, row.min_mib) << row.name;
   }
   for (const Work w : {compute(), streams(), bandwidth(), copies_together(), local_copies(),
-                       cudnn(), Work::peers, Work::nccl, memtest(), burn()}) {
-    EXPECT_EQ(std::count(seen.begin(), seen.end(), w), 1) << work_name(w); // every built-in
+                       cudnn(), engine::peers(), engine::nccl(), memtest(), burn()}) {
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), w), 1) << work_name(w); // every one, once
   }
   // Every work of a shared or long-level child has one runner in the GPU children
   // (gpu/gpu_children.hpp), found by its mode where it has one; none spans GPUs. cuDNN's is the
@@ -568,6 +570,12 @@ TEST(EnginePlan, EveryWorkHasOneRowAndTheChildrenKnowItsName) {
     const bool in_device_child =
         row.child == WorkChild::shared || row.child == WorkChild::long_level;
     EXPECT_EQ(count, in_device_child ? 1 : 0) << row.name;
+    // A spanning work has one runner in the child over every GPU instead.
+    const auto spans = gpu::span_runners();
+    EXPECT_EQ(std::count_if(spans.begin(), spans.end(),
+                            [&row](const gpu::SpanRunner& r) { return r.work == row.work; }),
+              in_device_child ? 0 : 1)
+        << row.name;
     const auto runner =
         std::find_if(runners.begin(), runners.end(),
                      [&row](const gpu::WorkRunner& r) { return r.work == row.work; });
@@ -593,14 +601,14 @@ TEST(EnginePlan, NcclRunsOnlyWhereNoOtherProcessUsesAGpuOfItsSpan) {
   const Plan busy = make_plan(all_works(), gpus);
   // The job stays planned (its child writes its line as not run); the peer copies still run.
   ASSERT_EQ(busy.jobs.size(), 8U + 2 * added());
-  EXPECT_EQ(busy.jobs[7 + 2 * added()].work, Work::nccl);
+  EXPECT_EQ(busy.jobs[7 + 2 * added()].work, engine::nccl());
   EXPECT_EQ(busy.nccl_skip_reason,
             "other processes use these GPUs (4242 (python3)): NCCL's own buffers take more than "
             "gpucheck's 1 GiB budget on each GPU (1.6 GiB on four H100s), which could take memory "
             "they need; --level long --force runs it anyway");
   // --level long --force runs it; without NCCL selected, or with one GPU, nothing to say.
   EXPECT_EQ(make_plan(all_works(), gpus, MemoryModel{}, true).nccl_skip_reason, "");
-  EXPECT_EQ(make_plan({Work::peers}, gpus).nccl_skip_reason, "");
+  EXPECT_EQ(make_plan({engine::peers()}, gpus).nccl_skip_reason, "");
   gpus.pop_back();
   gpus[0].other_processes = {"4242 (python3)"};
   EXPECT_EQ(make_plan(all_works(), gpus).nccl_skip_reason, "");
@@ -622,13 +630,13 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   ASSERT_EQ(plan.jobs.size(), 8U + 2 * added());
   const PlannedJob& peers = plan.jobs[6 + 2 * added()];
   const PlannedJob& nccl = plan.jobs[7 + 2 * added()];
-  EXPECT_EQ(nccl.work, Work::nccl);
+  EXPECT_EQ(nccl.work, engine::nccl());
   EXPECT_EQ(nccl.after_in_child, 6U + 2 * added());
   EXPECT_TRUE(peers.followed_in_child);
   EXPECT_EQ(nccl.span, peers.span);
   ASSERT_EQ(nccl.conditions.size(), 1U);
   EXPECT_EQ(nccl.conditions[0].rule, "same_child");
-  EXPECT_EQ(peers.work, Work::peers);
+  EXPECT_EQ(peers.work, engine::peers());
   EXPECT_EQ(peers.span, (std::vector<size_t>{0, 1}));
   EXPECT_EQ(peers.gpu, 0U);
   EXPECT_EQ(peers.allowance_bytes, k_gib - MemoryModel{}.context_bytes);
@@ -643,13 +651,13 @@ TEST(EnginePlan, PeerCopiesSpanEveryTestableGpuAfterEverythingElse) {
   // A GPU too busy to test is left out of the span; with one testable GPU left, no peer job.
   plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 80 * k_gib / 50, 140 * k_gib}));
   EXPECT_EQ(plan.jobs.back().span, (std::vector<size_t>{0, 2}));
-  EXPECT_EQ(plan.jobs.back().work, Work::nccl);
+  EXPECT_EQ(plan.jobs.back().work, engine::nccl());
   plan = make_plan(all_works(), gpus_with_free({140 * k_gib, 80 * k_gib / 50}));
   for (const PlannedJob& job : plan.jobs) {
     EXPECT_FALSE(spans_gpus(job.work));
   }
   // Alone (--only gpu.p2p): the job has no condition and takes the budget but a context.
-  plan = make_plan({Work::peers}, gpus_with_free({140 * k_gib, 8 * k_gib}));
+  plan = make_plan({engine::peers()}, gpus_with_free({140 * k_gib, 8 * k_gib}));
   ASSERT_EQ(plan.jobs.size(), 1U);
   EXPECT_TRUE(plan.jobs[0].conditions.empty());
   EXPECT_EQ(plan.jobs[0].allowance_bytes,
@@ -669,7 +677,7 @@ TEST(EnginePlan, OnIdleGpusWithRoomThePeersChildPreparesBesideThePerGpuWork) {
   EXPECT_EQ(plan.gpus[1].budget_bytes, k_gib);
   ASSERT_EQ(plan.jobs.size(), 8U + 2 * added());
   const PlannedJob& peers = plan.jobs[6 + 2 * added()];
-  ASSERT_EQ(peers.work, Work::peers);
+  ASSERT_EQ(peers.work, engine::peers());
   // Its contexts as its child starts (counted from then on), NCCL's in the same child.
   EXPECT_TRUE(peers.contexts_at_start);
   EXPECT_FALSE(plan.jobs[7 + 2 * added()].contexts_at_start);

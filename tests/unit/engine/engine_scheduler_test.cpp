@@ -50,8 +50,8 @@ SchedulerOptions options_for(int gpus, uint64_t free_bytes, const std::string& t
                           {streams(), {"test-gated", "20", "40", "10", "0"}},
                           {bandwidth(), {"test-gated", "20", "60", "30", "0"}},
                           {cudnn(), {"test-gated", "20", "40", "10", "80"}},
-                          {Work::peers, {"test-gated", "20", "40", "10", "0"}},
-                          {Work::nccl, {"test-gated", "20", "40", "10", "0"}}};
+                          {engine::peers(), {"test-gated", "20", "40", "10", "0"}},
+                          {engine::nccl(), {"test-gated", "20", "40", "10", "0"}}};
   return options;
 }
 
@@ -131,7 +131,7 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
   scheduler.run();
   const JobReport* peers = nullptr;
   for (const JobReport& job : scheduler.jobs()) {
-    if (job.work == Work::peers) {
+    if (job.work == engine::peers()) {
       peers = &job;
     }
   }
@@ -159,10 +159,10 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
   busy.run();
   bool saw_nccl = false;
   for (const JobReport& job : busy.jobs()) {
-    if (job.work == Work::peers) {
+    if (job.work == engine::peers()) {
       EXPECT_TRUE(job.outcome && job.outcome->ok()) << job.skip_reason;
     }
-    if (job.work == Work::nccl) {
+    if (job.work == engine::nccl()) {
       saw_nccl = true;
       EXPECT_FALSE(job.outcome);
       EXPECT_NE(job.skip_reason.find("4242 (python3)"), std::string::npos) << job.skip_reason;
@@ -177,7 +177,7 @@ TEST(EngineScheduler, PeerCopiesRunInOneChildAfterEveryOtherChildHasGone) {
   beside.run();
   const JobReport* early = nullptr;
   for (const JobReport& job : beside.jobs()) {
-    early = job.work == Work::peers ? &job : early;
+    early = job.work == engine::peers() ? &job : early;
   }
   ASSERT_NE(early, nullptr);
   ASSERT_TRUE(early->outcome && early->outcome->ok()) << early->skip_reason;

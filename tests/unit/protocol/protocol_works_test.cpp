@@ -30,7 +30,7 @@ TEST(ProtocolWorks, AddedWorksGoBeforeTheCopiesOrLastInTheLongLevel) {
   ASSERT_TRUE(compute && memtest && burn);
   EXPECT_EQ(at(*compute), 0U);
   EXPECT_LT(at(*compute), at(*work_named("bandwidth")));
-  EXPECT_GT(at(*memtest), at(Work::nccl));
+  EXPECT_GT(at(*memtest), at(*work_named("nccl")));
   EXPECT_EQ(at(*memtest) + 1, at(*burn));
   EXPECT_EQ(at(*burn) + 1, work_table().size());
   EXPECT_EQ(work_row(*memtest).child, WorkChild::long_level);
@@ -70,6 +70,24 @@ TEST(ProtocolWorks, AddWorkRefusesASpanningWorkALaneAndARepeatedName) {
       add_work({Work{}, "compute", "gpu.other_test", "gpu-other-test", WorkChild::shared, 1, 1, 1}),
       std::logic_error);
   EXPECT_EQ(work_table().size(), before);
+}
+
+TEST(ProtocolWorks, SpanningWorksRunInTheirChildBetweenTheSharedAndTheLongLevel) {
+  // A spanning work with a mode of its own is refused: it runs in gpu-peers.
+  const size_t before = work_table().size();
+  EXPECT_THROW(add_work({Work{}, "span_test", "gpu.span_test", "gpu-span-test", WorkChild::spanning,
+                         1, 1, 1}),
+               std::logic_error);
+  EXPECT_EQ(work_table().size(), before);
+  EXPECT_EQ(spanning_child_mode(), "gpu-peers");
+  // gpu.p2p's then gpu.nccl's, after every shared child's work, before the long level's.
+  const Work peers = *work_named("peers");
+  const Work nccl = *work_named("nccl");
+  EXPECT_EQ(at(nccl), at(peers) + 1);
+  EXPECT_EQ(at(peers), at(cudnn()) + 1);
+  EXPECT_EQ(at(*work_named("memtest")), at(nccl) + 1);
+  EXPECT_EQ(work_row(peers).mode, "");
+  EXPECT_TRUE(work_row(nccl).beyond_budget);
 }
 
 TEST(ProtocolWorks, ACheckHasOneFirstWorkAndItsPartsFollowItWithoutAMode) {

@@ -7,6 +7,8 @@
 
 #include "checks/active/judging.hpp"
 #include "fakes/fake_gpu.hpp"
+#include "gpu_checks/nccl/nccl.hpp"
+#include "gpu_checks/p2p/p2p.hpp"
 #include "protocol/payloads.hpp"
 #include "unit/snapshot_builder.hpp"
 
@@ -52,7 +54,7 @@ std::vector<std::string> codes(const checks::Judgement& j) {
 TEST(GpuP2pJudge, HealthyNvlinkPairPassesWithPerPairMetrics) {
   std::vector<Metric> metrics;
   const checks::Judgement j =
-      checks::judge_gpu_p2p(pair(true), payload_of(measured(371.0)), false, metrics);
+      gpu_checks::p2p::judge(pair(true), payload_of(measured(371.0)), false, metrics);
   EXPECT_TRUE(j.findings.empty());
   EXPECT_EQ(j.summary, "2 GPUs: 0->1 371 GB/s (364 both ways), 2.5 us; 1->0 375 GB/s");
   std::vector<std::string> names;
@@ -73,7 +75,7 @@ TEST(GpuP2pJudge, LongLevelSweepIsAFigurePerSizeAndDirection) {
     p.sweep.push_back({1, 0, mib << 20, 8, 101.0 + static_cast<double>(mib)});
   }
   std::vector<Metric> metrics;
-  const checks::Judgement j = checks::judge_gpu_p2p(pair(true), payload_of(p), true, metrics);
+  const checks::Judgement j = gpu_checks::p2p::judge(pair(true), payload_of(p), true, metrics);
   // Figures, never verdicts: 101 GB/s at 1 MiB is far below what NVLink carries at 64 MiB.
   EXPECT_TRUE(j.findings.empty());
   EXPECT_EQ(j.summary, "2 GPUs: 0->1 371 GB/s (364 both ways), 2.5 us; 1->0 375 GB/s; each way "
@@ -95,7 +97,7 @@ TEST(GpuP2pJudge, FarBelowThePathWarnsNamingThePair) {
   std::vector<Metric> metrics;
   // NVLink: 18 links x 25 GB/s; 60 GB/s is under 40% of it.
   checks::Judgement j =
-      checks::judge_gpu_p2p(pair(true), payload_of(measured(60.0)), false, metrics);
+      gpu_checks::p2p::judge(pair(true), payload_of(measured(60.0)), false, metrics);
   ASSERT_EQ(codes(j), (std::vector<std::string>{"p2p.bandwidth_low", "p2p.bandwidth_low"}));
   EXPECT_EQ(j.findings[0].severity, Severity::warn);
   EXPECT_EQ(j.findings[0].message,
@@ -103,14 +105,14 @@ TEST(GpuP2pJudge, FarBelowThePathWarnsNamingThePair) {
             "path carries");
   // PCIe gen5 x16 (63 GB/s one way): 50 GB/s is healthy, 6 GB/s is the ACS/IOMMU case.
   metrics.clear();
-  EXPECT_TRUE(checks::judge_gpu_p2p(pair(false), payload_of(measured(50.0)), false, metrics)
+  EXPECT_TRUE(gpu_checks::p2p::judge(pair(false), payload_of(measured(50.0)), false, metrics)
                   .findings.empty());
-  j = checks::judge_gpu_p2p(pair(false), payload_of(measured(6.0)), false, metrics);
+  j = gpu_checks::p2p::judge(pair(false), payload_of(measured(6.0)), false, metrics);
   ASSERT_EQ(j.findings.size(), 2U);
   EXPECT_NE(j.findings[0].message.find("PCIe gen5 x16"), std::string::npos);
   EXPECT_NE(j.findings[0].remedy.find("iommu=pt"), std::string::npos);
   // Under contention the verdict is a note.
-  j = checks::judge_gpu_p2p(pair(false), payload_of(measured(6.0)), true, metrics);
+  j = gpu_checks::p2p::judge(pair(false), payload_of(measured(6.0)), true, metrics);
   EXPECT_EQ(j.findings[0].severity, Severity::info);
   EXPECT_NE(j.findings[0].message.find("measured under contention"), std::string::npos);
 }
@@ -120,11 +122,11 @@ TEST(GpuP2pJudge, NoPeerAccessIsANoteOrAWarningOverNvlink) {
   p.access = {{0, 1, false, 0, false}, {1, 0, false, 0, false}};
   p.pairs.clear();
   std::vector<Metric> metrics;
-  checks::Judgement j = checks::judge_gpu_p2p(pair(false), payload_of(p), false, metrics);
+  checks::Judgement j = gpu_checks::p2p::judge(pair(false), payload_of(p), false, metrics);
   ASSERT_EQ(codes(j), (std::vector<std::string>{"p2p.no_access", "p2p.no_access"}));
   EXPECT_EQ(j.findings[0].severity, Severity::info);
   EXPECT_EQ(j.summary, "2 GPUs: no pair with peer access to measure");
-  j = checks::judge_gpu_p2p(pair(true), payload_of(p), false, metrics);
+  j = gpu_checks::p2p::judge(pair(true), payload_of(p), false, metrics);
   EXPECT_EQ(j.findings[0].severity, Severity::warn);
   EXPECT_EQ(j.findings[0].message,
             "GPU 0 cannot access GPU 1's memory directly (cuDeviceCanAccessPeer = 0; path NVLink)");
@@ -147,7 +149,7 @@ TEST(GpuP2pJudge, CorruptedPeerCopyFailsAndAnUnreadablePayloadIsAnError) {
       << findings[0].message;
   payload.erase("pairs");
   std::vector<Metric> metrics;
-  const checks::Judgement j = checks::judge_gpu_p2p(pair(true), payload, false, metrics);
+  const checks::Judgement j = gpu_checks::p2p::judge(pair(true), payload, false, metrics);
   ASSERT_EQ(codes(j), (std::vector<std::string>{"gpu.child_failed"}));
   EXPECT_NE(j.findings[0].message.find("pairs is missing"), std::string::npos);
   // A child that failed before its access matrix: its failure is the finding (common_findings),
@@ -155,46 +157,9 @@ TEST(GpuP2pJudge, CorruptedPeerCopyFailsAndAnUnreadablePayloadIsAnError) {
   nlohmann::json early = {{"metrics", nlohmann::json::array()},
                           {"verify", nlohmann::json::array()},
                           {"failure", {{"stage", "context"}, {"message", "no context"}}}};
-  const checks::Judgement quiet = checks::judge_gpu_p2p(pair(true), early, false, metrics);
+  const checks::Judgement quiet = gpu_checks::p2p::judge(pair(true), early, false, metrics);
   EXPECT_TRUE(quiet.findings.empty());
-  EXPECT_TRUE(checks::judge_gpu_nccl(early, false, metrics).findings.empty());
-}
-
-TEST(GpuNcclJudge, BusBandwidthPerSizeAndASkipWithoutNccl) {
-  protocol::NcclPayload p;
-  p.library = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3";
-  p.version = 22803;
-  p.ranks = 2;
-  p.sizes = {{1ULL << 20, 20, 0.021, 49.9, 49.9}, {256ULL << 20, 20, 0.745, 360.3, 360.3}};
-  nlohmann::json payload = {{"metrics", nlohmann::json::array()},
-                            {"verify", nlohmann::json::array()}};
-  protocol::write_nccl(p, payload);
-  std::vector<Metric> metrics;
-  checks::Judgement j = checks::judge_gpu_nccl(payload, false, metrics);
-  EXPECT_FALSE(j.skipped);
-  EXPECT_TRUE(j.findings.empty());
-  EXPECT_EQ(j.summary, "2 GPUs, NCCL 2.28.3: bus bandwidth 1 MiB 50 GB/s, 256 MiB 360 GB/s");
-  ASSERT_FALSE(metrics.empty());
-  EXPECT_EQ(metrics.back().name, "nccl_busbw_gbps");
-  EXPECT_EQ(metrics.back().value, 360.3);
-  EXPECT_EQ(metrics[0].name, "nccl_allreduce_1mib_busbw_gbps");
-  // A wrong sum is a failure naming the GPU and the element.
-  protocol::PayloadVerification v{"nccl", "256 MiB sum on 0000:3B:00.0", 67108864, 1, 16, "127",
-                                  "126"};
-  payload["verify"].push_back(protocol::to_json(v));
-  const std::vector<Finding> findings = checks::common_findings("NCCL all-reduce", {}, payload);
-  ASSERT_EQ(findings.size(), 1U);
-  EXPECT_EQ(findings[0].code, "nccl.wrong_sum");
-  EXPECT_EQ(findings[0].severity, Severity::fail);
-  // Without NCCL: a skip with the loader's reason.
-  protocol::NcclPayload missing;
-  missing.missing = "libnccl.so.2: cannot open shared object file: No such file or directory";
-  nlohmann::json none = {{"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
-  protocol::write_nccl(missing, none);
-  metrics.clear();
-  j = checks::judge_gpu_nccl(none, false, metrics);
-  EXPECT_TRUE(j.skipped);
-  EXPECT_NE(j.summary.find("libnccl.so.2: cannot open"), std::string::npos) << j.summary;
+  EXPECT_TRUE(gpu_checks::nccl::judge(pair(true), early, false, metrics).findings.empty());
 }
 
 TEST(GpuPeersChild, ReadsTheAccessMatrixFromTheDriver) {

@@ -1,5 +1,6 @@
-// gpu.p2p: peer-to-peer copies between every pair of GPUs, in one child over all of them
-// (engine work `peers`, rule peers_after_all). Judged against the path NVML reports.
+// gpu.p2p's judge, findings, metrics and registration: peer-to-peer copies between every pair of
+// GPUs, in the child over all of them (rule peers_after_all), judged against the path NVML
+// reports.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -7,22 +8,31 @@
 #include <cctype>
 #include <span>
 
-#include "checks/active/judging.hpp"
 #include "checks/rules/interconnect.hpp"
 #include "checks/rules/per_gpu.hpp"
-#include "engine/gpu_engine.hpp"
-#include "findings/catalog.hpp"
+#include "gpu_checks/p2p/p2p.hpp"
+#include "gpu_checks/registry.hpp"
 #include "gpucheck/model/text.hpp"
 
-namespace gpucheck::checks {
+namespace gpucheck::gpu_checks::p2p {
 
 namespace {
-// Its findings, spelt here (CheckDef::findings adds them to the catalogue).
-constexpr FindingCode k_p2p_bandwidth_low{"p2p.bandwidth_low"};
-constexpr FindingCode k_p2p_no_access{"p2p.no_access"};
+using checks::Judgement;
+using checks::path_label;
 
 constexpr FindingSpec k_findings[] = {
-    {k_p2p_bandwidth_low, Severity::warn, "peer-to-peer copies far below the path",
+    {k_data_mismatch, Severity::fail, "peer-to-peer copy corrupted data",
+     "A copy from one GPU's memory into another's, with peer access enabled, delivered data that "
+     "differs from what was sent: the pair claims peer-to-peer but corrupts it, which hangs or "
+     "silently breaks NCCL and data-parallel training (failure F39).",
+     "GPU {0}: peer copy {1}: {2} of {3} words wrong, first at word {4}: got {5}, expected {6}",
+     "run multi-GPU work with NCCL_P2P_DISABLE=1 until fixed; check the IOMMU (iommu=pt) and "
+     "PCIe ACS settings, dmesg for Xid and AER errors, and the NVLinks (nvidia-smi nvlink -e); "
+     "have the GPUs or baseboard checked (dcgmi diag -r 3)",
+     where("GPU index", "the copy, as source -> destination PCI bus ids", "words wrong",
+           "words checked", "index of the first wrong word", "value read there", "value expected"),
+     Drain::yes},
+    {k_bandwidth_low, Severity::warn, "peer-to-peer copies far below the path",
      "Copies between these two GPUs run far below what their path carries. On PCIe the usual "
      "cause is the IOMMU in translation mode or PCIe ACS on a bridge sending peer traffic "
      "through the root complex; on NVLink, links down or retraining.",
@@ -33,7 +43,7 @@ constexpr FindingSpec k_findings[] = {
      where("index of the GPU copied from", "index of the GPU copied to",
            "measured GB/s of peer writes", "the path (\"NVLink (4 links)\", \"PCIe gen4 x16\")",
            "the floor, in percent of the path", "GB/s the path carries")},
-    {k_p2p_no_access, Severity::info, "GPU pair without peer access",
+    {k_no_access, Severity::info, "GPU pair without peer access",
      "CUDA says these GPUs cannot map each other's memory, so copies between them are staged "
      "through host memory and NCCL uses slower paths. Normal for some PCIe topologies and for "
      "GPUs without P2P; not normal for GPUs joined by NVLink.",
@@ -44,17 +54,6 @@ constexpr FindingSpec k_findings[] = {
          "GPU index", "index of the other GPU",
          "the path between them, as nvidia-smi topo -m labels it (NV#, PIX, PXB, PHB, NODE, SYS)")},
 };
-
-std::span<const FindingSpec> own_findings() {
-  return k_findings;
-}
-
-constexpr CheckInfo k_info{
-    "gpu.p2p", "Peer-to-peer copies",
-    "With two or more GPUs: the peer access matrix, then copy-engine bandwidth between every "
-    "pair (each way, and both ways at once) and latency, with peer access enabled, every "
-    "received buffer verified. Skipped with one GPU.",
-    CheckKind::active};
 
 /// A pair far below this share of what its path carries is flagged (a healthy NVLink or PCIe
 /// peer copy reaches 75-90%; one redirected through the root complex by ACS/IOMMU, well under
@@ -156,7 +155,7 @@ void no_access_findings(const SystemSnapshot& snapshot, const protocol::PeersPay
     const int a = index_of(snapshot, peers, access.from);
     const int b = index_of(snapshot, peers, access.to);
     const GpuPath* path = path_of(snapshot, a, b);
-    Finding finding = make_finding(k_p2p_no_access, a, a, b, path ? path_label(*path) : "?");
+    Finding finding = make_finding(k_no_access, a, a, b, path ? path_label(*path) : "?");
     if (path != nullptr && (path->nvlinks > 0 || path->p2p_nvlink == "ok")) {
       finding.severity = Severity::warn; // NVLink between them, yet no peer access
     }
@@ -195,7 +194,7 @@ void judge_pairs(const SystemSnapshot& snapshot, const protocol::PeersPayload& p
     if (const auto capacity = path_capacity(snapshot, *from, *to);
         capacity && pair.write_gbps < k_floor_share * capacity->first) {
       Finding finding = make_finding(
-          k_p2p_bandwidth_low, a, a, b, fmt::format("{:.1f}", pair.write_gbps), capacity->second,
+          k_bandwidth_low, a, a, b, fmt::format("{:.1f}", pair.write_gbps), capacity->second,
           static_cast<int>(k_floor_share * 100), fmt::format("{:.0f}", capacity->first));
       if (contended) {
         finding.severity = Severity::info;
@@ -233,8 +232,47 @@ void sweep_metrics(const SystemSnapshot& snapshot, const protocol::PeersPayload&
 }
 } // namespace
 
-Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& payload,
-                        bool contended, std::vector<Metric>& metrics) {
+namespace {
+constexpr std::string_view k_title = "Peer-to-peer copies";
+
+// p2p_gbps's floor is checks/rules/expected_figures.cpp's (a share of the NVLinks' rate).
+constexpr MetricSpec k_metrics[] = {
+    {"p2p_gbps", "GB/s"},
+    {"p2p_<a>_<b>_write_gbps", "GB/s"},
+    {"p2p_<a>_<b>_bidir_gbps", "GB/s"},
+    {"p2p_<a>_<b>_latency_us", "us"},
+    {"p2p_<a>_<b>_<n>mib_gbps", "GB/s"},
+    {"peer_work_ms", "ms"},
+};
+
+constexpr VerifySpec k_verify[] = {{"p2p", k_data_mismatch}};
+
+constexpr SpanCheck k_check{
+    .info = {"gpu.p2p", k_title,
+             "With two or more GPUs: the peer access matrix, then copy-engine bandwidth between "
+             "every pair (each way, and both ways at once) and latency, with peer access enabled, "
+             "every received buffer verified. Skipped with one GPU.",
+             CheckKind::active},
+    .work = "peers",
+    // What each GPU sends and receives, at the smallest size; a 64 MiB copy each way. Its
+    // buffers are taken and filled before its gate.
+    .min_mib = 2 * 4,
+    .wanted_mib = 2 * 64,
+    .prepare_mib = 2 * 64,
+    .run = &work,
+    .judge = &judge,
+    .findings = k_findings,
+    .metrics = k_metrics,
+    .verify = k_verify,
+};
+} // namespace
+
+std::span<const FindingSpec> findings() {
+  return k_findings;
+}
+
+Judgement judge(const SystemSnapshot& snapshot, const nlohmann::json& payload, bool contended,
+                std::vector<Metric>& metrics) {
   Judgement out;
   const Expected<protocol::PeersPayload> read = protocol::read_peers(payload);
   if (!read && payload.contains("failure") && !payload.contains("devices")) {
@@ -243,8 +281,7 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
     return out;
   }
   if (!read) {
-    GpuTarget anchor;
-    return unreadable_result(k_info.title, anchor, read.error());
+    return checks::unreadable_result(k_title, checks::GpuTarget{}, read.error());
   }
   const protocol::PeersPayload& peers = read.value();
   no_access_findings(snapshot, peers, out.findings);
@@ -258,18 +295,10 @@ Judgement judge_gpu_p2p(const SystemSnapshot& snapshot, const nlohmann::json& pa
   return out;
 }
 
-namespace {
-std::vector<CheckResult> run(const CheckContext& context) {
-  return run_spanning(
-      k_info, context,
-      [&context](const nlohmann::json& payload, bool contended, std::vector<Metric>& metrics) {
-        return judge_gpu_p2p(context.snapshot, payload, contended, metrics);
-      });
-}
-} // namespace
+} // namespace gpucheck::gpu_checks::p2p
 
-CheckDef gpu_p2p_check() {
-  return {k_info, &run, &own_findings};
+namespace gpucheck::gpu_checks {
+Registration p2p_registration() {
+  return span_registration<p2p::k_check>();
 }
-
-} // namespace gpucheck::checks
+} // namespace gpucheck::gpu_checks

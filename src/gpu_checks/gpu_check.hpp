@@ -166,25 +166,33 @@ template <typename Payload> struct GpuCheck {
   bool judged_on_kernels = true;
 };
 
-/// A work of the child over every GPU (gpu::SpanRunner::run, gpu/gpu_children.hpp).
+/// A work of the child over every GPU on its JSON line (gpu::SpanRunner::run,
+/// gpu/gpu_children.hpp).
 using SpanWork = void (*)(gpu::PeerSession& session, const gpu::SpanStep& step,
                           nlohmann::json& out);
-/// The judge of a spanning work's payload: its findings and summary, its metrics appended.
+/// The judge of a spanning work's JSON: its findings and summary, its metrics appended.
 using SpanJudge = checks::Judgement (*)(const SystemSnapshot& snapshot, const nlohmann::json& json,
                                         bool contended, std::vector<Metric>& metrics);
 
 /// A GPU check whose work runs in the child over every GPU of the run (gpu.p2p, gpu.nccl), in
 /// the registry's order, once every other job on its GPUs has gone: one result per run, a skip
-/// with one GPU.
-struct SpanCheck {
+/// with one GPU. Its envelope's failures, verifications and metrics are judged in common
+/// (checks::run_spanning).
+template <typename Payload> struct SpanCheck {
+  using payload_type = Payload;
   CheckInfo info;        ///< id, title, description; kind active
   std::string_view work; ///< its name in the child's work list and result lines
   /// Device memory (MiB) per GPU, as GpuCheck's.
   uint64_t min_mib = 0;
   uint64_t wanted_mib = 0;
   uint64_t prepare_mib = 0;
-  SpanWork run = nullptr;
-  SpanJudge judge = nullptr;
+  void (*run)(gpu::PeerSession& session, const gpu::SpanStep& step, Output<Payload>& out) = nullptr;
+  checks::Judgement (*judge)(const SystemSnapshot& snapshot, const Payload& payload, bool contended,
+                             std::vector<Metric>& metrics) = nullptr;
+  /// A key its payload has once its work got under way: a result with a failure and without it
+  /// stopped before that (no driver, no context), which `stopped` says and its failure names.
+  std::string_view first_key;
+  std::string_view stopped;
   std::span<const FindingSpec> findings;
   std::span<const MetricSpec> metrics;
   std::span<const VerifySpec> verify;
@@ -282,26 +290,32 @@ using PayloadOf = typename std::remove_cvref_t<decltype(Check)>::payload_type;
 
 } // namespace detail
 
-/// A typed work (its payload's PayloadCodec) on its JSON line: its Output is written even when it
-/// throws, so what it measured before stays.
+/// An Output into its JSON line through its payload's PayloadCodec.
+template <typename Payload> void write_typed(const Output<Payload>& out, nlohmann::json& json) {
+  PayloadCodec<Payload>::write(out.payload, json);
+  write_measurements(out, json);
+  if (out.device) {
+    json["device"] = protocol::to_json(*out.device);
+  }
+}
+
+/// `run` on an Output written into `json` even when it throws, so what it measured before stays.
+template <typename Payload, typename Run> void run_writing(const Run& run, nlohmann::json& json) {
+  Output<Payload> out;
+  try {
+    run(out);
+  } catch (...) {
+    write_typed(out, json);
+    throw;
+  }
+  write_typed(out, json);
+}
+
+/// A typed work of a GPU's child on its JSON line.
 template <typename Payload>
 void run_typed(void (*run)(gpu::DeviceSession&, const gpu::KernelModule&, Output<Payload>&),
                gpu::DeviceSession& session, const gpu::KernelModule& module, nlohmann::json& json) {
-  Output<Payload> out;
-  const auto write = [&out, &json] {
-    PayloadCodec<Payload>::write(out.payload, json);
-    write_measurements(out, json);
-    if (out.device) {
-      json["device"] = protocol::to_json(*out.device);
-    }
-  };
-  try {
-    run(session, module, out);
-  } catch (...) {
-    write();
-    throw;
-  }
-  write();
+  run_writing<Payload>([&](Output<Payload>& out) { run(session, module, out); }, json);
 }
 
 /// A typed work as a work of the children (a WorkPart's `run`).
@@ -400,31 +414,48 @@ template <const auto& Check> Registration registration() {
 }
 
 namespace detail {
-template <const SpanCheck& Check>
-std::vector<CheckResult> run_span_check(const CheckContext& context) {
+template <const auto& Check>
+void span_work(gpu::PeerSession& session, const gpu::SpanStep& step, nlohmann::json& json) {
+  run_writing<PayloadOf<Check>>(
+      [&](Output<PayloadOf<Check>>& out) { Check.run(session, step, out); }, json);
+}
+
+template <const auto& Check>
+checks::Judgement span_judge(const SystemSnapshot& snapshot, const nlohmann::json& json,
+                             bool contended, std::vector<Metric>& metrics) {
+  const Expected<PayloadOf<Check>> payload = read_payload_of<Check>(json);
+  if (!payload) {
+    if (json.is_object() && json.contains("failure") &&
+        !json.contains(std::string(Check.first_key))) {
+      checks::Judgement stopped;
+      stopped.summary = std::string(Check.stopped);
+      return stopped;
+    }
+    return checks::unreadable_result(Check.info.title, checks::GpuTarget{}, payload.error());
+  }
+  return Check.judge(snapshot, payload.value(), contended, metrics);
+}
+
+template <const auto& Check> std::vector<CheckResult> run_span_check(const CheckContext& context) {
   return checks::run_spanning(
       Check.info, context,
       [&context](const nlohmann::json& payload, bool contended, std::vector<Metric>& metrics) {
-        return Check.judge(context.snapshot, payload, contended, metrics);
+        return span_judge<Check>(context.snapshot, payload, contended, metrics);
       });
-}
-
-template <const SpanCheck& Check> std::span<const FindingSpec> span_findings_of() {
-  return Check.findings;
 }
 } // namespace detail
 
 /// The registration of a check over every GPU (its folder's `<name>_registration()`).
-template <const SpanCheck& Check> Registration span_registration() {
+template <const auto& Check> Registration span_registration() {
   Registration r;
-  r.check = {Check.info, &detail::run_span_check<Check>, &detail::span_findings_of<Check>};
+  r.check = {Check.info, &detail::run_span_check<Check>, &detail::findings_of<Check>};
   r.work = {engine::Work{}, Check.work,       Check.info.id,    {}, protocol::WorkChild::spanning,
             Check.min_mib,  Check.wanted_mib, Check.prepare_mib};
   r.work.beyond_budget = Check.beyond_budget;
   r.metrics = Check.metrics;
   r.verify = Check.verify;
-  r.span_run = Check.run;
-  r.span_judge = Check.judge;
+  r.span_run = &detail::span_work<Check>;
+  r.span_judge = &detail::span_judge<Check>;
   r.span_load = Check.load;
   r.span_prepare = Check.prepare;
   r.listed = Listed::over_gpus;

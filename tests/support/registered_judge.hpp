@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpu_checks/registry.hpp"
 
@@ -20,6 +21,20 @@ inline checks::Judgement registered_judge(std::string_view check_id, const check
     }
   }
   throw std::logic_error(std::string(check_id) + " is not registered");
+}
+
+/// The judge of a check over every GPU (gpu.p2p, gpu.nccl) on its child's JSON, as the runner
+/// calls it.
+inline checks::Judgement registered_span_judge(std::string_view check_id,
+                                               const SystemSnapshot& snapshot,
+                                               const nlohmann::json& json, bool contended,
+                                               std::vector<Metric>& metrics) {
+  for (const gpu_checks::Registration& r : gpu_checks::registered()) {
+    if (r.check.info.id == check_id && r.span_judge != nullptr) {
+      return r.span_judge(snapshot, json, contended, metrics);
+    }
+  }
+  throw std::logic_error(std::string(check_id) + " is not registered over every GPU");
 }
 
 } // namespace gpucheck::test

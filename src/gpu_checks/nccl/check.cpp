@@ -47,7 +47,7 @@ constexpr MetricSpec k_metrics[] = {
 
 constexpr VerifySpec k_verify[] = {{"nccl", k_wrong_sum}};
 
-constexpr SpanCheck k_check{
+constexpr SpanCheck<Payload> k_check{
     .info = {"gpu.nccl", k_title,
              "With two or more GPUs: NCCL (libnccl.so.2, as the loader finds it) all-reduces "
              "float32 sums over every GPU at 1, 16, 64 and 256 MiB; every element is checked and "
@@ -60,6 +60,9 @@ constexpr SpanCheck k_check{
     .prepare_mib = 2 * 256,
     .run = &work,
     .judge = &judge,
+    // It failed before NCCL was loaded (no driver, no context): its failure says it all.
+    .first_key = "nccl_missing",
+    .stopped = "the NCCL work stopped before NCCL was loaded",
     .findings = k_findings,
     .metrics = k_metrics,
     .verify = k_verify,
@@ -73,19 +76,9 @@ std::span<const FindingSpec> findings() {
   return k_findings;
 }
 
-Judgement judge(const SystemSnapshot& /*snapshot*/, const nlohmann::json& payload, bool contended,
+Judgement judge(const SystemSnapshot& /*snapshot*/, const Payload& nccl, bool contended,
                 std::vector<Metric>& metrics) {
   Judgement out;
-  const Expected<protocol::NcclPayload> read = protocol::read_nccl(payload);
-  if (!read && payload.contains("failure") && !payload.contains("nccl_missing")) {
-    // It failed before NCCL was loaded (no driver, no context): its failure says it all.
-    out.summary = "the NCCL work stopped before NCCL was loaded";
-    return out;
-  }
-  if (!read) {
-    return checks::unreadable_result(k_title, checks::GpuTarget{}, read.error());
-  }
-  const protocol::NcclPayload& nccl = read.value();
   if (!nccl.missing.empty()) {
     out.skipped = true;
     out.summary = fmt::format("NCCL not available: {}", nccl.missing);

@@ -6,6 +6,7 @@
 #include "checks/active/judging.hpp"
 #include "gpu_checks/nccl/nccl.hpp"
 #include "protocol/payloads.hpp"
+#include "support/registered_judge.hpp"
 
 namespace gpucheck::gpu_checks::nccl {
 namespace {
@@ -20,7 +21,8 @@ TEST(GpuNcclJudge, BusBandwidthPerSizeAndASkipWithoutNccl) {
                             {"verify", nlohmann::json::array()}};
   protocol::write_nccl(p, payload);
   std::vector<Metric> metrics;
-  checks::Judgement j = judge(SystemSnapshot{}, payload, false, metrics);
+  checks::Judgement j =
+      test::registered_span_judge("gpu.nccl", SystemSnapshot{}, payload, false, metrics);
   EXPECT_FALSE(j.skipped);
   EXPECT_TRUE(j.findings.empty());
   EXPECT_EQ(j.summary, "2 GPUs, NCCL 2.28.3: bus bandwidth 1 MiB 50 GB/s, 256 MiB 360 GB/s");
@@ -42,7 +44,7 @@ TEST(GpuNcclJudge, BusBandwidthPerSizeAndASkipWithoutNccl) {
   nlohmann::json none = {{"metrics", nlohmann::json::array()}, {"verify", nlohmann::json::array()}};
   protocol::write_nccl(missing, none);
   metrics.clear();
-  j = judge(SystemSnapshot{}, none, false, metrics);
+  j = test::registered_span_judge("gpu.nccl", SystemSnapshot{}, none, false, metrics);
   EXPECT_TRUE(j.skipped);
   EXPECT_NE(j.summary.find("libnccl.so.2: cannot open"), std::string::npos) << j.summary;
 }

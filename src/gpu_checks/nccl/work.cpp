@@ -435,13 +435,13 @@ private:
 /// `leave_to_exit`: nothing runs in this child after it, so the buffers are left for the
 /// process's exit to free rather than torn down first (the communicators always are).
 void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& communicators,
-               bool leave_to_exit, nlohmann::json& out) {
+               bool leave_to_exit, Output<Payload>& out) {
   protocol::NcclPayload payload;
   payload.ranks = static_cast<int>(session.gpus().size());
   payload.library = loaded.library;
   payload.missing = loaded.missing;
   payload.version = loaded.version;
-  protocol::write_nccl(payload, out);
+  out.payload = payload; // what was loaded, even if a later step fails
   if (!loaded.missing.empty()) {
     return;
   }
@@ -474,10 +474,8 @@ void nccl_work(PeerSession& session, const LoadedNccl& loaded, NcclComms& commun
     const std::vector<Verification> checks = run.verify_size(bytes, staging);
     verifications.insert(verifications.end(), checks.begin(), checks.end());
   }
-  protocol::write_nccl(payload, out);
-  for (const Verification& v : verifications) {
-    out["verify"].push_back(protocol::to_json(v));
-  }
+  out.payload = payload;
+  out.verify.insert(out.verify.end(), verifications.begin(), verifications.end());
   if (leave_to_exit) {
     // The child's last work: its result goes out now and the process ends with _exit
     // (run_child_mode), which frees the communicators, the buffers and the contexts in the
@@ -516,7 +514,7 @@ void prepare(gpu::PeerSession& session) {
   set_stage("nccl initialised");
 }
 
-void work(gpu::PeerSession& session, const gpu::SpanStep& step, nlohmann::json& out) {
+void work(gpu::PeerSession& session, const gpu::SpanStep& step, Output<Payload>& out) {
   State& s = state();
   if (!s.loaded) {
     load(); // run by hand, with nothing loaded before the session

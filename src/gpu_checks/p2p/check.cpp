@@ -247,7 +247,7 @@ constexpr MetricSpec k_metrics[] = {
 
 constexpr VerifySpec k_verify[] = {{"p2p", k_data_mismatch}};
 
-constexpr SpanCheck k_check{
+constexpr SpanCheck<Payload> k_check{
     .info = {"gpu.p2p", k_title,
              "With two or more GPUs: the peer access matrix, then copy-engine bandwidth between "
              "every pair (each way, and both ways at once) and latency, with peer access enabled, "
@@ -261,6 +261,9 @@ constexpr SpanCheck k_check{
     .prepare_mib = 2 * 64,
     .run = &work,
     .judge = &judge,
+    // It failed before the access matrix (no driver, no context): its failure says it all.
+    .first_key = "devices",
+    .stopped = "the peer-to-peer work stopped before the access matrix",
     .findings = k_findings,
     .metrics = k_metrics,
     .verify = k_verify,
@@ -271,19 +274,9 @@ std::span<const FindingSpec> findings() {
   return k_findings;
 }
 
-Judgement judge(const SystemSnapshot& snapshot, const nlohmann::json& payload, bool contended,
+Judgement judge(const SystemSnapshot& snapshot, const Payload& peers, bool contended,
                 std::vector<Metric>& metrics) {
   Judgement out;
-  const Expected<protocol::PeersPayload> read = protocol::read_peers(payload);
-  if (!read && payload.contains("failure") && !payload.contains("devices")) {
-    // It failed before the access matrix (no driver, no context): its failure says it all.
-    out.summary = "the peer-to-peer work stopped before the access matrix";
-    return out;
-  }
-  if (!read) {
-    return checks::unreadable_result(k_title, checks::GpuTarget{}, read.error());
-  }
-  const protocol::PeersPayload& peers = read.value();
   no_access_findings(snapshot, peers, out.findings);
   std::vector<std::string> parts;
   judge_pairs(snapshot, peers, contended, metrics, parts, out.findings);

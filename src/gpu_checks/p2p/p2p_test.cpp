@@ -10,6 +10,7 @@
 #include "gpu_checks/nccl/nccl.hpp"
 #include "gpu_checks/p2p/p2p.hpp"
 #include "protocol/payloads.hpp"
+#include "support/registered_judge.hpp"
 #include "unit/snapshot_builder.hpp"
 
 namespace gpucheck::testing {
@@ -53,8 +54,8 @@ std::vector<std::string> codes(const checks::Judgement& j) {
 
 TEST(GpuP2pJudge, HealthyNvlinkPairPassesWithPerPairMetrics) {
   std::vector<Metric> metrics;
-  const checks::Judgement j =
-      gpu_checks::p2p::judge(pair(true), payload_of(measured(371.0)), false, metrics);
+  const checks::Judgement j = test::registered_span_judge(
+      "gpu.p2p", pair(true), payload_of(measured(371.0)), false, metrics);
   EXPECT_TRUE(j.findings.empty());
   EXPECT_EQ(j.summary, "2 GPUs: 0->1 371 GB/s (364 both ways), 2.5 us; 1->0 375 GB/s");
   std::vector<std::string> names;
@@ -75,7 +76,8 @@ TEST(GpuP2pJudge, LongLevelSweepIsAFigurePerSizeAndDirection) {
     p.sweep.push_back({1, 0, mib << 20, 8, 101.0 + static_cast<double>(mib)});
   }
   std::vector<Metric> metrics;
-  const checks::Judgement j = gpu_checks::p2p::judge(pair(true), payload_of(p), true, metrics);
+  const checks::Judgement j =
+      test::registered_span_judge("gpu.p2p", pair(true), payload_of(p), true, metrics);
   // Figures, never verdicts: 101 GB/s at 1 MiB is far below what NVLink carries at 64 MiB.
   EXPECT_TRUE(j.findings.empty());
   EXPECT_EQ(j.summary, "2 GPUs: 0->1 371 GB/s (364 both ways), 2.5 us; 1->0 375 GB/s; each way "
@@ -96,8 +98,8 @@ TEST(GpuP2pJudge, LongLevelSweepIsAFigurePerSizeAndDirection) {
 TEST(GpuP2pJudge, FarBelowThePathWarnsNamingThePair) {
   std::vector<Metric> metrics;
   // NVLink: 18 links x 25 GB/s; 60 GB/s is under 40% of it.
-  checks::Judgement j =
-      gpu_checks::p2p::judge(pair(true), payload_of(measured(60.0)), false, metrics);
+  checks::Judgement j = test::registered_span_judge("gpu.p2p", pair(true),
+                                                    payload_of(measured(60.0)), false, metrics);
   ASSERT_EQ(codes(j), (std::vector<std::string>{"p2p.bandwidth_low", "p2p.bandwidth_low"}));
   EXPECT_EQ(j.findings[0].severity, Severity::warn);
   EXPECT_EQ(j.findings[0].message,
@@ -105,14 +107,16 @@ TEST(GpuP2pJudge, FarBelowThePathWarnsNamingThePair) {
             "path carries");
   // PCIe gen5 x16 (63 GB/s one way): 50 GB/s is healthy, 6 GB/s is the ACS/IOMMU case.
   metrics.clear();
-  EXPECT_TRUE(gpu_checks::p2p::judge(pair(false), payload_of(measured(50.0)), false, metrics)
+  EXPECT_TRUE(test::registered_span_judge("gpu.p2p", pair(false), payload_of(measured(50.0)), false,
+                                          metrics)
                   .findings.empty());
-  j = gpu_checks::p2p::judge(pair(false), payload_of(measured(6.0)), false, metrics);
+  j = test::registered_span_judge("gpu.p2p", pair(false), payload_of(measured(6.0)), false,
+                                  metrics);
   ASSERT_EQ(j.findings.size(), 2U);
   EXPECT_NE(j.findings[0].message.find("PCIe gen5 x16"), std::string::npos);
   EXPECT_NE(j.findings[0].remedy.find("iommu=pt"), std::string::npos);
   // Under contention the verdict is a note.
-  j = gpu_checks::p2p::judge(pair(false), payload_of(measured(6.0)), true, metrics);
+  j = test::registered_span_judge("gpu.p2p", pair(false), payload_of(measured(6.0)), true, metrics);
   EXPECT_EQ(j.findings[0].severity, Severity::info);
   EXPECT_NE(j.findings[0].message.find("measured under contention"), std::string::npos);
 }
@@ -122,11 +126,12 @@ TEST(GpuP2pJudge, NoPeerAccessIsANoteOrAWarningOverNvlink) {
   p.access = {{0, 1, false, 0, false}, {1, 0, false, 0, false}};
   p.pairs.clear();
   std::vector<Metric> metrics;
-  checks::Judgement j = gpu_checks::p2p::judge(pair(false), payload_of(p), false, metrics);
+  checks::Judgement j =
+      test::registered_span_judge("gpu.p2p", pair(false), payload_of(p), false, metrics);
   ASSERT_EQ(codes(j), (std::vector<std::string>{"p2p.no_access", "p2p.no_access"}));
   EXPECT_EQ(j.findings[0].severity, Severity::info);
   EXPECT_EQ(j.summary, "2 GPUs: no pair with peer access to measure");
-  j = gpu_checks::p2p::judge(pair(true), payload_of(p), false, metrics);
+  j = test::registered_span_judge("gpu.p2p", pair(true), payload_of(p), false, metrics);
   EXPECT_EQ(j.findings[0].severity, Severity::warn);
   EXPECT_EQ(j.findings[0].message,
             "GPU 0 cannot access GPU 1's memory directly (cuDeviceCanAccessPeer = 0; path NVLink)");
@@ -149,7 +154,8 @@ TEST(GpuP2pJudge, CorruptedPeerCopyFailsAndAnUnreadablePayloadIsAnError) {
       << findings[0].message;
   payload.erase("pairs");
   std::vector<Metric> metrics;
-  const checks::Judgement j = gpu_checks::p2p::judge(pair(true), payload, false, metrics);
+  const checks::Judgement j =
+      test::registered_span_judge("gpu.p2p", pair(true), payload, false, metrics);
   ASSERT_EQ(codes(j), (std::vector<std::string>{"gpu.child_failed"}));
   EXPECT_NE(j.findings[0].message.find("pairs is missing"), std::string::npos);
   // A child that failed before its access matrix: its failure is the finding (common_findings),
@@ -157,9 +163,11 @@ TEST(GpuP2pJudge, CorruptedPeerCopyFailsAndAnUnreadablePayloadIsAnError) {
   nlohmann::json early = {{"metrics", nlohmann::json::array()},
                           {"verify", nlohmann::json::array()},
                           {"failure", {{"stage", "context"}, {"message", "no context"}}}};
-  const checks::Judgement quiet = gpu_checks::p2p::judge(pair(true), early, false, metrics);
+  const checks::Judgement quiet =
+      test::registered_span_judge("gpu.p2p", pair(true), early, false, metrics);
   EXPECT_TRUE(quiet.findings.empty());
-  EXPECT_TRUE(gpu_checks::nccl::judge(pair(true), early, false, metrics).findings.empty());
+  EXPECT_TRUE(
+      test::registered_span_judge("gpu.nccl", pair(true), early, false, metrics).findings.empty());
 }
 
 TEST(GpuPeersChild, ReadsTheAccessMatrixFromTheDriver) {

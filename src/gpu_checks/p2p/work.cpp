@@ -550,12 +550,12 @@ std::vector<Verification> time_every_pair(PeerSession& session, HostGate& gate, 
 /// `before_gate`: more preparation of this child's (NCCL's initialisation), run after the peer
 /// buffers are filled and before the gate, so that it is off the timed path.
 void peers_work(PeerSession& session, bool sweep, const std::function<void()>& before_gate,
-                nlohmann::json& out) {
+                Output<Payload>& out) {
   const CudaApi& api = session.api();
   std::vector<PeerGpu>& gpus = session.gpus();
   protocol::PeersPayload payload = open_peer_access(session);
   // What the access matrix says is written even if a later step fails.
-  protocol::write_peers(payload, out);
+  out.payload = payload;
   enable_peer_access(session, payload);
   std::vector<uint32_t> host;
   const uint64_t buffer_bytes = take_peer_buffers(session, sweep, host);
@@ -579,11 +579,9 @@ void peers_work(PeerSession& session, bool sweep, const std::function<void()>& b
   const double elapsed_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   payload.gated = gate.used();
-  protocol::write_peers(payload, out);
-  for (const Verification& v : verifications) {
-    out["verify"].push_back(protocol::to_json(v));
-  }
-  out["metrics"].push_back(metric("peer_work_ms", elapsed_ms, "ms", "timed copies and checks"));
+  out.payload = payload;
+  out.verify.insert(out.verify.end(), verifications.begin(), verifications.end());
+  out.metrics.push_back({"peer_work_ms", elapsed_ms, "ms", "timed copies and checks"});
   // The buffers go now: a work after this one in the child (NCCL) has the allowance to itself.
   for (PeerGpu& gpu : gpus) {
     session.make_current(gpu);
@@ -596,7 +594,7 @@ void peers_work(PeerSession& session, bool sweep, const std::function<void()>& b
 
 } // namespace
 
-void work(gpu::PeerSession& session, const gpu::SpanStep& step, nlohmann::json& out) {
+void work(gpu::PeerSession& session, const gpu::SpanStep& step, Output<Payload>& out) {
   peers_work(session, step.sweep, step.before_gate, out);
 }
 

@@ -238,13 +238,6 @@ void write_measurements(const Output<Payload>& out, nlohmann::json& json) {
   }
 }
 
-/// The payload (from the declaration of its fields), metrics and verifications of `out` written
-/// into a child's JSON.
-template <typename Payload> void write_output(const Output<Payload>& out, nlohmann::json& json) {
-  json.update(nlohmann::json(out.payload));
-  write_measurements(out, json);
-}
-
 /// Why a payload's field could not be read, in the words of the other payloads' readers
 /// ("least is missing") where json names the key.
 Error payload_error(const nlohmann::json::exception& e);
@@ -290,8 +283,9 @@ using PayloadOf = typename std::remove_cvref_t<decltype(Check)>::payload_type;
 
 } // namespace detail
 
-/// An Output into its JSON line through its payload's PayloadCodec.
-template <typename Payload> void write_typed(const Output<Payload>& out, nlohmann::json& json) {
+/// The payload (through its PayloadCodec), metrics, verifications and device of `out` written
+/// into a child's JSON line.
+template <typename Payload> void write_output(const Output<Payload>& out, nlohmann::json& json) {
   PayloadCodec<Payload>::write(out.payload, json);
   write_measurements(out, json);
   if (out.device) {
@@ -305,10 +299,10 @@ template <typename Payload, typename Run> void run_writing(const Run& run, nlohm
   try {
     run(out);
   } catch (...) {
-    write_typed(out, json);
+    write_output(out, json);
     throw;
   }
-  write_typed(out, json);
+  write_output(out, json);
 }
 
 /// A typed work of a GPU's child on its JSON line.

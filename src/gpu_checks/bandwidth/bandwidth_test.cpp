@@ -14,6 +14,7 @@
 #include "gpu_checks/bandwidth/bandwidth.hpp"
 #include "gpu_checks/registry.hpp"
 #include "gpucheck/registry.hpp"
+#include "support/registered_judge.hpp"
 
 namespace gpucheck::gpu_checks::bandwidth {
 namespace {
@@ -94,14 +95,7 @@ nlohmann::json copies_json(const std::optional<protocol::KernelModuleReport>& mo
 }
 
 checks::Judgement judge_json(const nlohmann::json& json) {
-  for (const Registration& r : registered()) {
-    if (r.check.info.id == "gpu.bandwidth") {
-      checks::GpuTarget gpu;
-      gpu.gpu_index = 0;
-      return r.judge(gpu, json);
-    }
-  }
-  throw std::logic_error("gpu.bandwidth is not registered");
+  return test::registered_judge("gpu.bandwidth", checks::GpuTarget{}, json);
 }
 
 // The copies need no kernel of gpucheck's (they run ungated): a module that did not load is

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call for overlapping runs on a multi-GPU machine (docs/performance.md, "Overlapping
 # runs"): the GPU suite, the overlap benchmark (N runs at once, then beside a tenant), the engine
-# benchmark, a traced run, and, given a second binary (the build before), the same N runs at once
+# benchmark, the critical path by GPU count (bench/critical_path.py: 1 up to every GPU, projected
+# to eight), a traced run, and, given a second binary (the build before), the same N runs at once
 # with it under a time limit. The logs come back as one archive, $OUT/session.tar.gz (the device
 # tool returns at most eight files), beside the summary, $OUT/summary.txt.
 #
@@ -42,8 +43,11 @@ echo "overlap: exit $?" >>"$out/suite_summary.txt"
 python3 bench/engine.py --gpucheck "$new" --runs 5 --json-out "$out/engine.json" \
   >"$out/engine.log" 2>&1
 echo "engine: exit $?" >>"$out/suite_summary.txt"
+mkdir -p "$out/critical_path"
+python3 bench/critical_path.py --gpucheck "$new" --runs 3 --traces "$out/critical_path" \
+  >"$out/critical_path.txt" 2>&1
 GPUCHECK_TRACE=1 "$new" >"$out/trace_run.txt" 2>"$out/trace.txt"
-cat "$out/suite_summary.txt"
+cat "$out/suite_summary.txt" "$out/critical_path.txt"
 tail -4 "$out/overlap.log"
 python3 - "$out/engine.json" <<'EOF'
 import json, sys
@@ -53,6 +57,7 @@ print(f"engine: standard {r['standard_s']:.2f} s {r['standard_all_s']}, quick {r
       f"cuInit floor {floor if floor is None else round(floor, 2)} s, "
       f"nvidia-smi {r['nvidia_smi_s']:.2f} s, peak MiB {r['peak_gpu_mib_max']}")
 EOF
-cat "$out"/old_summary.txt "$out/suite_summary.txt" >"$final/summary.txt" 2>/dev/null
+cat "$out"/old_summary.txt "$out/suite_summary.txt" "$out/critical_path.txt" \
+  >"$final/summary.txt" 2>/dev/null
 tail -4 "$out/overlap.log" >>"$final/summary.txt"
 tar czf "$final/session.tar.gz" -C "$out" .

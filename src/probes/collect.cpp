@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <set>
 
 #include "gpucheck/model/json_io.hpp"
@@ -193,7 +194,14 @@ public:
     }
     return m_group.start(std::move(request));
   }
-  std::vector<process::ChildOutcome> wait_all() { return m_group.wait_all(); }
+  std::vector<process::ChildOutcome> wait_all(process::ChildListener* listener = nullptr) {
+    return m_group.wait_all(listener);
+  }
+  /// A finished child's outcome (ChildGroup::outcome), on wait_all()'s thread.
+  [[nodiscard]] std::optional<process::ChildOutcome> outcome(size_t child) const {
+    return m_group.outcome(child);
+  }
+  [[nodiscard]] size_t size() const { return m_group.size(); }
   /// "nvml", "library cublas", ... by start index.
   [[nodiscard]] const std::vector<std::string>& names() const { return m_names; }
 
@@ -429,6 +437,51 @@ void read_python_outcomes(const std::vector<process::ChildOutcome>& outcomes,
       build_python_environments(root, env, pythons, answers, answer_failures);
 }
 
+/// While wait_all() runs: once every interpreter child has finished, `read` gets their outcomes
+/// (the others' left empty), so the Python environments' files are read beside the driver
+/// children rather than after the CUDA child's cuInit, which ends the probes (5 ms of a
+/// `--quick` run on two H200s: docs/performance.md). Interpreters that never answer leave it to
+/// the caller, after wait_all().
+class WhenInterpretersAnswered : public process::ChildListener {
+public:
+  using Read = std::function<void(const std::vector<process::ChildOutcome>&)>;
+  WhenInterpretersAnswered(const ProbeChildren& children, const std::vector<size_t>& interpreters,
+                           Read read)
+      : m_children(children), m_read(std::move(read)) {
+    for (const size_t index : interpreters) {
+      if (index != k_not_started) {
+        m_pending.insert(index);
+      }
+    }
+  }
+  void on_message(size_t /*child*/, std::string_view /*bytes*/) override {}
+  void on_finished(size_t child) override {
+    m_pending.erase(child);
+    on_wake();
+  }
+  void on_wake() override {
+    if (m_done || !m_pending.empty()) {
+      return;
+    }
+    m_done = true;
+    std::vector<process::ChildOutcome> outcomes(m_children.size());
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      if (std::optional<process::ChildOutcome> outcome = m_children.outcome(i)) {
+        outcomes[i] = std::move(*outcome);
+      }
+    }
+    m_read(outcomes);
+  }
+  /// Whether `read` was called.
+  [[nodiscard]] bool done() const { return m_done; }
+
+private:
+  const ProbeChildren& m_children;
+  Read m_read;
+  std::set<size_t> m_pending;
+  bool m_done = false;
+};
+
 /// Ctrl-C or SIGTERM during the probes: say which probes were cut short.
 void note_interruption(const std::vector<process::ChildOutcome>& outcomes,
                        const std::vector<std::string>& names, SystemSnapshot& snapshot) {
@@ -473,10 +526,17 @@ SystemSnapshot collect_snapshot(const ProbeOptions& options, const Environment& 
   }
   start_cudnn_probes(children, root, options, snapshot, started);
   process::trace("probes: local facts read; waiting for the probe children");
-  const std::vector<process::ChildOutcome> outcomes = children.wait_all();
+  const auto read_pythons = [&](const std::vector<process::ChildOutcome>& outcomes) {
+    read_python_outcomes(outcomes, started, root, env, pythons, snapshot);
+    process::trace("probes: Python environments read");
+  };
+  WhenInterpretersAnswered interpreters(children, started.pythons, read_pythons);
+  const std::vector<process::ChildOutcome> outcomes = children.wait_all(&interpreters);
   read_driver_outcomes(outcomes, started, snapshot);
   read_cudnn_outcomes(outcomes, started, root, options, snapshot);
-  read_python_outcomes(outcomes, started, root, env, pythons, snapshot);
+  if (!interpreters.done()) {
+    read_pythons(outcomes);
+  }
   if (options.import_frameworks && run_python) {
     import_frameworks(root, options, snapshot.python_environments, snapshot.probe_issues);
   }

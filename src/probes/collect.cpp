@@ -440,8 +440,8 @@ void read_python_outcomes(const std::vector<process::ChildOutcome>& outcomes,
 /// While wait_all() runs: once every interpreter child has finished, `read` gets their outcomes
 /// (the others' left empty), so the Python environments' files are read beside the driver
 /// children rather than after the CUDA child's cuInit, which ends the probes (5 ms of a
-/// `--quick` run on two H200s: docs/performance.md). Interpreters that never answer leave it to
-/// the caller, after wait_all().
+/// `--quick` run on two H200s: docs/performance.md). Should wait_all() end without having told
+/// of every interpreter, done() stays false and the caller reads them after it.
 class WhenInterpretersAnswered : public process::ChildListener {
 public:
   using Read = std::function<void(const std::vector<process::ChildOutcome>&)>;
